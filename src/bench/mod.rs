@@ -1,0 +1,1 @@
+//! Benchmarks run by `gdscan bench` (filled in below).

@@ -1,0 +1,82 @@
+//! Loading and initialising the CUDA driver, and turning its status codes into errors.
+
+use std::sync::OnceLock;
+
+use cudarc::driver::sys;
+
+use crate::error::{Error, Result};
+
+static INIT: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+
+/// Makes sure libcuda is present and `cuInit` succeeded; the answer is cached.
+///
+/// Never panics: a missing library or a machine without a GPU is an
+/// [`Error::CudaUnavailable`] that says which.
+pub fn ensure() -> Result<()> {
+    INIT.get_or_init(|| {
+        // SAFETY: only probes whether the shared library can be opened.
+        if !unsafe { sys::is_culib_present() } {
+            return Err("libcuda (the NVIDIA driver library) was not found".to_string());
+        }
+        // SAFETY: the library is present, so cudarc's loader will not panic.
+        let status = unsafe { sys::cuInit(0) };
+        match status {
+            sys::CUresult::CUDA_SUCCESS => Ok(()),
+            sys::CUresult::CUDA_ERROR_NO_DEVICE => {
+                Err("no CUDA-capable GPU (cuInit: CUDA_ERROR_NO_DEVICE)".to_string())
+            }
+            other => Err(format!(
+                "cuInit failed: {} ({})",
+                error_name(other),
+                other as i32
+            )),
+        }
+    })
+    .clone()
+    .map_err(Error::CudaUnavailable)
+}
+
+/// Whether the driver loads and at least one GPU answers.
+pub fn is_available() -> bool {
+    ensure().is_ok() && device_count().map(|n| n > 0).unwrap_or(false)
+}
+
+/// Number of CUDA devices.
+pub fn device_count() -> Result<usize> {
+    ensure()?;
+    let mut count = 0;
+    // SAFETY: the driver is initialised; `count` is a valid out pointer.
+    check("cuDeviceGetCount", unsafe {
+        sys::cuDeviceGetCount(&mut count)
+    })?;
+    Ok(count.max(0) as usize)
+}
+
+/// The driver's CUDA version as (major, minor), e.g. (13, 0).
+pub fn driver_version() -> Result<(i32, i32)> {
+    ensure()?;
+    let mut version = 0;
+    // SAFETY: the driver is initialised; `version` is a valid out pointer.
+    check("cuDriverGetVersion", unsafe {
+        sys::cuDriverGetVersion(&mut version)
+    })?;
+    Ok((version / 1000, (version % 1000) / 10))
+}
+
+/// The symbolic name of a status code, e.g. `CUDA_ERROR_OUT_OF_MEMORY`.
+pub fn error_name(status: sys::CUresult) -> String {
+    format!("{status:?}")
+}
+
+/// Converts a driver status into `Ok` or an [`Error::Cuda`] naming the call.
+pub fn check(call: &'static str, status: sys::CUresult) -> Result<()> {
+    if status == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Cuda {
+            call,
+            name: error_name(status),
+            code: status as i32,
+        })
+    }
+}

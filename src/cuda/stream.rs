@@ -1,0 +1,147 @@
+//! Streams and events: every synchronisation in gdscan is one of these, explicit.
+
+use cudarc::driver::sys;
+
+use super::device::Device;
+use super::driver::check;
+use crate::error::Result;
+
+/// A non-blocking CUDA stream (no implicit synchronisation with the legacy
+/// default stream: KvikIO's hidden default-stream syncs are its issue #818).
+#[derive(Debug)]
+pub struct Stream {
+    device: Device,
+    raw: sys::CUstream,
+}
+
+// SAFETY: streams may be used from any thread once their context is bound.
+unsafe impl Send for Stream {}
+
+impl Stream {
+    /// Creates a stream on `device`.
+    pub fn new(device: Device) -> Result<Stream> {
+        device.bind()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: context bound; out pointer valid.
+        check("cuStreamCreate", unsafe {
+            sys::cuStreamCreate(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+        })?;
+        Ok(Stream { device, raw })
+    }
+
+    /// The device this stream belongs to.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// Queues a host-to-device copy of `len` bytes.
+    ///
+    /// # Safety
+    /// `src` must stay valid and unchanged, and `dst` must be a device
+    /// allocation of at least `len` bytes, until the copy has completed
+    /// (wait on an [`Event`] recorded after it).
+    pub unsafe fn copy_to_device(&self, dst: u64, src: *const u8, len: usize) -> Result<()> {
+        check(
+            "cuMemcpyHtoDAsync",
+            sys::cuMemcpyHtoDAsync_v2(dst, src.cast(), len, self.raw),
+        )
+    }
+
+    /// Queues a device-to-host copy of `len` bytes.
+    ///
+    /// # Safety
+    /// `dst` must stay valid for writes of `len` bytes until the copy has
+    /// completed, and `src` must be a device allocation of at least `len` bytes.
+    pub unsafe fn copy_to_host(&self, dst: *mut u8, src: u64, len: usize) -> Result<()> {
+        check(
+            "cuMemcpyDtoHAsync",
+            sys::cuMemcpyDtoHAsync_v2(dst.cast(), src, len, self.raw),
+        )
+    }
+
+    /// Blocks until everything queued on this stream has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: the stream is alive.
+        check("cuStreamSynchronize", unsafe {
+            sys::cuStreamSynchronize(self.raw)
+        })
+    }
+
+    pub(crate) fn raw(&self) -> sys::CUstream {
+        self.raw
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if self.device.bind().is_ok() {
+            // SAFETY: the stream is ours; destroy waits for queued work itself.
+            unsafe {
+                sys::cuStreamDestroy_v2(self.raw);
+            }
+        }
+    }
+}
+
+/// A CUDA event without timing, used to wait for one point in a stream.
+#[derive(Debug)]
+pub struct Event {
+    device: Device,
+    raw: sys::CUevent,
+    recorded: bool,
+}
+
+// SAFETY: events may be used from any thread.
+unsafe impl Send for Event {}
+
+impl Event {
+    /// Creates an event on `device`.
+    pub fn new(device: Device) -> Result<Event> {
+        device.bind()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: context bound; out pointer valid.
+        check("cuEventCreate", unsafe {
+            sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+        })?;
+        Ok(Event {
+            device,
+            raw,
+            recorded: false,
+        })
+    }
+
+    /// Records the event at the current end of `stream`.
+    pub fn record(&mut self, stream: &Stream) -> Result<()> {
+        // SAFETY: both handles are alive and belong to the same context.
+        check("cuEventRecord", unsafe {
+            sys::cuEventRecord(self.raw, stream.raw())
+        })?;
+        self.recorded = true;
+        Ok(())
+    }
+
+    /// Blocks until the work before the last [`Event::record`] has finished;
+    /// returns at once if the event was never recorded.
+    pub fn synchronize(&mut self) -> Result<()> {
+        if !self.recorded {
+            return Ok(());
+        }
+        // SAFETY: the event is alive.
+        check("cuEventSynchronize", unsafe {
+            sys::cuEventSynchronize(self.raw)
+        })?;
+        self.recorded = false;
+        Ok(())
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        if self.device.bind().is_ok() {
+            // SAFETY: the event is ours.
+            unsafe {
+                sys::cuEventDestroy_v2(self.raw);
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! A bounded pool of pinned bounce buffers, shared by the workers and reused.
+//!
+//! At most `capacity` buffers ever exist; a worker that finds the pool empty
+//! and full-grown waits for one to come back. Buffers are allocated lazily
+//! (pinning is expensive) and kept for reuse.
+
+use std::sync::{Condvar, Mutex};
+
+use crate::cuda::{Device, PinnedBuffer};
+use crate::error::Result;
+
+/// The pool.
+#[derive(Debug)]
+pub struct BouncePool {
+    buffer_size: usize,
+    capacity: usize,
+    state: Mutex<PoolState>,
+    returned: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct PoolState {
+    free: Vec<PinnedBuffer>,
+    allocated: usize,
+}
+
+impl BouncePool {
+    /// A pool of at most `capacity` buffers of `buffer_size` bytes.
+    pub fn new(buffer_size: usize, capacity: usize) -> Self {
+        BouncePool {
+            buffer_size,
+            capacity: capacity.max(1),
+            state: Mutex::new(PoolState::default()),
+            returned: Condvar::new(),
+        }
+    }
+
+    /// The size of each buffer.
+    pub fn buffer_size(&self) -> usize {
+        self.buffer_size
+    }
+
+    /// Buffers allocated so far (never more than the capacity).
+    pub fn allocated(&self) -> usize {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .allocated
+    }
+
+    /// Takes a buffer, allocating one (pinned through `device`'s context) if
+    /// the pool may still grow, else waiting for one to be returned.
+    pub fn acquire(&self, device: Device) -> Result<PinnedBuffer> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(buf) = state.free.pop() {
+                return Ok(buf);
+            }
+            if state.allocated < self.capacity {
+                state.allocated += 1;
+                drop(state);
+                return PinnedBuffer::new(device, self.buffer_size).inspect_err(|_| {
+                    let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                    state.allocated -= 1;
+                    self.returned.notify_one();
+                });
+            }
+            state = self.returned.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Gives a buffer back for reuse.
+    pub fn release(&self, buf: PinnedBuffer) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.free.push(buf);
+        self.returned.notify_one();
+    }
+}

@@ -1,0 +1,141 @@
+//! Per-path byte counters: always on, a few relaxed atomics per task.
+//!
+//! Every byte the engine moves is counted under the path that moved it, per
+//! [`FileHandle`](super::FileHandle) and process-wide, so a report can say
+//! which path carried the data instead of guessing.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// The ways bytes travel between a file and memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IoPath {
+    /// pread/pwrite straight into or out of host memory.
+    PosixHost,
+    /// pread into pinned bounce buffers, then an asynchronous copy to the device
+    /// (or the reverse for writes).
+    PosixDeviceBounce,
+    /// mmap of the page cache, registered with `cuMemHostRegister`, copied by DMA.
+    MmapRegistered,
+}
+
+impl IoPath {
+    /// All paths, in report order.
+    pub const ALL: [IoPath; 3] = [
+        IoPath::PosixHost,
+        IoPath::PosixDeviceBounce,
+        IoPath::MmapRegistered,
+    ];
+
+    /// Short stable name, e.g. "posix-device-bounce".
+    pub fn name(self) -> &'static str {
+        match self {
+            IoPath::PosixHost => "posix-host",
+            IoPath::PosixDeviceBounce => "posix-device-bounce",
+            IoPath::MmapRegistered => "mmap-registered",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl std::fmt::Display for IoPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    ops: AtomicU64,
+    bytes: AtomicU64,
+    nanos: AtomicU64,
+}
+
+/// Counters for every [`IoPath`].
+#[derive(Debug, Default)]
+pub struct PathCounters {
+    slots: [Slot; 3],
+}
+
+/// A copy of one path's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PathTotals {
+    /// Completed tasks.
+    pub ops: u64,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Time spent in those tasks, summed over workers, in nanoseconds.
+    pub nanos: u64,
+}
+
+impl PathCounters {
+    /// Adds one task of `bytes` that took `elapsed`.
+    pub fn add(&self, path: IoPath, bytes: u64, elapsed: Duration) {
+        let slot = &self.slots[path.index()];
+        slot.ops.fetch_add(1, Ordering::Relaxed);
+        slot.bytes.fetch_add(bytes, Ordering::Relaxed);
+        slot.nanos
+            .fetch_add(elapsed.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// The totals of one path.
+    pub fn get(&self, path: IoPath) -> PathTotals {
+        let slot = &self.slots[path.index()];
+        PathTotals {
+            ops: slot.ops.load(Ordering::Relaxed),
+            bytes: slot.bytes.load(Ordering::Relaxed),
+            nanos: slot.nanos.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Every path with its totals.
+    pub fn snapshot(&self) -> Vec<(IoPath, PathTotals)> {
+        IoPath::ALL.iter().map(|&p| (p, self.get(p))).collect()
+    }
+
+    /// Sets everything back to zero.
+    pub fn reset(&self) {
+        for slot in &self.slots {
+            slot.ops.store(0, Ordering::Relaxed);
+            slot.bytes.store(0, Ordering::Relaxed);
+            slot.nanos.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The process-wide counters (all handles together).
+pub fn global_counters() -> &'static PathCounters {
+    static GLOBAL: std::sync::OnceLock<PathCounters> = std::sync::OnceLock::new();
+    GLOBAL.get_or_init(PathCounters::default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_per_path_and_resets() {
+        let c = PathCounters::default();
+        c.add(IoPath::PosixHost, 10, Duration::from_nanos(5));
+        c.add(IoPath::PosixHost, 20, Duration::from_nanos(5));
+        c.add(IoPath::MmapRegistered, 7, Duration::from_nanos(1));
+        assert_eq!(
+            c.get(IoPath::PosixHost),
+            PathTotals {
+                ops: 2,
+                bytes: 30,
+                nanos: 10
+            }
+        );
+        assert_eq!(c.get(IoPath::MmapRegistered).bytes, 7);
+        assert_eq!(c.get(IoPath::PosixDeviceBounce), PathTotals::default());
+        c.reset();
+        assert_eq!(c.get(IoPath::PosixHost), PathTotals::default());
+    }
+}

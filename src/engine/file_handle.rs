@@ -1,0 +1,356 @@
+//! `FileHandle`: one open file, read and written in parallel through the engine.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Arc;
+
+use super::counters::PathCounters;
+use super::memory::{IoBuf, IoBufMut, Memory};
+use super::posix::Descriptors;
+use super::request::{IoFuture, Request, Route};
+use super::route::{decide, RouteDecision};
+use super::tasks::TaskSplit;
+use super::Engine;
+use crate::config::CompatMode;
+use crate::error::{Error, Result};
+
+/// How a file is opened, with the same letters as `fopen` and KvikIO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// "r": read only; the file must exist.
+    Read,
+    /// "w": write only; created or truncated.
+    Write,
+    /// "r+": read and write; the file must exist.
+    ReadWrite,
+    /// "w+": read and write; created or truncated.
+    ReadWriteCreate,
+}
+
+impl OpenMode {
+    /// The mode's letters.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpenMode::Read => "r",
+            OpenMode::Write => "w",
+            OpenMode::ReadWrite => "r+",
+            OpenMode::ReadWriteCreate => "w+",
+        }
+    }
+
+    fn can_read(self) -> bool {
+        !matches!(self, OpenMode::Write)
+    }
+
+    fn can_write(self) -> bool {
+        !matches!(self, OpenMode::Read)
+    }
+
+    fn options(self) -> OpenOptions {
+        let mut o = OpenOptions::new();
+        match self {
+            OpenMode::Read => o.read(true),
+            OpenMode::Write => o.write(true).create(true).truncate(true),
+            OpenMode::ReadWrite => o.read(true).write(true),
+            OpenMode::ReadWriteCreate => o.read(true).write(true).create(true).truncate(true),
+        };
+        o
+    }
+}
+
+impl std::str::FromStr for OpenMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "r" => Ok(OpenMode::Read),
+            "w" => Ok(OpenMode::Write),
+            "r+" => Ok(OpenMode::ReadWrite),
+            "w+" => Ok(OpenMode::ReadWriteCreate),
+            other => Err(Error::InvalidMode(other.to_string())),
+        }
+    }
+}
+
+/// What the workers share about an open file.
+#[derive(Debug)]
+pub(crate) struct FileShared {
+    pub path: String,
+    pub fds: Descriptors,
+    pub counters: PathCounters,
+}
+
+/// An open file served by an [`Engine`].
+#[derive(Debug)]
+pub struct FileHandle {
+    engine: Arc<Engine>,
+    shared: Arc<FileShared>,
+    mode: OpenMode,
+    direct_unavailable: Option<String>,
+}
+
+impl FileHandle {
+    /// Opens `path` with mode "r", "w", "r+" or "w+" on the process-wide
+    /// engine (settings from the environment).
+    pub fn open(path: impl AsRef<std::path::Path>, mode: &str) -> Result<FileHandle> {
+        Self::open_with(Engine::global()?, path, mode.parse()?)
+    }
+
+    /// Opens `path` on a given engine.
+    pub fn open_with(
+        engine: Arc<Engine>,
+        path: impl AsRef<std::path::Path>,
+        mode: OpenMode,
+    ) -> Result<FileHandle> {
+        let path_str = path.as_ref().display().to_string();
+        let buffered = mode
+            .options()
+            .open(path.as_ref())
+            .map_err(|e| Error::from_open(&path_str, e))?;
+        let meta = buffered
+            .metadata()
+            .map_err(|e| Error::io(&path_str, "fstat", e))?;
+        if meta.is_dir() {
+            return Err(Error::IsDirectory { path: path_str });
+        }
+        let settings = engine.settings();
+        let wants_direct = (mode.can_read() && settings.auto_direct_io_read)
+            || (mode.can_write() && settings.auto_direct_io_write);
+        let (direct, direct_unavailable) = if wants_direct && meta.is_file() {
+            match open_direct(path.as_ref(), mode) {
+                Ok(f) => (Some(f), None),
+                Err(e) => (None, Some(format!("O_DIRECT refused: {e}"))),
+            }
+        } else {
+            (None, None)
+        };
+        Ok(FileHandle {
+            engine,
+            shared: Arc::new(FileShared {
+                path: path_str,
+                fds: Descriptors { buffered, direct },
+                counters: PathCounters::default(),
+            }),
+            mode,
+            direct_unavailable,
+        })
+    }
+
+    /// The path as given.
+    pub fn path(&self) -> &str {
+        &self.shared.path
+    }
+
+    /// The open mode.
+    pub fn mode(&self) -> OpenMode {
+        self.mode
+    }
+
+    /// The engine serving this handle.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Why O_DIRECT is not used although the settings ask for it, if so.
+    pub fn direct_unavailable(&self) -> Option<&str> {
+        self.direct_unavailable.as_deref()
+    }
+
+    /// This handle's per-path counters.
+    pub fn counters(&self) -> &PathCounters {
+        &self.shared.counters
+    }
+
+    /// The file's current size in bytes.
+    pub fn file_size(&self) -> Result<u64> {
+        self.shared
+            .fds
+            .buffered
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| Error::io(&self.shared.path, "fstat", e))
+    }
+
+    /// Reads `size` bytes at `offset` into `buf` (host or device memory) and
+    /// returns the bytes read: `size`, or fewer when the file ends first.
+    pub fn pread<B: IoBufMut + ?Sized>(
+        &self,
+        buf: &mut B,
+        size: usize,
+        offset: u64,
+    ) -> Result<usize> {
+        let memory = buf.io_memory_mut();
+        let req = Arc::new(self.prepare_read(memory, size, offset)?);
+        self.engine.pool().submit(req.clone())?;
+        req.wait()
+    }
+
+    /// Writes `size` bytes from `buf` (host or device memory) at `offset`.
+    pub fn pwrite<B: IoBuf + ?Sized>(&self, buf: &B, size: usize, offset: u64) -> Result<usize> {
+        let req = Arc::new(self.prepare_write(buf.io_memory(), size, offset)?);
+        self.engine.pool().submit(req.clone())?;
+        req.wait()
+    }
+
+    /// Starts a read into an owned buffer; the future hands the buffer back
+    /// with the bytes read.
+    pub fn pread_async<B: IoBufMut + Send + 'static>(
+        &self,
+        mut buf: B,
+        size: usize,
+        offset: u64,
+    ) -> Result<IoFuture<B>> {
+        let memory = buf.io_memory_mut();
+        let req = Arc::new(self.prepare_read(memory, size, offset)?);
+        req.keep_alive(Box::new(buf));
+        self.engine.pool().submit(req.clone())?;
+        Ok(IoFuture::new(req))
+    }
+
+    /// Starts a write from an owned buffer; the future hands the buffer back
+    /// with the bytes written.
+    pub fn pwrite_async<B: IoBuf + Send + 'static>(
+        &self,
+        buf: B,
+        size: usize,
+        offset: u64,
+    ) -> Result<IoFuture<B>> {
+        let req = Arc::new(self.prepare_write(buf.io_memory(), size, offset)?);
+        req.keep_alive(Box::new(buf));
+        self.engine.pool().submit(req.clone())?;
+        Ok(IoFuture::new(req))
+    }
+
+    /// The route a device read of `size` bytes at `offset` would take now.
+    pub fn device_route(&self, size: usize, offset: u64) -> Result<RouteDecision> {
+        let len = self.clamp_read(size, offset)?;
+        Ok(decide(
+            self.engine.settings().device_read_path,
+            &self.shared.fds.buffered,
+            &self.shared.path,
+            offset,
+            len,
+        )?
+        .0)
+    }
+
+    /// Checks a read and returns its length clipped to the end of the file.
+    fn clamp_read(&self, size: usize, offset: u64) -> Result<usize> {
+        if !self.mode.can_read() {
+            return Err(Error::ModeNotAllowed {
+                path: self.shared.path.clone(),
+                mode: self.mode.as_str(),
+                op: "reading",
+            });
+        }
+        if size == 0 {
+            return Err(Error::EmptyRequest {
+                path: self.shared.path.clone(),
+            });
+        }
+        let file_size = self.file_size()?;
+        if offset >= file_size {
+            return Err(Error::OffsetPastEof {
+                path: self.shared.path.clone(),
+                offset,
+                file_size,
+            });
+        }
+        Ok(size.min((file_size - offset).min(usize::MAX as u64) as usize))
+    }
+
+    fn check_compat(&self, memory: &Memory) -> Result<()> {
+        if memory.is_device() && self.engine.settings().compat_mode == CompatMode::Off {
+            return Err(Error::CuFileRequired {
+                path: self.shared.path.clone(),
+                reason: crate::cufile::unavailable_reason(),
+            });
+        }
+        Ok(())
+    }
+
+    fn prepare_read(&self, memory: Memory, size: usize, offset: u64) -> Result<Request> {
+        let len = self.clamp_read(size, offset)?;
+        if memory.len() < len {
+            return Err(Error::BufferTooSmall {
+                buffer: memory.len(),
+                requested: len,
+            });
+        }
+        self.check_compat(&memory)?;
+        let settings = self.engine.settings();
+        let mut task_size = settings.task_size;
+        let route = if memory.is_device() {
+            let (decision, mapping) = decide(
+                settings.device_read_path,
+                &self.shared.fds.buffered,
+                &self.shared.path,
+                offset,
+                len,
+            )?;
+            tracing::debug!(path = %self.shared.path, ?decision, "device read route");
+            match mapping {
+                Some(m) => {
+                    // Page-aligned task boundaries keep registrations disjoint.
+                    let page = super::mmap::page_size();
+                    task_size = task_size.div_ceil(page) * page;
+                    Route::ReadDeviceMmap(m)
+                }
+                None => Route::ReadDeviceBounce,
+            }
+        } else {
+            Route::ReadHost
+        };
+        Ok(Request::new(
+            self.shared.clone(),
+            route,
+            memory,
+            TaskSplit::new(offset, len, task_size),
+            settings.auto_direct_io_read,
+            settings.bounce_buffer_size,
+        ))
+    }
+
+    fn prepare_write(&self, memory: Memory, size: usize, offset: u64) -> Result<Request> {
+        if !self.mode.can_write() {
+            return Err(Error::ModeNotAllowed {
+                path: self.shared.path.clone(),
+                mode: self.mode.as_str(),
+                op: "writing",
+            });
+        }
+        if size == 0 {
+            return Err(Error::EmptyRequest {
+                path: self.shared.path.clone(),
+            });
+        }
+        if memory.len() < size {
+            return Err(Error::BufferTooSmall {
+                buffer: memory.len(),
+                requested: size,
+            });
+        }
+        self.check_compat(&memory)?;
+        let settings = self.engine.settings();
+        let route = if memory.is_device() {
+            Route::WriteDevice
+        } else {
+            Route::WriteHost
+        };
+        Ok(Request::new(
+            self.shared.clone(),
+            route,
+            memory,
+            TaskSplit::new(offset, size, settings.task_size),
+            settings.auto_direct_io_write,
+            settings.bounce_buffer_size,
+        ))
+    }
+}
+
+fn open_direct(path: &std::path::Path, mode: OpenMode) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(mode.can_read())
+        .write(mode.can_write())
+        .custom_flags(libc::O_DIRECT);
+    o.open(path)
+}

@@ -1,0 +1,145 @@
+//! What a request reads into or writes from: host or device memory.
+
+use crate::cuda::{Device, DeviceBuffer, PinnedBuffer};
+
+/// A raw description of the memory a request uses.
+#[derive(Debug, Clone, Copy)]
+pub enum Memory {
+    /// Host memory (pageable or pinned).
+    Host {
+        /// First byte.
+        ptr: *mut u8,
+        /// Length in bytes.
+        len: usize,
+    },
+    /// Device memory.
+    Device {
+        /// The device that owns the memory.
+        device: Device,
+        /// Device address of the first byte.
+        ptr: u64,
+        /// Length in bytes.
+        len: usize,
+    },
+}
+
+// SAFETY: `Memory` is an address range; the traits below make the promises.
+unsafe impl Send for Memory {}
+// SAFETY: as above.
+unsafe impl Sync for Memory {}
+
+impl Memory {
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        match *self {
+            Memory::Host { len, .. } | Memory::Device { len, .. } => len,
+        }
+    }
+
+    /// Whether the range is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the memory lives on a device.
+    pub fn is_device(&self) -> bool {
+        matches!(self, Memory::Device { .. })
+    }
+}
+
+/// Memory a read may fill.
+///
+/// # Safety
+/// The returned range must be valid for writes for as long as the value is
+/// mutably borrowed (sync calls) or owned by a pending request (async calls),
+/// and nothing else may access it meanwhile.
+pub unsafe trait IoBufMut {
+    /// The memory to fill.
+    fn io_memory_mut(&mut self) -> Memory;
+}
+
+/// Memory a write may take its bytes from.
+///
+/// # Safety
+/// The returned range must be valid for reads for as long as the value is
+/// borrowed (sync calls) or owned by a pending request (async calls).
+pub unsafe trait IoBuf {
+    /// The memory to read from.
+    fn io_memory(&self) -> Memory;
+}
+
+// SAFETY: a unique borrow of a slice is valid for writes while borrowed.
+unsafe impl IoBufMut for [u8] {
+    fn io_memory_mut(&mut self) -> Memory {
+        Memory::Host {
+            ptr: self.as_mut_ptr(),
+            len: self.len(),
+        }
+    }
+}
+
+// SAFETY: a shared slice is valid for reads while borrowed.
+unsafe impl IoBuf for [u8] {
+    fn io_memory(&self) -> Memory {
+        Memory::Host {
+            ptr: self.as_ptr() as *mut u8,
+            len: self.len(),
+        }
+    }
+}
+
+// SAFETY: the vector's initialised contents are valid for writes; length is not changed.
+unsafe impl IoBufMut for Vec<u8> {
+    fn io_memory_mut(&mut self) -> Memory {
+        self.as_mut_slice().io_memory_mut()
+    }
+}
+
+// SAFETY: as for slices.
+unsafe impl IoBuf for Vec<u8> {
+    fn io_memory(&self) -> Memory {
+        self.as_slice().io_memory()
+    }
+}
+
+// SAFETY: the pinned allocation is owned and valid for its length.
+unsafe impl IoBufMut for PinnedBuffer {
+    fn io_memory_mut(&mut self) -> Memory {
+        Memory::Host {
+            ptr: self.as_mut_ptr(),
+            len: self.len(),
+        }
+    }
+}
+
+// SAFETY: as above.
+unsafe impl IoBuf for PinnedBuffer {
+    fn io_memory(&self) -> Memory {
+        Memory::Host {
+            ptr: self.as_ptr() as *mut u8,
+            len: self.len(),
+        }
+    }
+}
+
+// SAFETY: the device allocation is owned and valid for its length.
+unsafe impl IoBufMut for DeviceBuffer {
+    fn io_memory_mut(&mut self) -> Memory {
+        Memory::Device {
+            device: self.device(),
+            ptr: self.device_ptr(),
+            len: self.len(),
+        }
+    }
+}
+
+// SAFETY: as above.
+unsafe impl IoBuf for DeviceBuffer {
+    fn io_memory(&self) -> Memory {
+        Memory::Device {
+            device: self.device(),
+            ptr: self.device_ptr(),
+            len: self.len(),
+        }
+    }
+}

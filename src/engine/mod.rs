@@ -1,0 +1,91 @@
+//! The dual-path I/O engine: file ranges into and out of host or device memory.
+//!
+//! Data flow of one request: [`FileHandle`] checks it and clips it to the
+//! file; the route (host, device through bounce buffers, device from the
+//! registered page cache) is chosen; the request goes to the [`Engine`]'s
+//! worker pool, whose workers claim its tasks ([`tasks`]) and run them
+//! ([`transfer`], [`posix`], [`lane`]); every byte is counted per path
+//! ([`counters`]).
+
+pub mod bounce;
+pub mod counters;
+pub mod direct;
+pub mod file_handle;
+pub mod lane;
+pub mod memory;
+pub mod mmap;
+mod pool;
+mod posix;
+pub mod request;
+pub mod route;
+pub mod tasks;
+mod transfer;
+
+use std::sync::{Arc, OnceLock};
+
+pub use counters::{global_counters, IoPath, PathCounters, PathTotals};
+pub use file_handle::{FileHandle, OpenMode};
+pub use memory::{IoBuf, IoBufMut, Memory};
+pub use request::IoFuture;
+pub use route::{DeviceRoute, RouteDecision};
+
+use crate::config::Settings;
+use crate::error::Result;
+use bounce::BouncePool;
+use lane::SLOTS_PER_LANE;
+use pool::WorkerPool;
+
+/// Settings plus the worker pool and the bounce-buffer pool they size.
+#[derive(Debug)]
+pub struct Engine {
+    settings: Settings,
+    bounce: Arc<BouncePool>,
+    pool: WorkerPool,
+}
+
+impl Engine {
+    /// Starts an engine: `settings.num_threads` workers and a bounce pool of
+    /// two buffers per worker (allocated on first use).
+    pub fn new(settings: Settings) -> Result<Arc<Engine>> {
+        let bounce = Arc::new(BouncePool::new(
+            settings.bounce_buffer_size,
+            settings.num_threads * SLOTS_PER_LANE,
+        ));
+        let pool = WorkerPool::new(settings.num_threads, bounce.clone())?;
+        Ok(Arc::new(Engine {
+            settings,
+            bounce,
+            pool,
+        }))
+    }
+
+    /// The process-wide engine, with settings read once from the environment.
+    /// A bad environment value is a [`crate::Error::Config`] naming the variable.
+    pub fn global() -> Result<Arc<Engine>> {
+        static GLOBAL: OnceLock<Arc<Engine>> = OnceLock::new();
+        if let Some(engine) = GLOBAL.get() {
+            return Ok(engine.clone());
+        }
+        let engine = Engine::new(Settings::from_env()?)?;
+        Ok(GLOBAL.get_or_init(|| engine).clone())
+    }
+
+    /// The settings this engine runs with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Workers in the pool.
+    pub fn threads(&self) -> usize {
+        self.pool.len()
+    }
+
+    /// Pinned bounce buffers allocated so far.
+    pub fn bounce_buffers_allocated(&self) -> usize {
+        self.bounce.allocated()
+    }
+
+    pub(crate) fn pool(&self) -> &WorkerPool {
+        &self.pool
+    }
+}

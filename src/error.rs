@@ -1,0 +1,193 @@
+//! The crate's error type: every failure is typed and names the file and the cause.
+
+use crate::config::ConfigError;
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in gdscan.
+///
+/// Messages name the file (where there is one) and the cause, so that a CLI
+/// can print them as they are.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A setting (environment variable or builder value) is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+
+    /// The file does not exist.
+    #[error("cannot open {path}: no such file")]
+    NotFound {
+        /// The path as given.
+        path: String,
+    },
+
+    /// The process may not open the file in the requested mode.
+    #[error("cannot open {path}: permission denied")]
+    PermissionDenied {
+        /// The path as given.
+        path: String,
+    },
+
+    /// The path names a directory, not a regular file.
+    #[error("cannot use {path}: it is a directory")]
+    IsDirectory {
+        /// The path as given.
+        path: String,
+    },
+
+    /// An operating-system I/O call failed.
+    #[error("{op} on {path} failed: {source}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// The operation, e.g. "pread" or "open".
+        op: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The open mode is not one of r, w, r+, w+.
+    #[error("invalid open mode {0:?}: expected r, w, r+ or w+")]
+    InvalidMode(String),
+
+    /// The file was opened in a mode that does not allow this operation.
+    #[error("{path} is open in mode {mode}, which does not allow {op}")]
+    ModeNotAllowed {
+        /// The path as given.
+        path: String,
+        /// The open mode.
+        mode: &'static str,
+        /// "reading" or "writing".
+        op: &'static str,
+    },
+
+    /// A read starts at or beyond the end of the file.
+    #[error("{path}: offset {offset} is at or past the end of the file ({file_size} bytes)")]
+    OffsetPastEof {
+        /// The path as given.
+        path: String,
+        /// The requested offset.
+        offset: u64,
+        /// The file's size when the request started.
+        file_size: u64,
+    },
+
+    /// A request of zero bytes.
+    #[error("{path}: empty request (size 0)")]
+    EmptyRequest {
+        /// The path as given.
+        path: String,
+    },
+
+    /// Fewer bytes arrived than the file held when the request started.
+    #[error("{path}: short read at offset {offset}: expected {expected} bytes, got {got} (did the file shrink during the read?)")]
+    ShortRead {
+        /// The path as given.
+        path: String,
+        /// File offset of the short piece.
+        offset: u64,
+        /// Bytes expected.
+        expected: usize,
+        /// Bytes that arrived.
+        got: usize,
+    },
+
+    /// The destination or source buffer is smaller than the request.
+    #[error("buffer of {buffer} bytes is too small for a request of {requested} bytes")]
+    BufferTooSmall {
+        /// The buffer's length.
+        buffer: usize,
+        /// The requested size.
+        requested: usize,
+    },
+
+    /// The CUDA driver cannot be used: library missing, no GPU, init failure.
+    #[error("CUDA is not available: {0}")]
+    CudaUnavailable(String),
+
+    /// The device ordinal does not exist.
+    #[error("CUDA device {device} does not exist ({count} device(s) present)")]
+    NoSuchDevice {
+        /// The requested ordinal.
+        device: usize,
+        /// How many devices the driver reports.
+        count: usize,
+    },
+
+    /// A device allocation failed for lack of memory.
+    #[error(
+        "CUDA device {device} is out of memory: {requested} bytes requested, {free} bytes free"
+    )]
+    DeviceOutOfMemory {
+        /// The device ordinal.
+        device: usize,
+        /// Bytes requested.
+        requested: usize,
+        /// Bytes free on the device when the allocation failed.
+        free: usize,
+    },
+
+    /// Pinned host memory could not be allocated or registered.
+    #[error("cannot pin {bytes} bytes of host memory: {name} ({code})")]
+    PinnedMemory {
+        /// Bytes requested.
+        bytes: usize,
+        /// CUDA error name.
+        name: String,
+        /// CUDA error number.
+        code: i32,
+    },
+
+    /// A CUDA driver call failed.
+    #[error("CUDA call {call} failed: {name} ({code})")]
+    Cuda {
+        /// The driver function.
+        call: &'static str,
+        /// CUDA error name, e.g. CUDA_ERROR_INVALID_VALUE.
+        name: String,
+        /// CUDA error number.
+        code: i32,
+    },
+
+    /// Compat mode OFF demands cuFile, and cuFile cannot serve the request.
+    #[error("KVIKIO_COMPAT_MODE=OFF requires cuFile, which is not usable for {path}: {reason}")]
+    CuFileRequired {
+        /// The path as given.
+        path: String,
+        /// Why cuFile is not usable.
+        reason: String,
+    },
+
+    /// The engine's worker pool has shut down.
+    #[error("the I/O worker pool has stopped")]
+    PoolStopped,
+}
+
+impl Error {
+    /// Builds an [`Error::Io`] for `op` on `path`.
+    pub(crate) fn io(path: &str, op: &'static str, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.to_string(),
+            op,
+            source,
+        }
+    }
+
+    /// Maps an `open(2)` failure to the most specific variant.
+    pub(crate) fn from_open(path: &str, source: std::io::Error) -> Self {
+        match source.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound {
+                path: path.to_string(),
+            },
+            std::io::ErrorKind::PermissionDenied => Error::PermissionDenied {
+                path: path.to_string(),
+            },
+            _ if source.raw_os_error() == Some(libc::EISDIR) => Error::IsDirectory {
+                path: path.to_string(),
+            },
+            _ => Error::io(path, "open", source),
+        }
+    }
+}
