@@ -16,6 +16,7 @@
 
 pub mod bench;
 pub mod checksum;
+pub mod cli;
 pub mod config;
 pub mod cuda;
 pub mod cufile;

@@ -1,1 +1,279 @@
+//! GPU-only tests. Without a GPU they are listed as ignored; on the GPU
+//! machine run all of them with
+//!
+//! ```text
+//! cargo test --release --test gpu -- --ignored
+//! ```
+//!
+//! (or the carried binary: `./gpu-tests --ignored --test-threads 1`).
+//! Every test first asserts that a GPU is present, so that run fails,
+//! rather than passing vacuously, on a machine without one.
 
+use std::io::Write;
+use std::sync::Arc;
+
+use gdscan::checksum::{crc32_device, crc32_host};
+use gdscan::cuda::{driver, Device, DeviceBuffer};
+use gdscan::engine::{DeviceRoute, Engine, FileHandle, IoPath, OpenMode};
+use gdscan::{CompatMode, DeviceReadPath, Error, Settings};
+
+const NEEDS_GPU: &str = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored";
+
+fn gpu() -> Device {
+    assert!(
+        driver::is_available(),
+        "no usable GPU: {:?}",
+        driver::ensure().err()
+    );
+    Device::get(0).expect("device 0")
+}
+
+fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    gdscan::bench::data::fill_pseudo_random(&mut v, seed);
+    v
+}
+
+fn temp_file(data: &[u8]) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new_in(std::env::temp_dir()).unwrap();
+    f.write_all(data).unwrap();
+    f.flush().unwrap();
+    f
+}
+
+fn engine(threads: usize, task: usize, route: DeviceReadPath) -> Arc<Engine> {
+    Engine::new(
+        Settings::builder()
+            .num_threads(threads)
+            .task_size(task)
+            .bounce_buffer_size(1 << 20)
+            .device_read_path(route)
+            .build()
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+fn device_bytes(buf: &DeviceBuffer, len: usize) -> Vec<u8> {
+    let mut host = vec![0u8; len];
+    buf.copy_to_host(0, &mut host).unwrap();
+    host
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn gpu_is_present() {
+    let dev = gpu();
+    let (free, total) = dev.memory_info().unwrap();
+    assert!(total > 0 && free <= total);
+    eprintln!("{NEEDS_GPU}: found {}", dev.name().unwrap());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn bounce_route_lands_exact_bytes_across_shapes() {
+    let dev = gpu();
+    let data = pseudo_random(9_000_123, 1);
+    let file = temp_file(&data);
+    for threads in [1, 3, 8] {
+        for task in [4096, 1 << 20, 3_000_001] {
+            let e = engine(threads, task, DeviceReadPath::Bounce);
+            let h = FileHandle::open_with(e.clone(), file.path(), OpenMode::Read).unwrap();
+            for (offset, size) in [(0usize, data.len()), (17, 5_000_000), (4096, 1), (8_999_000, 1123)] {
+                let mut buf = DeviceBuffer::new(dev, size).unwrap();
+                buf.fill(0xEE).unwrap();
+                let n = h.pread(&mut buf, size, offset as u64).unwrap();
+                assert_eq!(n, size);
+                assert_eq!(
+                    device_bytes(&buf, n),
+                    &data[offset..offset + n],
+                    "threads {threads} task {task} offset {offset}"
+                );
+            }
+            assert!(h.counters().get(IoPath::PosixDeviceBounce).bytes > 0);
+            assert_eq!(h.counters().get(IoPath::MmapRegistered).bytes, 0);
+            assert!(e.bounce_buffers_allocated() <= threads * 2, "bounce pool is bounded");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn mmap_route_lands_exact_bytes_and_is_counted() {
+    let dev = gpu();
+    let data = pseudo_random(20_000_000 + 77, 2);
+    let file = temp_file(&data);
+    for threads in [1, 4, 16] {
+        let e = engine(threads, 1 << 20, DeviceReadPath::Mmap);
+        let h = FileHandle::open_with(e, file.path(), OpenMode::Read).unwrap();
+        for (offset, size) in [(0usize, data.len()), (4095, 10_000_000), (12_345, 3)] {
+            let mut buf = DeviceBuffer::new(dev, size).unwrap();
+            buf.fill(0).unwrap();
+            h.counters().reset();
+            let n = h.pread(&mut buf, size, offset as u64).unwrap();
+            assert_eq!(n, size);
+            assert_eq!(crc32_device(&buf, 0, n).unwrap(), crc32_host(&data[offset..offset + n]));
+            assert_eq!(h.counters().get(IoPath::MmapRegistered).bytes, size as u64);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn auto_route_uses_page_cache_when_warm_and_bounce_when_small() {
+    let dev = gpu();
+    let data = pseudo_random(8 << 20, 3);
+    let file = temp_file(&data);
+    let e = engine(4, 1 << 20, DeviceReadPath::Auto);
+    let h = FileHandle::open_with(e, file.path(), OpenMode::Read).unwrap();
+    let warm = h.device_route(data.len(), 0).unwrap();
+    assert_eq!(warm.route, DeviceRoute::Mmap, "{}", warm.reason);
+    let small = h.device_route(4096, 0).unwrap();
+    assert_eq!(small.route, DeviceRoute::Bounce, "{}", small.reason);
+    let mut buf = DeviceBuffer::new(dev, data.len()).unwrap();
+    h.pread(&mut buf, data.len(), 0).unwrap();
+    assert_eq!(device_bytes(&buf, data.len()), data);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn short_read_at_eof_into_device_returns_the_short_count() {
+    let dev = gpu();
+    let data = pseudo_random(3_000_000, 4);
+    let file = temp_file(&data);
+    for route in [DeviceReadPath::Bounce, DeviceReadPath::Mmap] {
+        let h = FileHandle::open_with(engine(4, 1 << 20, route), file.path(), OpenMode::Read).unwrap();
+        let mut buf = DeviceBuffer::new(dev, 2_000_000).unwrap();
+        buf.fill(0x5A).unwrap();
+        let n = h.pread(&mut buf, 2_000_000, 2_500_000).unwrap();
+        assert_eq!(n, 500_000);
+        let got = device_bytes(&buf, 2_000_000);
+        assert_eq!(&got[..n], &data[2_500_000..]);
+        assert!(got[n..].iter().all(|&b| b == 0x5A), "nothing written past the short count");
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn direct_io_bounce_reads_are_exact() {
+    let dev = gpu();
+    let data = pseudo_random(5_000_000, 5);
+    let file = temp_file(&data);
+    let settings = Settings::builder()
+        .num_threads(4)
+        .task_size(1 << 20)
+        .auto_direct_io_read(true)
+        .device_read_path(DeviceReadPath::Bounce)
+        .build()
+        .unwrap();
+    let h = FileHandle::open_with(Engine::new(settings).unwrap(), file.path(), OpenMode::Read).unwrap();
+    eprintln!("O_DIRECT: {:?}", h.direct_unavailable().unwrap_or("in use"));
+    for (offset, size) in [(0usize, data.len()), (4096, 1 << 20), (100, 3_000_000)] {
+        let mut buf = DeviceBuffer::new(dev, size).unwrap();
+        let n = h.pread(&mut buf, size, offset as u64).unwrap();
+        assert_eq!(device_bytes(&buf, n), &data[offset..offset + n]);
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn device_writes_round_trip() {
+    let dev = gpu();
+    let data = pseudo_random(6_000_001, 6);
+    let mut src = DeviceBuffer::new(dev, data.len()).unwrap();
+    src.copy_from_host(0, &data).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.bin");
+    let h = FileHandle::open_with(engine(4, 1 << 20, DeviceReadPath::Auto), &path, OpenMode::ReadWriteCreate)
+        .unwrap();
+    assert_eq!(h.pwrite(&src, data.len(), 10).unwrap(), data.len());
+    let back = std::fs::read(&path).unwrap();
+    assert_eq!(back.len(), data.len() + 10);
+    assert_eq!(&back[10..], &data[..]);
+    assert!(back[..10].iter().all(|&b| b == 0));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn async_device_reads_complete_with_their_buffers() {
+    let dev = gpu();
+    let data = pseudo_random(12_000_000, 7);
+    let file = temp_file(&data);
+    let h = FileHandle::open_with(engine(8, 1 << 20, DeviceReadPath::Auto), file.path(), OpenMode::Read).unwrap();
+    let parts = 4;
+    let part = data.len() / parts;
+    let futures: Vec<_> = (0..parts)
+        .map(|i| {
+            let buf = DeviceBuffer::new(dev, part).unwrap();
+            h.pread_async(buf, part, (i * part) as u64).unwrap()
+        })
+        .collect();
+    for (i, f) in futures.into_iter().enumerate() {
+        let (buf, n) = futures::executor::block_on(f).unwrap();
+        assert_eq!(n, part);
+        assert_eq!(device_bytes(&buf, n), &data[i * part..(i + 1) * part]);
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn concurrent_reads_of_the_same_pages_fall_back_and_stay_exact() {
+    let dev = gpu();
+    let data = pseudo_random(16 << 20, 8);
+    let file = temp_file(&data);
+    let h = Arc::new(
+        FileHandle::open_with(engine(8, 1 << 20, DeviceReadPath::Mmap), file.path(), OpenMode::Read).unwrap(),
+    );
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let h = h.clone();
+            std::thread::spawn(move || {
+                let mut buf = DeviceBuffer::new(dev, 16 << 20).unwrap();
+                let n = h.pread(&mut buf, 16 << 20, 0).unwrap();
+                crc32_device(&buf, 0, n).unwrap()
+            })
+        })
+        .collect();
+    let expected = crc32_host(&data);
+    for t in threads {
+        assert_eq!(t.join().unwrap(), expected);
+    }
+    let c = h.counters();
+    assert_eq!(
+        c.get(IoPath::MmapRegistered).bytes + c.get(IoPath::PosixDeviceBounce).bytes,
+        4 * (16 << 20)
+    );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn out_of_device_memory_is_a_typed_error() {
+    let dev = gpu();
+    let (_, total) = dev.memory_info().unwrap();
+    match DeviceBuffer::new(dev, total * 2) {
+        Err(Error::DeviceOutOfMemory { requested, .. }) => assert_eq!(requested, total * 2),
+        other => panic!("expected DeviceOutOfMemory, got {other:?}"),
+    }
+    // The device is still usable afterwards.
+    let mut small = DeviceBuffer::new(dev, 1024).unwrap();
+    small.fill(1).unwrap();
+    assert_eq!(device_bytes(&small, 1024), vec![1u8; 1024]);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn device_errors_are_typed() {
+    let dev = gpu();
+    assert!(matches!(Device::get(4096), Err(Error::NoSuchDevice { device: 4096, .. })));
+    let data = pseudo_random(10_000, 9);
+    let file = temp_file(&data);
+    let off = Settings::builder().compat_mode(CompatMode::Off).build().unwrap();
+    let h = FileHandle::open_with(Engine::new(off).unwrap(), file.path(), OpenMode::Read).unwrap();
+    let mut buf = DeviceBuffer::new(dev, 10_000).unwrap();
+    let err = h.pread(&mut buf, 10_000, 0).unwrap_err();
+    assert!(matches!(err, Error::CuFileRequired { .. }), "{err}");
+    assert!(err.to_string().contains(&file.path().display().to_string()));
+    let mut small = DeviceBuffer::new(dev, 10).unwrap();
+    let h = FileHandle::open_with(engine(2, 4096, DeviceReadPath::Auto), file.path(), OpenMode::Read).unwrap();
+    assert!(matches!(h.pread(&mut small, 100, 0), Err(Error::BufferTooSmall { .. })));
+}

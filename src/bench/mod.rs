@@ -1,1 +1,6 @@
-//! Benchmarks run by `gdscan bench` (filled in below).
+//! Benchmarks behind `gdscan bench`: measured against baselines in the same
+//! run, reported as rates and ratios (never a lone absolute figure).
+
+pub mod data;
+pub mod read;
+pub mod stats;

@@ -1,1 +1,27 @@
-fn main() {}
+//! The `gdscan` command line: argument parsing and printing only; the work
+//! lives in the library (`gdscan::cli` holds the commands).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = gdscan::cli::Cli::parse();
+    match gdscan::cli::run(cli) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("gdscan: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! `gdscan bench read`: one file range into device memory, against the pinned
+//! H2D ceiling and a naive baseline measured in the same run.
+
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::data::{ensure_file, warm_and_checksum};
+use super::stats::Timing;
+use crate::checksum::crc32_device;
+use crate::config::{DeviceReadPath, Settings};
+use crate::cuda::{Device, DeviceBuffer, PinnedBuffer};
+use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
+use crate::error::{Error, Result};
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct ReadBenchOptions {
+    /// Files to read (created with pseudo-random bytes when missing or of another size).
+    pub files: Vec<PathBuf>,
+    /// Bytes per file.
+    pub size: u64,
+    /// Thread counts to sweep.
+    pub threads: Vec<usize>,
+    /// Device-read routes to sweep (bounce, mmap, auto).
+    pub routes: Vec<DeviceReadPath>,
+    /// CUDA device ordinal.
+    pub device: usize,
+    /// Timed runs per case (after one untimed warm-up run).
+    pub repeats: usize,
+    /// Base settings (task size, bounce size, ...); threads and route are swept.
+    pub base: Settings,
+}
+
+/// One of our cases.
+#[derive(Debug, Clone, Serialize)]
+pub struct Case {
+    /// The route setting.
+    pub route: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Timings.
+    pub timing: Timing,
+    /// Best rate over the pinned ceiling's best rate.
+    pub ratio_to_pinned: f64,
+    /// Best rate over the naive baseline's best rate.
+    pub ratio_to_naive: f64,
+    /// Bytes each path carried in the last run (proof of route).
+    pub path_bytes: Vec<(IoPath, u64)>,
+    /// Whether the device bytes' CRC-32 equals the file's.
+    pub crc_ok: bool,
+}
+
+/// Results for one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    /// The file.
+    pub file: String,
+    /// Bytes read per run.
+    pub bytes: u64,
+    /// CRC-32 of the file.
+    pub crc32: u32,
+    /// One pinned buffer of the same size, one cuMemcpyHtoD.
+    pub pinned_ceiling: Timing,
+    /// One pread into pageable memory, then one cuMemcpyHtoD from it.
+    pub naive: Timing,
+    /// Ours.
+    pub cases: Vec<Case>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadBenchReport {
+    /// GPU name.
+    pub device: String,
+    /// Per file.
+    pub files: Vec<FileReport>,
+}
+
+/// Runs the benchmark.
+pub fn run(opts: &ReadBenchOptions) -> Result<ReadBenchReport> {
+    let device = Device::get(opts.device)?;
+    let mut files = Vec::new();
+    for file in &opts.files {
+        files.push(run_file(opts, device, file)?);
+    }
+    Ok(ReadBenchReport {
+        device: device.name()?,
+        files,
+    })
+}
+
+fn time_runs(repeats: usize, mut f: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
+    f()?; // warm-up: first-use allocations, lanes, page faults
+    let mut out = Vec::with_capacity(repeats);
+    for _ in 0..repeats.max(1) {
+        let start = Instant::now();
+        f()?;
+        out.push(start.elapsed().as_secs_f64());
+    }
+    Ok(out)
+}
+
+fn run_file(opts: &ReadBenchOptions, device: Device, path: &PathBuf) -> Result<FileReport> {
+    let shown = path.display().to_string();
+    if ensure_file(path, opts.size)? {
+        tracing::info!(file = %shown, bytes = opts.size, "wrote benchmark file");
+    }
+    let crc = warm_and_checksum(path)?;
+    let len = opts.size as usize;
+    let mut dev = DeviceBuffer::new(device, len)?;
+
+    let pinned_ceiling = {
+        let mut pinned = PinnedBuffer::new(device, len)?;
+        let f = std::fs::File::open(path).map_err(|e| Error::from_open(&shown, e))?;
+        f.read_exact_at(pinned.as_mut_slice(), 0)
+            .map_err(|e| Error::io(&shown, "pread", e))?;
+        let seconds = time_runs(opts.repeats, || dev.copy_from_host(0, pinned.as_slice()))?;
+        Timing {
+            bytes: opts.size,
+            seconds,
+        }
+    };
+
+    let naive = {
+        let f = std::fs::File::open(path).map_err(|e| Error::from_open(&shown, e))?;
+        let mut host = vec![0u8; len];
+        let seconds = time_runs(opts.repeats, || {
+            f.read_exact_at(&mut host, 0)
+                .map_err(|e| Error::io(&shown, "pread", e))?;
+            dev.copy_from_host(0, &host)
+        })?;
+        Timing {
+            bytes: opts.size,
+            seconds,
+        }
+    };
+
+    let mut cases = Vec::new();
+    for &route in &opts.routes {
+        for &threads in &opts.threads {
+            let mut settings = opts.base.clone();
+            settings.num_threads = threads;
+            settings.device_read_path = route;
+            let engine = Engine::new(settings)?;
+            let handle = FileHandle::open_with(engine, path, OpenMode::Read)?;
+            let seconds = time_runs(opts.repeats, || {
+                handle.pread(&mut dev, len, 0).map(|_| ())
+            })?;
+            // Proof of route and of bytes: one more run into a cleared buffer.
+            dev.fill(0xA5)?;
+            handle.counters().reset();
+            handle.pread(&mut dev, len, 0)?;
+            let path_bytes = IoPath::ALL
+                .iter()
+                .map(|&p| (p, handle.counters().get(p).bytes))
+                .filter(|&(_, b)| b > 0)
+                .collect();
+            let crc_ok = crc32_device(&dev, 0, len)? == crc;
+            let timing = Timing {
+                bytes: opts.size,
+                seconds,
+            };
+            cases.push(Case {
+                route: route.to_string(),
+                threads,
+                ratio_to_pinned: timing.best_gbps() / pinned_ceiling.best_gbps(),
+                ratio_to_naive: timing.best_gbps() / naive.best_gbps(),
+                timing,
+                path_bytes,
+                crc_ok,
+            });
+        }
+    }
+    Ok(FileReport {
+        file: shown,
+        bytes: opts.size,
+        crc32: crc,
+        pinned_ceiling,
+        naive,
+        cases,
+    })
+}
+
+/// The report as a text table.
+pub fn render(report: &ReadBenchReport) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "device: {}", report.device);
+    for f in &report.files {
+        let _ = writeln!(out, "\nfile: {} ({} bytes, crc32 {:08x})", f.file, f.bytes, f.crc32);
+        let _ = writeln!(
+            out,
+            "{:<28} {:>7} {:>9} {:>9} {:>8} {:>8}  {}",
+            "case", "threads", "best GB/s", "med GB/s", "x pinned", "x naive", "bytes by path / check"
+        );
+        let base = |name: &str, t: &Timing| {
+            format!(
+                "{:<28} {:>7} {:>9.2} {:>9.2} {:>8.2} {:>8.2}",
+                name,
+                "-",
+                t.best_gbps(),
+                t.median_gbps(),
+                t.best_gbps() / f.pinned_ceiling.best_gbps(),
+                t.best_gbps() / f.naive.best_gbps()
+            )
+        };
+        let _ = writeln!(out, "{}  ceiling: 1 pinned buffer, 1 copy", base("pinned H2D", &f.pinned_ceiling));
+        let _ = writeln!(out, "{}  baseline: 1 pread, 1 pageable copy", base("naive", &f.naive));
+        for c in &f.cases {
+            let paths: Vec<String> = c
+                .path_bytes
+                .iter()
+                .map(|(p, b)| format!("{p}={b}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{:<28} {:>7} {:>9.2} {:>9.2} {:>8.2} {:>8.2}  {} crc {}",
+                format!("gdscan route={}", c.route),
+                c.threads,
+                c.timing.best_gbps(),
+                c.timing.median_gbps(),
+                c.ratio_to_pinned,
+                c.ratio_to_naive,
+                paths.join(" "),
+                if c.crc_ok { "ok" } else { "MISMATCH" }
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,62 @@
+//! Small timing helpers: best and median of repeated runs.
+
+use serde::Serialize;
+
+/// Timings of one case over several repeats.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timing {
+    /// Bytes moved per run.
+    pub bytes: u64,
+    /// Each run's seconds, in run order.
+    pub seconds: Vec<f64>,
+}
+
+impl Timing {
+    /// The fastest run.
+    pub fn best(&self) -> f64 {
+        self.seconds.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    /// The median run (upper median for even counts).
+    pub fn median(&self) -> f64 {
+        let mut s = self.seconds.clone();
+        s.sort_by(|a, b| a.total_cmp(b));
+        s.get(s.len() / 2).copied().unwrap_or(f64::NAN)
+    }
+
+    /// GB/s (1e9 bytes per second) of the best run.
+    pub fn best_gbps(&self) -> f64 {
+        gbps(self.bytes, self.best())
+    }
+
+    /// GB/s of the median run.
+    pub fn median_gbps(&self) -> f64 {
+        gbps(self.bytes, self.median())
+    }
+}
+
+/// Rate in GB/s (1e9 bytes per second).
+pub fn gbps(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 / seconds / 1e9
+    } else {
+        f64::NAN
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_and_median() {
+        let t = Timing {
+            bytes: 2_000_000_000,
+            seconds: vec![2.0, 1.0, 4.0],
+        };
+        assert_eq!(t.best(), 1.0);
+        assert_eq!(t.median(), 2.0);
+        assert_eq!(t.best_gbps(), 2.0);
+        assert_eq!(t.median_gbps(), 1.0);
+    }
+}

@@ -1,0 +1,76 @@
+//! `gdscan bench ...`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::{parse_size_arg, EngineArgs};
+use crate::bench::read::{render, run as run_read, ReadBenchOptions};
+use crate::config::DeviceReadPath;
+use crate::error::Result;
+
+/// Benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// File into device memory: ours (per route and thread count) against the
+    /// pinned H2D ceiling and a naive pread + copy, in one run.
+    Read(BenchReadArgs),
+}
+
+/// Arguments of `gdscan bench read`.
+#[derive(Debug, Args)]
+pub struct BenchReadArgs {
+    /// Folders to place the benchmark file in (e.g. an ext4 folder and /dev/shm).
+    #[arg(long = "dir", default_value = ".")]
+    pub dirs: Vec<PathBuf>,
+    /// File size.
+    #[arg(long, default_value = "4GiB", value_parser = parse_size_arg)]
+    pub size: u64,
+    /// Thread counts to sweep.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16")]
+    pub threads_sweep: Vec<usize>,
+    /// Routes to sweep.
+    #[arg(long, value_delimiter = ',', default_value = "bounce,mmap")]
+    pub routes: Vec<DeviceReadPath>,
+    /// CUDA device.
+    #[arg(long, default_value = "0")]
+    pub device: usize,
+    /// Timed runs per case.
+    #[arg(long, default_value = "3")]
+    pub repeats: usize,
+    /// Also write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Engine settings (threads and route are swept).
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// Runs a bench command.
+pub fn run(cmd: BenchCommand) -> Result<String> {
+    match cmd {
+        BenchCommand::Read(args) => {
+            let size_name = crate::cli::demo::human(args.size);
+            let opts = ReadBenchOptions {
+                files: args
+                    .dirs
+                    .iter()
+                    .map(|d| d.join(format!("gdscan-bench-{size_name}.bin")))
+                    .collect(),
+                size: args.size,
+                threads: args.threads_sweep.clone(),
+                routes: args.routes.clone(),
+                device: args.device,
+                repeats: args.repeats,
+                base: args.engine.settings()?,
+            };
+            let report = run_read(&opts)?;
+            if let Some(path) = &args.json {
+                let text = serde_json::to_string_pretty(&report).expect("report serialises");
+                std::fs::write(path, text)
+                    .map_err(|e| crate::Error::io(&path.display().to_string(), "write", e))?;
+            }
+            Ok(render(&report))
+        }
+    }
+}

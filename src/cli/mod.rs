@@ -1,0 +1,95 @@
+//! The CLI's arguments (clap) and commands. Each command returns the text to
+//! print, so the binary only prints and sets the exit code.
+
+mod bench;
+mod demo;
+mod read;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{parse_size, CompatMode, DeviceReadPath, Settings};
+use crate::error::Result;
+
+/// gdscan: Parquet and file ranges from storage into NVIDIA GPU memory.
+#[derive(Debug, Parser)]
+#[command(name = "gdscan", version, about)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Read a file range into device (or host) memory and report rate and path.
+    Read(read::ReadArgs),
+    /// Benchmarks against baselines measured in the same run.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// Generate a file in a temporary folder and read it (GPU if present, else host).
+    Demo(demo::DemoArgs),
+}
+
+/// Engine settings shared by the commands; each overrides the KVIKIO_* environment.
+#[derive(Debug, Clone, Args)]
+pub struct EngineArgs {
+    /// Worker threads (KVIKIO_NTHREADS).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Task size, e.g. 4MiB (KVIKIO_TASK_SIZE).
+    #[arg(long, value_parser = parse_size_arg)]
+    pub task_size: Option<u64>,
+    /// Bounce buffer size, e.g. 16MiB (KVIKIO_BOUNCE_BUFFER_SIZE).
+    #[arg(long, value_parser = parse_size_arg)]
+    pub bounce_buffer_size: Option<u64>,
+    /// on | off | auto (KVIKIO_COMPAT_MODE).
+    #[arg(long)]
+    pub compat: Option<CompatMode>,
+    /// Device-read route: auto | bounce | mmap (GDSCAN_DEVICE_READ_PATH).
+    #[arg(long)]
+    pub route: Option<DeviceReadPath>,
+    /// Use O_DIRECT for reads where aligned (KVIKIO_AUTO_DIRECT_IO_READ).
+    #[arg(long)]
+    pub direct: bool,
+}
+
+impl EngineArgs {
+    /// The environment's settings with these flags applied.
+    pub fn settings(&self) -> Result<Settings> {
+        let mut b = crate::config::SettingsBuilder::from_env()?;
+        if let Some(t) = self.threads {
+            b = b.num_threads(t);
+        }
+        if let Some(t) = self.task_size {
+            b = b.task_size(t as usize);
+        }
+        if let Some(t) = self.bounce_buffer_size {
+            b = b.bounce_buffer_size(t as usize);
+        }
+        if let Some(c) = self.compat {
+            b = b.compat_mode(c);
+        }
+        if let Some(r) = self.route {
+            b = b.device_read_path(r);
+        }
+        if self.direct {
+            b = b.auto_direct_io_read(true);
+        }
+        Ok(b.build()?)
+    }
+}
+
+/// clap adapter for human sizes ("4MiB").
+pub fn parse_size_arg(s: &str) -> std::result::Result<u64, String> {
+    parse_size(s)
+}
+
+/// Runs a parsed command line and returns what to print.
+pub fn run(cli: Cli) -> Result<String> {
+    match cli.command {
+        Command::Read(args) => read::run(&args),
+        Command::Bench(cmd) => bench::run(cmd),
+        Command::Demo(args) => demo::run(&args),
+    }
+}

@@ -1,0 +1,159 @@
+//! `gdscan read`.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::{parse_size_arg, EngineArgs};
+use crate::checksum::{crc32_device, crc32_host};
+use crate::cuda::{Device, DeviceBuffer};
+use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
+use crate::error::{Error, Result};
+
+/// Arguments of `gdscan read`.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The file.
+    pub path: PathBuf,
+    /// Byte offset to start at.
+    #[arg(long, default_value = "0", value_parser = parse_size_arg)]
+    pub offset: u64,
+    /// Bytes to read (default: to the end of the file), e.g. 1GiB.
+    #[arg(long, value_parser = parse_size_arg)]
+    pub size: Option<u64>,
+    /// Read into host memory instead of a device.
+    #[arg(long, conflicts_with = "device")]
+    pub host: bool,
+    /// CUDA device ordinal to read into (default 0).
+    #[arg(long)]
+    pub device: Option<usize>,
+    /// Print the CRC-32 (as zlib.crc32) of the bytes where they landed.
+    #[arg(long)]
+    pub checksum: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Engine settings.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// The outcome of one read, as printed.
+#[derive(Debug, Serialize)]
+pub struct ReadReport {
+    /// The file.
+    pub path: String,
+    /// Offset read from.
+    pub offset: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Wall-clock seconds of the read (request to last byte in place).
+    pub seconds: f64,
+    /// GB/s (1e9 bytes per second).
+    pub gbps: f64,
+    /// "host" or "device N".
+    pub destination: String,
+    /// Bytes per path, from the handle's counters.
+    pub paths: Vec<(IoPath, u64)>,
+    /// Route decision for device reads, with its reason.
+    pub route: Option<crate::engine::RouteDecision>,
+    /// Worker threads.
+    pub threads: usize,
+    /// CRC-32 of the bytes as they landed, when asked.
+    pub crc32: Option<String>,
+}
+
+/// Runs `gdscan read`.
+pub fn run(args: &ReadArgs) -> Result<String> {
+    let report = read(args)?;
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&report).expect("report serialises") + "\n");
+    }
+    Ok(render(&report))
+}
+
+/// Performs the read and returns the report.
+pub fn read(args: &ReadArgs) -> Result<ReadReport> {
+    let engine = Engine::new(args.engine.settings()?)?;
+    let threads = engine.threads();
+    let handle = FileHandle::open_with(engine, &args.path, OpenMode::Read)?;
+    let file_size = handle.file_size()?;
+    if args.offset >= file_size {
+        return Err(Error::OffsetPastEof {
+            path: handle.path().to_string(),
+            offset: args.offset,
+            file_size,
+        });
+    }
+    let size = args.size.unwrap_or(file_size - args.offset);
+    if size == 0 {
+        return Err(Error::EmptyRequest {
+            path: handle.path().to_string(),
+        });
+    }
+    let len = size.min(file_size - args.offset) as usize;
+    let (bytes, seconds, destination, route, crc) = if args.host {
+        let mut buf = vec![0u8; len];
+        let start = Instant::now();
+        let n = handle.pread(&mut buf, len, args.offset)?;
+        let seconds = start.elapsed().as_secs_f64();
+        let crc = args.checksum.then(|| crc32_host(&buf[..n]));
+        (n, seconds, "host".to_string(), None, crc)
+    } else {
+        let ordinal = args.device.unwrap_or(0);
+        let device = Device::get(ordinal)?;
+        let mut buf = DeviceBuffer::new(device, len)?;
+        let route = handle.device_route(len, args.offset)?;
+        let start = Instant::now();
+        let n = handle.pread(&mut buf, len, args.offset)?;
+        let seconds = start.elapsed().as_secs_f64();
+        let crc = if args.checksum {
+            Some(crc32_device(&buf, 0, n)?)
+        } else {
+            None
+        };
+        (n, seconds, format!("device {ordinal}"), Some(route), crc)
+    };
+    let paths = IoPath::ALL
+        .iter()
+        .map(|&p| (p, handle.counters().get(p).bytes))
+        .filter(|&(_, b)| b > 0)
+        .collect();
+    Ok(ReadReport {
+        path: handle.path().to_string(),
+        offset: args.offset,
+        bytes: bytes as u64,
+        seconds,
+        gbps: crate::bench::stats::gbps(bytes as u64, seconds),
+        destination,
+        paths,
+        route,
+        threads,
+        crc32: crc.map(|c| format!("{c:08x}")),
+    })
+}
+
+/// The report as text.
+pub fn render(r: &ReadReport) -> String {
+    let paths: Vec<String> = r.paths.iter().map(|(p, b)| format!("{p}={b}")).collect();
+    let mut out = format!(
+        "read {} bytes of {} at offset {} into {} in {:.4} s: {:.2} GB/s ({} threads)\npath: {}\n",
+        r.bytes,
+        r.path,
+        r.offset,
+        r.destination,
+        r.seconds,
+        r.gbps,
+        r.threads,
+        paths.join(" ")
+    );
+    if let Some(route) = &r.route {
+        out += &format!("route: {:?} ({})\n", route.route, route.reason).to_lowercase();
+    }
+    if let Some(crc) = &r.crc32 {
+        out += &format!("crc32: {crc}\n");
+    }
+    out
+}
