@@ -81,6 +81,19 @@ pub enum Error {
         path: String,
     },
 
+    /// The request's end lies beyond the largest file offset (2^63 - 1).
+    #[error(
+        "{path}: a request of {size} bytes at offset {offset} ends beyond the largest file offset"
+    )]
+    RangeOverflow {
+        /// The path as given.
+        path: String,
+        /// The requested offset.
+        offset: u64,
+        /// The requested size.
+        size: usize,
+    },
+
     /// Fewer bytes arrived than the file held when the request started.
     #[error("{path}: short read at offset {offset}: expected {expected} bytes, got {got} (did the file shrink during the read?)")]
     ShortRead {
@@ -95,8 +108,10 @@ pub enum Error {
     },
 
     /// The destination or source buffer is smaller than the request.
-    #[error("buffer of {buffer} bytes is too small for a request of {requested} bytes")]
+    #[error("{path}: buffer of {buffer} bytes is too small for a request of {requested} bytes")]
     BufferTooSmall {
+        /// The file the request was for (or the buffer's kind when there is no file).
+        path: String,
         /// The buffer's length.
         buffer: usize,
         /// The requested size.

@@ -79,7 +79,12 @@ fn bounce_route_lands_exact_bytes_across_shapes() {
         for task in [4096, 1 << 20, 3_000_001] {
             let e = engine(threads, task, DeviceReadPath::Bounce);
             let h = FileHandle::open_with(e.clone(), file.path(), OpenMode::Read).unwrap();
-            for (offset, size) in [(0usize, data.len()), (17, 5_000_000), (4096, 1), (8_999_000, 1123)] {
+            for (offset, size) in [
+                (0usize, data.len()),
+                (17, 5_000_000),
+                (4096, 1),
+                (8_999_000, 1123),
+            ] {
                 let mut buf = DeviceBuffer::new(dev, size).unwrap();
                 buf.fill(0xEE).unwrap();
                 let n = h.pread(&mut buf, size, offset as u64).unwrap();
@@ -92,7 +97,10 @@ fn bounce_route_lands_exact_bytes_across_shapes() {
             }
             assert!(h.counters().get(IoPath::PosixDeviceBounce).bytes > 0);
             assert_eq!(h.counters().get(IoPath::MmapRegistered).bytes, 0);
-            assert!(e.bounce_buffers_allocated() <= threads * 2, "bounce pool is bounded");
+            assert!(
+                e.bounce_buffers_allocated() <= threads * 2,
+                "bounce pool is bounded"
+            );
         }
     }
 }
@@ -112,7 +120,10 @@ fn mmap_route_lands_exact_bytes_and_is_counted() {
             h.counters().reset();
             let n = h.pread(&mut buf, size, offset as u64).unwrap();
             assert_eq!(n, size);
-            assert_eq!(crc32_device(&buf, 0, n).unwrap(), crc32_host(&data[offset..offset + n]));
+            assert_eq!(
+                crc32_device(&buf, 0, n).unwrap(),
+                crc32_host(&data[offset..offset + n])
+            );
             assert_eq!(h.counters().get(IoPath::MmapRegistered).bytes, size as u64);
         }
     }
@@ -120,19 +131,22 @@ fn mmap_route_lands_exact_bytes_and_is_counted() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
-fn auto_route_uses_page_cache_when_warm_and_bounce_when_small() {
+fn auto_route_takes_bounce_buffers() {
     let dev = gpu();
     let data = pseudo_random(8 << 20, 3);
     let file = temp_file(&data);
     let e = engine(4, 1 << 20, DeviceReadPath::Auto);
     let h = FileHandle::open_with(e, file.path(), OpenMode::Read).unwrap();
-    let warm = h.device_route(data.len(), 0).unwrap();
-    assert_eq!(warm.route, DeviceRoute::Mmap, "{}", warm.reason);
-    let small = h.device_route(4096, 0).unwrap();
-    assert_eq!(small.route, DeviceRoute::Bounce, "{}", small.reason);
+    let decision = h.device_route(data.len(), 0).unwrap();
+    assert_eq!(decision.route, DeviceRoute::Bounce, "{}", decision.reason);
     let mut buf = DeviceBuffer::new(dev, data.len()).unwrap();
     h.pread(&mut buf, data.len(), 0).unwrap();
     assert_eq!(device_bytes(&buf, data.len()), data);
+    assert_eq!(
+        h.counters().get(IoPath::PosixDeviceBounce).bytes,
+        data.len() as u64
+    );
+    assert_eq!(h.counters().get(IoPath::MmapRegistered).bytes, 0);
 }
 
 #[test]
@@ -142,14 +156,18 @@ fn short_read_at_eof_into_device_returns_the_short_count() {
     let data = pseudo_random(3_000_000, 4);
     let file = temp_file(&data);
     for route in [DeviceReadPath::Bounce, DeviceReadPath::Mmap] {
-        let h = FileHandle::open_with(engine(4, 1 << 20, route), file.path(), OpenMode::Read).unwrap();
+        let h =
+            FileHandle::open_with(engine(4, 1 << 20, route), file.path(), OpenMode::Read).unwrap();
         let mut buf = DeviceBuffer::new(dev, 2_000_000).unwrap();
         buf.fill(0x5A).unwrap();
         let n = h.pread(&mut buf, 2_000_000, 2_500_000).unwrap();
         assert_eq!(n, 500_000);
         let got = device_bytes(&buf, 2_000_000);
         assert_eq!(&got[..n], &data[2_500_000..]);
-        assert!(got[n..].iter().all(|&b| b == 0x5A), "nothing written past the short count");
+        assert!(
+            got[n..].iter().all(|&b| b == 0x5A),
+            "nothing written past the short count"
+        );
     }
 }
 
@@ -166,7 +184,8 @@ fn direct_io_bounce_reads_are_exact() {
         .device_read_path(DeviceReadPath::Bounce)
         .build()
         .unwrap();
-    let h = FileHandle::open_with(Engine::new(settings).unwrap(), file.path(), OpenMode::Read).unwrap();
+    let h =
+        FileHandle::open_with(Engine::new(settings).unwrap(), file.path(), OpenMode::Read).unwrap();
     eprintln!("O_DIRECT: {:?}", h.direct_unavailable().unwrap_or("in use"));
     for (offset, size) in [(0usize, data.len()), (4096, 1 << 20), (100, 3_000_000)] {
         let mut buf = DeviceBuffer::new(dev, size).unwrap();
@@ -184,8 +203,12 @@ fn device_writes_round_trip() {
     src.copy_from_host(0, &data).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.bin");
-    let h = FileHandle::open_with(engine(4, 1 << 20, DeviceReadPath::Auto), &path, OpenMode::ReadWriteCreate)
-        .unwrap();
+    let h = FileHandle::open_with(
+        engine(4, 1 << 20, DeviceReadPath::Auto),
+        &path,
+        OpenMode::ReadWriteCreate,
+    )
+    .unwrap();
     assert_eq!(h.pwrite(&src, data.len(), 10).unwrap(), data.len());
     let back = std::fs::read(&path).unwrap();
     assert_eq!(back.len(), data.len() + 10);
@@ -199,7 +222,12 @@ fn async_device_reads_complete_with_their_buffers() {
     let dev = gpu();
     let data = pseudo_random(12_000_000, 7);
     let file = temp_file(&data);
-    let h = FileHandle::open_with(engine(8, 1 << 20, DeviceReadPath::Auto), file.path(), OpenMode::Read).unwrap();
+    let h = FileHandle::open_with(
+        engine(8, 1 << 20, DeviceReadPath::Auto),
+        file.path(),
+        OpenMode::Read,
+    )
+    .unwrap();
     let parts = 4;
     let part = data.len() / parts;
     let futures: Vec<_> = (0..parts)
@@ -222,7 +250,12 @@ fn concurrent_reads_of_the_same_pages_fall_back_and_stay_exact() {
     let data = pseudo_random(16 << 20, 8);
     let file = temp_file(&data);
     let h = Arc::new(
-        FileHandle::open_with(engine(8, 1 << 20, DeviceReadPath::Mmap), file.path(), OpenMode::Read).unwrap(),
+        FileHandle::open_with(
+            engine(8, 1 << 20, DeviceReadPath::Mmap),
+            file.path(),
+            OpenMode::Read,
+        )
+        .unwrap(),
     );
     let threads: Vec<_> = (0..4)
         .map(|_| {
@@ -264,16 +297,30 @@ fn out_of_device_memory_is_a_typed_error() {
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn device_errors_are_typed() {
     let dev = gpu();
-    assert!(matches!(Device::get(4096), Err(Error::NoSuchDevice { device: 4096, .. })));
+    assert!(matches!(
+        Device::get(4096),
+        Err(Error::NoSuchDevice { device: 4096, .. })
+    ));
     let data = pseudo_random(10_000, 9);
     let file = temp_file(&data);
-    let off = Settings::builder().compat_mode(CompatMode::Off).build().unwrap();
+    let off = Settings::builder()
+        .compat_mode(CompatMode::Off)
+        .build()
+        .unwrap();
     let h = FileHandle::open_with(Engine::new(off).unwrap(), file.path(), OpenMode::Read).unwrap();
     let mut buf = DeviceBuffer::new(dev, 10_000).unwrap();
     let err = h.pread(&mut buf, 10_000, 0).unwrap_err();
     assert!(matches!(err, Error::CuFileRequired { .. }), "{err}");
     assert!(err.to_string().contains(&file.path().display().to_string()));
     let mut small = DeviceBuffer::new(dev, 10).unwrap();
-    let h = FileHandle::open_with(engine(2, 4096, DeviceReadPath::Auto), file.path(), OpenMode::Read).unwrap();
-    assert!(matches!(h.pread(&mut small, 100, 0), Err(Error::BufferTooSmall { .. })));
+    let h = FileHandle::open_with(
+        engine(2, 4096, DeviceReadPath::Auto),
+        file.path(),
+        OpenMode::Read,
+    )
+    .unwrap();
+    assert!(matches!(
+        h.pread(&mut small, 100, 0),
+        Err(Error::BufferTooSmall { .. })
+    ));
 }

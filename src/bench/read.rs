@@ -146,9 +146,7 @@ fn run_file(opts: &ReadBenchOptions, device: Device, path: &PathBuf) -> Result<F
             settings.device_read_path = route;
             let engine = Engine::new(settings)?;
             let handle = FileHandle::open_with(engine, path, OpenMode::Read)?;
-            let seconds = time_runs(opts.repeats, || {
-                handle.pread(&mut dev, len, 0).map(|_| ())
-            })?;
+            let seconds = time_runs(opts.repeats, || handle.pread(&mut dev, len, 0).map(|_| ()))?;
             // Proof of route and of bytes: one more run into a cleared buffer.
             dev.fill(0xA5)?;
             handle.counters().reset();
@@ -190,11 +188,15 @@ pub fn render(report: &ReadBenchReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "device: {}", report.device);
     for f in &report.files {
-        let _ = writeln!(out, "\nfile: {} ({} bytes, crc32 {:08x})", f.file, f.bytes, f.crc32);
         let _ = writeln!(
             out,
-            "{:<28} {:>7} {:>9} {:>9} {:>8} {:>8}  {}",
-            "case", "threads", "best GB/s", "med GB/s", "x pinned", "x naive", "bytes by path / check"
+            "\nfile: {} ({} bytes, crc32 {:08x})",
+            f.file, f.bytes, f.crc32
+        );
+        let _ = writeln!(
+            out,
+            "{:<28} {:>7} {:>9} {:>9} {:>8} {:>8}  bytes by path / check",
+            "case", "threads", "best GB/s", "med GB/s", "x pinned", "x naive",
         );
         let base = |name: &str, t: &Timing| {
             format!(
@@ -207,8 +209,16 @@ pub fn render(report: &ReadBenchReport) -> String {
                 t.best_gbps() / f.naive.best_gbps()
             )
         };
-        let _ = writeln!(out, "{}  ceiling: 1 pinned buffer, 1 copy", base("pinned H2D", &f.pinned_ceiling));
-        let _ = writeln!(out, "{}  baseline: 1 pread, 1 pageable copy", base("naive", &f.naive));
+        let _ = writeln!(
+            out,
+            "{}  ceiling: 1 pinned buffer, 1 copy",
+            base("pinned H2D", &f.pinned_ceiling)
+        );
+        let _ = writeln!(
+            out,
+            "{}  baseline: 1 pread, 1 pageable copy",
+            base("naive", &f.naive)
+        );
         for c in &f.cases {
             let paths: Vec<String> = c
                 .path_bytes

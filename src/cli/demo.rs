@@ -22,7 +22,12 @@ pub struct DemoArgs {
 
 /// "256MiB"-style name of a size.
 pub fn human(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
     for (name, unit) in UNITS {
         if bytes >= unit && bytes % unit == 0 {
             return format!("{}{name}", bytes / unit);
@@ -34,7 +39,9 @@ pub fn human(bytes: u64) -> String {
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> Result<String> {
     let dir = tempfile::tempdir().map_err(|e| Error::io("<temp dir>", "create", e))?;
-    let path = dir.path().join(format!("gdscan-demo-{}.bin", human(args.size)));
+    let path = dir
+        .path()
+        .join(format!("gdscan-demo-{}.bin", human(args.size)));
     ensure_file(&path, args.size)?;
     let gpu = crate::cuda::driver::is_available();
     let mut out = String::new();

@@ -171,6 +171,7 @@ impl DeviceBuffer {
         match offset.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),
             _ => Err(Error::BufferTooSmall {
+                path: "<device buffer>".into(),
                 buffer: self.len,
                 requested: offset.saturating_add(len),
             }),

@@ -92,7 +92,8 @@ impl FileHandle {
     /// Opens `path` with mode "r", "w", "r+" or "w+" on the process-wide
     /// engine (settings from the environment).
     pub fn open(path: impl AsRef<std::path::Path>, mode: &str) -> Result<FileHandle> {
-        Self::open_with(Engine::global()?, path, mode.parse()?)
+        let mode = mode.parse()?;
+        Self::open_with(Engine::global()?, path, mode)
     }
 
     /// Opens `path` on a given engine.
@@ -272,6 +273,7 @@ impl FileHandle {
         let len = self.clamp_read(size, offset)?;
         if memory.len() < len {
             return Err(Error::BufferTooSmall {
+                path: self.shared.path.clone(),
                 buffer: memory.len(),
                 requested: len,
             });
@@ -323,8 +325,19 @@ impl FileHandle {
                 path: self.shared.path.clone(),
             });
         }
+        if offset
+            .checked_add(size as u64)
+            .is_none_or(|end| end > i64::MAX as u64)
+        {
+            return Err(Error::RangeOverflow {
+                path: self.shared.path.clone(),
+                offset,
+                size,
+            });
+        }
         if memory.len() < size {
             return Err(Error::BufferTooSmall {
+                path: self.shared.path.clone(),
                 buffer: memory.len(),
                 requested: size,
             });

@@ -52,7 +52,9 @@ impl Memory {
 /// # Safety
 /// The returned range must be valid for writes for as long as the value is
 /// mutably borrowed (sync calls) or owned by a pending request (async calls),
-/// and nothing else may access it meanwhile.
+/// and nothing else may access it meanwhile. The range must not move when
+/// the value itself is moved (heap or device storage, never inline bytes):
+/// async requests take the address first and then own the value.
 pub unsafe trait IoBufMut {
     /// The memory to fill.
     fn io_memory_mut(&mut self) -> Memory;
@@ -62,7 +64,8 @@ pub unsafe trait IoBufMut {
 ///
 /// # Safety
 /// The returned range must be valid for reads for as long as the value is
-/// borrowed (sync calls) or owned by a pending request (async calls).
+/// borrowed (sync calls) or owned by a pending request (async calls), and
+/// must not move when the value is moved.
 pub unsafe trait IoBuf {
     /// The memory to read from.
     fn io_memory(&self) -> Memory;

@@ -1,4 +1,4 @@
-//! Read-only memory maps of a file range and their page-cache residency.
+//! Read-only memory maps of a file range.
 //!
 //! The zero-copy device path maps the file, registers each task's pages with
 //! `cuMemHostRegister(READ_ONLY)` and lets the GPU DMA straight out of the
@@ -74,23 +74,6 @@ impl Mapping {
         // SAFETY: inside the mapping, as asserted.
         unsafe { self.base.add((offset - self.map_offset) as usize) }
     }
-
-    /// Fraction (0.0 to 1.0) of the mapping's pages that are in the page cache.
-    pub fn resident_fraction(&self) -> f64 {
-        let page = page_size();
-        let pages = self.map_len.div_ceil(page);
-        if pages == 0 {
-            return 1.0;
-        }
-        let mut vec = vec![0u8; pages];
-        // SAFETY: `base` is page-aligned and mapped for `map_len` bytes; `vec` has one byte per page.
-        let rc = unsafe { libc::mincore(self.base.cast(), self.map_len, vec.as_mut_ptr()) };
-        if rc != 0 {
-            return 0.0;
-        }
-        let resident = vec.iter().filter(|&&b| b & 1 == 1).count();
-        resident as f64 / pages as f64
-    }
 }
 
 impl Drop for Mapping {
@@ -124,8 +107,6 @@ mod tests {
         // SAFETY: inside the mapping and the file.
         let got = unsafe { std::slice::from_raw_parts(m.address_of(5000), 10_000) };
         assert_eq!(got, &data[5000..15_000]);
-        let frac = m.resident_fraction();
-        assert!(frac > 0.99, "just-written pages are cached, got {frac}");
     }
 
     #[test]
