@@ -4,12 +4,16 @@
 #   .carry/gdscan      release CLI        (cargo build --release)
 #   .carry/gpu-tests   GPU test binary    (cargo test --release --test gpu --no-run)
 # and KvikIO's wheels in .whl/ (see BENCHMARKS.md).
-# Usage: bash benches/h200.sh [tests] [bench] [kvikio]   (default: all three)
+# Usage: bash benches/h200.sh [tests] [udev] [tests-udev] [bench] [kvikio]
+#   tests       GPU tests without the udev entry (cuFile registration fails: 5027)
+#   udev        add the udev entry that lets cuFile register files on /dev/vda
+#   tests-udev  GPU tests again, expecting cuFile to register
+# (default: all of them, in that order)
 # Output goes to stdout and to $OUT (when set) as files.
 set -uo pipefail
 out=${OUT:-/tmp/gdscan-out}
 mkdir -p "$out"
-steps=${*:-tests bench kvikio}
+steps=${*:-tests udev tests-udev bench kvikio}
 size=${GDSCAN_BENCH_SIZE:-4GiB}
 ext4_dir=$PWD/.benchdata
 mkdir -p "$ext4_dir"
@@ -18,15 +22,40 @@ df -T "$ext4_dir" /dev/shm | tail -n 2
 
 for step in $steps; do
 case $step in
-tests)
-  echo "== GPU tests (all ignored tests, which need a GPU) =="
-  ./.carry/gpu-tests --ignored --test-threads 1 2>&1 | tee "$out/gpu-tests.txt"
+tests|tests-udev)
+  expect=fallback; [ "$step" = tests-udev ] && expect=registered
+  log="$out/scenario-$expect.txt"
+  echo "== cuFile expected: $expect (full log: scenario-$expect.txt) =="
+  {
+    ./.carry/gdscan doctor "$PWD/benches/h200.sh"
+    head -c 64M /dev/urandom > "$ext4_dir/stats.bin"
+    ./.carry/gdscan read "$ext4_dir/stats.bin" --stats --checksum
+    python3 -c "import zlib,sys; print('zlib.crc32: %08x' % zlib.crc32(open(sys.argv[1],'rb').read()))" "$ext4_dir/stats.bin"
+    ./.carry/gdscan read "$ext4_dir/stats.bin" --compat off --stats
+    echo "(exit $?)"
+    GDSCAN_EXPECT_CUFILE=$expect ./.carry/gpu-tests --ignored --test-threads 1 --nocapture
+  } > "$log" 2>&1
+  grep -E "^answer|^stage|^verdict|^crc32|^zlib|^gdscan: error|cuFile unavailable|test result|FAILED|panicked|n_posix_reads" "$log"
+  ;;
+udev)
+  expect=fallback; [ "$step" = tests-udev ] && expect=registered
+  echo "== GPU tests, cuFile expected: $expect =="
+  ./.carry/gdscan doctor "$PWD/benches/h200.sh" 2>&1 | tee "$out/doctor-$expect.txt"
+  head -c 64M /dev/urandom > "$ext4_dir/stats.bin"
+  ./.carry/gdscan read "$ext4_dir/stats.bin" --stats --checksum 2>&1 | tee "$out/read-stats-$expect.txt"
+  python3 -c "import zlib,sys; print('zlib.crc32: %08x' % zlib.crc32(open(sys.argv[1],'rb').read()))" "$ext4_dir/stats.bin"
+  ./.carry/gdscan read "$ext4_dir/stats.bin" --compat off 2>&1 | tail -n 3
+  GDSCAN_EXPECT_CUFILE=$expect ./.carry/gpu-tests --ignored --test-threads 1 --nocapture 2>&1 | tee "$out/gpu-tests-$expect.txt" | grep -v '^$'
+  ;;
+udev)
+  echo "== adding the udev entry for /dev/vda (254:0) =="
+  mkdir -p /run/udev/data && printf 'E:ID_FS_USAGE=filesystem\nE:ID_FS_TYPE=ext4\n' > /run/udev/data/b254:0
   ;;
 bench)
   echo "== gdscan bench read ($size; ext4 and /dev/shm) =="
   ./.carry/gdscan bench read --dir "$ext4_dir" --dir /dev/shm --size "$size" \
-      --threads-sweep "${GDSCAN_BENCH_THREADS:-1,2,4,8,16}" --routes "${GDSCAN_BENCH_ROUTES:-bounce,mmap}" \
-      --repeats 3 --json "$out/bench-read.json" 2>&1 | tee "$out/bench-read.txt"
+      --threads-sweep "${GDSCAN_BENCH_THREADS:-1,4,8,16}" --routes "${GDSCAN_BENCH_ROUTES:-bounce,mmap,cufile}" \
+      --repeats 3 --cold --json "$out/bench-read.json" 2>&1 | tee "$out/bench-read.txt"
   ;;
 kvikio)
   echo "== KvikIO 26.10 on the same files =="

@@ -237,6 +237,9 @@ pub struct Settings {
     /// How POSIX reads into device memory move bytes
     /// (`GDSCAN_DEVICE_READ_PATH`, default [`DeviceReadPath::Auto`]).
     pub device_read_path: DeviceReadPath,
+    /// cuFile's own parameters to set before its driver opens
+    /// (`GDSCAN_CUFILE_<KEY>`, see [`crate::cufile::params`]; default none).
+    pub cufile: crate::cufile::CuFileOverrides,
 }
 
 impl Default for Settings {
@@ -251,6 +254,7 @@ impl Default for Settings {
             auto_direct_io_read: false,
             auto_direct_io_write: true,
             device_read_path: DeviceReadPath::Auto,
+            cufile: crate::cufile::CuFileOverrides::default(),
         }
     }
 }
@@ -306,6 +310,7 @@ impl Settings {
         if let Some(value) = lookup(ENV_DEVICE_READ_PATH) {
             settings.device_read_path = value.parse()?;
         }
+        settings.cufile = crate::cufile::CuFileOverrides::from_lookup(&lookup)?;
 
         // Every range rule was enforced above with the variable's name; this
         // keeps the builder's rules authoritative should they ever grow.
@@ -488,6 +493,12 @@ impl SettingsBuilder {
         self
     }
 
+    /// Sets [`Settings::cufile`] (cuFile parameters applied before its driver opens).
+    pub fn cufile(mut self, overrides: crate::cufile::CuFileOverrides) -> Self {
+        self.settings.cufile = overrides;
+        self
+    }
+
     /// Sets [`Settings::device_read_path`].
     pub fn device_read_path(mut self, device_read_path: DeviceReadPath) -> Self {
         self.settings.device_read_path = device_read_path;
@@ -654,6 +665,7 @@ mod tests {
                 auto_direct_io_read: true,
                 auto_direct_io_write: false,
                 device_read_path: DeviceReadPath::Mmap,
+                cufile: Default::default(),
             }
         );
     }
@@ -903,6 +915,7 @@ mod tests {
                 auto_direct_io_read: true,
                 auto_direct_io_write: false,
                 device_read_path: DeviceReadPath::Bounce,
+                cufile: Default::default(),
             }
         );
         assert_eq!(Settings::builder().build().unwrap(), Settings::default());

@@ -175,6 +175,34 @@ pub enum Error {
         reason: String,
     },
 
+    /// cuFile cannot be used (library missing, driver open failed, ...).
+    #[error("cuFile is not available: {0}")]
+    CuFileUnavailable(String),
+
+    /// A cuFile call failed.
+    #[error("cuFile call {op} failed: {name} ({code}){}", if *cuda_code != 0 { format!(", CUDA error {cuda_code}") } else { String::new() })]
+    CuFile {
+        /// The cuFile function.
+        op: &'static str,
+        /// cuFile's code name, e.g. CU_FILE_HANDLE_NOT_REGISTERED.
+        name: String,
+        /// cuFile's code number.
+        code: i32,
+        /// The CUDA driver's code, when cuFile reports one (else 0).
+        cuda_code: i32,
+    },
+
+    /// cuFile refused a parameter value gdscan was asked to set.
+    #[error("cuFile parameter {key}={value} refused: {reason}")]
+    CuFileParam {
+        /// The cufile.json key.
+        key: String,
+        /// The value asked for.
+        value: String,
+        /// Why (bounds, or cuFile's code).
+        reason: String,
+    },
+
     /// The engine's worker pool has shut down.
     #[error("the I/O worker pool has stopped")]
     PoolStopped,

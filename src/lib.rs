@@ -20,8 +20,10 @@ pub mod cli;
 pub mod config;
 pub mod cuda;
 pub mod cufile;
+pub mod doctor;
 pub mod engine;
 pub mod error;
+pub mod report;
 
 pub use config::{CompatMode, DeviceReadPath, Settings, SettingsBuilder};
 pub use engine::{Engine, FileHandle, IoPath, OpenMode};

@@ -324,3 +324,210 @@ fn device_errors_are_typed() {
         Err(Error::BufferTooSmall { .. })
     ));
 }
+
+/// What the run expects of cuFile on this machine: `registered` (the H200
+/// with the udev entry), `fallback` (without it), or unset (whatever is found;
+/// each outcome is still checked in full).
+fn expected_cufile() -> Option<String> {
+    std::env::var("GDSCAN_EXPECT_CUFILE").ok()
+}
+
+/// A file on a real (O_DIRECT-capable) file system: the working directory,
+/// or GDSCAN_TEST_DIR.
+fn disk_file(data: &[u8]) -> tempfile::NamedTempFile {
+    let dir = std::env::var("GDSCAN_TEST_DIR").unwrap_or_else(|_| ".".into());
+    let mut f = tempfile::NamedTempFile::new_in(dir).unwrap();
+    f.write_all(data).unwrap();
+    f.flush().unwrap();
+    f
+}
+
+fn compat_engine(compat: CompatMode) -> Arc<Engine> {
+    Engine::new(
+        Settings::builder()
+            .compat_mode(compat)
+            .num_threads(4)
+            .task_size(1 << 20)
+            .build()
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn cufile_stage1_and_stage2_are_proven() {
+    use gdscan::cufile::{driver as cf_driver, stats};
+    use gdscan::engine::route::CuFileAvailability;
+    let dev = gpu();
+    let data = pseudo_random((8 << 20) + 4096, 11);
+    let file = disk_file(&data);
+    let len = data.len();
+    let auto = FileHandle::open_with(compat_engine(CompatMode::Auto), file.path(), OpenMode::Read)
+        .unwrap();
+    match auto.cufile().clone() {
+        CuFileAvailability::Ready => {
+            assert_ne!(
+                expected_cufile().as_deref(),
+                Some("fallback"),
+                "cuFile registered unexpectedly"
+            );
+            stats::start(true).unwrap();
+            let mut buf = DeviceBuffer::new(dev, len).unwrap();
+            buf.fill(0).unwrap();
+            assert_eq!(auto.pread(&mut buf, len, 0).unwrap(), len);
+            assert_eq!(device_bytes(&buf, len), data, "bytes through cuFile");
+            assert_eq!(auto.last_route().unwrap().route, DeviceRoute::CuFile);
+            assert_eq!(auto.counters().get(IoPath::CuFile).bytes, len as u64);
+            let s = stats::read().unwrap();
+            let info = cf_driver::opened().expect("driver open");
+            let (total, nvfs, posix) = s.read_split();
+            assert!(total > 0, "cuFile's level-3 stats counted the reads: {s:?}");
+            let report = gdscan::report::build(&auto, Some(s.clone()));
+            eprintln!(
+                "--- path report (cuFile registered) ---\n{}",
+                gdscan::report::render(&report)
+            );
+            if !info.nvfs_present {
+                assert_eq!(nvfs, 0, "no nvidia-fs, so no nvfs reads");
+                assert!(posix > 0, "cuFile's compat path served the reads");
+                assert!(
+                    report
+                        .verdict
+                        .starts_with("cuFile reached, GDS not used: bytes via nvfs: 0"),
+                    "{}",
+                    report.verdict
+                );
+            }
+            // Writes through cuFile, with the source buffer registered (scoped).
+            let out = disk_file(&[]);
+            let w = FileHandle::open_with(
+                compat_engine(CompatMode::Off),
+                out.path(),
+                OpenMode::ReadWrite,
+            )
+            .unwrap();
+            {
+                let _reg = gdscan::cufile::BufferRegistration::new(&buf).unwrap();
+                assert_eq!(w.pwrite(&buf, len, 0).unwrap(), len);
+            }
+            assert_eq!(w.last_route().unwrap().route, DeviceRoute::CuFile);
+            assert_eq!(
+                std::fs::read(out.path()).unwrap(),
+                data,
+                "bytes written through cuFile"
+            );
+            // A small request stays on POSIX even though cuFile is ready.
+            let mut small = DeviceBuffer::new(dev, 4096).unwrap();
+            auto.pread(&mut small, 4096, 0).unwrap();
+            let d = auto.last_route().unwrap();
+            assert_eq!(d.route, DeviceRoute::Bounce);
+            assert!(d.reason.contains("KVIKIO_GDS_THRESHOLD"), "{}", d.reason);
+        }
+        CuFileAvailability::Unavailable(why) => {
+            assert_ne!(
+                expected_cufile().as_deref(),
+                Some("registered"),
+                "cuFile did not register: {why}"
+            );
+            eprintln!("--- cuFile unavailable: {why} ---");
+            if gdscan::cufile::find_library().is_ok() {
+                assert!(
+                    why.contains("cuFileHandleRegister failed")
+                        || why.contains("O_DIRECT")
+                        || why.contains("cuFileDriverOpen"),
+                    "the reason names the failing step: {why}"
+                );
+            }
+            if expected_cufile().as_deref() == Some("fallback") {
+                assert!(
+                    why.contains("(5027)"),
+                    "without the udev entry registration fails with 5027: {why}"
+                );
+            }
+            let mut buf = DeviceBuffer::new(dev, len).unwrap();
+            assert_eq!(auto.pread(&mut buf, len, 0).unwrap(), len);
+            assert_eq!(device_bytes(&buf, len), data);
+            let d = auto.last_route().unwrap();
+            assert_eq!(d.route, DeviceRoute::Bounce);
+            assert!(
+                d.reason.starts_with(&format!("cuFile unavailable: {why}")),
+                "{}",
+                d.reason
+            );
+            assert_eq!(auto.counters().get(IoPath::CuFile).bytes, 0);
+            assert_eq!(
+                auto.counters().get(IoPath::PosixDeviceBounce).bytes,
+                len as u64
+            );
+            let report = gdscan::report::build(&auto, None);
+            eprintln!(
+                "--- path report (fallback) ---\n{}",
+                gdscan::report::render(&report)
+            );
+            assert!(
+                report.verdict.starts_with("cuFile not used; GDS: no"),
+                "{}",
+                report.verdict
+            );
+            let off =
+                FileHandle::open_with(compat_engine(CompatMode::Off), file.path(), OpenMode::Read)
+                    .unwrap();
+            let err = off.pread(&mut buf, len, 0).unwrap_err();
+            assert!(matches!(err, Error::CuFileRequired { .. }), "{err:?}");
+            assert!(err.to_string().contains(&why), "{err}");
+        }
+        CuFileAvailability::Disabled => panic!("AUTO never disables cuFile"),
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn cufile_parameters_are_read_with_their_source_and_bounds_enforced() {
+    use gdscan::cufile::params::{apply, report, ConfigSource, ParamValue};
+    gpu();
+    let api = match gdscan::cufile::library::api() {
+        Ok(api) => api,
+        Err(why) => {
+            assert_eq!(
+                expected_cufile().as_deref(),
+                Some("absent"),
+                "libcufile should load here: {why}"
+            );
+            return;
+        }
+    };
+    let config = ConfigSource::locate();
+    let params = report(api, &Default::default(), &config);
+    let allow = params
+        .iter()
+        .find(|p| p.key == "properties.allow_compat_mode")
+        .unwrap();
+    assert!(
+        matches!(allow.value, Some(ParamValue::Bool(_))),
+        "{allow:?}"
+    );
+    let threads = params
+        .iter()
+        .find(|p| p.key == "execution.max_io_threads")
+        .unwrap();
+    let (lo, hi) = threads.bounds.expect("size keys have bounds");
+    assert!(lo <= hi);
+    eprintln!("cufile.json: {} readable={}", config.path, config.readable);
+    for p in &params {
+        eprintln!(
+            "  {} = {:?} ({:?}) bounds {:?}",
+            p.key, p.value, p.source, p.bounds
+        );
+    }
+    let too_many = gdscan::cufile::CuFileOverrides::default()
+        .set("execution.max_io_threads", &(hi + 1).to_string())
+        .unwrap();
+    let err = apply(api, &too_many).unwrap_err();
+    assert!(matches!(err, Error::CuFileParam { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains(&format!("cuFile accepts {lo}..={hi}")),
+        "{err}"
+    );
+}

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::data::{ensure_file, warm_and_checksum};
 use super::stats::Timing;
 use crate::checksum::crc32_device;
-use crate::config::{DeviceReadPath, Settings};
+use crate::config::{CompatMode, DeviceReadPath, Settings};
 use crate::cuda::{Device, DeviceBuffer, PinnedBuffer};
 use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
 use crate::error::{Error, Result};
@@ -24,14 +24,69 @@ pub struct ReadBenchOptions {
     pub size: u64,
     /// Thread counts to sweep.
     pub threads: Vec<usize>,
-    /// Device-read routes to sweep (bounce, mmap, auto).
-    pub routes: Vec<DeviceReadPath>,
+    /// Routes to sweep.
+    pub routes: Vec<BenchRoute>,
     /// CUDA device ordinal.
     pub device: usize,
     /// Timed runs per case (after one untimed warm-up run).
     pub repeats: usize,
     /// Base settings (task size, bounce size, ...); threads and route are swept.
     pub base: Settings,
+    /// Also measure each route cold (page cache dropped with
+    /// `posix_fadvise(DONTNEED)` before every run) at the largest thread count.
+    pub cold: bool,
+}
+
+/// A route the benchmark can force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BenchRoute {
+    /// Pinned bounce buffers (compat ON).
+    Bounce,
+    /// Registered page cache (compat ON).
+    Mmap,
+    /// cuFile (compat OFF: cuFile or an error).
+    Cufile,
+}
+
+impl std::str::FromStr for BenchRoute {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "bounce" => Ok(BenchRoute::Bounce),
+            "mmap" => Ok(BenchRoute::Mmap),
+            "cufile" => Ok(BenchRoute::Cufile),
+            other => Err(format!(
+                "unknown route {other:?}: expected bounce, mmap or cufile"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for BenchRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BenchRoute::Bounce => "bounce",
+            BenchRoute::Mmap => "mmap",
+            BenchRoute::Cufile => "cufile",
+        })
+    }
+}
+
+impl BenchRoute {
+    fn apply(self, settings: &mut Settings) {
+        match self {
+            BenchRoute::Bounce => {
+                settings.compat_mode = CompatMode::On;
+                settings.device_read_path = DeviceReadPath::Bounce;
+            }
+            BenchRoute::Mmap => {
+                settings.compat_mode = CompatMode::On;
+                settings.device_read_path = DeviceReadPath::Mmap;
+            }
+            BenchRoute::Cufile => settings.compat_mode = CompatMode::Off,
+        }
+    }
 }
 
 /// One of our cases.
@@ -51,6 +106,21 @@ pub struct Case {
     pub path_bytes: Vec<(IoPath, u64)>,
     /// Whether the device bytes' CRC-32 equals the file's.
     pub crc_ok: bool,
+    /// Page cache dropped before every run.
+    pub cold: bool,
+    /// The path report's verdict for the proof run (stage 2 from cuFile's stats).
+    pub verdict: String,
+}
+
+/// A case that could not run (e.g. cuFile unavailable under compat OFF).
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedCase {
+    /// The route.
+    pub route: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// The error.
+    pub error: String,
 }
 
 /// Results for one file.
@@ -68,6 +138,8 @@ pub struct FileReport {
     pub naive: Timing,
     /// Ours.
     pub cases: Vec<Case>,
+    /// Cases that could not run, with why.
+    pub failed: Vec<FailedCase>,
 }
 
 /// The whole report.
@@ -92,15 +164,56 @@ pub fn run(opts: &ReadBenchOptions) -> Result<ReadBenchReport> {
     })
 }
 
-fn time_runs(repeats: usize, mut f: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
+fn time_runs(repeats: usize, f: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
+    time_runs_with(repeats, || Ok(()), f)
+}
+
+/// Times `f` `repeats` times after one untimed warm-up, running `before`
+/// (untimed) ahead of each run.
+fn time_runs_with(
+    repeats: usize,
+    mut before: impl FnMut() -> Result<()>,
+    mut f: impl FnMut() -> Result<()>,
+) -> Result<Vec<f64>> {
+    before()?;
     f()?; // warm-up: first-use allocations, lanes, page faults
     let mut out = Vec::with_capacity(repeats);
     for _ in 0..repeats.max(1) {
+        before()?;
         let start = Instant::now();
         f()?;
         out.push(start.elapsed().as_secs_f64());
     }
     Ok(out)
+}
+
+/// Drops the file's pages from the page cache (clean pages only, no root needed).
+pub fn drop_from_cache(path: &std::path::Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let shown = path.display().to_string();
+    let f = std::fs::File::open(path).map_err(|e| Error::from_open(&shown, e))?;
+    // SAFETY: a valid descriptor; advice has no memory effects.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(Error::io(
+            &shown,
+            "posix_fadvise",
+            std::io::Error::from_raw_os_error(rc),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the file lives on tmpfs, whose pages cannot be dropped.
+fn on_tmpfs(path: &std::path::Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: valid C string and out pointer.
+    let rc = unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) };
+    // SAFETY: filled on success.
+    rc == 0 && unsafe { st.assume_init() }.f_type == libc::TMPFS_MAGIC
 }
 
 fn run_file(opts: &ReadBenchOptions, device: Device, path: &PathBuf) -> Result<FileReport> {
@@ -139,37 +252,36 @@ fn run_file(opts: &ReadBenchOptions, device: Device, path: &PathBuf) -> Result<F
     };
 
     let mut cases = Vec::new();
+    let mut failed = Vec::new();
+    let max_threads = opts.threads.iter().copied().max().unwrap_or(1);
+    let can_drop = !on_tmpfs(path);
     for &route in &opts.routes {
         for &threads in &opts.threads {
-            let mut settings = opts.base.clone();
-            settings.num_threads = threads;
-            settings.device_read_path = route;
-            let engine = Engine::new(settings)?;
-            let handle = FileHandle::open_with(engine, path, OpenMode::Read)?;
-            let seconds = time_runs(opts.repeats, || handle.pread(&mut dev, len, 0).map(|_| ()))?;
-            // Proof of route and of bytes: one more run into a cleared buffer.
-            dev.fill(0xA5)?;
-            handle.counters().reset();
-            handle.pread(&mut dev, len, 0)?;
-            let path_bytes = IoPath::ALL
-                .iter()
-                .map(|&p| (p, handle.counters().get(p).bytes))
-                .filter(|&(_, b)| b > 0)
-                .collect();
-            let crc_ok = crc32_device(&dev, 0, len)? == crc;
-            let timing = Timing {
-                bytes: opts.size,
-                seconds,
+            let colds: &[bool] = if opts.cold && can_drop && threads == max_threads {
+                &[false, true]
+            } else {
+                &[false]
             };
-            cases.push(Case {
-                route: route.to_string(),
-                threads,
-                ratio_to_pinned: timing.best_gbps() / pinned_ceiling.best_gbps(),
-                ratio_to_naive: timing.best_gbps() / naive.best_gbps(),
-                timing,
-                path_bytes,
-                crc_ok,
-            });
+            for &cold in colds {
+                match run_case(
+                    opts,
+                    path,
+                    &mut dev,
+                    route,
+                    threads,
+                    cold,
+                    crc,
+                    &pinned_ceiling,
+                    &naive,
+                ) {
+                    Ok(case) => cases.push(case),
+                    Err(e) => failed.push(FailedCase {
+                        route: route.to_string(),
+                        threads,
+                        error: e.to_string(),
+                    }),
+                }
+            }
         }
     }
     Ok(FileReport {
@@ -179,6 +291,67 @@ fn run_file(opts: &ReadBenchOptions, device: Device, path: &PathBuf) -> Result<F
         pinned_ceiling,
         naive,
         cases,
+        failed,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_case(
+    opts: &ReadBenchOptions,
+    path: &std::path::Path,
+    dev: &mut DeviceBuffer,
+    route: BenchRoute,
+    threads: usize,
+    cold: bool,
+    crc: u32,
+    pinned_ceiling: &Timing,
+    naive: &Timing,
+) -> Result<Case> {
+    let len = opts.size as usize;
+    let mut settings = opts.base.clone();
+    settings.num_threads = threads;
+    route.apply(&mut settings);
+    let engine = Engine::new(settings)?;
+    let handle = FileHandle::open_with(engine, path, OpenMode::Read)?;
+    let before = || if cold { drop_from_cache(path) } else { Ok(()) };
+    let seconds = time_runs_with(opts.repeats, before, || {
+        handle.pread(dev, len, 0).map(|_| ())
+    })?;
+    // Proof of route and of bytes: one more run into a cleared buffer, with
+    // cuFile's own counters when cuFile is open.
+    dev.fill(0xA5)?;
+    handle.counters().reset();
+    let cufile_open = crate::cufile::driver::opened().is_some();
+    if cufile_open {
+        crate::cufile::stats::start(true)?;
+    }
+    handle.pread(dev, len, 0)?;
+    let stats = if cufile_open {
+        Some(crate::cufile::stats::read()?)
+    } else {
+        None
+    };
+    let verdict = crate::report::build(&handle, stats).verdict;
+    let path_bytes = IoPath::ALL
+        .iter()
+        .map(|&p| (p, handle.counters().get(p).bytes))
+        .filter(|&(_, b)| b > 0)
+        .collect();
+    let crc_ok = crc32_device(dev, 0, len)? == crc;
+    let timing = Timing {
+        bytes: opts.size,
+        seconds,
+    };
+    Ok(Case {
+        route: route.to_string(),
+        threads,
+        ratio_to_pinned: timing.best_gbps() / pinned_ceiling.best_gbps(),
+        ratio_to_naive: timing.best_gbps() / naive.best_gbps(),
+        timing,
+        path_bytes,
+        crc_ok,
+        cold,
+        verdict,
     })
 }
 
@@ -227,15 +400,23 @@ pub fn render(report: &ReadBenchReport) -> String {
                 .collect();
             let _ = writeln!(
                 out,
-                "{:<28} {:>7} {:>9.2} {:>9.2} {:>8.2} {:>8.2}  {} crc {}",
-                format!("gdscan route={}", c.route),
+                "{:<28} {:>7} {:>9.2} {:>9.2} {:>8.2} {:>8.2}  {} crc {} | {}",
+                format!("gdscan {}{}", c.route, if c.cold { " cold" } else { "" }),
                 c.threads,
                 c.timing.best_gbps(),
                 c.timing.median_gbps(),
                 c.ratio_to_pinned,
                 c.ratio_to_naive,
                 paths.join(" "),
-                if c.crc_ok { "ok" } else { "MISMATCH" }
+                if c.crc_ok { "ok" } else { "MISMATCH" },
+                c.verdict
+            );
+        }
+        for f in &f.failed {
+            let _ = writeln!(
+                out,
+                "gdscan {} threads {}: not run: {}",
+                f.route, f.threads, f.error
             );
         }
     }

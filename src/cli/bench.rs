@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::{parse_size_arg, EngineArgs};
-use crate::bench::read::{render, run as run_read, ReadBenchOptions};
-use crate::config::DeviceReadPath;
+use crate::bench::read::{render, run as run_read, BenchRoute, ReadBenchOptions};
 use crate::error::Result;
 
 /// Benchmarks.
@@ -29,9 +28,12 @@ pub struct BenchReadArgs {
     /// Thread counts to sweep.
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16")]
     pub threads_sweep: Vec<usize>,
-    /// Routes to sweep.
-    #[arg(long, value_delimiter = ',', default_value = "bounce,mmap")]
-    pub routes: Vec<DeviceReadPath>,
+    /// Routes to sweep: bounce, mmap, cufile.
+    #[arg(long, value_delimiter = ',', default_value = "bounce,mmap,cufile")]
+    pub routes: Vec<BenchRoute>,
+    /// Also measure cold (page cache dropped before each run; not on tmpfs).
+    #[arg(long)]
+    pub cold: bool,
     /// CUDA device.
     #[arg(long, default_value = "0")]
     pub device: usize,
@@ -63,6 +65,7 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
                 device: args.device,
                 repeats: args.repeats,
                 base: args.engine.settings()?,
+                cold: args.cold,
             };
             let report = run_read(&opts)?;
             if let Some(path) = &args.json {

@@ -60,6 +60,7 @@ pub fn run(args: &DemoArgs) -> Result<String> {
         device: None,
         checksum: true,
         json: false,
+        stats: true,
         engine: args.engine.clone(),
     };
     let report = read(&read_args)?;

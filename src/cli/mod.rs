@@ -3,6 +3,7 @@
 
 mod bench;
 mod demo;
+mod doctor;
 mod read;
 
 use clap::{Args, Parser, Subcommand};
@@ -27,6 +28,8 @@ pub enum Command {
     /// Benchmarks against baselines measured in the same run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Will my reads use GDS? GPU, driver, cuFile, nvidia-fs, cufile.json, and stage 1 for PATH.
+    Doctor(doctor::DoctorArgs),
     /// Generate a file in a temporary folder and read it (GPU if present, else host).
     Demo(demo::DemoArgs),
 }
@@ -52,6 +55,13 @@ pub struct EngineArgs {
     /// Use O_DIRECT for reads where aligned (KVIKIO_AUTO_DIRECT_IO_READ).
     #[arg(long)]
     pub direct: bool,
+    /// Requests below this size skip cuFile, e.g. 16KiB (KVIKIO_GDS_THRESHOLD).
+    #[arg(long, value_parser = parse_size_arg)]
+    pub gds_threshold: Option<u64>,
+    /// Set a cuFile parameter before its driver opens, e.g.
+    /// `--cufile execution.parallel_io=true` (repeatable; GDSCAN_CUFILE_* in the environment).
+    #[arg(long = "cufile", value_name = "KEY=VALUE")]
+    pub cufile_params: Vec<String>,
 }
 
 impl EngineArgs {
@@ -76,6 +86,23 @@ impl EngineArgs {
         if self.direct {
             b = b.auto_direct_io_read(true);
         }
+        if let Some(t) = self.gds_threshold {
+            b = b.gds_threshold(t as usize);
+        }
+        if !self.cufile_params.is_empty() {
+            let mut overrides = crate::config::Settings::from_env()?.cufile;
+            for kv in &self.cufile_params {
+                let (key, value) =
+                    kv.split_once('=')
+                        .ok_or_else(|| crate::config::ConfigError::Invalid {
+                            name: "--cufile".into(),
+                            value: kv.clone(),
+                            reason: "expected KEY=VALUE".into(),
+                        })?;
+                overrides = overrides.set(key.trim(), value)?;
+            }
+            b = b.cufile(overrides);
+        }
         Ok(b.build()?)
     }
 }
@@ -91,5 +118,6 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Read(args) => read::run(&args),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Demo(args) => demo::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
     }
 }

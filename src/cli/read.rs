@@ -35,6 +35,10 @@ pub struct ReadArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Print the path report: stage 1, stage 2 and the counters (cuFile's
+    /// stats at level 3 unless CUFILE_STATS_LEVEL says otherwise).
+    #[arg(long)]
+    pub stats: bool,
     /// Engine settings.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -63,6 +67,8 @@ pub struct ReadReport {
     pub threads: usize,
     /// CRC-32 of the bytes as they landed, when asked.
     pub crc32: Option<String>,
+    /// The path report, when asked with --stats.
+    pub report: Option<crate::report::PathReport>,
 }
 
 /// Runs `gdscan read`.
@@ -94,6 +100,10 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         });
     }
     let len = size.min(file_size - args.offset) as usize;
+    let cufile_stats = args.stats && crate::cufile::driver::opened().is_some();
+    if cufile_stats {
+        crate::cufile::stats::start(true)?;
+    }
     let (bytes, seconds, destination, route, crc) = if args.host {
         let mut buf = vec![0u8; len];
         let start = Instant::now();
@@ -116,6 +126,16 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         };
         (n, seconds, format!("device {ordinal}"), Some(route), crc)
     };
+    let report = if args.stats {
+        let stats = if cufile_stats {
+            Some(crate::cufile::stats::read()?)
+        } else {
+            None
+        };
+        Some(crate::report::build(&handle, stats))
+    } else {
+        None
+    };
     let paths = IoPath::ALL
         .iter()
         .map(|&p| (p, handle.counters().get(p).bytes))
@@ -132,6 +152,7 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         route,
         threads,
         crc32: crc.map(|c| format!("{c:08x}")),
+        report,
     })
 }
 
@@ -154,6 +175,9 @@ pub fn render(r: &ReadReport) -> String {
     }
     if let Some(crc) = &r.crc32 {
         out += &format!("crc32: {crc}\n");
+    }
+    if let Some(report) = &r.report {
+        out += &crate::report::render(report);
     }
     out
 }

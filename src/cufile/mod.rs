@@ -1,47 +1,31 @@
 //! cuFile (GPUDirect Storage), loaded at run time.
 //!
-//! This part only finds the library; the read path, the driver and stage-2
-//! introspection build on it.
+//! Two stages decide how a device read travels. Stage 1 is gdscan's
+//! ([`crate::engine::route`]): cuFile or POSIX. Stage 2 is cuFile's own:
+//! nvidia-fs (real GDS) or its internal POSIX compat path. This module makes
+//! stage 2 visible: the driver's properties ([`driver`]), the effective
+//! cufile.json parameters and where each came from ([`params`]), and
+//! cuFile's own counters after the fact ([`stats`]).
+//!
+//! Layers: [`library`] (loading, raw function table) → [`status`] (codes to
+//! typed errors) → [`driver`], [`handle`], [`buffer`], [`params`], [`stats`].
 
-/// Library names tried in order: the name ldconfig and the pip package
-/// `nvidia-cufile` provide (and KvikIO opens), then the development name.
-pub const LIBRARY_NAMES: [&str; 2] = ["libcufile.so.0", "libcufile.so"];
+pub mod buffer;
+pub mod driver;
+pub mod handle;
+pub mod library;
+pub mod params;
+pub mod stats;
+pub mod status;
 
-/// Environment variable naming a libcufile to load instead.
-pub const LIBRARY_ENV: &str = "GDSCAN_CUFILE_LIBRARY";
+pub use buffer::{deregister_buffer, register_buffer, BufferRegistration};
+pub use driver::DriverInfo;
+pub use handle::CuFileHandle;
+pub use library::{library_candidates, LIBRARY_ENV, LIBRARY_NAMES};
+pub use params::CuFileOverrides;
+pub use stats::CuFileStats;
 
-/// Candidate paths: the override first, then [`LIBRARY_NAMES`].
-pub fn library_candidates() -> Vec<String> {
-    let mut out = Vec::new();
-    if let Ok(p) = std::env::var(LIBRARY_ENV) {
-        if !p.is_empty() {
-            out.push(p);
-        }
-    }
-    out.extend(LIBRARY_NAMES.iter().map(|s| s.to_string()));
-    out
-}
-
-/// The first candidate that loads, or why none did.
+/// The first candidate library that loads, or why none did.
 pub fn find_library() -> Result<String, String> {
-    let candidates = library_candidates();
-    for name in &candidates {
-        // SAFETY: loading libcufile runs its initialisers, which have no
-        // preconditions; the handle is dropped at once.
-        if unsafe { libloading::Library::new(name) }.is_ok() {
-            return Ok(name.clone());
-        }
-    }
-    Err(format!(
-        "libcufile not found (tried {})",
-        candidates.join(", ")
-    ))
-}
-
-/// Why compat mode OFF cannot be honoured on this build and machine.
-pub fn unavailable_reason() -> String {
-    match find_library() {
-        Err(missing) => missing,
-        Ok(name) => format!("{name} loads, but gdscan's cuFile read path is not built yet"),
-    }
+    library::api().map(|a| a.path.clone())
 }

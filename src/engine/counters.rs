@@ -20,14 +20,19 @@ pub enum IoPath {
     PosixDeviceBounce,
     /// mmap of the page cache, registered with `cuMemHostRegister`, copied by DMA.
     MmapRegistered,
+    /// `cuFileRead`/`cuFileWrite` (stage 2, nvidia-fs or cuFile's compat
+    /// path, is told apart by cuFile's own statistics).
+    #[serde(rename = "cufile")]
+    CuFile,
 }
 
 impl IoPath {
     /// All paths, in report order.
-    pub const ALL: [IoPath; 3] = [
+    pub const ALL: [IoPath; 4] = [
         IoPath::PosixHost,
         IoPath::PosixDeviceBounce,
         IoPath::MmapRegistered,
+        IoPath::CuFile,
     ];
 
     /// Short stable name, e.g. "posix-device-bounce".
@@ -36,6 +41,7 @@ impl IoPath {
             IoPath::PosixHost => "posix-host",
             IoPath::PosixDeviceBounce => "posix-device-bounce",
             IoPath::MmapRegistered => "mmap-registered",
+            IoPath::CuFile => "cufile",
         }
     }
 
@@ -60,7 +66,7 @@ struct Slot {
 /// Counters for every [`IoPath`].
 #[derive(Debug, Default)]
 pub struct PathCounters {
-    slots: [Slot; 3],
+    slots: [Slot; 4],
 }
 
 /// A copy of one path's counters.

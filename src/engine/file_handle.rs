@@ -2,16 +2,17 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::counters::PathCounters;
 use super::memory::{IoBuf, IoBufMut, Memory};
 use super::posix::Descriptors;
 use super::request::{IoFuture, Request, Route};
-use super::route::{decide, RouteDecision};
+use super::route::{decide_cufile, decide_posix, CuFileAvailability, DeviceRoute, RouteDecision};
 use super::tasks::TaskSplit;
 use super::Engine;
 use crate::config::CompatMode;
+use crate::cufile::CuFileHandle;
 use crate::error::{Error, Result};
 
 /// How a file is opened, with the same letters as `fopen` and KvikIO.
@@ -77,6 +78,7 @@ pub(crate) struct FileShared {
     pub path: String,
     pub fds: Descriptors,
     pub counters: PathCounters,
+    pub cufile: Option<CuFileHandle>,
 }
 
 /// An open file served by an [`Engine`].
@@ -86,6 +88,8 @@ pub struct FileHandle {
     shared: Arc<FileShared>,
     mode: OpenMode,
     direct_unavailable: Option<String>,
+    cufile: CuFileAvailability,
+    last_route: Mutex<Option<RouteDecision>>,
 }
 
 impl FileHandle {
@@ -124,15 +128,19 @@ impl FileHandle {
         } else {
             (None, None)
         };
+        let (cufile, cufile_handle) = open_cufile(settings, path.as_ref(), mode)?;
         Ok(FileHandle {
             engine,
             shared: Arc::new(FileShared {
                 path: path_str,
                 fds: Descriptors { buffered, direct },
                 counters: PathCounters::default(),
+                cufile: cufile_handle,
             }),
             mode,
             direct_unavailable,
+            cufile,
+            last_route: Mutex::new(None),
         })
     }
 
@@ -154,6 +162,19 @@ impl FileHandle {
     /// Why O_DIRECT is not used although the settings ask for it, if so.
     pub fn direct_unavailable(&self) -> Option<&str> {
         self.direct_unavailable.as_deref()
+    }
+
+    /// Whether cuFile serves this file, or why not (stage 1's input).
+    pub fn cufile(&self) -> &CuFileAvailability {
+        &self.cufile
+    }
+
+    /// The route the last device request took, with its reason.
+    pub fn last_route(&self) -> Option<RouteDecision> {
+        self.last_route
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// This handle's per-path counters.
@@ -221,17 +242,44 @@ impl FileHandle {
         Ok(IoFuture::new(req))
     }
 
-    /// The route a device read of `size` bytes at `offset` would take now.
+    /// The route a device read of `size` bytes at `offset` would take now,
+    /// with its reason (stage 1), without reading.
     pub fn device_route(&self, size: usize, offset: u64) -> Result<RouteDecision> {
         let len = self.clamp_read(size, offset)?;
-        Ok(decide(
-            self.engine.settings().device_read_path,
-            &self.shared.fds.buffered,
-            &self.shared.path,
-            offset,
-            len,
-        )?
-        .0)
+        Ok(self.decide_device(len, offset, false)?.0)
+    }
+
+    /// Stage 1 for a device request; the mapping comes with the zero-copy route.
+    fn decide_device(
+        &self,
+        len: usize,
+        offset: u64,
+        write: bool,
+    ) -> Result<(RouteDecision, Option<super::mmap::Mapping>)> {
+        let settings = self.engine.settings();
+        match decide_cufile(settings, &self.cufile, &self.shared.path, len)? {
+            Ok(decision) => Ok((decision, None)),
+            Err(why) if write => Ok((
+                RouteDecision {
+                    route: DeviceRoute::Bounce,
+                    reason: format!("{why}; device writes go through bounce buffers"),
+                },
+                None,
+            )),
+            Err(why) => decide_posix(
+                &why,
+                settings.device_read_path,
+                &self.shared.fds.buffered,
+                &self.shared.path,
+                offset,
+                len,
+            ),
+        }
+    }
+
+    fn record(&self, decision: &RouteDecision) {
+        tracing::debug!(path = %self.shared.path, ?decision, "device route");
+        *self.last_route.lock().unwrap_or_else(|e| e.into_inner()) = Some(decision.clone());
     }
 
     /// Checks a read and returns its length clipped to the end of the file.
@@ -259,16 +307,6 @@ impl FileHandle {
         Ok(size.min((file_size - offset).min(usize::MAX as u64) as usize))
     }
 
-    fn check_compat(&self, memory: &Memory) -> Result<()> {
-        if memory.is_device() && self.engine.settings().compat_mode == CompatMode::Off {
-            return Err(Error::CuFileRequired {
-                path: self.shared.path.clone(),
-                reason: crate::cufile::unavailable_reason(),
-            });
-        }
-        Ok(())
-    }
-
     fn prepare_read(&self, memory: Memory, size: usize, offset: u64) -> Result<Request> {
         let len = self.clamp_read(size, offset)?;
         if memory.len() < len {
@@ -278,26 +316,20 @@ impl FileHandle {
                 requested: len,
             });
         }
-        self.check_compat(&memory)?;
         let settings = self.engine.settings();
         let mut task_size = settings.task_size;
         let route = if memory.is_device() {
-            let (decision, mapping) = decide(
-                settings.device_read_path,
-                &self.shared.fds.buffered,
-                &self.shared.path,
-                offset,
-                len,
-            )?;
-            tracing::debug!(path = %self.shared.path, ?decision, "device read route");
-            match mapping {
-                Some(m) => {
+            let (decision, mapping) = self.decide_device(len, offset, false)?;
+            self.record(&decision);
+            match (decision.route, mapping) {
+                (DeviceRoute::CuFile, _) => Route::ReadCuFile,
+                (_, Some(m)) => {
                     // Page-aligned task boundaries keep registrations disjoint.
                     let page = super::mmap::page_size();
                     task_size = task_size.div_ceil(page) * page;
                     Route::ReadDeviceMmap(m)
                 }
-                None => Route::ReadDeviceBounce,
+                (_, None) => Route::ReadDeviceBounce,
             }
         } else {
             Route::ReadHost
@@ -342,10 +374,14 @@ impl FileHandle {
                 requested: size,
             });
         }
-        self.check_compat(&memory)?;
         let settings = self.engine.settings();
         let route = if memory.is_device() {
-            Route::WriteDevice
+            let (decision, _) = self.decide_device(size, offset, true)?;
+            self.record(&decision);
+            match decision.route {
+                DeviceRoute::CuFile => Route::WriteCuFile,
+                _ => Route::WriteDevice,
+            }
         } else {
             Route::WriteHost
         };
@@ -357,6 +393,28 @@ impl FileHandle {
             settings.auto_direct_io_write,
             settings.bounce_buffer_size,
         ))
+    }
+}
+
+/// Stage 1's input for one file: cuFile ready (driver open, file
+/// registered), disabled by compat ON, or unavailable with the reason. A
+/// cuFile parameter that cuFile refuses is an error, not a fallback.
+fn open_cufile(
+    settings: &crate::config::Settings,
+    path: &std::path::Path,
+    mode: OpenMode,
+) -> Result<(CuFileAvailability, Option<CuFileHandle>)> {
+    if settings.compat_mode == CompatMode::On {
+        return Ok((CuFileAvailability::Disabled, None));
+    }
+    match crate::cufile::driver::open(&settings.cufile) {
+        Err(e @ Error::CuFileParam { .. }) => Err(e),
+        Err(Error::CuFileUnavailable(why)) => Ok((CuFileAvailability::Unavailable(why), None)),
+        Err(other) => Ok((CuFileAvailability::Unavailable(other.to_string()), None)),
+        Ok(_) => match CuFileHandle::register(path, mode.can_read(), mode.can_write()) {
+            Ok(h) => Ok((CuFileAvailability::Ready, Some(h))),
+            Err(why) => Ok((CuFileAvailability::Unavailable(why), None)),
+        },
     }
 }
 

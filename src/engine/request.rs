@@ -24,8 +24,12 @@ pub(crate) enum Route {
     ReadDeviceBounce,
     /// Page cache, registered in place, to the device.
     ReadDeviceMmap(Mapping),
+    /// File to device memory through cuFile.
+    ReadCuFile,
     /// Host memory to file.
     WriteHost,
+    /// Device memory to file through cuFile.
+    WriteCuFile,
     /// Device to pinned bounce buffers to file.
     WriteDevice,
 }

@@ -1,26 +1,80 @@
-//! Stage 1, POSIX side: which route a device read takes, and why.
+//! Stage 1: which route a device request takes, and why.
 //!
-//! `auto` takes the bounce route. The zero-copy route (register the page
+//! KvikIO's rules, which cuDF users know: `KVIKIO_COMPAT_MODE=ON` never uses
+//! cuFile; `OFF` uses cuFile or fails with the reason; `AUTO` uses cuFile when
+//! the library loads, the driver opens and the file registers, else POSIX.
+//! Requests below `KVIKIO_GDS_THRESHOLD` take POSIX in every mode, and host
+//! memory always does. Every POSIX choice records why.
+//!
+//! Among the POSIX routes, `auto` takes the bounce route. The zero-copy route (register the page
 //! cache in place, DMA from it) moves one pass of host memory instead of
 //! three, but `cuMemHostRegister` does not scale across threads: on the H200
 //! it peaked at 17 GB/s from a warm ext4 file and 10 GB/s from /dev/shm,
 //! where the bounce route reached 53 GB/s (0.95 of the pinned ceiling).
 //! It stays available as `GDSCAN_DEVICE_READ_PATH=mmap` for measurement.
-//!
-//! (The cuFile side of stage 1 joins this decision in a later step.)
 
 use std::fs::File;
 
 use serde::Serialize;
 
 use super::mmap::Mapping;
-use crate::config::DeviceReadPath;
-use crate::error::Result;
+use crate::config::{CompatMode, DeviceReadPath, Settings};
+use crate::error::{Error, Result};
+
+/// Whether cuFile can serve a file: ready, or why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CuFileAvailability {
+    /// Library loaded, driver open, file registered.
+    Ready,
+    /// `KVIKIO_COMPAT_MODE=ON`: cuFile is never tried.
+    Disabled,
+    /// Tried and failed, with the reason.
+    Unavailable(String),
+}
+
+/// Stage 1 for a device request of `len` bytes: `Some(decision)` when cuFile
+/// takes it, `None` when a POSIX route does (the POSIX reason is returned
+/// too), or [`Error::CuFileRequired`] under compat OFF.
+pub(crate) fn decide_cufile(
+    settings: &Settings,
+    cufile: &CuFileAvailability,
+    path: &str,
+    len: usize,
+) -> Result<std::result::Result<RouteDecision, String>> {
+    if settings.compat_mode == CompatMode::On {
+        return Ok(Err("KVIKIO_COMPAT_MODE=ON: cuFile is never used".into()));
+    }
+    if len < settings.gds_threshold {
+        return Ok(Err(format!(
+            "request of {len} bytes is below KVIKIO_GDS_THRESHOLD ({} bytes)",
+            settings.gds_threshold
+        )));
+    }
+    match cufile {
+        CuFileAvailability::Ready => Ok(Ok(RouteDecision {
+            route: DeviceRoute::CuFile,
+            reason: format!(
+                "KVIKIO_COMPAT_MODE={}: cuFile library loaded, driver open, file registered",
+                settings.compat_mode
+            ),
+        })),
+        CuFileAvailability::Unavailable(why) if settings.compat_mode == CompatMode::Off => {
+            Err(Error::CuFileRequired {
+                path: path.to_string(),
+                reason: why.clone(),
+            })
+        }
+        CuFileAvailability::Unavailable(why) => Ok(Err(format!("cuFile unavailable: {why}"))),
+        CuFileAvailability::Disabled => Ok(Err("cuFile disabled".into())),
+    }
+}
 
 /// The route chosen for a device read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DeviceRoute {
+    /// cuFile (`cuFileRead`/`cuFileWrite`).
+    CuFile,
     /// Pinned bounce buffers.
     Bounce,
     /// Registered page cache.
@@ -36,9 +90,11 @@ pub struct RouteDecision {
     pub reason: String,
 }
 
-/// Chooses the route for a device read of `len` bytes at `offset`; returns
-/// the mapping too when the zero-copy route was chosen.
-pub(crate) fn decide(
+/// Chooses the POSIX route for a device read of `len` bytes at `offset`
+/// (`why_posix` says why cuFile is not taking it); returns the mapping too
+/// when the zero-copy route was chosen.
+pub(crate) fn decide_posix(
+    why_posix: &str,
     setting: DeviceReadPath,
     file: &File,
     path: &str,
@@ -49,7 +105,7 @@ pub(crate) fn decide(
         Ok((
             RouteDecision {
                 route: DeviceRoute::Bounce,
-                reason,
+                reason: format!("{why_posix}; {reason}"),
             },
             None,
         ))
@@ -61,7 +117,7 @@ pub(crate) fn decide(
             Ok((
                 RouteDecision {
                     route: DeviceRoute::Mmap,
-                    reason: "GDSCAN_DEVICE_READ_PATH=mmap".into(),
+                    reason: format!("{why_posix}; GDSCAN_DEVICE_READ_PATH=mmap"),
                 },
                 Some(mapping),
             ))

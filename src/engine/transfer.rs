@@ -31,6 +31,14 @@ pub(crate) fn run_task(
             write_host(req, task)?;
             IoPath::PosixHost
         }
+        (Route::ReadCuFile, _) => {
+            cufile_task(req, task, false)?;
+            IoPath::CuFile
+        }
+        (Route::WriteCuFile, _) => {
+            cufile_task(req, task, true)?;
+            IoPath::CuFile
+        }
         (Route::ReadDeviceMmap(mapping), Some(lane)) => {
             if read_device_mmap(req, task, mapping, lane)? {
                 IoPath::MmapRegistered
@@ -189,6 +197,38 @@ fn write_device(req: &Request, task: Task, lane: &mut Lane, pool: &BouncePool) -
             req.use_direct,
         )?;
         done += n;
+    }
+    Ok(())
+}
+
+/// One task through `cuFileRead`/`cuFileWrite`, looping over partial transfers.
+fn cufile_task(req: &Request, task: Task, write: bool) -> Result<()> {
+    let handle = req
+        .file
+        .cufile
+        .as_ref()
+        .expect("cuFile routes are only chosen for registered files");
+    let base = device_ptr(&req.memory);
+    let op = if write { "cuFileWrite" } else { "cuFileRead" };
+    let mut done = 0usize;
+    while done < task.len {
+        let at = task.file_offset + done as u64;
+        // SAFETY: the destination (or source) range lies inside the request's
+        // device memory, which outlives the request.
+        let ret = unsafe {
+            if write {
+                handle.write_raw(base, task.len - done, at, task.buffer_offset + done)
+            } else {
+                handle.read_raw(base, task.len - done, at, task.buffer_offset + done)
+            }
+        };
+        if ret < 0 {
+            return Err(crate::cufile::status::io_error(op, &req.file.path, ret));
+        }
+        if ret == 0 {
+            return Err(short_read(req, at, task.len - done, 0));
+        }
+        done += ret as usize;
     }
     Ok(())
 }

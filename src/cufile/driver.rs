@@ -1,0 +1,172 @@
+//! The cuFile driver: opened once per process (after gdscan's parameter
+//! overrides are applied), and its properties: what stage 2 will do.
+
+use std::mem::MaybeUninit;
+use std::sync::OnceLock;
+
+use cudarc::cufile::sys::CUfileDrvProps_t;
+use serde::Serialize;
+
+use super::library::api;
+use super::params::{apply, CuFileOverrides};
+use super::status::describe;
+use crate::error::{Error, Result};
+
+/// What the open driver says about this machine.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverInfo {
+    /// The library that was loaded.
+    pub library: String,
+    /// `cuFileGetVersion`, e.g. "1.15.1" (None when the library lacks it).
+    pub version: Option<String>,
+    /// nvidia-fs kernel driver version from `cuFileDriverGetProperties`;
+    /// 0.0 means nvidia-fs is not loaded, so no GPUDirect Storage.
+    pub nvfs_version: (u32, u32),
+    /// Whether nvidia-fs is present (real GDS is possible).
+    pub nvfs_present: bool,
+    /// The driver's largest direct I/O size in bytes.
+    pub max_direct_io_size: usize,
+    /// Poll-mode threshold in bytes.
+    pub poll_threshold_size: usize,
+    /// Raw status flags (supported file systems and devices).
+    pub status_flags: u32,
+    /// Raw control flags (poll mode, compat mode).
+    pub control_flags: u32,
+    /// The overrides applied before the driver opened.
+    pub applied: CuFileOverrides,
+}
+
+#[derive(Debug, Clone)]
+enum OpenFailure {
+    Unavailable(String),
+    Param {
+        key: String,
+        value: String,
+        reason: String,
+    },
+}
+
+static DRIVER: OnceLock<std::result::Result<DriverInfo, OpenFailure>> = OnceLock::new();
+
+/// Opens the driver once per process, applying `overrides` first; later
+/// calls return the same outcome (the first caller's overrides win, as
+/// cuFile takes parameters only before it opens).
+pub fn open(overrides: &CuFileOverrides) -> Result<&'static DriverInfo> {
+    let outcome = DRIVER.get_or_init(|| open_once(overrides));
+    match outcome {
+        Ok(info) => {
+            if &info.applied != overrides && !overrides.is_empty() {
+                tracing::warn!("cuFile is already open: later parameter overrides are ignored");
+            }
+            Ok(info)
+        }
+        Err(OpenFailure::Unavailable(reason)) => Err(Error::CuFileUnavailable(reason.clone())),
+        Err(OpenFailure::Param { key, value, reason }) => Err(Error::CuFileParam {
+            key: key.clone(),
+            value: value.clone(),
+            reason: reason.clone(),
+        }),
+    }
+}
+
+/// The open driver, if [`open`] has succeeded.
+pub fn opened() -> Option<&'static DriverInfo> {
+    DRIVER.get().and_then(|r| r.as_ref().ok())
+}
+
+fn open_once(overrides: &CuFileOverrides) -> std::result::Result<DriverInfo, OpenFailure> {
+    let api = api().map_err(OpenFailure::Unavailable)?;
+    crate::cuda::driver::ensure().map_err(|e| OpenFailure::Unavailable(e.to_string()))?;
+    apply(api, overrides).map_err(|e| match e {
+        Error::CuFileParam { key, value, reason } => OpenFailure::Param { key, value, reason },
+        other => OpenFailure::Unavailable(other.to_string()),
+    })?;
+    // SAFETY: no preconditions; failure is reported through the status.
+    let status = unsafe { (api.driver_open)() };
+    if status.err != 0 {
+        return Err(OpenFailure::Unavailable(format!(
+            "cuFileDriverOpen failed: {}",
+            describe(status)
+        )));
+    }
+    let mut props = MaybeUninit::<CUfileDrvProps_t>::zeroed();
+    // SAFETY: the driver is open; `props` is a valid, zeroed out structure.
+    let status = unsafe { (api.driver_get_properties)(props.as_mut_ptr()) };
+    if status.err != 0 {
+        return Err(OpenFailure::Unavailable(format!(
+            "cuFileDriverGetProperties failed: {}",
+            describe(status)
+        )));
+    }
+    // SAFETY: the structure holds only integers; zeroed or filled, it is valid.
+    let props = unsafe { props.assume_init() };
+    let version = api.get_version.and_then(|f| {
+        let mut v = 0;
+        // SAFETY: valid out pointer.
+        let status = unsafe { f(&mut v) };
+        (status.err == 0).then(|| format_version(v))
+    });
+    let nvfs_version = (props.nvfs.major_version, props.nvfs.minor_version);
+    Ok(DriverInfo {
+        library: api.path.clone(),
+        version,
+        nvfs_version,
+        nvfs_present: nvfs_version != (0, 0),
+        max_direct_io_size: props.nvfs.max_direct_io_size,
+        poll_threshold_size: props.nvfs.poll_thresh_size,
+        status_flags: props.nvfs.dstatusflags,
+        control_flags: props.nvfs.dcontrolflags,
+        applied: overrides.clone(),
+    })
+}
+
+/// cuFile encodes its version as major*1000 + minor*10 + patch (1151 = 1.15.1).
+pub fn format_version(v: i32) -> String {
+    format!("{}.{}.{}", v / 1000, (v % 1000) / 10, v % 10)
+}
+
+/// What stage 2 will do, from the driver's properties and allow_compat_mode.
+pub fn predict_stage2(info: &DriverInfo, allow_compat_mode: Option<bool>) -> String {
+    if info.nvfs_present {
+        format!(
+            "nvidia-fs {}.{} is loaded: cuFile can use GPUDirect Storage on supported file systems",
+            info.nvfs_version.0, info.nvfs_version.1
+        )
+    } else if allow_compat_mode == Some(false) {
+        "no nvidia-fs and allow_compat_mode=false: cuFile reads will fail".to_string()
+    } else {
+        "no nvidia-fs (version 0.0): cuFile will serve reads through its own POSIX compat path, not GDS"
+            .to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_decode() {
+        assert_eq!(format_version(1151), "1.15.1");
+        assert_eq!(format_version(1150), "1.15.0");
+    }
+
+    #[test]
+    fn stage2_prediction_follows_nvfs_and_compat() {
+        let mut info = DriverInfo {
+            library: "libcufile.so.0".into(),
+            version: None,
+            nvfs_version: (0, 0),
+            nvfs_present: false,
+            max_direct_io_size: 0,
+            poll_threshold_size: 0,
+            status_flags: 0,
+            control_flags: 0,
+            applied: CuFileOverrides::default(),
+        };
+        assert!(predict_stage2(&info, Some(true)).contains("POSIX compat path, not GDS"));
+        assert!(predict_stage2(&info, Some(false)).contains("will fail"));
+        info.nvfs_version = (2, 20);
+        info.nvfs_present = true;
+        assert!(predict_stage2(&info, Some(true)).contains("nvidia-fs 2.20"));
+    }
+}

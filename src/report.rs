@@ -1,0 +1,293 @@
+//! The path report: stage 1's decision, stage 2's prediction, and the
+//! counters after the fact, joined into one verdict that says plainly
+//! whether GPUDirect Storage carried the bytes.
+
+use serde::Serialize;
+
+use crate::cufile::driver::{opened, predict_stage2};
+use crate::cufile::params::{report as param_report, ConfigSource, ParamValue};
+use crate::cufile::CuFileStats;
+use crate::engine::route::CuFileAvailability;
+use crate::engine::{FileHandle, IoPath, RouteDecision};
+
+/// One path's counters.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathCount {
+    /// The path.
+    pub path: IoPath,
+    /// Tasks.
+    pub ops: u64,
+    /// Bytes.
+    pub bytes: u64,
+    /// Seconds spent in those tasks, summed over workers.
+    pub seconds: f64,
+}
+
+/// Stage 2 as cuFile describes itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stage2 {
+    /// The library loaded.
+    pub library: String,
+    /// cuFile's version.
+    pub version: Option<String>,
+    /// nvidia-fs version, "0.0" when absent.
+    pub nvfs_version: String,
+    /// Whether real GDS is possible on this machine.
+    pub gds_possible: bool,
+    /// properties.allow_compat_mode as cuFile reports it.
+    pub allow_compat_mode: Option<bool>,
+    /// What cuFile will do.
+    pub prediction: String,
+}
+
+/// The whole report for one file handle.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathReport {
+    /// KVIKIO_COMPAT_MODE in force.
+    pub compat_mode: String,
+    /// "ready", "disabled" or "unavailable".
+    pub cufile: String,
+    /// Why cuFile is unavailable, if so.
+    pub cufile_reason: Option<String>,
+    /// Stage 1: the last device request's route and reason.
+    pub stage1: Option<RouteDecision>,
+    /// Stage 2, when the cuFile driver is open.
+    pub stage2: Option<Stage2>,
+    /// Our own counters for this handle.
+    pub counters: Vec<PathCount>,
+    /// cuFile's own counters, when read.
+    pub cufile_stats: Option<CuFileStats>,
+    /// One sentence: which path carried the bytes.
+    pub verdict: String,
+}
+
+/// Stage 2 from the open driver, if it is open.
+pub fn stage2() -> Option<Stage2> {
+    let info = opened()?;
+    let allow = crate::cufile::library::api().ok().and_then(|api| {
+        param_report(api, &info.applied, &ConfigSource::locate())
+            .into_iter()
+            .find(|p| p.key == "properties.allow_compat_mode")
+            .and_then(|p| match p.value {
+                Some(ParamValue::Bool(b)) => Some(b),
+                _ => None,
+            })
+    });
+    Some(Stage2 {
+        library: info.library.clone(),
+        version: info.version.clone(),
+        nvfs_version: format!("{}.{}", info.nvfs_version.0, info.nvfs_version.1),
+        gds_possible: info.nvfs_present,
+        allow_compat_mode: allow,
+        prediction: predict_stage2(info, allow),
+    })
+}
+
+/// Builds the report for `handle`, with cuFile's counters when given.
+pub fn build(handle: &FileHandle, cufile_stats: Option<CuFileStats>) -> PathReport {
+    let counters: Vec<PathCount> = IoPath::ALL
+        .iter()
+        .map(|&path| {
+            let t = handle.counters().get(path);
+            PathCount {
+                path,
+                ops: t.ops,
+                bytes: t.bytes,
+                seconds: t.nanos as f64 / 1e9,
+            }
+        })
+        .collect();
+    let (cufile, cufile_reason) = match handle.cufile() {
+        CuFileAvailability::Ready => ("ready", None),
+        CuFileAvailability::Disabled => ("disabled", None),
+        CuFileAvailability::Unavailable(why) => ("unavailable", Some(why.clone())),
+    };
+    let stage2 = stage2();
+    let verdict = verdict(&counters, cufile_stats.as_ref(), stage2.as_ref());
+    PathReport {
+        compat_mode: handle.engine().settings().compat_mode.to_string(),
+        cufile: cufile.to_string(),
+        cufile_reason,
+        stage1: handle.last_route(),
+        stage2,
+        counters,
+        cufile_stats,
+        verdict,
+    }
+}
+
+/// The verdict sentence from the counters.
+pub fn verdict(
+    counters: &[PathCount],
+    stats: Option<&CuFileStats>,
+    stage2: Option<&Stage2>,
+) -> String {
+    let cufile_bytes: u64 = counters
+        .iter()
+        .filter(|c| c.path == IoPath::CuFile)
+        .map(|c| c.bytes)
+        .sum();
+    let others: Vec<String> = counters
+        .iter()
+        .filter(|c| c.path != IoPath::CuFile && c.bytes > 0)
+        .map(|c| format!("{} {}", c.bytes, c.path))
+        .collect();
+    if cufile_bytes == 0 {
+        return if others.is_empty() {
+            "no bytes moved yet".to_string()
+        } else {
+            format!("cuFile not used; GDS: no; bytes via {}", others.join(", "))
+        };
+    }
+    let prediction = stage2.map(|s| s.prediction.as_str()).unwrap_or("unknown");
+    match stats {
+        Some(s) if s.level >= 3 && !s.gpus.is_empty() => {
+            let (total, nvfs, posix) = s.read_split();
+            if total == 0 {
+                format!(
+                    "cuFile reached ({cufile_bytes} bytes), but its stats counted no reads; stage 2 predicted: {prediction}"
+                )
+            } else if nvfs == 0 {
+                format!(
+                    "cuFile reached, GDS not used: bytes via nvfs: 0; via cuFile POSIX: {cufile_bytes} ({posix} of {total} cuFile reads were POSIX, 0 nvfs)"
+                )
+            } else if posix == 0 {
+                format!("GDS used: {nvfs} of {total} cuFile reads went through nvidia-fs ({cufile_bytes} bytes)")
+            } else {
+                format!(
+                    "GDS partly used: {nvfs} nvfs reads and {posix} POSIX reads of {total} ({cufile_bytes} bytes through cuFile)"
+                )
+            }
+        }
+        Some(s) => format!(
+            "cuFile reached ({cufile_bytes} bytes); stage 2 not measured (cuFile stats level {}, 3 needed); predicted: {prediction}",
+            s.level
+        ),
+        None => format!(
+            "cuFile reached ({cufile_bytes} bytes); stage 2 not measured (ask with --stats); predicted: {prediction}"
+        ),
+    }
+}
+
+/// The report as text.
+pub fn render(r: &PathReport) -> String {
+    let mut out = String::new();
+    out += &format!("compat mode: {}\n", r.compat_mode);
+    out += &format!(
+        "cuFile: {}{}\n",
+        r.cufile,
+        r.cufile_reason
+            .as_deref()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default()
+    );
+    if let Some(s1) = &r.stage1 {
+        out += &format!("stage 1: {:?}: {}\n", s1.route, s1.reason);
+    }
+    match &r.stage2 {
+        Some(s2) => {
+            out += &format!(
+                "stage 2: {} {}, nvidia-fs {}, allow_compat_mode {}: {}\n",
+                s2.library,
+                s2.version.as_deref().unwrap_or("?"),
+                s2.nvfs_version,
+                s2.allow_compat_mode
+                    .map(|b| b.to_string())
+                    .unwrap_or("?".into()),
+                s2.prediction
+            );
+        }
+        None => out += "stage 2: cuFile driver not open\n",
+    }
+    for c in r.counters.iter().filter(|c| c.ops > 0) {
+        out += &format!(
+            "  {:<20} {:>14} bytes {:>8} ops {:>9.4} s\n",
+            c.path.name(),
+            c.bytes,
+            c.ops,
+            c.seconds
+        );
+    }
+    if let Some(s) = &r.cufile_stats {
+        out += &format!(
+            "cuFile stats (level {}): read ops {} ({} errors), read bytes {}\n",
+            s.level, s.read_ops, s.read_errors, s.read_bytes
+        );
+        for g in &s.gpus {
+            out += &format!(
+                "  gpu {}: n_total_reads {} n_nvfs_reads {} n_posix_reads {} n_p2p_reads {} n_unaligned_reads {}\n",
+                g.index, g.n_total_reads, g.n_nvfs_reads, g.n_posix_reads, g.n_p2p_reads, g.n_unaligned_reads
+            );
+        }
+    }
+    out += &format!("verdict: {}\n", r.verdict);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cufile::stats::GpuStats;
+
+    fn counts(cufile: u64, bounce: u64) -> Vec<PathCount> {
+        vec![
+            PathCount {
+                path: IoPath::PosixDeviceBounce,
+                ops: 1,
+                bytes: bounce,
+                seconds: 0.0,
+            },
+            PathCount {
+                path: IoPath::CuFile,
+                ops: 1,
+                bytes: cufile,
+                seconds: 0.0,
+            },
+        ]
+    }
+
+    fn stats(nvfs: u64, posix: u64) -> CuFileStats {
+        CuFileStats {
+            level: 3,
+            gpus: vec![GpuStats {
+                n_total_reads: nvfs + posix,
+                n_nvfs_reads: nvfs,
+                n_posix_reads: posix,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn posix_only_says_cufile_not_used() {
+        let v = verdict(&counts(0, 100), None, None);
+        assert_eq!(
+            v,
+            "cuFile not used; GDS: no; bytes via 100 posix-device-bounce"
+        );
+    }
+
+    #[test]
+    fn compat_path_is_stated_plainly() {
+        let v = verdict(&counts(4096, 0), Some(&stats(0, 3)), None);
+        assert!(
+            v.starts_with(
+                "cuFile reached, GDS not used: bytes via nvfs: 0; via cuFile POSIX: 4096"
+            ),
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn real_gds_and_mixed_and_unmeasured() {
+        assert!(verdict(&counts(10, 0), Some(&stats(2, 0)), None).starts_with("GDS used"));
+        assert!(verdict(&counts(10, 0), Some(&stats(2, 1)), None).starts_with("GDS partly used"));
+        let low = CuFileStats {
+            level: 1,
+            ..Default::default()
+        };
+        assert!(verdict(&counts(10, 0), Some(&low), None).contains("stats level 1"));
+        assert!(verdict(&counts(10, 0), None, None).contains("--stats"));
+    }
+}
