@@ -603,7 +603,11 @@ fn counters_count_host_bytes_and_reset() {
     let host = handle.counters().get(IoPath::PosixHost);
     assert_eq!(host.bytes, bytes);
     assert_eq!(host.ops, ops);
-    for p in [IoPath::PosixDeviceBounce, IoPath::MmapRegistered, IoPath::CuFile] {
+    for p in [
+        IoPath::PosixDeviceBounce,
+        IoPath::MmapRegistered,
+        IoPath::CuFile,
+    ] {
         assert_eq!(handle.counters().get(p), Default::default(), "{p}");
     }
     let snapshot = handle.counters().snapshot();

@@ -303,15 +303,6 @@ fn device_errors_are_typed() {
     ));
     let data = pseudo_random(10_000, 9);
     let file = temp_file(&data);
-    let off = Settings::builder()
-        .compat_mode(CompatMode::Off)
-        .build()
-        .unwrap();
-    let h = FileHandle::open_with(Engine::new(off).unwrap(), file.path(), OpenMode::Read).unwrap();
-    let mut buf = DeviceBuffer::new(dev, 10_000).unwrap();
-    let err = h.pread(&mut buf, 10_000, 0).unwrap_err();
-    assert!(matches!(err, Error::CuFileRequired { .. }), "{err}");
-    assert!(err.to_string().contains(&file.path().display().to_string()));
     let mut small = DeviceBuffer::new(dev, 10).unwrap();
     let h = FileHandle::open_with(
         engine(2, 4096, DeviceReadPath::Auto),

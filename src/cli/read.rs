@@ -115,7 +115,6 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         let ordinal = args.device.unwrap_or(0);
         let device = Device::get(ordinal)?;
         let mut buf = DeviceBuffer::new(device, len)?;
-        let route = handle.device_route(len, args.offset)?;
         let start = Instant::now();
         let n = handle.pread(&mut buf, len, args.offset)?;
         let seconds = start.elapsed().as_secs_f64();
@@ -124,7 +123,13 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         } else {
             None
         };
-        (n, seconds, format!("device {ordinal}"), Some(route), crc)
+        (
+            n,
+            seconds,
+            format!("device {ordinal}"),
+            handle.last_route(),
+            crc,
+        )
     };
     let report = if args.stats {
         let stats = if cufile_stats {
@@ -171,7 +176,7 @@ pub fn render(r: &ReadReport) -> String {
         paths.join(" ")
     );
     if let Some(route) = &r.route {
-        out += &format!("route: {:?} ({})\n", route.route, route.reason).to_lowercase();
+        out += &format!("route: {:?} ({})\n", route.route, route.reason);
     }
     if let Some(crc) = &r.crc32 {
         out += &format!("crc32: {crc}\n");
