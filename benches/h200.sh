@@ -5,11 +5,13 @@
 #   .carry/gpu-tests   GPU test binary    (cargo test --release --test gpu --no-run)
 # and KvikIO's wheels in .whl/ (see BENCHMARKS.md).
 # Usage: bash benches/h200.sh [tests] [udev] [tests-udev] [bench] [kvikio]
-#   tests       GPU tests without the udev entry (cuFile registration fails: 5027)
-#   udev        add the udev entry that lets cuFile register files on /dev/vda
-#   tests-udev  GPU tests again, expecting cuFile to register
-# (default: all of them, in that order)
-# Output goes to stdout and to $OUT (when set) as files.
+#   tests       doctor, read --stats and the GPU tests without the udev entry
+#               (cuFile's registration fails with 5027, AUTO falls back)
+#   udev        add the udev entry that lets cuFile register files on the disk
+#   tests-udev  the same again, expecting cuFile to register
+#   bench       gdscan bench read (4 GiB, ext4 and /dev/shm, warm and cold)
+#   kvikio      KvikIO 26.10 on the same files
+# (default: all of them, in that order). Full logs go to $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/gdscan-out}
 mkdir -p "$out"
@@ -20,39 +22,66 @@ mkdir -p "$ext4_dir"
 nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader
 df -T "$ext4_dir" /dev/shm | tail -n 2
 
-for step in $steps; do
-case $step in
-tests|tests-udev)
-  # cuFile looks up the file system of the block device in udev's database;
-  # the VM's udev has no entry. Write one for the device holding $ext4_dir
-  # (and its whole disk, when that is a partition).
+run_scenario() { # $1: fallback | registered
+  local expect=$1 log="$out/scenario-$1.txt"
+  echo "== cuFile expected: $expect (full log: scenario-$expect.txt) =="
+  {
+    [ -f "$ext4_dir/stats.bin" ] || head -c 64M /dev/urandom > "$ext4_dir/stats.bin"
+    ./.carry/gdscan doctor "$ext4_dir/stats.bin"
+    ./.carry/gdscan read "$ext4_dir/stats.bin" --stats --checksum
+    python3 -c "import zlib,sys; print('zlib.crc32: %08x' % zlib.crc32(open(sys.argv[1],'rb').read()))" "$ext4_dir/stats.bin"
+    ./.carry/gdscan read "$ext4_dir/stats.bin" --compat off --stats --checksum
+    echo "(exit $?)"
+    GDSCAN_EXPECT_CUFILE=$expect ./.carry/gpu-tests --ignored --test-threads 1 --nocapture
+    echo "--- cufile.log (last lines) ---"; tail -n 20 cufile.log 2>/dev/null
+  } > "$log" 2>&1
+  grep -E "^answer|^stage|^verdict|^crc32|^zlib|^gdscan: error|n_posix_reads|test result|FAILED|panicked" "$log"
+}
+
+add_udev_entry() {
+  # cuFile looks up the file system of the block device in udev's database,
+  # which is empty in this VM. Write an entry for the device holding
+  # $ext4_dir (and its whole disk, when that is a partition).
+  local dev disk diskdev d
   dev=$(python3 -c "import os,sys; d=os.stat(sys.argv[1]).st_dev; print(f'{os.major(d)}:{os.minor(d)}')" "$ext4_dir")
-  disk=$(basename "$(readlink -f /sys/dev/block/$dev/..)" 2>/dev/null)
-  diskdev=$(cat /sys/class/block/$disk/dev 2>/dev/null)
-  echo "== udev entry for the file system of $ext4_dir: block $dev (disk ${diskdev:-?}) =="
+  disk=$(basename "$(readlink -f "/sys/dev/block/$dev/..")" 2>/dev/null)
+  diskdev=$(cat "/sys/class/block/$disk/dev" 2>/dev/null)
+  echo "== udev entry for the file system of $ext4_dir: block $dev (disk ${diskdev:-none}) =="
   mkdir -p /run/udev/data
-  for d in $dev $diskdev 254:0; do
-    printf 'E:ID_FS_USAGE=filesystem\nE:ID_FS_TYPE=ext4\n' > /run/udev/data/b$d
+  for d in $dev $diskdev; do
+    printf 'E:ID_FS_USAGE=filesystem\nE:ID_FS_TYPE=ext4\n' > "/run/udev/data/b$d"
   done
-  ls -l /run/udev/data
-  ;;
-bench)
-  echo "== gdscan bench read ($size; ext4 and /dev/shm) =="
-  ./.carry/gdscan bench read --dir "$ext4_dir" --dir /dev/shm --size "$size" \
-      --threads-sweep "${GDSCAN_BENCH_THREADS:-1,4,8,16}" --routes "${GDSCAN_BENCH_ROUTES:-bounce,mmap,cufile}" \
-      --repeats 3 --cold --json "$out/bench-read.json" 2>&1 | tee "$out/bench-read.txt"
-  ;;
-kvikio)
-  echo "== KvikIO 26.10 on the same files =="
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && PYTHONPATH=/tmp/site python3 benches/anchors/kvikio_read.py "$ext4_dir"/gdscan-bench-"$size".bin /dev/shm/gdscan-bench-"$size".bin \
-        --threads 1,8,16 --repeats 3 --warmup 1 --compat on > "$out/kvikio.json"
-  python3 - "$out/kvikio.json" <<'PY'
+}
+
+for step in $steps; do
+  case $step in
+    tests) run_scenario fallback ;;
+    udev) add_udev_entry ;;
+    tests-udev) run_scenario registered ;;
+    bench)
+      echo "== gdscan bench read ($size; ext4 and /dev/shm) =="
+      ./.carry/gdscan bench read --dir "$ext4_dir" --dir /dev/shm --size "$size" \
+          --threads-sweep "${GDSCAN_BENCH_THREADS:-1,4,8,16}" --routes "${GDSCAN_BENCH_ROUTES:-bounce,mmap,cufile}" \
+          --repeats 3 --cold --json "$out/bench-read.json" 2>&1 | tee "$out/bench-read.txt"
+      ;;
+    kvikio)
+      echo "== KvikIO 26.10 on the same files =="
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || continue
+      export PYTHONPATH=/tmp/site
+      python3 benches/anchors/kvikio_read.py "$ext4_dir/gdscan-bench-$size.bin" "/dev/shm/gdscan-bench-$size.bin" \
+          --threads 1,8,16 --repeats 3 --warmup 1 --compat on > "$out/kvikio.json"
+      python3 benches/anchors/kvikio_read.py "$ext4_dir/gdscan-bench-$size.bin" \
+          --threads 16 --repeats 3 --warmup 1 --compat auto > "$out/kvikio-auto.json"
+      python3 - "$out/kvikio.json" "$out/kvikio-auto.json" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
-for r in d["results"]:
-    print(f'kvikio {d["version"]} {r["file"]} threads={r["threads"]} best={r.get("best_gbps", float("nan")):.2f} GB/s median={r.get("median_gbps", float("nan")):.2f} GB/s crc32={r.get("crc32")} {r.get("error", "")}')
+for path in sys.argv[1:]:
+    d = json.load(open(path))
+    for r in d["results"]:
+        print(f'kvikio {d["version"]} compat={d["compat_mode"]} {r["file"]} threads={r["threads"]} '
+              f'best={r.get("best_gbps", float("nan")):.2f} GB/s median={r.get("median_gbps", float("nan")):.2f} GB/s '
+              f'crc32={r.get("crc32")} {r.get("error", "")}')
 PY
-  ;;
-esac
+      ;;
+    *) echo "unknown step $step" ;;
+  esac
 done

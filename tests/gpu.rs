@@ -364,13 +364,14 @@ fn cufile_stage1_and_stage2_are_proven() {
                 "cuFile registered unexpectedly"
             );
             stats::start(true).unwrap();
+            let before = stats::read().unwrap();
             let mut buf = DeviceBuffer::new(dev, len).unwrap();
             buf.fill(0).unwrap();
             assert_eq!(auto.pread(&mut buf, len, 0).unwrap(), len);
             assert_eq!(device_bytes(&buf, len), data, "bytes through cuFile");
             assert_eq!(auto.last_route().unwrap().route, DeviceRoute::CuFile);
             assert_eq!(auto.counters().get(IoPath::CuFile).bytes, len as u64);
-            let s = stats::read().unwrap();
+            let s = stats::read().unwrap().since(&before);
             let info = cf_driver::opened().expect("driver open");
             let (total, nvfs, posix) = s.read_split();
             assert!(total > 0, "cuFile's level-3 stats counted the reads: {s:?}");

@@ -321,15 +321,16 @@ fn run_case(
     // cuFile's own counters when cuFile is open.
     dev.fill(0xA5)?;
     handle.counters().reset();
-    let cufile_open = crate::cufile::driver::opened().is_some();
-    if cufile_open {
+    let before = if crate::cufile::driver::opened().is_some() {
         crate::cufile::stats::start(true)?;
-    }
-    handle.pread(dev, len, 0)?;
-    let stats = if cufile_open {
         Some(crate::cufile::stats::read()?)
     } else {
         None
+    };
+    handle.pread(dev, len, 0)?;
+    let stats = match &before {
+        Some(b) => Some(crate::cufile::stats::read()?.since(b)),
+        None => None,
     };
     let verdict = crate::report::build(&handle, stats).verdict;
     let path_bytes = IoPath::ALL

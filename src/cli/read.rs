@@ -100,10 +100,12 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         });
     }
     let len = size.min(file_size - args.offset) as usize;
-    let cufile_stats = args.stats && crate::cufile::driver::opened().is_some();
-    if cufile_stats {
+    let stats_before = if args.stats && crate::cufile::driver::opened().is_some() {
         crate::cufile::stats::start(true)?;
-    }
+        Some(crate::cufile::stats::read()?)
+    } else {
+        None
+    };
     let (bytes, seconds, destination, route, crc) = if args.host {
         let mut buf = vec![0u8; len];
         let start = Instant::now();
@@ -132,10 +134,9 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         )
     };
     let report = if args.stats {
-        let stats = if cufile_stats {
-            Some(crate::cufile::stats::read()?)
-        } else {
-            None
+        let stats = match &stats_before {
+            Some(before) => Some(crate::cufile::stats::read()?.since(before)),
+            None => None,
         };
         Some(crate::report::build(&handle, stats))
     } else {

@@ -61,6 +61,45 @@ pub struct CuFileStats {
 }
 
 impl CuFileStats {
+    /// The counts accumulated since `before` (an earlier [`read`]).
+    pub fn since(&self, before: &CuFileStats) -> CuFileStats {
+        let gpus = self
+            .gpus
+            .iter()
+            .map(|g| {
+                let b = before
+                    .gpus
+                    .iter()
+                    .find(|x| x.index == g.index)
+                    .cloned()
+                    .unwrap_or_default();
+                GpuStats {
+                    index: g.index,
+                    uuid: g.uuid.clone(),
+                    read_bytes: g.read_bytes.saturating_sub(b.read_bytes),
+                    n_total_reads: g.n_total_reads.saturating_sub(b.n_total_reads),
+                    n_nvfs_reads: g.n_nvfs_reads.saturating_sub(b.n_nvfs_reads),
+                    n_posix_reads: g.n_posix_reads.saturating_sub(b.n_posix_reads),
+                    n_p2p_reads: g.n_p2p_reads.saturating_sub(b.n_p2p_reads),
+                    n_unaligned_reads: g.n_unaligned_reads.saturating_sub(b.n_unaligned_reads),
+                    n_reads_err: g.n_reads_err.saturating_sub(b.n_reads_err),
+                    n_total_writes: g.n_total_writes.saturating_sub(b.n_total_writes),
+                    n_nvfs_writes: g.n_nvfs_writes.saturating_sub(b.n_nvfs_writes),
+                    n_posix_writes: g.n_posix_writes.saturating_sub(b.n_posix_writes),
+                }
+            })
+            .collect();
+        CuFileStats {
+            level: self.level,
+            read_ops: self.read_ops.saturating_sub(before.read_ops),
+            read_errors: self.read_errors.saturating_sub(before.read_errors),
+            read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
+            write_ops: self.write_ops.saturating_sub(before.write_ops),
+            write_bytes: self.write_bytes.saturating_sub(before.write_bytes),
+            gpus,
+        }
+    }
+
     /// Reads summed over GPUs: (total, nvfs, posix).
     pub fn read_split(&self) -> (u64, u64, u64) {
         self.gpus.iter().fold((0, 0, 0), |(t, n, p), g| {
@@ -86,20 +125,31 @@ pub fn wanted_level(
     }
 }
 
-/// Sets the level (see [`wanted_level`]), starts and resets the counters.
-/// Returns the level in force. Call after the driver opened.
+/// Sets the level (see [`wanted_level`]) and starts the counters, once per
+/// process (starting twice is not idempotent in cuFile 1.15: a second start
+/// left the level at 0 on the H200). Returns the level in force. Call after
+/// the driver opened; measure a span as the difference of two [`read`]s
+/// ([`CuFileStats::since`]).
 pub fn start(requested: bool) -> Result<i32> {
-    let api = api().map_err(Error::CuFileUnavailable)?;
-    let env = std::env::var(STATS_LEVEL_ENV).ok();
-    let level = wanted_level(env.as_deref(), requested).map_err(Error::CuFileUnavailable)?;
-    // SAFETY: plain calls into an open driver.
-    unsafe {
-        if let Some(level) = level {
-            check("cuFileSetStatsLevel", (api.set_stats_level)(level))?;
-        }
-        check("cuFileStatsStart", (api.stats_start)())?;
-        check("cuFileStatsReset", (api.stats_reset)())?;
-    }
+    static STARTED: std::sync::OnceLock<std::result::Result<(), String>> =
+        std::sync::OnceLock::new();
+    STARTED
+        .get_or_init(|| {
+            let api = api()?;
+            let env = std::env::var(STATS_LEVEL_ENV).ok();
+            let level = wanted_level(env.as_deref(), requested)?;
+            // SAFETY: plain calls into an open driver.
+            unsafe {
+                if let Some(level) = level {
+                    check("cuFileSetStatsLevel", (api.set_stats_level)(level))
+                        .map_err(|e| e.to_string())?;
+                }
+                check("cuFileStatsStart", (api.stats_start)()).map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })
+        .clone()
+        .map_err(Error::CuFileUnavailable)?;
     current_level()
 }
 
@@ -185,6 +235,35 @@ mod tests {
             .unwrap_err()
             .contains(STATS_LEVEL_ENV));
         assert!(wanted_level(Some("x"), true).is_err());
+    }
+
+    #[test]
+    fn since_subtracts_per_gpu() {
+        let before = CuFileStats {
+            level: 3,
+            read_ops: 2,
+            gpus: vec![GpuStats {
+                index: 0,
+                n_total_reads: 5,
+                n_posix_reads: 5,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let after = CuFileStats {
+            level: 3,
+            read_ops: 7,
+            gpus: vec![GpuStats {
+                index: 0,
+                n_total_reads: 9,
+                n_posix_reads: 9,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let d = after.since(&before);
+        assert_eq!(d.read_ops, 5);
+        assert_eq!(d.read_split(), (4, 0, 4));
     }
 
     #[test]

@@ -51,13 +51,21 @@ pub(crate) fn decide_cufile(
         )));
     }
     match cufile {
-        CuFileAvailability::Ready => Ok(Ok(RouteDecision {
-            route: DeviceRoute::CuFile,
-            reason: format!(
-                "KVIKIO_COMPAT_MODE={}: cuFile library loaded, driver open, file registered",
-                settings.compat_mode
-            ),
-        })),
+        CuFileAvailability::Ready => {
+            let stage2 = match crate::cufile::driver::opened() {
+                Some(info) if !info.nvfs_present => {
+                    "; stage 2 will be cuFile's POSIX compat path (no nvidia-fs), which reads with O_DIRECT and bypasses the page cache"
+                }
+                _ => "",
+            };
+            Ok(Ok(RouteDecision {
+                route: DeviceRoute::CuFile,
+                reason: format!(
+                    "KVIKIO_COMPAT_MODE={}: cuFile library loaded, driver open, file registered{stage2}",
+                    settings.compat_mode
+                ),
+            }))
+        }
         CuFileAvailability::Unavailable(why) if settings.compat_mode == CompatMode::Off => {
             Err(Error::CuFileRequired {
                 path: path.to_string(),
