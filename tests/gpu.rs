@@ -41,9 +41,12 @@ fn temp_file(data: &[u8]) -> tempfile::NamedTempFile {
     f
 }
 
+/// An engine on gdscan's POSIX routes (compat ON, so cuFile never takes
+/// these tests' requests, whatever the machine offers).
 fn engine(threads: usize, task: usize, route: DeviceReadPath) -> Arc<Engine> {
     Engine::new(
         Settings::builder()
+            .compat_mode(CompatMode::On)
             .num_threads(threads)
             .task_size(task)
             .bounce_buffer_size(1 << 20)
@@ -178,6 +181,7 @@ fn direct_io_bounce_reads_are_exact() {
     let data = pseudo_random(5_000_000, 5);
     let file = temp_file(&data);
     let settings = Settings::builder()
+        .compat_mode(CompatMode::On)
         .num_threads(4)
         .task_size(1 << 20)
         .auto_direct_io_read(true)

@@ -14,7 +14,10 @@ fn main() -> ExitCode {
         )
         .init();
     let cli = gdscan::cli::Cli::parse();
-    match gdscan::cli::run(cli) {
+    let outcome = gdscan::cli::run(cli);
+    // Every handle and buffer is dropped by now: close cuFile explicitly.
+    gdscan::cufile::driver::shutdown();
+    match outcome {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

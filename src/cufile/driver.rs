@@ -69,6 +69,26 @@ pub fn open(overrides: &CuFileOverrides) -> Result<&'static DriverInfo> {
     }
 }
 
+/// Stops cuFile's statistics and closes its driver, once, before the
+/// process exits (what KvikIO does at exit). Without it, cuFile 1.15 crashed
+/// in its own exit handlers on the H200 after a failed handle registration
+/// with statistics running. No cuFile call may follow.
+pub fn shutdown() {
+    static DONE: std::sync::Once = std::sync::Once::new();
+    if opened().is_none() {
+        return;
+    }
+    DONE.call_once(|| {
+        if let Ok(api) = api() {
+            // SAFETY: the driver is open; both calls only tear down cuFile's state.
+            unsafe {
+                (api.stats_stop)();
+                (api.driver_close)();
+            }
+        }
+    });
+}
+
 /// The open driver, if [`open`] has succeeded.
 pub fn opened() -> Option<&'static DriverInfo> {
     DRIVER.get().and_then(|r| r.as_ref().ok())
