@@ -14,10 +14,7 @@ fn main() -> ExitCode {
         )
         .init();
     let cli = gdscan::cli::Cli::parse();
-    let outcome = gdscan::cli::run(cli);
-    // Every handle and buffer is dropped by now: close cuFile explicitly.
-    gdscan::cufile::driver::shutdown();
-    match outcome {
+    match gdscan::cli::run(cli) {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

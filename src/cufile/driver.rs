@@ -69,10 +69,11 @@ pub fn open(overrides: &CuFileOverrides) -> Result<&'static DriverInfo> {
     }
 }
 
-/// Stops cuFile's statistics and closes its driver, once, before the
-/// process exits (what KvikIO does at exit). Without it, cuFile 1.15 crashed
-/// in its own exit handlers on the H200 after a failed handle registration
-/// with statistics running. No cuFile call may follow.
+/// Stops cuFile's statistics and closes its driver, once (what KvikIO does
+/// at exit). [`open`] registers it with `atexit`, so it runs before cuFile's
+/// own exit handlers: without it, processes that had started cuFile's
+/// statistics crashed at exit on the H200 (cuFile 1.15). No cuFile call may
+/// follow.
 pub fn shutdown() {
     static DONE: std::sync::Once = std::sync::Once::new();
     if opened().is_none() {
@@ -109,6 +110,10 @@ fn open_once(overrides: &CuFileOverrides) -> std::result::Result<DriverInfo, Ope
             describe(status)
         )));
     }
+    // SAFETY: registering a plain `extern "C"` function with no captures.
+    if unsafe { libc::atexit(shutdown_at_exit) } != 0 {
+        tracing::warn!("could not register cuFile's shutdown at exit");
+    }
     let mut props = MaybeUninit::<CUfileDrvProps_t>::zeroed();
     // SAFETY: the driver is open; `props` is a valid, zeroed out structure.
     let status = unsafe { (api.driver_get_properties)(props.as_mut_ptr()) };
@@ -138,6 +143,10 @@ fn open_once(overrides: &CuFileOverrides) -> std::result::Result<DriverInfo, Ope
         control_flags: props.nvfs.dcontrolflags,
         applied: overrides.clone(),
     })
+}
+
+extern "C" fn shutdown_at_exit() {
+    shutdown();
 }
 
 /// cuFile encodes its version as major*1000 + minor*10 + patch (1151 = 1.15.1).
