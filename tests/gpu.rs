@@ -493,6 +493,8 @@ fn cufile_parameters_are_read_with_their_source_and_bounds_enforced() {
             return;
         }
     };
+    // Values reflect cufile.json only once the driver has opened.
+    gdscan::cufile::driver::open(&Default::default()).unwrap();
     let config = ConfigSource::locate();
     let params = report(api, &Default::default(), &config);
     let allow = params

@@ -28,6 +28,10 @@ pub fn ensure_file(path: &Path, size: u64) -> Result<bool> {
             return Ok(false);
         }
     }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(&dir.display().to_string(), "create folder", e))?;
+    }
     let tmp = path.with_extension("partial");
     let mut f = File::create(&tmp).map_err(|e| Error::from_open(&shown, e))?;
     let mut buf = vec![0u8; 64 << 20];

@@ -117,6 +117,10 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         let ordinal = args.device.unwrap_or(0);
         let device = Device::get(ordinal)?;
         let mut buf = DeviceBuffer::new(device, len)?;
+        // Pinning is a once-per-process cost: pay it before the clock starts.
+        if handle.device_route(len, args.offset)?.route == crate::engine::DeviceRoute::Bounce {
+            handle.engine().preallocate_bounce_buffers(device)?;
+        }
         let start = Instant::now();
         let n = handle.pread(&mut buf, len, args.offset)?;
         let seconds = start.elapsed().as_secs_f64();

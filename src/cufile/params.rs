@@ -406,7 +406,10 @@ pub fn apply(api: &Api, overrides: &CuFileOverrides) -> Result<()> {
     Ok(())
 }
 
-/// Every known parameter's effective value and source.
+/// Every known parameter's effective value and source. Call it after the
+/// driver opened: before that, cuFile 1.15 reports its built-in defaults
+/// rather than the values of cufile.json (seen on the H200:
+/// allow_compat_mode read false before `cuFileDriverOpen`, true after).
 pub fn report(api: &Api, overrides: &CuFileOverrides, config: &ConfigSource) -> Vec<ParamReport> {
     PARAMS
         .iter()

@@ -69,6 +69,28 @@ impl BouncePool {
         }
     }
 
+    /// Allocates buffers until the pool holds its full capacity (pinning is
+    /// the slow part of a first device read); returns how many exist.
+    pub fn fill(&self, device: Device) -> Result<usize> {
+        loop {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            if state.allocated >= self.capacity {
+                return Ok(state.allocated);
+            }
+            state.allocated += 1;
+            drop(state);
+            match PinnedBuffer::new(device, self.buffer_size) {
+                Ok(buf) => self.release(buf),
+                Err(e) => {
+                    let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                    state.allocated -= 1;
+                    self.returned.notify_one();
+                    return Err(e);
+                }
+            }
+        }
+    }
+
     /// Gives a buffer back for reuse.
     pub fn release(&self, buf: PinnedBuffer) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
