@@ -282,13 +282,14 @@ impl FileHandle {
         *self.last_route.lock().unwrap_or_else(|e| e.into_inner()) = Some(decision.clone());
     }
 
-    /// Checks a read and returns its length clipped to the end of the file.
-    fn clamp_read(&self, size: usize, offset: u64) -> Result<usize> {
-        if !self.mode.can_read() {
+    /// The checks every request passes first: the mode allows it, and it
+    /// is not empty.
+    fn check_request(&self, allowed: bool, op: &'static str, size: usize) -> Result<()> {
+        if !allowed {
             return Err(Error::ModeNotAllowed {
                 path: self.shared.path.clone(),
                 mode: self.mode.as_str(),
-                op: "reading",
+                op,
             });
         }
         if size == 0 {
@@ -296,6 +297,12 @@ impl FileHandle {
                 path: self.shared.path.clone(),
             });
         }
+        Ok(())
+    }
+
+    /// Checks a read and returns its length clipped to the end of the file.
+    fn clamp_read(&self, size: usize, offset: u64) -> Result<usize> {
+        self.check_request(self.mode.can_read(), "reading", size)?;
         let file_size = self.file_size()?;
         if offset >= file_size {
             return Err(Error::OffsetPastEof {
@@ -345,18 +352,7 @@ impl FileHandle {
     }
 
     fn prepare_write(&self, memory: Memory, size: usize, offset: u64) -> Result<Request> {
-        if !self.mode.can_write() {
-            return Err(Error::ModeNotAllowed {
-                path: self.shared.path.clone(),
-                mode: self.mode.as_str(),
-                op: "writing",
-            });
-        }
-        if size == 0 {
-            return Err(Error::EmptyRequest {
-                path: self.shared.path.clone(),
-            });
-        }
+        self.check_request(self.mode.can_write(), "writing", size)?;
         if offset
             .checked_add(size as u64)
             .is_none_or(|end| end > i64::MAX as u64)

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-use super::direct::{split_for_direct, DIRECT_ALIGN};
+use super::direct::{split_for_direct, Segment, DIRECT_ALIGN};
 use crate::error::{Error, Result};
 
 /// The descriptors of one open file: the buffered one, and an O_DIRECT one
@@ -49,6 +49,31 @@ fn pwrite_full(file: &File, buf: &[u8], offset: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// The O_DIRECT descriptor to use (if any) and the segments of a transfer
+/// of `len` bytes at `offset` to or from memory at `addr`.
+fn plan(
+    fds: &Descriptors,
+    use_direct: bool,
+    offset: u64,
+    addr: usize,
+    len: usize,
+) -> (Option<&File>, Vec<Segment>) {
+    match fds.direct.as_ref().filter(|_| use_direct) {
+        Some(file) => (
+            Some(file),
+            split_for_direct(offset, addr, len, DIRECT_ALIGN),
+        ),
+        None => (
+            None,
+            vec![Segment {
+                start: 0,
+                len,
+                direct: false,
+            }],
+        ),
+    }
+}
+
 /// Reads `dst.len()` bytes at `offset` into host memory, through O_DIRECT for
 /// the aligned middle when `use_direct` and a direct descriptor exist.
 /// Returns the bytes read (less than asked only at end of file).
@@ -59,15 +84,7 @@ pub(crate) fn read_into(
     dst: &mut [u8],
     use_direct: bool,
 ) -> Result<usize> {
-    let direct = fds.direct.as_ref().filter(|_| use_direct);
-    let segments = match direct {
-        Some(_) => split_for_direct(offset, dst.as_ptr() as usize, dst.len(), DIRECT_ALIGN),
-        None => vec![super::direct::Segment {
-            start: 0,
-            len: dst.len(),
-            direct: false,
-        }],
-    };
+    let (direct, segments) = plan(fds, use_direct, offset, dst.as_ptr() as usize, dst.len());
     let mut total = 0;
     for seg in segments {
         let piece = &mut dst[seg.start..seg.start + seg.len];
@@ -100,15 +117,7 @@ pub(crate) fn write_from(
     src: &[u8],
     use_direct: bool,
 ) -> Result<()> {
-    let direct = fds.direct.as_ref().filter(|_| use_direct);
-    let segments = match direct {
-        Some(_) => split_for_direct(offset, src.as_ptr() as usize, src.len(), DIRECT_ALIGN),
-        None => vec![super::direct::Segment {
-            start: 0,
-            len: src.len(),
-            direct: false,
-        }],
-    };
+    let (direct, segments) = plan(fds, use_direct, offset, src.as_ptr() as usize, src.len());
     for seg in segments {
         let piece = &src[seg.start..seg.start + seg.len];
         let at = offset + seg.start as u64;
