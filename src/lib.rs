@@ -10,9 +10,17 @@
 //! page cache registered in place and copied by DMA. Settings use KvikIO's
 //! environment variable names ([`config`]).
 //!
-//! CUDA is loaded at run time ([`cuda`]): the crate builds and its host paths
-//! run on machines without CUDA; asking for a device there is an
-//! [`Error::CudaUnavailable`], never a panic.
+//! Device requests go through stage 1 (gdscan's choice: cuFile or POSIX,
+//! with KvikIO's `KVIKIO_COMPAT_MODE` rules) and, on the cuFile side, stage 2
+//! (cuFile's own choice: nvidia-fs GDS or its POSIX compat path). Both are
+//! made visible and proven after the fact: see [`cufile`], [`report`] and
+//! [`doctor`].
+//!
+//! CUDA and cuFile are loaded at run time ([`cuda`], [`cufile`]): the crate
+//! builds and its host paths run on machines without them; asking for a
+//! device there is an [`Error::CudaUnavailable`], never a panic.
+
+#![warn(missing_docs)]
 
 pub mod bench;
 pub mod checksum;
