@@ -203,6 +203,25 @@ pub enum Error {
         reason: String,
     },
 
+    /// The Parquet data is invalid, truncated or unsupported.
+    #[error("{path}: {source}")]
+    Parquet {
+        /// The file.
+        path: String,
+        /// The parquet crate's error.
+        #[source]
+        source: ::parquet::errors::ParquetError,
+    },
+
+    /// A scan request does not fit the file (unknown column, row group, filter).
+    #[error("{path}: {reason}")]
+    Scan {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+
     /// The engine's worker pool has shut down.
     #[error("the I/O worker pool has stopped")]
     PoolStopped,
@@ -215,6 +234,24 @@ impl Error {
             path: path.to_string(),
             op,
             source,
+        }
+    }
+
+    /// Wraps a parquet crate error for `path`, unwrapping one of ours that
+    /// travelled through the parquet crate (e.g. a short read).
+    pub(crate) fn from_parquet(path: &str, source: ::parquet::errors::ParquetError) -> Self {
+        match source {
+            ::parquet::errors::ParquetError::External(inner) => match inner.downcast::<Error>() {
+                Ok(ours) => *ours,
+                Err(other) => Error::Parquet {
+                    path: path.to_string(),
+                    source: ::parquet::errors::ParquetError::External(other),
+                },
+            },
+            other => Error::Parquet {
+                path: path.to_string(),
+                source: other,
+            },
         }
     }
 

@@ -31,6 +31,7 @@ pub mod cufile;
 pub mod doctor;
 pub mod engine;
 pub mod error;
+pub mod parquet;
 pub mod report;
 
 pub use config::{CompatMode, DeviceReadPath, Settings, SettingsBuilder};

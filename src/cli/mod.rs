@@ -5,6 +5,7 @@ mod bench;
 mod demo;
 mod doctor;
 mod read;
+mod scan;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -25,6 +26,10 @@ pub struct Cli {
 pub enum Command {
     /// Read a file range into device (or host) memory and report rate and path.
     Read(read::ReadArgs),
+    /// Plan a Parquet scan (no data read): chunks, coalesced requests, totals.
+    Plan(scan::PlanArgs),
+    /// Scan a Parquet file's column chunks into device (or host) memory.
+    Scan(scan::ScanArgs),
     /// Benchmarks against baselines measured in the same run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -119,5 +124,7 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Bench(cmd) => bench::run(cmd),
         Command::Demo(args) => demo::run(&args),
         Command::Doctor(args) => doctor::run(&args),
+        Command::Plan(args) => scan::run_plan(&args),
+        Command::Scan(args) => scan::run_scan(&args),
     }
 }

@@ -72,6 +72,18 @@ impl std::str::FromStr for OpenMode {
     }
 }
 
+/// One piece of a multi-range read: `len` bytes of the file at
+/// `file_offset`, landing in the buffer at `buffer_offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct RangeRead {
+    /// Where the bytes are in the file.
+    pub file_offset: u64,
+    /// Where they land in the buffer.
+    pub buffer_offset: usize,
+    /// How many.
+    pub len: usize,
+}
+
 /// What the workers share about an open file.
 #[derive(Debug)]
 pub(crate) struct FileShared {
@@ -204,6 +216,65 @@ impl FileHandle {
         let req = Arc::new(self.prepare_read(memory, size, offset)?);
         self.engine.pool().submit(req.clone())?;
         req.wait()
+    }
+
+    /// Reads several exact ranges into one buffer. Every range is submitted
+    /// before any is awaited, so small ranges share the worker pool; a range
+    /// outside the buffer, or beyond the end of the file, is an error (a
+    /// truncated file never yields a partial buffer). Returns the bytes read.
+    pub fn pread_ranges<B: IoBufMut + ?Sized>(
+        &self,
+        buf: &mut B,
+        ranges: &[RangeRead],
+    ) -> Result<u64> {
+        let memory = buf.io_memory_mut();
+        let mut requests = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            let end = r.buffer_offset.checked_add(r.len);
+            if end.is_none_or(|end| end > memory.len()) {
+                return Err(Error::BufferTooSmall {
+                    path: self.shared.path.clone(),
+                    buffer: memory.len(),
+                    requested: end.unwrap_or(usize::MAX),
+                });
+            }
+            let req =
+                self.prepare_read(memory.slice(r.buffer_offset, r.len), r.len, r.file_offset)?;
+            let got = req.split.total_len();
+            if got < r.len {
+                return Err(Error::ShortRead {
+                    path: self.shared.path.clone(),
+                    offset: r.file_offset,
+                    expected: r.len,
+                    got,
+                });
+            }
+            requests.push(Arc::new(req));
+        }
+        let mut first_err = None;
+        let mut submitted = Vec::with_capacity(requests.len());
+        for req in requests {
+            match self.engine.pool().submit(req.clone()) {
+                Ok(()) => submitted.push(req),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                    break;
+                }
+            }
+        }
+        let mut total = 0u64;
+        for req in submitted {
+            match req.wait() {
+                Ok(n) => total += n as u64,
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(total),
+        }
     }
 
     /// Writes `size` bytes from `buf` (host or device memory) at `offset`.

@@ -41,6 +41,23 @@ impl Memory {
         self.len() == 0
     }
 
+    /// The sub-range `offset..offset + len` (the caller checks the bounds).
+    pub fn slice(&self, offset: usize, len: usize) -> Memory {
+        debug_assert!(offset + len <= self.len());
+        match *self {
+            // SAFETY of later use: inside the original range, as asserted.
+            Memory::Host { ptr, .. } => Memory::Host {
+                ptr: ptr.wrapping_add(offset),
+                len,
+            },
+            Memory::Device { device, ptr, .. } => Memory::Device {
+                device,
+                ptr: ptr + offset as u64,
+                len,
+            },
+        }
+    }
+
     /// Whether the memory lives on a device.
     pub fn is_device(&self) -> bool {
         matches!(self, Memory::Device { .. })

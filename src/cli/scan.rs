@@ -1,0 +1,376 @@
+//! `gdscan plan` and `gdscan scan`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::{parse_size_arg, EngineArgs};
+use crate::cuda::Device;
+use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
+use crate::error::{Error, Result};
+use crate::parquet::coalesce::CoalesceOptions;
+use crate::parquet::fetch::{fetch, ChunkSlice, DeviceAllocator, FetchOptions, HostAllocator};
+use crate::parquet::metadata::{load, MetadataOptions};
+use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
+use crate::parquet::predicate::Predicate;
+
+/// What to scan (shared by `plan` and `scan`).
+#[derive(Debug, Clone, Args)]
+pub struct ScanSpec {
+    /// The Parquet file.
+    pub file: PathBuf,
+    /// Columns: top-level names or dotted leaf paths (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Filter for pruning (and row-exact filtering with --output), e.g.
+    /// "l_shipdate >= DATE '1994-01-01' AND l_discount BETWEEN 0.05 AND 0.07".
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Row groups to consider (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub row_groups: Vec<usize>,
+    /// Largest gap bridged when coalescing (default 1MiB).
+    #[arg(long, value_parser = parse_size_arg)]
+    pub max_gap: Option<u64>,
+    /// Largest coalesced request (default 64MiB).
+    #[arg(long, value_parser = parse_size_arg)]
+    pub max_request: Option<u64>,
+    /// Engine settings.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+impl ScanSpec {
+    fn request(&self, path: &str) -> Result<ScanRequest> {
+        let predicate = match &self.filter {
+            Some(text) => Some(text.parse::<Predicate>().map_err(|e| Error::Scan {
+                path: path.to_string(),
+                reason: e.to_string(),
+            })?),
+            None => None,
+        };
+        let mut coalesce = CoalesceOptions::default();
+        if let Some(g) = self.max_gap {
+            coalesce.max_gap = g;
+        }
+        if let Some(m) = self.max_request {
+            coalesce.max_request = m.max(1);
+        }
+        Ok(ScanRequest {
+            projection: if self.columns.is_empty() {
+                Projection::All
+            } else {
+                Projection::Columns(self.columns.clone())
+            },
+            row_groups: (!self.row_groups.is_empty()).then(|| self.row_groups.clone()),
+            predicate,
+            coalesce,
+        })
+    }
+
+    /// Opens the file, reads its metadata and plans the scan.
+    fn prepare(
+        &self,
+    ) -> Result<(
+        Arc<FileHandle>,
+        Arc<::parquet::file::metadata::ParquetMetaData>,
+        ScanRequest,
+        ScanPlan,
+    )> {
+        let engine = Engine::new(self.engine.settings()?)?;
+        let handle = Arc::new(FileHandle::open_with(engine, &self.file, OpenMode::Read)?);
+        let request = self.request(handle.path())?;
+        let metadata = load(
+            &handle,
+            MetadataOptions {
+                page_index: request.predicate.is_some(),
+                ..Default::default()
+            },
+        )?;
+        let plan = plan(&metadata, &request).map_err(|e| Error::Scan {
+            path: handle.path().to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok((handle, metadata, request, plan))
+    }
+}
+
+/// Arguments of `gdscan plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// What to plan.
+    #[command(flatten)]
+    pub spec: ScanSpec,
+    /// Print the plan as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `gdscan plan`: the plan, without reading data.
+pub fn run_plan(args: &PlanArgs) -> Result<String> {
+    let (handle, _meta, _req, plan) = args.spec.prepare()?;
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&plan).expect("plan serialises") + "\n");
+    }
+    let mut out = format!("plan for {}\n", handle.path());
+    for c in &plan.chunks {
+        let pages = c
+            .pages
+            .as_ref()
+            .map(|p| format!(" pages {}", p.len()))
+            .unwrap_or_default();
+        out += &format!(
+            "chunk rg {} {:<24} offset {:>12} length {:>10} needed {:>10} {} {}{}\n",
+            c.row_group,
+            c.column,
+            c.offset,
+            c.len,
+            c.needed(),
+            c.physical_type,
+            c.codec,
+            pages
+        );
+    }
+    for r in &plan.requests {
+        out += &format!(
+            "request rg {} offset {:>12} length {:>10}\n",
+            r.row_group, r.offset, r.len
+        );
+    }
+    out += &render_totals(&plan);
+    Ok(out)
+}
+
+fn render_totals(plan: &ScanPlan) -> String {
+    let t = &plan.totals;
+    format!(
+        "totals: bytes needed {} read {} ({:.3}x), requests {}, chunks {}, row groups kept {} of {} (pruned: {} by statistics, {} by page index), pages kept {} of {}\n",
+        t.bytes_needed,
+        t.bytes_read,
+        if t.bytes_needed > 0 { t.bytes_read as f64 / t.bytes_needed as f64 } else { 1.0 },
+        t.requests,
+        t.chunks,
+        t.row_groups_kept,
+        t.row_groups_considered,
+        t.row_groups_pruned_by_statistics,
+        t.row_groups_pruned_by_page_index,
+        t.pages_kept,
+        t.pages_total
+    )
+}
+
+/// Arguments of `gdscan scan`.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// What to scan.
+    #[command(flatten)]
+    pub spec: ScanSpec,
+    /// Fetch into host memory instead of a device.
+    #[arg(long, conflicts_with = "device")]
+    pub host: bool,
+    /// CUDA device (default 0).
+    #[arg(long)]
+    pub device: Option<usize>,
+    /// Print each chunk's CRC-32 (as zlib.crc32) of the bytes where they landed.
+    #[arg(long)]
+    pub checksum: bool,
+    /// Print the path report.
+    #[arg(long)]
+    pub stats: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Decode the scanned columns (CPU, arrow-rs over gdscan's reader), apply
+    /// the filter row-exactly and write an Arrow IPC file.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+/// One chunk's checksum.
+#[derive(Debug, Serialize)]
+pub struct ChunkChecksum {
+    /// Row group.
+    pub row_group: usize,
+    /// Column path.
+    pub column: String,
+    /// Bytes.
+    pub bytes: u64,
+    /// CRC-32 of the chunk's needed bytes, in file order.
+    pub crc32: String,
+}
+
+/// The outcome of a scan.
+#[derive(Debug, Serialize)]
+pub struct ScanReport {
+    /// The file.
+    pub path: String,
+    /// "host" or "device N".
+    pub destination: String,
+    /// Plan totals.
+    pub totals: crate::parquet::plan::PlanTotals,
+    /// Bytes that landed.
+    pub bytes_read: u64,
+    /// Seconds from the first request to the last byte in place.
+    pub seconds: f64,
+    /// GB/s of bytes landed.
+    pub gbps: f64,
+    /// Bytes per path.
+    pub paths: Vec<(IoPath, u64)>,
+    /// Per-chunk checksums, when asked.
+    pub checksums: Vec<ChunkChecksum>,
+    /// Rows written to --output.
+    pub rows_written: Option<u64>,
+    /// The path report, when asked.
+    pub report: Option<crate::report::PathReport>,
+}
+
+fn crc_of<F: FnMut(usize, &mut [u8]) -> Result<()>>(
+    slice: &ChunkSlice,
+    mut read: F,
+) -> Result<(u64, u32)> {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut bytes = 0u64;
+    for p in &slice.pieces {
+        let mut host = vec![0u8; p.len];
+        read(p.buffer_offset, &mut host)?;
+        hasher.update(&host);
+        bytes += p.len as u64;
+    }
+    Ok((bytes, hasher.finalize()))
+}
+
+/// Runs `gdscan scan`.
+pub fn run_scan(args: &ScanArgs) -> Result<String> {
+    let (handle, metadata, request, plan) = args.spec.prepare()?;
+    let plan = Arc::new(plan);
+    let mut checksums = Vec::new();
+    let mut bytes_read = 0u64;
+    let stats_before = if args.stats && crate::cufile::driver::opened().is_some() {
+        crate::cufile::stats::start(true)?;
+        Some(crate::cufile::stats::read()?)
+    } else {
+        None
+    };
+    let checksum_entry = |c: usize, bytes: u64, crc: u32| ChunkChecksum {
+        row_group: plan.chunks[c].row_group,
+        column: plan.chunks[c].column.clone(),
+        bytes,
+        crc32: format!("{crc:08x}"),
+    };
+    let (seconds, destination) = if args.host {
+        let start = Instant::now();
+        let mut held = Vec::new();
+        for rg in fetch(
+            handle.clone(),
+            plan.clone(),
+            HostAllocator,
+            FetchOptions::default(),
+        ) {
+            let rg = rg?;
+            bytes_read += rg.bytes_read;
+            held.push(rg);
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        if args.checksum {
+            for rg in &held {
+                for slice in &rg.chunks {
+                    let (bytes, crc) = crc_of(slice, |off, dst| {
+                        dst.copy_from_slice(&rg.buffer[off..off + dst.len()]);
+                        Ok(())
+                    })?;
+                    checksums.push(checksum_entry(slice.chunk, bytes, crc));
+                }
+            }
+        }
+        (seconds, "host".to_string())
+    } else {
+        let ordinal = args.device.unwrap_or(0);
+        let device = Device::get(ordinal)?;
+        handle.engine().preallocate_bounce_buffers(device)?;
+        let start = Instant::now();
+        for rg in fetch(
+            handle.clone(),
+            plan.clone(),
+            DeviceAllocator(device),
+            FetchOptions::default(),
+        ) {
+            let rg = rg?;
+            bytes_read += rg.bytes_read;
+            if args.checksum {
+                for slice in &rg.chunks {
+                    let (bytes, crc) = crc_of(slice, |off, dst| rg.buffer.copy_to_host(off, dst))?;
+                    checksums.push(checksum_entry(slice.chunk, bytes, crc));
+                }
+            }
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        (seconds, format!("device {ordinal}"))
+    };
+    let rows_written = match &args.output {
+        Some(out) => Some(crate::parquet::decode::write_ipc(
+            handle.clone(),
+            metadata.clone(),
+            &plan,
+            &request.projection,
+            request.predicate.as_ref(),
+            out,
+        )?),
+        None => None,
+    };
+    let report = if args.stats {
+        let stats = match &stats_before {
+            Some(b) => Some(crate::cufile::stats::read()?.since(b)),
+            None => None,
+        };
+        Some(crate::report::build(&handle, stats))
+    } else {
+        None
+    };
+    let paths = IoPath::ALL
+        .iter()
+        .map(|&p| (p, handle.counters().get(p).bytes))
+        .filter(|&(_, b)| b > 0)
+        .collect();
+    let result = ScanReport {
+        path: handle.path().to_string(),
+        destination,
+        totals: plan.totals.clone(),
+        bytes_read,
+        seconds,
+        gbps: crate::bench::stats::gbps(bytes_read, seconds),
+        paths,
+        checksums,
+        rows_written,
+        report,
+    };
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&result).expect("report serialises") + "\n");
+    }
+    let mut out = format!(
+        "scanned {} into {}: {} bytes in {:.4} s, {:.2} GB/s\n",
+        result.path, result.destination, result.bytes_read, result.seconds, result.gbps
+    );
+    out += &render_totals(&plan);
+    let paths: Vec<String> = result
+        .paths
+        .iter()
+        .map(|(p, b)| format!("{p}={b}"))
+        .collect();
+    out += &format!("path: {}\n", paths.join(" "));
+    for c in &result.checksums {
+        out += &format!(
+            "crc32 rg {} {} {} bytes: {}\n",
+            c.row_group, c.column, c.bytes, c.crc32
+        );
+    }
+    if let (Some(rows), Some(path)) = (result.rows_written, &args.output) {
+        out += &format!("wrote {rows} rows to {}\n", path.display());
+    }
+    if let Some(r) = &result.report {
+        out += &crate::report::render(r);
+    }
+    Ok(out)
+}

@@ -1,0 +1,304 @@
+//! Executing a plan: each kept row group lands in one allocation (device or
+//! host) with a table mapping every chunk (and page range) to its place,
+//! streamed row group after row group with a bound on bytes in flight.
+//!
+//! A producer thread reads the next row groups (all requests of a row group
+//! submitted at once to the engine) while the consumer works on the current
+//! one; the bound on bytes in flight, released as the consumer drops row
+//! groups, keeps memory bounded.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use serde::Serialize;
+
+use super::plan::{RowGroupPlan, ScanPlan};
+use crate::cuda::{Device, DeviceBuffer};
+use crate::engine::{FileHandle, IoBufMut, RangeRead};
+use crate::error::{Error, Result};
+
+/// Where a row group's bytes land.
+pub trait Allocator: Send + 'static {
+    /// The buffer type.
+    type Buffer: IoBufMut + Send + 'static;
+    /// One buffer of `len` bytes.
+    fn allocate(&self, len: usize) -> Result<Self::Buffer>;
+}
+
+/// Host memory (`Vec<u8>`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostAllocator;
+
+impl Allocator for HostAllocator {
+    type Buffer = Vec<u8>;
+    fn allocate(&self, len: usize) -> Result<Vec<u8>> {
+        Ok(vec![0u8; len])
+    }
+}
+
+/// Device memory on one GPU.
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceAllocator(pub Device);
+
+impl Allocator for DeviceAllocator {
+    type Buffer = DeviceBuffer;
+    fn allocate(&self, len: usize) -> Result<DeviceBuffer> {
+        DeviceBuffer::new(self.0, len)
+    }
+}
+
+/// A contiguous piece of a chunk inside a row group's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Piece {
+    /// Where it is in the file.
+    pub file_offset: u64,
+    /// Where it is in the row group's buffer.
+    pub buffer_offset: usize,
+    /// Length.
+    pub len: usize,
+}
+
+/// Where one planned chunk landed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChunkSlice {
+    /// Index into [`ScanPlan::chunks`].
+    pub chunk: usize,
+    /// Its pieces in file order (one for a whole chunk; the dictionary page
+    /// and the kept pages after page pruning).
+    pub pieces: Vec<Piece>,
+}
+
+/// The buffer layout of one row group: the reads, the chunk table, the size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowGroupLayout {
+    /// One read per coalesced request, packed one after another.
+    pub reads: Vec<RangeRead>,
+    /// Where every chunk lands.
+    pub chunks: Vec<ChunkSlice>,
+    /// Bytes of the allocation.
+    pub len: usize,
+}
+
+/// Lays out a row group's requests back to back and maps its chunks into
+/// them (pure).
+pub fn layout(plan: &ScanPlan, rg: &RowGroupPlan) -> RowGroupLayout {
+    let mut reads = Vec::with_capacity(rg.requests.len());
+    let mut at = 0usize;
+    for &r in &rg.requests {
+        let req = plan.requests[r];
+        reads.push(RangeRead {
+            file_offset: req.offset,
+            buffer_offset: at,
+            len: req.len as usize,
+        });
+        at += req.len as usize;
+    }
+    let chunks = rg
+        .chunks
+        .iter()
+        .map(|&c| {
+            let pieces = plan.chunks[c]
+                .ranges
+                .iter()
+                .map(|&(offset, len)| {
+                    let read = reads
+                        .iter()
+                        .find(|r| {
+                            r.file_offset <= offset && offset + len <= r.file_offset + r.len as u64
+                        })
+                        .expect("every chunk range lies inside a coalesced request");
+                    Piece {
+                        file_offset: offset,
+                        buffer_offset: read.buffer_offset + (offset - read.file_offset) as usize,
+                        len: len as usize,
+                    }
+                })
+                .collect();
+            ChunkSlice { chunk: c, pieces }
+        })
+        .collect();
+    RowGroupLayout {
+        reads,
+        chunks,
+        len: at,
+    }
+}
+
+/// How the fetch streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchOptions {
+    /// Bytes of row groups alive at once (read, queued or held by the
+    /// consumer); a single larger row group still goes through alone.
+    pub max_bytes_in_flight: u64,
+    /// Row groups read ahead of the consumer.
+    pub prefetch: usize,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            max_bytes_in_flight: 2 << 30,
+            prefetch: 2,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Budget {
+    used: Mutex<u64>,
+    freed: Condvar,
+}
+
+/// A share of the in-flight budget, returned on drop.
+#[derive(Debug)]
+pub struct Permit {
+    budget: Arc<Budget>,
+    bytes: u64,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut used = self.budget.used.lock().unwrap_or_else(|e| e.into_inner());
+        *used -= self.bytes;
+        self.budget.freed.notify_all();
+    }
+}
+
+impl Budget {
+    fn acquire(self: &Arc<Self>, bytes: u64, max: u64, cancel: &AtomicBool) -> Option<Permit> {
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        while *used > 0 && *used + bytes > max {
+            if cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+            used = self
+                .freed
+                .wait_timeout(used, std::time::Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        *used += bytes;
+        Some(Permit {
+            budget: self.clone(),
+            bytes,
+        })
+    }
+}
+
+/// One fetched row group.
+#[derive(Debug)]
+pub struct FetchedRowGroup<B> {
+    /// Row group index in the file.
+    pub index: usize,
+    /// The bytes: the row group's requests back to back.
+    pub buffer: B,
+    /// Where each chunk is in `buffer`.
+    pub chunks: Vec<ChunkSlice>,
+    /// Bytes read (requests, gaps included).
+    pub bytes_read: u64,
+    _permit: Permit,
+}
+
+/// The stream of fetched row groups, in plan order.
+#[derive(Debug)]
+pub struct RowGroupStream<B> {
+    rx: Option<Receiver<Result<FetchedRowGroup<B>>>>,
+    thread: Option<JoinHandle<()>>,
+    cancel: Arc<AtomicBool>,
+    budget: Arc<Budget>,
+}
+
+impl<B> Iterator for RowGroupStream<B> {
+    type Item = Result<FetchedRowGroup<B>>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.rx.as_ref()?.recv().ok()
+    }
+}
+
+impl<B> Drop for RowGroupStream<B> {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        self.budget.freed.notify_all();
+        // Dropping the receiver fails the producer's next send.
+        self.rx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts fetching `plan` from `handle` into buffers from `alloc`.
+pub fn fetch<A: Allocator>(
+    handle: Arc<FileHandle>,
+    plan: Arc<ScanPlan>,
+    alloc: A,
+    opts: FetchOptions,
+) -> RowGroupStream<A::Buffer> {
+    let (tx, rx) = sync_channel(opts.prefetch.max(1));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let budget = Arc::new(Budget::default());
+    let (cancel2, budget2) = (cancel.clone(), budget.clone());
+    let thread = std::thread::Builder::new()
+        .name("gdscan-fetch".into())
+        .spawn(move || {
+            for rg in &plan.row_groups {
+                if cancel2.load(Ordering::Relaxed) {
+                    return;
+                }
+                let lay = layout(&plan, rg);
+                let Some(permit) =
+                    budget2.acquire(lay.len as u64, opts.max_bytes_in_flight, &cancel2)
+                else {
+                    return;
+                };
+                let result = read_row_group(&handle, &alloc, rg.index, lay, permit);
+                let failed = result.is_err();
+                if tx.send(result).is_err() || failed {
+                    return;
+                }
+            }
+        });
+    let thread = match thread {
+        Ok(t) => Some(t),
+        Err(e) => {
+            let (tx, rx2) = sync_channel(1);
+            let _ = tx.send(Err(Error::io("<fetch>", "spawn thread", e)));
+            return RowGroupStream {
+                rx: Some(rx2),
+                thread: None,
+                cancel,
+                budget,
+            };
+        }
+    };
+    RowGroupStream {
+        rx: Some(rx),
+        thread,
+        cancel,
+        budget,
+    }
+}
+
+fn read_row_group<A: Allocator>(
+    handle: &FileHandle,
+    alloc: &A,
+    index: usize,
+    lay: RowGroupLayout,
+    permit: Permit,
+) -> Result<FetchedRowGroup<A::Buffer>> {
+    let mut buffer = alloc.allocate(lay.len.max(1))?;
+    let bytes_read = if lay.reads.is_empty() {
+        0
+    } else {
+        handle.pread_ranges(&mut buffer, &lay.reads)?
+    };
+    Ok(FetchedRowGroup {
+        index,
+        buffer,
+        chunks: lay.chunks,
+        bytes_read,
+        _permit: permit,
+    })
+}

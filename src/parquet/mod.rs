@@ -1,0 +1,23 @@
+//! Parquet: from the footer to the column-chunk bytes a scan needs, in
+//! device or host memory.
+//!
+//! Flow: [`metadata`] (footer and page index through the engine, cached) →
+//! [`plan`] (no I/O: projection, row-group and page pruning with
+//! [`predicate`], coalescing with [`coalesce`]) → [`fetch`] (each row group
+//! into one allocation with a chunk table, streamed). [`reader`] offers the
+//! same I/O to arrow-rs as an `AsyncFileReader`.
+
+pub mod coalesce;
+pub mod decode;
+pub mod fetch;
+pub mod metadata;
+pub mod plan;
+pub mod predicate;
+pub mod reader;
+
+pub use coalesce::CoalesceOptions;
+pub use fetch::{fetch, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator};
+pub use metadata::{load as load_metadata, MetadataOptions};
+pub use plan::{plan, Projection, ScanPlan, ScanRequest};
+pub use predicate::Predicate;
+pub use reader::GdsParquetReader;
