@@ -11,6 +11,8 @@
 #   tests-udev  the same again, expecting cuFile to register
 #   bench       gdscan bench read (4 GiB, ext4 and /dev/shm, warm and cold)
 #   kvikio      KvikIO 26.10 on the same files
+#   parquet     gdscan bench scan on TPC-H lineitem (SF $GDSCAN_TPCH_SF, default 1),
+#               and device against host chunk checksums of gdscan scan
 # (default: all of them, in that order). Full logs go to $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/gdscan-out}
@@ -81,6 +83,21 @@ for path in sys.argv[1:]:
               f'best={r.get("best_gbps", float("nan")):.2f} GB/s median={r.get("median_gbps", float("nan")):.2f} GB/s '
               f'crc32={r.get("crc32")} {r.get("error", "")}')
 PY
+      ;;
+    parquet)
+      sf=${GDSCAN_TPCH_SF:-1}
+      echo "== gdscan bench scan (TPC-H lineitem SF $sf) =="
+      ./.carry/gdscan bench scan --sf "$sf" --dir "$ext4_dir" --iterations 3 --json "$out/bench-scan.json" 2>&1 | tee "$out/bench-scan.txt"
+      f="$ext4_dir/lineitem-sf$sf.parquet"
+      q6="l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24"
+      ./.carry/gdscan scan "$f" --columns l_shipdate,l_discount,l_quantity,l_extendedprice --filter "$q6" --checksum --stats > "$out/scan-device.txt" 2>&1
+      ./.carry/gdscan scan "$f" --columns l_shipdate,l_discount,l_quantity,l_extendedprice --filter "$q6" --checksum --host > "$out/scan-host.txt" 2>&1
+      head -n 3 "$out/scan-device.txt"; grep -E "^verdict" "$out/scan-device.txt"
+      if diff <(grep '^crc32' "$out/scan-device.txt") <(grep '^crc32' "$out/scan-host.txt") > /dev/null && grep -q '^crc32' "$out/scan-device.txt"; then
+        echo "device and host chunk checksums agree ($(grep -c '^crc32' "$out/scan-device.txt") chunks)"
+      else
+        echo "CHECKSUM MISMATCH between device and host scans"
+      fi
       ;;
     *) echo "unknown step $step" ;;
   esac

@@ -12,6 +12,8 @@
 use std::io::Write;
 use std::sync::Arc;
 
+mod common;
+
 use gdscan::checksum::{crc32_device, crc32_host};
 use gdscan::cuda::{driver, Device, DeviceBuffer};
 use gdscan::engine::{DeviceRoute, Engine, FileHandle, IoPath, OpenMode};
@@ -528,4 +530,63 @@ fn cufile_parameters_are_read_with_their_source_and_bounds_enforced() {
             .contains(&format!("cuFile accepts {lo}..={hi}")),
         "{err}"
     );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn parquet_row_groups_land_in_device_memory_exactly() {
+    use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions};
+    use gdscan::parquet::metadata::{load, MetadataOptions};
+    use gdscan::parquet::plan::{plan, Projection, ScanRequest};
+    let dev = gpu();
+    let dir = tempfile::tempdir_in(".").unwrap();
+    let path = common::write_file(dir.path());
+    let file = std::fs::read(&path).unwrap();
+    for compat in [CompatMode::On, CompatMode::Auto] {
+        let h =
+            Arc::new(FileHandle::open_with(compat_engine(compat), &path, OpenMode::Read).unwrap());
+        let meta = load(&h, MetadataOptions::default()).unwrap();
+        let p = Arc::new(
+            plan(
+                &meta,
+                &ScanRequest {
+                    projection: Projection::Columns(vec![
+                        "l_orderkey".into(),
+                        "l_comment".into(),
+                        "l_discount".into(),
+                    ]),
+                    predicate: Some("l_orderkey >= 2500 AND l_orderkey < 13000".parse().unwrap()),
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
+        );
+        let mut row_groups = 0;
+        let opts = FetchOptions {
+            max_bytes_in_flight: 1,
+            prefetch: 1,
+        };
+        for rg in fetch(h.clone(), p.clone(), DeviceAllocator(dev), opts) {
+            let rg = rg.unwrap();
+            for slice in &rg.chunks {
+                for piece in &slice.pieces {
+                    let mut host = vec![0u8; piece.len];
+                    rg.buffer
+                        .copy_to_host(piece.buffer_offset, &mut host)
+                        .unwrap();
+                    let at = piece.file_offset as usize;
+                    assert_eq!(
+                        host,
+                        &file[at..at + piece.len],
+                        "compat {compat}: chunk {}",
+                        slice.chunk
+                    );
+                }
+            }
+            row_groups += 1;
+        }
+        assert_eq!(row_groups, p.row_groups.len());
+        assert!(row_groups >= 3);
+        eprintln!("compat {compat}: route {:?}", h.last_route());
+    }
 }

@@ -3,4 +3,5 @@
 
 pub mod data;
 pub mod read;
+pub mod scan;
 pub mod stats;

@@ -14,6 +14,35 @@ pub enum BenchCommand {
     /// File into device memory: ours (per route and thread count) against the
     /// pinned H2D ceiling and a naive pread + copy, in one run.
     Read(BenchReadArgs),
+    /// Parquet scans (all columns, Q1, Q6 of TPC-H lineitem) into device
+    /// memory, against a whole-file read and object_store's get_ranges.
+    Scan(BenchScanArgs),
+}
+
+/// Arguments of `gdscan bench scan`.
+#[derive(Debug, Args)]
+pub struct BenchScanArgs {
+    /// A lineitem Parquet file (generated at --sf into --dir when absent).
+    #[arg(long)]
+    pub file: Option<PathBuf>,
+    /// TPC-H scale factor of the generated lineitem.
+    #[arg(long, default_value = "1")]
+    pub sf: f64,
+    /// Folder for the generated file.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// CUDA device.
+    #[arg(long, default_value = "0")]
+    pub device: usize,
+    /// Timed runs per case.
+    #[arg(long, default_value = "3")]
+    pub iterations: usize,
+    /// Also write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Engine settings.
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 /// Arguments of `gdscan bench read`.
@@ -51,6 +80,30 @@ pub struct BenchReadArgs {
 /// Runs a bench command.
 pub fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
+        BenchCommand::Scan(args) => {
+            let file = match &args.file {
+                Some(f) => f.clone(),
+                None => {
+                    let f = args.dir.join(format!("lineitem-sf{}.parquet", args.sf));
+                    crate::tpch::ensure_lineitem(args.sf, &f)?;
+                    f
+                }
+            };
+            let opts = crate::bench::scan::ScanBenchOptions {
+                file,
+                device: args.device,
+                iterations: args.iterations,
+                settings: args.engine.settings()?,
+                cases: crate::bench::scan::lineitem_cases(),
+            };
+            let report = crate::bench::scan::run(&opts)?;
+            if let Some(path) = &args.json {
+                let text = serde_json::to_string_pretty(&report).expect("report serialises");
+                std::fs::write(path, text)
+                    .map_err(|e| crate::Error::io(&path.display().to_string(), "write", e))?;
+            }
+            Ok(crate::bench::scan::render(&report))
+        }
         BenchCommand::Read(args) => {
             let size_name = crate::cli::demo::human(args.size);
             let opts = ReadBenchOptions {

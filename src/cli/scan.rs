@@ -38,6 +38,9 @@ pub struct ScanSpec {
     /// Largest coalesced request (default 64MiB).
     #[arg(long, value_parser = parse_size_arg)]
     pub max_request: Option<u64>,
+    /// Largest fraction of unneeded bytes a coalesced request may read (default 0.1).
+    #[arg(long)]
+    pub max_overread: Option<f64>,
     /// Engine settings.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -58,6 +61,9 @@ impl ScanSpec {
         }
         if let Some(m) = self.max_request {
             coalesce.max_request = m.max(1);
+        }
+        if let Some(f) = self.max_overread {
+            coalesce.max_overread = f.max(0.0);
         }
         Ok(ScanRequest {
             projection: if self.columns.is_empty() {

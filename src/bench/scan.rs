@@ -1,0 +1,300 @@
+//! `gdscan bench scan`: Parquet scans into device memory against, in the
+//! same run, a whole-file read of the same file (the engine's own rate) and
+//! the naive path (object_store's `get_ranges`, then one copy per range).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use object_store::local::LocalFileSystem;
+use object_store::ObjectStore;
+use serde::Serialize;
+
+use super::stats::Timing;
+use crate::config::Settings;
+use crate::cuda::{Device, DeviceBuffer};
+use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
+use crate::error::{Error, Result};
+use crate::parquet::fetch::{fetch, DeviceAllocator, FetchOptions};
+use crate::parquet::metadata::{load, MetadataOptions};
+use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
+use crate::parquet::predicate::Predicate;
+
+/// One scan to measure.
+#[derive(Debug, Clone)]
+pub struct ScanCase {
+    /// Name, e.g. "q6".
+    pub name: String,
+    /// Columns.
+    pub projection: Projection,
+    /// Filter (pruning only: bytes, not rows, are what lands).
+    pub filter: Option<Predicate>,
+}
+
+fn cols(names: &[&str]) -> Projection {
+    Projection::Columns(names.iter().map(|s| s.to_string()).collect())
+}
+
+/// The lineitem cases: all columns, and the column sets and filters of Q1 and Q6.
+pub fn lineitem_cases() -> Vec<ScanCase> {
+    vec![
+        ScanCase {
+            name: "all".into(),
+            projection: Projection::All,
+            filter: None,
+        },
+        ScanCase {
+            name: "q1".into(),
+            projection: cols(&[
+                "l_returnflag",
+                "l_linestatus",
+                "l_quantity",
+                "l_extendedprice",
+                "l_discount",
+                "l_tax",
+                "l_shipdate",
+            ]),
+            filter: Some("l_shipdate <= DATE '1998-09-02'".parse().expect("valid filter")),
+        },
+        ScanCase {
+            name: "q6".into(),
+            projection: cols(&["l_shipdate", "l_discount", "l_quantity", "l_extendedprice"]),
+            filter: Some(
+                "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24"
+                    .parse()
+                    .expect("valid filter"),
+            ),
+        },
+    ]
+}
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct ScanBenchOptions {
+    /// The Parquet file.
+    pub file: PathBuf,
+    /// CUDA device.
+    pub device: usize,
+    /// Timed runs per case, after one warm-up.
+    pub iterations: usize,
+    /// Engine settings.
+    pub settings: Settings,
+    /// The cases.
+    pub cases: Vec<ScanCase>,
+}
+
+/// One case's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScanCaseReport {
+    /// Name.
+    pub name: String,
+    /// Bytes the scan needs.
+    pub bytes_needed: u64,
+    /// Bytes read (coalesced).
+    pub bytes_read: u64,
+    /// bytes_read / bytes_needed.
+    pub read_amplification: f64,
+    /// Rows of the kept row groups.
+    pub rows_covered: i64,
+    /// Row groups kept / considered.
+    pub row_groups: (usize, usize),
+    /// gdscan's plan + fetch into device memory (bytes = bytes read).
+    pub gdscan: Timing,
+    /// gdscan's GB/s over the whole-file read's GB/s.
+    pub ratio_to_file_read: f64,
+    /// object_store `get_ranges` of the needed ranges plus a copy per range.
+    pub naive: Timing,
+    /// gdscan's time over the naive time, inverted (> 1 = faster).
+    pub speedup_over_naive: f64,
+    /// Every landed chunk's bytes equal the file's.
+    pub bytes_ok: bool,
+    /// Bytes per path in the last run.
+    pub path_bytes: Vec<(IoPath, u64)>,
+}
+
+/// The report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScanBenchReport {
+    /// GPU.
+    pub device: String,
+    /// The file.
+    pub file: String,
+    /// Its size.
+    pub file_bytes: u64,
+    /// Row groups.
+    pub row_groups: usize,
+    /// Whole-file read into device memory through the engine (the ceiling for scans).
+    pub file_read: Timing,
+    /// The cases.
+    pub cases: Vec<ScanCaseReport>,
+}
+
+fn time<F: FnMut() -> Result<()>>(iterations: usize, mut f: F) -> Result<Vec<f64>> {
+    f()?;
+    let mut out = Vec::new();
+    for _ in 0..iterations.max(1) {
+        let start = Instant::now();
+        f()?;
+        out.push(start.elapsed().as_secs_f64());
+    }
+    Ok(out)
+}
+
+/// Runs the benchmark.
+pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
+    let device = Device::get(opts.device)?;
+    let engine = Engine::new(opts.settings.clone())?;
+    engine.preallocate_bounce_buffers(device)?;
+    let handle = Arc::new(FileHandle::open_with(engine, &opts.file, OpenMode::Read)?);
+    let shown = handle.path().to_string();
+    let file_bytes = handle.file_size()?;
+    let file = std::fs::read(&opts.file).map_err(|e| Error::io(&shown, "read", e))?; // warms the cache, and the oracle
+    let metadata = load(&handle, MetadataOptions::default())?;
+
+    let mut whole = DeviceBuffer::new(device, file_bytes as usize)?;
+    let file_read = Timing {
+        bytes: file_bytes,
+        seconds: time(opts.iterations, || {
+            handle.pread(&mut whole, file_bytes as usize, 0).map(|_| ())
+        })?,
+    };
+    drop(whole);
+
+    let store = LocalFileSystem::new();
+    let location = object_store::path::Path::from_filesystem_path(&opts.file)
+        .map_err(|e| Error::io(&shown, "object_store path", std::io::Error::other(e)))?;
+    let mut cases = Vec::new();
+    for case in &opts.cases {
+        let request = ScanRequest {
+            projection: case.projection.clone(),
+            predicate: case.filter.clone(),
+            ..Default::default()
+        };
+        let plan: Arc<ScanPlan> = Arc::new(plan(&metadata, &request).map_err(|e| Error::Scan {
+            path: shown.clone(),
+            reason: e.to_string(),
+        })?);
+        let seconds = time(opts.iterations, || {
+            for rg in fetch(
+                handle.clone(),
+                plan.clone(),
+                DeviceAllocator(device),
+                FetchOptions::default(),
+            ) {
+                rg?;
+            }
+            Ok(())
+        })?;
+        // Proof: the last fetch again, every piece compared with the file.
+        handle.counters().reset();
+        let mut bytes_ok = true;
+        for rg in fetch(
+            handle.clone(),
+            plan.clone(),
+            DeviceAllocator(device),
+            FetchOptions::default(),
+        ) {
+            let rg = rg?;
+            for slice in &rg.chunks {
+                for p in &slice.pieces {
+                    let mut host = vec![0u8; p.len];
+                    rg.buffer.copy_to_host(p.buffer_offset, &mut host)?;
+                    let at = p.file_offset as usize;
+                    bytes_ok &= host == file[at..at + p.len];
+                }
+            }
+        }
+        let path_bytes = IoPath::ALL
+            .iter()
+            .map(|&p| (p, handle.counters().get(p).bytes))
+            .filter(|&(_, b)| b > 0)
+            .collect();
+        let ranges: Vec<std::ops::Range<u64>> = plan
+            .chunks
+            .iter()
+            .flat_map(|c| c.ranges.iter().map(|&(o, l)| o..o + l))
+            .collect();
+        let needed = plan.totals.bytes_needed;
+        let mut staging = DeviceBuffer::new(device, needed.max(1) as usize)?;
+        let naive_seconds = time(opts.iterations, || {
+            let parts =
+                futures::executor::block_on(store.get_ranges(&location, &ranges)).map_err(|e| {
+                    Error::io(&shown, "object_store get_ranges", std::io::Error::other(e))
+                })?;
+            let mut at = 0;
+            for part in parts {
+                staging.copy_from_host(at, &part)?;
+                at += part.len();
+            }
+            Ok(())
+        })?;
+        let gdscan = Timing {
+            bytes: plan.totals.bytes_read,
+            seconds,
+        };
+        let naive = Timing {
+            bytes: needed,
+            seconds: naive_seconds,
+        };
+        cases.push(ScanCaseReport {
+            name: case.name.clone(),
+            bytes_needed: needed,
+            bytes_read: plan.totals.bytes_read,
+            read_amplification: plan.totals.bytes_read as f64 / needed.max(1) as f64,
+            rows_covered: plan.row_groups.iter().map(|r| r.num_rows).sum(),
+            row_groups: (
+                plan.totals.row_groups_kept,
+                plan.totals.row_groups_considered,
+            ),
+            ratio_to_file_read: gdscan.best_gbps() / file_read.best_gbps(),
+            speedup_over_naive: naive.best() / gdscan.best(),
+            gdscan,
+            naive,
+            bytes_ok,
+            path_bytes,
+        });
+    }
+    Ok(ScanBenchReport {
+        device: device.name()?,
+        file: shown,
+        file_bytes,
+        row_groups: metadata.num_row_groups(),
+        file_read,
+        cases,
+    })
+}
+
+/// The report as a table.
+pub fn render(r: &ScanBenchReport) -> String {
+    let mut out = format!(
+        "device: {}\nfile: {} ({} bytes, {} row groups)\nwhole-file read into device memory: {:.2} GB/s best, {:.2} median\n",
+        r.device,
+        r.file,
+        r.file_bytes,
+        r.row_groups,
+        r.file_read.best_gbps(),
+        r.file_read.median_gbps()
+    );
+    out += &format!(
+        "{:<6} {:>13} {:>13} {:>6} {:>10} {:>9} {:>9} {:>8} {:>11} {:>8}  bytes\n",
+        "case", "needed", "read", "r/n", "rows", "GB/s", "x file", "naive", "x vs naive", "rgs"
+    );
+    for c in &r.cases {
+        out += &format!(
+            "{:<6} {:>13} {:>13} {:>6.3} {:>10} {:>9.2} {:>9.2} {:>8.2} {:>11.2} {:>4}/{:<3}  {}\n",
+            c.name,
+            c.bytes_needed,
+            c.bytes_read,
+            c.read_amplification,
+            c.rows_covered,
+            c.gdscan.best_gbps(),
+            c.ratio_to_file_read,
+            c.naive.best_gbps(),
+            c.speedup_over_naive,
+            c.row_groups.0,
+            c.row_groups.1,
+            if c.bytes_ok { "ok" } else { "MISMATCH" }
+        );
+    }
+    out
+}
