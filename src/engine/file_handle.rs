@@ -84,6 +84,42 @@ pub struct RangeRead {
     pub len: usize,
 }
 
+/// Reads submitted by [`FileHandle::submit_ranges`], not yet awaited.
+/// Dropping it waits for them, so the memory is never written after.
+#[derive(Debug)]
+pub struct PendingReads {
+    requests: Vec<Arc<Request>>,
+    error: Option<Error>,
+}
+
+impl PendingReads {
+    /// Waits for every read; returns the bytes read or the first error.
+    pub fn wait(mut self) -> Result<u64> {
+        let mut first_err = self.error.take();
+        let mut total = 0u64;
+        for req in std::mem::take(&mut self.requests) {
+            match req.wait() {
+                Ok(n) => total += n as u64,
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(total),
+        }
+    }
+}
+
+impl Drop for PendingReads {
+    fn drop(&mut self) {
+        for req in self.requests.drain(..) {
+            let _ = req.wait();
+        }
+    }
+}
+
 /// What the workers share about an open file.
 #[derive(Debug)]
 pub(crate) struct FileShared {
@@ -227,7 +263,21 @@ impl FileHandle {
         buf: &mut B,
         ranges: &[RangeRead],
     ) -> Result<u64> {
-        let memory = buf.io_memory_mut();
+        // SAFETY: `buf` stays mutably borrowed until the reads are awaited here.
+        unsafe { self.submit_ranges(buf.io_memory_mut(), ranges) }?.wait()
+    }
+
+    /// Submits reads of several exact ranges into `memory` without waiting,
+    /// so that callers can keep several buffers' reads in flight at once.
+    ///
+    /// # Safety
+    /// `memory` must stay valid, and untouched by anything else, until the
+    /// returned [`PendingReads`] is waited for or dropped (dropping waits).
+    pub unsafe fn submit_ranges(
+        &self,
+        memory: Memory,
+        ranges: &[RangeRead],
+    ) -> Result<PendingReads> {
         let mut requests = Vec::with_capacity(ranges.len());
         for r in ranges {
             let end = r.buffer_offset.checked_add(r.len);
@@ -251,30 +301,20 @@ impl FileHandle {
             }
             requests.push(Arc::new(req));
         }
-        let mut first_err = None;
-        let mut submitted = Vec::with_capacity(requests.len());
+        let mut pending = PendingReads {
+            requests: Vec::with_capacity(requests.len()),
+            error: None,
+        };
         for req in requests {
             match self.engine.pool().submit(req.clone()) {
-                Ok(()) => submitted.push(req),
+                Ok(()) => pending.requests.push(req),
                 Err(e) => {
-                    first_err.get_or_insert(e);
+                    pending.error = Some(e);
                     break;
                 }
             }
         }
-        let mut total = 0u64;
-        for req in submitted {
-            match req.wait() {
-                Ok(n) => total += n as u64,
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                }
-            }
-        }
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(total),
-        }
+        Ok(pending)
     }
 
     /// Writes `size` bytes from `buf` (host or device memory) at `offset`.

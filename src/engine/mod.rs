@@ -24,7 +24,7 @@ mod transfer;
 use std::sync::{Arc, OnceLock};
 
 pub use counters::{global_counters, IoPath, PathCounters, PathTotals};
-pub use file_handle::{FileHandle, OpenMode, RangeRead};
+pub use file_handle::{FileHandle, OpenMode, PendingReads, RangeRead};
 pub use memory::{IoBuf, IoBufMut, Memory};
 pub use request::IoFuture;
 pub use route::{DeviceRoute, RouteDecision};

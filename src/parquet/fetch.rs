@@ -7,8 +7,9 @@
 //! one; the bound on bytes in flight, released as the consumer drops row
 //! groups, keeps memory bounded.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -16,7 +17,7 @@ use serde::Serialize;
 
 use super::plan::{RowGroupPlan, ScanPlan};
 use crate::cuda::{Device, DeviceBuffer};
-use crate::engine::{FileHandle, IoBufMut, RangeRead};
+use crate::engine::{FileHandle, IoBufMut, PendingReads, RangeRead};
 use crate::error::{Error, Result};
 
 /// Where a row group's bytes land.
@@ -132,7 +133,7 @@ pub struct FetchOptions {
     /// Bytes of row groups alive at once (read, queued or held by the
     /// consumer); a single larger row group still goes through alone.
     pub max_bytes_in_flight: u64,
-    /// Row groups read ahead of the consumer.
+    /// Row groups whose reads are in flight at once (read ahead of the consumer).
     pub prefetch: usize,
 }
 
@@ -140,7 +141,7 @@ impl Default for FetchOptions {
     fn default() -> Self {
         FetchOptions {
             max_bytes_in_flight: 2 << 30,
-            prefetch: 2,
+            prefetch: 4,
         }
     }
 }
@@ -167,6 +168,18 @@ impl Drop for Permit {
 }
 
 impl Budget {
+    fn try_acquire(self: &Arc<Self>, bytes: u64, max: u64) -> Option<Permit> {
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        if *used > 0 && *used + bytes > max {
+            return None;
+        }
+        *used += bytes;
+        Some(Permit {
+            budget: self.clone(),
+            bytes,
+        })
+    }
+
     fn acquire(self: &Arc<Self>, bytes: u64, max: u64, cancel: &AtomicBool) -> Option<Permit> {
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
         while *used > 0 && *used + bytes > max {
@@ -242,24 +255,7 @@ pub fn fetch<A: Allocator>(
     let (cancel2, budget2) = (cancel.clone(), budget.clone());
     let thread = std::thread::Builder::new()
         .name("gdscan-fetch".into())
-        .spawn(move || {
-            for rg in &plan.row_groups {
-                if cancel2.load(Ordering::Relaxed) {
-                    return;
-                }
-                let lay = layout(&plan, rg);
-                let Some(permit) =
-                    budget2.acquire(lay.len as u64, opts.max_bytes_in_flight, &cancel2)
-                else {
-                    return;
-                };
-                let result = read_row_group(&handle, &alloc, rg.index, lay, permit);
-                let failed = result.is_err();
-                if tx.send(result).is_err() || failed {
-                    return;
-                }
-            }
-        });
+        .spawn(move || produce(&handle, &plan, &alloc, opts, &budget2, &cancel2, &tx));
     let thread = match thread {
         Ok(t) => Some(t),
         Err(e) => {
@@ -281,24 +277,110 @@ pub fn fetch<A: Allocator>(
     }
 }
 
-fn read_row_group<A: Allocator>(
-    handle: &FileHandle,
-    alloc: &A,
+/// A row group whose reads are in flight. Field order matters: the pending
+/// reads drop (and so wait) before the buffer they write into.
+struct InFlight<B> {
+    pending: PendingReads,
+    buffer: B,
     index: usize,
-    lay: RowGroupLayout,
+    chunks: Vec<ChunkSlice>,
     permit: Permit,
-) -> Result<FetchedRowGroup<A::Buffer>> {
-    let mut buffer = alloc.allocate(lay.len.max(1))?;
-    let bytes_read = if lay.reads.is_empty() {
-        0
-    } else {
-        handle.pread_ranges(&mut buffer, &lay.reads)?
+}
+
+impl<B> InFlight<B> {
+    fn finish(self) -> Result<FetchedRowGroup<B>> {
+        let InFlight {
+            pending,
+            buffer,
+            index,
+            chunks,
+            permit,
+        } = self;
+        let bytes_read = pending.wait()?;
+        Ok(FetchedRowGroup {
+            index,
+            buffer,
+            chunks,
+            bytes_read,
+            _permit: permit,
+        })
+    }
+}
+
+/// Keeps up to `opts.prefetch` row groups' reads in flight in the engine at
+/// once (so small row groups still fill the worker pool) and hands them to
+/// the consumer in plan order.
+fn produce<A: Allocator>(
+    handle: &FileHandle,
+    plan: &ScanPlan,
+    alloc: &A,
+    opts: FetchOptions,
+    budget: &Arc<Budget>,
+    cancel: &AtomicBool,
+    tx: &SyncSender<Result<FetchedRowGroup<A::Buffer>>>,
+) {
+    let depth = opts.prefetch.max(1);
+    let mut queue: VecDeque<InFlight<A::Buffer>> = VecDeque::with_capacity(depth);
+    let deliver = |item: InFlight<A::Buffer>| {
+        let result = item.finish();
+        let failed = result.is_err();
+        tx.send(result).is_ok() && !failed
     };
-    Ok(FetchedRowGroup {
-        index,
-        buffer,
-        chunks: lay.chunks,
-        bytes_read,
-        _permit: permit,
-    })
+    for rg in &plan.row_groups {
+        if cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        let lay = layout(plan, rg);
+        // Deliver the oldest first when the pipeline is full, or when the
+        // budget needs what it holds.
+        while queue.len() >= depth {
+            if !deliver(queue.pop_front().expect("non-empty")) {
+                return;
+            }
+        }
+        let permit = loop {
+            if let Some(p) = budget.try_acquire(lay.len as u64, opts.max_bytes_in_flight) {
+                break p;
+            }
+            match queue.pop_front() {
+                Some(item) => {
+                    if !deliver(item) {
+                        return;
+                    }
+                }
+                None => match budget.acquire(lay.len as u64, opts.max_bytes_in_flight, cancel) {
+                    Some(p) => break p,
+                    None => return,
+                },
+            }
+        };
+        let mut buffer = match alloc.allocate(lay.len.max(1)) {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
+        // SAFETY: the buffer moves into `InFlight` behind the pending reads,
+        // which wait before it drops; its heap or device memory does not move.
+        let pending = match unsafe { handle.submit_ranges(buffer.io_memory_mut(), &lay.reads) } {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
+        queue.push_back(InFlight {
+            pending,
+            buffer,
+            index: rg.index,
+            chunks: lay.chunks,
+            permit,
+        });
+    }
+    while let Some(item) = queue.pop_front() {
+        if !deliver(item) {
+            return;
+        }
+    }
 }
