@@ -141,7 +141,7 @@ impl Default for FetchOptions {
     fn default() -> Self {
         FetchOptions {
             max_bytes_in_flight: 2 << 30,
-            prefetch: 4,
+            prefetch: 8,
         }
     }
 }
