@@ -137,11 +137,20 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn demo_generates_reads_and_verifies() {
-    let out = gdscan(&["demo", "--size", "8MiB"]);
+    let out = gdscan(&["demo", "--sf", "0.01"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = text(&out.stdout);
-    assert!(s.contains("read 8388608 bytes"), "{s}");
-    assert!(s.contains("matches the bytes read"), "{s}");
+    assert!(s.contains("generated TPC-H lineitem at SF 0.01"), "{s}");
+    assert!(s.contains("scanned "), "{s}");
+    assert!(s.contains("verdict: cuFile not used"), "{s}");
+    // Q6 keeps about 2% of lineitem's rows (about 60,000 at SF 0.01).
+    let rows: u64 = s
+        .lines()
+        .find_map(|l| l.strip_prefix("wrote ").and_then(|r| r.split(' ').next()))
+        .expect("rows written line")
+        .parse()
+        .unwrap();
+    assert!((700..1_500).contains(&rows), "Q6 rows at SF 0.01: {rows}");
     if !gdscan::cuda::driver::is_available() {
         assert!(s.contains("no GPU here"), "{s}");
     }

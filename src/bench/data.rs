@@ -66,6 +66,22 @@ pub fn warm_and_checksum(path: &Path) -> Result<u32> {
     Ok(hasher.finalize())
 }
 
+/// "256MiB"-style name of a size.
+pub fn human(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
+    for (name, unit) in UNITS {
+        if bytes >= unit && bytes % unit == 0 {
+            return format!("{}{name}", bytes / unit);
+        }
+    }
+    format!("{bytes}B")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

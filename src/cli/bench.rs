@@ -105,7 +105,7 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
             Ok(crate::bench::scan::render(&report))
         }
         BenchCommand::Read(args) => {
-            let size_name = crate::cli::demo::human(args.size);
+            let size_name = crate::bench::data::human(args.size);
             let opts = ReadBenchOptions {
                 files: args
                     .dirs
