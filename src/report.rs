@@ -83,6 +83,37 @@ pub fn stage2() -> Option<Stage2> {
     })
 }
 
+/// A span over which cuFile's own counters are measured: opened before the
+/// I/O (starting cuFile's statistics when its driver is open), closed after
+/// it into a report with the difference.
+#[derive(Debug)]
+pub struct StatsWindow {
+    before: Option<CuFileStats>,
+}
+
+impl StatsWindow {
+    /// Opens the window; cuFile's counters are read only when `wanted` and
+    /// the driver is open.
+    pub fn open(wanted: bool) -> crate::Result<StatsWindow> {
+        let before = if wanted && crate::cufile::driver::opened().is_some() {
+            crate::cufile::stats::start(true)?;
+            Some(crate::cufile::stats::read()?)
+        } else {
+            None
+        };
+        Ok(StatsWindow { before })
+    }
+
+    /// The report for `handle`, with cuFile's counts since [`StatsWindow::open`].
+    pub fn close(self, handle: &FileHandle) -> crate::Result<PathReport> {
+        let stats = match &self.before {
+            Some(before) => Some(crate::cufile::stats::read()?.since(before)),
+            None => None,
+        };
+        Ok(build(handle, stats))
+    }
+}
+
 /// Builds the report for `handle`, with cuFile's counters when given.
 pub fn build(handle: &FileHandle, cufile_stats: Option<CuFileStats>) -> PathReport {
     let counters: Vec<PathCount> = IoPath::ALL

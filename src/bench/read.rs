@@ -321,23 +321,10 @@ fn run_case(
     // cuFile's own counters when cuFile is open.
     dev.fill(0xA5)?;
     handle.counters().reset();
-    let before = if crate::cufile::driver::opened().is_some() {
-        crate::cufile::stats::start(true)?;
-        Some(crate::cufile::stats::read()?)
-    } else {
-        None
-    };
+    let window = crate::report::StatsWindow::open(true)?;
     handle.pread(dev, len, 0)?;
-    let stats = match &before {
-        Some(b) => Some(crate::cufile::stats::read()?.since(b)),
-        None => None,
-    };
-    let verdict = crate::report::build(&handle, stats).verdict;
-    let path_bytes = IoPath::ALL
-        .iter()
-        .map(|&p| (p, handle.counters().get(p).bytes))
-        .filter(|&(_, b)| b > 0)
-        .collect();
+    let verdict = window.close(&handle)?.verdict;
+    let path_bytes = handle.counters().nonzero();
     let crc_ok = crc32_device(dev, 0, len)? == crc;
     let timing = Timing {
         bytes: opts.size,

@@ -204,11 +204,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
                 }
             }
         }
-        let path_bytes = IoPath::ALL
-            .iter()
-            .map(|&p| (p, handle.counters().get(p).bytes))
-            .filter(|&(_, b)| b > 0)
-            .collect();
+        let path_bytes = handle.counters().nonzero();
         let ranges: Vec<std::ops::Range<u64>> = plan
             .chunks
             .iter()

@@ -100,12 +100,7 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         });
     }
     let len = size.min(file_size - args.offset) as usize;
-    let stats_before = if args.stats && crate::cufile::driver::opened().is_some() {
-        crate::cufile::stats::start(true)?;
-        Some(crate::cufile::stats::read()?)
-    } else {
-        None
-    };
+    let window = crate::report::StatsWindow::open(args.stats)?;
     let (bytes, seconds, destination, route, crc) = if args.host {
         let mut buf = vec![0u8; len];
         let start = Instant::now();
@@ -138,19 +133,11 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         )
     };
     let report = if args.stats {
-        let stats = match &stats_before {
-            Some(before) => Some(crate::cufile::stats::read()?.since(before)),
-            None => None,
-        };
-        Some(crate::report::build(&handle, stats))
+        Some(window.close(&handle)?)
     } else {
         None
     };
-    let paths = IoPath::ALL
-        .iter()
-        .map(|&p| (p, handle.counters().get(p).bytes))
-        .filter(|&(_, b)| b > 0)
-        .collect();
+    let paths = handle.counters().nonzero();
     Ok(ReadReport {
         path: handle.path().to_string(),
         offset: args.offset,

@@ -254,12 +254,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
     let plan = Arc::new(plan);
     let mut checksums = Vec::new();
     let mut bytes_read = 0u64;
-    let stats_before = if args.stats && crate::cufile::driver::opened().is_some() {
-        crate::cufile::stats::start(true)?;
-        Some(crate::cufile::stats::read()?)
-    } else {
-        None
-    };
+    let window = crate::report::StatsWindow::open(args.stats)?;
     let checksum_entry = |c: usize, bytes: u64, crc: u32| ChunkChecksum {
         row_group: plan.chunks[c].row_group,
         column: plan.chunks[c].column.clone(),
@@ -327,19 +322,11 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         None => None,
     };
     let report = if args.stats {
-        let stats = match &stats_before {
-            Some(b) => Some(crate::cufile::stats::read()?.since(b)),
-            None => None,
-        };
-        Some(crate::report::build(&handle, stats))
+        Some(window.close(&handle)?)
     } else {
         None
     };
-    let paths = IoPath::ALL
-        .iter()
-        .map(|&p| (p, handle.counters().get(p).bytes))
-        .filter(|&(_, b)| b > 0)
-        .collect();
+    let paths = handle.counters().nonzero();
     let result = ScanReport {
         path: handle.path().to_string(),
         destination,

@@ -105,6 +105,15 @@ impl PathCounters {
         IoPath::ALL.iter().map(|&p| (p, self.get(p))).collect()
     }
 
+    /// Bytes per path, for the paths that moved any.
+    pub fn nonzero(&self) -> Vec<(IoPath, u64)> {
+        IoPath::ALL
+            .iter()
+            .map(|&p| (p, self.get(p).bytes))
+            .filter(|&(_, b)| b > 0)
+            .collect()
+    }
+
     /// Sets everything back to zero.
     pub fn reset(&self) {
         for slot in &self.slots {
