@@ -1,19 +1,72 @@
-//! TPC-H data for the benchmarks: lineitem as one Parquet file, generated
-//! with tpchgen-arrow in parallel parts and written in order.
+//! TPC-H data as Parquet, generated with tpchgen-arrow: `gdscan tpch gen`
+//! ([`generate`]) writes any of the eight tables, and [`ensure_lineitem`]
+//! writes lineitem as one file for the demo and the scan benchmark.
 //!
-//! (The full `gdscan tpch gen` of all eight tables belongs to the generator
-//! issue; this is the part the scan benchmark needs.)
+//! # Layout
+//!
+//! As DataFusion's benchmarks lay them out: one folder per table,
+//! `OUT/<table>/part-<i>.parquet` (`i` from 0; a table in one file is
+//! `OUT/<table>/part-0.parquet`).
+//!
+//! # Defaults, and why
+//!
+//! - **Snappy**: cheap to decode on a GPU and on a CPU, and what most TPC-H
+//!   Parquet in the wild uses; `zstd` gives smaller files for slower storage.
+//! - **[`ROW_GROUP_ROWS`] (1 Mi) rows per row group**: a GPU scan moves one
+//!   row group per allocation and one request per column chunk, so column
+//!   chunks should be megabytes, not kilobytes (lineitem's chunks at 1 Mi
+//!   rows are ~1–8 MB each), large enough to keep the I/O engine's tasks
+//!   (4 MiB) full and to amortise per-chunk work, yet small enough that a
+//!   scan streams with bounded device memory and a file still has several
+//!   row groups to prune and to spread over workers. Pages keep the writer's
+//!   default (20 000 rows or 1 MiB), with page statistics and the page index
+//!   for page pruning.
+//! - **Files per table** ([`default_parts`]): nation and region are one file
+//!   (tpchgen does not partition them); every other table gets
+//!   `ceil(rows / DEFAULT_PART_ROWS)` files, where [`DEFAULT_PART_ROWS`] is
+//!   4 × [`ROW_GROUP_ROWS`], so each file holds about four full row groups
+//!   (SF 1: lineitem 2 files, the others 1; SF 10: lineitem 15, orders 4,
+//!   partsupp 2). `--parts K` sets K files for every partitioned table.
+//!
+//! # Work and safety
+//!
+//! Files are written in parallel, one writer per file (up to as many as
+//! rayon has threads); within a file, its rows are generated in slices on
+//! rayon's pool, the next slices while the current ones are encoded, so a
+//! single large file also uses several cores. Memory stays bounded: two
+//! waves of slices per writer. Each file is written as
+//! `part-<i>.parquet.partial`, synced, and renamed when complete; on any
+//! error the partial file is removed, the other writers stop, the folders of
+//! the tables left incomplete are removed, and the first error is returned,
+//! naming the file.
 
-use std::path::Path;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
 
 use ::parquet::arrow::ArrowWriter;
-use ::parquet::basic::Compression;
+use ::parquet::basic::{Compression, ZstdLevel};
+use ::parquet::errors::ParquetError;
 use ::parquet::file::properties::{EnabledStatistics, WriterProperties};
+use arrow::datatypes::SchemaRef;
+use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
+use indicatif::{HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use tpchgen::generators::LineItemGenerator;
-use tpchgen_arrow::LineItemArrow;
+use serde::Serialize;
+use tpchgen::generators::{
+    CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator,
+    PartSuppGenerator, RegionGenerator, SupplierGenerator,
+};
+use tpchgen_arrow::{
+    CustomerArrow, LineItemArrow, NationArrow, OrderArrow, PartArrow, PartSuppArrow, RegionArrow,
+    SupplierArrow,
+};
 
+use crate::config::ConfigError;
 use crate::error::{Error, Result};
 
 /// Rows per row group of the generated files: about 1 M rows (roughly
@@ -21,18 +74,919 @@ use crate::error::{Error, Result};
 /// contiguous chunks, small enough to stream with bounded memory.
 pub const ROW_GROUP_ROWS: usize = 1 << 20;
 
-/// Lineitem rows per generated part (generated in parallel).
-const ROWS_PER_PART: f64 = 400_000.0;
+/// Rows per file that the default file count aims at: four row groups of
+/// [`ROW_GROUP_ROWS`] (see [`default_parts`]).
+pub const DEFAULT_PART_ROWS: u64 = 4 * ROW_GROUP_ROWS as u64;
 
-fn parts_for(scale_factor: f64) -> i32 {
-    ((scale_factor * 6_000_000.0 / ROWS_PER_PART).ceil() as i32).max(1)
+/// Rows in one slice of a file, the unit generated in parallel (and the
+/// batch size handed to the writer).
+const SLICE_ROWS: u64 = 64 * 1024;
+
+/// Slices generated together: one wave is encoded while the next is
+/// generated, so a writer holds at most two waves.
+const WAVE_SLICES: usize = 4;
+
+/// Most files per table that `--parts` may ask for.
+pub const MAX_PARTS: usize = 100_000;
+
+/// A TPC-H table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Table {
+    /// nation: 25 rows at every scale factor.
+    Nation,
+    /// region: 5 rows at every scale factor.
+    Region,
+    /// part: 200 000 × SF rows.
+    Part,
+    /// supplier: 10 000 × SF rows.
+    Supplier,
+    /// partsupp: 800 000 × SF rows (four per part).
+    PartSupp,
+    /// customer: 150 000 × SF rows.
+    Customer,
+    /// orders: 1 500 000 × SF rows.
+    Orders,
+    /// lineitem: about 6 000 000 × SF rows (1 to 7 per order).
+    LineItem,
 }
 
-fn generate_part(scale_factor: f64, part: i32, parts: i32) -> Result<Vec<RecordBatch>> {
-    LineItemArrow::new(LineItemGenerator::new(scale_factor, part, parts))
-        .with_batch_size(64 * 1024)
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| Error::io("<tpchgen>", "generate lineitem", std::io::Error::other(e)))
+impl Table {
+    /// All eight tables.
+    pub const ALL: [Table; 8] = [
+        Table::Nation,
+        Table::Region,
+        Table::Part,
+        Table::Supplier,
+        Table::PartSupp,
+        Table::Customer,
+        Table::Orders,
+        Table::LineItem,
+    ];
+
+    /// The table's name, as in TPC-H and in the folder names: `partsupp`, `lineitem`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Nation => "nation",
+            Table::Region => "region",
+            Table::Part => "part",
+            Table::Supplier => "supplier",
+            Table::PartSupp => "partsupp",
+            Table::Customer => "customer",
+            Table::Orders => "orders",
+            Table::LineItem => "lineitem",
+        }
+    }
+
+    /// The Arrow schema of the generated table.
+    pub fn schema(self) -> SchemaRef {
+        match self {
+            Table::Nation => NationArrow::schema_ref(),
+            Table::Region => RegionArrow::schema_ref(),
+            Table::Part => PartArrow::schema_ref(),
+            Table::Supplier => SupplierArrow::schema_ref(),
+            Table::PartSupp => PartSuppArrow::schema_ref(),
+            Table::Customer => CustomerArrow::schema_ref(),
+            Table::Orders => OrderArrow::schema_ref(),
+            Table::LineItem => LineItemArrow::schema_ref(),
+        }
+    }
+
+    /// Whether tpchgen splits the table into parts (all but nation and region).
+    pub fn is_partitioned(self) -> bool {
+        !matches!(self, Table::Nation | Table::Region)
+    }
+
+    /// The table's row count at `scale_factor`: exact for all tables but
+    /// lineitem, whose count (1 to 7 lines per order, 4 on average) is
+    /// estimated as 4 × orders.
+    pub fn estimated_rows(self, scale_factor: f64) -> u64 {
+        let rows = match self {
+            Table::Nation => 25,
+            Table::Region => 5,
+            Table::Part => PartGenerator::calculate_row_count(scale_factor, 1, 1),
+            Table::Supplier => SupplierGenerator::calculate_row_count(scale_factor, 1, 1),
+            Table::PartSupp => 4 * PartSuppGenerator::calculate_row_count(scale_factor, 1, 1),
+            Table::Customer => CustomerGenerator::calculate_row_count(scale_factor, 1, 1),
+            Table::Orders => OrderGenerator::calculate_row_count(scale_factor, 1, 1),
+            Table::LineItem => 4 * OrderGenerator::calculate_row_count(scale_factor, 1, 1),
+        };
+        rows.max(0) as u64
+    }
+
+    /// The generator of tpchgen's `part` (1-based) of `part_count`, as Arrow batches.
+    fn batches(
+        self,
+        scale_factor: f64,
+        part: i32,
+        part_count: i32,
+        batch_rows: usize,
+    ) -> Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send> {
+        let (sf, p, n, b) = (scale_factor, part, part_count, batch_rows);
+        match self {
+            Table::Nation => {
+                Box::new(NationArrow::new(NationGenerator::new(sf, p, n)).with_batch_size(b))
+            }
+            Table::Region => {
+                Box::new(RegionArrow::new(RegionGenerator::new(sf, p, n)).with_batch_size(b))
+            }
+            Table::Part => {
+                Box::new(PartArrow::new(PartGenerator::new(sf, p, n)).with_batch_size(b))
+            }
+            Table::Supplier => {
+                Box::new(SupplierArrow::new(SupplierGenerator::new(sf, p, n)).with_batch_size(b))
+            }
+            Table::PartSupp => {
+                Box::new(PartSuppArrow::new(PartSuppGenerator::new(sf, p, n)).with_batch_size(b))
+            }
+            Table::Customer => {
+                Box::new(CustomerArrow::new(CustomerGenerator::new(sf, p, n)).with_batch_size(b))
+            }
+            Table::Orders => {
+                Box::new(OrderArrow::new(OrderGenerator::new(sf, p, n)).with_batch_size(b))
+            }
+            Table::LineItem => {
+                Box::new(LineItemArrow::new(LineItemGenerator::new(sf, p, n)).with_batch_size(b))
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Table {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let wanted = s.trim().to_ascii_lowercase();
+        Table::ALL
+            .into_iter()
+            .find(|t| t.name() == wanted)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
+                format!(
+                    "unknown TPC-H table {s:?}: expected one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// Parses a compression name: `none` (or `uncompressed`), `snappy`, `zstd`
+/// (level 1, the parquet crate's default) or `zstd:LEVEL` (1 to 22).
+pub fn parse_compression(s: &str) -> std::result::Result<Compression, String> {
+    let lower = s.trim().to_ascii_lowercase();
+    let (name, level) = match lower.split_once(':') {
+        Some((name, level)) => (name, Some(level)),
+        None => (lower.as_str(), None),
+    };
+    let expected = "expected none, snappy, zstd or zstd:LEVEL";
+    match (name, level) {
+        ("none" | "uncompressed", None) => Ok(Compression::UNCOMPRESSED),
+        ("snappy", None) => Ok(Compression::SNAPPY),
+        ("zstd", None) => Ok(Compression::ZSTD(ZstdLevel::default())),
+        ("zstd", Some(level)) => {
+            let n: i32 = level
+                .parse()
+                .map_err(|_| format!("invalid zstd level {level:?} in {s:?}: expected 1 to 22"))?;
+            if !(1..=22).contains(&n) {
+                return Err(format!("invalid zstd level {n} in {s:?}: expected 1 to 22"));
+            }
+            ZstdLevel::try_new(n)
+                .map(Compression::ZSTD)
+                .map_err(|e| format!("invalid zstd level {n}: {e}"))
+        }
+        _ => Err(format!("unknown compression {s:?}: {expected}")),
+    }
+}
+
+/// The name [`parse_compression`] reads back: `none`, `snappy`, `zstd:3`, ...
+pub fn compression_name(c: Compression) -> String {
+    match c {
+        Compression::UNCOMPRESSED => "none".into(),
+        Compression::SNAPPY => "snappy".into(),
+        Compression::ZSTD(level) => format!("zstd:{}", level.compression_level()),
+        other => other.to_string().to_ascii_lowercase(),
+    }
+}
+
+/// Files for `table` at `scale_factor` when `--parts` is not given: 1 for
+/// nation and region, else `ceil(rows / DEFAULT_PART_ROWS)` (at least 1),
+/// about four row groups of [`ROW_GROUP_ROWS`] per file.
+pub fn default_parts(table: Table, scale_factor: f64) -> usize {
+    if !table.is_partitioned() {
+        return 1;
+    }
+    table
+        .estimated_rows(scale_factor)
+        .div_ceil(DEFAULT_PART_ROWS)
+        .max(1) as usize
+}
+
+/// What [`generate`] writes, and how.
+#[derive(Debug, Clone)]
+pub struct GenOptions {
+    /// TPC-H scale factor (1 = lineitem's 6 M rows); positive.
+    pub scale_factor: f64,
+    /// The output folder; one folder per table is written inside it.
+    pub out: PathBuf,
+    /// The tables to write (duplicates are written once).
+    pub tables: Vec<Table>,
+    /// Compression of every column (default Snappy).
+    pub compression: Compression,
+    /// Rows per row group (default [`ROW_GROUP_ROWS`]).
+    pub row_group_rows: usize,
+    /// Rows per data page, when set (else the writer's default: 20 000 rows or 1 MiB).
+    pub page_rows: Option<usize>,
+    /// Files per partitioned table (nation and region are always one file);
+    /// `None` for [`default_parts`].
+    pub parts: Option<usize>,
+    /// Write into a non-empty `out`, replacing the folders of the tables written.
+    pub force: bool,
+    /// No progress bar (it is also hidden when stderr is not a terminal).
+    pub quiet: bool,
+}
+
+impl GenOptions {
+    /// All eight tables at `scale_factor` into `out`, with the defaults.
+    pub fn new(scale_factor: f64, out: impl Into<PathBuf>) -> Self {
+        GenOptions {
+            scale_factor,
+            out: out.into(),
+            tables: Table::ALL.to_vec(),
+            compression: Compression::SNAPPY,
+            row_group_rows: ROW_GROUP_ROWS,
+            page_rows: None,
+            parts: None,
+            force: false,
+            quiet: false,
+        }
+    }
+
+    /// The writer properties these options give.
+    pub fn writer_properties(&self) -> WriterProperties {
+        let mut b = WriterProperties::builder()
+            .set_compression(self.compression)
+            .set_max_row_group_row_count(Some(self.row_group_rows.max(1)))
+            .set_statistics_enabled(EnabledStatistics::Page);
+        if let Some(rows) = self.page_rows {
+            // The page row limit is checked between write batches (1024 rows by default).
+            b = b
+                .set_data_page_row_count_limit(rows)
+                .set_write_batch_size(rows.clamp(1, 1024));
+        }
+        b.build()
+    }
+
+    fn validate(&self) -> Result<()> {
+        let invalid = |name: &str, value: String, reason: &str| {
+            Err(Error::Config(ConfigError::Invalid {
+                name: name.into(),
+                value,
+                reason: reason.into(),
+            }))
+        };
+        if !(self.scale_factor.is_finite() && self.scale_factor > 0.0) {
+            return invalid(
+                "--sf",
+                self.scale_factor.to_string(),
+                "expected a positive scale factor",
+            );
+        }
+        if self.tables.is_empty() {
+            return invalid("--tables", String::new(), "expected at least one table");
+        }
+        if self.row_group_rows == 0 {
+            return invalid(
+                "--row-group-rows",
+                "0".into(),
+                "expected a positive number of rows",
+            );
+        }
+        if self.page_rows == Some(0) {
+            return invalid(
+                "--page-rows",
+                "0".into(),
+                "expected a positive number of rows",
+            );
+        }
+        if let Some(parts) = self.parts {
+            if !(1..=MAX_PARTS).contains(&parts) {
+                return invalid(
+                    "--parts",
+                    parts.to_string(),
+                    "expected 1 to 100000 files per table",
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One file written by [`generate`].
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    /// Its path.
+    pub path: PathBuf,
+    /// Rows in it.
+    pub rows: u64,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// One table written by [`generate`].
+#[derive(Debug, Clone, Serialize)]
+pub struct TableReport {
+    /// The table.
+    pub table: Table,
+    /// Its files, in order (`part-0.parquet`, `part-1.parquet`, ...).
+    pub files: Vec<FileReport>,
+    /// Rows in all its files.
+    pub rows: u64,
+    /// Bytes of all its files.
+    pub bytes: u64,
+    /// Seconds from its first file's start to its last file's end.
+    pub seconds: f64,
+}
+
+/// What [`generate`] wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct GenReport {
+    /// The scale factor.
+    pub scale_factor: f64,
+    /// The output folder.
+    pub out: PathBuf,
+    /// The compression, as [`compression_name`] writes it.
+    pub compression: String,
+    /// Rows per row group.
+    pub row_group_rows: usize,
+    /// The tables, in the order asked for.
+    pub tables: Vec<TableReport>,
+    /// Wall-clock seconds of the whole run.
+    pub seconds: f64,
+}
+
+impl GenReport {
+    /// Rows of all tables.
+    pub fn rows(&self) -> u64 {
+        self.tables.iter().map(|t| t.rows).sum()
+    }
+
+    /// Bytes of all files.
+    pub fn bytes(&self) -> u64 {
+        self.tables.iter().map(|t| t.bytes).sum()
+    }
+
+    /// Files written.
+    pub fn files(&self) -> usize {
+        self.tables.iter().map(|t| t.files.len()).sum()
+    }
+}
+
+/// One file to write: file `index` of `files` of `table`, generated as
+/// tpchgen parts `index * slices + 1 ..= (index + 1) * slices` of
+/// `files * slices`.
+#[derive(Debug, Clone)]
+struct FileJob {
+    /// Position of the table in the run's table list (progress, report).
+    slot: usize,
+    table: Table,
+    index: usize,
+    files: usize,
+    slices: usize,
+    path: PathBuf,
+    partial: PathBuf,
+    estimated_rows: u64,
+}
+
+impl FileJob {
+    fn new(slot: usize, table: Table, index: usize, files: usize, sf: f64, dir: &Path) -> Self {
+        let name = format!("part-{index}.parquet");
+        Self::at(
+            slot,
+            table,
+            index,
+            files,
+            sf,
+            dir.join(&name),
+            dir.join(name + ".partial"),
+        )
+    }
+
+    fn at(
+        slot: usize,
+        table: Table,
+        index: usize,
+        files: usize,
+        sf: f64,
+        path: PathBuf,
+        partial: PathBuf,
+    ) -> Self {
+        let estimated_rows = table.estimated_rows(sf) / files.max(1) as u64;
+        // Slices per file, keeping files × slices within tpchgen's i32 part numbers.
+        let max_slices = (i32::MAX as usize / files.max(1)).max(1);
+        let slices = if table.is_partitioned() {
+            (estimated_rows.div_ceil(SLICE_ROWS).max(1) as usize).min(max_slices)
+        } else {
+            1
+        };
+        FileJob {
+            slot,
+            table,
+            index,
+            files,
+            slices,
+            path,
+            partial,
+            estimated_rows,
+        }
+    }
+
+    /// tpchgen's part numbers (1-based) of this file, and the part count.
+    fn tpch_parts(&self) -> (std::ops::Range<i32>, i32) {
+        let count = (self.files * self.slices) as i32;
+        let first = (self.index * self.slices) as i32 + 1;
+        (first..first + self.slices as i32, count)
+    }
+}
+
+/// Why a file was not written.
+enum Failure {
+    /// Another file failed first.
+    Cancelled,
+    /// This file failed.
+    Error(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Error(e)
+    }
+}
+
+/// A written file.
+struct Written {
+    rows: u64,
+    bytes: u64,
+    started: Instant,
+    finished: Instant,
+}
+
+/// A `Write` that keeps the first I/O error it saw, since the parquet crate
+/// turns some of them into text (e.g. when its buffer is flushed at close).
+struct RecordingSink<W> {
+    inner: W,
+    error: Arc<Mutex<Option<std::io::Error>>>,
+}
+
+impl<W: Write> RecordingSink<W> {
+    fn record<T>(&self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_none() {
+                *slot = Some(match e.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(e.kind(), e.to_string()),
+                });
+            }
+        }
+        r
+    }
+}
+
+impl<W: Write> Write for RecordingSink<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.record(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.record(r)
+    }
+}
+
+/// A parquet writer's error as a typed error naming `shown`: the I/O error
+/// underneath when there is one (full disk: `write on FILE failed: No space
+/// left on device`).
+fn write_error(shown: &str, e: ParquetError, recorded: Option<std::io::Error>) -> Error {
+    if let Some(io) = recorded {
+        return Error::io(shown, "write", io);
+    }
+    match e {
+        ParquetError::External(inner) => match inner.downcast::<std::io::Error>() {
+            Ok(io) => Error::io(shown, "write", *io),
+            Err(other) => Error::from_parquet(shown, ParquetError::External(other)),
+        },
+        other => Error::from_parquet(shown, other),
+    }
+}
+
+/// Generates one wave of slices on rayon's pool; the receiver gets the batches in order.
+fn spawn_wave(
+    table: Table,
+    scale_factor: f64,
+    parts: std::ops::Range<i32>,
+    part_count: i32,
+) -> mpsc::Receiver<std::result::Result<Vec<RecordBatch>, ArrowError>> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    rayon::spawn(move || {
+        let generated = parts
+            .into_par_iter()
+            .map(|p| {
+                table
+                    .batches(scale_factor, p, part_count, SLICE_ROWS as usize)
+                    .collect::<std::result::Result<Vec<_>, _>>()
+            })
+            .collect::<std::result::Result<Vec<Vec<RecordBatch>>, _>>()
+            .map(|slices| slices.into_iter().flatten().collect());
+        // The receiver is gone when its writer failed: nothing to do then.
+        let _ = tx.send(generated);
+    });
+    rx
+}
+
+/// Writes `job`'s rows into `sink` (a Parquet file, footer included) and
+/// returns the sink and the rows written. `on_batch(rows, bytes)` reports
+/// progress: rows written and bytes flushed since the last call.
+fn write_rows<W: Write + Send>(
+    sink: W,
+    job: &FileJob,
+    scale_factor: f64,
+    props: &WriterProperties,
+    cancel: &AtomicBool,
+    on_batch: &dyn Fn(u64, u64),
+) -> std::result::Result<(W, u64), Failure> {
+    let shown = job.path.display().to_string();
+    let recorded = Arc::new(Mutex::new(None));
+    let sink = RecordingSink {
+        inner: sink,
+        error: Arc::clone(&recorded),
+    };
+    let fail = |e: ParquetError| {
+        let io = recorded.lock().unwrap_or_else(|p| p.into_inner()).take();
+        Failure::Error(write_error(&shown, e, io))
+    };
+    let mut writer =
+        ArrowWriter::try_new(sink, job.table.schema(), Some(props.clone())).map_err(fail)?;
+    let (parts, part_count) = job.tpch_parts();
+    let waves: Vec<std::ops::Range<i32>> = parts
+        .clone()
+        .step_by(WAVE_SLICES)
+        .map(|start| start..(start + WAVE_SLICES as i32).min(parts.end))
+        .collect();
+    let mut waves = waves.into_iter();
+    let mut pending = waves
+        .next()
+        .map(|w| spawn_wave(job.table, scale_factor, w, part_count));
+    let (mut rows, mut reported_bytes) = (0u64, 0u64);
+    while let Some(rx) = pending.take() {
+        let batches = rx
+            .recv()
+            .map_err(|_| {
+                Error::io(
+                    &shown,
+                    "generate TPC-H rows",
+                    std::io::Error::other("the generator stopped"),
+                )
+            })?
+            .map_err(|e| Error::io(&shown, "generate TPC-H rows", std::io::Error::other(e)))?;
+        // Generate the next wave while this one is encoded.
+        pending = waves
+            .next()
+            .map(|w| spawn_wave(job.table, scale_factor, w, part_count));
+        for batch in batches {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Failure::Cancelled);
+            }
+            writer.write(&batch).map_err(fail)?;
+            rows += batch.num_rows() as u64;
+            let bytes = writer.bytes_written() as u64;
+            on_batch(batch.num_rows() as u64, bytes - reported_bytes);
+            reported_bytes = bytes;
+        }
+    }
+    let sink = writer.into_inner().map_err(fail)?;
+    Ok((sink.inner, rows))
+}
+
+/// Writes `job` to its partial name, syncs it and renames it to its final
+/// name; on any failure the partial file is removed.
+fn write_file(
+    job: &FileJob,
+    scale_factor: f64,
+    props: &WriterProperties,
+    cancel: &AtomicBool,
+    on_batch: &dyn Fn(u64, u64),
+) -> std::result::Result<Written, Failure> {
+    let started = Instant::now();
+    let shown = job.path.display().to_string();
+    let result = (|| {
+        let file = std::fs::File::create(&job.partial).map_err(|e| Error::from_open(&shown, e))?;
+        let (file, rows) = write_rows(file, job, scale_factor, props, cancel, on_batch)?;
+        file.sync_all().map_err(|e| Error::io(&shown, "sync", e))?;
+        let bytes = file
+            .metadata()
+            .map_err(|e| Error::io(&shown, "stat", e))?
+            .len();
+        drop(file);
+        std::fs::rename(&job.partial, &job.path).map_err(|e| Error::io(&shown, "rename", e))?;
+        Ok::<_, Failure>((rows, bytes))
+    })();
+    match result {
+        Ok((rows, bytes)) => Ok(Written {
+            rows,
+            bytes,
+            started,
+            finished: Instant::now(),
+        }),
+        Err(f) => {
+            let _ = std::fs::remove_file(&job.partial);
+            Err(f)
+        }
+    }
+}
+
+/// Progress bars, one per table; hidden when quiet or when stderr is not a terminal.
+struct Progress {
+    _multi: MultiProgress,
+    bars: Vec<ProgressBar>,
+    /// Bytes flushed so far, per table (the message while it runs).
+    bytes: Vec<AtomicU64>,
+    /// Files not yet complete, rows and bytes of the complete ones, per table.
+    remaining: Vec<AtomicUsize>,
+    done_rows: Vec<AtomicU64>,
+    done_bytes: Vec<AtomicU64>,
+}
+
+impl Progress {
+    /// Bars for `tables` of `files` files each.
+    fn new(tables: &[Table], files: &[usize], scale_factor: f64, quiet: bool) -> Self {
+        let target = if quiet || !std::io::stderr().is_terminal() {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
+        Self::with_target(tables, files, scale_factor, target)
+    }
+
+    fn hidden(tables: &[Table], files: &[usize], scale_factor: f64) -> Self {
+        Self::with_target(tables, files, scale_factor, ProgressDrawTarget::hidden())
+    }
+
+    fn with_target(
+        tables: &[Table],
+        files: &[usize],
+        scale_factor: f64,
+        target: ProgressDrawTarget,
+    ) -> Self {
+        let multi = MultiProgress::with_draw_target(target);
+        let style = ProgressStyle::with_template(
+            "{prefix:>9} [{bar:32}] {human_pos:>11}/{human_len:11} rows {msg:>11} {elapsed:>4}",
+        )
+        .expect("progress template is valid")
+        .progress_chars("=> ");
+        let bars = tables
+            .iter()
+            .map(|t| {
+                let bar = multi.add(ProgressBar::new(t.estimated_rows(scale_factor)));
+                bar.set_style(style.clone());
+                bar.set_prefix(t.name());
+                bar.set_message(HumanBytes(0).to_string());
+                bar
+            })
+            .collect();
+        Progress {
+            _multi: multi,
+            bars,
+            bytes: tables.iter().map(|_| AtomicU64::new(0)).collect(),
+            remaining: files.iter().map(|&n| AtomicUsize::new(n)).collect(),
+            done_rows: tables.iter().map(|_| AtomicU64::new(0)).collect(),
+            done_bytes: tables.iter().map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn add(&self, slot: usize, rows: u64, bytes: u64) {
+        let bar = &self.bars[slot];
+        bar.inc(rows);
+        if bar.position() > bar.length().unwrap_or(0) {
+            bar.set_length(bar.position());
+        }
+        if bytes > 0 {
+            let total = self.bytes[slot].fetch_add(bytes, Ordering::Relaxed) + bytes;
+            bar.set_message(HumanBytes(total).to_string());
+        }
+    }
+
+    /// A file of table `slot` is complete; the table's bar finishes with its last file.
+    fn file_done(&self, slot: usize, rows: u64, bytes: u64) {
+        let rows = self.done_rows[slot].fetch_add(rows, Ordering::Relaxed) + rows;
+        let bytes = self.done_bytes[slot].fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if self.remaining[slot].fetch_sub(1, Ordering::AcqRel) == 1 {
+            let bar = &self.bars[slot];
+            bar.set_length(rows);
+            bar.set_position(rows);
+            bar.set_message(HumanBytes(bytes).to_string());
+            bar.finish();
+        }
+    }
+
+    fn abandon(&self) {
+        for bar in &self.bars {
+            if !bar.is_finished() {
+                bar.abandon();
+            }
+        }
+    }
+}
+
+/// Runs `jobs` on up to rayon's thread count of writer threads and returns
+/// each job's outcome once every writer has stopped (after the first error,
+/// the others stop at their next batch and the jobs not started are cancelled).
+fn run_jobs(
+    jobs: &[FileJob],
+    scale_factor: f64,
+    props: &WriterProperties,
+    progress: &Progress,
+) -> Vec<Option<std::result::Result<Written, Failure>>> {
+    let next = AtomicUsize::new(0);
+    let cancel = AtomicBool::new(false);
+    let outcomes: Vec<Mutex<Option<std::result::Result<Written, Failure>>>> =
+        jobs.iter().map(|_| Mutex::new(None)).collect();
+    let writers = rayon::current_num_threads().clamp(1, jobs.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..writers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let outcome = if cancel.load(Ordering::Relaxed) {
+                    Err(Failure::Cancelled)
+                } else {
+                    let on_batch = |rows, bytes| progress.add(job.slot, rows, bytes);
+                    write_file(job, scale_factor, props, &cancel, &on_batch)
+                };
+                match &outcome {
+                    Ok(w) => progress.file_done(job.slot, w.rows, w.bytes),
+                    Err(Failure::Error(_)) => cancel.store(true, Ordering::Relaxed),
+                    Err(Failure::Cancelled) => {}
+                }
+                *outcomes[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
+            });
+        }
+    });
+    outcomes
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect()
+}
+
+/// Removes whatever is at `path` (a folder and its contents, or a file).
+fn remove_path(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Prepares `opts.out`: creates it, or checks that it is empty (unless
+/// `force`); with `force`, replaces only the folders of `tables`.
+fn prepare_out(opts: &GenOptions, tables: &[Table]) -> Result<()> {
+    let out = &opts.out;
+    let shown = out.display().to_string();
+    if out.is_dir() {
+        let mut entries =
+            std::fs::read_dir(out).map_err(|e| Error::io(&shown, "read folder", e))?;
+        if entries.next().is_some() && !opts.force {
+            return Err(Error::io(
+                &shown,
+                "tpch gen",
+                std::io::Error::new(
+                    std::io::ErrorKind::DirectoryNotEmpty,
+                    "the folder is not empty; use --force to overwrite (only the folders of the tables generated are replaced)",
+                ),
+            ));
+        }
+    } else {
+        std::fs::create_dir_all(out).map_err(|e| Error::io(&shown, "create folder", e))?;
+    }
+    for t in tables {
+        let dir = out.join(t.name());
+        let shown = dir.display().to_string();
+        remove_path(&dir).map_err(|e| Error::io(&shown, "remove", e))?;
+        std::fs::create_dir(&dir).map_err(|e| match e.kind() {
+            std::io::ErrorKind::PermissionDenied => Error::PermissionDenied {
+                path: shown.clone(),
+            },
+            _ => Error::io(&shown, "create folder", e),
+        })?;
+    }
+    Ok(())
+}
+
+/// Writes the TPC-H tables `opts.tables` at `opts.scale_factor` as Parquet
+/// under `opts.out` (`OUT/<table>/part-<i>.parquet`), in parallel, with a
+/// progress bar on a terminal. See the module documentation for the layout,
+/// the defaults and what happens on errors.
+pub fn generate(opts: &GenOptions) -> Result<GenReport> {
+    opts.validate()?;
+    let started = Instant::now();
+    let mut tables: Vec<Table> = Vec::new();
+    for t in &opts.tables {
+        if !tables.contains(t) {
+            tables.push(*t);
+        }
+    }
+    prepare_out(opts, &tables)?;
+    let sf = opts.scale_factor;
+    let mut jobs = Vec::new();
+    for (slot, &table) in tables.iter().enumerate() {
+        let files = match (table.is_partitioned(), opts.parts) {
+            (false, _) => 1,
+            (true, Some(k)) => k,
+            (true, None) => default_parts(table, sf),
+        };
+        let dir = opts.out.join(table.name());
+        jobs.extend((0..files).map(|i| FileJob::new(slot, table, i, files, sf, &dir)));
+    }
+    // Largest files first, so that the small ones fill in at the end.
+    jobs.sort_by_key(|j| std::cmp::Reverse(j.estimated_rows));
+    let files: Vec<usize> = (0..tables.len())
+        .map(|slot| jobs.iter().filter(|j| j.slot == slot).count())
+        .collect();
+    let progress = Progress::new(&tables, &files, sf, opts.quiet);
+    let props = opts.writer_properties();
+    let outcomes = run_jobs(&jobs, sf, &props, &progress);
+
+    let mut complete = vec![true; tables.len()];
+    let mut first_error = None;
+    let mut files: Vec<Vec<(usize, FileReport, Instant, Instant)>> =
+        tables.iter().map(|_| Vec::new()).collect();
+    for (job, outcome) in jobs.iter().zip(outcomes) {
+        match outcome {
+            Some(Ok(w)) => files[job.slot].push((
+                job.index,
+                FileReport {
+                    path: job.path.clone(),
+                    rows: w.rows,
+                    bytes: w.bytes,
+                },
+                w.started,
+                w.finished,
+            )),
+            Some(Err(Failure::Error(e))) => {
+                complete[job.slot] = false;
+                first_error.get_or_insert(e);
+            }
+            Some(Err(Failure::Cancelled)) | None => complete[job.slot] = false,
+        }
+    }
+    if let Some(e) = first_error {
+        progress.abandon();
+        // Remove the tables left incomplete: a reader must never see part of a table.
+        for (slot, t) in tables.iter().enumerate() {
+            if !complete[slot] {
+                let _ = remove_path(&opts.out.join(t.name()));
+            }
+        }
+        return Err(e);
+    }
+
+    let mut reports = Vec::with_capacity(tables.len());
+    for (slot, &table) in tables.iter().enumerate() {
+        let mut table_files = std::mem::take(&mut files[slot]);
+        table_files.sort_by_key(|f| f.0);
+        let first = table_files.iter().map(|f| f.2).min().unwrap_or(started);
+        let last = table_files.iter().map(|f| f.3).max().unwrap_or(first);
+        let dir = opts.out.join(table.name());
+        // Make the renames durable.
+        std::fs::File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(&dir.display().to_string(), "sync folder", e))?;
+        let files: Vec<FileReport> = table_files.into_iter().map(|f| f.1).collect();
+        let rows = files.iter().map(|f| f.rows).sum();
+        let bytes = files.iter().map(|f| f.bytes).sum();
+        reports.push(TableReport {
+            table,
+            files,
+            rows,
+            bytes,
+            seconds: (last - first).as_secs_f64(),
+        });
+    }
+    Ok(GenReport {
+        scale_factor: sf,
+        out: opts.out.clone(),
+        compression: compression_name(opts.compression),
+        row_group_rows: opts.row_group_rows,
+        tables: reports,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// Writes TPC-H lineitem at `scale_factor` to `path` (Snappy, page
@@ -47,36 +1001,33 @@ pub fn ensure_lineitem(scale_factor: f64, path: &Path) -> Result<bool> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(&shown, "create folder", e))?;
     }
-    let tmp = path.with_extension("partial");
-    let file = std::fs::File::create(&tmp).map_err(|e| Error::from_open(&shown, e))?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .set_statistics_enabled(EnabledStatistics::Page)
-        .build();
-    let mut writer = ArrowWriter::try_new(file, LineItemArrow::schema_ref(), Some(props))
-        .map_err(|e| Error::from_parquet(&shown, e))?;
-    let parts = parts_for(scale_factor);
-    let wave = rayon::current_num_threads().max(1) as i32;
-    let mut next = 1;
-    while next <= parts {
-        let last = (next + wave - 1).min(parts);
-        let generated: Vec<Result<Vec<RecordBatch>>> = (next..=last)
-            .into_par_iter()
-            .map(|p| generate_part(scale_factor, p, parts))
-            .collect();
-        for batches in generated {
-            for b in batches? {
-                writer
-                    .write(&b)
-                    .map_err(|e| Error::from_parquet(&shown, e))?;
-            }
-        }
-        next = last + 1;
+    let opts = GenOptions {
+        tables: vec![Table::LineItem],
+        ..GenOptions::new(scale_factor, path.parent().unwrap_or(Path::new(".")))
+    };
+    opts.validate()?;
+    let job = FileJob::at(
+        0,
+        Table::LineItem,
+        0,
+        1,
+        scale_factor,
+        path.to_path_buf(),
+        path.with_extension("partial"),
+    );
+    let progress = Progress::hidden(&opts.tables, &[1], scale_factor);
+    match run_jobs(&[job], scale_factor, &opts.writer_properties(), &progress)
+        .pop()
+        .flatten()
+    {
+        Some(Ok(_)) => Ok(true),
+        Some(Err(Failure::Error(e))) => Err(e),
+        Some(Err(Failure::Cancelled)) | None => Err(Error::io(
+            &shown,
+            "write",
+            std::io::Error::other("the writer stopped"),
+        )),
     }
-    writer.close().map_err(|e| Error::from_parquet(&shown, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(&shown, "rename", e))?;
-    Ok(true)
 }
 
 #[cfg(test)]
@@ -107,5 +1058,111 @@ mod tests {
                 .num_columns(),
             16
         );
+    }
+
+    #[test]
+    fn table_names_round_trip() {
+        for t in Table::ALL {
+            assert_eq!(t.to_string().parse::<Table>().unwrap(), t);
+        }
+        assert_eq!("LineItem".parse::<Table>().unwrap(), Table::LineItem);
+        assert_eq!("partsupp".parse::<Table>().unwrap(), Table::PartSupp);
+        let e = "lineitems".parse::<Table>().unwrap_err();
+        assert!(e.contains("lineitems") && e.contains("partsupp"), "{e}");
+    }
+
+    #[test]
+    fn compression_parses() {
+        assert_eq!(
+            parse_compression("none").unwrap(),
+            Compression::UNCOMPRESSED
+        );
+        assert_eq!(parse_compression("SNAPPY").unwrap(), Compression::SNAPPY);
+        assert_eq!(
+            parse_compression("zstd").unwrap(),
+            Compression::ZSTD(ZstdLevel::default())
+        );
+        assert_eq!(
+            parse_compression("zstd:9").unwrap(),
+            Compression::ZSTD(ZstdLevel::try_new(9).unwrap())
+        );
+        assert_eq!(
+            compression_name(parse_compression("zstd:9").unwrap()),
+            "zstd:9"
+        );
+        for bad in ["zstd:0", "zstd:23", "zstd:x", "snappy:3", "gzip", ""] {
+            assert!(parse_compression(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn default_parts_follow_the_rule() {
+        assert_eq!(default_parts(Table::Nation, 100.0), 1);
+        assert_eq!(default_parts(Table::Region, 100.0), 1);
+        assert_eq!(default_parts(Table::LineItem, 0.01), 1);
+        // SF 1: 6 M lineitems / 4 Mi rows per file.
+        assert_eq!(default_parts(Table::LineItem, 1.0), 2);
+        assert_eq!(default_parts(Table::Orders, 1.0), 1);
+        assert_eq!(default_parts(Table::LineItem, 10.0), 15);
+        assert_eq!(default_parts(Table::Orders, 10.0), 4);
+    }
+
+    #[test]
+    fn slices_cover_the_table_once() {
+        // The slices of all files are tpchgen's parts 1..=files*slices, each once.
+        let dir = Path::new("/nonexistent");
+        let files = 3;
+        let mut seen = Vec::new();
+        for i in 0..files {
+            let job = FileJob::new(0, Table::LineItem, i, files, 1.0, dir);
+            let (parts, count) = job.tpch_parts();
+            assert_eq!(count as usize, files * job.slices);
+            seen.extend(parts);
+        }
+        let count = seen.len() as i32;
+        assert_eq!(seen, (1..=count).collect::<Vec<_>>());
+    }
+
+    /// Writes up to `room` bytes, then fails like a full disk.
+    struct FullDisk {
+        room: usize,
+    }
+
+    impl Write for FullDisk {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.room == 0 {
+                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_full_disk_is_a_typed_error_naming_the_file() {
+        let job = FileJob::new(0, Table::Orders, 0, 1, 0.01, Path::new("/out/orders"));
+        let props = GenOptions::new(0.01, "/out").writer_properties();
+        let cancel = AtomicBool::new(false);
+        for room in [0, 100, 50_000] {
+            let failure = write_rows(FullDisk { room }, &job, 0.01, &props, &cancel, &|_, _| {})
+                .err()
+                .expect("a full disk fails the write");
+            let Failure::Error(e) = failure else {
+                panic!("cancelled instead of failing")
+            };
+            match &e {
+                Error::Io { path, source, .. } => {
+                    assert_eq!(path, "/out/orders/part-0.parquet");
+                    assert_eq!(source.raw_os_error(), Some(libc::ENOSPC), "{e}");
+                }
+                other => panic!("expected Error::Io, got {other:?}"),
+            }
+            assert!(e.to_string().contains("No space left on device"), "{e}");
+        }
     }
 }

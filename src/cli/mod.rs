@@ -6,6 +6,7 @@ mod demo;
 mod doctor;
 mod read;
 mod scan;
+mod tpch;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -37,6 +38,9 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Generate a file in a temporary folder and read it (GPU if present, else host).
     Demo(demo::DemoArgs),
+    /// TPC-H data: `tpch gen` writes the eight tables as Parquet.
+    #[command(subcommand)]
+    Tpch(tpch::TpchCommand),
 }
 
 /// Engine settings shared by the commands; each overrides the KVIKIO_* environment.
@@ -126,5 +130,6 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Doctor(args) => doctor::run(&args),
         Command::Plan(args) => scan::run_plan(&args),
         Command::Scan(args) => scan::run_scan(&args),
+        Command::Tpch(cmd) => tpch::run(cmd),
     }
 }
