@@ -297,3 +297,99 @@ fn decoded_output_equals_arrow_rs_filtered() {
     assert_eq!(rows as usize, want.num_rows());
     assert_eq!(got, want);
 }
+
+#[test]
+fn footer_is_one_read_with_the_size_hint_and_two_without_and_cached() {
+    use gdscan::engine::IoPath;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path());
+    gdscan::parquet::metadata::clear_cache();
+    let h = open(&path);
+    let meta = load(&h, MetadataOptions::default()).unwrap();
+    assert!(meta.offset_index().is_some(), "page index read too");
+    let reads = h.counters().get(IoPath::PosixHost).ops;
+    assert_eq!(
+        reads, 1,
+        "footer and page index in one read of the file's tail"
+    );
+    // Cached: no I/O the second time (same path, size, mtime).
+    load(&h, MetadataOptions::default()).unwrap();
+    assert_eq!(h.counters().get(IoPath::PosixHost).ops, reads);
+    // A hint smaller than the footer costs more reads, never wrong metadata.
+    gdscan::parquet::metadata::clear_cache();
+    let h2 = open(&path);
+    let small = load(
+        &h2,
+        MetadataOptions {
+            page_index: true,
+            size_hint: 16,
+        },
+    )
+    .unwrap();
+    assert!(h2.counters().get(IoPath::PosixHost).ops >= 2);
+    assert_eq!(small.num_row_groups(), meta.num_row_groups());
+    assert_eq!(
+        small.file_metadata().num_rows(),
+        meta.file_metadata().num_rows()
+    );
+}
+
+#[test]
+fn nested_columns_project_by_name_or_leaf_path() {
+    use arrow::array::{Int32Array, StructArray};
+    use arrow::datatypes::{DataType, Field, Fields, Schema};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested.parquet");
+    let inner = Fields::from(vec![
+        Field::new("x", DataType::Int32, false),
+        Field::new("y", DataType::Int32, false),
+    ]);
+    let s = StructArray::new(
+        inner.clone(),
+        vec![
+            Arc::new(Int32Array::from(vec![1, 2, 3])),
+            Arc::new(Int32Array::from(vec![4, 5, 6])),
+        ],
+        None,
+    );
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("point", DataType::Struct(inner), false),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(Int32Array::from(vec![7, 8, 9])), Arc::new(s)],
+    )
+    .unwrap();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None)
+            .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let h = open(&path);
+    let meta = load(&h, MetadataOptions::default()).unwrap();
+    let by_name = plan(
+        &meta,
+        &ScanRequest {
+            projection: Projection::Columns(vec!["point".into()]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let cols: Vec<&str> = by_name.chunks.iter().map(|c| c.column.as_str()).collect();
+    assert_eq!(
+        cols,
+        vec!["point.x", "point.y"],
+        "a struct brings all its leaves"
+    );
+    let by_leaf = plan(
+        &meta,
+        &ScanRequest {
+            projection: Projection::Columns(vec!["point.y".into()]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(by_leaf.leaves, vec![2]);
+    assert_eq!(by_leaf.chunks[0].column, "point.y");
+}

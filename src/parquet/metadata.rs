@@ -40,16 +40,46 @@ impl Default for MetadataOptions {
 }
 
 /// A [`ChunkReader`] over a [`FileHandle`]: every byte through the engine.
+/// A read that ends at the end of the file (the footer prefetch) is kept,
+/// and later requests inside it (the page index, which writers place just
+/// before the footer) are served from it without I/O.
 #[derive(Debug, Clone)]
 pub struct HandleChunkReader {
     handle: Arc<FileHandle>,
     len: u64,
+    tail: Arc<Mutex<Option<(u64, Bytes)>>>,
 }
 
 impl HandleChunkReader {
     /// Wraps `handle`, whose size is `len`.
     pub fn new(handle: Arc<FileHandle>, len: u64) -> Self {
-        HandleChunkReader { handle, len }
+        HandleChunkReader {
+            handle,
+            len,
+            tail: Arc::default(),
+        }
+    }
+
+    /// Reads the last `hint` bytes of the file (all of it when smaller) and
+    /// keeps them, so that the footer, the metadata and the page index are
+    /// usually served by this one read.
+    pub fn prefetch_tail(&self, hint: usize) -> Result<()> {
+        let length = (hint as u64).min(self.len) as usize;
+        if length == 0 {
+            return Ok(());
+        }
+        let start = self.len - length as u64;
+        let bytes = Bytes::from(self.read_exact_at(start, length)?);
+        *self.tail.lock().unwrap_or_else(|e| e.into_inner()) = Some((start, bytes));
+        Ok(())
+    }
+
+    fn cached(&self, start: u64, length: usize) -> Option<Bytes> {
+        let tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, bytes) = tail.as_ref()?;
+        let end = start.checked_add(length as u64)?;
+        (start >= *at && end <= at + bytes.len() as u64)
+            .then(|| bytes.slice((start - at) as usize..(end - at) as usize))
     }
 
     fn read_exact_at(&self, start: u64, length: usize) -> Result<Vec<u8>> {
@@ -90,6 +120,11 @@ impl Read for HandleRead {
         if n == 0 {
             return Ok(0);
         }
+        if let Some(hit) = self.reader.cached(self.pos, n) {
+            buf[..n].copy_from_slice(&hit);
+            self.pos += n as u64;
+            return Ok(n);
+        }
         let got = self
             .reader
             .handle
@@ -111,9 +146,17 @@ impl ChunkReader for HandleChunkReader {
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> ::parquet::errors::Result<Bytes> {
-        self.read_exact_at(start, length)
+        if let Some(hit) = self.cached(start, length) {
+            return Ok(hit);
+        }
+        let bytes = self
+            .read_exact_at(start, length)
             .map(Bytes::from)
-            .map_err(|e| ParquetError::External(Box::new(e)))
+            .map_err(|e| ParquetError::External(Box::new(e)))?;
+        if start + length as u64 == self.len {
+            *self.tail.lock().unwrap_or_else(|e| e.into_inner()) = Some((start, bytes.clone()));
+        }
+        Ok(bytes)
     }
 }
 
@@ -147,6 +190,7 @@ pub fn load(handle: &Arc<FileHandle>, opts: MetadataOptions) -> Result<Arc<Parqu
         return Ok(hit.clone());
     }
     let reader = HandleChunkReader::new(handle.clone(), size);
+    reader.prefetch_tail(opts.size_hint)?;
     let policy = if opts.page_index {
         PageIndexPolicy::Optional
     } else {
@@ -154,7 +198,6 @@ pub fn load(handle: &Arc<FileHandle>, opts: MetadataOptions) -> Result<Arc<Parqu
     };
     let metadata = ParquetMetaDataReader::new()
         .with_page_index_policy(policy)
-        .with_prefetch_hint(Some(opts.size_hint))
         .parse_and_finish(&reader)
         .map_err(|e| Error::from_parquet(handle.path(), e))?;
     let metadata = Arc::new(metadata);
