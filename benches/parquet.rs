@@ -1,0 +1,87 @@
+//! Criterion benches for the Parquet path that run without a GPU: planning
+//! (with and without pruning) on real TPC-H lineitem metadata, coalescing,
+//! and a scan into host memory against object_store's `get_ranges` of the
+//! same ranges (the naive baseline) in the same run.
+
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use gdscan::parquet::coalesce::{coalesce, CoalesceOptions};
+use gdscan::parquet::fetch::{fetch, FetchOptions, HostAllocator};
+use gdscan::parquet::metadata::{load, MetadataOptions};
+use gdscan::parquet::plan::{plan, Projection, ScanRequest};
+use gdscan::{Engine, FileHandle, OpenMode, Settings};
+use object_store::ObjectStore;
+
+const Q6: &str = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
+
+fn setup() -> (tempfile::TempDir, std::path::PathBuf, Arc<FileHandle>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lineitem.parquet");
+    gdscan::tpch::ensure_lineitem(0.1, &path).unwrap();
+    let engine = Engine::new(Settings::default()).unwrap();
+    let handle = Arc::new(FileHandle::open_with(engine, &path, OpenMode::Read).unwrap());
+    (dir, path, handle)
+}
+
+fn planning(c: &mut Criterion) {
+    let (_dir, _path, handle) = setup();
+    let meta = load(&handle, MetadataOptions::default()).unwrap();
+    let all = ScanRequest::default();
+    let q6 = ScanRequest {
+        projection: Projection::Columns(vec![
+            "l_shipdate".into(),
+            "l_discount".into(),
+            "l_quantity".into(),
+            "l_extendedprice".into(),
+        ]),
+        predicate: Some(Q6.parse().unwrap()),
+        ..Default::default()
+    };
+    c.bench_function("plan/lineitem_sf0.1_all_columns", |b| {
+        b.iter(|| plan(&meta, &all).unwrap())
+    });
+    c.bench_function("plan/lineitem_sf0.1_q6_pruned", |b| {
+        b.iter(|| plan(&meta, &q6).unwrap())
+    });
+    let ranges: Vec<std::ops::Range<u64>> =
+        (0..10_000u64).map(|i| i * 1000..i * 1000 + 700).collect();
+    c.bench_function("coalesce/10k_ranges", |b| {
+        b.iter(|| coalesce(&ranges, CoalesceOptions::default()))
+    });
+}
+
+fn host_scan(c: &mut Criterion) {
+    let (_dir, path, handle) = setup();
+    let meta = load(&handle, MetadataOptions::default()).unwrap();
+    let p = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
+    let ranges: Vec<std::ops::Range<u64>> = p
+        .chunks
+        .iter()
+        .flat_map(|c| c.ranges.iter().map(|&(o, l)| o..o + l))
+        .collect();
+    let store = object_store::local::LocalFileSystem::new();
+    let location = object_store::path::Path::from_filesystem_path(&path).unwrap();
+    let mut group = c.benchmark_group("scan_lineitem_sf0.1_all_columns_host");
+    group.throughput(Throughput::Bytes(p.totals.bytes_needed));
+    group.sample_size(10);
+    group.bench_function("gdscan_fetch", |b| {
+        b.iter(|| {
+            for rg in fetch(
+                handle.clone(),
+                p.clone(),
+                HostAllocator,
+                FetchOptions::default(),
+            ) {
+                rg.unwrap();
+            }
+        })
+    });
+    group.bench_function("object_store_get_ranges", |b| {
+        b.iter(|| futures::executor::block_on(store.get_ranges(&location, &ranges)).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, planning, host_scan);
+criterion_main!(benches);
