@@ -4,7 +4,7 @@
 //! file; the route (host, device through bounce buffers, device from the
 //! registered page cache) is chosen; the request goes to the [`Engine`]'s
 //! worker pool, whose workers claim its tasks ([`tasks`]) and run them
-//! ([`transfer`], [`posix`], [`lane`]); every byte is counted per path
+//! (`transfer`, `posix`, [`lane`]); every byte is counted per path
 //! ([`counters`]).
 
 pub mod bounce;

@@ -2,8 +2,8 @@
 //! device or host memory.
 //!
 //! Flow: [`metadata`] (footer and page index through the engine, cached) →
-//! [`plan`] (no I/O: projection, row-group and page pruning with
-//! [`predicate`], coalescing with [`coalesce`]) → [`fetch`] (each row group
+//! [`plan`](mod@plan) (no I/O: projection, row-group and page pruning with
+//! [`predicate`], coalescing with [`coalesce`]) → [`fetch`](mod@fetch) (each row group
 //! into one allocation with a chunk table, streamed). [`reader`] offers the
 //! same I/O to arrow-rs as an `AsyncFileReader`.
 

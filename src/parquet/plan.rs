@@ -4,7 +4,7 @@
 //! metadata and a request (projection, row groups, predicate) and returns
 //! the column-chunk byte ranges, pruned by statistics and the page index,
 //! and the coalesced I/O requests that cover them. Fetching is a separate
-//! step ([`super::fetch`]).
+//! step ([`super::fetch`](mod@super::fetch)).
 
 use std::collections::BTreeSet;
 use std::ops::Range;
