@@ -5,3 +5,4 @@ pub mod data;
 pub mod read;
 pub mod scan;
 pub mod stats;
+pub mod tpch;

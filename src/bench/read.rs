@@ -205,7 +205,7 @@ pub fn drop_from_cache(path: &std::path::Path) -> Result<()> {
 }
 
 /// Whether the file lives on tmpfs, whose pages cannot be dropped.
-fn on_tmpfs(path: &std::path::Path) -> bool {
+pub fn on_tmpfs(path: &std::path::Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
         return false;
     };

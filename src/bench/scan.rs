@@ -31,41 +31,19 @@ pub struct ScanCase {
     pub filter: Option<Predicate>,
 }
 
-fn cols(names: &[&str]) -> Projection {
-    Projection::Columns(names.iter().map(|s| s.to_string()).collect())
-}
-
 /// The lineitem cases: all columns, and the column sets and filters of Q1 and Q6.
 pub fn lineitem_cases() -> Vec<ScanCase> {
-    vec![
-        ScanCase {
-            name: "all".into(),
-            projection: Projection::All,
-            filter: None,
-        },
-        ScanCase {
-            name: "q1".into(),
-            projection: cols(&[
-                "l_returnflag",
-                "l_linestatus",
-                "l_quantity",
-                "l_extendedprice",
-                "l_discount",
-                "l_tax",
-                "l_shipdate",
-            ]),
-            filter: Some("l_shipdate <= DATE '1998-09-02'".parse().expect("valid filter")),
-        },
-        ScanCase {
-            name: "q6".into(),
-            projection: cols(&["l_shipdate", "l_discount", "l_quantity", "l_extendedprice"]),
-            filter: Some(
-                "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24"
-                    .parse()
-                    .expect("valid filter"),
-            ),
-        },
-    ]
+    let mut cases = vec![ScanCase {
+        name: "all".into(),
+        projection: Projection::All,
+        filter: None,
+    }];
+    cases.extend(
+        ["q1", "q6"]
+            .iter()
+            .filter_map(|q| super::tpch::lineitem_query(q)),
+    );
+    cases
 }
 
 /// What to measure.

@@ -17,6 +17,41 @@ pub enum BenchCommand {
     /// Parquet scans (all columns, Q1, Q6 of TPC-H lineitem) into device
     /// memory, against a whole-file read and object_store's get_ranges.
     Scan(BenchScanArgs),
+    /// TPC-H scans (every table; lineitem's Q1, Q6, Q14, Q19 column sets and
+    /// filters) from a `gdscan tpch gen` folder into device (or host) memory.
+    Tpch(BenchTpchArgs),
+}
+
+/// Arguments of `gdscan bench tpch`.
+#[derive(Debug, Args)]
+pub struct BenchTpchArgs {
+    /// A `gdscan tpch gen` folder (generated at --sf when it has no lineitem).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Scale factor to generate when --data is empty.
+    #[arg(long)]
+    pub sf: Option<f64>,
+    /// Queries: scan, q1, q6, q14, q19.
+    #[arg(long, value_delimiter = ',', default_value = "scan,q1,q6,q14,q19")]
+    pub queries: Vec<String>,
+    /// Fetch into host memory instead of a device.
+    #[arg(long, conflicts_with = "device")]
+    pub host: bool,
+    /// CUDA device (default 0).
+    #[arg(long)]
+    pub device: Option<usize>,
+    /// Timed iterations per query, after one warm-up (the median is reported).
+    #[arg(long, default_value = "3")]
+    pub iterations: usize,
+    /// Drop the files from the page cache before every iteration.
+    #[arg(long)]
+    pub cold: bool,
+    /// Also write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Engine settings.
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 /// Arguments of `gdscan bench scan`.
@@ -80,6 +115,34 @@ pub struct BenchReadArgs {
 /// Runs a bench command.
 pub fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
+        BenchCommand::Tpch(args) => {
+            if let Some(sf) = args.sf {
+                if !args.data.join("lineitem").is_dir() {
+                    let mut gen = crate::tpch::GenOptions::new(sf, &args.data);
+                    gen.quiet = true;
+                    crate::tpch::generate(&gen)?;
+                }
+            }
+            let opts = crate::bench::tpch::TpchBenchOptions {
+                data: args.data.clone(),
+                queries: args.queries.clone(),
+                device: if args.host {
+                    None
+                } else {
+                    Some(args.device.unwrap_or(0))
+                },
+                iterations: args.iterations,
+                cold: args.cold,
+                settings: args.engine.settings()?,
+            };
+            let report = crate::bench::tpch::run(&opts)?;
+            if let Some(path) = &args.json {
+                let text = serde_json::to_string_pretty(&report).expect("report serialises");
+                std::fs::write(path, text)
+                    .map_err(|e| crate::Error::io(&path.display().to_string(), "write", e))?;
+            }
+            Ok(crate::bench::tpch::render(&report))
+        }
         BenchCommand::Scan(args) => {
             let file = match &args.file {
                 Some(f) => f.clone(),

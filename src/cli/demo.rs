@@ -7,10 +7,8 @@ use clap::Args;
 
 use super::scan::{run_scan, ScanArgs, ScanSpec};
 use super::EngineArgs;
+use crate::bench::tpch::Q6_FILTER;
 use crate::error::{Error, Result};
-
-/// TPC-H Q6's filter on lineitem.
-pub const Q6_FILTER: &str = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
 
 /// Arguments of `gdscan demo`.
 #[derive(Debug, Args)]

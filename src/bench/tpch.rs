@@ -1,0 +1,385 @@
+//! `gdscan bench tpch`: TPC-H scans (every table, and lineitem's column sets
+//! and filters of Q1, Q6, Q14 and Q19) planned and fetched into device (or
+//! host) memory from a `gdscan tpch gen` folder; JSON in the spirit of
+//! DataFusion's dfbench output (context + per-query iterations).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::read::{drop_from_cache, on_tmpfs};
+use super::scan::ScanCase;
+use crate::config::Settings;
+use crate::cuda::Device;
+use crate::engine::{Engine, FileHandle, OpenMode};
+use crate::error::{Error, Result};
+use crate::parquet::fetch::{fetch, Allocator, DeviceAllocator, FetchOptions, HostAllocator};
+use crate::parquet::metadata::{load, MetadataOptions};
+use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
+use crate::tpch::Table;
+
+/// TPC-H Q6's filter on lineitem.
+pub const Q6_FILTER: &str = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
+
+fn case(name: &str, columns: &[&str], filter: &str) -> ScanCase {
+    ScanCase {
+        name: name.to_string(),
+        projection: Projection::Columns(columns.iter().map(|s| s.to_string()).collect()),
+        filter: Some(filter.parse().expect("valid filter")),
+    }
+}
+
+/// Lineitem's column set and filter of TPC-H query `name` (q1, q6, q14,
+/// q19; Q19's disjunction is over-approximated by its common conjuncts).
+pub fn lineitem_query(name: &str) -> Option<ScanCase> {
+    Some(match name {
+        "q1" => case(
+            "q1",
+            &[
+                "l_returnflag",
+                "l_linestatus",
+                "l_quantity",
+                "l_extendedprice",
+                "l_discount",
+                "l_tax",
+                "l_shipdate",
+            ],
+            "l_shipdate <= DATE '1998-09-02'",
+        ),
+        "q6" => case(
+            "q6",
+            &["l_shipdate", "l_discount", "l_quantity", "l_extendedprice"],
+            Q6_FILTER,
+        ),
+        "q14" => case(
+            "q14",
+            &["l_partkey", "l_extendedprice", "l_discount", "l_shipdate"],
+            "l_shipdate >= DATE '1995-09-01' AND l_shipdate < DATE '1995-10-01'",
+        ),
+        "q19" => case(
+            "q19",
+            &[
+                "l_partkey",
+                "l_quantity",
+                "l_extendedprice",
+                "l_discount",
+                "l_shipinstruct",
+                "l_shipmode",
+            ],
+            "l_shipinstruct = 'DELIVER IN PERSON' AND l_quantity >= 1 AND l_quantity <= 30",
+        ),
+        _ => return None,
+    })
+}
+
+/// The query cases by name: `scan` (every table, all columns) and the
+/// lineitem queries of [`lineitem_query`].
+pub fn cases(queries: &[String]) -> Result<Vec<(String, Table, ScanCase)>> {
+    let mut out = Vec::new();
+    for q in queries {
+        match q.as_str() {
+            "scan" => {
+                for t in Table::ALL {
+                    out.push((
+                        format!("scan_{}", t.name()),
+                        t,
+                        ScanCase {
+                            name: format!("scan_{}", t.name()),
+                            projection: Projection::All,
+                            filter: None,
+                        },
+                    ));
+                }
+            }
+            q if lineitem_query(q).is_some() => out.push((
+                q.to_string(),
+                Table::LineItem,
+                lineitem_query(q).expect("checked"),
+            )),
+            other => {
+                return Err(Error::Scan {
+                    path: "<bench tpch>".into(),
+                    reason: format!("unknown query {other:?}: expected scan, q1, q6, q14 or q19"),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct TpchBenchOptions {
+    /// A `gdscan tpch gen` folder.
+    pub data: PathBuf,
+    /// Query names (see [`cases`]).
+    pub queries: Vec<String>,
+    /// CUDA device, or None for host memory.
+    pub device: Option<usize>,
+    /// Timed iterations per query, after one warm-up.
+    pub iterations: usize,
+    /// Drop the files from the page cache before every iteration.
+    pub cold: bool,
+    /// Engine settings.
+    pub settings: Settings,
+}
+
+/// One timed iteration.
+#[derive(Debug, Clone, Serialize)]
+pub struct Iteration {
+    /// Seconds.
+    pub elapsed: f64,
+    /// Rows in the kept row groups.
+    pub row_count: i64,
+    /// Bytes landed.
+    pub bytes_read: u64,
+}
+
+/// One query's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryResult {
+    /// Name.
+    pub query: String,
+    /// Files scanned.
+    pub files: usize,
+    /// Bytes the scan needs.
+    pub bytes_needed: u64,
+    /// Bytes it reads.
+    pub bytes_read: u64,
+    /// Median iteration's GB/s of bytes read.
+    pub median_gbps: f64,
+    /// The timed iterations.
+    pub iterations: Vec<Iteration>,
+    /// The path report's verdict after the last iteration.
+    pub verdict: String,
+}
+
+/// The run's context (dfbench-style).
+#[derive(Debug, Clone, Serialize)]
+pub struct Context {
+    /// gdscan's version.
+    pub gdscan_version: &'static str,
+    /// Seconds since the Unix epoch at the start.
+    pub start_time: u64,
+    /// CPUs available.
+    pub num_cpus: usize,
+    /// "host" or the GPU's name.
+    pub destination: String,
+    /// Cold (page cache dropped) or warm.
+    pub cold: bool,
+    /// Why cold runs were not possible for some files, if so.
+    pub cold_note: Option<String>,
+    /// The settings.
+    pub settings: Settings,
+    /// The data folder.
+    pub data: String,
+}
+
+/// The report.
+#[derive(Debug, Clone, Serialize)]
+pub struct TpchBenchReport {
+    /// Context.
+    pub context: Context,
+    /// Per query.
+    pub queries: Vec<QueryResult>,
+}
+
+/// The Parquet files of `table` in a `tpch gen` folder, sorted.
+pub fn table_files(data: &Path, table: Table) -> Result<Vec<PathBuf>> {
+    let dir = data.join(table.name());
+    let shown = dir.display().to_string();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| Error::from_open(&shown, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::Scan {
+            path: shown,
+            reason: "no .parquet files (generate them with `gdscan tpch gen`)".into(),
+        });
+    }
+    Ok(files)
+}
+
+struct Prepared {
+    handle: Arc<FileHandle>,
+    plan: Arc<ScanPlan>,
+    path: PathBuf,
+}
+
+fn run_once<A: Allocator + Clone>(files: &[Prepared], alloc: &A, cold: bool) -> Result<Iteration> {
+    if cold {
+        for f in files {
+            drop_from_cache(&f.path)?;
+        }
+    }
+    let start = Instant::now();
+    let mut bytes_read = 0;
+    for f in files {
+        for rg in fetch(
+            f.handle.clone(),
+            f.plan.clone(),
+            alloc.clone(),
+            FetchOptions::default(),
+        ) {
+            bytes_read += rg?.bytes_read;
+        }
+    }
+    Ok(Iteration {
+        elapsed: start.elapsed().as_secs_f64(),
+        row_count: files
+            .iter()
+            .flat_map(|f| f.plan.row_groups.iter())
+            .map(|r| r.num_rows)
+            .sum(),
+        bytes_read,
+    })
+}
+
+fn run_query<A: Allocator + Clone>(
+    opts: &TpchBenchOptions,
+    engine: &Arc<Engine>,
+    table: Table,
+    case: &ScanCase,
+    alloc: &A,
+) -> Result<QueryResult> {
+    let mut prepared = Vec::new();
+    for path in table_files(&opts.data, table)? {
+        let handle = Arc::new(FileHandle::open_with(
+            engine.clone(),
+            &path,
+            OpenMode::Read,
+        )?);
+        let metadata = load(&handle, MetadataOptions::default())?;
+        let request = ScanRequest {
+            projection: case.projection.clone(),
+            predicate: case.filter.clone(),
+            ..Default::default()
+        };
+        let plan = plan(&metadata, &request).map_err(|e| Error::Scan {
+            path: handle.path().to_string(),
+            reason: e.to_string(),
+        })?;
+        prepared.push(Prepared {
+            handle,
+            plan: Arc::new(plan),
+            path,
+        });
+    }
+    let cold = opts.cold && !prepared.iter().any(|p| on_tmpfs(&p.path));
+    run_once(&prepared, alloc, cold)?; // warm-up
+    let mut iterations = Vec::new();
+    for _ in 0..opts.iterations.max(1) {
+        iterations.push(run_once(&prepared, alloc, cold)?);
+    }
+    let mut times: Vec<f64> = iterations.iter().map(|i| i.elapsed).collect();
+    times.sort_by(|a, b| a.total_cmp(b));
+    let bytes_read: u64 = prepared.iter().map(|p| p.plan.totals.bytes_read).sum();
+    let verdict = prepared
+        .first()
+        .map(|p| crate::report::build(&p.handle, None).verdict)
+        .unwrap_or_default();
+    Ok(QueryResult {
+        query: case.name.clone(),
+        files: prepared.len(),
+        bytes_needed: prepared.iter().map(|p| p.plan.totals.bytes_needed).sum(),
+        bytes_read,
+        median_gbps: super::stats::gbps(bytes_read, times[times.len() / 2]),
+        iterations,
+        verdict,
+    })
+}
+
+/// Runs the benchmark.
+pub fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
+    let engine = Engine::new(opts.settings.clone())?;
+    let cases = cases(&opts.queries)?;
+    let start_time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut queries = Vec::new();
+    let destination = match opts.device {
+        Some(ordinal) => {
+            let device = Device::get(ordinal)?;
+            engine.preallocate_bounce_buffers(device)?;
+            for (_, table, case) in &cases {
+                queries.push(run_query(
+                    opts,
+                    &engine,
+                    *table,
+                    case,
+                    &DeviceAllocator(device),
+                )?);
+            }
+            device.name()?
+        }
+        None => {
+            for (_, table, case) in &cases {
+                queries.push(run_query(opts, &engine, *table, case, &HostAllocator)?);
+            }
+            "host".to_string()
+        }
+    };
+    let tmpfs = opts.cold
+        && Table::ALL
+            .iter()
+            .filter_map(|t| table_files(&opts.data, *t).ok())
+            .flatten()
+            .any(|p| on_tmpfs(&p));
+    Ok(TpchBenchReport {
+        context: Context {
+            gdscan_version: env!("CARGO_PKG_VERSION"),
+            start_time,
+            num_cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            destination,
+            cold: opts.cold,
+            cold_note: tmpfs
+                .then(|| "files on tmpfs cannot be dropped from memory: measured warm".to_string()),
+            settings: opts.settings.clone(),
+            data: opts.data.display().to_string(),
+        },
+        queries,
+    })
+}
+
+/// The report as a table.
+pub fn render(r: &TpchBenchReport) -> String {
+    let mut out = format!(
+        "gdscan bench tpch: {} into {} ({}){}\n{:<16} {:>5} {:>14} {:>14} {:>6} {:>10} {:>10} {:>9}\n",
+        r.context.data,
+        r.context.destination,
+        if r.context.cold { "cold" } else { "warm" },
+        r.context.cold_note.as_deref().map(|n| format!(" — {n}")).unwrap_or_default(),
+        "query",
+        "files",
+        "needed",
+        "read",
+        "r/n",
+        "rows",
+        "median s",
+        "GB/s"
+    );
+    for q in &r.queries {
+        let mut t: Vec<f64> = q.iterations.iter().map(|i| i.elapsed).collect();
+        t.sort_by(|a, b| a.total_cmp(b));
+        out += &format!(
+            "{:<16} {:>5} {:>14} {:>14} {:>6.3} {:>10} {:>10.4} {:>9.2}\n",
+            q.query,
+            q.files,
+            q.bytes_needed,
+            q.bytes_read,
+            q.bytes_read as f64 / q.bytes_needed.max(1) as f64,
+            q.iterations.first().map(|i| i.row_count).unwrap_or(0),
+            t[t.len() / 2],
+            q.median_gbps
+        );
+    }
+    out
+}
