@@ -13,6 +13,8 @@
 #   kvikio      KvikIO 26.10 on the same files
 #   parquet     gdscan bench scan on TPC-H lineitem (SF $GDSCAN_TPCH_SF, default 1),
 #               and device against host chunk checksums of gdscan scan
+#   tpch        gdscan tpch gen (SF $GDSCAN_TPCH_SF), bench tpch warm and cold,
+#               and the KvikIO / pyarrow anchors beside it (needs .whl)
 # (default: all of them, in that order). Full logs go to $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/gdscan-out}
@@ -98,6 +100,17 @@ PY
       else
         echo "CHECKSUM MISMATCH between device and host scans"
       fi
+      ;;
+    tpch)
+      sf=${GDSCAN_TPCH_SF:-1}
+      data="$ext4_dir/tpch-sf$sf"
+      [ -d "$data/lineitem" ] || ./.carry/gdscan tpch gen --sf "$sf" --out "$data" --quiet
+      echo "== gdscan bench tpch (SF $sf), warm then cold =="
+      ./.carry/gdscan bench tpch --data "$data" --iterations 3 --json "$out/bench-tpch.json" 2>&1 | tee "$out/bench-tpch.txt"
+      ./.carry/gdscan bench tpch --data "$data" --iterations 3 --cold --json "$out/bench-tpch-cold.json" 2>&1 | tee "$out/bench-tpch-cold.txt"
+      echo "== anchors: KvikIO on the planned ranges, pyarrow read + upload =="
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        && PYTHONPATH=/tmp/site python3 benches/anchors/tpch_anchors.py --data "$data" --gdscan ./.carry/gdscan --iterations 3 2>&1 | tee "$out/anchors.txt"
       ;;
     *) echo "unknown step $step" ;;
   esac
