@@ -1,0 +1,227 @@
+//! Pruning: statistics and column-index bounds against terms.
+
+use std::cmp::Ordering;
+
+use ::parquet::file::page_index::column_index::ColumnIndexMetaData;
+use ::parquet::file::statistics::Statistics;
+use ::parquet::schema::types::ColumnDescriptor;
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// Pruning with statistics and the column index
+// ---------------------------------------------------------------------------
+
+/// A min or max from statistics, in the domain of its column kind.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Val<'a> {
+    Num(i128),
+    Flt(f64),
+    Bytes(&'a [u8]),
+    Bool(bool),
+}
+
+/// Orders a statistics value against a key; None when they cannot be
+/// ordered (NaN, mismatched kinds).
+pub(super) fn cmp_val(v: Val<'_>, key: &Key, scale: i32) -> Option<Ordering> {
+    match (v, key) {
+        (Val::Num(u), Key::Exact(e)) => Some(cmp_exact(u, *e, scale)),
+        (Val::Flt(x), Key::Flt(k)) => x.partial_cmp(k),
+        (Val::Bytes(b), Key::Bytes(k)) => Some(b.cmp(k.as_slice())),
+        (Val::Bool(b), Key::Bool(k)) => Some(b.cmp(k)),
+        _ => None,
+    }
+}
+
+/// Decodes a big-endian two's complement integer of 1..=16 bytes.
+pub(super) fn be_i128(b: &[u8]) -> Option<i128> {
+    if b.is_empty() || b.len() > 16 {
+        return None;
+    }
+    let fill = if b[0] & 0x80 != 0 { 0xFF } else { 0 };
+    let mut buf = [fill; 16];
+    buf[16 - b.len()..].copy_from_slice(b);
+    Some(i128::from_be_bytes(buf))
+}
+
+pub(super) fn int_val(v: i64, unsigned: bool, bits32: bool) -> i128 {
+    match (unsigned, bits32) {
+        (false, _) => i128::from(v),
+        (true, true) => i128::from(v as i32 as u32),
+        (true, false) => i128::from(v as u64),
+    }
+}
+
+/// Min and max of a column chunk as bounds for `kind`; None where unknown or
+/// unusable.
+pub(super) fn stats_bounds(kind: Kind, stats: &Statistics) -> (Option<Val<'_>>, Option<Val<'_>>) {
+    // Deprecated min/max fields were written with signed comparisons: only
+    // trust them for signed orders.
+    let deprecated = stats.is_min_max_deprecated();
+    match (kind, stats) {
+        (Kind::Bool, Statistics::Boolean(s)) => (
+            s.min_opt().map(|v| Val::Bool(*v)),
+            s.max_opt().map(|v| Val::Bool(*v)),
+        ),
+        (Kind::Int { unsigned, .. }, Statistics::Int32(s)) if !(unsigned && deprecated) => (
+            s.min_opt()
+                .map(|v| Val::Num(int_val(i64::from(*v), unsigned, true))),
+            s.max_opt()
+                .map(|v| Val::Num(int_val(i64::from(*v), unsigned, true))),
+        ),
+        (Kind::Int { unsigned, .. }, Statistics::Int64(s)) if !(unsigned && deprecated) => (
+            s.min_opt().map(|v| Val::Num(int_val(*v, unsigned, false))),
+            s.max_opt().map(|v| Val::Num(int_val(*v, unsigned, false))),
+        ),
+        (Kind::Date, Statistics::Int32(s)) => (
+            s.min_opt().map(|v| Val::Num(i128::from(*v))),
+            s.max_opt().map(|v| Val::Num(i128::from(*v))),
+        ),
+        (Kind::F32, Statistics::Float(s)) => (
+            s.min_opt().map(|v| Val::Flt(f64::from(*v))),
+            s.max_opt().map(|v| Val::Flt(f64::from(*v))),
+        ),
+        (Kind::F64, Statistics::Double(s)) => (
+            s.min_opt().map(|v| Val::Flt(*v)),
+            s.max_opt().map(|v| Val::Flt(*v)),
+        ),
+        // Truncated (inexact) byte-array bounds are still valid bounds.
+        (Kind::Bytes, Statistics::ByteArray(_)) if !deprecated => (
+            stats.min_bytes_opt().map(Val::Bytes),
+            stats.max_bytes_opt().map(Val::Bytes),
+        ),
+        (
+            Kind::DecBytes { fixed_len, .. },
+            Statistics::ByteArray(_) | Statistics::FixedLenByteArray(_),
+        ) if !deprecated => {
+            // A truncated decimal is no bound at all: only use exact values
+            // (full-width values of a fixed-length column cannot be truncated).
+            let usable = |b: &[u8], exact: bool| exact || fixed_len == Some(b.len());
+            (
+                stats
+                    .min_bytes_opt()
+                    .filter(|b| usable(b, stats.min_is_exact()))
+                    .and_then(be_i128)
+                    .map(Val::Num),
+                stats
+                    .max_bytes_opt()
+                    .filter(|b| usable(b, stats.max_is_exact()))
+                    .and_then(be_i128)
+                    .map(Val::Num),
+            )
+        }
+        _ => (None, None),
+    }
+}
+
+/// Min and max of page `p` from a column index, as bounds for `kind`.
+pub(super) fn page_bounds(
+    kind: Kind,
+    index: &ColumnIndexMetaData,
+    p: usize,
+) -> (Option<Val<'_>>, Option<Val<'_>>) {
+    match (kind, index) {
+        (Kind::Bool, ColumnIndexMetaData::BOOLEAN(ix)) => (
+            ix.min_value(p).map(|v| Val::Bool(*v)),
+            ix.max_value(p).map(|v| Val::Bool(*v)),
+        ),
+        (Kind::Int { unsigned, .. }, ColumnIndexMetaData::INT32(ix)) => (
+            ix.min_value(p)
+                .map(|v| Val::Num(int_val(i64::from(*v), unsigned, true))),
+            ix.max_value(p)
+                .map(|v| Val::Num(int_val(i64::from(*v), unsigned, true))),
+        ),
+        (Kind::Int { unsigned, .. }, ColumnIndexMetaData::INT64(ix)) => (
+            ix.min_value(p)
+                .map(|v| Val::Num(int_val(*v, unsigned, false))),
+            ix.max_value(p)
+                .map(|v| Val::Num(int_val(*v, unsigned, false))),
+        ),
+        (Kind::Date, ColumnIndexMetaData::INT32(ix)) => (
+            ix.min_value(p).map(|v| Val::Num(i128::from(*v))),
+            ix.max_value(p).map(|v| Val::Num(i128::from(*v))),
+        ),
+        (Kind::F32, ColumnIndexMetaData::FLOAT(ix)) => (
+            ix.min_value(p).map(|v| Val::Flt(f64::from(*v))),
+            ix.max_value(p).map(|v| Val::Flt(f64::from(*v))),
+        ),
+        (Kind::F64, ColumnIndexMetaData::DOUBLE(ix)) => (
+            ix.min_value(p).map(|v| Val::Flt(*v)),
+            ix.max_value(p).map(|v| Val::Flt(*v)),
+        ),
+        (Kind::Bytes, ColumnIndexMetaData::BYTE_ARRAY(ix)) => (
+            ix.min_value(p).map(Val::Bytes),
+            ix.max_value(p).map(Val::Bytes),
+        ),
+        // The column index does not say whether a value was truncated; a
+        // full-width fixed-length value cannot have been.
+        (
+            Kind::DecBytes {
+                fixed_len: Some(n), ..
+            },
+            ColumnIndexMetaData::FIXED_LEN_BYTE_ARRAY(ix),
+        ) => {
+            let decode =
+                |b: Option<&[u8]>| b.filter(|b| b.len() == n).and_then(be_i128).map(Val::Num);
+            (decode(ix.min_value(p)), decode(ix.max_value(p)))
+        }
+        _ => (None, None),
+    }
+}
+
+/// What metadata says about the values of one column in a row group or page.
+pub(super) struct Bounds<'a> {
+    pub(super) min: Option<Val<'a>>,
+    pub(super) max: Option<Val<'a>>,
+    /// Number of NULLs, if known.
+    pub(super) nulls: Option<u64>,
+    /// Whether every value is known to be NULL.
+    pub(super) all_null: bool,
+}
+
+/// False only when `bounds` prove that no value satisfies `op key`.
+pub(super) fn term_may_match(op: Op, key: Option<&Key>, kind: Kind, b: &Bounds<'_>) -> bool {
+    match op {
+        Op::IsNull => return b.nulls != Some(0),
+        Op::IsNotNull => return !b.all_null,
+        _ => {}
+    }
+    let Some(key) = key else {
+        return true;
+    };
+    if b.all_null {
+        return false;
+    }
+    let scale = kind.scale();
+    if op == Op::Eq {
+        if let Key::Exact(e) = key {
+            // e.g. `x = 1.5` on an integer column: no value can be equal.
+            if !matches!(rescale(*e, scale), Scaled::Exact(_)) {
+                return false;
+            }
+        }
+    }
+    let lo = b.min.and_then(|v| cmp_val(v, key, scale));
+    let hi = b.max.and_then(|v| cmp_val(v, key, scale));
+    use Ordering::{Equal, Greater, Less};
+    let pruned = match op {
+        Op::Eq => lo == Some(Greater) || hi == Some(Less),
+        Op::NotEq => lo == Some(Equal) && hi == Some(Equal),
+        Op::Lt => matches!(lo, Some(Greater | Equal)),
+        Op::LtEq => lo == Some(Greater),
+        Op::Gt => matches!(hi, Some(Less | Equal)),
+        Op::GtEq => hi == Some(Less),
+        Op::IsNull | Op::IsNotNull => false,
+    };
+    !pruned
+}
+
+/// The kind of a leaf column usable for pruning: None for nested or
+/// repeated leaves (conservative).
+pub(super) fn prunable_kind(cd: &ColumnDescriptor) -> Option<Kind> {
+    (cd.max_rep_level() == 0 && cd.path().parts().len() == 1).then(|| leaf_kind(cd))
+}
+
+pub(super) fn term_key(term: &Term, kind: Kind) -> Option<Key> {
+    term.value.as_ref().and_then(|v| key_for(kind, v).ok())
+}
