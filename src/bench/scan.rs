@@ -174,12 +174,14 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
         ) {
             let rg = rg?;
             for slice in &rg.chunks {
-                for p in &slice.pieces {
-                    let mut host = vec![0u8; p.len];
-                    rg.buffer.copy_to_host(p.buffer_offset, &mut host)?;
-                    let at = p.file_offset as usize;
-                    bytes_ok &= host == file[at..at + p.len];
-                }
+                let landed = slice.gather(|off, dst| rg.buffer.copy_to_host(off, dst))?;
+                let expected: Vec<u8> = slice
+                    .pieces
+                    .iter()
+                    .flat_map(|p| &file[p.file_offset as usize..p.file_offset as usize + p.len])
+                    .copied()
+                    .collect();
+                bytes_ok &= landed == expected;
             }
         }
         let path_bytes = handle.counters().nonzero();

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{parse_size_arg, EngineArgs};
+use super::{parse_size_arg, Destination, EngineArgs};
 use crate::bench::read::{render, run as run_read, BenchRoute, ReadBenchOptions};
 use crate::error::Result;
 
@@ -34,12 +34,9 @@ pub struct BenchTpchArgs {
     /// Queries: scan, q1, q6, q14, q19.
     #[arg(long, value_delimiter = ',', default_value = "scan,q1,q6,q14,q19")]
     pub queries: Vec<String>,
-    /// Fetch into host memory instead of a device.
-    #[arg(long, conflicts_with = "device")]
-    pub host: bool,
-    /// CUDA device (default 0).
-    #[arg(long)]
-    pub device: Option<usize>,
+    /// Host memory or a device.
+    #[command(flatten)]
+    pub destination: Destination,
     /// Timed iterations per query, after one warm-up (the median is reported).
     #[arg(long, default_value = "3")]
     pub iterations: usize,
@@ -126,11 +123,7 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
             let opts = crate::bench::tpch::TpchBenchOptions {
                 data: args.data.clone(),
                 queries: args.queries.clone(),
-                device: if args.host {
-                    None
-                } else {
-                    Some(args.device.unwrap_or(0))
-                },
+                device: args.destination.device(),
                 iterations: args.iterations,
                 cold: args.cold,
                 settings: args.engine.settings()?,

@@ -6,7 +6,7 @@
 use clap::Args;
 
 use super::scan::{run_scan, ScanArgs, ScanSpec};
-use super::EngineArgs;
+use super::{Destination, EngineArgs};
 use crate::bench::tpch::Q6_FILTER;
 use crate::error::{Error, Result};
 
@@ -53,8 +53,10 @@ pub fn run(args: &DemoArgs) -> Result<String> {
             max_overread: None,
             engine: args.engine.clone(),
         },
-        host: !gpu,
-        device: None,
+        destination: Destination {
+            host: !gpu,
+            device: None,
+        },
         checksum: false,
         stats: true,
         json: false,

@@ -116,6 +116,24 @@ impl EngineArgs {
     }
 }
 
+/// Where bytes land: a device (the default, ordinal 0) or host memory.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct Destination {
+    /// Use host memory instead of a device.
+    #[arg(long, conflicts_with = "device")]
+    pub host: bool,
+    /// CUDA device ordinal (default 0).
+    #[arg(long)]
+    pub device: Option<usize>,
+}
+
+impl Destination {
+    /// The device ordinal, or None for host memory.
+    pub fn device(&self) -> Option<usize> {
+        (!self.host).then(|| self.device.unwrap_or(0))
+    }
+}
+
 /// clap adapter for human sizes ("4MiB").
 pub fn parse_size_arg(s: &str) -> std::result::Result<u64, String> {
     parse_size(s)

@@ -6,7 +6,7 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use super::{parse_size_arg, EngineArgs};
+use super::{parse_size_arg, Destination, EngineArgs};
 use crate::checksum::{crc32_device, crc32_host};
 use crate::cuda::{Device, DeviceBuffer};
 use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
@@ -23,12 +23,9 @@ pub struct ReadArgs {
     /// Bytes to read (default: to the end of the file), e.g. 1GiB.
     #[arg(long, value_parser = parse_size_arg)]
     pub size: Option<u64>,
-    /// Read into host memory instead of a device.
-    #[arg(long, conflicts_with = "device")]
-    pub host: bool,
-    /// CUDA device ordinal to read into (default 0).
-    #[arg(long)]
-    pub device: Option<usize>,
+    /// Host memory or a device.
+    #[command(flatten)]
+    pub destination: Destination,
     /// Print the CRC-32 (as zlib.crc32) of the bytes where they landed.
     #[arg(long)]
     pub checksum: bool,
@@ -101,7 +98,7 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
     }
     let len = size.min(file_size - args.offset) as usize;
     let window = crate::report::StatsWindow::open(args.stats)?;
-    let (bytes, seconds, destination, route, crc) = if args.host {
+    let (bytes, seconds, destination, route, crc) = if args.destination.host {
         let mut buf = vec![0u8; len];
         let start = Instant::now();
         let n = handle.pread(&mut buf, len, args.offset)?;
@@ -109,7 +106,7 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         let crc = args.checksum.then(|| crc32_host(&buf[..n]));
         (n, seconds, "host".to_string(), None, crc)
     } else {
-        let ordinal = args.device.unwrap_or(0);
+        let ordinal = args.destination.device.unwrap_or(0);
         let device = Device::get(ordinal)?;
         let mut buf = DeviceBuffer::new(device, len)?;
         // Pinning is a once-per-process cost: pay it before the clock starts.

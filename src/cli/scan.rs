@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use super::{parse_size_arg, EngineArgs};
+use super::{parse_size_arg, Destination, EngineArgs};
 use crate::cuda::Device;
 use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
 use crate::error::{Error, Result};
@@ -174,12 +174,9 @@ pub struct ScanArgs {
     /// What to scan.
     #[command(flatten)]
     pub spec: ScanSpec,
-    /// Fetch into host memory instead of a device.
-    #[arg(long, conflicts_with = "device")]
-    pub host: bool,
-    /// CUDA device (default 0).
-    #[arg(long)]
-    pub device: Option<usize>,
+    /// Host memory or a device.
+    #[command(flatten)]
+    pub destination: Destination,
     /// Print each chunk's CRC-32 (as zlib.crc32) of the bytes where they landed.
     #[arg(long)]
     pub checksum: bool,
@@ -233,19 +230,12 @@ pub struct ScanReport {
     pub report: Option<crate::report::PathReport>,
 }
 
-fn crc_of<F: FnMut(usize, &mut [u8]) -> Result<()>>(
+fn crc_of(
     slice: &ChunkSlice,
-    mut read: F,
+    read: impl FnMut(usize, &mut [u8]) -> Result<()>,
 ) -> Result<(u64, u32)> {
-    let mut hasher = crc32fast::Hasher::new();
-    let mut bytes = 0u64;
-    for p in &slice.pieces {
-        let mut host = vec![0u8; p.len];
-        read(p.buffer_offset, &mut host)?;
-        hasher.update(&host);
-        bytes += p.len as u64;
-    }
-    Ok((bytes, hasher.finalize()))
+    let bytes = slice.gather(read)?;
+    Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
 }
 
 /// Runs `gdscan scan`.
@@ -261,7 +251,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         bytes,
         crc32: format!("{crc:08x}"),
     };
-    let (seconds, destination) = if args.host {
+    let (seconds, destination) = if args.destination.host {
         let start = Instant::now();
         let mut held = Vec::new();
         for rg in fetch(
@@ -288,7 +278,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         }
         (seconds, "host".to_string())
     } else {
-        let ordinal = args.device.unwrap_or(0);
+        let ordinal = args.destination.device.unwrap_or(0);
         let device = Device::get(ordinal)?;
         handle.engine().preallocate_bounce_buffers(device)?;
         let start = Instant::now();

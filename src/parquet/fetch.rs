@@ -71,6 +71,20 @@ pub struct ChunkSlice {
     pub pieces: Vec<Piece>,
 }
 
+impl ChunkSlice {
+    /// The chunk's bytes in file order, copied out of its row group's buffer
+    /// with `read(buffer_offset, destination)`.
+    pub fn gather(&self, mut read: impl FnMut(usize, &mut [u8]) -> Result<()>) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; self.pieces.iter().map(|p| p.len).sum()];
+        let mut at = 0;
+        for p in &self.pieces {
+            read(p.buffer_offset, &mut out[at..at + p.len])?;
+            at += p.len;
+        }
+        Ok(out)
+    }
+}
+
 /// The buffer layout of one row group: the reads, the chunk table, the size.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowGroupLayout {
