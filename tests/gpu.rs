@@ -249,6 +249,88 @@ fn async_device_reads_complete_with_their_buffers() {
     }
 }
 
+/// Many small requests in flight at once: each worker hands its finished
+/// share to its lane and goes on with the next request, so a request
+/// completes only when its copies have. Every byte must be in place, with
+/// host requests interleaved and all buffers checked after completion.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn many_small_device_requests_complete_only_when_their_copies_have() {
+    let dev = gpu();
+    let data = pseudo_random(48 << 20, 11);
+    let file = temp_file(&data);
+    let h = FileHandle::open_with(
+        engine(16, 1 << 20, DeviceReadPath::Auto),
+        file.path(),
+        OpenMode::Read,
+    )
+    .unwrap();
+    for round in 0..3u64 {
+        // Ranges of 1 byte to 3 MiB, packed into one device buffer.
+        let mut reads = Vec::new();
+        let (mut at, mut off, mut i) = (0usize, 0u64, 0u64);
+        while off < data.len() as u64 {
+            let len = (((i * 7_919 + round * 104_729) % (3 << 20)) as usize + 1)
+                .min(data.len() - off as usize);
+            reads.push(gdscan::engine::RangeRead {
+                file_offset: off,
+                buffer_offset: at,
+                len,
+            });
+            at += len;
+            off += len as u64 + (i % 5) * 4096;
+            i += 1;
+        }
+        let mut buf = DeviceBuffer::new(dev, at).unwrap();
+        buf.fill(0xAB).unwrap();
+        let mut host = vec![0u8; 1 << 20];
+        let pending =
+            unsafe { h.submit_ranges(gdscan::engine::IoBufMut::io_memory_mut(&mut buf), &reads) }
+                .unwrap();
+        // A host read while device requests are in flight.
+        assert_eq!(h.pread(&mut host[..], 1 << 20, 4096).unwrap(), 1 << 20);
+        assert_eq!(&host[..], &data[4096..4096 + (1 << 20)]);
+        assert_eq!(pending.wait().unwrap(), at as u64, "round {round}");
+        let landed = device_bytes(&buf, at);
+        for r in &reads {
+            let got = &landed[r.buffer_offset..r.buffer_offset + r.len];
+            let want = &data[r.file_offset as usize..r.file_offset as usize + r.len];
+            assert!(
+                got == want,
+                "round {round}: range at {} differs",
+                r.file_offset
+            );
+        }
+    }
+}
+
+/// The caching pool hands a returned buffer out again instead of freeing it.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn device_pool_reuses_returned_buffers() {
+    let dev = gpu();
+    let pool = gdscan::cuda::DevicePool::new(dev, 2);
+    let a = pool.allocate(10 << 20).unwrap();
+    let first = a.device_ptr();
+    assert_eq!(a.len(), 10 << 20);
+    drop(a);
+    assert_eq!(pool.cached(), 1);
+    let b = pool.allocate(9 << 20).unwrap();
+    assert_eq!(b.device_ptr(), first, "a fitting idle buffer is reused");
+    assert_eq!(b.len(), 9 << 20);
+    let mut out = vec![0u8; 16];
+    assert!(
+        b.copy_to_host((9 << 20) - 8, &mut out).is_err(),
+        "reads stop at len"
+    );
+    let c = pool.allocate(40 << 20).unwrap();
+    assert_ne!(c.device_ptr(), first);
+    drop((b, c));
+    assert_eq!(pool.cached(), 2);
+    pool.trim();
+    assert_eq!(pool.cached(), 0);
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn concurrent_reads_of_the_same_pages_fall_back_and_stay_exact() {
@@ -566,7 +648,7 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
             max_bytes_in_flight: 1,
             prefetch: 1,
         };
-        for rg in fetch(h.clone(), p.clone(), DeviceAllocator(dev), opts) {
+        for rg in fetch(h.clone(), p.clone(), DeviceAllocator::new(dev), opts) {
             let rg = rg.unwrap();
             for slice in &rg.chunks {
                 for piece in &slice.pieces {

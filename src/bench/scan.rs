@@ -141,6 +141,8 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let store = LocalFileSystem::new();
     let location = object_store::path::Path::from_filesystem_path(&opts.file)
         .map_err(|e| Error::io(&shown, "object_store path", std::io::Error::other(e)))?;
+    // One allocator for every scan: steady-state scans reuse row-group buffers.
+    let alloc = DeviceAllocator::new(device);
     let mut cases = Vec::new();
     for case in &opts.cases {
         let request = ScanRequest {
@@ -156,7 +158,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
             for rg in fetch(
                 handle.clone(),
                 plan.clone(),
-                DeviceAllocator(device),
+                alloc.clone(),
                 FetchOptions::default(),
             ) {
                 rg?;
@@ -169,7 +171,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
         for rg in fetch(
             handle.clone(),
             plan.clone(),
-            DeviceAllocator(device),
+            alloc.clone(),
             FetchOptions::default(),
         ) {
             let rg = rg?;

@@ -307,14 +307,9 @@ pub fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
         Some(ordinal) => {
             let device = Device::get(ordinal)?;
             engine.preallocate_bounce_buffers(device)?;
+            let alloc = DeviceAllocator::new(device);
             for (_, table, case) in &cases {
-                queries.push(run_query(
-                    opts,
-                    &engine,
-                    *table,
-                    case,
-                    &DeviceAllocator(device),
-                )?);
+                queries.push(run_query(opts, &engine, *table, case, &alloc)?);
             }
             device.name()?
         }

@@ -285,7 +285,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         for rg in fetch(
             handle.clone(),
             plan.clone(),
-            DeviceAllocator(device),
+            DeviceAllocator::new(device),
             FetchOptions::default(),
         ) {
             let rg = rg?;

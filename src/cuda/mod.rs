@@ -4,13 +4,16 @@
 //! the raw layer; [`driver`] turns its status codes into [`crate::Error`]s and
 //! checks that the library exists before anything touches it (cudarc panics
 //! when a library is missing, we never do); [`device`], [`stream`] and
-//! [`memory`] are small owning types with `Drop`.
+//! [`memory`] are small owning types with `Drop`; [`pool`] caches device
+//! allocations so that steady scans never call `cuMemFree`.
 
 pub mod device;
 pub mod driver;
 pub mod memory;
+pub mod pool;
 pub mod stream;
 
 pub use device::Device;
 pub use memory::{DeviceBuffer, HostRegistration, PinnedBuffer};
+pub use pool::{DevicePool, PooledDeviceBuffer};
 pub use stream::{Event, Stream};

@@ -133,6 +133,23 @@ impl Event {
         self.recorded = false;
         Ok(())
     }
+
+    /// Whether the work before the last [`Event::record`] has finished
+    /// (without blocking); true if the event was never recorded.
+    pub fn is_complete(&mut self) -> Result<bool> {
+        if !self.recorded {
+            return Ok(true);
+        }
+        // SAFETY: the event is alive.
+        match unsafe { sys::cuEventQuery(self.raw) } {
+            sys::CUresult::CUDA_SUCCESS => {
+                self.recorded = false;
+                Ok(true)
+            }
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            other => check("cuEventQuery", other).map(|_| false),
+        }
+    }
 }
 
 impl Drop for Event {

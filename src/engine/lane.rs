@@ -5,8 +5,19 @@
 //! slot is reused only after its event completes, so the read into one slot
 //! overlaps the copy out of the other (KvikIO reads, copies, then waits: its
 //! issue #520). Waiting is per event, never a device-wide synchronise.
+//!
+//! The lane outlives requests. A worker that has finished its share of a
+//! request does not wait for its last copies: it hands the request to the
+//! lane ([`Lane::defer`]), which completes it once an event recorded after
+//! those copies has been seen complete, while the worker goes on with the
+//! next request. So small requests (a row group's chunks) still overlap
+//! reads with copies, as one large request does. A lane whose worker runs
+//! out of work is settled ([`Lane::drain`]) before the worker sleeps.
+
+use std::sync::Arc;
 
 use super::bounce::BouncePool;
+use super::request::Request;
 use crate::cuda::{Device, Event, HostRegistration, PinnedBuffer, Stream};
 use crate::error::Result;
 
@@ -16,6 +27,8 @@ pub const SLOTS_PER_LANE: usize = 2;
 #[derive(Debug)]
 struct Slot {
     event: Event,
+    /// The lane's commit number when `event` was last recorded.
+    seq: u64,
     bounce: Option<PinnedBuffer>,
     registration: Option<HostRegistration>,
 }
@@ -27,6 +40,13 @@ pub struct Lane {
     stream: Stream,
     slots: Vec<Slot>,
     next: usize,
+    /// Commits so far (the number of the latest one).
+    seq: u64,
+    /// Every commit numbered up to this one has completed.
+    done_through: u64,
+    /// Requests whose helper share is over but whose copies, up to the
+    /// given commit, may still run.
+    waiting: Vec<(Arc<Request>, u64)>,
 }
 
 impl Lane {
@@ -37,6 +57,7 @@ impl Lane {
             .map(|_| {
                 Ok(Slot {
                     event: Event::new(device)?,
+                    seq: 0,
                     bounce: None,
                     registration: None,
                 })
@@ -47,6 +68,9 @@ impl Lane {
             stream,
             slots,
             next: 0,
+            seq: 0,
+            done_through: 0,
+            waiting: Vec::new(),
         })
     }
 
@@ -68,7 +92,57 @@ impl Lane {
         let slot = &mut self.slots[index];
         slot.event.synchronize()?;
         slot.registration = None;
+        let seq = slot.seq;
+        self.completed(seq);
         Ok(index)
+    }
+
+    /// Notes that every commit up to `seq` has completed (one stream: a
+    /// completed event implies every earlier one) and completes the
+    /// requests that waited for no more than that.
+    fn completed(&mut self, seq: u64) {
+        if seq <= self.done_through {
+            return;
+        }
+        self.done_through = seq;
+        let through = self.done_through;
+        self.waiting.retain(|(req, last)| {
+            if *last <= through {
+                req.helper_done();
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    /// Hands over a request whose tasks this worker has finished: it is
+    /// completed (for this helper) once the copies committed so far have
+    /// finished, which may be now.
+    pub(crate) fn defer(&mut self, req: Arc<Request>) {
+        if self.seq <= self.done_through {
+            req.helper_done();
+        } else {
+            self.waiting.push((req, self.seq));
+        }
+    }
+
+    /// Completes, without blocking, the waiting requests whose copies have
+    /// finished.
+    pub fn reap(&mut self) -> Result<()> {
+        let mut best = self.done_through;
+        for slot in &mut self.slots {
+            if slot.seq > best && slot.event.is_complete()? {
+                best = slot.seq;
+            }
+        }
+        self.completed(best);
+        Ok(())
+    }
+
+    /// Whether requests are waiting on this lane's copies.
+    pub fn has_waiting(&self) -> bool {
+        !self.waiting.is_empty()
     }
 
     /// The slot's bounce buffer, taken from `pool` on first use.
@@ -87,17 +161,23 @@ impl Lane {
         let slot = &mut self.slots[index];
         slot.event.record(&self.stream)?;
         slot.registration = registration;
+        self.seq += 1;
+        slot.seq = self.seq;
         Ok(())
     }
 
     /// Waits for the copies committed to slot `index`.
     pub fn wait(&mut self, index: usize) -> Result<()> {
-        self.slots[index].event.synchronize()
+        self.slots[index].event.synchronize()?;
+        let seq = self.slots[index].seq;
+        self.completed(seq);
+        Ok(())
     }
 
-    /// Waits for every queued copy, drops registrations and returns the
-    /// bounce buffers to `pool`. The first error is returned, but every slot
-    /// is drained regardless.
+    /// Waits for every queued copy, drops registrations, returns the bounce
+    /// buffers to `pool` and completes every waiting request (a failed wait
+    /// fails them). The first error is returned, but every slot is drained
+    /// regardless.
     pub fn drain(&mut self, pool: &BouncePool) -> Result<()> {
         let mut first_err = None;
         for slot in &mut self.slots {
@@ -110,6 +190,17 @@ impl Lane {
             }
         }
         self.next = 0;
+        if let Some(e) = &first_err {
+            for (req, _) in &self.waiting {
+                req.fail(crate::error::Error::Io {
+                    path: req.file.path.clone(),
+                    op: "device copy",
+                    source: std::io::Error::other(e.to_string()),
+                });
+            }
+        }
+        let seq = self.seq;
+        self.completed(seq);
         match first_err {
             Some(e) => Err(e),
             None => Ok(()),

@@ -163,3 +163,15 @@ unsafe impl IoBuf for DeviceBuffer {
         }
     }
 }
+
+// SAFETY: the pooled allocation is owned by the value until it drops, valid
+// for at least `len()` bytes, and does not move with the value.
+unsafe impl IoBufMut for crate::cuda::PooledDeviceBuffer {
+    fn io_memory_mut(&mut self) -> Memory {
+        Memory::Device {
+            device: self.device(),
+            ptr: self.device_ptr(),
+            len: self.len(),
+        }
+    }
+}

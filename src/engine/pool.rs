@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -117,49 +117,97 @@ impl Drop for WorkerPool {
 
 fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePool) {
     let mut state = WorkerState::default();
-    while let Ok(req) = rx.recv() {
+    loop {
+        let req = match rx.try_recv() {
+            Ok(req) => req,
+            Err(TryRecvError::Empty) => {
+                // Out of work: finish what the lanes still hold before sleeping.
+                state.settle(bounce);
+                match rx.recv() {
+                    Ok(req) => req,
+                    Err(_) => break,
+                }
+            }
+            Err(TryRecvError::Disconnected) => break,
+        };
         let outcome = catch_unwind(AssertUnwindSafe(|| help(&req, &mut state, bounce)));
         match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => req.fail(e),
+            Ok(Ok(Share::Deferred)) => {}
+            Ok(Ok(Share::Done)) => req.helper_done(),
+            Ok(Err(e)) => {
+                req.fail(e);
+                req.helper_done();
+            }
             Err(_) => {
-                // A lane may be mid-pipeline after a panic: drop it entirely.
+                // A lane may be mid-pipeline after a panic: settle what it
+                // owes, then drop it entirely.
+                let _ = catch_unwind(AssertUnwindSafe(|| state.settle(bounce)));
                 state.lanes.clear();
                 req.fail(Error::Io {
                     path: req.file.path.clone(),
                     op: "worker",
                     source: std::io::Error::other("an I/O worker panicked"),
                 });
+                req.helper_done();
             }
         }
-        req.helper_done();
+    }
+    state.settle(bounce);
+}
+
+/// How a worker's share of a request ended.
+enum Share {
+    /// Finished: the worker reports it done now.
+    Done,
+    /// Tasks finished, copies maybe still running: the lane reports it done
+    /// when they have.
+    Deferred,
+}
+
+impl WorkerState {
+    /// Waits for every lane's copies and completes the requests waiting on
+    /// them (a failed wait fails those requests).
+    fn settle(&mut self, bounce: &BouncePool) {
+        for lane in self.lanes.values_mut() {
+            let _ = lane.drain(bounce);
+        }
     }
 }
 
-/// Claims and runs tasks of `req` until none are left, then waits for every
-/// copy this worker queued.
-fn help(req: &Request, state: &mut WorkerState, bounce: &BouncePool) -> Result<()> {
-    let mut lane = match req.memory {
-        Memory::Device { device, .. } => {
-            device.bind()?;
-            let lane = match state.lanes.entry(device.ordinal()) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(v) => v.insert(Lane::new(device)?),
-            };
-            Some(lane)
-        }
+/// Claims and runs tasks of `req` until none are left. Device copies it
+/// queued are left to the lane, which completes this share once they finish.
+fn help(req: &Arc<Request>, state: &mut WorkerState, bounce: &BouncePool) -> Result<Share> {
+    let device = match req.memory {
+        Memory::Device { device, .. } => Some(device),
         Memory::Host { .. } => None,
     };
-    let mut result = Ok(());
-    while let Some(task) = req.claim() {
-        if let Err(e) = run_task(req, task, lane.as_deref_mut(), bounce) {
-            result = Err(e);
-            break;
+    // Only the lane of this request's device keeps bounce buffers and
+    // waiting requests (so workers on different devices can never hold each
+    // other's buffers); the others are settled first.
+    for (&ordinal, lane) in state.lanes.iter_mut() {
+        if device.map(|d| d.ordinal()) != Some(ordinal) {
+            let _ = lane.drain(bounce);
         }
     }
-    if let Some(lane) = lane {
-        let drained = lane.drain(bounce);
-        result = result.and(drained);
+    let Some(device) = device else {
+        while let Some(task) = req.claim() {
+            run_task(req, task, None, bounce)?;
+        }
+        return Ok(Share::Done);
+    };
+    device.bind()?;
+    let lane = match state.lanes.entry(device.ordinal()) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(v) => v.insert(Lane::new(device)?),
+    };
+    // Complete what earlier requests' copies have finished since.
+    let _ = lane.reap();
+    while let Some(task) = req.claim() {
+        if let Err(e) = run_task(req, task, Some(lane), bounce) {
+            let _ = lane.drain(bounce);
+            return Err(e);
+        }
     }
-    result
+    lane.defer(req.clone());
+    Ok(Share::Deferred)
 }

@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use serde::Serialize;
 
 use super::plan::{RowGroupPlan, ScanPlan};
-use crate::cuda::{Device, DeviceBuffer};
+use crate::cuda::{Device, DevicePool, PooledDeviceBuffer};
 use crate::engine::{FileHandle, IoBufMut, PendingReads, RangeRead};
 use crate::error::{Error, Result};
 
@@ -39,14 +39,42 @@ impl Allocator for HostAllocator {
     }
 }
 
-/// Device memory on one GPU.
-#[derive(Debug, Clone, Copy)]
-pub struct DeviceAllocator(pub Device);
+/// Device memory on one GPU, from a caching pool: a row group's buffer goes
+/// back to the pool when the consumer drops it, and the next row group (of
+/// this or a later scan through a clone of the allocator) reuses it, so a
+/// steady scan never calls `cuMemFree`, which would stall every copy in
+/// flight. Drop a row group only after GPU work reading it has finished.
+#[derive(Debug, Clone)]
+pub struct DeviceAllocator {
+    pool: Arc<DevicePool>,
+}
+
+/// Idle row-group buffers a [`DeviceAllocator`] keeps for reuse.
+pub const CACHED_ROW_GROUP_BUFFERS: usize = 16;
+
+impl DeviceAllocator {
+    /// An allocator with its own pool on `device`.
+    pub fn new(device: Device) -> Self {
+        DeviceAllocator {
+            pool: DevicePool::new(device, CACHED_ROW_GROUP_BUFFERS),
+        }
+    }
+
+    /// An allocator drawing from `pool`.
+    pub fn with_pool(pool: Arc<DevicePool>) -> Self {
+        DeviceAllocator { pool }
+    }
+
+    /// The pool underneath.
+    pub fn pool(&self) -> &Arc<DevicePool> {
+        &self.pool
+    }
+}
 
 impl Allocator for DeviceAllocator {
-    type Buffer = DeviceBuffer;
-    fn allocate(&self, len: usize) -> Result<DeviceBuffer> {
-        DeviceBuffer::new(self.0, len)
+    type Buffer = PooledDeviceBuffer;
+    fn allocate(&self, len: usize) -> Result<PooledDeviceBuffer> {
+        self.pool.allocate(len)
     }
 }
 
