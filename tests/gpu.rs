@@ -647,6 +647,7 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
         let opts = FetchOptions {
             max_bytes_in_flight: 1,
             prefetch: 1,
+            ..Default::default()
         };
         for rg in fetch(h.clone(), p.clone(), DeviceAllocator::new(dev), opts) {
             let rg = rg.unwrap();

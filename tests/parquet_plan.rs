@@ -197,37 +197,49 @@ fn fetched_bytes_are_the_file_bytes_and_memory_is_bounded() {
         .unwrap(),
     );
     assert!(p.totals.row_groups_kept >= 2);
-    let opts = FetchOptions {
-        max_bytes_in_flight: 1,
-        prefetch: 1,
-    };
-    let mut seen = Vec::new();
-    for rg in fetch(h.clone(), p.clone(), HostAllocator, opts) {
-        let rg = rg.unwrap();
-        let lay = layout(
-            &p,
-            p.row_groups.iter().find(|r| r.index == rg.index).unwrap(),
-        );
-        assert_eq!(rg.buffer.len(), lay.len);
-        assert_eq!(rg.bytes_read as usize, lay.len);
-        for slice in &rg.chunks {
-            for piece in &slice.pieces {
-                let got = &rg.buffer[piece.buffer_offset..piece.buffer_offset + piece.len];
-                let want =
-                    &file[piece.file_offset as usize..piece.file_offset as usize + piece.len];
-                assert_eq!(
-                    got, want,
-                    "chunk {} piece at {}",
-                    slice.chunk, piece.file_offset
-                );
+    // One row group at a time; the defaults; many row groups with a tiny read-ahead.
+    let option_sets = [
+        FetchOptions {
+            max_bytes_in_flight: 1,
+            prefetch: 1,
+            ..Default::default()
+        },
+        FetchOptions::default(),
+        FetchOptions {
+            read_ahead_bytes: 1,
+            ..Default::default()
+        },
+    ];
+    for opts in option_sets {
+        let mut seen = Vec::new();
+        for rg in fetch(h.clone(), p.clone(), HostAllocator, opts) {
+            let rg = rg.unwrap();
+            let lay = layout(
+                &p,
+                p.row_groups.iter().find(|r| r.index == rg.index).unwrap(),
+            );
+            assert_eq!(rg.buffer.len(), lay.len);
+            assert_eq!(rg.bytes_read as usize, lay.len);
+            for slice in &rg.chunks {
+                for piece in &slice.pieces {
+                    let got = &rg.buffer[piece.buffer_offset..piece.buffer_offset + piece.len];
+                    let want =
+                        &file[piece.file_offset as usize..piece.file_offset as usize + piece.len];
+                    assert_eq!(
+                        got, want,
+                        "chunk {} piece at {}",
+                        slice.chunk, piece.file_offset
+                    );
+                }
             }
+            seen.push(rg.index);
         }
-        seen.push(rg.index);
+        assert_eq!(
+            seen,
+            p.row_groups.iter().map(|r| r.index).collect::<Vec<_>>(),
+            "{opts:?}"
+        );
     }
-    assert_eq!(
-        seen,
-        p.row_groups.iter().map(|r| r.index).collect::<Vec<_>>()
-    );
 }
 
 #[test]
@@ -243,6 +255,7 @@ fn dropping_a_fetch_stream_early_stops_it() {
         FetchOptions {
             max_bytes_in_flight: 1,
             prefetch: 1,
+            ..Default::default()
         },
     );
     let first = stream.next().unwrap().unwrap();

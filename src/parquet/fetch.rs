@@ -175,15 +175,22 @@ pub struct FetchOptions {
     /// Bytes of row groups alive at once (read, queued or held by the
     /// consumer); a single larger row group still goes through alone.
     pub max_bytes_in_flight: u64,
-    /// Row groups whose reads are in flight at once (read ahead of the consumer).
+    /// Most row groups whose reads are in flight at once (read ahead of
+    /// the consumer).
     pub prefetch: usize,
+    /// Bytes of reads the producer keeps in flight, as long as `prefetch`
+    /// and `max_bytes_in_flight` allow: enough for every worker to have
+    /// several tasks queued, so narrow projections (a few small chunks per
+    /// row group) still keep reads and copies overlapped.
+    pub read_ahead_bytes: u64,
 }
 
 impl Default for FetchOptions {
     fn default() -> Self {
         FetchOptions {
             max_bytes_in_flight: 2 << 30,
-            prefetch: 8,
+            prefetch: 64,
+            read_ahead_bytes: 512 << 20,
         }
     }
 }
@@ -324,6 +331,7 @@ pub fn fetch<A: Allocator>(
 struct InFlight<B> {
     pending: PendingReads,
     buffer: B,
+    bytes: u64,
     index: usize,
     chunks: Vec<ChunkSlice>,
     permit: Permit,
@@ -334,6 +342,7 @@ impl<B> InFlight<B> {
         let InFlight {
             pending,
             buffer,
+            bytes: _,
             index,
             chunks,
             permit,
@@ -349,9 +358,10 @@ impl<B> InFlight<B> {
     }
 }
 
-/// Keeps up to `opts.prefetch` row groups' reads in flight in the engine at
-/// once (so small row groups still fill the worker pool) and hands them to
-/// the consumer in plan order.
+/// Keeps up to `opts.prefetch` row groups' reads (and about
+/// `opts.read_ahead_bytes`) in flight in the engine at once, so small row
+/// groups still fill the worker pool, and hands them to the consumer in plan
+/// order.
 fn produce<A: Allocator>(
     handle: &FileHandle,
     plan: &ScanPlan,
@@ -373,9 +383,12 @@ fn produce<A: Allocator>(
             return;
         }
         let lay = layout(plan, rg);
-        // Deliver the oldest first when the pipeline is full, or when the
-        // budget needs what it holds.
-        while queue.len() >= depth {
+        // Deliver the oldest first when the pipeline is full (row groups or
+        // bytes), or when the budget needs what it holds.
+        while queue.len() >= depth
+            || (!queue.is_empty()
+                && queue.iter().map(|q| q.bytes).sum::<u64>() >= opts.read_ahead_bytes)
+        {
             if !deliver(queue.pop_front().expect("non-empty")) {
                 return;
             }
@@ -415,6 +428,7 @@ fn produce<A: Allocator>(
         queue.push_back(InFlight {
             pending,
             buffer,
+            bytes: lay.len as u64,
             index: rg.index,
             chunks: lay.chunks,
             permit,
