@@ -309,7 +309,7 @@ fn many_small_device_requests_complete_only_when_their_copies_have() {
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn device_pool_reuses_returned_buffers() {
     let dev = gpu();
-    let pool = gdscan::cuda::DevicePool::new(dev, 2);
+    let pool = gdscan::cuda::DevicePool::new(dev, 64 << 20);
     let a = pool.allocate(10 << 20).unwrap();
     let first = a.device_ptr();
     assert_eq!(a.len(), 10 << 20);
@@ -327,6 +327,16 @@ fn device_pool_reuses_returned_buffers() {
     assert_ne!(c.device_ptr(), first);
     drop((b, c));
     assert_eq!(pool.cached(), 2);
+    assert_eq!(pool.cached_bytes(), 50 << 20);
+    // Beyond the byte cap a returned buffer is freed, not kept.
+    let (x, y) = (
+        pool.allocate(10 << 20).unwrap(),
+        pool.allocate(40 << 20).unwrap(),
+    );
+    assert_eq!(pool.cached(), 0, "both idle buffers were reused");
+    let z = pool.allocate(30 << 20).unwrap();
+    drop((x, y, z));
+    assert_eq!(pool.cached_bytes(), 50 << 20);
     pool.trim();
     assert_eq!(pool.cached(), 0);
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow::compute::filter_record_batch;
 use arrow::record_batch::RecordBatch;
-use gdscan::parquet::fetch::{fetch, layout, FetchOptions, HostAllocator};
+use gdscan::parquet::fetch::{fetch, fetch_files, layout, FetchOptions, FileScan, HostAllocator};
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::{plan, PlanError, Projection, ScanRequest};
 use gdscan::parquet::{CoalesceOptions, Predicate};
@@ -405,4 +405,53 @@ fn nested_columns_project_by_name_or_leaf_path() {
     .unwrap();
     assert_eq!(by_leaf.leaves, vec![2]);
     assert_eq!(by_leaf.chunks[0].column, "point.y");
+}
+
+#[test]
+fn a_multi_file_fetch_streams_every_file_in_order_with_exact_bytes() {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let paths: Vec<_> = dirs.iter().map(|d| write_file(d.path())).collect();
+    let contents: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let request = ScanRequest {
+        projection: Projection::Columns(vec!["l_comment".into(), "l_quantity".into()]),
+        ..Default::default()
+    };
+    let scans: Vec<FileScan> = paths
+        .iter()
+        .map(|p| {
+            let handle = open(p);
+            let meta = load(&handle, MetadataOptions::default()).unwrap();
+            let plan = Arc::new(plan(&meta, &request).unwrap());
+            FileScan { handle, plan }
+        })
+        .collect();
+    let expected: Vec<(usize, usize)> = scans
+        .iter()
+        .enumerate()
+        .flat_map(|(f, s)| s.plan.row_groups.iter().map(move |r| (f, r.index)))
+        .collect();
+    assert!(expected.len() >= 4, "two files of several row groups");
+    for opts in [
+        FetchOptions::default(),
+        FetchOptions {
+            max_bytes_in_flight: 1,
+            prefetch: 1,
+            ..Default::default()
+        },
+    ] {
+        let mut seen = Vec::new();
+        for rg in fetch_files(scans.clone(), HostAllocator, opts) {
+            let rg = rg.unwrap();
+            let file = &contents[rg.file];
+            for slice in &rg.chunks {
+                for piece in &slice.pieces {
+                    let got = &rg.buffer[piece.buffer_offset..piece.buffer_offset + piece.len];
+                    let at = piece.file_offset as usize;
+                    assert_eq!(got, &file[at..at + piece.len], "file {}", rg.file);
+                }
+            }
+            seen.push((rg.file, rg.index));
+        }
+        assert_eq!(seen, expected, "{opts:?}");
+    }
 }

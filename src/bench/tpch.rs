@@ -15,7 +15,9 @@ use crate::config::Settings;
 use crate::cuda::Device;
 use crate::engine::{Engine, FileHandle, OpenMode};
 use crate::error::{Error, Result};
-use crate::parquet::fetch::{fetch, Allocator, DeviceAllocator, FetchOptions, HostAllocator};
+use crate::parquet::fetch::{
+    fetch_files, Allocator, DeviceAllocator, FetchOptions, FileScan, HostAllocator,
+};
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
 use crate::tpch::Table;
@@ -217,17 +219,17 @@ fn run_once<A: Allocator + Clone>(files: &[Prepared], alloc: &A, cold: bool) -> 
             drop_from_cache(&f.path)?;
         }
     }
+    let scans = files
+        .iter()
+        .map(|f| FileScan {
+            handle: f.handle.clone(),
+            plan: f.plan.clone(),
+        })
+        .collect();
     let start = Instant::now();
     let mut bytes_read = 0;
-    for f in files {
-        for rg in fetch(
-            f.handle.clone(),
-            f.plan.clone(),
-            alloc.clone(),
-            FetchOptions::default(),
-        ) {
-            bytes_read += rg?.bytes_read;
-        }
+    for rg in fetch_files(scans, alloc.clone(), FetchOptions::default()) {
+        bytes_read += rg?.bytes_read;
     }
     Ok(Iteration {
         elapsed: start.elapsed().as_secs_f64(),

@@ -24,17 +24,17 @@ pub const GRANULE: usize = 2 << 20;
 #[derive(Debug)]
 pub struct DevicePool {
     device: Device,
-    max_cached: usize,
+    max_cached_bytes: usize,
     free: Mutex<Vec<DeviceBuffer>>,
 }
 
 impl DevicePool {
-    /// A pool on `device` that keeps at most `max_cached` idle buffers (the
-    /// rest are freed when given back).
-    pub fn new(device: Device, max_cached: usize) -> Arc<DevicePool> {
+    /// A pool on `device` that keeps idle buffers of at most
+    /// `max_cached_bytes` in all (a buffer given back beyond that is freed).
+    pub fn new(device: Device, max_cached_bytes: usize) -> Arc<DevicePool> {
         Arc::new(DevicePool {
             device,
-            max_cached,
+            max_cached_bytes,
             free: Mutex::new(Vec::new()),
         })
     }
@@ -47,6 +47,12 @@ impl DevicePool {
     /// Idle buffers held now.
     pub fn cached(&self) -> usize {
         self.free.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Bytes of the idle buffers held now.
+    pub fn cached_bytes(&self) -> usize {
+        let free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        free.iter().map(|b| b.len()).sum()
     }
 
     /// A buffer of `len` bytes: the smallest idle one that fits and is not
@@ -91,7 +97,8 @@ impl DevicePool {
 
     fn give_back(&self, buffer: DeviceBuffer) {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        if free.len() < self.max_cached {
+        let held: usize = free.iter().map(|b| b.len()).sum();
+        if held + buffer.len() <= self.max_cached_bytes {
             free.push(buffer);
         } else {
             drop(free);

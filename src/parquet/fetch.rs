@@ -49,14 +49,16 @@ pub struct DeviceAllocator {
     pool: Arc<DevicePool>,
 }
 
-/// Idle row-group buffers a [`DeviceAllocator`] keeps for reuse.
-pub const CACHED_ROW_GROUP_BUFFERS: usize = 16;
+/// Bytes of idle row-group buffers a [`DeviceAllocator`] keeps for reuse:
+/// as much as the default fetch may hold at once, so that a steady scan
+/// allocates nothing.
+pub const CACHED_ROW_GROUP_BYTES: usize = 2 << 30;
 
 impl DeviceAllocator {
     /// An allocator with its own pool on `device`.
     pub fn new(device: Device) -> Self {
         DeviceAllocator {
-            pool: DevicePool::new(device, CACHED_ROW_GROUP_BUFFERS),
+            pool: DevicePool::new(device, CACHED_ROW_GROUP_BYTES),
         }
     }
 
@@ -252,6 +254,8 @@ impl Budget {
 /// One fetched row group.
 #[derive(Debug)]
 pub struct FetchedRowGroup<B> {
+    /// Which file of the fetch (0 for a single-file [`fetch`]).
+    pub file: usize,
     /// Row group index in the file.
     pub index: usize,
     /// The bytes: the row group's requests back to back.
@@ -291,10 +295,32 @@ impl<B> Drop for RowGroupStream<B> {
     }
 }
 
+/// One file of a multi-file fetch: where to read and what.
+#[derive(Debug, Clone)]
+pub struct FileScan {
+    /// The open file.
+    pub handle: Arc<FileHandle>,
+    /// Its plan.
+    pub plan: Arc<ScanPlan>,
+}
+
 /// Starts fetching `plan` from `handle` into buffers from `alloc`.
 pub fn fetch<A: Allocator>(
     handle: Arc<FileHandle>,
     plan: Arc<ScanPlan>,
+    alloc: A,
+    opts: FetchOptions,
+) -> RowGroupStream<A::Buffer> {
+    fetch_files(vec![FileScan { handle, plan }], alloc, opts)
+}
+
+/// Starts fetching several files' plans as one stream: row groups in file
+/// order, then plan order, under one read-ahead and one byte budget, so the
+/// reads of the next file overlap the end of the current one (a table split
+/// into many files streams like one file). [`FetchedRowGroup::file`] tells
+/// which file a row group came from.
+pub fn fetch_files<A: Allocator>(
+    files: Vec<FileScan>,
     alloc: A,
     opts: FetchOptions,
 ) -> RowGroupStream<A::Buffer> {
@@ -304,7 +330,7 @@ pub fn fetch<A: Allocator>(
     let (cancel2, budget2) = (cancel.clone(), budget.clone());
     let thread = std::thread::Builder::new()
         .name("gdscan-fetch".into())
-        .spawn(move || produce(&handle, &plan, &alloc, opts, &budget2, &cancel2, &tx));
+        .spawn(move || produce(&files, &alloc, opts, &budget2, &cancel2, &tx));
     let thread = match thread {
         Ok(t) => Some(t),
         Err(e) => {
@@ -332,6 +358,7 @@ struct InFlight<B> {
     pending: PendingReads,
     buffer: B,
     bytes: u64,
+    file: usize,
     index: usize,
     chunks: Vec<ChunkSlice>,
     permit: Permit,
@@ -343,12 +370,14 @@ impl<B> InFlight<B> {
             pending,
             buffer,
             bytes: _,
+            file,
             index,
             chunks,
             permit,
         } = self;
         let bytes_read = pending.wait()?;
         Ok(FetchedRowGroup {
+            file,
             index,
             buffer,
             chunks,
@@ -363,8 +392,7 @@ impl<B> InFlight<B> {
 /// groups still fill the worker pool, and hands them to the consumer in plan
 /// order.
 fn produce<A: Allocator>(
-    handle: &FileHandle,
-    plan: &ScanPlan,
+    files: &[FileScan],
     alloc: &A,
     opts: FetchOptions,
     budget: &Arc<Budget>,
@@ -378,7 +406,11 @@ fn produce<A: Allocator>(
         let failed = result.is_err();
         tx.send(result).is_ok() && !failed
     };
-    for rg in &plan.row_groups {
+    let row_groups = files
+        .iter()
+        .enumerate()
+        .flat_map(|(file, f)| f.plan.row_groups.iter().map(move |rg| (file, f, rg)));
+    for (file, FileScan { handle, plan }, rg) in row_groups {
         if cancel.load(Ordering::Relaxed) {
             return;
         }
@@ -429,6 +461,7 @@ fn produce<A: Allocator>(
             pending,
             buffer,
             bytes: lay.len as u64,
+            file,
             index: rg.index,
             chunks: lay.chunks,
             permit,
