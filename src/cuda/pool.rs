@@ -69,7 +69,7 @@ impl DevicePool {
                 .filter(|(_, b)| b.len() >= want && b.len() <= want.saturating_mul(2))
                 .min_by_key(|(_, b)| b.len())
                 .map(|(i, _)| i);
-            best.map(|i| free.swap_remove(i))
+            best.map(|i| free.remove(i))
         };
         let buffer = match reused {
             Some(b) => b,
@@ -95,15 +95,24 @@ impl DevicePool {
         drop(idle);
     }
 
+    /// Keeps a returned buffer as the most recently used one, freeing the
+    /// least recently returned ones while the idle bytes exceed the cap
+    /// (so the cache follows the working set when row-group sizes change).
     fn give_back(&self, buffer: DeviceBuffer) {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        let held: usize = free.iter().map(|b| b.len()).sum();
-        if held + buffer.len() <= self.max_cached_bytes {
+        let evicted = {
+            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
             free.push(buffer);
-        } else {
-            drop(free);
-            drop(buffer);
-        }
+            let mut held: usize = free.iter().map(|b| b.len()).sum();
+            let mut evicted = Vec::new();
+            while held > self.max_cached_bytes && !free.is_empty() {
+                let oldest = free.remove(0);
+                held -= oldest.len();
+                evicted.push(oldest);
+            }
+            evicted
+        };
+        // Freed outside the lock: cuMemFree waits for the device.
+        drop(evicted);
     }
 }
 
