@@ -328,15 +328,20 @@ fn device_pool_reuses_returned_buffers() {
     drop((b, c));
     assert_eq!(pool.cached(), 2);
     assert_eq!(pool.cached_bytes(), 50 << 20);
-    // Beyond the byte cap a returned buffer is freed, not kept.
+    // Beyond the byte cap the least recently returned buffers are freed.
     let (x, y) = (
         pool.allocate(10 << 20).unwrap(),
         pool.allocate(40 << 20).unwrap(),
     );
     assert_eq!(pool.cached(), 0, "both idle buffers were reused");
     let z = pool.allocate(30 << 20).unwrap();
-    drop((x, y, z));
-    assert_eq!(pool.cached_bytes(), 50 << 20);
+    drop(x);
+    drop(y);
+    // 10 + 40 + 30 MiB > 64 MiB: the buffers returned first (10, then 40)
+    // are freed until the rest fits.
+    drop(z);
+    assert_eq!(pool.cached_bytes(), 30 << 20);
+    assert_eq!(pool.cached(), 1);
     pool.trim();
     assert_eq!(pool.cached(), 0);
 }
