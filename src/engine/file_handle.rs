@@ -452,11 +452,19 @@ impl FileHandle {
         } else {
             Route::ReadHost
         };
+        // Registrations (mmap) and O_DIRECT want aligned task boundaries;
+        // buffered bounce and host reads split from the request's start.
+        let split = match route {
+            Route::ReadDeviceBounce | Route::ReadHost if !settings.auto_direct_io_read => {
+                TaskSplit::relative(offset, len, task_size)
+            }
+            _ => TaskSplit::new(offset, len, task_size),
+        };
         Ok(Request::new(
             self.shared.clone(),
             route,
             memory,
-            TaskSplit::new(offset, len, task_size),
+            split,
             settings.auto_direct_io_read,
             settings.bounce_buffer_size,
         ))
