@@ -222,6 +222,74 @@ pub enum Error {
         reason: String,
     },
 
+    /// A location is neither a path nor a URL of a supported store, or the
+    /// store cannot be configured from it (and the environment).
+    #[error("cannot open {location}: {reason}")]
+    StoreLocation {
+        /// The location as given.
+        location: String,
+        /// Why.
+        reason: String,
+    },
+
+    /// The object does not exist in its store (HTTP 404).
+    #[error("{object}: no such object ({source})")]
+    ObjectNotFound {
+        /// The object (its URL, or the store and path).
+        object: String,
+        /// object_store's error.
+        #[source]
+        source: object_store::Error,
+    },
+
+    /// The store refused the credentials or the access (HTTP 401 or 403).
+    #[error("{object}: access denied by the store ({source})")]
+    StoreAccessDenied {
+        /// The object.
+        object: String,
+        /// object_store's error.
+        #[source]
+        source: object_store::Error,
+    },
+
+    /// The object changed while it was being read (its e-tag no longer
+    /// matches the one seen when it was opened).
+    #[error("{object}: the object changed while it was read ({source})")]
+    ObjectChanged {
+        /// The object.
+        object: String,
+        /// object_store's error.
+        #[source]
+        source: object_store::Error,
+    },
+
+    /// A store request failed: transport error, timeout, retries exhausted,
+    /// an unexpected status or range.
+    #[error("{object}: {op} failed: {source}")]
+    Store {
+        /// The object.
+        object: String,
+        /// The operation, e.g. "get bytes 0..4096".
+        op: String,
+        /// object_store's error.
+        #[source]
+        source: object_store::Error,
+    },
+
+    /// A response body ended before (or ran past) the requested range: the
+    /// bytes are never handed on as complete.
+    #[error("{object}: response for bytes {offset}..{end} carried {got} bytes, expected {expected}", end = offset + *expected as u64)]
+    TruncatedResponse {
+        /// The object.
+        object: String,
+        /// First byte of the requested range.
+        offset: u64,
+        /// Bytes requested.
+        expected: usize,
+        /// Bytes the body carried.
+        got: usize,
+    },
+
     /// The engine's worker pool has shut down.
     #[error("the I/O worker pool has stopped")]
     PoolStopped,

@@ -33,6 +33,7 @@ pub mod engine;
 pub mod error;
 pub mod parquet;
 pub mod report;
+pub mod store;
 pub mod tpch;
 
 pub use config::{CompatMode, DeviceReadPath, Settings, SettingsBuilder};

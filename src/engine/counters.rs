@@ -2,7 +2,9 @@
 //!
 //! Every byte the engine moves is counted under the path that moved it, per
 //! [`FileHandle`](super::FileHandle) and process-wide, so a report can say
-//! which path carried the data instead of guessing.
+//! which path carried the data instead of guessing. Reads from remote object
+//! stores ([`crate::store`]) are counted the same way, per source and
+//! process-wide, under [`IoPath::RemoteStore`], with their HTTP retries.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -24,15 +26,19 @@ pub enum IoPath {
     /// path, is told apart by cuFile's own statistics).
     #[serde(rename = "cufile")]
     CuFile,
+    /// GET requests to a remote object store (S3, GCS, Azure, HTTP): one op
+    /// per request, with the retries its HTTP client made.
+    RemoteStore,
 }
 
 impl IoPath {
     /// All paths, in report order.
-    pub const ALL: [IoPath; 4] = [
+    pub const ALL: [IoPath; 5] = [
         IoPath::PosixHost,
         IoPath::PosixDeviceBounce,
         IoPath::MmapRegistered,
         IoPath::CuFile,
+        IoPath::RemoteStore,
     ];
 
     /// Short stable name, e.g. "posix-device-bounce".
@@ -42,6 +48,7 @@ impl IoPath {
             IoPath::PosixDeviceBounce => "posix-device-bounce",
             IoPath::MmapRegistered => "mmap-registered",
             IoPath::CuFile => "cufile",
+            IoPath::RemoteStore => "remote-store",
         }
     }
 
@@ -61,12 +68,13 @@ struct Slot {
     ops: AtomicU64,
     bytes: AtomicU64,
     nanos: AtomicU64,
+    retries: AtomicU64,
 }
 
 /// Counters for every [`IoPath`].
 #[derive(Debug, Default)]
 pub struct PathCounters {
-    slots: [Slot; 4],
+    slots: [Slot; IoPath::ALL.len()],
 }
 
 /// A copy of one path's counters.
@@ -78,6 +86,9 @@ pub struct PathTotals {
     pub bytes: u64,
     /// Time spent in those tasks, summed over workers, in nanoseconds.
     pub nanos: u64,
+    /// Requests sent again after a failed attempt (remote stores only: the
+    /// HTTP client's retries, counted as they happen).
+    pub retries: u64,
 }
 
 impl PathCounters {
@@ -90,6 +101,15 @@ impl PathCounters {
             .fetch_add(elapsed.as_nanos() as u64, Ordering::Relaxed);
     }
 
+    /// Adds `n` retried attempts to `path`.
+    pub fn add_retries(&self, path: IoPath, n: u64) {
+        if n > 0 {
+            self.slots[path.index()]
+                .retries
+                .fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
     /// The totals of one path.
     pub fn get(&self, path: IoPath) -> PathTotals {
         let slot = &self.slots[path.index()];
@@ -97,6 +117,7 @@ impl PathCounters {
             ops: slot.ops.load(Ordering::Relaxed),
             bytes: slot.bytes.load(Ordering::Relaxed),
             nanos: slot.nanos.load(Ordering::Relaxed),
+            retries: slot.retries.load(Ordering::Relaxed),
         }
     }
 
@@ -120,6 +141,7 @@ impl PathCounters {
             slot.ops.store(0, Ordering::Relaxed);
             slot.bytes.store(0, Ordering::Relaxed);
             slot.nanos.store(0, Ordering::Relaxed);
+            slot.retries.store(0, Ordering::Relaxed);
         }
     }
 }
@@ -140,17 +162,30 @@ mod tests {
         c.add(IoPath::PosixHost, 10, Duration::from_nanos(5));
         c.add(IoPath::PosixHost, 20, Duration::from_nanos(5));
         c.add(IoPath::MmapRegistered, 7, Duration::from_nanos(1));
+        c.add(IoPath::RemoteStore, 5, Duration::from_nanos(3));
+        c.add_retries(IoPath::RemoteStore, 2);
         assert_eq!(
             c.get(IoPath::PosixHost),
             PathTotals {
                 ops: 2,
                 bytes: 30,
-                nanos: 10
+                nanos: 10,
+                retries: 0
+            }
+        );
+        assert_eq!(
+            c.get(IoPath::RemoteStore),
+            PathTotals {
+                ops: 1,
+                bytes: 5,
+                nanos: 3,
+                retries: 2
             }
         );
         assert_eq!(c.get(IoPath::MmapRegistered).bytes, 7);
         assert_eq!(c.get(IoPath::PosixDeviceBounce), PathTotals::default());
         c.reset();
         assert_eq!(c.get(IoPath::PosixHost), PathTotals::default());
+        assert_eq!(c.get(IoPath::RemoteStore), PathTotals::default());
     }
 }

@@ -214,7 +214,10 @@ mod tests {
         // The aligned split of the same request has a head sliver.
         assert_eq!(TaskSplit::new(5, 20, 8).count(), 4);
         assert_eq!(TaskSplit::new(5, 20, 8).task(0).unwrap().len, 3);
-        assert_eq!(TaskSplit::relative(4_000_000, 4_700_000, 4 << 20).count(), 2);
+        assert_eq!(
+            TaskSplit::relative(4_000_000, 4_700_000, 4 << 20).count(),
+            2
+        );
         assert_eq!(TaskSplit::new(4_000_000, 4_700_000, 4 << 20).count(), 3);
     }
 }

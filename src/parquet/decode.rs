@@ -17,6 +17,7 @@ use super::predicate::Predicate;
 use super::reader::GdsParquetReader;
 use crate::engine::FileHandle;
 use crate::error::{Error, Result};
+use crate::store::{LocalSource, Source};
 
 /// Decodes the plan's row groups and columns, keeps the rows where
 /// `predicate` holds, and writes them to `out` (an Arrow IPC file, written
@@ -29,7 +30,20 @@ pub fn write_ipc(
     predicate: Option<&Predicate>,
     out: &Path,
 ) -> Result<u64> {
-    let path = handle.path().to_string();
+    let source: Arc<dyn Source> = Arc::new(LocalSource::new(handle)?);
+    write_ipc_from(source, metadata, plan, projection, predicate, out)
+}
+
+/// As [`write_ipc`], reading from any source (a local file or a remote object).
+pub fn write_ipc_from(
+    source: Arc<dyn Source>,
+    metadata: Arc<ParquetMetaData>,
+    plan: &ScanPlan,
+    projection: &Projection,
+    predicate: Option<&Predicate>,
+    out: &Path,
+) -> Result<u64> {
+    let path = source.location().to_string();
     let pq = |e: ::parquet::errors::ParquetError| Error::from_parquet(&path, e);
     let schema = metadata.file_metadata().schema_descr_ptr();
     let mut leaves = plan.leaves.clone();
@@ -60,7 +74,7 @@ pub fn write_ipc(
             .map(|s| s.split('.').next().unwrap_or(s).to_string())
             .collect(),
     };
-    let reader = GdsParquetReader::new(handle.clone());
+    let reader = GdsParquetReader::from_source(source);
     let builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, arrow_meta)
         .with_projection(ProjectionMask::leaves(&schema, leaves))
         .with_row_groups(plan.row_groups.iter().map(|r| r.index).collect());

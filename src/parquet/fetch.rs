@@ -3,7 +3,8 @@
 //! streamed row group after row group with a bound on bytes in flight.
 //!
 //! A producer thread reads the next row groups (all requests of a row group
-//! submitted at once to the engine) while the consumer works on the current
+//! submitted at once to the source: the engine for a local file, the store
+//! runtime for a remote object) while the consumer works on the current
 //! one; the bound on bytes in flight, released as the consumer drops row
 //! groups, keeps memory bounded.
 
@@ -17,8 +18,9 @@ use serde::Serialize;
 
 use super::plan::{RowGroupPlan, ScanPlan};
 use crate::cuda::{Device, DevicePool, PooledDeviceBuffer};
-use crate::engine::{FileHandle, IoBufMut, PendingReads, RangeRead};
+use crate::engine::{FileHandle, IoBufMut, RangeRead};
 use crate::error::{Error, Result};
+use crate::store::{LocalSource, PendingRead, Source};
 
 /// Where a row group's bytes land.
 pub trait Allocator: Send + 'static {
@@ -283,6 +285,20 @@ impl<B> Iterator for RowGroupStream<B> {
     }
 }
 
+impl<B> RowGroupStream<B> {
+    /// A stream whose only item is `error`.
+    fn failed(error: Error) -> Self {
+        let (tx, rx) = sync_channel(1);
+        let _ = tx.send(Err(error));
+        RowGroupStream {
+            rx: Some(rx),
+            thread: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            budget: Arc::new(Budget::default()),
+        }
+    }
+}
+
 impl<B> Drop for RowGroupStream<B> {
     fn drop(&mut self) {
         self.cancel.store(true, Ordering::Relaxed);
@@ -304,6 +320,16 @@ pub struct FileScan {
     pub plan: Arc<ScanPlan>,
 }
 
+/// One object of a multi-object fetch from any [`Source`] (a local file or
+/// a remote object): where to read and what.
+#[derive(Debug, Clone)]
+pub struct SourceScan {
+    /// The object.
+    pub source: Arc<dyn Source>,
+    /// Its plan.
+    pub plan: Arc<ScanPlan>,
+}
+
 /// Starts fetching `plan` from `handle` into buffers from `alloc`.
 pub fn fetch<A: Allocator>(
     handle: Arc<FileHandle>,
@@ -312,6 +338,17 @@ pub fn fetch<A: Allocator>(
     opts: FetchOptions,
 ) -> RowGroupStream<A::Buffer> {
     fetch_files(vec![FileScan { handle, plan }], alloc, opts)
+}
+
+/// Starts fetching `plan` from `source` (a local file or a remote object)
+/// into buffers from `alloc`.
+pub fn fetch_source<A: Allocator>(
+    source: Arc<dyn Source>,
+    plan: Arc<ScanPlan>,
+    alloc: A,
+    opts: FetchOptions,
+) -> RowGroupStream<A::Buffer> {
+    fetch_sources(vec![SourceScan { source, plan }], alloc, opts)
 }
 
 /// Starts fetching several files' plans as one stream: row groups in file
@@ -324,6 +361,25 @@ pub fn fetch_files<A: Allocator>(
     alloc: A,
     opts: FetchOptions,
 ) -> RowGroupStream<A::Buffer> {
+    let mut sources = Vec::with_capacity(files.len());
+    for FileScan { handle, plan } in files {
+        match LocalSource::new(handle) {
+            Ok(local) => sources.push(SourceScan {
+                source: Arc::new(local),
+                plan,
+            }),
+            Err(e) => return RowGroupStream::failed(e),
+        }
+    }
+    fetch_sources(sources, alloc, opts)
+}
+
+/// As [`fetch_files`], from any sources (local files, remote objects, or both).
+pub fn fetch_sources<A: Allocator>(
+    files: Vec<SourceScan>,
+    alloc: A,
+    opts: FetchOptions,
+) -> RowGroupStream<A::Buffer> {
     let (tx, rx) = sync_channel(opts.prefetch.max(1));
     let cancel = Arc::new(AtomicBool::new(false));
     let budget = Arc::new(Budget::default());
@@ -333,16 +389,7 @@ pub fn fetch_files<A: Allocator>(
         .spawn(move || produce(&files, &alloc, opts, &budget2, &cancel2, &tx));
     let thread = match thread {
         Ok(t) => Some(t),
-        Err(e) => {
-            let (tx, rx2) = sync_channel(1);
-            let _ = tx.send(Err(Error::io("<fetch>", "spawn thread", e)));
-            return RowGroupStream {
-                rx: Some(rx2),
-                thread: None,
-                cancel,
-                budget,
-            };
-        }
+        Err(e) => return RowGroupStream::failed(Error::io("<fetch>", "spawn thread", e)),
     };
     RowGroupStream {
         rx: Some(rx),
@@ -355,7 +402,7 @@ pub fn fetch_files<A: Allocator>(
 /// A row group whose reads are in flight. Field order matters: the pending
 /// reads drop (and so wait) before the buffer they write into.
 struct InFlight<B> {
-    pending: PendingReads,
+    pending: Box<dyn PendingRead>,
     buffer: B,
     bytes: u64,
     file: usize,
@@ -392,7 +439,7 @@ impl<B> InFlight<B> {
 /// groups still fill the worker pool, and hands them to the consumer in plan
 /// order.
 fn produce<A: Allocator>(
-    files: &[FileScan],
+    files: &[SourceScan],
     alloc: &A,
     opts: FetchOptions,
     budget: &Arc<Budget>,
@@ -410,7 +457,7 @@ fn produce<A: Allocator>(
         .iter()
         .enumerate()
         .flat_map(|(file, f)| f.plan.row_groups.iter().map(move |rg| (file, f, rg)));
-    for (file, FileScan { handle, plan }, rg) in row_groups {
+    for (file, SourceScan { source, plan }, rg) in row_groups {
         if cancel.load(Ordering::Relaxed) {
             return;
         }
@@ -450,7 +497,7 @@ fn produce<A: Allocator>(
         };
         // SAFETY: the buffer moves into `InFlight` behind the pending reads,
         // which wait before it drops; its heap or device memory does not move.
-        let pending = match unsafe { handle.submit_ranges(buffer.io_memory_mut(), &lay.reads) } {
+        let pending = match unsafe { source.submit_reads(buffer.io_memory_mut(), &lay.reads) } {
             Ok(p) => p,
             Err(e) => {
                 let _ = tx.send(Err(e));

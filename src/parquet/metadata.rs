@@ -1,10 +1,12 @@
-//! Reading the footer (and optionally the page index) through the engine,
-//! with a size hint and a process-wide cache.
+//! Reading the footer (and optionally the page index) from a [`Source`]
+//! (a local file through the engine, or a remote object), with a size hint
+//! and a process-wide cache.
 //!
 //! One read of the last `size_hint` bytes serves most files: the footer, and
-//! the page index that writers place just before it. A larger footer costs
-//! exactly one more read. Every read goes through [`FileHandle`], so it is
-//! counted like any other.
+//! the page index that writers place just before it (for a remote object
+//! that read is the suffix request that opened it: one round trip). A larger
+//! footer costs exactly one more read. Every read goes through the source,
+//! so it is counted like any other.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -17,6 +19,7 @@ use bytes::Bytes;
 
 use crate::engine::FileHandle;
 use crate::error::{Error, Result};
+use crate::store::{LocalSource, Source};
 
 /// Default bytes read from the end of the file in the first request.
 pub const DEFAULT_SIZE_HINT: usize = 512 << 10;
@@ -39,37 +42,37 @@ impl Default for MetadataOptions {
     }
 }
 
-/// A [`ChunkReader`] over a [`FileHandle`]: every byte through the engine.
-/// A read that ends at the end of the file (the footer prefetch) is kept,
-/// and later requests inside it (the page index, which writers place just
-/// before the footer) are served from it without I/O.
+/// A [`ChunkReader`] over any [`Source`]: the object's end (prefetched, or
+/// already fetched when a remote object was opened) serves the footer, the
+/// metadata and usually the page index; anything else is one more read.
 #[derive(Debug, Clone)]
-pub struct HandleChunkReader {
-    handle: Arc<FileHandle>,
+pub struct SourceChunkReader {
+    source: Arc<dyn Source>,
     len: u64,
     tail: Arc<Mutex<Option<(u64, Bytes)>>>,
 }
 
-impl HandleChunkReader {
-    /// Wraps `handle`, whose size is `len`.
-    pub fn new(handle: Arc<FileHandle>, len: u64) -> Self {
-        HandleChunkReader {
-            handle,
+impl SourceChunkReader {
+    /// Wraps `source`, starting from the bytes it already holds at its end.
+    pub fn new(source: Arc<dyn Source>) -> Self {
+        let len = source.size();
+        let tail = source.cached_tail();
+        SourceChunkReader {
+            source,
             len,
-            tail: Arc::default(),
+            tail: Arc::new(Mutex::new(tail)),
         }
     }
 
-    /// Reads the last `hint` bytes of the file (all of it when smaller) and
-    /// keeps them, so that the footer, the metadata and the page index are
-    /// usually served by this one read.
+    /// Reads the last `hint` bytes (all of the object when smaller) unless
+    /// the bytes held already cover them.
     pub fn prefetch_tail(&self, hint: usize) -> Result<()> {
         let length = (hint as u64).min(self.len) as usize;
-        if length == 0 {
+        if length == 0 || self.cached(self.len - length as u64, length).is_some() {
             return Ok(());
         }
         let start = self.len - length as u64;
-        let bytes = Bytes::from(self.read_exact_at(start, length)?);
+        let bytes = self.read_exact_at(start, length)?;
         *self.tail.lock().unwrap_or_else(|e| e.into_inner()) = Some((start, bytes));
         Ok(())
     }
@@ -82,64 +85,54 @@ impl HandleChunkReader {
             .then(|| bytes.slice((start - at) as usize..(end - at) as usize))
     }
 
-    fn read_exact_at(&self, start: u64, length: usize) -> Result<Vec<u8>> {
-        let mut buf = vec![0u8; length];
+    fn read_exact_at(&self, start: u64, length: usize) -> Result<Bytes> {
         if length == 0 {
-            return Ok(buf);
+            return Ok(Bytes::new());
         }
-        let n = self.handle.pread(&mut buf, length, start)?;
-        if n < length {
-            return Err(Error::ShortRead {
-                path: self.handle.path().to_string(),
-                offset: start,
-                expected: length,
-                got: n,
-            });
-        }
-        Ok(buf)
+        let end = start.checked_add(length as u64).unwrap_or(u64::MAX);
+        let mut got = futures::executor::block_on(self.source.read_ranges(&[start..end]))?;
+        Ok(got.pop().unwrap_or_default())
     }
 }
 
-impl Length for HandleChunkReader {
+impl Length for SourceChunkReader {
     fn len(&self) -> u64 {
         self.len
     }
 }
 
-/// A `Read` from an offset of a [`HandleChunkReader`].
+/// A `Read` from an offset of a [`SourceChunkReader`].
 #[derive(Debug)]
-pub struct HandleRead {
-    reader: HandleChunkReader,
+pub struct SourceRead {
+    reader: SourceChunkReader,
     pos: u64,
 }
 
-impl Read for HandleRead {
+impl Read for SourceRead {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let left = self.reader.len.saturating_sub(self.pos) as usize;
         let n = buf.len().min(left);
         if n == 0 {
             return Ok(0);
         }
-        if let Some(hit) = self.reader.cached(self.pos, n) {
-            buf[..n].copy_from_slice(&hit);
-            self.pos += n as u64;
-            return Ok(n);
-        }
-        let got = self
-            .reader
-            .handle
-            .pread(&mut buf[..n], n, self.pos)
-            .map_err(std::io::Error::other)?;
-        self.pos += got as u64;
-        Ok(got)
+        let bytes = match self.reader.cached(self.pos, n) {
+            Some(hit) => hit,
+            None => self
+                .reader
+                .read_exact_at(self.pos, n)
+                .map_err(std::io::Error::other)?,
+        };
+        buf[..n].copy_from_slice(&bytes);
+        self.pos += n as u64;
+        Ok(n)
     }
 }
 
-impl ChunkReader for HandleChunkReader {
-    type T = HandleRead;
+impl ChunkReader for SourceChunkReader {
+    type T = SourceRead;
 
-    fn get_read(&self, start: u64) -> ::parquet::errors::Result<HandleRead> {
-        Ok(HandleRead {
+    fn get_read(&self, start: u64) -> ::parquet::errors::Result<SourceRead> {
+        Ok(SourceRead {
             reader: self.clone(),
             pos: start,
         })
@@ -151,7 +144,6 @@ impl ChunkReader for HandleChunkReader {
         }
         let bytes = self
             .read_exact_at(start, length)
-            .map(Bytes::from)
             .map_err(|e| ParquetError::External(Box::new(e)))?;
         if start + length as u64 == self.len {
             *self.tail.lock().unwrap_or_else(|e| e.into_inner()) = Some((start, bytes.clone()));
@@ -160,7 +152,7 @@ impl ChunkReader for HandleChunkReader {
     }
 }
 
-type CacheKey = (String, u64, Option<std::time::SystemTime>, bool);
+type CacheKey = (String, u64, Option<String>, bool);
 
 fn cache() -> &'static Mutex<HashMap<CacheKey, Arc<ParquetMetaData>>> {
     static CACHE: OnceLock<Mutex<HashMap<CacheKey, Arc<ParquetMetaData>>>> = OnceLock::new();
@@ -178,18 +170,28 @@ pub fn clear_cache() {
 /// Reads (or finds in the cache, keyed by path, size and modification
 /// time) the metadata of the file behind `handle`.
 pub fn load(handle: &Arc<FileHandle>, opts: MetadataOptions) -> Result<Arc<ParquetMetaData>> {
-    let meta = std::fs::metadata(handle.path()).ok();
-    let size = handle.file_size()?;
+    let source: Arc<dyn Source> = Arc::new(LocalSource::new(handle.clone())?);
+    load_source(&source, opts)
+}
+
+/// Reads (or finds in the cache, keyed by location, size and version: the
+/// e-tag, else the modification time) the metadata of `source`'s object. A
+/// remote object's footer usually arrived with the request that opened it,
+/// so a cache miss costs no further round trip.
+pub fn load_source(
+    source: &Arc<dyn Source>,
+    opts: MetadataOptions,
+) -> Result<Arc<ParquetMetaData>> {
     let key = (
-        handle.path().to_string(),
-        size,
-        meta.and_then(|m| m.modified().ok()),
+        source.location().to_string(),
+        source.size(),
+        source.version(),
         opts.page_index,
     );
     if let Some(hit) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(hit.clone());
     }
-    let reader = HandleChunkReader::new(handle.clone(), size);
+    let reader = SourceChunkReader::new(source.clone());
     reader.prefetch_tail(opts.size_hint)?;
     let policy = if opts.page_index {
         PageIndexPolicy::Optional
@@ -199,7 +201,7 @@ pub fn load(handle: &Arc<FileHandle>, opts: MetadataOptions) -> Result<Arc<Parqu
     let metadata = ParquetMetaDataReader::new()
         .with_page_index_policy(policy)
         .parse_and_finish(&reader)
-        .map_err(|e| Error::from_parquet(handle.path(), e))?;
+        .map_err(|e| Error::from_parquet(source.location(), e))?;
     let metadata = Arc::new(metadata);
     let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
     if c.len() >= CACHE_CAPACITY {

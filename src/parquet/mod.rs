@@ -16,8 +16,11 @@ pub mod predicate;
 pub mod reader;
 
 pub use coalesce::CoalesceOptions;
-pub use fetch::{fetch, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator};
-pub use metadata::{load as load_metadata, MetadataOptions};
+pub use fetch::{
+    fetch, fetch_source, fetch_sources, DeviceAllocator, FetchOptions, FetchedRowGroup,
+    HostAllocator, SourceScan,
+};
+pub use metadata::{load as load_metadata, load_source as load_source_metadata, MetadataOptions};
 pub use plan::{plan, Projection, ScanPlan, ScanRequest};
 pub use predicate::Predicate;
 pub use reader::GdsParquetReader;

@@ -1,14 +1,16 @@
-//! An arrow-rs [`AsyncFileReader`] backed by the engine.
+//! An arrow-rs [`AsyncFileReader`] over a [`Source`]: a local file through
+//! the engine, or an object in a remote store.
 //!
 //! arrow-rs asks for byte ranges; the reader coalesces them underneath
-//! (fewer, larger reads through the engine's worker pool) and hands back
+//! (fewer, larger reads through the engine's worker pool, or fewer store
+//! requests, split and run concurrently by the store source) and hands back
 //! exactly the ranges asked for, as zero-copy [`Bytes`] slices of the
 //! coalesced buffers (arrow-rs's push decoder ignores a buffer that is not
 //! exactly a requested range).
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ::parquet::arrow::arrow_reader::ArrowReaderOptions;
 use ::parquet::arrow::async_reader::AsyncFileReader;
@@ -18,9 +20,10 @@ use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt};
 
 use super::coalesce::{coalesce, CoalesceOptions};
-use super::metadata::{load, MetadataOptions};
+use super::metadata::{load_source, MetadataOptions};
 use crate::engine::FileHandle;
 use crate::error::Error;
+use crate::store::{LocalSource, Source, StoreOptions};
 
 /// What the reader did: ranges asked for, bytes asked for, reads issued and
 /// bytes read (asked for plus bridged gaps).
@@ -39,7 +42,8 @@ pub struct ReaderStats {
 /// The reader.
 #[derive(Debug, Clone)]
 pub struct GdsParquetReader {
-    handle: Arc<FileHandle>,
+    source: Arc<dyn Source>,
+    handle: Option<Arc<FileHandle>>,
     coalesce: CoalesceOptions,
     size_hint: usize,
     stats: Arc<ReaderStats>,
@@ -50,14 +54,36 @@ fn external(e: Error) -> ParquetError {
 }
 
 impl GdsParquetReader {
-    /// A reader over an open handle.
+    /// A reader over an open handle. (Should the file's size not be
+    /// readable, the first read reports the error.)
     pub fn new(handle: Arc<FileHandle>) -> Self {
+        let source: Arc<dyn Source> = match LocalSource::new(handle.clone()) {
+            Ok(local) => Arc::new(local),
+            Err(e) => Arc::new(Unreadable(handle.path().to_string(), e.to_string())),
+        };
         GdsParquetReader {
-            handle,
+            source,
+            handle: Some(handle),
             coalesce: CoalesceOptions::default(),
             size_hint: super::metadata::DEFAULT_SIZE_HINT,
             stats: Arc::default(),
         }
+    }
+
+    /// A reader over any source (a local file, or a remote object).
+    pub fn from_source(source: Arc<dyn Source>) -> Self {
+        GdsParquetReader {
+            handle: source.file_handle().cloned(),
+            source,
+            coalesce: CoalesceOptions::default(),
+            size_hint: super::metadata::DEFAULT_SIZE_HINT,
+            stats: Arc::default(),
+        }
+    }
+
+    /// A reader over a path or URL (see [`crate::store::open`]).
+    pub fn open(location: &str, options: &StoreOptions) -> crate::Result<Self> {
+        Ok(Self::from_source(crate::store::open(location, options)?))
     }
 
     /// Sets how ranges are merged.
@@ -71,9 +97,14 @@ impl GdsParquetReader {
         self.stats.clone()
     }
 
-    /// The handle underneath.
-    pub fn handle(&self) -> &Arc<FileHandle> {
-        &self.handle
+    /// The engine's handle underneath, for a local file.
+    pub fn handle(&self) -> Option<&Arc<FileHandle>> {
+        self.handle.as_ref()
+    }
+
+    /// The source underneath.
+    pub fn source(&self) -> &Arc<dyn Source> {
+        &self.source
     }
 
     /// Reads exactly `ranges`, coalesced underneath.
@@ -86,25 +117,7 @@ impl GdsParquetReader {
             Ordering::Relaxed,
         );
         let merged = coalesce(&ranges, self.coalesce);
-        let mut futures = Vec::with_capacity(merged.len());
-        for m in &merged {
-            let len = (m.end - m.start) as usize;
-            futures.push(self.handle.pread_async(vec![0u8; len], len, m.start)?);
-        }
-        let mut buffers = Vec::with_capacity(merged.len());
-        for (m, f) in merged.iter().zip(futures) {
-            let (buf, n) = f.await?;
-            let len = (m.end - m.start) as usize;
-            if n < len {
-                return Err(Error::ShortRead {
-                    path: self.handle.path().to_string(),
-                    offset: m.start,
-                    expected: len,
-                    got: n,
-                });
-            }
-            buffers.push(Bytes::from(buf));
-        }
+        let buffers = self.source.read_ranges(&merged).await?;
         self.stats
             .reads
             .fetch_add(merged.len() as u64, Ordering::Relaxed);
@@ -159,7 +172,47 @@ impl AsyncFileReader for GdsParquetReader {
             page_index,
             size_hint: self.size_hint,
         };
-        let handle = self.handle.clone();
-        async move { load(&handle, opts).map_err(external) }.boxed()
+        let source = self.source.clone();
+        async move { load_source(&source, opts).map_err(external) }.boxed()
+    }
+}
+
+/// A local file whose size could not be read: every read reports why.
+#[derive(Debug)]
+struct Unreadable(String, String);
+
+impl Unreadable {
+    fn error(&self) -> Error {
+        Error::io(&self.0, "fstat", std::io::Error::other(self.1.clone()))
+    }
+}
+
+impl Source for Unreadable {
+    fn location(&self) -> &str {
+        &self.0
+    }
+    fn size(&self) -> u64 {
+        0
+    }
+    fn version(&self) -> Option<String> {
+        None
+    }
+    fn read_ranges(&self, _: &[Range<u64>]) -> BoxFuture<'static, crate::Result<Vec<Bytes>>> {
+        let e = self.error();
+        async move { Err(e) }.boxed()
+    }
+    unsafe fn submit_reads(
+        &self,
+        _: crate::engine::Memory,
+        _: &[crate::engine::RangeRead],
+    ) -> crate::Result<Box<dyn crate::store::PendingRead>> {
+        Err(self.error())
+    }
+    fn counters(&self) -> &crate::engine::PathCounters {
+        static NONE: OnceLock<crate::engine::PathCounters> = OnceLock::new();
+        NONE.get_or_init(Default::default)
+    }
+    fn route(&self) -> crate::store::Route {
+        crate::store::Route::Engine
     }
 }

@@ -1,0 +1,83 @@
+//! Reads of one buffer in flight on the store runtime: a driver task joins
+//! the piece tasks, stops the rest at the first error, and is waited for on
+//! drop, so the buffer is never written after its reads are given up.
+
+use futures::future::{self, BoxFuture, Either};
+use tokio::sync::oneshot;
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::runtime::{handle, joined};
+use super::source::PendingRead;
+use crate::error::Result;
+
+/// Pieces running on the store runtime.
+#[derive(Debug)]
+pub(crate) struct StorePending {
+    driver: Option<JoinHandle<Result<u64>>>,
+    cancel: Option<oneshot::Sender<()>>,
+}
+
+/// Starts `pieces` (each resolving to its bytes read) on the store runtime.
+pub(crate) fn start(pieces: Vec<BoxFuture<'static, Result<u64>>>) -> Result<StorePending> {
+    let rt = handle()?;
+    let (cancel, cancelled) = oneshot::channel();
+    let driver = rt.spawn(drive(pieces, cancelled));
+    Ok(StorePending {
+        driver: Some(driver),
+        cancel: Some(cancel),
+    })
+}
+
+/// Joins every piece; at the first error (or when the pending read is
+/// dropped) stops the others and waits until they have stopped.
+pub(crate) async fn drive(
+    pieces: Vec<BoxFuture<'static, Result<u64>>>,
+    mut cancelled: oneshot::Receiver<()>,
+) -> Result<u64> {
+    let mut set = JoinSet::new();
+    for p in pieces {
+        set.spawn(p);
+    }
+    let mut total = 0u64;
+    loop {
+        let event = match future::select(Box::pin(set.join_next()), &mut cancelled).await {
+            Either::Left((next, _)) => Some(next),
+            Either::Right(_) => None,
+        };
+        let Some(next) = event else {
+            set.shutdown().await;
+            return Ok(total);
+        };
+        match next {
+            None => return Ok(total),
+            Some(Ok(Ok(n))) => total += n,
+            Some(Ok(Err(e))) => {
+                set.shutdown().await;
+                return Err(e);
+            }
+            Some(Err(e)) => {
+                set.shutdown().await;
+                return Err(joined(e));
+            }
+        }
+    }
+}
+
+impl PendingRead for StorePending {
+    fn wait(mut self: Box<Self>) -> Result<u64> {
+        let driver = self.driver.take().expect("waited once");
+        let out = futures::executor::block_on(driver).map_err(joined)?;
+        // Keep the cancel sender alive until the driver is done.
+        drop(self.cancel.take());
+        out
+    }
+}
+
+impl Drop for StorePending {
+    fn drop(&mut self) {
+        drop(self.cancel.take());
+        if let Some(driver) = self.driver.take() {
+            let _ = futures::executor::block_on(driver);
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The one trait the Parquet layer reads through.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use serde::Serialize;
+
+use crate::cuda::Device;
+use crate::engine::{FileHandle, Memory, PathCounters, PendingReads, RangeRead};
+use crate::error::Result;
+
+/// How a source reaches its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Route {
+    /// Through the engine's [`FileHandle`] (POSIX paths or cuFile).
+    Engine,
+    /// Through an object store's HTTP client.
+    Store {
+        /// The store, as it names itself (e.g. `AmazonS3(bucket)`).
+        store: String,
+        /// Requests in flight at most.
+        concurrency: usize,
+        /// Bytes per request at most.
+        request_size: u64,
+    },
+}
+
+/// Reads submitted by [`Source::submit_reads`], not yet awaited. Dropping
+/// one waits for (or cancels and then waits for) its reads, so its memory is
+/// never written after the drop returns.
+pub trait PendingRead: Send + std::fmt::Debug {
+    /// Waits for every read; returns the bytes read or the first error.
+    fn wait(self: Box<Self>) -> Result<u64>;
+}
+
+impl PendingRead for PendingReads {
+    fn wait(self: Box<Self>) -> Result<u64> {
+        PendingReads::wait(*self)
+    }
+}
+
+/// A Parquet object's bytes: where it is, how big, which version, and reads
+/// of exact ranges into host `Bytes` or into host or device memory.
+pub trait Source: Send + Sync + std::fmt::Debug {
+    /// The object as shown to users and used in the metadata cache key: a
+    /// path, or a URL.
+    fn location(&self) -> &str;
+
+    /// The object's size in bytes, as seen when it was opened.
+    fn size(&self) -> u64;
+
+    /// The object's version: its e-tag, or its modification time when it
+    /// has none. Part of the metadata cache key.
+    fn version(&self) -> Option<String>;
+
+    /// Reads exactly `ranges` (not merged here: callers coalesce), one
+    /// `Bytes` per range. A range past the end, or a response shorter than
+    /// its range, is an error.
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> BoxFuture<'static, Result<Vec<Bytes>>>;
+
+    /// Starts reading `reads` into `memory` (host or device) without waiting.
+    ///
+    /// # Safety
+    /// `memory` must stay valid, and untouched by anything else, until the
+    /// returned [`PendingRead`] is waited for or dropped.
+    unsafe fn submit_reads(
+        &self,
+        memory: Memory,
+        reads: &[RangeRead],
+    ) -> Result<Box<dyn PendingRead>>;
+
+    /// The bytes, requests and time this source moved, per path.
+    fn counters(&self) -> &PathCounters;
+
+    /// How the bytes travel.
+    fn route(&self) -> Route;
+
+    /// The engine's handle, for a local file.
+    fn file_handle(&self) -> Option<&Arc<FileHandle>> {
+        None
+    }
+
+    /// Bytes at the end of the object already read (a remote object's
+    /// footer, fetched when it was opened): `(offset, bytes)`.
+    fn cached_tail(&self) -> Option<(u64, Bytes)> {
+        None
+    }
+
+    /// Allocates now what device reads will need (pinned buffers), so the
+    /// first read does not pay for it.
+    fn prepare_device(&self, _device: Device) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A shared source is a source (so `Arc<dyn Source>` goes wherever a source does).
+impl<T: Source + ?Sized> Source for Arc<T> {
+    fn location(&self) -> &str {
+        (**self).location()
+    }
+    fn size(&self) -> u64 {
+        (**self).size()
+    }
+    fn version(&self) -> Option<String> {
+        (**self).version()
+    }
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> BoxFuture<'static, Result<Vec<Bytes>>> {
+        (**self).read_ranges(ranges)
+    }
+    unsafe fn submit_reads(
+        &self,
+        memory: Memory,
+        reads: &[RangeRead],
+    ) -> Result<Box<dyn PendingRead>> {
+        (**self).submit_reads(memory, reads)
+    }
+    fn counters(&self) -> &PathCounters {
+        (**self).counters()
+    }
+    fn route(&self) -> Route {
+        (**self).route()
+    }
+    fn file_handle(&self) -> Option<&Arc<FileHandle>> {
+        (**self).file_handle()
+    }
+    fn cached_tail(&self) -> Option<(u64, Bytes)> {
+        (**self).cached_tail()
+    }
+    fn prepare_device(&self, device: Device) -> Result<()> {
+        (**self).prepare_device(device)
+    }
+}

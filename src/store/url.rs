@@ -1,0 +1,232 @@
+//! From a location (a path or a URL) to a [`Source`]: the route decision.
+//!
+//! A plain path or a `file://` URL is a local file and goes to the engine;
+//! so does a `LocalFileSystem` store given to [`open_store`]. `s3://`,
+//! `s3a://`, `gs://`, `az://`, `abfs(s)://`, `adl://`, `azure://` and
+//! `http(s)://` (recognising S3 and Azure hosts as object_store does) go to a
+//! store built by [`super::builder`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreScheme};
+use url::Url;
+
+use super::local::LocalSource;
+use super::options::StoreOptions;
+use super::remote::RemoteSource;
+use super::source::Source;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+
+/// Where a location leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A local file, read by the engine.
+    Local(PathBuf),
+    /// An object in a remote store.
+    Remote {
+        /// The URL as given.
+        url: Url,
+        /// The kind of store.
+        scheme: ObjectStoreScheme,
+        /// The object's path in the store.
+        path: Path,
+    },
+}
+
+fn bad(location: &str, reason: impl Into<String>) -> Error {
+    Error::StoreLocation {
+        location: location.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Decides where `location` leads (pure: no I/O). A location is a URL when
+/// it contains `://` or starts with `file:`; anything else is a path.
+pub fn classify(location: &str) -> Result<Target> {
+    if !location.contains("://") && !location.starts_with("file:") {
+        return Ok(Target::Local(PathBuf::from(location)));
+    }
+    let url = Url::parse(location).map_err(|e| bad(location, format!("not a URL: {e}")))?;
+    if url.scheme() == "file" {
+        return url
+            .to_file_path()
+            .map(Target::Local)
+            .map_err(|_| bad(location, "a file:// URL must name a local absolute path"));
+    }
+    let (scheme, path) = ObjectStoreScheme::parse(&url).map_err(|_| {
+        bad(
+            location,
+            "unsupported scheme: expected a path, file://, s3://, gs://, az://, abfs://, http:// or https://",
+        )
+    })?;
+    match scheme {
+        ObjectStoreScheme::Local | ObjectStoreScheme::Memory => {
+            Err(bad(location, format!("{scheme:?} URLs are not supported")))
+        }
+        _ if path.as_ref().is_empty() => Err(bad(location, "the URL names no object")),
+        _ => Ok(Target::Remote { url, scheme, path }),
+    }
+}
+
+/// Opens `location` (a path or a URL); local files use the process-wide
+/// engine.
+pub fn open(location: &str, options: &StoreOptions) -> Result<Arc<dyn Source>> {
+    match classify(location)? {
+        Target::Local(path) => Ok(Arc::new(LocalSource::open(Engine::global()?, path)?)),
+        remote => open_remote(location, remote, options),
+    }
+}
+
+/// Opens `location`; local files use `engine`.
+pub fn open_with(
+    location: &str,
+    engine: Arc<Engine>,
+    options: &StoreOptions,
+) -> Result<Arc<dyn Source>> {
+    match classify(location)? {
+        Target::Local(path) => Ok(Arc::new(LocalSource::open(engine, path)?)),
+        remote => open_remote(location, remote, options),
+    }
+}
+
+fn open_remote(location: &str, target: Target, options: &StoreOptions) -> Result<Arc<dyn Source>> {
+    let Target::Remote { url, scheme, path } = target else {
+        return Err(bad(location, "not a remote location"));
+    };
+    let (store, counts) = super::builder::build(&url, scheme, options)?;
+    Ok(Arc::new(RemoteSource::open(
+        store,
+        path,
+        location,
+        options.clone(),
+        Some(counts),
+    )?))
+}
+
+/// The folder a `LocalFileSystem` store is rooted at, from its name
+/// (`LocalFileSystem(file:///root/)`); `None` for any other store.
+fn local_root(store: &dyn ObjectStore) -> Option<PathBuf> {
+    let name = store.to_string();
+    let root = name.strip_prefix("LocalFileSystem(")?.strip_suffix(')')?;
+    Url::parse(root).ok()?.to_file_path().ok()
+}
+
+/// Opens `path` in `store`: a `LocalFileSystem` store's files go to the
+/// process-wide engine (so they keep the POSIX fast path and cuFile); any
+/// other store is read remotely (its retries are not counted unless it was
+/// built with a [`super::CountingConnector`] and opened through
+/// [`RemoteSource::open`] with its counts).
+pub fn open_store(
+    store: Arc<dyn ObjectStore>,
+    path: &Path,
+    options: &StoreOptions,
+) -> Result<Arc<dyn Source>> {
+    if let Some(root) = local_root(store.as_ref()) {
+        let file = path.parts().fold(root, |dir, part| dir.join(part.as_ref()));
+        return Ok(Arc::new(LocalSource::open(Engine::global()?, file)?));
+    }
+    let label = format!("{store}/{path}");
+    Ok(Arc::new(RemoteSource::open(
+        store,
+        path.clone(),
+        label,
+        options.clone(),
+        None,
+    )?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Route;
+
+    fn remote(location: &str) -> (ObjectStoreScheme, String) {
+        match classify(location).unwrap() {
+            Target::Remote { scheme, path, .. } => (scheme, path.to_string()),
+            other => panic!("{location}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn paths_and_file_urls_are_local() {
+        for (location, path) in [
+            ("data/x.parquet", "data/x.parquet"),
+            ("/tmp/x.parquet", "/tmp/x.parquet"),
+            ("x:y.parquet", "x:y.parquet"),
+            ("file:///tmp/a%20b.parquet", "/tmp/a b.parquet"),
+            ("file:/tmp/x.parquet", "/tmp/x.parquet"),
+        ] {
+            assert_eq!(
+                classify(location).unwrap(),
+                Target::Local(PathBuf::from(path)),
+                "{location}"
+            );
+        }
+    }
+
+    #[test]
+    fn store_urls_are_remote_with_their_object_path() {
+        assert_eq!(
+            remote("s3://bucket/dir/lineitem.parquet"),
+            (ObjectStoreScheme::AmazonS3, "dir/lineitem.parquet".into())
+        );
+        assert_eq!(remote("s3a://b/k").0, ObjectStoreScheme::AmazonS3);
+        assert_eq!(
+            remote("gs://bucket/k.parquet").0,
+            ObjectStoreScheme::GoogleCloudStorage
+        );
+        assert_eq!(
+            remote("az://container/k").0,
+            ObjectStoreScheme::MicrosoftAzure
+        );
+        assert_eq!(
+            remote("abfss://c@account.dfs.core.windows.net/k").0,
+            ObjectStoreScheme::MicrosoftAzure
+        );
+        assert_eq!(
+            remote("http://127.0.0.1:8080/data/x.parquet"),
+            (ObjectStoreScheme::Http, "data/x.parquet".into())
+        );
+        assert_eq!(
+            remote("https://s3.us-east-1.amazonaws.com/bucket/k").0,
+            ObjectStoreScheme::AmazonS3
+        );
+    }
+
+    #[test]
+    fn unsupported_locations_are_typed_errors_naming_them() {
+        for location in [
+            "memory:///x",
+            "ftp://host/x.parquet",
+            "file://otherhost/x",
+            "s3://bucket",
+            "http://[bad",
+        ] {
+            match classify(location) {
+                Err(Error::StoreLocation { location: l, .. }) => assert_eq!(l, location),
+                other => panic!("{location}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_local_file_system_store_goes_to_the_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("f.bin"), &data).unwrap();
+        let store: Arc<dyn ObjectStore> =
+            Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+        let source = open_store(store, &Path::from("f.bin"), &StoreOptions::default()).unwrap();
+        assert_eq!(source.route(), Route::Engine);
+        assert!(source.file_handle().is_some());
+        assert_eq!(source.size(), data.len() as u64);
+        let got =
+            futures::executor::block_on(source.read_ranges(&[10..20, 9_990..10_000])).unwrap();
+        assert_eq!(&got[0][..], &data[10..20]);
+        assert_eq!(&got[1][..], &data[9_990..]);
+        assert!(source.counters().get(crate::IoPath::PosixHost).bytes >= 20);
+    }
+}
