@@ -8,7 +8,8 @@ use crate::cufile::driver::{opened, predict_stage2};
 use crate::cufile::params::{report as param_report, ConfigSource, ParamValue};
 use crate::cufile::CuFileStats;
 use crate::engine::route::CuFileAvailability;
-use crate::engine::{FileHandle, IoPath, RouteDecision};
+use crate::engine::{FileHandle, IoPath, PathCounters, RouteDecision};
+use crate::store::{Route, Source};
 
 /// One path's counters.
 #[derive(Debug, Clone, Serialize)]
@@ -21,6 +22,32 @@ pub struct PathCount {
     pub bytes: u64,
     /// Seconds spent in those tasks, summed over workers.
     pub seconds: f64,
+    /// Requests resent after a failed attempt (remote stores).
+    pub retries: u64,
+}
+
+/// A remote object's reads, for the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreReport {
+    /// The object.
+    pub object: String,
+    /// The store, as it names itself.
+    pub store: String,
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// Bytes per request at most.
+    pub request_size: u64,
+    /// Requests that completed.
+    pub requests: u64,
+    /// Their retries (attempts beyond the first).
+    pub retries: u64,
+    /// Bytes received.
+    pub bytes: u64,
+    /// Seconds spent in requests, summed over concurrent requests.
+    pub seconds: f64,
+    /// HTTP attempts of the whole store (all its sources, retries included),
+    /// when its client counts them.
+    pub http_attempts: Option<u64>,
 }
 
 /// Stage 2 as cuFile describes itself.
@@ -57,6 +84,8 @@ pub struct PathReport {
     pub counters: Vec<PathCount>,
     /// cuFile's own counters, when read.
     pub cufile_stats: Option<CuFileStats>,
+    /// A remote object's reads (absent for local files).
+    pub store: Option<StoreReport>,
     /// One sentence: which path carried the bytes.
     pub verdict: String,
 }
@@ -106,28 +135,87 @@ impl StatsWindow {
 
     /// The report for `handle`, with cuFile's counts since [`StatsWindow::open`].
     pub fn close(self, handle: &FileHandle) -> crate::Result<PathReport> {
-        let stats = match &self.before {
+        let stats = self.cufile_since()?;
+        Ok(build(handle, stats))
+    }
+
+    /// The report for `source` (local or remote), with cuFile's counts since
+    /// [`StatsWindow::open`].
+    pub fn close_source(self, source: &dyn Source) -> crate::Result<PathReport> {
+        let stats = self.cufile_since()?;
+        Ok(build_source(source, stats))
+    }
+
+    fn cufile_since(&self) -> crate::Result<Option<CuFileStats>> {
+        Ok(match &self.before {
             Some(before) => Some(crate::cufile::stats::read()?.since(before)),
             None => None,
-        };
-        Ok(build(handle, stats))
+        })
     }
 }
 
-/// Builds the report for `handle`, with cuFile's counters when given.
-pub fn build(handle: &FileHandle, cufile_stats: Option<CuFileStats>) -> PathReport {
-    let counters: Vec<PathCount> = IoPath::ALL
+fn path_counts(counters: &PathCounters) -> Vec<PathCount> {
+    IoPath::ALL
         .iter()
         .map(|&path| {
-            let t = handle.counters().get(path);
+            let t = counters.get(path);
             PathCount {
                 path,
                 ops: t.ops,
                 bytes: t.bytes,
                 seconds: t.nanos as f64 / 1e9,
+                retries: t.retries,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Builds the report for `source`: a local file's is [`build`]'s; a remote
+/// object's has no stage 1 (cuFile reads files, not HTTP bodies) and adds
+/// its requests and retries.
+pub fn build_source(source: &dyn Source, cufile_stats: Option<CuFileStats>) -> PathReport {
+    if let Some(handle) = source.file_handle() {
+        return build(handle, cufile_stats);
+    }
+    let counters = path_counts(source.counters());
+    let remote = source.counters().get(IoPath::RemoteStore);
+    let (store, concurrency, request_size) = match source.route() {
+        Route::Store {
+            store,
+            concurrency,
+            request_size,
+        } => (store, concurrency, request_size),
+        Route::Engine => ("engine".to_string(), 0, 0),
+    };
+    let http_attempts = source.http_counts().map(|c| c.attempts());
+    let stage2 = stage2();
+    let verdict = verdict(&counters, cufile_stats.as_ref(), stage2.as_ref());
+    PathReport {
+        compat_mode: "not applicable (remote object)".to_string(),
+        cufile: "not used".to_string(),
+        cufile_reason: Some("remote objects arrive over HTTP, not from a local file".to_string()),
+        stage1: None,
+        stage2,
+        counters,
+        cufile_stats,
+        store: Some(StoreReport {
+            object: source.location().to_string(),
+            store,
+            concurrency,
+            request_size,
+            requests: remote.ops,
+            retries: remote.retries,
+            bytes: remote.bytes,
+            seconds: remote.nanos as f64 / 1e9,
+            http_attempts,
+        }),
+        verdict,
+    }
+}
+
+/// Builds the report for `handle`, with cuFile's counters when given.
+pub fn build(handle: &FileHandle, cufile_stats: Option<CuFileStats>) -> PathReport {
+    let counters = path_counts(handle.counters());
     let (cufile, cufile_reason) = match handle.cufile() {
         CuFileAvailability::Ready => ("ready", None),
         CuFileAvailability::Disabled => ("disabled", None),
@@ -143,6 +231,7 @@ pub fn build(handle: &FileHandle, cufile_stats: Option<CuFileStats>) -> PathRepo
         stage2,
         counters,
         cufile_stats,
+        store: None,
         verdict,
     }
 }
@@ -230,13 +319,34 @@ pub fn render(r: &PathReport) -> String {
         }
         None => out += "stage 2: cuFile driver not open\n",
     }
-    for c in r.counters.iter().filter(|c| c.ops > 0) {
+    for c in r.counters.iter().filter(|c| c.ops > 0 || c.retries > 0) {
         out += &format!(
-            "  {:<20} {:>14} bytes {:>8} ops {:>9.4} s\n",
+            "  {:<20} {:>14} bytes {:>8} ops {:>9.4} s{}\n",
             c.path.name(),
             c.bytes,
             c.ops,
-            c.seconds
+            c.seconds,
+            if c.path == IoPath::RemoteStore {
+                format!(" {:>6} retries", c.retries)
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let Some(s) = &r.store {
+        out += &format!(
+            "store: {} from {}: {} requests, {} retries, {} bytes, {:.4} s in requests (concurrency {}, request size {}){}\n",
+            s.object,
+            s.store,
+            s.requests,
+            s.retries,
+            s.bytes,
+            s.seconds,
+            s.concurrency,
+            s.request_size,
+            s.http_attempts
+                .map(|a| format!("; HTTP attempts by the store: {a}"))
+                .unwrap_or_default()
         );
     }
     if let Some(s) = &r.cufile_stats {
@@ -267,12 +377,14 @@ mod tests {
                 ops: 1,
                 bytes: bounce,
                 seconds: 0.0,
+                retries: 0,
             },
             PathCount {
                 path: IoPath::CuFile,
                 ops: 1,
                 bytes: cufile,
                 seconds: 0.0,
+                retries: 0,
             },
         ]
     }

@@ -41,7 +41,7 @@ pub fn run(args: &DemoArgs) -> Result<String> {
     }
     let scan = ScanArgs {
         spec: ScanSpec {
-            file,
+            file: file.to_string_lossy().into_owned(),
             columns: ["l_shipdate", "l_discount", "l_quantity", "l_extendedprice"]
                 .iter()
                 .map(|s| s.to_string())
@@ -52,6 +52,7 @@ pub fn run(args: &DemoArgs) -> Result<String> {
             max_request: None,
             max_overread: None,
             engine: args.engine.clone(),
+            store: Default::default(),
         },
         destination: Destination {
             host: !gpu,

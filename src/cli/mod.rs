@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::config::{parse_size, CompatMode, DeviceReadPath, Settings};
 use crate::error::Result;
+use crate::store::StoreOptions;
 
 /// gdscan: Parquet and file ranges from storage into NVIDIA GPU memory.
 #[derive(Debug, Parser)]
@@ -113,6 +114,58 @@ impl EngineArgs {
             b = b.cufile(overrides);
         }
         Ok(b.build()?)
+    }
+}
+
+/// Remote-store settings, for URLs; each overrides its `GDSCAN_STORE_*` variable.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StoreArgs {
+    /// Requests in flight at most per remote object (GDSCAN_STORE_CONCURRENCY, default 16).
+    #[arg(long)]
+    pub store_concurrency: Option<usize>,
+    /// Bytes per request at most; longer ranges are split, e.g. 8MiB
+    /// (GDSCAN_STORE_REQUEST_SIZE, default 8MiB).
+    #[arg(long, value_parser = parse_size_arg)]
+    pub store_request_size: Option<u64>,
+    /// Seconds one HTTP request may take, body included (GDSCAN_STORE_TIMEOUT, default 60).
+    #[arg(long)]
+    pub store_timeout: Option<u64>,
+    /// Retries of one request at most (GDSCAN_STORE_RETRIES, default 5).
+    #[arg(long)]
+    pub store_retries: Option<usize>,
+}
+
+impl StoreArgs {
+    /// The environment's store options with these flags applied.
+    pub fn options(&self) -> Result<StoreOptions> {
+        let mut o = StoreOptions::from_env()?;
+        let invalid = |name: &str, value: String| crate::config::ConfigError::Invalid {
+            name: name.into(),
+            value,
+            reason: "must be positive".into(),
+        };
+        if let Some(c) = self.store_concurrency {
+            if c == 0 {
+                return Err(invalid("--store-concurrency", c.to_string()).into());
+            }
+            o.concurrency = c;
+        }
+        if let Some(r) = self.store_request_size {
+            if r == 0 {
+                return Err(invalid("--store-request-size", r.to_string()).into());
+            }
+            o.request_size = r;
+        }
+        if let Some(t) = self.store_timeout {
+            if t == 0 {
+                return Err(invalid("--store-timeout", t.to_string()).into());
+            }
+            o.timeout = std::time::Duration::from_secs(t);
+        }
+        if let Some(r) = self.store_retries {
+            o.max_retries = r;
+        }
+        Ok(o)
     }
 }
 

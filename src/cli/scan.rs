@@ -7,21 +7,26 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use super::{parse_size_arg, Destination, EngineArgs};
+use super::{parse_size_arg, Destination, EngineArgs, StoreArgs};
 use crate::cuda::Device;
-use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
+use crate::engine::{Engine, IoPath};
 use crate::error::{Error, Result};
 use crate::parquet::coalesce::CoalesceOptions;
-use crate::parquet::fetch::{fetch, ChunkSlice, DeviceAllocator, FetchOptions, HostAllocator};
-use crate::parquet::metadata::{load, MetadataOptions};
+use crate::parquet::fetch::{
+    fetch_source, ChunkSlice, DeviceAllocator, FetchOptions, HostAllocator,
+};
+use crate::parquet::metadata::{load_source, MetadataOptions};
 use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
 use crate::parquet::predicate::Predicate;
+use crate::store::{classify, open as open_location, LocalSource, Source, Target};
 
 /// What to scan (shared by `plan` and `scan`).
 #[derive(Debug, Clone, Args)]
 pub struct ScanSpec {
-    /// The Parquet file.
-    pub file: PathBuf,
+    /// The Parquet file: a path, or a URL (file://, s3://, gs://, az://,
+    /// http(s)://; S3 is configured from the AWS_* environment, e.g.
+    /// AWS_ENDPOINT_URL and AWS_ALLOW_HTTP=true for a local server).
+    pub file: String,
     /// Columns: top-level names or dotted leaf paths (default: all).
     #[arg(long, value_delimiter = ',')]
     pub columns: Vec<String>,
@@ -44,6 +49,9 @@ pub struct ScanSpec {
     /// Engine settings.
     #[command(flatten)]
     pub engine: EngineArgs,
+    /// Remote-store settings.
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 impl ScanSpec {
@@ -77,30 +85,41 @@ impl ScanSpec {
         })
     }
 
-    /// Opens the file, reads its metadata and plans the scan.
+    /// Opens the file (through the engine) or the remote object (through its store).
+    fn open(&self) -> Result<Arc<dyn Source>> {
+        let options = self.store.options()?;
+        match classify(&self.file)? {
+            Target::Local(path) => Ok(Arc::new(LocalSource::open(
+                Engine::new(self.engine.settings()?)?,
+                path,
+            )?)),
+            Target::Remote { .. } => open_location(&self.file, &options),
+        }
+    }
+
+    /// Opens the object, reads its metadata and plans the scan.
     fn prepare(
         &self,
     ) -> Result<(
-        Arc<FileHandle>,
+        Arc<dyn Source>,
         Arc<::parquet::file::metadata::ParquetMetaData>,
         ScanRequest,
         ScanPlan,
     )> {
-        let engine = Engine::new(self.engine.settings()?)?;
-        let handle = Arc::new(FileHandle::open_with(engine, &self.file, OpenMode::Read)?);
-        let request = self.request(handle.path())?;
-        let metadata = load(
-            &handle,
+        let source = self.open()?;
+        let request = self.request(source.location())?;
+        let metadata = load_source(
+            &source,
             MetadataOptions {
                 page_index: request.predicate.is_some(),
                 ..Default::default()
             },
         )?;
         let plan = plan(&metadata, &request).map_err(|e| Error::Scan {
-            path: handle.path().to_string(),
+            path: source.location().to_string(),
             reason: e.to_string(),
         })?;
-        Ok((handle, metadata, request, plan))
+        Ok((source, metadata, request, plan))
     }
 }
 
@@ -117,11 +136,11 @@ pub struct PlanArgs {
 
 /// Runs `gdscan plan`: the plan, without reading data.
 pub fn run_plan(args: &PlanArgs) -> Result<String> {
-    let (handle, _meta, _req, plan) = args.spec.prepare()?;
+    let (source, _meta, _req, plan) = args.spec.prepare()?;
     if args.json {
         return Ok(serde_json::to_string_pretty(&plan).expect("plan serialises") + "\n");
     }
-    let mut out = format!("plan for {}\n", handle.path());
+    let mut out = format!("plan for {}\n", source.location());
     for c in &plan.chunks {
         let pages = c
             .pages
@@ -222,6 +241,10 @@ pub struct ScanReport {
     pub gbps: f64,
     /// Bytes per path.
     pub paths: Vec<(IoPath, u64)>,
+    /// Requests to a remote store (0 for a local file), the footer's included.
+    pub store_requests: u64,
+    /// Their retries.
+    pub store_retries: u64,
     /// Per-chunk checksums, when asked.
     pub checksums: Vec<ChunkChecksum>,
     /// Rows written to --output.
@@ -240,7 +263,7 @@ fn crc_of(
 
 /// Runs `gdscan scan`.
 pub fn run_scan(args: &ScanArgs) -> Result<String> {
-    let (handle, metadata, request, plan) = args.spec.prepare()?;
+    let (source, metadata, request, plan) = args.spec.prepare()?;
     let plan = Arc::new(plan);
     let mut checksums = Vec::new();
     let mut bytes_read = 0u64;
@@ -254,8 +277,8 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
     let (seconds, destination) = if args.destination.host {
         let start = Instant::now();
         let mut held = Vec::new();
-        for rg in fetch(
-            handle.clone(),
+        for rg in fetch_source(
+            source.clone(),
             plan.clone(),
             HostAllocator,
             FetchOptions::default(),
@@ -280,10 +303,10 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
     } else {
         let ordinal = args.destination.device.unwrap_or(0);
         let device = Device::get(ordinal)?;
-        handle.engine().preallocate_bounce_buffers(device)?;
+        source.prepare_device(device)?;
         let start = Instant::now();
-        for rg in fetch(
-            handle.clone(),
+        for rg in fetch_source(
+            source.clone(),
             plan.clone(),
             DeviceAllocator::new(device),
             FetchOptions::default(),
@@ -301,8 +324,8 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         (seconds, format!("device {ordinal}"))
     };
     let rows_written = match &args.output {
-        Some(out) => Some(crate::parquet::decode::write_ipc(
-            handle.clone(),
+        Some(out) => Some(crate::parquet::decode::write_ipc_from(
+            source.clone(),
             metadata.clone(),
             &plan,
             &request.projection,
@@ -312,19 +335,22 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         None => None,
     };
     let report = if args.stats {
-        Some(window.close(&handle)?)
+        Some(window.close_source(source.as_ref())?)
     } else {
         None
     };
-    let paths = handle.counters().nonzero();
+    let paths = source.counters().nonzero();
+    let remote = source.counters().get(IoPath::RemoteStore);
     let result = ScanReport {
-        path: handle.path().to_string(),
+        path: source.location().to_string(),
         destination,
         totals: plan.totals.clone(),
         bytes_read,
         seconds,
         gbps: crate::bench::stats::gbps(bytes_read, seconds),
         paths,
+        store_requests: remote.ops,
+        store_retries: remote.retries,
         checksums,
         rows_written,
         report,
@@ -343,6 +369,12 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         .map(|(p, b)| format!("{p}={b}"))
         .collect();
     out += &format!("path: {}\n", paths.join(" "));
+    if result.store_requests > 0 {
+        out += &format!(
+            "store: {} requests, {} retries\n",
+            result.store_requests, result.store_retries
+        );
+    }
     for c in &result.checksums {
         out += &format!(
             "crc32 rg {} {} {} bytes: {}\n",

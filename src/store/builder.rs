@@ -32,13 +32,26 @@ fn client_settings(options: &StoreOptions) -> [(ClientConfigKey, String); 2] {
     ]
 }
 
+/// Parses `key` as one of a scheme's configuration keys.
+fn key<K: std::str::FromStr>(url: &Url, key: &str) -> Result<K> {
+    key.to_ascii_lowercase()
+        .parse()
+        .map_err(|_| Error::StoreLocation {
+            location: url.to_string(),
+            reason: format!("unknown store option {key:?}"),
+        })
+}
+
 /// Builds the store for `url` (of a remote `scheme`): S3, GCS and Azure from
 /// their environment variables plus the URL, HTTP(S) from the URL's origin
-/// (plain HTTP allowed). Returns the store and its HTTP attempt counts.
+/// (plain HTTP allowed); then `config`, object_store's option names (e.g.
+/// `aws_endpoint`, `aws_allow_http`, `google_service_account`), over them.
+/// Returns the store and its HTTP attempt counts.
 pub fn build(
     url: &Url,
     scheme: ObjectStoreScheme,
     options: &StoreOptions,
+    config: &[(&str, &str)],
 ) -> Result<(Arc<dyn ObjectStore>, Arc<HttpCounts>)> {
     let counts = Arc::new(HttpCounts::default());
     let connector = CountingConnector::new(counts.clone());
@@ -53,6 +66,9 @@ pub fn build(
             for (k, v) in client_settings(options) {
                 b = b.with_config(AmazonS3ConfigKey::Client(k), v);
             }
+            for (k, v) in config {
+                b = b.with_config(key(url, k)?, *v);
+            }
             Arc::new(
                 b.with_retry(retry)
                     .with_http_connector(connector)
@@ -65,6 +81,9 @@ pub fn build(
             for (k, v) in client_settings(options) {
                 b = b.with_config(GoogleConfigKey::Client(k), v);
             }
+            for (k, v) in config {
+                b = b.with_config(key(url, k)?, *v);
+            }
             Arc::new(
                 b.with_retry(retry)
                     .with_http_connector(connector)
@@ -76,6 +95,9 @@ pub fn build(
             let mut b = MicrosoftAzureBuilder::from_env().with_url(url.as_str());
             for (k, v) in client_settings(options) {
                 b = b.with_config(AzureConfigKey::Client(k), v);
+            }
+            for (k, v) in config {
+                b = b.with_config(key(url, k)?, *v);
             }
             Arc::new(
                 b.with_retry(retry)
@@ -91,6 +113,9 @@ pub fn build(
                 .with_config(ClientConfigKey::AllowHttp, "true");
             for (k, v) in client_settings(options) {
                 b = b.with_config(k, v);
+            }
+            for (k, v) in config {
+                b = b.with_config(key(url, k)?, *v);
             }
             Arc::new(
                 b.with_retry(retry)

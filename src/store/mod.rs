@@ -40,4 +40,4 @@ pub use local::LocalSource;
 pub use options::StoreOptions;
 pub use remote::RemoteSource;
 pub use source::{PendingRead, Route, Source};
-pub use url::{classify, open, open_store, open_with, Target};
+pub use url::{classify, open, open_store, open_with, open_with_config, Target};

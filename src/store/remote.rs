@@ -155,11 +155,6 @@ impl RemoteSource {
         &self.inner.options
     }
 
-    /// The store's HTTP attempt counts (all its sources together), when known.
-    pub fn http_counts(&self) -> Option<&Arc<HttpCounts>> {
-        self.inner.http.as_ref()
-    }
-
     fn check_range(&self, offset: u64, len: usize) -> Result<()> {
         let end = offset.checked_add(len as u64);
         if end.is_none_or(|end| end > self.inner.size) {
@@ -302,6 +297,10 @@ impl Source for RemoteSource {
 
     fn cached_tail(&self) -> Option<(u64, Bytes)> {
         Some(self.inner.tail.clone())
+    }
+
+    fn http_counts(&self) -> Option<&Arc<HttpCounts>> {
+        self.inner.http.as_ref()
     }
 
     fn prepare_device(&self, device: Device) -> Result<()> {

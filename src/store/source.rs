@@ -7,6 +7,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use serde::Serialize;
 
+use super::counting::HttpCounts;
 use crate::cuda::Device;
 use crate::engine::{FileHandle, Memory, PathCounters, PendingReads, RangeRead};
 use crate::error::Result;
@@ -89,6 +90,12 @@ pub trait Source: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// The HTTP attempts of the store behind a remote source (all its
+    /// sources together), when its client counts them.
+    fn http_counts(&self) -> Option<&Arc<HttpCounts>> {
+        None
+    }
+
     /// Allocates now what device reads will need (pinned buffers), so the
     /// first read does not pay for it.
     fn prepare_device(&self, _device: Device) -> Result<()> {
@@ -128,6 +135,9 @@ impl<T: Source + ?Sized> Source for Arc<T> {
     }
     fn cached_tail(&self) -> Option<(u64, Bytes)> {
         (**self).cached_tail()
+    }
+    fn http_counts(&self) -> Option<&Arc<HttpCounts>> {
+        (**self).http_counts()
     }
     fn prepare_device(&self, device: Device) -> Result<()> {
         (**self).prepare_device(device)

@@ -72,11 +72,21 @@ pub fn classify(location: &str) -> Result<Target> {
 }
 
 /// Opens `location` (a path or a URL); local files use the process-wide
-/// engine.
+/// engine, remote stores are configured from the environment.
 pub fn open(location: &str, options: &StoreOptions) -> Result<Arc<dyn Source>> {
+    open_with_config(location, options, &[])
+}
+
+/// As [`open`], with object_store options (e.g. `aws_endpoint`,
+/// `aws_access_key_id`, `aws_allow_http`) applied over the environment's.
+pub fn open_with_config(
+    location: &str,
+    options: &StoreOptions,
+    config: &[(&str, &str)],
+) -> Result<Arc<dyn Source>> {
     match classify(location)? {
         Target::Local(path) => Ok(Arc::new(LocalSource::open(Engine::global()?, path)?)),
-        remote => open_remote(location, remote, options),
+        remote => open_remote(location, remote, options, config),
     }
 }
 
@@ -88,15 +98,20 @@ pub fn open_with(
 ) -> Result<Arc<dyn Source>> {
     match classify(location)? {
         Target::Local(path) => Ok(Arc::new(LocalSource::open(engine, path)?)),
-        remote => open_remote(location, remote, options),
+        remote => open_remote(location, remote, options, &[]),
     }
 }
 
-fn open_remote(location: &str, target: Target, options: &StoreOptions) -> Result<Arc<dyn Source>> {
+fn open_remote(
+    location: &str,
+    target: Target,
+    options: &StoreOptions,
+    config: &[(&str, &str)],
+) -> Result<Arc<dyn Source>> {
     let Target::Remote { url, scheme, path } = target else {
         return Err(bad(location, "not a remote location"));
     };
-    let (store, counts) = super::builder::build(&url, scheme, options)?;
+    let (store, counts) = super::builder::build(&url, scheme, options, config)?;
     Ok(Arc::new(RemoteSource::open(
         store,
         path,
