@@ -10,7 +10,11 @@
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
+
+use ::parquet::arrow::async_reader::MetadataFetch;
+use futures::future::{BoxFuture, FutureExt};
 
 use ::parquet::errors::ParquetError;
 use ::parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
@@ -65,9 +69,10 @@ impl SourceChunkReader {
     }
 
     /// Reads the last `hint` bytes (all of the object when smaller) unless
-    /// the bytes held already cover them.
+    /// bytes at the end are held already (then the footer is read from
+    /// them, and whatever they lack costs one more read).
     pub fn prefetch_tail(&self, hint: usize) -> Result<()> {
-        let length = (hint as u64).min(self.len) as usize;
+        let length = (self.prefetch_len(hint) as u64).min(self.len) as usize;
         if length == 0 || self.cached(self.len - length as u64, length).is_some() {
             return Ok(());
         }
@@ -90,8 +95,17 @@ impl SourceChunkReader {
             return Ok(Bytes::new());
         }
         let end = start.checked_add(length as u64).unwrap_or(u64::MAX);
-        let mut got = futures::executor::block_on(self.source.read_ranges(&[start..end]))?;
-        Ok(got.pop().unwrap_or_default())
+        self.source.read_blocking(start..end)
+    }
+
+    /// The prefetch to use: the bytes already held at the end when there
+    /// are some (a remote object's opening request), else `hint`.
+    fn prefetch_len(&self, hint: usize) -> usize {
+        let tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+        match tail.as_ref() {
+            Some((at, bytes)) if at + bytes.len() as u64 == self.len => bytes.len(),
+            _ => hint,
+        }
     }
 }
 
@@ -152,7 +166,63 @@ impl ChunkReader for SourceChunkReader {
     }
 }
 
+/// [`MetadataFetch`] over a [`SourceChunkReader`]: held bytes without I/O,
+/// the rest through the source's asynchronous reads.
+struct TailFetch(SourceChunkReader);
+
+impl MetadataFetch for TailFetch {
+    fn fetch(&mut self, range: Range<u64>) -> BoxFuture<'_, ::parquet::errors::Result<Bytes>> {
+        let len = range.end.saturating_sub(range.start) as usize;
+        if let Some(hit) = self.0.cached(range.start, len) {
+            return async move { Ok(hit) }.boxed();
+        }
+        let read = self.0.source.read_ranges(&[range]);
+        async move {
+            let mut got = read
+                .await
+                .map_err(|e| ParquetError::External(Box::new(e)))?;
+            Ok(got.pop().unwrap_or_default())
+        }
+        .boxed()
+    }
+}
+
 type CacheKey = (String, u64, Option<String>, bool);
+
+fn key_of(source: &dyn Source, opts: MetadataOptions) -> CacheKey {
+    (
+        source.location().to_string(),
+        source.size(),
+        source.version(),
+        opts.page_index,
+    )
+}
+
+fn cached(key: &CacheKey) -> Option<Arc<ParquetMetaData>> {
+    cache()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(key)
+        .cloned()
+}
+
+fn remember(key: CacheKey, metadata: ParquetMetaData) -> Arc<ParquetMetaData> {
+    let metadata = Arc::new(metadata);
+    let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
+    if c.len() >= CACHE_CAPACITY {
+        c.clear();
+    }
+    c.insert(key, metadata.clone());
+    metadata
+}
+
+fn policy(opts: MetadataOptions) -> PageIndexPolicy {
+    if opts.page_index {
+        PageIndexPolicy::Optional
+    } else {
+        PageIndexPolicy::Skip
+    }
+}
 
 fn cache() -> &'static Mutex<HashMap<CacheKey, Arc<ParquetMetaData>>> {
     static CACHE: OnceLock<Mutex<HashMap<CacheKey, Arc<ParquetMetaData>>>> = OnceLock::new();
@@ -177,36 +247,42 @@ pub fn load(handle: &Arc<FileHandle>, opts: MetadataOptions) -> Result<Arc<Parqu
 /// Reads (or finds in the cache, keyed by location, size and version: the
 /// e-tag, else the modification time) the metadata of `source`'s object. A
 /// remote object's footer usually arrived with the request that opened it,
-/// so a cache miss costs no further round trip.
+/// so a cache miss costs no further round trip. Blocks this thread on any
+/// read; async callers use [`load_source_async`].
 pub fn load_source(
     source: &Arc<dyn Source>,
     opts: MetadataOptions,
 ) -> Result<Arc<ParquetMetaData>> {
-    let key = (
-        source.location().to_string(),
-        source.size(),
-        source.version(),
-        opts.page_index,
-    );
-    if let Some(hit) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(hit.clone());
+    let key = key_of(source.as_ref(), opts);
+    if let Some(hit) = cached(&key) {
+        return Ok(hit);
     }
     let reader = SourceChunkReader::new(source.clone());
     reader.prefetch_tail(opts.size_hint)?;
-    let policy = if opts.page_index {
-        PageIndexPolicy::Optional
-    } else {
-        PageIndexPolicy::Skip
-    };
     let metadata = ParquetMetaDataReader::new()
-        .with_page_index_policy(policy)
+        .with_page_index_policy(policy(opts))
         .parse_and_finish(&reader)
         .map_err(|e| Error::from_parquet(source.location(), e))?;
-    let metadata = Arc::new(metadata);
-    let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
-    if c.len() >= CACHE_CAPACITY {
-        c.clear();
+    Ok(remember(key, metadata))
+}
+
+/// As [`load_source`], reading asynchronously (for arrow-rs's
+/// `AsyncFileReader` and any executor).
+pub async fn load_source_async(
+    source: &Arc<dyn Source>,
+    opts: MetadataOptions,
+) -> Result<Arc<ParquetMetaData>> {
+    let key = key_of(source.as_ref(), opts);
+    if let Some(hit) = cached(&key) {
+        return Ok(hit);
     }
-    c.insert(key, metadata.clone());
-    Ok(metadata)
+    let reader = SourceChunkReader::new(source.clone());
+    let prefetch = reader.prefetch_len(opts.size_hint);
+    let metadata = ParquetMetaDataReader::new()
+        .with_page_index_policy(policy(opts))
+        .with_prefetch_hint(Some(prefetch))
+        .load_and_finish(TailFetch(reader), source.size())
+        .await
+        .map_err(|e| Error::from_parquet(source.location(), e))?;
+    Ok(remember(key, metadata))
 }

@@ -20,7 +20,7 @@ use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt};
 
 use super::coalesce::{coalesce, CoalesceOptions};
-use super::metadata::{load_source, MetadataOptions};
+use super::metadata::{load_source_async, MetadataOptions};
 use crate::engine::FileHandle;
 use crate::error::Error;
 use crate::store::{LocalSource, Source, StoreOptions};
@@ -173,7 +173,7 @@ impl AsyncFileReader for GdsParquetReader {
             size_hint: self.size_hint,
         };
         let source = self.source.clone();
-        async move { load_source(&source, opts).map_err(external) }.boxed()
+        async move { load_source_async(&source, opts).await.map_err(external) }.boxed()
     }
 }
 

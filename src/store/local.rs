@@ -99,6 +99,24 @@ impl Source for LocalSource {
         .boxed()
     }
 
+    fn read_blocking(&self, range: Range<u64>) -> Result<Bytes> {
+        let len = range.end.saturating_sub(range.start) as usize;
+        let mut buf = vec![0u8; len];
+        if len == 0 {
+            return Ok(Bytes::new());
+        }
+        let n = self.handle.pread(&mut buf, len, range.start)?;
+        if n < len {
+            return Err(Error::ShortRead {
+                path: self.handle.path().to_string(),
+                offset: range.start,
+                expected: len,
+                got: n,
+            });
+        }
+        Ok(Bytes::from(buf))
+    }
+
     unsafe fn submit_reads(
         &self,
         memory: Memory,

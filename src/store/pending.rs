@@ -2,18 +2,20 @@
 //! the piece tasks, stops the rest at the first error, and is waited for on
 //! drop, so the buffer is never written after its reads are given up.
 
+use std::sync::mpsc::{sync_channel, Receiver};
+
 use futures::future::{self, BoxFuture, Either};
 use tokio::sync::oneshot;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
-use super::runtime::{handle, joined};
+use super::runtime::{handle, joined, lost};
 use super::source::PendingRead;
 use crate::error::Result;
 
 /// Pieces running on the store runtime.
 #[derive(Debug)]
 pub(crate) struct StorePending {
-    driver: Option<JoinHandle<Result<u64>>>,
+    done: Option<Receiver<Result<u64>>>,
     cancel: Option<oneshot::Sender<()>>,
 }
 
@@ -21,9 +23,12 @@ pub(crate) struct StorePending {
 pub(crate) fn start(pieces: Vec<BoxFuture<'static, Result<u64>>>) -> Result<StorePending> {
     let rt = handle()?;
     let (cancel, cancelled) = oneshot::channel();
-    let driver = rt.spawn(drive(pieces, cancelled));
+    let (tx, done) = sync_channel(1);
+    rt.spawn(async move {
+        let _ = tx.send(drive(pieces, cancelled).await);
+    });
     Ok(StorePending {
-        driver: Some(driver),
+        done: Some(done),
         cancel: Some(cancel),
     })
 }
@@ -65,9 +70,11 @@ pub(crate) async fn drive(
 
 impl PendingRead for StorePending {
     fn wait(mut self: Box<Self>) -> Result<u64> {
-        let driver = self.driver.take().expect("waited once");
-        let out = futures::executor::block_on(driver).map_err(joined)?;
-        // Keep the cancel sender alive until the driver is done.
+        let out = match self.done.take() {
+            Some(done) => done.recv().map_err(|_| lost()).and_then(|r| r),
+            None => Err(lost()),
+        };
+        // The cancel sender lives until the driver is done.
         drop(self.cancel.take());
         out
     }
@@ -76,8 +83,8 @@ impl PendingRead for StorePending {
 impl Drop for StorePending {
     fn drop(&mut self) {
         drop(self.cancel.take());
-        if let Some(driver) = self.driver.take() {
-            let _ = futures::executor::block_on(driver);
+        if let Some(done) = self.done.take() {
+            let _ = done.recv();
         }
     }
 }

@@ -38,15 +38,29 @@ pub fn handle() -> Result<Handle> {
     Ok(RUNTIME.get_or_init(|| rt).handle().clone())
 }
 
-/// Runs `future` on the store runtime and waits for it from this thread
-/// (which must not be one of the runtime's own workers).
+/// Runs `future` on the store runtime and waits for it from this thread,
+/// through a plain channel: callable from any thread, inside another
+/// executor's task too (it blocks that thread meanwhile), though not from
+/// one of the store runtime's own workers.
 pub fn block_on<F>(future: F) -> Result<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let task = handle()?.spawn(future);
-    futures::executor::block_on(task).map_err(joined)
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    handle()?.spawn(async move {
+        let _ = tx.send(future.await);
+    });
+    rx.recv().map_err(|_| lost())
+}
+
+/// A task that ended without a result (it panicked or was cancelled).
+pub(crate) fn lost() -> Error {
+    Error::io(
+        "<store runtime>",
+        "run store task",
+        std::io::Error::other("the task ended without a result"),
+    )
 }
 
 /// A task that panicked or was cancelled, as an error.

@@ -62,6 +62,14 @@ pub trait Source: Send + Sync + std::fmt::Debug {
     /// its range, is an error.
     fn read_ranges(&self, ranges: &[Range<u64>]) -> BoxFuture<'static, Result<Vec<Bytes>>>;
 
+    /// Reads exactly `range`, blocking this thread (for synchronous callers
+    /// such as the footer parser). By default [`Source::read_ranges`] run on
+    /// the store runtime.
+    fn read_blocking(&self, range: Range<u64>) -> Result<Bytes> {
+        let read = self.read_ranges(std::slice::from_ref(&range));
+        Ok(super::runtime::block_on(read)??.pop().unwrap_or_default())
+    }
+
     /// Starts reading `reads` into `memory` (host or device) without waiting.
     ///
     /// # Safety
@@ -116,6 +124,9 @@ impl<T: Source + ?Sized> Source for Arc<T> {
     }
     fn read_ranges(&self, ranges: &[Range<u64>]) -> BoxFuture<'static, Result<Vec<Bytes>>> {
         (**self).read_ranges(ranges)
+    }
+    fn read_blocking(&self, range: Range<u64>) -> Result<Bytes> {
+        (**self).read_blocking(range)
     }
     unsafe fn submit_reads(
         &self,

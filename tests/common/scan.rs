@@ -1,0 +1,73 @@
+//! What a scan produced, to compare a remote object with its local file:
+//! every planned chunk's CRC-32 as it landed, and the decoded batches.
+
+use std::sync::Arc;
+
+use arrow::record_batch::RecordBatch;
+use futures::StreamExt;
+use gdscan::parquet::metadata::{load_source, MetadataOptions};
+use gdscan::parquet::{
+    fetch_source, plan, FetchOptions, GdsParquetReader, HostAllocator, ScanPlan, ScanRequest,
+};
+use gdscan::store::Source;
+use parquet::arrow::ParquetRecordBatchStreamBuilder;
+
+/// The plan of `request` over `source`'s metadata.
+pub fn plan_of(source: &Arc<dyn Source>, request: &ScanRequest) -> Arc<ScanPlan> {
+    let meta = load_source(
+        source,
+        MetadataOptions {
+            page_index: request.predicate.is_some(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    Arc::new(plan(&meta, request).unwrap())
+}
+
+/// `(row group, column, crc32)` of every chunk, fetched into host memory.
+pub fn host_crcs(
+    source: &Arc<dyn Source>,
+    plan: &Arc<ScanPlan>,
+) -> gdscan::Result<Vec<(usize, String, u32)>> {
+    let mut out = Vec::new();
+    for rg in fetch_source(
+        source.clone(),
+        plan.clone(),
+        HostAllocator,
+        FetchOptions::default(),
+    ) {
+        let rg = rg?;
+        for slice in &rg.chunks {
+            let bytes = slice.gather(|at, dst| {
+                dst.copy_from_slice(&rg.buffer[at..at + dst.len()]);
+                Ok(())
+            })?;
+            let c = &plan.chunks[slice.chunk];
+            out.push((c.row_group, c.column.clone(), crc32fast::hash(&bytes)));
+        }
+    }
+    Ok(out)
+}
+
+/// Every batch arrow-rs decodes through gdscan's reader over `source`.
+pub fn decode(source: Arc<dyn Source>) -> Result<Vec<RecordBatch>, String> {
+    futures::executor::block_on(async {
+        let reader = GdsParquetReader::from_source(source);
+        let mut stream = ParquetRecordBatchStreamBuilder::new(reader)
+            .await
+            .map_err(|e| e.to_string())?
+            .build()
+            .map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        while let Some(b) = stream.next().await {
+            out.push(b.map_err(|e| e.to_string())?);
+        }
+        Ok(out)
+    })
+}
+
+/// The local file at `path`, through the engine.
+pub fn local(path: &std::path::Path) -> Arc<dyn Source> {
+    gdscan::store::open(path.to_str().unwrap(), &Default::default()).unwrap()
+}

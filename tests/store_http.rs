@@ -1,0 +1,319 @@
+//! Remote reads over HTTP from a real server on 127.0.0.1 (the test's own
+//! HTTP/1.1 server with Range support, tests/common/range_server.rs): the
+//! same chunk bytes and decoded batches as the local file, the footer in one
+//! suffix request, the metadata cache keyed by e-tag, and every fault either
+//! retried to success (and counted) or a typed error naming the object, in
+//! bounded time, never partial data.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::range_server::{Fault, RangeServer};
+use common::scan::{decode, host_crcs, local, plan_of};
+use gdscan::parquet::metadata::{load_source, MetadataOptions};
+use gdscan::parquet::{Projection, ScanRequest};
+use gdscan::store::{open, Route, Source, StoreOptions};
+use gdscan::{Error, IoPath};
+
+/// Small requests, a little concurrency, fast bounded retries.
+fn options() -> StoreOptions {
+    StoreOptions {
+        concurrency: 4,
+        request_size: 16 << 10,
+        connect_timeout: Duration::from_secs(2),
+        timeout: Duration::from_secs(10),
+        max_retries: 3,
+        retry_timeout: Duration::from_secs(20),
+        init_backoff: Duration::from_millis(5),
+        max_backoff: Duration::from_millis(50),
+        ..Default::default()
+    }
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    server: RangeServer,
+    path: std::path::PathBuf,
+    url: String,
+}
+
+fn fixture(name: &str) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::write_file(dir.path());
+    let server = RangeServer::start();
+    server.put(name, std::fs::read(&path).unwrap());
+    let url = server.url(name);
+    Fixture {
+        _dir: dir,
+        server,
+        path,
+        url,
+    }
+}
+
+fn all_columns() -> ScanRequest {
+    ScanRequest::default()
+}
+
+fn some_columns_filtered() -> ScanRequest {
+    ScanRequest {
+        projection: Projection::Columns(vec!["l_orderkey".into(), "l_comment".into()]),
+        predicate: Some("l_orderkey >= 5000".parse().unwrap()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn http_scans_land_the_local_files_chunks_and_decode_to_its_batches() {
+    let f = fixture("data/lineitem.parquet");
+    let remote = open(&f.url, &options()).unwrap();
+    let local = local(&f.path);
+    assert!(matches!(
+        remote.route(),
+        Route::Store { concurrency: 4, .. }
+    ));
+    assert_eq!(local.route(), Route::Engine);
+    assert_eq!(remote.size(), local.size());
+    for request in [all_columns(), some_columns_filtered()] {
+        let plan = plan_of(&remote, &request);
+        assert_eq!(plan.requests, plan_of(&local, &request).requests);
+        let want = host_crcs(&local, &plan).unwrap();
+        assert!(!want.is_empty());
+        assert_eq!(host_crcs(&remote, &plan).unwrap(), want);
+    }
+    assert_eq!(
+        decode(remote.clone()).unwrap(),
+        decode(local.clone()).unwrap()
+    );
+
+    let c = remote.counters().get(IoPath::RemoteStore);
+    assert!(c.ops > 1 && c.bytes > 0 && c.nanos > 0, "{c:?}");
+    assert_eq!(c.retries, 0);
+    assert_eq!(remote.counters().get(IoPath::PosixHost).bytes, 0);
+    let attempts = remote.http_counts().unwrap().attempts();
+    assert_eq!(attempts, c.ops, "one HTTP attempt per request");
+    assert_eq!(attempts as usize, f.server.gets());
+    assert!(local.counters().get(IoPath::PosixHost).bytes > 0);
+    assert_eq!(local.counters().get(IoPath::RemoteStore).ops, 0);
+}
+
+#[test]
+fn requests_are_split_to_the_request_size() {
+    let f = fixture("split.parquet");
+    let mut opts = options();
+    opts.request_size = 4 << 10;
+    let remote = open(&f.url, &opts).unwrap();
+    let plan = plan_of(&remote, &all_columns());
+    let before = f.server.gets();
+    host_crcs(&remote, &plan).unwrap();
+    let pieces: u64 = plan
+        .requests
+        .iter()
+        .map(|r| r.len.div_ceil(opts.request_size))
+        .sum();
+    assert_eq!((f.server.gets() - before) as u64, pieces);
+    assert!(pieces > plan.requests.len() as u64);
+}
+
+#[test]
+fn the_footer_arrives_with_the_opening_request_and_the_cache_follows_the_etag() {
+    let f = fixture("cache.parquet");
+    let a = open(&f.url, &options()).unwrap();
+    let meta = load_source(&a, MetadataOptions::default()).unwrap();
+    assert_eq!(
+        f.server.gets(),
+        1,
+        "size, version, footer and page index in one request"
+    );
+    assert!(meta.column_index().is_some(), "page index read too");
+
+    let b = open(&f.url, &options()).unwrap();
+    assert_eq!(b.version(), a.version());
+    let again = load_source(&b, MetadataOptions::default()).unwrap();
+    assert!(
+        Arc::ptr_eq(&meta, &again),
+        "same location, size and e-tag: cached"
+    );
+
+    // The same bytes served without an e-tag: the version becomes the
+    // modification time, another cache key.
+    f.server
+        .put_without_etag("cache.parquet", std::fs::read(&f.path).unwrap());
+    let c = open(&f.url, &options()).unwrap();
+    assert_ne!(c.version(), a.version(), "no e-tag: the modification time");
+    let fresh = load_source(&c, MetadataOptions::default()).unwrap();
+    assert!(!Arc::ptr_eq(&meta, &fresh), "another version: read again");
+}
+
+#[test]
+fn a_small_footer_hint_costs_one_more_request() {
+    let f = fixture("hint.parquet");
+    let mut opts = options();
+    opts.footer_hint = 64;
+    let s = open(&f.url, &opts).unwrap();
+    load_source(&s, MetadataOptions::default()).unwrap();
+    assert!(f.server.gets() >= 2, "64 bytes cannot hold the footer");
+    assert_eq!(
+        decode(s).unwrap(),
+        decode(local(&f.path)).unwrap(),
+        "the metadata read in pieces is the same"
+    );
+}
+
+#[test]
+fn server_errors_are_retried_counted_and_end_in_the_right_bytes() {
+    let f = fixture("retry.parquet");
+    f.server.fail_next(Fault::Status(503), 3);
+    let remote = open(&f.url, &options()).unwrap();
+    let plan = plan_of(&remote, &all_columns());
+    assert_eq!(
+        host_crcs(&remote, &plan).unwrap(),
+        host_crcs(&local(&f.path), &plan).unwrap()
+    );
+    assert_eq!(remote.counters().get(IoPath::RemoteStore).retries, 3);
+    let http = remote.http_counts().unwrap();
+    assert_eq!(http.failed(), 3);
+    assert_eq!(
+        http.attempts(),
+        remote.counters().get(IoPath::RemoteStore).ops + 3
+    );
+}
+
+#[test]
+fn too_many_server_errors_fail_with_the_object_named() {
+    let f = fixture("down.parquet");
+    f.server.fail_next(Fault::Status(503), 100);
+    let start = Instant::now();
+    match open(&f.url, &options()) {
+        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        other => panic!("{other:?}"),
+    }
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert_eq!(
+        f.server.gets(),
+        4,
+        "one attempt and max_retries = 3 retries"
+    );
+}
+
+#[test]
+fn a_body_cut_mid_way_is_resumed_and_counted() {
+    let f = fixture("cut.parquet");
+    let remote = open(&f.url, &options()).unwrap();
+    let plan = plan_of(&remote, &all_columns());
+    f.server.fail_next(Fault::CutBody(1000), 2);
+    assert_eq!(
+        host_crcs(&remote, &plan).unwrap(),
+        host_crcs(&local(&f.path), &plan).unwrap()
+    );
+    assert_eq!(remote.counters().get(IoPath::RemoteStore).retries, 2);
+}
+
+#[test]
+fn a_cut_body_without_etag_is_an_error_never_partial_data() {
+    let f = fixture("cut-no-etag.parquet");
+    let data = std::fs::read(&f.path).unwrap();
+    f.server.put_without_etag("cut-no-etag.parquet", data);
+    let remote = open(&f.url, &options()).unwrap();
+    let plan = plan_of(&remote, &all_columns());
+    f.server.fail_next(Fault::CutBody(1000), 1);
+    match host_crcs(&remote, &plan) {
+        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        other => panic!("a cut body must fail: {other:?}"),
+    }
+    let got = futures::executor::block_on(remote.read_ranges(&[0..20_000]));
+    assert!(got.is_ok(), "later reads work again: {got:?}");
+}
+
+#[test]
+fn a_body_shorter_than_its_range_is_a_truncated_response() {
+    let f = fixture("short.parquet");
+    let remote = open(&f.url, &options()).unwrap();
+    let plan = plan_of(&remote, &all_columns());
+    f.server.fail_next(Fault::ShortBody(100), 1);
+    match host_crcs(&remote, &plan) {
+        Err(Error::TruncatedResponse {
+            object,
+            expected,
+            got,
+            ..
+        }) => {
+            assert_eq!(object, f.url);
+            assert_eq!(got, 100);
+            assert!(expected > got);
+        }
+        other => panic!("{other:?}"),
+    }
+    f.server.fail_next(Fault::ShortBody(7), 1);
+    match futures::executor::block_on(remote.read_ranges(&[100..5000])) {
+        Err(Error::TruncatedResponse { got: 7, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_server_stopped_during_a_scan_fails_in_bounded_time() {
+    let mut f = fixture("stop.parquet");
+    let mut opts = options();
+    opts.concurrency = 1;
+    opts.request_size = 4 << 10;
+    let remote = open(&f.url, &opts).unwrap();
+    let plan = plan_of(&remote, &all_columns());
+    f.server.stop_after(3);
+    let start = Instant::now();
+    match host_crcs(&remote, &plan) {
+        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+    f.server.stop();
+    match open(&f.url, &opts) {
+        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_missing_object_is_not_found_naming_it() {
+    let f = fixture("present.parquet");
+    let url = f.server.url("absent.parquet");
+    match open(&url, &options()) {
+        Err(e @ Error::ObjectNotFound { .. }) => {
+            assert!(e.to_string().contains(&url), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_object_changed_during_a_scan_is_an_error() {
+    let f = fixture("moving.parquet");
+    let remote = open(&f.url, &options()).unwrap();
+    let plan = plan_of(&remote, &all_columns());
+    let mut other = std::fs::read(&f.path).unwrap();
+    other.push(0);
+    f.server.put("moving.parquet", other);
+    match host_crcs(&remote, &plan) {
+        Err(Error::ObjectChanged { object, .. }) => assert_eq!(object, f.url),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn reads_past_the_end_are_refused_before_any_request() {
+    let f = fixture("end.parquet");
+    let remote = open(&f.url, &options()).unwrap();
+    let before = f.server.gets();
+    let size = remote.size();
+    match futures::executor::block_on(remote.read_ranges(&[size - 10..size + 1])) {
+        Err(Error::ShortRead { got: 10, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(f.server.gets(), before);
+}
