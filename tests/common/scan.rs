@@ -71,3 +71,17 @@ pub fn decode(source: Arc<dyn Source>) -> Result<Vec<RecordBatch>, String> {
 pub fn local(path: &std::path::Path) -> Arc<dyn Source> {
     gdscan::store::open(path.to_str().unwrap(), &Default::default()).unwrap()
 }
+
+/// The batches as Arrow IPC stream bytes: equal batches give equal bytes,
+/// NaN included (RecordBatch's own equality says NaN != NaN).
+pub fn ipc(batches: &[RecordBatch]) -> Vec<u8> {
+    let mut out = Vec::new();
+    if let Some(first) = batches.first() {
+        let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &first.schema()).unwrap();
+        for b in batches {
+            w.write(b).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    out
+}

@@ -1,0 +1,229 @@
+//! Remote reads from a real S3-compatible server: moto's (PyPI
+//! `moto[server]`), started on 127.0.0.1 by each test and killed at its end.
+//! The same chunk bytes and decoded batches as the local files (the test's
+//! own lineitem-like file, and every apache/parquet-testing file when
+//! PARQUET_TEST_DATA is set), `s3://` URLs through the CLI with the usual
+//! AWS_* environment, and typed errors for a wrong key and a missing object.
+//!
+//! They run when GDSCAN_S3_TESTS was set at build time (`.ci/run` installs
+//! moto and sets it; see build.rs), and then fail if moto cannot start;
+//! without it they are listed as ignored.
+
+mod common;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+
+use common::moto::Moto;
+use common::scan::{decode, host_crcs, ipc, local, plan_of};
+use gdscan::parquet::{Projection, ScanRequest};
+use gdscan::store::{open_with_config, Source, StoreOptions};
+use gdscan::{Error, IoPath};
+
+const BUCKET: &str = "gdscan-test";
+
+fn options() -> StoreOptions {
+    StoreOptions {
+        concurrency: 8,
+        request_size: 64 << 10,
+        max_retries: 2,
+        init_backoff: std::time::Duration::from_millis(10),
+        ..Default::default()
+    }
+}
+
+fn open_s3(moto: &Moto, key: &str) -> gdscan::Result<Arc<dyn Source>> {
+    let config = moto.config();
+    let pairs: Vec<(&str, &str)> = config.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    open_with_config(&format!("s3://{BUCKET}/{key}"), &options(), &pairs)
+}
+
+#[test]
+#[cfg_attr(
+    not(s3_server),
+    ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
+)]
+fn s3_scans_land_the_local_files_chunks_and_decode_to_its_batches() {
+    let moto = Moto::start(&[]);
+    moto.create_bucket(BUCKET);
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::write_file(dir.path());
+    moto.upload(
+        BUCKET,
+        "data/lineitem.parquet",
+        std::fs::read(&path).unwrap(),
+    );
+
+    let remote = open_s3(&moto, "data/lineitem.parquet").unwrap();
+    let local = local(&path);
+    assert_eq!(remote.size(), local.size());
+    assert!(
+        remote.version().is_some_and(|v| v.starts_with('"')),
+        "an e-tag"
+    );
+    for request in [
+        ScanRequest::default(),
+        ScanRequest {
+            projection: Projection::Columns(vec!["l_shipdate".into(), "l_returnflag".into()]),
+            predicate: Some("l_shipdate < DATE '1992-01-01'".parse().unwrap()),
+            ..Default::default()
+        },
+    ] {
+        let plan = plan_of(&remote, &request);
+        let want = host_crcs(&local, &plan).unwrap();
+        assert!(!want.is_empty());
+        assert_eq!(host_crcs(&remote, &plan).unwrap(), want);
+    }
+    assert_eq!(decode(remote.clone()).unwrap(), decode(local).unwrap());
+    let c = remote.counters().get(IoPath::RemoteStore);
+    assert!(c.ops > 1 && c.bytes > 0, "{c:?}");
+    assert_eq!(c.retries, 0);
+    assert_eq!(remote.http_counts().unwrap().attempts(), c.ops);
+}
+
+#[test]
+#[cfg_attr(
+    not(all(s3_server, parquet_test_data)),
+    ignore = "needs moto (GDSCAN_S3_TESTS=1) and PARQUET_TEST_DATA (.ci/run sets both)"
+)]
+fn every_parquet_testing_file_decodes_the_same_from_s3() {
+    let dir = PathBuf::from(std::env::var("PARQUET_TEST_DATA").expect("PARQUET_TEST_DATA"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() > 10,
+        "parquet-testing files in {}",
+        dir.display()
+    );
+    let moto = Moto::start(&[]);
+    moto.create_bucket(BUCKET);
+    let mut compared = 0;
+    for file in &files {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let data = std::fs::read(file).unwrap();
+        if data.is_empty() {
+            continue;
+        }
+        moto.upload(BUCKET, name, data);
+        let want = catch_unwind(AssertUnwindSafe(|| decode(local(file))))
+            .unwrap_or_else(|_| Err("arrow-rs panicked".into()));
+        let got = open_s3(&moto, name)
+            .map_err(|e| e.to_string())
+            .and_then(decode);
+        match (&want, &got) {
+            (Ok(a), Ok(b)) => {
+                assert!(ipc(a) == ipc(b), "{name}: different batches");
+                compared += 1;
+            }
+            (Err(_), Err(_)) => {}
+            _ => panic!(
+                "{name}: local {:?} but S3 {:?}",
+                want.is_ok(),
+                got.map(|b| b.len())
+            ),
+        }
+    }
+    assert!(compared > 10, "{compared} files decoded");
+}
+
+#[test]
+#[cfg_attr(
+    not(s3_server),
+    ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
+)]
+fn s3_urls_scan_through_the_cli_with_the_aws_environment() {
+    let moto = Moto::start(&[]);
+    moto.create_bucket(BUCKET);
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::write_file(dir.path());
+    moto.upload(
+        BUCKET,
+        "cli/lineitem.parquet",
+        std::fs::read(&path).unwrap(),
+    );
+    let url = format!("s3://{BUCKET}/cli/lineitem.parquet");
+    let run = |target: &str, extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gdscan"));
+        cmd.arg("scan")
+            .arg(target)
+            .args([
+                "--host",
+                "--checksum",
+                "--json",
+                "--columns",
+                "l_orderkey,l_comment",
+            ])
+            .args(extra);
+        for (k, v) in moto.env() {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let remote = run(
+        &url,
+        &[
+            "--store-concurrency",
+            "3",
+            "--store-request-size",
+            "8KiB",
+            "--stats",
+        ],
+    );
+    let local = run(path.to_str().unwrap(), &[]);
+    assert_eq!(remote["checksums"], local["checksums"]);
+    assert!(!remote["checksums"].as_array().unwrap().is_empty());
+    assert!(remote["store_requests"].as_u64().unwrap() > 1);
+    assert_eq!(remote["report"]["store"]["concurrency"], 3);
+    assert_eq!(remote["report"]["store"]["request_size"], 8192);
+    assert_eq!(local["store_requests"], 0);
+}
+
+#[test]
+#[cfg_attr(
+    not(s3_server),
+    ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
+)]
+fn a_wrong_key_is_an_access_error_naming_the_object() {
+    // Authentication on after two unauthenticated actions: the bucket and the upload.
+    let moto = Moto::start(&[("INITIAL_NO_AUTH_ACTION_COUNT", "2")]);
+    moto.create_bucket(BUCKET);
+    moto.upload(BUCKET, "secret.parquet", b"PAR1 not really PAR1".to_vec());
+    match open_s3(&moto, "secret.parquet") {
+        Err(Error::StoreAccessDenied { object, .. }) => {
+            assert_eq!(object, format!("s3://{BUCKET}/secret.parquet"))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(s3_server),
+    ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
+)]
+fn a_missing_s3_object_is_not_found_naming_it() {
+    let moto = Moto::start(&[]);
+    moto.create_bucket(BUCKET);
+    match open_s3(&moto, "nothing/here.parquet") {
+        Err(e @ Error::ObjectNotFound { .. }) => {
+            assert!(
+                e.to_string()
+                    .contains("s3://gdscan-test/nothing/here.parquet"),
+                "{e}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
