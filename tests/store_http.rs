@@ -322,3 +322,84 @@ fn reads_past_the_end_are_refused_before_any_request() {
     }
     assert_eq!(f.server.gets(), before);
 }
+
+fn gdscan(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gdscan"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_cli_plans_and_scans_http_urls_like_paths() {
+    let f = fixture("cli/lineitem.parquet");
+    let p = f.path.to_str().unwrap();
+    let filter = [
+        "--filter",
+        "l_orderkey < 9000",
+        "--columns",
+        "l_quantity,l_shipdate",
+    ];
+    let plan = |target: &str| {
+        json(&gdscan(
+            &[&["plan", target, "--json"][..], &filter].concat(),
+        ))
+    };
+    assert_eq!(plan(&f.url), plan(p));
+    let scan = |target: &str| {
+        json(&gdscan(
+            &[
+                &[
+                    "scan",
+                    target,
+                    "--host",
+                    "--checksum",
+                    "--json",
+                    "--store-concurrency",
+                    "2",
+                ][..],
+                &filter,
+            ]
+            .concat(),
+        ))
+    };
+    let (remote, local) = (scan(&f.url), scan(p));
+    assert_eq!(remote["checksums"], local["checksums"]);
+    assert_eq!(remote["bytes_read"], local["bytes_read"]);
+    assert!(remote["store_requests"].as_u64().unwrap() >= 2);
+    assert_eq!(remote["paths"][0][0], "remote-store");
+    assert_eq!(local["paths"][0][0], "posix-host");
+
+    let text = gdscan(&["scan", &f.url, "--host", "--stats"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("store: ") && text.contains("retries"),
+        "{text}"
+    );
+    assert!(text.contains("remote-store"), "{text}");
+}
+
+#[test]
+fn the_cli_names_a_missing_url_and_exits_1() {
+    let f = fixture("here.parquet");
+    let url = f.server.url("gone.parquet");
+    let out = gdscan(&["scan", &url, "--host"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&url) && err.contains("no such object"),
+        "{err}"
+    );
+    let out = gdscan(&["plan", "ftp://example.invalid/x.parquet"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported scheme"));
+}

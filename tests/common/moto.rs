@@ -27,6 +27,7 @@ main(sys.argv[1:])\n";
 /// A running moto server.
 pub struct Moto {
     child: Child,
+    log: tempfile::NamedTempFile,
     /// `http://127.0.0.1:PORT`.
     pub endpoint: String,
     port: u16,
@@ -46,11 +47,14 @@ impl Moto {
     pub fn start(env: &[(&str, &str)]) -> Moto {
         let python = std::env::var("GDSCAN_PYTHON").unwrap_or_else(|_| "python3".into());
         let port = free_port();
+        // Its request log goes to a file: a pipe nobody reads would fill
+        // and stall the server.
+        let log = tempfile::NamedTempFile::new().unwrap();
         let mut cmd = Command::new(&python);
         cmd.args(["-c", LAUNCHER, "-H", "127.0.0.1", "-p", &port.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::from(log.reopen().unwrap()));
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -59,6 +63,7 @@ impl Moto {
             .unwrap_or_else(|e| panic!("cannot start moto with {python}: {e}"));
         let mut moto = Moto {
             child,
+            log,
             endpoint: format!("http://127.0.0.1:{port}"),
             port,
         };
@@ -70,10 +75,7 @@ impl Moto {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                let mut err = String::new();
-                if let Some(mut e) = self.child.stderr.take() {
-                    let _ = e.read_to_string(&mut err);
-                }
+                let err = std::fs::read_to_string(self.log.path()).unwrap_or_default();
                 panic!("moto exited ({status}) before serving: {err}");
             }
             if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
