@@ -257,3 +257,61 @@ fn a_missing_s3_object_is_not_found_naming_it() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+#[cfg_attr(
+    not(s3_server),
+    ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
+)]
+fn bench_store_measures_every_concurrency_against_get_ranges() {
+    let moto = Moto::start(&[]);
+    moto.create_bucket(BUCKET);
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::write_file(dir.path());
+    let out_json = dir.path().join("store.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gdscan"));
+    cmd.args([
+        "bench",
+        "store",
+        "--url",
+        &format!("s3://{BUCKET}/bench/lineitem.parquet"),
+    ])
+    .arg("--upload")
+    .arg(&path)
+    .args([
+        "--host",
+        "--concurrency",
+        "1,4",
+        "--cases",
+        "all",
+        "--iterations",
+        "1",
+    ])
+    .args(["--store-request-size", "32KiB", "--json"])
+    .arg(&out_json);
+    for (k, v) in moto.env() {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("get_ranges + copy"), "{text}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out_json).unwrap()).unwrap();
+    let case = &report["cases"][0];
+    assert_eq!(case["bytes_ok"], true);
+    let points = case["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for p in points {
+        assert!(p["mbps"].as_f64().unwrap() > 0.0);
+        assert!(p["requests"].as_f64().unwrap() >= 1.0);
+    }
+    assert!(case["get_ranges_requests"].as_f64().unwrap() >= 1.0);
+    let local_plan = plan_of(&local(&path), &ScanRequest::default());
+    assert_eq!(case["bytes_needed"], local_plan.totals.bytes_needed);
+    assert_eq!(case["bytes_read"], local_plan.totals.bytes_read);
+}

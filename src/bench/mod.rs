@@ -5,4 +5,5 @@ pub mod data;
 pub mod read;
 pub mod scan;
 pub mod stats;
+pub mod store;
 pub mod tpch;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{parse_size_arg, Destination, EngineArgs};
+use super::{parse_size_arg, Destination, EngineArgs, StoreArgs};
 use crate::bench::read::{render, run as run_read, BenchRoute, ReadBenchOptions};
 use crate::error::Result;
 
@@ -20,6 +20,38 @@ pub enum BenchCommand {
     /// TPC-H scans (every table; lineitem's Q1, Q6, Q14, Q19 column sets and
     /// filters) from a `gdscan tpch gen` folder into device (or host) memory.
     Tpch(BenchTpchArgs),
+    /// lineitem scans from an object store (S3: AWS_* environment) at several
+    /// concurrencies, against object_store's get_ranges plus a copy.
+    Store(BenchStoreArgs),
+}
+
+/// Arguments of `gdscan bench store`.
+#[derive(Debug, Args)]
+pub struct BenchStoreArgs {
+    /// The lineitem object, e.g. s3://bucket/lineitem.parquet.
+    #[arg(long)]
+    pub url: String,
+    /// Upload this local file to --url first.
+    #[arg(long)]
+    pub upload: Option<PathBuf>,
+    /// Concurrencies to sweep.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,16,64")]
+    pub concurrency: Vec<usize>,
+    /// Scans: all (every column), q1, q6, q14, q19 (lineitem's columns and filters).
+    #[arg(long, value_delimiter = ',', default_value = "all,q1,q6")]
+    pub cases: Vec<String>,
+    /// Host memory or a device.
+    #[command(flatten)]
+    pub destination: Destination,
+    /// Timed runs per point, after one warm-up (medians are reported).
+    #[arg(long, default_value = "3")]
+    pub iterations: usize,
+    /// Also write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Store settings (--store-concurrency is swept by --concurrency).
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Arguments of `gdscan bench tpch`.
@@ -159,6 +191,35 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
                     .map_err(|e| crate::Error::io(&path.display().to_string(), "write", e))?;
             }
             Ok(crate::bench::scan::render(&report))
+        }
+        BenchCommand::Store(args) => {
+            let mut cases = Vec::new();
+            for name in &args.cases {
+                let case = match name.as_str() {
+                    "all" => crate::bench::scan::lineitem_cases().into_iter().next(),
+                    q => crate::bench::tpch::lineitem_query(q),
+                };
+                cases.push(case.ok_or_else(|| crate::Error::Scan {
+                    path: args.url.clone(),
+                    reason: format!("unknown case {name:?}: expected all, q1, q6, q14 or q19"),
+                })?);
+            }
+            let opts = crate::bench::store::StoreBenchOptions {
+                url: args.url.clone(),
+                upload: args.upload.clone(),
+                device: args.destination.device(),
+                concurrency: args.concurrency.iter().map(|&c| c.max(1)).collect(),
+                store: args.store.options()?,
+                iterations: args.iterations,
+                cases,
+            };
+            let report = crate::bench::store::run(&opts)?;
+            if let Some(path) = &args.json {
+                let text = serde_json::to_string_pretty(&report).expect("report serialises");
+                std::fs::write(path, text)
+                    .map_err(|e| crate::Error::io(&path.display().to_string(), "write", e))?;
+            }
+            Ok(crate::bench::store::render(&report))
         }
         BenchCommand::Read(args) => {
             let size_name = crate::bench::data::human(args.size);
