@@ -98,14 +98,7 @@ impl ScanSpec {
     }
 
     /// Opens the object, reads its metadata and plans the scan.
-    fn prepare(
-        &self,
-    ) -> Result<(
-        Arc<dyn Source>,
-        Arc<::parquet::file::metadata::ParquetMetaData>,
-        ScanRequest,
-        ScanPlan,
-    )> {
+    fn prepare(&self) -> Result<Prepared> {
         let source = self.open()?;
         let request = self.request(source.location())?;
         let metadata = load_source(
@@ -122,6 +115,14 @@ impl ScanSpec {
         Ok((source, metadata, request, plan))
     }
 }
+
+/// An opened object, its metadata, the request and its plan.
+type Prepared = (
+    Arc<dyn Source>,
+    Arc<::parquet::file::metadata::ParquetMetaData>,
+    ScanRequest,
+    ScanPlan,
+);
 
 /// Arguments of `gdscan plan`.
 #[derive(Debug, Args)]

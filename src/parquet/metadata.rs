@@ -94,7 +94,7 @@ impl SourceChunkReader {
         if length == 0 {
             return Ok(Bytes::new());
         }
-        let end = start.checked_add(length as u64).unwrap_or(u64::MAX);
+        let end = start.saturating_add(length as u64);
         self.source.read_blocking(start..end)
     }
 
