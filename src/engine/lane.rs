@@ -8,7 +8,7 @@
 //!
 //! The lane outlives requests. A worker that has finished its share of a
 //! request does not wait for its last copies: it hands the request to the
-//! lane ([`Lane::defer`]), which completes it once an event recorded after
+//! lane (`Lane::defer`), which completes it once an event recorded after
 //! those copies has been seen complete, while the worker goes on with the
 //! next request. So small requests (a row group's chunks) still overlap
 //! reads with copies, as one large request does. A lane whose worker runs
