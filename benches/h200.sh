@@ -15,6 +15,8 @@
 #               and device against host chunk checksums of gdscan scan
 #   tpch        gdscan tpch gen (SF $GDSCAN_TPCH_SF), bench tpch warm and cold,
 #               and the KvikIO / pyarrow anchors beside it (needs .whl)
+#   store       gdscan bench store into device memory from an HTTP range server
+#               on 127.0.0.1 (benches/anchors/range_server.py), SF 1 lineitem
 # (default: all of them, in that order). Full logs go to $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/gdscan-out}
@@ -111,6 +113,17 @@ PY
       echo "== anchors: KvikIO on the planned ranges, pyarrow read + upload =="
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
         && PYTHONPATH=/tmp/site python3 benches/anchors/tpch_anchors.py --data "$data" --gdscan ./.carry/gdscan --iterations 3 2>&1 | tee "$out/anchors.txt"
+      ;;
+    store)
+      f="$ext4_dir/lineitem-sf1.parquet"
+      [ -f "$f" ] || ./.carry/gdscan bench scan --sf 1 --dir "$ext4_dir" --iterations 1 > /dev/null 2>&1
+      python3 benches/anchors/range_server.py --dir "$ext4_dir" --port 8765 &
+      server=$!
+      sleep 1
+      echo "== gdscan bench store: http://127.0.0.1:8765 (Python range server), SF 1 lineitem into the GPU =="
+      ./.carry/gdscan bench store --url http://127.0.0.1:8765/lineitem-sf1.parquet --concurrency 1,4,16,64 \
+          --cases all,q1,q6 --iterations 3 --json "$out/bench-store.json" 2>&1 | tee "$out/bench-store.txt"
+      kill "$server"
       ;;
     *) echo "unknown step $step" ;;
   esac
