@@ -293,6 +293,29 @@ pub enum Error {
     /// The engine's worker pool has shut down.
     #[error("the I/O worker pool has stopped")]
     PoolStopped,
+
+    /// DataFusion failed to plan or run a query (its error keeps gdscan's
+    /// cause, when there is one, as its source).
+    #[cfg(feature = "datafusion")]
+    #[error("query failed: {0}")]
+    DataFusion(#[source] Box<::datafusion::error::DataFusionError>),
+}
+
+#[cfg(feature = "datafusion")]
+impl From<::datafusion::error::DataFusionError> for Error {
+    /// Unwraps one of gdscan's errors that travelled through DataFusion
+    /// (a failed registration or read); anything else stays DataFusion's.
+    fn from(e: ::datafusion::error::DataFusionError) -> Self {
+        match e {
+            ::datafusion::error::DataFusionError::External(inner) => match inner.downcast::<Error>() {
+                Ok(ours) => *ours,
+                Err(other) => Error::DataFusion(Box::new(
+                    ::datafusion::error::DataFusionError::External(other),
+                )),
+            },
+            other => Error::DataFusion(Box::new(other)),
+        }
+    }
 }
 
 impl Error {

@@ -28,6 +28,8 @@ pub mod cli;
 pub mod config;
 pub mod cuda;
 pub mod cufile;
+#[cfg(feature = "datafusion")]
+pub mod datafusion;
 pub mod doctor;
 pub mod engine;
 pub mod error;

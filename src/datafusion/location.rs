@@ -1,0 +1,74 @@
+//! Locations: which files a table location holds, and a reader for one.
+//!
+//! The only code of the module that knows what a location is (today a local
+//! path; object stores and URLs come through [`open_reader`] and
+//! [`list_files`] alone).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::options::GdsTableOptions;
+use crate::engine::{Engine, FileHandle, OpenMode};
+use crate::error::{Error, Result};
+use crate::parquet::GdsParquetReader;
+
+/// One file of a table: where it is and its size in bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableFile {
+    /// The location, as [`open_reader`] takes it.
+    pub location: String,
+    /// Bytes.
+    pub size: u64,
+}
+
+/// The files at `location`: the file itself, or the files of a folder whose
+/// names end with `options.file_extension` (subfolders included), sorted
+/// by location. A folder without any is an error, as is a missing path.
+pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<TableFile>> {
+    let path = Path::new(location);
+    let meta = std::fs::metadata(path).map_err(|e| Error::from_open(location, e))?;
+    if !meta.is_dir() {
+        return Ok(vec![TableFile {
+            location: location.to_string(),
+            size: meta.len(),
+        }]);
+    }
+    let mut files = Vec::new();
+    let mut folders = vec![path.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let shown = folder.display().to_string();
+        for entry in std::fs::read_dir(&folder).map_err(|e| Error::from_open(&shown, e))? {
+            let entry = entry.map_err(|e| Error::io(&shown, "readdir", e))?;
+            let p = entry.path();
+            let shown = p.display().to_string();
+            let meta = std::fs::metadata(&p).map_err(|e| Error::from_open(&shown, e))?;
+            if meta.is_dir() {
+                folders.push(p);
+            } else if shown.ends_with(&options.file_extension) {
+                files.push(TableFile {
+                    location: shown,
+                    size: meta.len(),
+                });
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::Scan {
+            path: location.to_string(),
+            reason: format!("no files ending with {:?}", options.file_extension),
+        });
+    }
+    files.sort_by(|a, b| a.location.cmp(&b.location));
+    Ok(files)
+}
+
+/// Opens gdscan's reader for the file at `location`, on `options.engine`
+/// (or the process-wide engine) with `options.coalesce`.
+pub fn open_reader(location: &str, options: &GdsTableOptions) -> Result<GdsParquetReader> {
+    let engine = match &options.engine {
+        Some(engine) => engine.clone(),
+        None => Engine::global()?,
+    };
+    let handle = FileHandle::open_with(engine, location, OpenMode::Read)?;
+    Ok(GdsParquetReader::new(Arc::new(handle)).with_coalesce(options.coalesce))
+}

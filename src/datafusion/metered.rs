@@ -1,0 +1,104 @@
+//! gdscan's reader as DataFusion uses it: every read and its time counted
+//! in the scan's metrics, and the metadata always with its page index.
+
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ::parquet::arrow::arrow_reader::ArrowReaderOptions;
+use ::parquet::arrow::async_reader::AsyncFileReader;
+use ::parquet::errors::ParquetError;
+use ::parquet::file::metadata::ParquetMetaData;
+use bytes::Bytes;
+use futures::future::{BoxFuture, FutureExt};
+
+use super::metrics::ReaderMetrics;
+use crate::parquet::metadata::{load, MetadataOptions};
+use crate::parquet::GdsParquetReader;
+
+/// A [`GdsParquetReader`] that reports to DataFusion's metrics.
+#[derive(Debug)]
+pub struct MeteredReader {
+    inner: GdsParquetReader,
+    metrics: ReaderMetrics,
+    reported: (u64, u64),
+}
+
+impl MeteredReader {
+    /// Wraps `inner`, reporting to `metrics`.
+    pub fn new(inner: GdsParquetReader, metrics: ReaderMetrics) -> Self {
+        MeteredReader {
+            inner,
+            metrics,
+            reported: (0, 0),
+        }
+    }
+
+    /// Adds what the reader did since the last report.
+    fn report(&mut self) {
+        let stats = self.inner.stats();
+        let reads = stats.reads.load(Ordering::Relaxed);
+        let bytes = stats.bytes_read.load(Ordering::Relaxed);
+        let (old_reads, old_bytes) = self.reported;
+        self.metrics
+            .requests
+            .add(reads.saturating_sub(old_reads) as usize);
+        self.metrics
+            .bytes_read
+            .add(bytes.saturating_sub(old_bytes) as usize);
+        self.reported = (reads, bytes);
+    }
+
+    async fn read(&mut self, ranges: Vec<Range<u64>>) -> ::parquet::errors::Result<Vec<Bytes>> {
+        self.metrics.ranges.add(ranges.len());
+        self.metrics.bytes_needed.add(
+            ranges
+                .iter()
+                .map(|r| r.end.saturating_sub(r.start) as usize)
+                .sum(),
+        );
+        let start = Instant::now();
+        let out = self.inner.read_ranges(ranges).await;
+        self.metrics.io_time.add_duration(start.elapsed());
+        self.report();
+        out.map_err(|e| ParquetError::External(Box::new(e)))
+    }
+}
+
+impl AsyncFileReader for MeteredReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, ::parquet::errors::Result<Bytes>> {
+        async move { Ok(self.read(vec![range]).await?.pop().unwrap_or_default()) }.boxed()
+    }
+
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'_, ::parquet::errors::Result<Vec<Bytes>>> {
+        self.read(ranges).boxed()
+    }
+
+    /// The footer with its page index, from gdscan's metadata cache (one
+    /// read of the file's tail on a miss), whatever the options ask: the
+    /// page index then costs DataFusion no further I/O when it prunes pages.
+    fn get_metadata<'a>(
+        &'a mut self,
+        _options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, ::parquet::errors::Result<Arc<ParquetMetaData>>> {
+        let handle = self.inner.handle().clone();
+        async move {
+            load(&handle, MetadataOptions::default())
+                .map_err(|e| ParquetError::External(Box::new(e)))
+        }
+        .boxed()
+    }
+}
+
+impl Drop for MeteredReader {
+    fn drop(&mut self) {
+        self.report();
+        for (path, bytes) in self.inner.handle().counters().nonzero() {
+            self.metrics.add_path(path, bytes);
+        }
+    }
+}

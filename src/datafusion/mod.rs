@@ -1,0 +1,44 @@
+//! DataFusion on gdscan's reader (cargo feature `datafusion`).
+//!
+//! A [`GdsTable`] is a DataFusion [`TableProvider`](::datafusion::catalog::TableProvider)
+//! over one Parquet file or a folder of them. Its scan is DataFusion's own
+//! Parquet scan (a `DataSourceExec` of a `ParquetSource`: projection,
+//! pruning by statistics, page index and bloom filters, filter pushdown,
+//! limit, files and byte ranges spread over the session's target
+//! partitions) whose reader factory is gdscan's ([`GdsReaderFactory`]):
+//! every byte comes through [`GdsParquetReader`](crate::parquet::GdsParquetReader)
+//! and the engine (coalesced reads on the worker pool, the footer and page
+//! index from gdscan's metadata cache, counted per path). DataFusion's
+//! `ListingTable` would replace any reader factory with its own cached one,
+//! hence a provider of our own.
+//!
+//! Flow: [`location`] (the one place that turns a location into files and
+//! readers) → [`table`] (schema and statistics from gdscan's metadata at
+//! registration; the scan plan) → [`factory`] (a reader per file range) →
+//! [`metered`] (the reader with [`metrics`] for `EXPLAIN ANALYZE`).
+//! [`register`] has the one-call helpers, [`queries`] the 22 TPC-H queries.
+
+pub mod factory;
+pub mod location;
+pub mod metered;
+pub mod metrics;
+pub mod options;
+pub mod queries;
+pub mod register;
+pub mod table;
+
+pub use factory::GdsReaderFactory;
+pub use location::{list_files, open_reader};
+pub use metrics::{scan_totals, ScanTotals};
+pub use options::GdsTableOptions;
+pub use queries::{tpch_query, TPCH_QUERY_COUNT};
+pub use register::{register_parquet, register_tpch, register_tpch_listing};
+pub use table::GdsTable;
+
+use ::datafusion::error::DataFusionError;
+
+/// gdscan's error as a DataFusion error; the original stays reachable as
+/// its source (and `crate::Error::from` unwraps it again).
+pub fn to_datafusion(e: crate::Error) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}

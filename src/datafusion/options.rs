@@ -1,0 +1,28 @@
+//! What a [`GdsTable`](super::GdsTable) is registered with.
+
+use std::sync::Arc;
+
+use crate::engine::Engine;
+use crate::parquet::CoalesceOptions;
+
+/// Options of a gdscan table.
+#[derive(Debug, Clone)]
+pub struct GdsTableOptions {
+    /// Files of a folder that belong to the table: names ending with this.
+    pub file_extension: String,
+    /// How the reader merges DataFusion's byte ranges into engine requests.
+    pub coalesce: CoalesceOptions,
+    /// The engine that serves the reads (None: the process-wide one, with
+    /// settings from the `KVIKIO_*` environment).
+    pub engine: Option<Arc<Engine>>,
+}
+
+impl Default for GdsTableOptions {
+    fn default() -> Self {
+        GdsTableOptions {
+            file_extension: ".parquet".to_string(),
+            coalesce: CoalesceOptions::default(),
+            engine: None,
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! [`GdsTable`]: the DataFusion table provider over gdscan's reader.
+
+use std::sync::Arc;
+
+use ::datafusion::arrow::datatypes::{Schema, SchemaRef};
+use ::datafusion::catalog::{Session, TableProvider};
+use ::datafusion::common::config::TableParquetOptions;
+use ::datafusion::common::Statistics;
+use ::datafusion::datasource::listing::PartitionedFile;
+use ::datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
+use ::datafusion::datasource::physical_plan::parquet::{
+    transform_binary_to_string, transform_schema_to_view,
+};
+use ::datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use ::datafusion::datasource::source::DataSourceExec;
+use ::datafusion::execution::object_store::ObjectStoreUrl;
+use ::datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use ::datafusion::physical_plan::ExecutionPlan;
+use ::parquet::arrow::parquet_to_arrow_schema;
+use async_trait::async_trait;
+
+use super::factory::{GdsLocation, GdsReaderFactory};
+use super::location::{list_files, open_reader, TableFile};
+use super::options::GdsTableOptions;
+use crate::error::{Error, Result};
+use crate::parquet::metadata::{load, MetadataOptions};
+
+/// One file of the table with its statistics.
+#[derive(Debug, Clone)]
+struct FileEntry {
+    file: TableFile,
+    statistics: Arc<Statistics>,
+}
+
+/// A table of one Parquet file or a folder of them, scanned by DataFusion's
+/// Parquet scan through gdscan's reader.
+///
+/// Registration reads every file's footer and page index once, through the
+/// engine and into gdscan's metadata cache, for the schema (merged across
+/// files, shaped by the session's Parquet options as DataFusion's own
+/// tables are: view types, binary as string, metadata dropped) and the
+/// statistics the planner uses (rows, bytes, min/max, nulls per column).
+#[derive(Debug)]
+pub struct GdsTable {
+    location: String,
+    schema: SchemaRef,
+    files: Vec<FileEntry>,
+    statistics: Statistics,
+    factory: Arc<GdsReaderFactory>,
+}
+
+/// The Arrow schema a session's Parquet options give the files' schemas.
+fn table_schema(schemas: Vec<Schema>, parquet: &TableParquetOptions) -> Result<Schema> {
+    let global = &parquet.global;
+    let schemas = schemas.into_iter().map(|s| {
+        if global.skip_metadata {
+            let fields: Vec<_> = s
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone().with_metadata(Default::default()))
+                .collect();
+            Schema::new(fields)
+        } else {
+            s
+        }
+    });
+    let mut schema = Schema::try_merge(schemas).map_err(|e| Error::Scan {
+        path: "<schema>".into(),
+        reason: format!("the files' schemas do not merge: {e}"),
+    })?;
+    if global.binary_as_string {
+        schema = transform_binary_to_string(&schema);
+    }
+    if global.schema_force_view_types {
+        schema = transform_schema_to_view(&schema);
+    }
+    Ok(schema)
+}
+
+impl GdsTable {
+    /// Opens the table at `location` (a file, or a folder of files ending
+    /// with `options.file_extension`), shaped by `parquet` (a session's
+    /// Parquet options: `ctx.state().table_options().parquet`).
+    pub fn try_new(
+        location: &str,
+        options: GdsTableOptions,
+        parquet: &TableParquetOptions,
+    ) -> Result<GdsTable> {
+        let files = list_files(location, &options)?;
+        let mut metadata = Vec::with_capacity(files.len());
+        let mut schemas = Vec::with_capacity(files.len());
+        for file in &files {
+            let reader = open_reader(&file.location, &options)?;
+            let meta = load(reader.handle(), MetadataOptions::default())?;
+            let file_meta = meta.file_metadata();
+            let schema =
+                parquet_to_arrow_schema(file_meta.schema_descr(), file_meta.key_value_metadata())
+                    .map_err(|e| Error::from_parquet(&file.location, e))?;
+            schemas.push(schema);
+            metadata.push(meta);
+        }
+        let schema = Arc::new(table_schema(schemas, parquet)?);
+        let mut entries = Vec::with_capacity(files.len());
+        for (file, meta) in files.into_iter().zip(metadata) {
+            let statistics = DFParquetMetadata::statistics_from_parquet_metadata(&meta, &schema)
+                .map_err(|e| Error::Scan {
+                    path: file.location.clone(),
+                    reason: format!("statistics: {e}"),
+                })?;
+            entries.push(FileEntry {
+                file,
+                statistics: Arc::new(statistics),
+            });
+        }
+        let statistics =
+            Statistics::try_merge_iter(entries.iter().map(|e| e.statistics.as_ref()), &schema)
+                .map_err(|e| Error::Scan {
+                    path: location.to_string(),
+                    reason: format!("statistics: {e}"),
+                })?;
+        Ok(GdsTable {
+            location: location.to_string(),
+            schema,
+            files: entries,
+            statistics,
+            factory: Arc::new(GdsReaderFactory::new(options)),
+        })
+    }
+
+    /// The location the table was opened at.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The table's files (locations and sizes), sorted.
+    pub fn files(&self) -> Vec<TableFile> {
+        self.files.iter().map(|f| f.file.clone()).collect()
+    }
+
+    /// The files as DataFusion's scan takes them: statistics attached, and
+    /// the location for gdscan's reader factory.
+    fn partitioned_files(&self) -> Vec<PartitionedFile> {
+        self.files
+            .iter()
+            .map(|f| {
+                PartitionedFile::new(f.file.location.clone(), f.file.size)
+                    .with_statistics(f.statistics.clone())
+                    .with_extension(GdsLocation(f.file.location.clone()))
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl TableProvider for GdsTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    /// DataFusion's Parquet scan with gdscan's reader factory: the filters
+    /// reach it through DataFusion's physical filter pushdown (pruning by
+    /// statistics, page index and bloom filters; row filters when the
+    /// session's `pushdown_filters` is on), the files are spread over the
+    /// session's target partitions (and split into byte ranges by its
+    /// optimizer), the projection and limit go to the scan.
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        limit: Option<usize>,
+    ) -> ::datafusion::error::Result<Arc<dyn ExecutionPlan>> {
+        let source = ParquetSource::new(self.schema.clone())
+            .with_table_parquet_options(state.table_options().parquet.clone())
+            .with_parquet_file_reader_factory(self.factory.clone());
+        let groups = FileGroup::new(self.partitioned_files())
+            .split_files(state.config().target_partitions().max(1));
+        let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
+            .with_file_groups(groups)
+            .with_statistics(self.statistics.clone())
+            .with_projection_indices(projection.cloned())?
+            .with_limit(limit)
+            .build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+
+    /// Every filter is inexact: the scan prunes with it and DataFusion
+    /// still filters the rows above it.
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> ::datafusion::error::Result<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    fn statistics(&self) -> Option<Statistics> {
+        Some(self.statistics.clone())
+    }
+}
