@@ -307,12 +307,14 @@ impl From<::datafusion::error::DataFusionError> for Error {
     /// (a failed registration or read); anything else stays DataFusion's.
     fn from(e: ::datafusion::error::DataFusionError) -> Self {
         match e {
-            ::datafusion::error::DataFusionError::External(inner) => match inner.downcast::<Error>() {
-                Ok(ours) => *ours,
-                Err(other) => Error::DataFusion(Box::new(
-                    ::datafusion::error::DataFusionError::External(other),
-                )),
-            },
+            ::datafusion::error::DataFusionError::External(inner) => {
+                match inner.downcast::<Error>() {
+                    Ok(ours) => *ours,
+                    Err(other) => Error::DataFusion(Box::new(
+                        ::datafusion::error::DataFusionError::External(other),
+                    )),
+                }
+            }
             other => Error::DataFusion(Box::new(other)),
         }
     }

@@ -35,7 +35,12 @@ fn table_location(dir: &Path, table: Table) -> String {
 /// (`DIR/<table>/part-<i>.parquet`) under their names, read through gdscan.
 pub fn register_tpch(ctx: &SessionContext, dir: &Path, options: GdsTableOptions) -> Result<()> {
     for table in Table::ALL {
-        register_parquet(ctx, table.name(), &table_location(dir, table), options.clone())?;
+        register_parquet(
+            ctx,
+            table.name(),
+            &table_location(dir, table),
+            options.clone(),
+        )?;
     }
     Ok(())
 }

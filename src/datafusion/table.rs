@@ -179,12 +179,13 @@ impl TableProvider for GdsTable {
             .with_parquet_file_reader_factory(self.factory.clone());
         let groups = FileGroup::new(self.partitioned_files())
             .split_files(state.config().target_partitions().max(1));
-        let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
-            .with_file_groups(groups)
-            .with_statistics(self.statistics.clone())
-            .with_projection_indices(projection.cloned())?
-            .with_limit(limit)
-            .build();
+        let config =
+            FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
+                .with_file_groups(groups)
+                .with_statistics(self.statistics.clone())
+                .with_projection_indices(projection.cloned())?
+                .with_limit(limit)
+                .build();
         Ok(DataSourceExec::from_data_source(config))
     }
 
