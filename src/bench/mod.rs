@@ -7,3 +7,5 @@ pub mod scan;
 pub mod stats;
 pub mod store;
 pub mod tpch;
+#[cfg(feature = "datafusion")]
+pub mod tpch_sql;

@@ -17,8 +17,11 @@ pub enum BenchCommand {
     /// Parquet scans (all columns, Q1, Q6 of TPC-H lineitem) into device
     /// memory, against a whole-file read and object_store's get_ranges.
     Scan(BenchScanArgs),
-    /// TPC-H scans (every table; lineitem's Q1, Q6, Q14, Q19 column sets and
-    /// filters) from a `gdscan tpch gen` folder into device (or host) memory.
+    /// TPC-H from a `gdscan tpch gen` folder: `--engine scan` (default)
+    /// scans every table and lineitem's Q1, Q6, Q14, Q19 column sets and
+    /// filters into device (or host) memory; `--engine datafusion` runs the
+    /// 22 queries through DataFusion over gdscan's provider and over
+    /// DataFusion's own tables, with the ratio per query.
     Tpch(BenchTpchArgs),
     /// lineitem scans from an object store (S3: AWS_* environment) at several
     /// concurrencies, against object_store's get_ranges plus a copy.
@@ -54,6 +57,17 @@ pub struct BenchStoreArgs {
     pub store: StoreArgs,
 }
 
+/// What `gdscan bench tpch` measures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TpchEngine {
+    /// gdscan's raw scans (plan and fetch) into device or host memory.
+    #[default]
+    Scan,
+    /// The 22 TPC-H queries through DataFusion: gdscan's provider against
+    /// DataFusion's `ListingTable` (needs the `datafusion` feature).
+    Datafusion,
+}
+
 /// Arguments of `gdscan bench tpch`.
 #[derive(Debug, Args)]
 pub struct BenchTpchArgs {
@@ -63,9 +77,20 @@ pub struct BenchTpchArgs {
     /// Scale factor to generate when --data is empty.
     #[arg(long)]
     pub sf: Option<f64>,
-    /// Queries: scan, q1, q6, q14, q19.
+    /// What to measure: scan (raw scans) or datafusion (the 22 queries).
+    #[arg(long = "engine", value_enum, default_value = "scan")]
+    pub kind: TpchEngine,
+    /// Scans of `--engine scan`: scan, q1, q6, q14, q19.
     #[arg(long, value_delimiter = ',', default_value = "scan,q1,q6,q14,q19")]
     pub queries: Vec<String>,
+    /// Queries of `--engine datafusion`, 1 to 22 (repeatable or
+    /// comma-separated; default all).
+    #[arg(long = "query", value_delimiter = ',')]
+    pub query: Vec<usize>,
+    /// DataFusion's target partitions for `--engine datafusion` (default:
+    /// the available CPUs).
+    #[arg(long)]
+    pub partitions: Option<usize>,
     /// Host memory or a device.
     #[command(flatten)]
     pub destination: Destination,
@@ -141,6 +166,41 @@ pub struct BenchReadArgs {
     pub engine: EngineArgs,
 }
 
+/// Writes `report` as JSON to `path`, when given.
+fn write_json(path: Option<&std::path::Path>, report: &impl serde::Serialize) -> Result<()> {
+    if let Some(path) = path {
+        let text = serde_json::to_string_pretty(report).expect("report serialises");
+        std::fs::write(path, text)
+            .map_err(|e| crate::Error::io(&path.display().to_string(), "write", e))?;
+    }
+    Ok(())
+}
+
+/// `bench tpch --engine datafusion`.
+#[cfg(feature = "datafusion")]
+fn run_sql_bench(args: &BenchTpchArgs) -> Result<String> {
+    let opts = crate::bench::tpch_sql::SqlBenchOptions {
+        data: args.data.clone(),
+        queries: args.query.clone(),
+        iterations: args.iterations,
+        partitions: args.partitions,
+        cold: args.cold,
+        settings: args.engine.settings()?,
+    };
+    let report = crate::bench::tpch_sql::run(&opts)?;
+    write_json(args.json.as_deref(), &report)?;
+    Ok(crate::bench::tpch_sql::render(&report))
+}
+
+/// `bench tpch --engine datafusion` in a build without DataFusion.
+#[cfg(not(feature = "datafusion"))]
+fn run_sql_bench(_args: &BenchTpchArgs) -> Result<String> {
+    Err(crate::Error::Scan {
+        path: "<bench tpch>".into(),
+        reason: "--engine datafusion needs gdscan built with the `datafusion` feature".into(),
+    })
+}
+
 /// Runs a bench command.
 pub fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
@@ -152,6 +212,9 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
                     crate::tpch::generate(&gen)?;
                 }
             }
+            if args.kind == TpchEngine::Datafusion {
+                return run_sql_bench(&args);
+            }
             let opts = crate::bench::tpch::TpchBenchOptions {
                 data: args.data.clone(),
                 queries: args.queries.clone(),
@@ -161,11 +224,7 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
                 settings: args.engine.settings()?,
             };
             let report = crate::bench::tpch::run(&opts)?;
-            if let Some(path) = &args.json {
-                let text = serde_json::to_string_pretty(&report).expect("report serialises");
-                std::fs::write(path, text)
-                    .map_err(|e| crate::Error::io(&path.display().to_string(), "write", e))?;
-            }
+            write_json(args.json.as_deref(), &report)?;
             Ok(crate::bench::tpch::render(&report))
         }
         BenchCommand::Scan(args) => {

@@ -6,6 +6,8 @@ mod demo;
 mod doctor;
 mod read;
 mod scan;
+#[cfg(feature = "datafusion")]
+mod sql;
 mod tpch;
 
 use clap::{Args, Parser, Subcommand};
@@ -42,6 +44,9 @@ pub enum Command {
     /// TPC-H data: `tpch gen` writes the eight tables as Parquet.
     #[command(subcommand)]
     Tpch(tpch::TpchCommand),
+    /// Run one SQL statement (DataFusion) over Parquet tables read through gdscan.
+    #[cfg(feature = "datafusion")]
+    Sql(sql::SqlArgs),
 }
 
 /// Engine settings shared by the commands; each overrides the KVIKIO_* environment.
@@ -202,5 +207,7 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Plan(args) => scan::run_plan(&args),
         Command::Scan(args) => scan::run_scan(&args),
         Command::Tpch(cmd) => tpch::run(cmd),
+        #[cfg(feature = "datafusion")]
+        Command::Sql(args) => sql::run(&args),
     }
 }

@@ -16,23 +16,28 @@
 //! readers) → [`table`] (schema and statistics from gdscan's metadata at
 //! registration; the scan plan) → [`factory`] (a reader per file range) →
 //! [`metered`] (the reader with [`metrics`] for `EXPLAIN ANALYZE`).
-//! [`register`] has the one-call helpers, [`queries`] the 22 TPC-H queries.
+//! [`register`] has the one-call helpers, [`queries`] the 22 TPC-H queries,
+//! [`session`] and [`output`] what `gdscan sql` needs.
 
 pub mod factory;
 pub mod location;
 pub mod metered;
 pub mod metrics;
 pub mod options;
+pub mod output;
 pub mod queries;
 pub mod register;
+pub mod session;
 pub mod table;
 
 pub use factory::GdsReaderFactory;
 pub use location::{list_files, open_reader};
 pub use metrics::{scan_totals, ScanTotals};
 pub use options::GdsTableOptions;
+pub use output::{format_batches, OutputFormat};
 pub use queries::{tpch_query, TPCH_QUERY_COUNT};
 pub use register::{register_parquet, register_tpch, register_tpch_listing};
+pub use session::{context, run_sql, runtime};
 pub use table::GdsTable;
 
 use ::datafusion::error::DataFusionError;

@@ -1,0 +1,70 @@
+//! `gdscan sql`: one SQL statement over tables read through gdscan.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::EngineArgs;
+use crate::datafusion::{
+    context, format_batches, register_parquet, register_tpch, runtime, GdsTableOptions,
+    OutputFormat,
+};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+
+/// Arguments of `gdscan sql`.
+#[derive(Debug, Args)]
+pub struct SqlArgs {
+    /// A `gdscan tpch gen` folder: its eight tables are registered by name.
+    #[arg(long)]
+    pub tpch: Option<PathBuf>,
+    /// A table, NAME=PATH (a Parquet file, or a folder of them); repeatable.
+    #[arg(long = "table", value_name = "NAME=PATH")]
+    pub tables: Vec<String>,
+    /// Output: table, csv (with a header line) or json (an array of objects).
+    #[arg(long, default_value = "table")]
+    pub format: OutputFormat,
+    /// DataFusion's target partitions (default: the available CPUs).
+    #[arg(long)]
+    pub partitions: Option<usize>,
+    /// Engine settings.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// The statement, e.g. "SELECT count(*) FROM lineitem".
+    pub sql: String,
+}
+
+/// Splits `NAME=PATH`.
+fn table_arg(arg: &str) -> Result<(&str, &str)> {
+    match arg.split_once('=') {
+        Some((name, path)) if !name.trim().is_empty() && !path.is_empty() => {
+            Ok((name.trim(), path))
+        }
+        _ => Err(Error::Scan {
+            path: arg.to_string(),
+            reason: "--table expects NAME=PATH".into(),
+        }),
+    }
+}
+
+/// Registers the tables, runs the statement, returns its result as text.
+pub fn run(args: &SqlArgs) -> Result<String> {
+    let options = GdsTableOptions {
+        engine: Some(Engine::new(args.engine.settings()?)?),
+        ..Default::default()
+    };
+    let ctx = context(args.partitions);
+    if let Some(dir) = &args.tpch {
+        register_tpch(&ctx, dir, options.clone())?;
+    }
+    for arg in &args.tables {
+        let (name, path) = table_arg(arg)?;
+        register_parquet(&ctx, name, path, options.clone())?;
+    }
+    runtime()?.block_on(async {
+        let df = ctx.sql(&args.sql).await?;
+        let schema = df.schema().inner().clone();
+        let batches = df.collect().await?;
+        format_batches(&schema, &batches, args.format)
+    })
+}
