@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (the device tool's H200) from the repository root,
 # with binaries built on the dev machine and carried in .carry/:
-#   .carry/gdscan      release CLI        (cargo build --release)
-#   .carry/gpu-tests   GPU test binary    (cargo test --release --test gpu --no-run)
+#   .carry/gdscan      release CLI        (cargo build --release --no-default-features)
+#   .carry/gpu-tests   GPU test binary    (cargo test --release --no-default-features --test gpu --no-run)
 # and KvikIO's wheels in .whl/ (see BENCHMARKS.md).
 # Usage: bash benches/h200.sh [tests] [udev] [tests-udev] [bench] [kvikio]
 #   tests       doctor, read --stats and the GPU tests without the udev entry
