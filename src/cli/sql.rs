@@ -6,8 +6,8 @@ use clap::Args;
 
 use super::EngineArgs;
 use crate::datafusion::{
-    context, format_batches, register_parquet, register_tpch, runtime, GdsTableOptions,
-    OutputFormat,
+    context, format_batches, register_parquet, register_tpch, register_tpch_listing, runtime,
+    GdsTableOptions, OutputFormat,
 };
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -24,6 +24,10 @@ pub struct SqlArgs {
     /// Output: table, csv (with a header line) or json (an array of objects).
     #[arg(long, default_value = "table")]
     pub format: OutputFormat,
+    /// Who reads the files: gdscan (its table provider) or datafusion
+    /// (DataFusion's own `ListingTable`, for comparison).
+    #[arg(long, value_enum, default_value = "gdscan")]
+    pub reader: Reader,
     /// DataFusion's target partitions (default: the available CPUs).
     #[arg(long)]
     pub partitions: Option<usize>,
@@ -32,6 +36,15 @@ pub struct SqlArgs {
     pub engine: EngineArgs,
     /// The statement, e.g. "SELECT count(*) FROM lineitem".
     pub sql: String,
+}
+
+/// Who reads the tables' files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Reader {
+    /// gdscan's table provider (the engine's reads, gdscan's metrics).
+    Gdscan,
+    /// DataFusion's own Parquet tables (`ListingTable`), the baseline.
+    Datafusion,
 }
 
 /// Splits `NAME=PATH`.
@@ -54,14 +67,29 @@ pub fn run(args: &SqlArgs) -> Result<String> {
         ..Default::default()
     };
     let ctx = context(args.partitions);
-    if let Some(dir) = &args.tpch {
-        register_tpch(&ctx, dir, options.clone())?;
-    }
-    for arg in &args.tables {
-        let (name, path) = table_arg(arg)?;
-        register_parquet(&ctx, name, path, options.clone())?;
+    let tables = args
+        .tables
+        .iter()
+        .map(|a| table_arg(a))
+        .collect::<Result<Vec<_>>>()?;
+    if args.reader == Reader::Gdscan {
+        if let Some(dir) = &args.tpch {
+            register_tpch(&ctx, dir, options.clone())?;
+        }
+        for (name, path) in &tables {
+            register_parquet(&ctx, name, path, options.clone())?;
+        }
     }
     runtime()?.block_on(async {
+        if args.reader == Reader::Datafusion {
+            if let Some(dir) = &args.tpch {
+                register_tpch_listing(&ctx, dir).await?;
+            }
+            for (name, path) in &tables {
+                ctx.register_parquet(*name, *path, Default::default())
+                    .await?;
+            }
+        }
         let df = ctx.sql(&args.sql).await?;
         let schema = df.schema().inner().clone();
         let batches = df.collect().await?;
