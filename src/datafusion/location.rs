@@ -22,7 +22,8 @@ pub struct TableFile {
 }
 
 /// The files at `location`: the file itself, or the files of a folder whose
-/// names end with `options.file_extension` (subfolders included), sorted
+/// names end with `options.file_extension` (subfolders included, linked
+/// folders not followed), sorted
 /// by location. A folder without any is an error, as is a missing path.
 pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<TableFile>> {
     let path = Path::new(location);
@@ -41,10 +42,17 @@ pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<Table
             let entry = entry.map_err(|e| Error::io(&shown, "readdir", e))?;
             let p = entry.path();
             let shown = p.display().to_string();
-            let meta = std::fs::metadata(&p).map_err(|e| Error::from_open(&shown, e))?;
-            if meta.is_dir() {
+            // Subfolders are entered, linked folders are not (no cycles);
+            // a linked file counts as a file.
+            let kind = entry
+                .file_type()
+                .map_err(|e| Error::io(&shown, "stat", e))?;
+            if kind.is_dir() {
                 folders.push(p);
-            } else if shown.ends_with(&options.file_extension) {
+                continue;
+            }
+            let meta = std::fs::metadata(&p).map_err(|e| Error::from_open(&shown, e))?;
+            if meta.is_file() && shown.ends_with(&options.file_extension) {
                 files.push(TableFile {
                     location: shown,
                     size: meta.len(),
@@ -71,4 +79,40 @@ pub fn open_reader(location: &str, options: &GdsTableOptions) -> Result<GdsParqu
     };
     let handle = FileHandle::open_with(engine, location, OpenMode::Read)?;
     Ok(GdsParquetReader::new(Arc::new(handle)).with_coalesce(options.coalesce))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_lists_its_files_with_the_extension_sorted_without_following_linked_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("b/c")).unwrap();
+        std::fs::write(root.join("z.parquet"), b"12345").unwrap();
+        std::fs::write(root.join("b/c/a.parquet"), b"1").unwrap();
+        std::fs::write(root.join("b/notes.txt"), b"x").unwrap();
+        std::fs::write(root.join("b/x.parquet.partial"), b"x").unwrap();
+        std::os::unix::fs::symlink(root, root.join("b/loop")).unwrap();
+        let found = list_files(root.to_str().unwrap(), &GdsTableOptions::default()).unwrap();
+        let names: Vec<(String, u64)> = found
+            .iter()
+            .map(|f| {
+                let rel = Path::new(&f.location).strip_prefix(root).unwrap();
+                (rel.display().to_string(), f.size)
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("b/c/a.parquet".to_string(), 1),
+                ("z.parquet".to_string(), 5)
+            ]
+        );
+        let one = root.join("z.parquet");
+        let single = list_files(one.to_str().unwrap(), &GdsTableOptions::default()).unwrap();
+        assert_eq!(single.len(), 1);
+        assert_eq!(single[0].location, one.to_str().unwrap());
+    }
 }
