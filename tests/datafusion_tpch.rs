@@ -332,3 +332,45 @@ fn a_file_removed_after_registration_fails_the_query_with_gdscans_cause() {
     assert!(ours.to_string().contains(&shown), "{ours}");
     assert!(gdscan_cause(&ours).is_some(), "{ours:?}");
 }
+
+#[test]
+fn an_object_behind_an_http_url_gives_the_local_files_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sorted_file(dir.path());
+    let server = common::range_server::RangeServer::start();
+    server.put("lineitem.parquet", std::fs::read(&file).unwrap());
+    let remote = context();
+    let table = register_parquet(
+        &remote,
+        "t",
+        &server.url("lineitem.parquet"),
+        GdsTableOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(table.files().len(), 1);
+    let local = context();
+    register_parquet(
+        &local,
+        "t",
+        file.to_str().unwrap(),
+        GdsTableOptions::default(),
+    )
+    .unwrap();
+    runtime().block_on(async {
+        let sql = "select l_returnflag, count(*), sum(l_discount), max(l_comment) \
+                   from t where l_orderkey >= 5000 group by l_returnflag order by 1";
+        let (theirs, _) = run(&local, sql).await;
+        let (ours, plan) = run(&remote, sql).await;
+        assert!(!ours.is_empty());
+        assert_eq!(ours, theirs);
+        let totals = scan_totals(plan.as_ref());
+        assert!(totals.bytes_read > 0, "{totals:?}");
+        let names: Vec<&str> = totals.paths.iter().map(|(p, _)| p.name()).collect();
+        assert_eq!(
+            names,
+            vec!["remote-store"],
+            "every byte from the server: {totals:?}"
+        );
+    });
+    assert!(server.gets() > 0);
+}

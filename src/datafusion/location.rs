@@ -1,16 +1,15 @@
 //! Locations: which files a table location holds, and a reader for one.
 //!
-//! The only code of the module that knows what a location is (today a local
-//! path; object stores and URLs come through [`open_reader`] and
-//! [`list_files`] alone).
-
-use std::path::Path;
-use std::sync::Arc;
+//! The only code of the module that knows what a location is: a local path
+//! (or `file://` URL), a file or a folder; or the URL of one object in a
+//! remote store (`s3://`, `gs://`, `az://`, `http(s)://`), read through
+//! [`crate::store`].
 
 use super::options::GdsTableOptions;
-use crate::engine::{Engine, FileHandle, OpenMode};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::parquet::GdsParquetReader;
+use crate::store::{classify, open_with, Target};
 
 /// One file of a table: where it is and its size in bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,14 +22,24 @@ pub struct TableFile {
 
 /// The files at `location`: the file itself, or the files of a folder whose
 /// names end with `options.file_extension` (subfolders included, linked
-/// folders not followed), sorted
-/// by location. A folder without any is an error, as is a missing path.
+/// folders not followed), sorted by location; a remote URL is one object.
+/// A folder without any is an error, as is a missing path or object.
 pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<TableFile>> {
-    let path = Path::new(location);
+    let path = match classify(location)? {
+        Target::Local(path) => path,
+        Target::Remote { .. } => {
+            let size = open_reader(location, options)?.source().size();
+            return Ok(vec![TableFile {
+                location: location.to_string(),
+                size,
+            }]);
+        }
+    };
+    let path = path.as_path();
     let meta = std::fs::metadata(path).map_err(|e| Error::from_open(location, e))?;
     if !meta.is_dir() {
         return Ok(vec![TableFile {
-            location: location.to_string(),
+            location: path.display().to_string(),
             size: meta.len(),
         }]);
     }
@@ -70,19 +79,22 @@ pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<Table
     Ok(files)
 }
 
-/// Opens gdscan's reader for the file at `location`, on `options.engine`
-/// (or the process-wide engine) with `options.coalesce`.
+/// Opens gdscan's reader for the file or object at `location`: a local
+/// file on `options.engine` (or the process-wide engine), a remote object
+/// with `options.store`; ranges merged with `options.coalesce`.
 pub fn open_reader(location: &str, options: &GdsTableOptions) -> Result<GdsParquetReader> {
     let engine = match &options.engine {
         Some(engine) => engine.clone(),
         None => Engine::global()?,
     };
-    let handle = FileHandle::open_with(engine, location, OpenMode::Read)?;
-    Ok(GdsParquetReader::new(Arc::new(handle)).with_coalesce(options.coalesce))
+    let source = open_with(location, engine, &options.store)?;
+    Ok(GdsParquetReader::from_source(source).with_coalesce(options.coalesce))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     #[test]

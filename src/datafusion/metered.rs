@@ -14,7 +14,7 @@ use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt};
 
 use super::metrics::ReaderMetrics;
-use crate::parquet::metadata::{load, MetadataOptions};
+use crate::parquet::metadata::{load_source_async, MetadataOptions};
 use crate::parquet::GdsParquetReader;
 
 /// A [`GdsParquetReader`] that reports to DataFusion's metrics.
@@ -85,9 +85,10 @@ impl AsyncFileReader for MeteredReader {
         &'a mut self,
         _options: Option<&'a ArrowReaderOptions>,
     ) -> BoxFuture<'a, ::parquet::errors::Result<Arc<ParquetMetaData>>> {
-        let handle = self.inner.handle().clone();
+        let source = self.inner.source().clone();
         async move {
-            load(&handle, MetadataOptions::default())
+            load_source_async(&source, MetadataOptions::default())
+                .await
                 .map_err(|e| ParquetError::External(Box::new(e)))
         }
         .boxed()
@@ -97,7 +98,7 @@ impl AsyncFileReader for MeteredReader {
 impl Drop for MeteredReader {
     fn drop(&mut self) {
         self.report();
-        for (path, bytes) in self.inner.handle().counters().nonzero() {
+        for (path, bytes) in self.inner.source().counters().nonzero() {
             self.metrics.add_path(path, bytes);
         }
     }

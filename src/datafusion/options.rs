@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::engine::Engine;
 use crate::parquet::CoalesceOptions;
+use crate::store::StoreOptions;
 
 /// Options of a gdscan table.
 #[derive(Debug, Clone)]
@@ -12,9 +13,11 @@ pub struct GdsTableOptions {
     pub file_extension: String,
     /// How the reader merges DataFusion's byte ranges into engine requests.
     pub coalesce: CoalesceOptions,
-    /// The engine that serves the reads (None: the process-wide one, with
-    /// settings from the `KVIKIO_*` environment).
+    /// The engine that serves local reads (None: the process-wide one,
+    /// with settings from the `KVIKIO_*` environment).
     pub engine: Option<Arc<Engine>>,
+    /// How objects of remote stores (URLs) are read.
+    pub store: StoreOptions,
 }
 
 impl Default for GdsTableOptions {
@@ -23,6 +26,7 @@ impl Default for GdsTableOptions {
             file_extension: ".parquet".to_string(),
             coalesce: CoalesceOptions::default(),
             engine: None,
+            store: StoreOptions::default(),
         }
     }
 }
