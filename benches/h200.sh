@@ -62,10 +62,17 @@ add_udev_entry() {
 remove_udev_entry() {
   # With the entry, AUTO takes cuFile's compat path (no nvidia-fs: O_DIRECT,
   # ~2 GB/s on cached files); the scan benchmarks measure gdscan's own path.
-  if ls /run/udev/data/b* > /dev/null 2>&1; then
-    echo "== removing the udev entries so that AUTO measures gdscan's POSIX path, not cuFile compat =="
-    rm -f /run/udev/data/b*
-  fi
+  # Only the entries add_udev_entry writes are removed.
+  local dev disk diskdev d
+  dev=$(python3 -c "import os,sys; d=os.stat(sys.argv[1]).st_dev; print(f'{os.major(d)}:{os.minor(d)}')" "$ext4_dir")
+  disk=$(basename "$(readlink -f "/sys/dev/block/$dev/..")" 2>/dev/null)
+  diskdev=$(cat "/sys/class/block/$disk/dev" 2>/dev/null)
+  for d in $dev $diskdev; do
+    if grep -q "ID_FS_TYPE=ext4" "/run/udev/data/b$d" 2>/dev/null; then
+      echo "== removing the udev entry b$d so that AUTO measures gdscan's POSIX path, not cuFile compat =="
+      rm -f "/run/udev/data/b$d"
+    fi
+  done
 }
 
 for step in $steps; do
