@@ -4,13 +4,12 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
 use object_store::local::LocalFileSystem;
 use object_store::ObjectStore;
 use serde::Serialize;
 
-use super::stats::Timing;
+use super::stats::{time_runs, Timing};
 use crate::config::Settings;
 use crate::cuda::{Device, DeviceBuffer};
 use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
@@ -107,17 +106,6 @@ pub struct ScanBenchReport {
     pub cases: Vec<ScanCaseReport>,
 }
 
-fn time<F: FnMut() -> Result<()>>(iterations: usize, mut f: F) -> Result<Vec<f64>> {
-    f()?;
-    let mut out = Vec::new();
-    for _ in 0..iterations.max(1) {
-        let start = Instant::now();
-        f()?;
-        out.push(start.elapsed().as_secs_f64());
-    }
-    Ok(out)
-}
-
 /// Runs the benchmark.
 pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let device = Device::get(opts.device)?;
@@ -132,7 +120,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let mut whole = DeviceBuffer::new(device, file_bytes as usize)?;
     let file_read = Timing {
         bytes: file_bytes,
-        seconds: time(opts.iterations, || {
+        seconds: time_runs(opts.iterations, || {
             handle.pread(&mut whole, file_bytes as usize, 0).map(|_| ())
         })?,
     };
@@ -154,7 +142,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
             path: shown.clone(),
             reason: e.to_string(),
         })?);
-        let seconds = time(opts.iterations, || {
+        let seconds = time_runs(opts.iterations, || {
             for rg in fetch(
                 handle.clone(),
                 plan.clone(),
@@ -194,7 +182,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
             .collect();
         let needed = plan.totals.bytes_needed;
         let mut staging = DeviceBuffer::new(device, needed.max(1) as usize)?;
-        let naive_seconds = time(opts.iterations, || {
+        let naive_seconds = time_runs(opts.iterations, || {
             let parts =
                 futures::executor::block_on(store.get_ranges(&location, &ranges)).map_err(|e| {
                     Error::io(&shown, "object_store get_ranges", std::io::Error::other(e))

@@ -1,4 +1,4 @@
-//! Small timing helpers: best and median of repeated runs.
+//! Small timing helpers: repeated runs after a warm-up, their best and median.
 
 use serde::Serialize;
 
@@ -42,6 +42,22 @@ pub fn gbps(bytes: u64, seconds: f64) -> f64 {
     } else {
         f64::NAN
     }
+}
+
+/// Runs `f` once as a warm-up, then `iterations` times (at least once),
+/// and returns each timed run's seconds in run order.
+pub fn time_runs<F: FnMut() -> crate::error::Result<()>>(
+    iterations: usize,
+    mut f: F,
+) -> crate::error::Result<Vec<f64>> {
+    f()?;
+    let mut out = Vec::new();
+    for _ in 0..iterations.max(1) {
+        let start = std::time::Instant::now();
+        f()?;
+        out.push(start.elapsed().as_secs_f64());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

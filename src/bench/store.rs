@@ -5,13 +5,12 @@
 
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Instant;
 
 use object_store::{ObjectStore, ObjectStoreExt};
 use serde::Serialize;
 
 use super::scan::ScanCase;
-use super::stats::Timing;
+use super::stats::{time_runs, Timing};
 use crate::cuda::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::parquet::fetch::{
@@ -104,17 +103,6 @@ enum Dest {
 
 fn mbps(bytes: u64, seconds: f64) -> f64 {
     bytes as f64 / seconds.max(1e-12) / 1e6
-}
-
-fn time<F: FnMut() -> Result<()>>(iterations: usize, mut f: F) -> Result<Vec<f64>> {
-    f()?;
-    let mut out = Vec::new();
-    for _ in 0..iterations.max(1) {
-        let start = Instant::now();
-        f()?;
-        out.push(start.elapsed().as_secs_f64());
-    }
-    Ok(out)
 }
 
 /// Scans `plan` once; returns every chunk's CRC-32, in plan order, when asked.
@@ -281,7 +269,7 @@ pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
         ];
         let before = counts.unattributed();
         let mut parts = Vec::new();
-        let seconds = time(opts.iterations, || {
+        let seconds = time_runs(opts.iterations, || {
             parts = baseline(&store, &first, &ranges, &dest, &mut staging, &mut host)?;
             Ok(())
         })?;
@@ -307,7 +295,7 @@ pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
         for &concurrency in &opts.concurrency {
             let source: Arc<dyn Source> = Arc::new(open(concurrency)?);
             let before = source.counters().get(crate::IoPath::RemoteStore);
-            let seconds = time(opts.iterations, || {
+            let seconds = time_runs(opts.iterations, || {
                 scan(&source, &plan, &dest, false).map(|_| ())
             })?;
             let after = source.counters().get(crate::IoPath::RemoteStore);
