@@ -6,10 +6,14 @@ use ::datafusion::error::Result;
 use ::datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use ::parquet::arrow::async_reader::AsyncFileReader;
 
+use std::sync::Arc;
+
+use super::file_plan::FileScanPlan;
 use super::location::open_reader;
 use super::metered::MeteredReader;
 use super::metrics::ReaderMetrics;
 use super::options::GdsTableOptions;
+use super::read_ahead::ReadAhead;
 use super::to_datafusion;
 
 /// Where a file of a [`GdsTable`](super::GdsTable) is, attached to its
@@ -18,7 +22,9 @@ use super::to_datafusion;
 pub struct GdsLocation(pub String);
 
 /// Opens gdscan's reader ([`open_reader`]) for each file range, wrapped so
-/// that its reads show in the scan's metrics.
+/// that its reads show in the scan's metrics and, when the file carries
+/// gdscan's plan ([`FileScanPlan`]), so that it reads the range's next row
+/// group ahead.
 #[derive(Debug, Default)]
 pub struct GdsReaderFactory {
     options: GdsTableOptions,
@@ -44,9 +50,14 @@ impl ParquetFileReaderFactory for GdsReaderFactory {
             None => format!("/{}", file.object_meta.location),
         };
         let reader = open_reader(&location, &self.options).map_err(to_datafusion)?;
-        Ok(Box::new(MeteredReader::new(
-            reader,
-            ReaderMetrics::new(metrics, partition_index),
-        )))
+        let metered = MeteredReader::new(reader, ReaderMetrics::new(metrics, partition_index));
+        let read_ahead = match file.extension::<Arc<FileScanPlan>>() {
+            Some(plan) if plan.read_ahead && self.options.read_ahead => {
+                let range = file.range.as_ref().map(|r| r.start as u64..r.end as u64);
+                ReadAhead::new(plan.in_range(range), true)
+            }
+            _ => ReadAhead::disabled(),
+        };
+        Ok(Box::new(metered.with_read_ahead(read_ahead)))
     }
 }

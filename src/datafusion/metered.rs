@@ -14,25 +14,35 @@ use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt};
 
 use super::metrics::ReaderMetrics;
+use super::read_ahead::{ReadAhead, Served};
 use crate::parquet::metadata::{load_source_async, MetadataOptions};
 use crate::parquet::GdsParquetReader;
 
-/// A [`GdsParquetReader`] that reports to DataFusion's metrics.
+/// A [`GdsParquetReader`] that reports to DataFusion's metrics and reads
+/// the next planned row group ahead ([`ReadAhead`]).
 #[derive(Debug)]
 pub struct MeteredReader {
     inner: GdsParquetReader,
     metrics: ReaderMetrics,
     reported: (u64, u64),
+    read_ahead: ReadAhead,
 }
 
 impl MeteredReader {
-    /// Wraps `inner`, reporting to `metrics`.
+    /// Wraps `inner`, reporting to `metrics`, without read-ahead.
     pub fn new(inner: GdsParquetReader, metrics: ReaderMetrics) -> Self {
         MeteredReader {
             inner,
             metrics,
             reported: (0, 0),
+            read_ahead: ReadAhead::disabled(),
         }
+    }
+
+    /// Reads ahead as `read_ahead` plans.
+    pub fn with_read_ahead(mut self, read_ahead: ReadAhead) -> Self {
+        self.read_ahead = read_ahead;
+        self
     }
 
     /// Adds what the reader did since the last report.
@@ -50,6 +60,15 @@ impl MeteredReader {
         self.reported = (reads, bytes);
     }
 
+    /// Bytes read ahead for nothing: read, and wasted.
+    fn add_wasted(&self, bytes: u64) {
+        if bytes > 0 {
+            self.metrics.bytes_read.add(bytes as usize);
+            self.metrics.requests.add(1);
+            self.metrics.read_ahead_wasted.add(bytes as usize);
+        }
+    }
+
     async fn read(&mut self, ranges: Vec<Range<u64>>) -> ::parquet::errors::Result<Vec<Bytes>> {
         self.metrics.ranges.add(ranges.len());
         self.metrics.bytes_needed.add(
@@ -59,8 +78,27 @@ impl MeteredReader {
                 .sum(),
         );
         let start = Instant::now();
-        let out = self.inner.read_ranges(ranges).await;
+        let out = match self.read_ahead.serve(&ranges).await {
+            Served::Hit {
+                result,
+                reads,
+                bytes_read,
+            } => {
+                self.metrics.read_ahead_hits.add(1);
+                self.metrics.requests.add(reads as usize);
+                self.metrics.bytes_read.add(bytes_read as usize);
+                result
+            }
+            Served::Miss { wasted } => {
+                self.add_wasted(wasted);
+                self.inner.read_ranges(ranges.clone()).await
+            }
+        };
         self.metrics.io_time.add_duration(start.elapsed());
+        self.read_ahead.advance(&ranges);
+        if out.is_ok() {
+            self.read_ahead.start_next(&self.inner);
+        }
         self.report();
         out.map_err(|e| ParquetError::External(Box::new(e)))
     }
@@ -97,6 +135,7 @@ impl AsyncFileReader for MeteredReader {
 
 impl Drop for MeteredReader {
     fn drop(&mut self) {
+        self.add_wasted(self.read_ahead.pending_bytes());
         self.report();
         for (path, bytes) in self.inner.source().counters().nonzero() {
             self.metrics.add_path(path, bytes);

@@ -22,6 +22,11 @@ pub const REQUESTS: &str = "gds_requests";
 pub const RANGES: &str = "gds_ranges";
 /// Time spent waiting for reads.
 pub const IO_TIME: &str = "gds_io_time";
+/// Row groups served from gdscan's read-ahead.
+pub const READ_AHEAD_HITS: &str = "gds_read_ahead_hits";
+/// Bytes read ahead that the scan never asked for (its bytes are in
+/// [`BYTES_READ`] too).
+pub const READ_AHEAD_WASTED: &str = "gds_read_ahead_wasted_bytes";
 /// Prefix of the per-path byte counters (`gds_path_posix_host_bytes`, ...).
 pub const PATH_PREFIX: &str = "gds_path_";
 
@@ -46,6 +51,10 @@ pub struct ReaderMetrics {
     pub ranges: Count,
     /// [`IO_TIME`].
     pub io_time: Time,
+    /// [`READ_AHEAD_HITS`].
+    pub read_ahead_hits: Count,
+    /// [`READ_AHEAD_WASTED`].
+    pub read_ahead_wasted: Count,
 }
 
 fn builder(set: &ExecutionPlanMetricsSet) -> MetricBuilder<'_> {
@@ -68,6 +77,8 @@ impl ReaderMetrics {
             requests: builder(set).counter(REQUESTS, partition),
             ranges: builder(set).counter(RANGES, partition),
             io_time: builder(set).subset_time(IO_TIME, partition),
+            read_ahead_hits: builder(set).counter(READ_AHEAD_HITS, partition),
+            read_ahead_wasted: bytes(READ_AHEAD_WASTED),
         }
     }
 
@@ -98,6 +109,10 @@ pub struct ScanTotals {
     pub ranges: u64,
     /// [`IO_TIME`].
     pub io_time: Duration,
+    /// [`READ_AHEAD_HITS`].
+    pub read_ahead_hits: u64,
+    /// [`READ_AHEAD_WASTED`].
+    pub read_ahead_wasted: u64,
     /// Bytes per engine path, for the paths taken.
     pub paths: Vec<(IoPath, u64)>,
 }
@@ -115,6 +130,8 @@ impl ScanTotals {
             self.bytes_needed += count(BYTES_NEEDED);
             self.requests += count(REQUESTS);
             self.ranges += count(RANGES);
+            self.read_ahead_hits += count(READ_AHEAD_HITS);
+            self.read_ahead_wasted += count(READ_AHEAD_WASTED);
             if let Some(MetricValue::Time { time, .. }) = metrics.sum_by_name(IO_TIME) {
                 self.io_time += Duration::from_nanos(time.value() as u64);
             }

@@ -20,12 +20,15 @@
 //! [`session`] and [`output`] what `gdscan sql` needs.
 
 pub mod factory;
+pub mod file_plan;
 pub mod location;
 pub mod metered;
 pub mod metrics;
 pub mod options;
 pub mod output;
+pub mod pushdown;
 pub mod queries;
+pub mod read_ahead;
 pub mod register;
 pub mod session;
 pub mod table;

@@ -18,6 +18,10 @@ pub struct GdsTableOptions {
     pub engine: Option<Arc<Engine>>,
     /// How objects of remote stores (URLs) are read.
     pub store: StoreOptions,
+    /// Whether each reader reads its next planned row group while
+    /// DataFusion decodes the current one (on by default; off with
+    /// `GDSCAN_READ_AHEAD=0`).
+    pub read_ahead: bool,
 }
 
 impl Default for GdsTableOptions {
@@ -27,6 +31,7 @@ impl Default for GdsTableOptions {
             coalesce: CoalesceOptions::default(),
             engine: None,
             store: StoreOptions::default(),
+            read_ahead: std::env::var("GDSCAN_READ_AHEAD").map_or(true, |v| v != "0"),
         }
     }
 }

@@ -20,15 +20,20 @@ use ::parquet::arrow::parquet_to_arrow_schema;
 use async_trait::async_trait;
 
 use super::factory::{GdsLocation, GdsReaderFactory};
+use super::file_plan::plan_file;
 use super::location::{list_files, open_reader, TableFile};
 use super::options::GdsTableOptions;
+use super::pushdown::predicate_from_filters;
 use crate::error::{Error, Result};
 use crate::parquet::metadata::{load_source, MetadataOptions};
+use crate::parquet::predicate::Predicate;
+use ::parquet::file::metadata::ParquetMetaData;
 
-/// One file of the table with its statistics.
+/// One file of the table with its metadata and statistics.
 #[derive(Debug, Clone)]
 struct FileEntry {
     file: TableFile,
+    metadata: Arc<ParquetMetaData>,
     statistics: Arc<Statistics>,
 }
 
@@ -109,6 +114,7 @@ impl GdsTable {
                 })?;
             entries.push(FileEntry {
                 file,
+                metadata: meta,
                 statistics: Arc::new(statistics),
             });
         }
@@ -137,15 +143,29 @@ impl GdsTable {
         self.files.iter().map(|f| f.file.clone()).collect()
     }
 
-    /// The files as DataFusion's scan takes them: statistics attached, and
-    /// the location for gdscan's reader factory.
-    fn partitioned_files(&self) -> Vec<PartitionedFile> {
+    /// The files as DataFusion's scan takes them: statistics attached, the
+    /// location for gdscan's reader factory and, where gdscan can plan the
+    /// file, its plan: the row groups and rows gdscan's pruning keeps (a
+    /// `ParquetAccessPlan`, which DataFusion's own pruning can only narrow)
+    /// and the bytes each kept row group needs, for read-ahead.
+    fn partitioned_files(
+        &self,
+        columns: Option<&[String]>,
+        predicate: Option<&Predicate>,
+        read_ahead: bool,
+    ) -> Vec<PartitionedFile> {
         self.files
             .iter()
             .map(|f| {
-                PartitionedFile::new(f.file.location.clone(), f.file.size)
+                let file = PartitionedFile::new(f.file.location.clone(), f.file.size)
                     .with_statistics(f.statistics.clone())
-                    .with_extension(GdsLocation(f.file.location.clone()))
+                    .with_extension(GdsLocation(f.file.location.clone()));
+                match plan_file(&f.metadata, columns, predicate, read_ahead) {
+                    Some((access, plan)) => {
+                        file.with_extension(access).with_extension(Arc::new(plan))
+                    }
+                    None => file,
+                }
             })
             .collect()
     }
@@ -161,24 +181,34 @@ impl TableProvider for GdsTable {
         TableType::Base
     }
 
-    /// DataFusion's Parquet scan with gdscan's reader factory: the filters
-    /// reach it through DataFusion's physical filter pushdown (pruning by
-    /// statistics, page index and bloom filters; row filters when the
-    /// session's `pushdown_filters` is on), the files are spread over the
-    /// session's target partitions (and split into byte ranges by its
-    /// optimizer), the projection and limit go to the scan.
+    /// DataFusion's Parquet scan with gdscan's reader factory. The filters
+    /// prune twice: gdscan's row-group and page pruning plans each file
+    /// (see [`predicate_from_filters`] for what it translates) and hands
+    /// DataFusion the rows to read; DataFusion's physical filter pushdown
+    /// then prunes what it can on top (statistics, page index, bloom
+    /// filters, dynamic filters; row filters when the session's
+    /// `pushdown_filters` is on). The files are spread over the session's
+    /// target partitions (and split into byte ranges by its optimizer),
+    /// the projection and limit go to the scan; without a limit each reader
+    /// reads its next row group ahead.
     async fn scan(
         &self,
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
+        filters: &[Expr],
         limit: Option<usize>,
     ) -> ::datafusion::error::Result<Arc<dyn ExecutionPlan>> {
+        let predicate = predicate_from_filters(filters, &self.schema);
+        let columns: Option<Vec<String>> = projection.map(|p| {
+            p.iter()
+                .map(|&i| self.schema.field(i).name().clone())
+                .collect()
+        });
+        let files = self.partitioned_files(columns.as_deref(), predicate.as_ref(), limit.is_none());
         let source = ParquetSource::new(self.schema.clone())
             .with_table_parquet_options(state.table_options().parquet.clone())
             .with_parquet_file_reader_factory(self.factory.clone());
-        let groups = FileGroup::new(self.partitioned_files())
-            .split_files(state.config().target_partitions().max(1));
+        let groups = FileGroup::new(files).split_files(state.config().target_partitions().max(1));
         let config =
             FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
                 .with_file_groups(groups)

@@ -141,6 +141,9 @@ pub struct RowGroupPlan {
     pub requests: Vec<usize>,
     /// Bytes its requests read.
     pub bytes: u64,
+    /// The rows page pruning kept (sorted, disjoint ranges within the row
+    /// group); None when every row may match.
+    pub rows: Option<Vec<Range<i64>>>,
 }
 
 /// Totals of a plan.
@@ -415,6 +418,8 @@ pub fn plan(metadata: &ParquetMetaData, request: &ScanRequest) -> Result<ScanPla
             chunks: (first_chunk..chunks.len()).collect(),
             requests: (first_request..requests.len()).collect(),
             bytes,
+            rows: selection
+                .filter(|s| s.iter().map(|r| r.end - r.start).sum::<i64>() < rg.num_rows()),
         });
     }
     totals.row_groups_kept = row_groups.len();

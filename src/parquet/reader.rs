@@ -92,6 +92,15 @@ impl GdsParquetReader {
         self
     }
 
+    /// A reader over the same source with the same options and counters of
+    /// its own (a clone shares them).
+    pub fn with_own_stats(&self) -> Self {
+        GdsParquetReader {
+            stats: Arc::default(),
+            ..self.clone()
+        }
+    }
+
     /// The reader's counters.
     pub fn stats(&self) -> Arc<ReaderStats> {
         self.stats.clone()

@@ -1,0 +1,206 @@
+//! Read-ahead of the next row group while DataFusion decodes the current
+//! one.
+//!
+//! DataFusion's Parquet scan asks for a row group's bytes, waits for them,
+//! decodes the whole row group and only then asks for the next one, so each
+//! partition alternates between waiting for I/O and decoding. gdscan knows
+//! from its plan ([`FileScanPlan`](super::file_plan::FileScanPlan)) which row
+//! groups the file range will be asked for, in order; when one is asked for,
+//! [`ReadAhead`] starts reading the next one on the engine and serves it
+//! from memory when it is asked for in turn.
+//!
+//! At most one row group is read ahead per reader. When the scan asks for
+//! something else than what was read ahead (DataFusion pruned more, by a
+//! filter gdscan could not translate or a dynamic filter from a join), the
+//! bytes read ahead are dropped, counted as wasted, and the reader stops
+//! reading ahead.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use super::file_plan::PlannedRowGroup;
+use crate::parquet::reader::ReaderStats;
+use crate::parquet::GdsParquetReader;
+
+/// A row group being read ahead.
+#[derive(Debug)]
+struct InFlight {
+    row_group: PlannedRowGroup,
+    stats: std::sync::Arc<ReaderStats>,
+    task: tokio::task::JoinHandle<crate::Result<Vec<Bytes>>>,
+}
+
+/// What serving a request from the read-ahead gave.
+#[derive(Debug)]
+pub enum Served {
+    /// The request lay in the row group read ahead: its bytes, and the
+    /// reads and bytes the read-ahead took.
+    Hit {
+        /// The requested ranges.
+        result: crate::Result<Vec<Bytes>>,
+        /// Coalesced reads issued for the row group.
+        reads: u64,
+        /// Bytes read for it.
+        bytes_read: u64,
+    },
+    /// Nothing was read ahead for it; when something else was, that was
+    /// dropped, with its size in bytes.
+    Miss {
+        /// Bytes read ahead and dropped.
+        wasted: u64,
+    },
+}
+
+/// The read-ahead state of one reader (one file range of one partition).
+#[derive(Debug)]
+pub struct ReadAhead {
+    /// The row groups still to be asked for, in order.
+    queue: VecDeque<PlannedRowGroup>,
+    in_flight: Option<InFlight>,
+    enabled: bool,
+}
+
+impl ReadAhead {
+    /// Read-ahead over `row_groups` (the ones the reader's file range will be
+    /// asked for, in order); `enabled` false only tracks them.
+    pub fn new(row_groups: Vec<PlannedRowGroup>, enabled: bool) -> Self {
+        ReadAhead {
+            queue: row_groups.into(),
+            in_flight: None,
+            enabled,
+        }
+    }
+
+    /// No read-ahead.
+    pub fn disabled() -> Self {
+        ReadAhead::new(Vec::new(), false)
+    }
+
+    /// Whether reading ahead is still on.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Starts reading the next row group to be asked for, unless one is in
+    /// flight, reading ahead is off, no tokio runtime runs this thread, or
+    /// page pruning keeps only some of its rows (DataFusion then reads some
+    /// pages, not whole chunks).
+    pub fn start_next(&mut self, reader: &GdsParquetReader) {
+        if !self.enabled || self.in_flight.is_some() {
+            return;
+        }
+        let Some(next) = self.queue.front() else {
+            return;
+        };
+        if next.some_rows || next.chunks.is_empty() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let reader = reader.with_own_stats();
+        let stats = reader.stats();
+        let ranges = next.chunks.clone();
+        self.in_flight = Some(InFlight {
+            row_group: next.clone(),
+            stats,
+            task: runtime.spawn(async move { reader.read_ranges(ranges).await }),
+        });
+    }
+
+    /// Serves `ranges` from the row group read ahead when they all lie in
+    /// its chunks. A request for another planned row group drops what was
+    /// read ahead and turns reading ahead off; a request outside every
+    /// planned row group (not column data) leaves it be.
+    pub async fn serve(&mut self, ranges: &[Range<u64>]) -> Served {
+        let Some(first) = ranges.iter().find(|r| r.end > r.start) else {
+            return Served::Miss { wasted: 0 };
+        };
+        let Some(flight) = &self.in_flight else {
+            return Served::Miss { wasted: 0 };
+        };
+        let in_flight_span = flight.row_group.span();
+        let covered = ranges.iter().all(|r| {
+            r.end <= r.start
+                || flight
+                    .row_group
+                    .chunks
+                    .iter()
+                    .any(|c| c.start <= r.start && r.end <= c.end)
+        });
+        if in_flight_span.contains(&first.start) && covered {
+            let flight = self.in_flight.take().expect("checked above");
+            let stats = flight.stats.clone();
+            let result = slice(flight, ranges).await;
+            return Served::Hit {
+                result,
+                reads: stats.reads.load(std::sync::atomic::Ordering::Relaxed),
+                bytes_read: stats.bytes_read.load(std::sync::atomic::Ordering::Relaxed),
+            };
+        }
+        let planned = self.queue.iter().any(|rg| rg.span().contains(&first.start));
+        if !planned && !in_flight_span.contains(&first.start) {
+            return Served::Miss { wasted: 0 };
+        }
+        // The task finishes on its own (the engine owns its buffers until
+        // then); its bytes are dropped.
+        let flight = self.in_flight.take().expect("checked above");
+        self.enabled = false;
+        Served::Miss {
+            wasted: flight.row_group.bytes(),
+        }
+    }
+
+    /// Notes that `ranges` were asked for: the planned row groups up to the
+    /// one they belong to are done.
+    pub fn advance(&mut self, ranges: &[Range<u64>]) {
+        let Some(first) = ranges.iter().find(|r| r.end > r.start) else {
+            return;
+        };
+        if let Some(at) = self
+            .queue
+            .iter()
+            .position(|rg| rg.span().contains(&first.start))
+        {
+            self.queue.drain(..=at);
+        }
+    }
+
+    /// Bytes read ahead that nobody asked for yet (dropped with the reader).
+    pub fn pending_bytes(&self) -> u64 {
+        self.in_flight
+            .as_ref()
+            .map(|f| f.row_group.bytes())
+            .unwrap_or(0)
+    }
+}
+
+/// The requested ranges, cut from the chunks read ahead.
+async fn slice(flight: InFlight, ranges: &[Range<u64>]) -> crate::Result<Vec<Bytes>> {
+    let chunks = &flight.row_group.chunks;
+    let buffers = match flight.task.await {
+        Ok(result) => result?,
+        Err(e) => {
+            return Err(crate::Error::Scan {
+                path: "<read-ahead>".into(),
+                reason: format!("the read-ahead task failed: {e}"),
+            })
+        }
+    };
+    Ok(ranges
+        .iter()
+        .map(|r| {
+            if r.end <= r.start {
+                return Bytes::new();
+            }
+            let i = chunks
+                .iter()
+                .position(|c| c.start <= r.start && r.end <= c.end)
+                .expect("checked by serve");
+            let base = chunks[i].start;
+            buffers[i].slice((r.start - base) as usize..(r.end - base) as usize)
+        })
+        .collect())
+}
