@@ -17,6 +17,12 @@
 #               and the KvikIO / pyarrow anchors beside it (needs .whl)
 #   store       gdscan bench store into device memory from an HTTP range server
 #               on 127.0.0.1 (benches/anchors/range_server.py), SF 1 lineitem
+#   sql         gdscan bench tpch --engine datafusion (the 22 queries, gdscan's
+#               provider against DataFusion's own tables), warm then cold, SF
+#               $GDSCAN_TPCH_SF; needs the DataFusion build as .carry/gdscan-df
+#               (cargo build --release), or xz-compressed as .carry/gdscan-df.xz
+#               (GDSCAN_SQL_ITERATIONS, default 3; GDSCAN_SQL_MODES, default
+#               "warm cold")
 # (default: all of them, in that order). Full logs go to $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/gdscan-out}
@@ -76,7 +82,7 @@ remove_udev_entry() {
 }
 
 for step in $steps; do
-  case $step in parquet|tpch|store) remove_udev_entry ;; esac
+  case $step in parquet|tpch|store|sql) remove_udev_entry ;; esac
   case $step in
     tests) run_scenario fallback ;;
     udev) add_udev_entry ;;
@@ -141,6 +147,22 @@ PY
       ./.carry/gdscan bench store --url http://127.0.0.1:8765/lineitem-sf1.parquet --concurrency 1,4,16,64 \
           --cases all,q1,q6 --iterations 3 --json "$out/bench-store.json" 2>&1 | tee "$out/bench-store.txt"
       kill "$server"
+      ;;
+    sql)
+      sf=${GDSCAN_TPCH_SF:-1}
+      bin=./.carry/gdscan-df
+      if [ ! -x "$bin" ]; then
+        python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" .carry/gdscan-df.xz "$bin"
+        chmod +x "$bin"
+      fi
+      data="$ext4_dir/tpch-sf$sf"
+      [ -d "$data/lineitem" ] || "$bin" tpch gen --sf "$sf" --out "$data" --quiet
+      for mode in ${GDSCAN_SQL_MODES:-warm cold}; do
+        flag=""; [ "$mode" = cold ] && flag="--cold"
+        echo "== gdscan bench tpch --engine datafusion (SF $sf, $mode) =="
+        "$bin" bench tpch --engine datafusion --data "$data" --iterations "${GDSCAN_SQL_ITERATIONS:-3}" $flag \
+            --json "$out/sql-sf$sf-$mode.json" 2>&1 | tee "$out/sql-sf$sf-$mode.txt"
+      done
       ;;
     *) echo "unknown step $step" ;;
   esac
