@@ -483,6 +483,32 @@ fn async_reads_resolve_to_the_buffer_and_byte_count() {
 }
 
 #[test]
+fn fill_buffers_hand_over_only_what_a_read_wrote_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, content) = make_file(dir.path(), "fill", 3_000_001, 22);
+    let engine = engine(3, 65_536, false, false);
+    let handle = FileHandle::open_with(engine, &path, OpenMode::Read).unwrap();
+    // Reused allocations hold old bytes: every byte must come from the file.
+    for round in 0..3 {
+        let (offset, size) = (round * 7_777, 2_000_000usize);
+        let fut = handle
+            .pread_async(gdscan::engine::FillBuffer::new(size), size, offset as u64)
+            .unwrap();
+        let (buf, n) = block_on(fut).unwrap();
+        assert_eq!(n, size);
+        let bytes = buf.into_filled(n).expect("a whole read");
+        assert!(bytes == content[offset..offset + size], "round {round}");
+    }
+    // Clipped at the end of the file: nothing is handed over.
+    let fut = handle
+        .pread_async(gdscan::engine::FillBuffer::new(10_000), 10_000, 2_999_000)
+        .unwrap();
+    let (buf, n) = block_on(fut).unwrap();
+    assert_eq!(n, 1_001);
+    assert!(buf.into_filled(n).is_none());
+}
+
+#[test]
 fn async_writes_land_in_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("async-write");

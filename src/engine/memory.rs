@@ -108,6 +108,60 @@ unsafe impl IoBuf for [u8] {
     }
 }
 
+/// A host buffer that a read fills from empty: `len` bytes of heap memory
+/// left uninitialised, since the read overwrites them (a zeroed `Vec`
+/// would cost a pass over every byte before the copy: `calloc` clears
+/// memory it reuses). [`FillBuffer::into_filled`] hands the bytes over
+/// once a read reported that it wrote all of them.
+#[derive(Debug)]
+pub struct FillBuffer {
+    vec: Vec<u8>,
+    len: usize,
+}
+
+impl FillBuffer {
+    /// A buffer for `len` bytes.
+    pub fn new(len: usize) -> Self {
+        FillBuffer {
+            vec: Vec::with_capacity(len),
+            len,
+        }
+    }
+
+    /// The bytes it holds room for.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds room for nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The filled bytes, when `written` (what the read reported) covers the
+    /// whole buffer; None otherwise (the buffer is then dropped unread).
+    pub fn into_filled(mut self, written: usize) -> Option<Vec<u8>> {
+        if written != self.len {
+            return None;
+        }
+        // SAFETY: the capacity is at least `len`, and a completed read that
+        // reports `len` bytes written has initialised all of them.
+        unsafe { self.vec.set_len(self.len) };
+        Some(self.vec)
+    }
+}
+
+// SAFETY: the vector's allocation holds `len` bytes, owned by the buffer and
+// never moved by moving it; the read only writes through the raw pointer.
+unsafe impl IoBufMut for FillBuffer {
+    fn io_memory_mut(&mut self) -> Memory {
+        Memory::Host {
+            ptr: self.vec.as_mut_ptr(),
+            len: self.len,
+        }
+    }
+}
+
 // SAFETY: the vector's initialised contents are valid for writes; length is not changed.
 unsafe impl IoBufMut for Vec<u8> {
     fn io_memory_mut(&mut self) -> Memory {

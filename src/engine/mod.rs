@@ -25,7 +25,7 @@ use std::sync::{Arc, OnceLock};
 
 pub use counters::{global_counters, IoPath, PathCounters, PathTotals};
 pub use file_handle::{FileHandle, OpenMode, PendingReads, RangeRead};
-pub use memory::{IoBuf, IoBufMut, Memory};
+pub use memory::{FillBuffer, IoBuf, IoBufMut, Memory};
 pub use request::IoFuture;
 pub use route::{DeviceRoute, RouteDecision};
 

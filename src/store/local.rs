@@ -9,7 +9,7 @@ use futures::future::{BoxFuture, FutureExt};
 
 use super::source::{PendingRead, Route, Source};
 use crate::cuda::Device;
-use crate::engine::{Engine, FileHandle, Memory, OpenMode, PathCounters, RangeRead};
+use crate::engine::{Engine, FileHandle, FillBuffer, Memory, OpenMode, PathCounters, RangeRead};
 use crate::error::{Error, Result};
 
 /// A local file, read by the engine.
@@ -74,7 +74,7 @@ impl Source for LocalSource {
                 futures.push(if len == 0 {
                     None
                 } else {
-                    Some(handle.pread_async(vec![0u8; len], len, r.start)?)
+                    Some(handle.pread_async(FillBuffer::new(len), len, r.start)?)
                 });
             }
             let mut out = Vec::with_capacity(ranges.len());
@@ -84,15 +84,18 @@ impl Source for LocalSource {
                     continue;
                 };
                 let (buf, n) = f.await?;
-                if n < buf.len() {
-                    return Err(Error::ShortRead {
-                        path: handle.path().to_string(),
-                        offset: r.start,
-                        expected: buf.len(),
-                        got: n,
-                    });
+                let expected = buf.len();
+                match buf.into_filled(n) {
+                    Some(bytes) => out.push(Bytes::from(bytes)),
+                    None => {
+                        return Err(Error::ShortRead {
+                            path: handle.path().to_string(),
+                            offset: r.start,
+                            expected,
+                            got: n,
+                        })
+                    }
                 }
-                out.push(Bytes::from(buf));
             }
             Ok(out)
         }
