@@ -47,11 +47,11 @@ fn defaults_without_environment() {
 #[test]
 fn default_num_threads_follows_rule() {
     let n = Settings::default_num_threads();
-    assert!((1..=16).contains(&n), "{n}");
+    assert!((8..=16).contains(&n), "{n}");
     let expected = std::thread::available_parallelism()
         .map(|p| p.get())
-        .unwrap_or(1)
-        .min(16);
+        .unwrap_or(8)
+        .clamp(8, 16);
     assert_eq!(n, expected);
 }
 

@@ -9,7 +9,7 @@ use super::options::GdsTableOptions;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::parquet::GdsParquetReader;
-use crate::store::{classify, open_with, Target};
+use crate::store::{classify, open_with, Route, Target};
 
 /// One file of a table: where it is and its size in bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,14 +81,19 @@ pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<Table
 
 /// Opens gdscan's reader for the file or object at `location`: a local
 /// file on `options.engine` (or the process-wide engine), a remote object
-/// with `options.store`; ranges merged with `options.coalesce`.
+/// with `options.store`; ranges merged with `options.local_coalesce` or
+/// `options.coalesce`.
 pub fn open_reader(location: &str, options: &GdsTableOptions) -> Result<GdsParquetReader> {
     let engine = match &options.engine {
         Some(engine) => engine.clone(),
         None => Engine::global()?,
     };
     let source = open_with(location, engine, &options.store)?;
-    Ok(GdsParquetReader::from_source(source).with_coalesce(options.coalesce))
+    let coalesce = match source.route() {
+        Route::Engine => options.local_coalesce,
+        _ => options.coalesce,
+    };
+    Ok(GdsParquetReader::from_source(source).with_coalesce(coalesce))
 }
 
 #[cfg(test)]

@@ -11,8 +11,14 @@ use crate::store::StoreOptions;
 pub struct GdsTableOptions {
     /// Files of a folder that belong to the table: names ending with this.
     pub file_extension: String,
-    /// How the reader merges DataFusion's byte ranges into engine requests.
+    /// How the reader merges DataFusion's byte ranges into requests to a
+    /// remote store (each request costs a round trip: gaps up to 1 MiB are
+    /// bridged).
     pub coalesce: CoalesceOptions,
+    /// How the reader merges them into engine reads of a local file: only
+    /// ranges that touch (a gap costs a copy of bytes nobody asked for, a
+    /// separate read only a system call).
+    pub local_coalesce: CoalesceOptions,
     /// The engine that serves local reads (None: the process-wide one,
     /// with settings from the `KVIKIO_*` environment).
     pub engine: Option<Arc<Engine>>,
@@ -29,6 +35,10 @@ impl Default for GdsTableOptions {
         GdsTableOptions {
             file_extension: ".parquet".to_string(),
             coalesce: CoalesceOptions::default(),
+            local_coalesce: CoalesceOptions {
+                max_gap: 0,
+                ..CoalesceOptions::default()
+            },
             engine: None,
             store: StoreOptions::default(),
             read_ahead: std::env::var("GDSCAN_READ_AHEAD").map_or(true, |v| v != "0"),
