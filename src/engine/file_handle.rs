@@ -2,7 +2,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::counters::PathCounters;
 use super::memory::{IoBuf, IoBufMut, Memory};
@@ -126,7 +126,8 @@ pub(crate) struct FileShared {
     pub path: String,
     pub fds: Descriptors,
     pub counters: PathCounters,
-    pub cufile: Option<CuFileHandle>,
+    /// The cuFile registration, once a device request made one.
+    pub cufile: OnceLock<CuFileHandle>,
 }
 
 /// An open file served by an [`Engine`].
@@ -136,7 +137,11 @@ pub struct FileHandle {
     shared: Arc<FileShared>,
     mode: OpenMode,
     direct_unavailable: Option<String>,
-    cufile: CuFileAvailability,
+    /// Whether cuFile can serve the file: known at open when it cannot
+    /// (compat ON, no library or driver), otherwise decided by registering
+    /// the file on the first device request (a handle only ever read into
+    /// host memory never registers: each registration costs milliseconds).
+    cufile: OnceLock<CuFileAvailability>,
     last_route: Mutex<Option<RouteDecision>>,
 }
 
@@ -176,14 +181,17 @@ impl FileHandle {
         } else {
             (None, None)
         };
-        let (cufile, cufile_handle) = open_cufile(settings, path.as_ref(), mode)?;
+        let cufile = OnceLock::new();
+        if let Some(unavailable) = open_cufile_driver(settings)? {
+            let _ = cufile.set(unavailable);
+        }
         Ok(FileHandle {
             engine,
             shared: Arc::new(FileShared {
                 path: path_str,
                 fds: Descriptors { buffered, direct },
                 counters: PathCounters::default(),
-                cufile: cufile_handle,
+                cufile: OnceLock::new(),
             }),
             mode,
             direct_unavailable,
@@ -212,9 +220,22 @@ impl FileHandle {
         self.direct_unavailable.as_deref()
     }
 
-    /// Whether cuFile serves this file, or why not (stage 1's input).
+    /// Whether cuFile serves this file, or why not (stage 1's input); the
+    /// first call registers the file with cuFile when the driver is open.
     pub fn cufile(&self) -> &CuFileAvailability {
-        &self.cufile
+        self.cufile.get_or_init(|| {
+            match CuFileHandle::register(
+                std::path::Path::new(&self.shared.path),
+                self.mode.can_read(),
+                self.mode.can_write(),
+            ) {
+                Ok(handle) => {
+                    let _ = self.shared.cufile.set(handle);
+                    CuFileAvailability::Ready
+                }
+                Err(why) => CuFileAvailability::Unavailable(why),
+            }
+        })
     }
 
     /// The route the last device request took, with its reason.
@@ -368,7 +389,7 @@ impl FileHandle {
         write: bool,
     ) -> Result<(RouteDecision, Option<super::mmap::Mapping>)> {
         let settings = self.engine.settings();
-        match decide_cufile(settings, &self.cufile, &self.shared.path, len)? {
+        match decide_cufile(settings, self.cufile(), &self.shared.path, len)? {
             Ok(decision) => Ok((decision, None)),
             Err(why) if write => Ok((
                 RouteDecision {
@@ -514,22 +535,18 @@ impl FileHandle {
 /// Stage 1's input for one file: cuFile ready (driver open, file
 /// registered), disabled by compat ON, or unavailable with the reason. A
 /// cuFile parameter that cuFile refuses is an error, not a fallback.
-fn open_cufile(
-    settings: &crate::config::Settings,
-    path: &std::path::Path,
-    mode: OpenMode,
-) -> Result<(CuFileAvailability, Option<CuFileHandle>)> {
+/// cuFile's driver for a new handle: None when it is open (the file is
+/// registered on its first device request), or why cuFile cannot serve the
+/// file; an invalid cuFile setting is an error.
+fn open_cufile_driver(settings: &crate::config::Settings) -> Result<Option<CuFileAvailability>> {
     if settings.compat_mode == CompatMode::On {
-        return Ok((CuFileAvailability::Disabled, None));
+        return Ok(Some(CuFileAvailability::Disabled));
     }
     match crate::cufile::driver::open(&settings.cufile) {
         Err(e @ Error::CuFileParam { .. }) => Err(e),
-        Err(Error::CuFileUnavailable(why)) => Ok((CuFileAvailability::Unavailable(why), None)),
-        Err(other) => Ok((CuFileAvailability::Unavailable(other.to_string()), None)),
-        Ok(_) => match CuFileHandle::register(path, mode.can_read(), mode.can_write()) {
-            Ok(h) => Ok((CuFileAvailability::Ready, Some(h))),
-            Err(why) => Ok((CuFileAvailability::Unavailable(why), None)),
-        },
+        Err(Error::CuFileUnavailable(why)) => Ok(Some(CuFileAvailability::Unavailable(why))),
+        Err(other) => Ok(Some(CuFileAvailability::Unavailable(other.to_string()))),
+        Ok(_) => Ok(None),
     }
 }
 

@@ -206,7 +206,7 @@ fn cufile_task(req: &Request, task: Task, write: bool) -> Result<()> {
     let handle = req
         .file
         .cufile
-        .as_ref()
+        .get()
         .expect("cuFile routes are only chosen for registered files");
     let base = device_ptr(&req.memory);
     let op = if write { "cuFileWrite" } else { "cuFileRead" };
