@@ -18,6 +18,7 @@ use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::{col, lit, SessionConfig, SessionContext};
 use gdscan::datafusion::file_plan::plan_file;
 use gdscan::datafusion::pushdown::predicate_from_filters;
+use gdscan::datafusion::read_ahead::ReadAheadPolicy;
 use gdscan::datafusion::{register_parquet, scan_totals, GdsTableOptions, ScanTotals};
 use gdscan::engine::FileHandle;
 use gdscan::parquet::MetadataOptions;
@@ -140,7 +141,7 @@ async fn run(ctx: &SessionContext, sql: &str) -> (Vec<String>, ScanTotals) {
     (rows, scan_totals(plan.as_ref()))
 }
 
-fn table(partitions: usize, path: &Path, read_ahead: bool) -> SessionContext {
+fn table(partitions: usize, path: &Path, read_ahead: ReadAheadPolicy) -> SessionContext {
     let ctx =
         SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions));
     let options = GdsTableOptions {
@@ -156,7 +157,7 @@ fn gdscans_pruning_alone_narrows_the_scan() {
     let dir = tempfile::tempdir().unwrap();
     let path = common::write_file(dir.path());
     runtime().block_on(async {
-        let ctx = table(2, &path, true);
+        let ctx = table(2, &path, ReadAheadPolicy::Always);
         // DataFusion's own pruning off: only gdscan's plan prunes.
         ctx.sql("set datafusion.execution.parquet.pruning = false")
             .await
@@ -178,9 +179,24 @@ fn gdscans_pruning_alone_narrows_the_scan() {
     });
 }
 
+/// Drops the file from the page cache (the test folder is on a disk, under
+/// the target folder, where the advice works).
+fn evict(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).unwrap();
+    file.sync_all().unwrap();
+    // SAFETY: plain advice on an open descriptor.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0);
+    let handle = FileHandle::open(path, "r").unwrap();
+    let len = std::fs::metadata(path).unwrap().len();
+    assert!(!handle.is_cached(0, len, 4096), "the file stayed cached");
+}
+
 #[test]
 fn read_ahead_serves_every_row_group_and_changes_no_answer() {
-    let dir = tempfile::tempdir().unwrap();
+    // On a disk (under the target folder), where eviction works.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let path = common::write_file(dir.path());
     let queries = [
         "select l_returnflag, count(*), sum(l_quantity), sum(l_discount), min(l_comment) \
@@ -189,8 +205,8 @@ fn read_ahead_serves_every_row_group_and_changes_no_answer() {
     ];
     runtime().block_on(async {
         for partitions in [1, 3] {
-            let on = table(partitions, &path, true);
-            let off = table(partitions, &path, false);
+            let on = table(partitions, &path, ReadAheadPolicy::Always);
+            let off = table(partitions, &path, ReadAheadPolicy::Off);
             for sql in queries {
                 let (rows_on, with) = run(&on, sql).await;
                 let (rows_off, without) = run(&off, sql).await;
@@ -204,8 +220,19 @@ fn read_ahead_serves_every_row_group_and_changes_no_answer() {
             }
         }
         // Five row groups in one range: the four after the first.
-        let (_, totals) = run(&table(1, &path, true), queries[0]).await;
+        let (_, totals) = run(&table(1, &path, ReadAheadPolicy::Always), queries[0]).await;
         assert_eq!(totals.read_ahead_hits, 4, "{totals:?}");
+        // The default reads ahead only what the page cache lacks: nothing
+        // of a cached file, and row groups of an evicted one (the kernel's
+        // own read-ahead may bring some in first).
+        let uncached = table(1, &path, ReadAheadPolicy::Uncached);
+        let (_, cached) = run(&uncached, queries[0]).await;
+        assert_eq!(cached.read_ahead_hits, 0, "{cached:?}");
+        assert_eq!(cached.bytes_read, totals.bytes_read);
+        evict(&path);
+        let (_, cold) = run(&uncached, queries[0]).await;
+        assert_eq!(cold.read_ahead_wasted, 0, "{cold:?}");
+        assert_eq!(cold.bytes_read, totals.bytes_read);
     });
 }
 
@@ -214,7 +241,7 @@ fn a_limit_reads_nothing_ahead() {
     let dir = tempfile::tempdir().unwrap();
     let path = common::write_file(dir.path());
     runtime().block_on(async {
-        let ctx = table(1, &path, true);
+        let ctx = table(1, &path, ReadAheadPolicy::Always);
         let (rows, totals) = run(&ctx, "select l_orderkey from t limit 3").await;
         assert_eq!(rows.len(), 3 + 4, "{rows:?}");
         assert_eq!(totals.read_ahead_hits, 0);

@@ -314,6 +314,29 @@ fn evict(path: &Path) {
 }
 
 #[test]
+fn is_cached_follows_the_page_cache() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let len = 256 * PAGE;
+    let (path, _) = make_file(dir.path(), "cached", len, 14);
+    let handle = FileHandle::open(&path, "r").unwrap();
+    evict(&path);
+    assert_eq!(resident_pages(&path, 0, len), 0, "eviction must work here");
+    assert!(!handle.is_cached(0, len as u64, 16 * PAGE as u64));
+    // Read the first half: it is cached (the rest may be too, by the
+    // kernel's own read-ahead).
+    let mut buf = vec![0u8; len / 2];
+    handle.pread(&mut buf, len / 2, 0).unwrap();
+    assert!(handle.is_cached(0, (len / 2) as u64, 16 * PAGE as u64));
+    if resident_pages(&path, 0, len) == len / PAGE {
+        assert!(handle.is_cached(0, len as u64, PAGE as u64));
+    }
+    assert!(
+        !handle.is_cached(0, 0, 4096),
+        "an empty range is never cached"
+    );
+}
+
+#[test]
 fn direct_read_of_aligned_range_bypasses_the_page_cache() {
     let dir = tempfile::tempdir().unwrap();
     let len = 64 * PAGE;

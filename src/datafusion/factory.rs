@@ -52,9 +52,9 @@ impl ParquetFileReaderFactory for GdsReaderFactory {
         let reader = open_reader(&location, &self.options).map_err(to_datafusion)?;
         let metered = MeteredReader::new(reader, ReaderMetrics::new(metrics, partition_index));
         let read_ahead = match file.extension::<Arc<FileScanPlan>>() {
-            Some(plan) if plan.read_ahead && self.options.read_ahead => {
+            Some(plan) if plan.read_ahead => {
                 let range = file.range.as_ref().map(|r| r.start as u64..r.end as u64);
-                ReadAhead::new(plan.in_range(range), true)
+                ReadAhead::new(plan.in_range(range), self.options.read_ahead)
             }
             _ => ReadAhead::disabled(),
         };

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::read_ahead::ReadAheadPolicy;
 use crate::engine::Engine;
 use crate::parquet::CoalesceOptions;
 use crate::store::StoreOptions;
@@ -24,10 +25,10 @@ pub struct GdsTableOptions {
     pub engine: Option<Arc<Engine>>,
     /// How objects of remote stores (URLs) are read.
     pub store: StoreOptions,
-    /// Whether each reader reads its next planned row group while
-    /// DataFusion decodes the current one (on by default; off with
-    /// `GDSCAN_READ_AHEAD=0`).
-    pub read_ahead: bool,
+    /// When each reader reads its next planned row group while DataFusion
+    /// decodes the current one (default: when it is not in the page cache;
+    /// `GDSCAN_READ_AHEAD=0|uncached|always`).
+    pub read_ahead: ReadAheadPolicy,
 }
 
 impl Default for GdsTableOptions {
@@ -41,7 +42,7 @@ impl Default for GdsTableOptions {
             },
             engine: None,
             store: StoreOptions::default(),
-            read_ahead: std::env::var("GDSCAN_READ_AHEAD").map_or(true, |v| v != "0"),
+            read_ahead: ReadAheadPolicy::from_env(),
         }
     }
 }

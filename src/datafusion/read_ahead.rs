@@ -24,6 +24,9 @@ use super::file_plan::PlannedRowGroup;
 use crate::parquet::reader::ReaderStats;
 use crate::parquet::GdsParquetReader;
 
+/// Distance between the page-cache probes of a row group's chunks.
+const CACHE_PROBE_STEP: u64 = 1 << 20;
+
 /// A row group being read ahead.
 #[derive(Debug)]
 struct InFlight {
@@ -53,6 +56,30 @@ pub enum Served {
     },
 }
 
+/// When a reader reads ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadAheadPolicy {
+    /// Never.
+    Off,
+    /// Row groups not already in the page cache (the default).
+    #[default]
+    Uncached,
+    /// Every planned row group, cached or not.
+    Always,
+}
+
+impl ReadAheadPolicy {
+    /// From `GDSCAN_READ_AHEAD`: `0`/`off`, `uncached` (the default, also
+    /// `1`) or `always`; anything else is the default.
+    pub fn from_env() -> Self {
+        match std::env::var("GDSCAN_READ_AHEAD").as_deref() {
+            Ok("0") | Ok("off") => ReadAheadPolicy::Off,
+            Ok("always") => ReadAheadPolicy::Always,
+            _ => ReadAheadPolicy::Uncached,
+        }
+    }
+}
+
 /// The read-ahead state of one reader (one file range of one partition).
 #[derive(Debug)]
 pub struct ReadAhead {
@@ -60,22 +87,24 @@ pub struct ReadAhead {
     queue: VecDeque<PlannedRowGroup>,
     in_flight: Option<InFlight>,
     enabled: bool,
+    skip_cached: bool,
 }
 
 impl ReadAhead {
     /// Read-ahead over `row_groups` (the ones the reader's file range will be
-    /// asked for, in order); `enabled` false only tracks them.
-    pub fn new(row_groups: Vec<PlannedRowGroup>, enabled: bool) -> Self {
+    /// asked for, in order) under `policy`.
+    pub fn new(row_groups: Vec<PlannedRowGroup>, policy: ReadAheadPolicy) -> Self {
         ReadAhead {
             queue: row_groups.into(),
             in_flight: None,
-            enabled,
+            enabled: policy != ReadAheadPolicy::Off,
+            skip_cached: policy == ReadAheadPolicy::Uncached,
         }
     }
 
     /// No read-ahead.
     pub fn disabled() -> Self {
-        ReadAhead::new(Vec::new(), false)
+        ReadAhead::new(Vec::new(), ReadAheadPolicy::Off)
     }
 
     /// Whether reading ahead is still on.
@@ -84,9 +113,10 @@ impl ReadAhead {
     }
 
     /// Starts reading the next row group to be asked for, unless one is in
-    /// flight, reading ahead is off, no tokio runtime runs this thread, or
-    /// page pruning keeps only some of its rows (DataFusion then reads some
-    /// pages, not whole chunks).
+    /// flight, reading ahead is off, no tokio runtime runs this thread, page
+    /// pruning keeps only some of its rows (DataFusion then reads some
+    /// pages, not whole chunks), or (policy `Uncached`) its chunks are in
+    /// the page cache.
     pub fn start_next(&mut self, reader: &GdsParquetReader) {
         if !self.enabled || self.in_flight.is_some() {
             return;
@@ -96,6 +126,18 @@ impl ReadAhead {
         };
         if next.some_rows || next.chunks.is_empty() {
             return;
+        }
+        // Already in the page cache: asking for it will be a memory copy,
+        // which reading ahead would only move onto another thread of a
+        // machine busy decoding.
+        if let Some(handle) = reader.handle().filter(|_| self.skip_cached) {
+            if next
+                .chunks
+                .iter()
+                .all(|c| handle.is_cached(c.start, c.end - c.start, CACHE_PROBE_STEP))
+            {
+                return;
+            }
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;

@@ -220,6 +220,29 @@ impl FileHandle {
         self.direct_unavailable.as_deref()
     }
 
+    /// Whether `[offset, offset + len)` is in the page cache, probed without
+    /// waiting (`preadv2` with `RWF_NOWAIT`) one byte every `step` bytes and
+    /// at the end: true only when every probe found its page cached (a read
+    /// of the range would then be a memory copy, not I/O). False when a
+    /// probe misses, the range is empty, or the kernel cannot tell.
+    pub fn is_cached(&self, offset: u64, len: u64, step: u64) -> bool {
+        if len == 0 {
+            return false;
+        }
+        let step = step.max(4096);
+        let last = offset + len - 1;
+        let mut at = offset;
+        loop {
+            if !probe_cached(&self.shared.fds.buffered, at.min(last)) {
+                return false;
+            }
+            if at >= last {
+                return true;
+            }
+            at = (at + step).min(last);
+        }
+    }
+
     /// Whether cuFile serves this file, or why not (stage 1's input); the
     /// first call registers the file with cuFile when the driver is open.
     pub fn cufile(&self) -> &CuFileAvailability {
@@ -535,6 +558,27 @@ impl FileHandle {
 /// Stage 1's input for one file: cuFile ready (driver open, file
 /// registered), disabled by compat ON, or unavailable with the reason. A
 /// cuFile parameter that cuFile refuses is an error, not a fallback.
+/// Whether the byte at `offset` is cached: a one-byte `RWF_NOWAIT` read.
+fn probe_cached(file: &File, offset: u64) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    let iov = libc::iovec {
+        iov_base: (&mut byte as *mut u8).cast(),
+        iov_len: 1,
+    };
+    // SAFETY: one iovec over a live local byte; the descriptor is open.
+    let n = unsafe {
+        libc::preadv2(
+            file.as_raw_fd(),
+            &iov,
+            1,
+            offset as libc::off_t,
+            libc::RWF_NOWAIT,
+        )
+    };
+    n == 1
+}
+
 /// cuFile's driver for a new handle: None when it is open (the file is
 /// registered on its first device request), or why cuFile cannot serve the
 /// file; an invalid cuFile setting is an error.
