@@ -246,3 +246,139 @@ async fn slice(flight: InFlight, ranges: &[Range<u64>]) -> crate::Result<Vec<Byt
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::engine::FileHandle;
+
+    /// A 1 MB file of known bytes and a reader over it.
+    fn file() -> (tempfile::TempDir, Vec<u8>, GdsParquetReader) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let content: Vec<u8> = (0..1_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let handle = Arc::new(FileHandle::open(&path, "r").unwrap());
+        (dir, content, GdsParquetReader::new(handle))
+    }
+
+    fn group(index: usize, chunks: Vec<Range<u64>>) -> PlannedRowGroup {
+        PlannedRowGroup {
+            index,
+            first_page: chunks[0].start,
+            chunks,
+            some_rows: false,
+        }
+    }
+
+    /// Row groups 0, 1 and 2: two chunks, then one, then one.
+    fn groups() -> Vec<PlannedRowGroup> {
+        vec![
+            group(0, vec![0..100_000, 100_000..200_000]),
+            group(1, vec![300_000..400_000]),
+            group(2, vec![500_000..600_000]),
+        ]
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_next_planned_row_group_is_served_from_memory() {
+        let (_dir, content, reader) = file();
+        runtime().block_on(async {
+            let mut ahead = ReadAhead::new(groups(), ReadAheadPolicy::Always);
+            // Row group 0: nothing in flight yet.
+            let first = [0..100_000, 100_000..200_000];
+            assert!(matches!(
+                ahead.serve(&first).await,
+                Served::Miss { wasted: 0 }
+            ));
+            ahead.advance(&first);
+            ahead.start_next(&reader);
+            assert_eq!(ahead.pending_bytes(), 100_000);
+            // Row group 1, asked for in two pieces of its one chunk.
+            let second = [300_000..350_000, 350_000..400_000];
+            let Served::Hit {
+                result,
+                reads,
+                bytes_read,
+            } = ahead.serve(&second).await
+            else {
+                panic!("row group 1 was read ahead");
+            };
+            let bytes = result.unwrap();
+            assert_eq!(&bytes[0][..], &content[300_000..350_000]);
+            assert_eq!(&bytes[1][..], &content[350_000..400_000]);
+            assert_eq!((reads, bytes_read), (1, 100_000));
+            assert!(ahead.enabled());
+        });
+    }
+
+    #[test]
+    fn a_request_for_another_row_group_wastes_the_read_ahead_and_stops_it() {
+        let (_dir, _content, reader) = file();
+        runtime().block_on(async {
+            let mut ahead = ReadAhead::new(groups(), ReadAheadPolicy::Always);
+            ahead.advance(&[0..100_000]);
+            ahead.start_next(&reader);
+            // Bytes outside every planned row group (a bloom filter, say)
+            // leave row group 1 in flight.
+            assert!(matches!(
+                ahead.serve(&[900_000..900_100]).await,
+                Served::Miss { wasted: 0 }
+            ));
+            assert_eq!(ahead.pending_bytes(), 100_000);
+            // DataFusion skipped row group 1: its bytes are wasted.
+            let third = [500_000..600_000];
+            assert!(matches!(
+                ahead.serve(&third).await,
+                Served::Miss { wasted: 100_000 }
+            ));
+            assert!(!ahead.enabled());
+            ahead.advance(&third);
+            ahead.start_next(&reader);
+            assert_eq!(ahead.pending_bytes(), 0);
+        });
+    }
+
+    #[test]
+    fn page_selected_and_cached_row_groups_are_not_read_ahead() {
+        let (_dir, _content, reader) = file();
+        runtime().block_on(async {
+            let mut partial = groups();
+            partial[1].some_rows = true;
+            let mut ahead = ReadAhead::new(partial, ReadAheadPolicy::Always);
+            ahead.advance(&[0..100_000]);
+            ahead.start_next(&reader);
+            assert_eq!(ahead.pending_bytes(), 0);
+            // The file was just written: in the page cache.
+            let handle = reader.handle().unwrap();
+            assert!(handle.is_cached(300_000, 100_000, 4096));
+            let mut ahead = ReadAhead::new(groups(), ReadAheadPolicy::Uncached);
+            ahead.advance(&[0..100_000]);
+            ahead.start_next(&reader);
+            assert_eq!(ahead.pending_bytes(), 0);
+            // Off: nothing, ever.
+            let mut off = ReadAhead::new(groups(), ReadAheadPolicy::Off);
+            off.advance(&[0..100_000]);
+            off.start_next(&reader);
+            assert_eq!(off.pending_bytes(), 0);
+        });
+    }
+
+    #[test]
+    fn without_a_tokio_runtime_nothing_is_read_ahead() {
+        let (_dir, _content, reader) = file();
+        let mut ahead = ReadAhead::new(groups(), ReadAheadPolicy::Always);
+        ahead.advance(&[0..100_000]);
+        ahead.start_next(&reader);
+        assert_eq!(ahead.pending_bytes(), 0);
+    }
+}
