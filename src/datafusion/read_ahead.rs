@@ -277,8 +277,8 @@ mod tests {
     fn groups() -> Vec<PlannedRowGroup> {
         vec![
             group(0, vec![0..100_000, 100_000..200_000]),
-            group(1, vec![300_000..400_000]),
-            group(2, vec![500_000..600_000]),
+            group(1, [300_000..400_000].to_vec()),
+            group(2, [500_000..600_000].to_vec()),
         ]
     }
 
