@@ -273,12 +273,14 @@ mod tests {
         }
     }
 
-    /// Row groups 0, 1 and 2: two chunks, then one, then one.
+    /// Row groups 0, 1 and 2: two chunks, then one, then one (a list of
+    /// one byte range is meant, hence the allow).
+    #[allow(clippy::single_range_in_vec_init)]
     fn groups() -> Vec<PlannedRowGroup> {
         vec![
             group(0, vec![0..100_000, 100_000..200_000]),
-            group(1, [300_000..400_000].to_vec()),
-            group(2, [500_000..600_000].to_vec()),
+            group(1, vec![300_000..400_000]),
+            group(2, vec![500_000..600_000]),
         ]
     }
 
