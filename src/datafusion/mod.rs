@@ -14,8 +14,11 @@
 //!
 //! Flow: [`location`] (the one place that turns a location into files and
 //! readers) → [`table`] (schema and statistics from gdscan's metadata at
-//! registration; the scan plan) → [`factory`] (a reader per file range) →
-//! [`metered`] (the reader with [`metrics`] for `EXPLAIN ANALYZE`).
+//! registration; the scan plan, with [`pushdown`] turning the filters into
+//! gdscan's predicate and [`file_plan`] planning each file: the access plan
+//! DataFusion gets and the row groups to read ahead) → [`factory`] (a
+//! reader per file range) → [`metered`] (the reader with [`metrics`] for
+//! `EXPLAIN ANALYZE` and [`read_ahead`] of the next planned row group).
 //! [`register`] has the one-call helpers, [`queries`] the 22 TPC-H queries,
 //! [`session`] and [`output`] what `gdscan sql` needs.
 
