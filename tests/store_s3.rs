@@ -3,7 +3,8 @@
 //! The same chunk bytes and decoded batches as the local files (the test's
 //! own lineitem-like file, and every apache/parquet-testing file when
 //! PARQUET_TEST_DATA is set), `s3://` URLs through the CLI with the usual
-//! AWS_* environment, and typed errors for a wrong key and a missing object.
+//! AWS_* environment (a scan, and a SQL table over a prefix), and typed
+//! errors for a wrong key and a missing object.
 //!
 //! They run when GDSCAN_S3_TESTS was set at build time (`.ci/run` installs
 //! moto and sets it; see build.rs), and then fail if moto cannot start;
@@ -314,4 +315,53 @@ fn bench_store_measures_every_concurrency_against_get_ranges() {
     let local_plan = plan_of(&local(&path), &ScanRequest::default());
     assert_eq!(case["bytes_needed"], local_plan.totals.bytes_needed);
     assert_eq!(case["bytes_read"], local_plan.totals.bytes_read);
+}
+
+#[cfg(feature = "datafusion")]
+#[test]
+#[cfg_attr(
+    not(s3_server),
+    ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
+)]
+fn a_table_over_an_s3_prefix_reads_every_parquet_object_under_it() {
+    let moto = Moto::start(&[]);
+    moto.create_bucket(BUCKET);
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(common::write_file(dir.path())).unwrap();
+    // Two tables' worth under the prefix (one a level deeper), a stray
+    // object that is not Parquet, and one outside the prefix.
+    moto.upload(BUCKET, "tables/t/part-0.parquet", bytes.clone());
+    moto.upload(BUCKET, "tables/t/more/part-1.parquet", bytes.clone());
+    moto.upload(BUCKET, "tables/t/_SUCCESS", b"done".to_vec());
+    moto.upload(BUCKET, "tables/other.parquet", bytes);
+    let sql = |table: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gdscan"));
+        cmd.args(["sql", "--format", "csv", "--table"])
+            .arg(format!("t={table}"))
+            .arg("select count(*) as n, sum(l_orderkey) as k from t");
+        for (k, v) in moto.env() {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = sql(&format!("s3://{BUCKET}/tables/t/"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = common::ROWS as u64;
+    let keys: u64 = (0..rows).sum();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("n,k\n{},{}", 2 * rows, 2 * keys)
+    );
+    // A prefix with no Parquet object is an error naming it.
+    let empty = sql(&format!("s3://{BUCKET}/nothing/"));
+    assert!(!empty.status.success());
+    let err = String::from_utf8_lossy(&empty.stderr);
+    assert!(
+        err.contains("nothing/") && err.contains("no objects ending with"),
+        "{err}"
+    );
 }

@@ -9,7 +9,7 @@ use super::options::GdsTableOptions;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::parquet::GdsParquetReader;
-use crate::store::{classify, open_with, Route, Target};
+use crate::store::{classify, list_prefix, open_with, Route, Target};
 
 /// One file of a table: where it is and its size in bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,9 +22,15 @@ pub struct TableFile {
 
 /// The files at `location`: the file itself, or the files of a folder whose
 /// names end with `options.file_extension` (subfolders included, linked
-/// folders not followed), sorted by location; a remote URL is one object.
-/// A folder without any is an error, as is a missing path or object.
+/// folders not followed), sorted by location; a remote URL is one object,
+/// or, ending with `/`, the objects under that prefix whose names end with
+/// the extension. A folder or prefix without any is an error, as is a
+/// missing path or object.
 pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<TableFile>> {
+    // `classify` wants an object: the root of a bucket names none.
+    if location.contains("://") && location.ends_with('/') && !location.starts_with("file:") {
+        return listed(location, options);
+    }
     let path = match classify(location)? {
         Target::Local(path) => path,
         Target::Remote { .. } => {
@@ -76,6 +82,24 @@ pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<Table
         });
     }
     files.sort_by(|a, b| a.location.cmp(&b.location));
+    Ok(files)
+}
+
+/// The objects under a remote prefix, as table files.
+fn listed(location: &str, options: &GdsTableOptions) -> Result<Vec<TableFile>> {
+    let files: Vec<TableFile> = list_prefix(location, &options.store, &options.file_extension)?
+        .into_iter()
+        .map(|o| TableFile {
+            location: o.location,
+            size: o.size,
+        })
+        .collect();
+    if files.is_empty() {
+        return Err(Error::Scan {
+            path: location.to_string(),
+            reason: format!("no objects ending with {:?}", options.file_extension),
+        });
+    }
     Ok(files)
 }
 

@@ -40,4 +40,6 @@ pub use local::LocalSource;
 pub use options::StoreOptions;
 pub use remote::RemoteSource;
 pub use source::{PendingRead, Route, Source};
-pub use url::{classify, open, open_store, open_with, open_with_config, Target};
+pub use url::{
+    classify, list_prefix, open, open_store, open_with, open_with_config, ListedObject, Target,
+};

@@ -121,6 +121,77 @@ fn open_remote(
     )?))
 }
 
+/// One object found under a prefix: its URL and size in bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedObject {
+    /// The object's URL: the prefix URL followed by the rest of its name.
+    pub location: String,
+    /// Bytes.
+    pub size: u64,
+}
+
+/// The objects under `location`, a remote URL ending with `/` (a folder of a
+/// bucket or container, or its root), whose names end with `suffix`, sorted
+/// by URL; listed through the store built for the URL (the environment's
+/// credentials and endpoints, as for [`open`]). Objects in deeper folders
+/// count too. A URL that does not end with `/`, a local path, or a store
+/// that cannot list is an error.
+pub fn list_prefix(
+    location: &str,
+    options: &StoreOptions,
+    suffix: &str,
+) -> Result<Vec<ListedObject>> {
+    if !location.ends_with('/') || !location.contains("://") {
+        return Err(bad(location, "a prefix to list is a URL ending with '/'"));
+    }
+    let url = Url::parse(location).map_err(|e| bad(location, format!("not a URL: {e}")))?;
+    let (scheme, prefix) = ObjectStoreScheme::parse(&url)
+        .map_err(|_| bad(location, "unsupported scheme for listing"))?;
+    if matches!(
+        scheme,
+        ObjectStoreScheme::Local | ObjectStoreScheme::Memory | ObjectStoreScheme::Http
+    ) {
+        return Err(bad(
+            location,
+            format!("{scheme:?} stores are not listed: name the objects one by one"),
+        ));
+    }
+    // The URL up to the prefix; each object's URL is that plus its name.
+    let tail = if prefix.as_ref().is_empty() {
+        "/".to_string()
+    } else {
+        format!("{}/", prefix.as_ref())
+    };
+    let Some(base) = location.strip_suffix(tail.trim_start_matches('/')) else {
+        return Err(bad(
+            location,
+            "the URL's prefix is written differently from the store's (percent-encoding?)",
+        ));
+    };
+    let base = base.to_string();
+    let (store, _counts) = super::builder::build(&url, scheme, options, &[])?;
+    let shown = location.to_string();
+    let listed = super::runtime::block_on(async move {
+        use futures::TryStreamExt;
+        let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
+        store
+            .list(prefix.as_ref())
+            .try_collect::<Vec<object_store::ObjectMeta>>()
+            .await
+    })?
+    .map_err(|e| super::errors::from_store(&shown, "list", e))?;
+    let mut out: Vec<ListedObject> = listed
+        .into_iter()
+        .filter(|m| m.location.as_ref().ends_with(suffix))
+        .map(|m| ListedObject {
+            location: format!("{base}{}", m.location),
+            size: m.size,
+        })
+        .collect();
+    out.sort_by(|a, b| a.location.cmp(&b.location));
+    Ok(out)
+}
+
 /// The folder a `LocalFileSystem` store is rooted at, from its name
 /// (`LocalFileSystem(file:///root/)`); `None` for any other store.
 fn local_root(store: &dyn ObjectStore) -> Option<PathBuf> {
@@ -243,5 +314,26 @@ mod tests {
         assert_eq!(&got[0][..], &data[10..20]);
         assert_eq!(&got[1][..], &data[9_990..]);
         assert!(source.counters().get(crate::IoPath::PosixHost).bytes >= 20);
+    }
+
+    #[test]
+    fn only_remote_urls_ending_with_a_slash_are_listed() {
+        let options = StoreOptions::default();
+        for (location, why) in [
+            ("s3://bucket/table.parquet", "ending with '/'"),
+            ("/data/tables/", "ending with '/'"),
+            ("https://example.com/tables/", "not listed"),
+        ] {
+            match list_prefix(location, &options, ".parquet") {
+                Err(Error::StoreLocation {
+                    location: l,
+                    reason,
+                }) => {
+                    assert_eq!(l, location);
+                    assert!(reason.contains(why), "{location}: {reason}");
+                }
+                other => panic!("{location}: {other:?}"),
+            }
+        }
     }
 }
