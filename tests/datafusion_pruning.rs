@@ -182,12 +182,7 @@ fn gdscans_pruning_alone_narrows_the_scan() {
 /// Drops the file from the page cache (the test folder is on a disk, under
 /// the target folder, where the advice works).
 fn evict(path: &Path) {
-    use std::os::fd::AsRawFd;
-    let file = std::fs::File::open(path).unwrap();
-    file.sync_all().unwrap();
-    // SAFETY: plain advice on an open descriptor.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    assert_eq!(rc, 0);
+    common::evict(path);
     let handle = FileHandle::open(path, "r").unwrap();
     let len = std::fs::metadata(path).unwrap().len();
     assert!(!handle.is_cached(0, len, 4096), "the file stayed cached");

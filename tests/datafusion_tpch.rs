@@ -137,19 +137,26 @@ fn sorted_file(dir: &Path) -> PathBuf {
     common::write_file(dir)
 }
 
+/// A session (see [`context`]) with `file` registered as `t` through
+/// gdscan's provider.
+fn gds_context(file: &Path) -> SessionContext {
+    let ctx = context();
+    register_parquet(
+        &ctx,
+        "t",
+        file.to_str().unwrap(),
+        GdsTableOptions::default(),
+    )
+    .unwrap();
+    ctx
+}
+
 #[test]
 fn a_filtered_scan_reads_fewer_bytes_than_an_unfiltered_one() {
     let dir = tempfile::tempdir().unwrap();
     let file = sorted_file(dir.path());
     runtime().block_on(async {
-        let ctx = context();
-        register_parquet(
-            &ctx,
-            "t",
-            file.to_str().unwrap(),
-            GdsTableOptions::default(),
-        )
-        .unwrap();
+        let ctx = gds_context(&file);
         let (all, all_plan) =
             run(&ctx, "select sum(l_quantity) from t where l_orderkey >= 0").await;
         let (some, some_plan) =
@@ -170,14 +177,7 @@ fn explain_analyze_shows_gdscan_metrics() {
     let dir = tempfile::tempdir().unwrap();
     let file = sorted_file(dir.path());
     runtime().block_on(async {
-        let ctx = context();
-        register_parquet(
-            &ctx,
-            "t",
-            file.to_str().unwrap(),
-            GdsTableOptions::default(),
-        )
-        .unwrap();
+        let ctx = gds_context(&file);
         let (rows, _) = run(
             &ctx,
             "explain analyze select count(*) from t where l_orderkey < 100",
@@ -202,14 +202,7 @@ fn projection_limit_and_single_file_match_datafusion() {
     let dir = tempfile::tempdir().unwrap();
     let file = sorted_file(dir.path());
     runtime().block_on(async {
-        let gds = context();
-        register_parquet(
-            &gds,
-            "t",
-            file.to_str().unwrap(),
-            GdsTableOptions::default(),
-        )
-        .unwrap();
+        let gds = gds_context(&file);
         let listing = context();
         listing
             .register_parquet("t", file.to_str().unwrap(), Default::default())
@@ -297,14 +290,7 @@ fn query_after(change: impl FnOnce(&Path)) -> DataFusionError {
     let dir = tempfile::tempdir().unwrap();
     let file = sorted_file(dir.path());
     runtime().block_on(async {
-        let ctx = context();
-        register_parquet(
-            &ctx,
-            "t",
-            file.to_str().unwrap(),
-            GdsTableOptions::default(),
-        )
-        .unwrap();
+        let ctx = gds_context(&file);
         change(&file);
         let df = ctx.sql("select sum(l_quantity) from t").await.unwrap();
         df.collect().await.unwrap_err()

@@ -3,10 +3,13 @@
 //! short reads at end of file, O_DIRECT reads and writes, writes in every
 //! writable mode, asynchronous requests, and per-path counters.
 
+mod common;
+
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use common::evict;
 use futures::executor::block_on;
 use gdscan::{Engine, FileHandle, IoPath, OpenMode, Settings};
 
@@ -303,14 +306,6 @@ fn resident_pages(path: &Path, offset: usize, len: usize) -> usize {
             .filter(|&&b| b & 1 != 0)
             .count()
     }
-}
-
-fn evict(path: &Path) {
-    let file = std::fs::File::open(path).unwrap();
-    file.sync_all().unwrap();
-    // SAFETY: plain advice on an open descriptor.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    assert_eq!(rc, 0);
 }
 
 #[test]

@@ -36,6 +36,22 @@ fn options() -> StoreOptions {
     }
 }
 
+/// moto started with `env`, with the test bucket created.
+fn moto_with_bucket(env: &[(&str, &str)]) -> Moto {
+    let moto = Moto::start(env);
+    moto.create_bucket(BUCKET);
+    moto
+}
+
+/// The gdscan binary with moto's `AWS_*` environment.
+fn gdscan_command(moto: &Moto) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gdscan"));
+    for (k, v) in moto.env() {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
 fn open_s3(moto: &Moto, key: &str) -> gdscan::Result<Arc<dyn Source>> {
     let config = moto.config();
     let pairs: Vec<(&str, &str)> = config.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -48,8 +64,7 @@ fn open_s3(moto: &Moto, key: &str) -> gdscan::Result<Arc<dyn Source>> {
     ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
 )]
 fn s3_scans_land_the_local_files_chunks_and_decode_to_its_batches() {
-    let moto = Moto::start(&[]);
-    moto.create_bucket(BUCKET);
+    let moto = moto_with_bucket(&[]);
     let dir = tempfile::tempdir().unwrap();
     let path = common::write_file(dir.path());
     moto.upload(
@@ -103,8 +118,7 @@ fn every_parquet_testing_file_decodes_the_same_from_s3() {
         "parquet-testing files in {}",
         dir.display()
     );
-    let moto = Moto::start(&[]);
-    moto.create_bucket(BUCKET);
+    let moto = moto_with_bucket(&[]);
     let (mut crcs, mut decoded) = (0, 0);
     for file in &files {
         let name = file.file_name().unwrap().to_str().unwrap();
@@ -169,8 +183,7 @@ fn every_parquet_testing_file_decodes_the_same_from_s3() {
     ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
 )]
 fn s3_urls_scan_through_the_cli_with_the_aws_environment() {
-    let moto = Moto::start(&[]);
-    moto.create_bucket(BUCKET);
+    let moto = moto_with_bucket(&[]);
     let dir = tempfile::tempdir().unwrap();
     let path = common::write_file(dir.path());
     moto.upload(
@@ -180,7 +193,7 @@ fn s3_urls_scan_through_the_cli_with_the_aws_environment() {
     );
     let url = format!("s3://{BUCKET}/cli/lineitem.parquet");
     let run = |target: &str, extra: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gdscan"));
+        let mut cmd = gdscan_command(&moto);
         cmd.arg("scan")
             .arg(target)
             .args([
@@ -191,9 +204,6 @@ fn s3_urls_scan_through_the_cli_with_the_aws_environment() {
                 "l_orderkey,l_comment",
             ])
             .args(extra);
-        for (k, v) in moto.env() {
-            cmd.env(k, v);
-        }
         let out = cmd.output().unwrap();
         assert!(
             out.status.success(),
@@ -228,8 +238,7 @@ fn s3_urls_scan_through_the_cli_with_the_aws_environment() {
 )]
 fn a_wrong_key_is_an_access_error_naming_the_object() {
     // Authentication on after two unauthenticated actions: the bucket and the upload.
-    let moto = Moto::start(&[("INITIAL_NO_AUTH_ACTION_COUNT", "2")]);
-    moto.create_bucket(BUCKET);
+    let moto = moto_with_bucket(&[("INITIAL_NO_AUTH_ACTION_COUNT", "2")]);
     moto.upload(BUCKET, "secret.parquet", b"PAR1 not really PAR1".to_vec());
     match open_s3(&moto, "secret.parquet") {
         Err(Error::StoreAccessDenied { object, .. }) => {
@@ -245,8 +254,7 @@ fn a_wrong_key_is_an_access_error_naming_the_object() {
     ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
 )]
 fn a_missing_s3_object_is_not_found_naming_it() {
-    let moto = Moto::start(&[]);
-    moto.create_bucket(BUCKET);
+    let moto = moto_with_bucket(&[]);
     match open_s3(&moto, "nothing/here.parquet") {
         Err(e @ Error::ObjectNotFound { .. }) => {
             assert!(
@@ -265,12 +273,11 @@ fn a_missing_s3_object_is_not_found_naming_it() {
     ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
 )]
 fn bench_store_measures_every_concurrency_against_get_ranges() {
-    let moto = Moto::start(&[]);
-    moto.create_bucket(BUCKET);
+    let moto = moto_with_bucket(&[]);
     let dir = tempfile::tempdir().unwrap();
     let path = common::write_file(dir.path());
     let out_json = dir.path().join("store.json");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gdscan"));
+    let mut cmd = gdscan_command(&moto);
     cmd.args([
         "bench",
         "store",
@@ -290,9 +297,6 @@ fn bench_store_measures_every_concurrency_against_get_ranges() {
     ])
     .args(["--store-request-size", "32KiB", "--json"])
     .arg(&out_json);
-    for (k, v) in moto.env() {
-        cmd.env(k, v);
-    }
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
@@ -324,8 +328,7 @@ fn bench_store_measures_every_concurrency_against_get_ranges() {
     ignore = "needs moto: set GDSCAN_S3_TESTS=1 with moto[server] installed (.ci/run does)"
 )]
 fn a_table_over_an_s3_prefix_reads_every_parquet_object_under_it() {
-    let moto = Moto::start(&[]);
-    moto.create_bucket(BUCKET);
+    let moto = moto_with_bucket(&[]);
     let dir = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(common::write_file(dir.path())).unwrap();
     // Two tables' worth under the prefix (one a level deeper), a stray
@@ -335,13 +338,10 @@ fn a_table_over_an_s3_prefix_reads_every_parquet_object_under_it() {
     moto.upload(BUCKET, "tables/t/_SUCCESS", b"done".to_vec());
     moto.upload(BUCKET, "tables/other.parquet", bytes);
     let sql = |table: &str| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gdscan"));
+        let mut cmd = gdscan_command(&moto);
         cmd.args(["sql", "--format", "csv", "--table"])
             .arg(format!("t={table}"))
             .arg("select count(*) as n, sum(l_orderkey) as k from t");
-        for (k, v) in moto.env() {
-            cmd.env(k, v);
-        }
         cmd.output().unwrap()
     };
     let out = sql(&format!("s3://{BUCKET}/tables/t/"));

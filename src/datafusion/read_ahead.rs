@@ -21,7 +21,7 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use super::file_plan::PlannedRowGroup;
-use crate::parquet::reader::ReaderStats;
+use crate::parquet::reader::{cut_ranges, holding_span, ReaderStats};
 use crate::parquet::GdsParquetReader;
 
 /// Distance between the page-cache probes of a row group's chunks.
@@ -164,14 +164,9 @@ impl ReadAhead {
             return Served::Miss { wasted: 0 };
         };
         let in_flight_span = flight.row_group.span();
-        let covered = ranges.iter().all(|r| {
-            r.end <= r.start
-                || flight
-                    .row_group
-                    .chunks
-                    .iter()
-                    .any(|c| c.start <= r.start && r.end <= c.end)
-        });
+        let covered = ranges
+            .iter()
+            .all(|r| r.end <= r.start || holding_span(&flight.row_group.chunks, r).is_some());
         if in_flight_span.contains(&first.start) && covered {
             let flight = self.in_flight.take().expect("checked above");
             let stats = flight.stats.clone();
@@ -231,20 +226,7 @@ async fn slice(flight: InFlight, ranges: &[Range<u64>]) -> crate::Result<Vec<Byt
             })
         }
     };
-    Ok(ranges
-        .iter()
-        .map(|r| {
-            if r.end <= r.start {
-                return Bytes::new();
-            }
-            let i = chunks
-                .iter()
-                .position(|c| c.start <= r.start && r.end <= c.end)
-                .expect("checked by serve");
-            let base = chunks[i].start;
-            buffers[i].slice((r.start - base) as usize..(r.end - base) as usize)
-        })
-        .collect())
+    Ok(cut_ranges(ranges, chunks, &buffers))
 }
 
 // Lists of one byte range are what the tests mean, not ranges of elements.

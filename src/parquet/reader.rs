@@ -134,21 +134,39 @@ impl GdsParquetReader {
             merged.iter().map(|m| m.end - m.start).sum(),
             Ordering::Relaxed,
         );
-        Ok(ranges
-            .iter()
-            .map(|r| {
-                if r.end <= r.start {
-                    return Bytes::new();
-                }
-                let i = merged
-                    .iter()
-                    .position(|m| m.start <= r.start && r.end <= m.end)
-                    .expect("every range lies inside a coalesced read");
-                let base = merged[i].start;
-                buffers[i].slice((r.start - base) as usize..(r.end - base) as usize)
-            })
-            .collect())
+        Ok(cut_ranges(&ranges, &merged, &buffers))
     }
+}
+
+/// The index of the span of `spans` that holds all of `range`.
+pub(crate) fn holding_span(spans: &[Range<u64>], range: &Range<u64>) -> Option<usize> {
+    spans
+        .iter()
+        .position(|s| s.start <= range.start && range.end <= s.end)
+}
+
+/// Each of `ranges` as a zero-copy slice of the buffer that holds it, where
+/// `buffers[i]` holds the bytes of `spans[i]`; empty ranges are empty.
+///
+/// # Panics
+/// When a non-empty range lies in no span (callers read spans covering
+/// every range).
+pub(crate) fn cut_ranges(
+    ranges: &[Range<u64>],
+    spans: &[Range<u64>],
+    buffers: &[Bytes],
+) -> Vec<Bytes> {
+    ranges
+        .iter()
+        .map(|r| {
+            if r.end <= r.start {
+                return Bytes::new();
+            }
+            let i = holding_span(spans, r).expect("every range lies inside a span read");
+            let base = spans[i].start;
+            buffers[i].slice((r.start - base) as usize..(r.end - base) as usize)
+        })
+        .collect()
 }
 
 impl AsyncFileReader for GdsParquetReader {

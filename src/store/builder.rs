@@ -60,52 +60,32 @@ pub fn build(
         location: url.to_string(),
         reason: e.to_string(),
     };
+    // The three cloud builders share no trait but take the same steps: the
+    // environment and the URL, the client settings, `config` over them,
+    // then retries and the counting connector.
+    macro_rules! configured {
+        ($builder:ident, $key:ident) => {{
+            let mut b = $builder::from_env().with_url(url.as_str());
+            for (k, v) in client_settings(options) {
+                b = b.with_config($key::Client(k), v);
+            }
+            for (k, v) in config {
+                b = b.with_config(key(url, k)?, *v);
+            }
+            Arc::new(
+                b.with_retry(retry)
+                    .with_http_connector(connector)
+                    .build()
+                    .map_err(failed)?,
+            )
+        }};
+    }
     let store: Arc<dyn ObjectStore> = match scheme {
-        ObjectStoreScheme::AmazonS3 => {
-            let mut b = AmazonS3Builder::from_env().with_url(url.as_str());
-            for (k, v) in client_settings(options) {
-                b = b.with_config(AmazonS3ConfigKey::Client(k), v);
-            }
-            for (k, v) in config {
-                b = b.with_config(key(url, k)?, *v);
-            }
-            Arc::new(
-                b.with_retry(retry)
-                    .with_http_connector(connector)
-                    .build()
-                    .map_err(failed)?,
-            )
-        }
+        ObjectStoreScheme::AmazonS3 => configured!(AmazonS3Builder, AmazonS3ConfigKey),
         ObjectStoreScheme::GoogleCloudStorage => {
-            let mut b = GoogleCloudStorageBuilder::from_env().with_url(url.as_str());
-            for (k, v) in client_settings(options) {
-                b = b.with_config(GoogleConfigKey::Client(k), v);
-            }
-            for (k, v) in config {
-                b = b.with_config(key(url, k)?, *v);
-            }
-            Arc::new(
-                b.with_retry(retry)
-                    .with_http_connector(connector)
-                    .build()
-                    .map_err(failed)?,
-            )
+            configured!(GoogleCloudStorageBuilder, GoogleConfigKey)
         }
-        ObjectStoreScheme::MicrosoftAzure => {
-            let mut b = MicrosoftAzureBuilder::from_env().with_url(url.as_str());
-            for (k, v) in client_settings(options) {
-                b = b.with_config(AzureConfigKey::Client(k), v);
-            }
-            for (k, v) in config {
-                b = b.with_config(key(url, k)?, *v);
-            }
-            Arc::new(
-                b.with_retry(retry)
-                    .with_http_connector(connector)
-                    .build()
-                    .map_err(failed)?,
-            )
-        }
+        ObjectStoreScheme::MicrosoftAzure => configured!(MicrosoftAzureBuilder, AzureConfigKey),
         ObjectStoreScheme::Http => {
             let origin = &url[..url::Position::BeforePath];
             let mut b = HttpBuilder::new()

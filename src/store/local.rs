@@ -51,6 +51,20 @@ impl LocalSource {
     }
 }
 
+/// The bytes of a read of `buf.len()` bytes at `offset` that wrote `n`; a
+/// short read (the file ended early) is an error.
+fn filled(handle: &FileHandle, buf: FillBuffer, n: usize, offset: u64) -> Result<Bytes> {
+    let expected = buf.len();
+    buf.into_filled(n)
+        .map(Bytes::from)
+        .ok_or_else(|| Error::ShortRead {
+            path: handle.path().to_string(),
+            offset,
+            expected,
+            got: n,
+        })
+}
+
 impl Source for LocalSource {
     fn location(&self) -> &str {
         self.handle.path()
@@ -84,18 +98,7 @@ impl Source for LocalSource {
                     continue;
                 };
                 let (buf, n) = f.await?;
-                let expected = buf.len();
-                match buf.into_filled(n) {
-                    Some(bytes) => out.push(Bytes::from(bytes)),
-                    None => {
-                        return Err(Error::ShortRead {
-                            path: handle.path().to_string(),
-                            offset: r.start,
-                            expected,
-                            got: n,
-                        })
-                    }
-                }
+                out.push(filled(&handle, buf, n, r.start)?);
             }
             Ok(out)
         }
@@ -104,20 +107,12 @@ impl Source for LocalSource {
 
     fn read_blocking(&self, range: Range<u64>) -> Result<Bytes> {
         let len = range.end.saturating_sub(range.start) as usize;
-        let mut buf = vec![0u8; len];
         if len == 0 {
             return Ok(Bytes::new());
         }
+        let mut buf = FillBuffer::new(len);
         let n = self.handle.pread(&mut buf, len, range.start)?;
-        if n < len {
-            return Err(Error::ShortRead {
-                path: self.handle.path().to_string(),
-                offset: range.start,
-                expected: len,
-                got: n,
-            });
-        }
-        Ok(Bytes::from(buf))
+        filled(&self.handle, buf, n, range.start)
     }
 
     unsafe fn submit_reads(

@@ -73,3 +73,11 @@ pub fn write_file(dir: &std::path::Path) -> std::path::PathBuf {
     w.close().unwrap();
     path
 }
+
+/// Drops `path` from the page cache: its dirty pages written first, then
+/// the kernel advised to forget them (on a disk-backed file system; tmpfs
+/// keeps them).
+pub fn evict(path: &std::path::Path) {
+    std::fs::File::open(path).unwrap().sync_all().unwrap();
+    gdscan::bench::read::drop_from_cache(path).unwrap();
+}
