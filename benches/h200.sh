@@ -3,6 +3,7 @@
 # with binaries built on the dev machine and carried in .carry/:
 #   .carry/gdscan      release CLI        (cargo build --release --no-default-features)
 #   .carry/gpu-tests   GPU test binary    (cargo test --release --no-default-features --test gpu --no-run)
+# (each may be carried xz-compressed as .carry/NAME.xz: it is unpacked first)
 # and KvikIO's wheels in .whl/ (see BENCHMARKS.md).
 # Usage: bash benches/h200.sh [tests] [udev] [tests-udev] [bench] [kvikio]
 #   tests       doctor, read --stats and the GPU tests without the udev entry
@@ -22,7 +23,9 @@
 #               $GDSCAN_TPCH_SF; needs the DataFusion build as .carry/gdscan-df
 #               (cargo build --release), or xz-compressed as .carry/gdscan-df.xz
 #               (GDSCAN_SQL_ITERATIONS, default 3; GDSCAN_SQL_MODES, default
-#               "warm cold")
+#               "warm cold"; GDSCAN_SQL_QUERIES, e.g. "6 17", default all;
+#               GDSCAN_SQL_CONFIGS, settings to compare in one run, separated
+#               by ';', e.g. "default;GDSCAN_READ_AHEAD=0 KVIKIO_NTHREADS=32")
 # (default: all of them, in that order). Full logs go to $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/gdscan-out}
@@ -31,6 +34,14 @@ steps=${*:-tests udev tests-udev bench kvikio}
 size=${GDSCAN_BENCH_SIZE:-4GiB}
 ext4_dir=$PWD/.benchdata
 mkdir -p "$ext4_dir"
+# Binaries may be carried xz-compressed (.carry/NAME.xz) to fit the carry limit.
+for xz in .carry/*.xz; do
+  [ -f "$xz" ] || continue
+  bin=${xz%.xz}
+  [ -x "$bin" ] && continue
+  python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" "$xz" "$bin"
+  chmod +x "$bin"
+done
 nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader
 df -T "$ext4_dir" /dev/shm | tail -n 2
 
@@ -151,17 +162,20 @@ PY
     sql)
       sf=${GDSCAN_TPCH_SF:-1}
       bin=./.carry/gdscan-df
-      if [ ! -x "$bin" ]; then
-        python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" .carry/gdscan-df.xz "$bin"
-        chmod +x "$bin"
-      fi
       data="$ext4_dir/tpch-sf$sf"
       [ -d "$data/lineitem" ] || "$bin" tpch gen --sf "$sf" --out "$data" --quiet
+      qflags=""; for q in ${GDSCAN_SQL_QUERIES:-}; do qflags="$qflags --query $q"; done
+      IFS=';' read -r -a configs <<< "${GDSCAN_SQL_CONFIGS:-default}"
       for mode in ${GDSCAN_SQL_MODES:-warm cold}; do
         flag=""; [ "$mode" = cold ] && flag="--cold"
-        echo "== gdscan bench tpch --engine datafusion (SF $sf, $mode) =="
-        "$bin" bench tpch --engine datafusion --data "$data" --iterations "${GDSCAN_SQL_ITERATIONS:-3}" $flag \
-            --json "$out/sql-sf$sf-$mode.json" 2>&1 | tee "$out/sql-sf$sf-$mode.txt"
+        for i in "${!configs[@]}"; do
+          config=${configs[$i]}; envs=""; [ "$config" = default ] || envs=$config
+          tag="sf$sf-$mode"; [ ${#configs[@]} -gt 1 ] && tag="$tag-c$i"
+          echo "== gdscan bench tpch --engine datafusion (SF $sf, $mode, settings: $config) =="
+          env $envs "$bin" bench tpch --engine datafusion --data "$data" --iterations "${GDSCAN_SQL_ITERATIONS:-3}" \
+              $flag $qflags --json "$out/sql-$tag.json" > "$out/sql-$tag.txt" 2>&1
+          grep -E "^(q[0-9]|total|verdicts|gdscan: error)" "$out/sql-$tag.txt" || tail -n 5 "$out/sql-$tag.txt"
+        done
       done
       ;;
     *) echo "unknown step $step" ;;

@@ -672,6 +672,35 @@ fn counters_count_host_bytes_and_reset() {
 }
 
 #[test]
+fn a_handle_task_size_replaces_the_engines_for_its_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, content) = make_file(dir.path(), "task-size", 1_000_003, 73);
+    let shared = engine(3, 4096, false, false);
+    let plain = FileHandle::open_with(shared.clone(), &path, OpenMode::Read).unwrap();
+    assert_eq!(plain.task_size(), 4096);
+    let handle = FileHandle::open_with(shared.clone(), &path, OpenMode::Read)
+        .unwrap()
+        .with_task_size(65_536);
+    assert_eq!(handle.task_size(), 65_536);
+    let mut buf = vec![0u8; content.len()];
+    let n = handle.pread(&mut buf, content.len(), 0).unwrap();
+    assert_eq!(n, content.len());
+    assert!(buf == content);
+    // One task (one counted op) per 64 KiB, not per 4 KiB.
+    let host = handle.counters().get(IoPath::PosixHost);
+    assert_eq!(host.ops, content.len().div_ceil(65_536) as u64);
+    assert_eq!(host.bytes, content.len() as u64);
+    // A task size of 0 is taken as 1 byte, never a division by zero.
+    let tiny = FileHandle::open_with(shared, &path, OpenMode::Read)
+        .unwrap()
+        .with_task_size(0);
+    assert_eq!(tiny.task_size(), 1);
+    let mut small = vec![0u8; 7];
+    assert_eq!(tiny.pread(&mut small, 7, 11).unwrap(), 7);
+    assert!(small[..] == content[11..18]);
+}
+
+#[test]
 fn crc32_host_matches_known_zlib_values() {
     // zlib.crc32(b"The quick brown fox jumps over the lazy dog") == 0x414FA339
     assert_eq!(

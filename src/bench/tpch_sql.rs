@@ -1,7 +1,11 @@
 //! `gdscan bench tpch --engine datafusion`: the 22 TPC-H queries through
 //! DataFusion twice in one run, over gdscan's provider and over DataFusion's
 //! own `ListingTable`s of the same `gdscan tpch gen` folder; per query the
-//! median time of each and their ratio.
+//! median time of each and their ratio, and the paired ratios' interval.
+//!
+//! The sides alternate within each iteration, and which goes first alternates
+//! between iterations, so drift of the machine and the order of the two runs
+//! weigh on both alike; each iteration's pair gives one ratio.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -11,6 +15,7 @@ use ::datafusion::prelude::SessionContext;
 use serde::Serialize;
 
 use super::read::{drop_from_cache, on_tmpfs};
+use super::stats::{PairedRatio, Verdict};
 use super::tpch::table_files;
 use crate::config::Settings;
 use crate::datafusion::{
@@ -36,6 +41,9 @@ pub struct SqlBenchOptions {
     pub cold: bool,
     /// Settings of gdscan's engine.
     pub settings: Settings,
+    /// Task size of the provider's local reads (see
+    /// [`GdsTableOptions::task_size`]).
+    pub task_size: Option<usize>,
 }
 
 /// One query's results.
@@ -58,6 +66,11 @@ pub struct SqlQueryResult {
     /// `datafusion_median / gdscan_median`: ≥ 1 when gdscan's provider is
     /// as fast or faster.
     pub ratio: f64,
+    /// Each iteration's `datafusion / gdscan`: their median and its
+    /// distribution-free interval (None without a timed pair).
+    pub paired: Option<PairedRatio>,
+    /// Where that interval lies against 1.
+    pub verdict: Option<Verdict>,
     /// What gdscan's reader did in the last iteration.
     pub scan: ScanTotals,
 }
@@ -144,6 +157,7 @@ pub fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
         .unwrap_or(0);
     let options = GdsTableOptions {
         engine: Some(Engine::new(opts.settings.clone())?),
+        task_size: opts.task_size,
         ..Default::default()
     };
     let gds = context(opts.partitions);
@@ -158,19 +172,22 @@ pub fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
             let (_, listing_rows, _) = run_once(&listing, sql).await?;
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());
             let mut scan = ScanTotals::default();
-            for _ in 0..opts.iterations.max(1) {
-                if cold {
-                    drop_all(&files)?;
+            for i in 0..opts.iterations.max(1) {
+                for gdscan_turn in [i % 2 == 0, i % 2 == 1] {
+                    if cold {
+                        drop_all(&files)?;
+                    }
+                    if gdscan_turn {
+                        let (t, _, totals) = run_once(&gds, sql).await?;
+                        ours.push(t);
+                        scan = totals;
+                    } else {
+                        theirs.push(run_once(&listing, sql).await?.0);
+                    }
                 }
-                let (t, _, totals) = run_once(&gds, sql).await?;
-                ours.push(t);
-                scan = totals;
-                if cold {
-                    drop_all(&files)?;
-                }
-                theirs.push(run_once(&listing, sql).await?.0);
             }
             let (gdscan_median, datafusion_median) = (median(&ours), median(&theirs));
+            let paired = PairedRatio::new(&theirs, &ours);
             results.push(SqlQueryResult {
                 query,
                 rows,
@@ -180,6 +197,8 @@ pub fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
                 gdscan_median,
                 datafusion_median,
                 ratio: datafusion_median / gdscan_median.max(f64::MIN_POSITIVE),
+                verdict: paired.map(|p| p.verdict()),
+                paired,
                 scan,
             });
         }
@@ -208,7 +227,8 @@ pub fn render(r: &SqlBenchReport) -> String {
     let mut out = format!(
         "gdscan bench tpch --engine datafusion: {} ({}, {} partitions){}\n\
          ratio = DataFusion ListingTable median / gdscan provider median (>= 1: gdscan as fast or faster)\n\
-         {:<6} {:>8} {:>12} {:>14} {:>7} {:>14} {:>14}\n",
+         paired = median of the per-iteration ratios [interval, coverage]: faster / slower when the whole interval is above / below 1\n\
+         {:<6} {:>8} {:>12} {:>14} {:>7} {:>30} {:>8} {:>14} {:>14}\n",
         r.context.data,
         if r.context.cold { "cold" } else { "warm" },
         r.context.partitions,
@@ -222,17 +242,29 @@ pub fn render(r: &SqlBenchReport) -> String {
         "gdscan s",
         "datafusion s",
         "ratio",
+        "paired [interval]",
+        "verdict",
         "bytes read",
         "bytes needed"
     );
     for q in &r.queries {
         out += &format!(
-            "{:<6} {:>8} {:>12.4} {:>14.4} {:>7.3} {:>14} {:>14}{}\n",
+            "{:<6} {:>8} {:>12.4} {:>14.4} {:>7.3} {:>30} {:>8} {:>14} {:>14}{}\n",
             format!("q{}", q.query),
             q.rows,
             q.gdscan_median,
             q.datafusion_median,
             q.ratio,
+            q.paired
+                .map(|p| format!(
+                    "{:.3} [{:.3}, {:.3}] {:.0}%",
+                    p.median,
+                    p.low,
+                    p.high,
+                    p.coverage * 100.0
+                ))
+                .unwrap_or_default(),
+            q.verdict.map(verdict_name).unwrap_or(""),
             q.scan.bytes_read,
             q.scan.bytes_needed,
             if q.rows_match {
@@ -252,5 +284,20 @@ pub fn render(r: &SqlBenchReport) -> String {
         theirs,
         theirs / ours.max(f64::MIN_POSITIVE)
     );
+    let count = |v: Verdict| r.queries.iter().filter(|q| q.verdict == Some(v)).count();
+    out += &format!(
+        "verdicts: {} faster, {} even, {} slower\n",
+        count(Verdict::Faster),
+        count(Verdict::Even),
+        count(Verdict::Slower)
+    );
     out
+}
+
+fn verdict_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "faster",
+        Verdict::Even => "even",
+        Verdict::Slower => "slower",
+    }
 }

@@ -186,6 +186,7 @@ fn run_sql_bench(args: &BenchTpchArgs) -> Result<String> {
         partitions: args.partitions,
         cold: args.cold,
         settings: args.engine.settings()?,
+        task_size: args.engine.table_task_size(),
     };
     let report = crate::bench::tpch_sql::run(&opts)?;
     write_json(args.json.as_deref(), &report)?;

@@ -80,6 +80,17 @@ pub struct EngineArgs {
 }
 
 impl EngineArgs {
+    /// Task size of a gdscan table's local reads: None (the engine's) when
+    /// `--task-size` is given, else the tables' default (16 MiB unless
+    /// `KVIKIO_TASK_SIZE` is set).
+    #[cfg(feature = "datafusion")]
+    pub fn table_task_size(&self) -> Option<usize> {
+        match self.task_size {
+            Some(_) => None,
+            None => crate::datafusion::GdsTableOptions::default().task_size,
+        }
+    }
+
     /// The environment's settings with these flags applied.
     pub fn settings(&self) -> Result<Settings> {
         let mut b = crate::config::SettingsBuilder::from_env()?;

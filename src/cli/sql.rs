@@ -64,6 +64,7 @@ fn table_arg(arg: &str) -> Result<(&str, &str)> {
 pub fn run(args: &SqlArgs) -> Result<String> {
     let options = GdsTableOptions {
         engine: Some(Engine::new(args.engine.settings()?)?),
+        task_size: args.engine.table_task_size(),
         ..Default::default()
     };
     let ctx = context(args.partitions);

@@ -44,8 +44,8 @@ const ENV_COMPAT_MODE: &str = "KVIKIO_COMPAT_MODE";
 const ENV_NTHREADS: &str = "KVIKIO_NTHREADS";
 /// Alias of [`ENV_NTHREADS`].
 const ENV_NUM_THREADS: &str = "KVIKIO_NUM_THREADS";
-/// Environment variable holding the task size in bytes.
-const ENV_TASK_SIZE: &str = "KVIKIO_TASK_SIZE";
+/// The environment variable of [`Settings::task_size`].
+pub const ENV_TASK_SIZE: &str = "KVIKIO_TASK_SIZE";
 /// Environment variable holding the GDS threshold in bytes.
 const ENV_GDS_THRESHOLD: &str = "KVIKIO_GDS_THRESHOLD";
 /// Environment variable holding the bounce-buffer size in bytes.

@@ -5,11 +5,13 @@
 //! remote store (`s3://`, `gs://`, `az://`, `http(s)://`), read through
 //! [`crate::store`].
 
+use std::sync::Arc;
+
 use super::options::GdsTableOptions;
-use crate::engine::Engine;
+use crate::engine::{Engine, FileHandle, OpenMode};
 use crate::error::{Error, Result};
 use crate::parquet::GdsParquetReader;
-use crate::store::{classify, list_prefix, open_with, Route, Target};
+use crate::store::{classify, list_prefix, open_with, LocalSource, Route, Source, Target};
 
 /// One file of a table: where it is and its size in bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,15 +106,20 @@ fn listed(location: &str, options: &GdsTableOptions) -> Result<Vec<TableFile>> {
 }
 
 /// Opens gdscan's reader for the file or object at `location`: a local
-/// file on `options.engine` (or the process-wide engine), a remote object
-/// with `options.store`; ranges merged with `options.local_coalesce` or
-/// `options.coalesce`.
+/// file on `options.engine` (or the process-wide engine) in tasks of
+/// `options.task_size`, a remote object with `options.store`; ranges merged
+/// with `options.local_coalesce` or `options.coalesce`.
 pub fn open_reader(location: &str, options: &GdsTableOptions) -> Result<GdsParquetReader> {
     let engine = match &options.engine {
         Some(engine) => engine.clone(),
         None => Engine::global()?,
     };
-    let source = open_with(location, engine, &options.store)?;
+    let source: Arc<dyn Source> = match (classify(location)?, options.task_size) {
+        (Target::Local(path), Some(task_size)) => Arc::new(LocalSource::new(Arc::new(
+            FileHandle::open_with(engine, path, OpenMode::Read)?.with_task_size(task_size),
+        ))?),
+        _ => open_with(location, engine, &options.store)?,
+    };
     let coalesce = match source.route() {
         Route::Engine => options.local_coalesce,
         _ => options.coalesce,
@@ -125,6 +132,36 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+
+    #[test]
+    fn local_readers_take_the_tables_task_size_or_the_engines() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.parquet");
+        std::fs::write(&file, b"not read here").unwrap();
+        let location = file.display().to_string();
+        let settings = crate::config::Settings::builder()
+            .task_size(4096)
+            .build()
+            .unwrap();
+        let engine = Engine::new(settings).unwrap();
+        let with = |task_size| GdsTableOptions {
+            engine: Some(engine.clone()),
+            task_size,
+            ..GdsTableOptions::default()
+        };
+        let handle_task_size = |options: &GdsTableOptions| {
+            open_reader(&location, options)
+                .unwrap()
+                .handle()
+                .map(|h| h.task_size())
+        };
+        assert_eq!(handle_task_size(&with(Some(1 << 20))), Some(1 << 20));
+        assert_eq!(handle_task_size(&with(None)), Some(4096));
+        // The same through a file:// URL.
+        let url = format!("file://{location}");
+        let reader = open_reader(&url, &with(Some(3 << 20))).unwrap();
+        assert_eq!(reader.handle().map(|h| h.task_size()), Some(3 << 20));
+    }
 
     #[test]
     fn a_folder_lists_its_files_with_the_extension_sorted_without_following_linked_folders() {

@@ -39,7 +39,7 @@ pub mod table;
 pub use factory::GdsReaderFactory;
 pub use location::{list_files, open_reader};
 pub use metrics::{scan_totals, ScanTotals};
-pub use options::GdsTableOptions;
+pub use options::{GdsTableOptions, TABLE_TASK_SIZE};
 pub use output::{format_batches, OutputFormat};
 pub use queries::{tpch_query, TPCH_QUERY_COUNT};
 pub use register::{register_parquet, register_tpch, register_tpch_listing};

@@ -29,6 +29,39 @@ pub struct GdsTableOptions {
     /// decodes the current one (default: when it is not in the page cache;
     /// `GDSCAN_READ_AHEAD=0|uncached|always`).
     pub read_ahead: ReadAheadPolicy,
+    /// Task size of the engine's reads of local files (None: the engine's
+    /// own, `KVIKIO_TASK_SIZE`). The default is [`TABLE_TASK_SIZE`] unless
+    /// `KVIKIO_TASK_SIZE` is set.
+    pub task_size: Option<usize>,
+}
+
+/// The default task size of a table's local reads: 16 MiB, so that most
+/// column chunks are read in one system call. DataFusion's partitions
+/// already keep many reads in flight; cutting each chunk into the engine's
+/// 4 MiB tasks as well made cold scans slower on the H200 (TPC-H SF 10 cold,
+/// six iterations: Q17 0.89 → 1.13, Q6 1.89 → 2.15, Q18 1.01 → 1.08 against
+/// DataFusion's own reader; BENCHMARKS.md).
+pub const TABLE_TASK_SIZE: usize = 16 << 20;
+
+/// [`TABLE_TASK_SIZE`], or None when `KVIKIO_TASK_SIZE` is set (the
+/// engine's task size then applies).
+fn task_size_from_env() -> Option<usize> {
+    default_task_size(std::env::var_os(crate::config::ENV_TASK_SIZE).is_some())
+}
+
+fn default_task_size(engine_task_size_set: bool) -> Option<usize> {
+    (!engine_task_size_set).then_some(TABLE_TASK_SIZE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_read_in_16_mib_tasks_unless_kvikio_task_size_is_set() {
+        assert_eq!(default_task_size(false), Some(16 << 20));
+        assert_eq!(default_task_size(true), None);
+    }
 }
 
 impl Default for GdsTableOptions {
@@ -43,6 +76,7 @@ impl Default for GdsTableOptions {
             engine: None,
             store: StoreOptions::default(),
             read_ahead: ReadAheadPolicy::from_env(),
+            task_size: task_size_from_env(),
         }
     }
 }

@@ -143,6 +143,8 @@ pub struct FileHandle {
     /// host memory never registers: each registration costs milliseconds).
     cufile: OnceLock<CuFileAvailability>,
     last_route: Mutex<Option<RouteDecision>>,
+    /// This handle's task size, when it differs from the engine's.
+    task_size: Option<usize>,
 }
 
 impl FileHandle {
@@ -197,6 +199,7 @@ impl FileHandle {
             direct_unavailable,
             cufile,
             last_route: Mutex::new(None),
+            task_size: None,
         })
     }
 
@@ -282,6 +285,23 @@ impl FileHandle {
             .metadata()
             .map(|m| m.len())
             .map_err(|e| Error::io(&self.shared.path, "fstat", e))
+    }
+
+    /// Cuts this handle's requests into tasks of `task_size` bytes (at least
+    /// 1) instead of the engine's [`Settings::task_size`]: for callers that
+    /// already read many files or ranges in parallel and want each range
+    /// read in fewer, longer system calls.
+    ///
+    /// [`Settings::task_size`]: crate::config::Settings::task_size
+    pub fn with_task_size(mut self, task_size: usize) -> Self {
+        self.task_size = Some(task_size.max(1));
+        self
+    }
+
+    /// The task size of this handle's requests.
+    pub fn task_size(&self) -> usize {
+        self.task_size
+            .unwrap_or_else(|| self.engine.settings().task_size)
     }
 
     /// Reads `size` bytes at `offset` into `buf` (host or device memory) and
@@ -479,7 +499,7 @@ impl FileHandle {
             });
         }
         let settings = self.engine.settings();
-        let mut task_size = settings.task_size;
+        let mut task_size = self.task_size();
         let route = if memory.is_device() {
             let (decision, mapping) = self.decide_device(len, offset, false)?;
             self.record(&decision);
@@ -548,7 +568,7 @@ impl FileHandle {
             self.shared.clone(),
             route,
             memory,
-            TaskSplit::new(offset, size, settings.task_size),
+            TaskSplit::new(offset, size, self.task_size()),
             settings.auto_direct_io_write,
             settings.bounce_buffer_size,
         ))
