@@ -53,17 +53,6 @@ fn default_task_size(engine_task_size_set: bool) -> Option<usize> {
     (!engine_task_size_set).then_some(TABLE_TASK_SIZE)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tables_read_in_16_mib_tasks_unless_kvikio_task_size_is_set() {
-        assert_eq!(default_task_size(false), Some(16 << 20));
-        assert_eq!(default_task_size(true), None);
-    }
-}
-
 impl Default for GdsTableOptions {
     fn default() -> Self {
         GdsTableOptions {
@@ -78,5 +67,16 @@ impl Default for GdsTableOptions {
             read_ahead: ReadAheadPolicy::from_env(),
             task_size: task_size_from_env(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_read_in_16_mib_tasks_unless_kvikio_task_size_is_set() {
+        assert_eq!(default_task_size(false), Some(16 << 20));
+        assert_eq!(default_task_size(true), None);
     }
 }

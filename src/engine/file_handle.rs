@@ -287,10 +287,10 @@ impl FileHandle {
             .map_err(|e| Error::io(&self.shared.path, "fstat", e))
     }
 
-    /// Cuts this handle's requests into tasks of `task_size` bytes (at least
-    /// 1) instead of the engine's [`Settings::task_size`]: for callers that
-    /// already read many files or ranges in parallel and want each range
-    /// read in fewer, longer system calls.
+    /// Cuts this handle's requests into tasks of `task_size` bytes, at
+    /// least one, instead of the engine's [`Settings::task_size`]: for
+    /// callers that already read many files or ranges in parallel and want
+    /// each range read in fewer, longer system calls.
     ///
     /// [`Settings::task_size`]: crate::config::Settings::task_size
     pub fn with_task_size(mut self, task_size: usize) -> Self {
