@@ -122,8 +122,13 @@ pub struct StatsWindow {
 
 impl StatsWindow {
     /// Opens the window; cuFile's counters are read only when `wanted` and
-    /// the driver is open.
-    pub fn open(wanted: bool) -> crate::Result<StatsWindow> {
+    /// the driver is open. cuFile opens on a handle's first device request;
+    /// when `wanted`, `handle`'s cuFile state is settled first (driver
+    /// opened, file registered), so that the counters cover the whole I/O.
+    pub fn open(wanted: bool, handle: Option<&FileHandle>) -> crate::Result<StatsWindow> {
+        if let Some(handle) = handle.filter(|_| wanted) {
+            handle.cufile();
+        }
         let before = if wanted && crate::cufile::driver::opened().is_some() {
             crate::cufile::stats::start(true)?;
             Some(crate::cufile::stats::read()?)

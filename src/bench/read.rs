@@ -321,7 +321,7 @@ fn run_case(
     // cuFile's own counters when cuFile is open.
     dev.fill(0xA5)?;
     handle.counters().reset();
-    let window = crate::report::StatsWindow::open(true)?;
+    let window = crate::report::StatsWindow::open(true, Some(&handle))?;
     handle.pread(dev, len, 0)?;
     let verdict = window.close(&handle)?.verdict;
     let path_bytes = handle.counters().nonzero();

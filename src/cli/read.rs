@@ -97,7 +97,7 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         });
     }
     let len = size.min(file_size - args.offset) as usize;
-    let window = crate::report::StatsWindow::open(args.stats)?;
+    let window = crate::report::StatsWindow::open(args.stats, Some(&handle))?;
     let (bytes, seconds, destination, route, crc) = if args.destination.host {
         let mut buf = vec![0u8; len];
         let start = Instant::now();

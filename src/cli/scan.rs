@@ -268,7 +268,8 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
     let plan = Arc::new(plan);
     let mut checksums = Vec::new();
     let mut bytes_read = 0u64;
-    let window = crate::report::StatsWindow::open(args.stats)?;
+    let window =
+        crate::report::StatsWindow::open(args.stats, source.file_handle().map(|h| h.as_ref()))?;
     let checksum_entry = |c: usize, bytes: u64, crc: u32| ChunkChecksum {
         row_group: plan.chunks[c].row_group,
         column: plan.chunks[c].column.clone(),

@@ -95,6 +95,12 @@ pub fn opened() -> Option<&'static DriverInfo> {
     DRIVER.get().and_then(|r| r.as_ref().ok())
 }
 
+/// Whether this process has tried to open the driver yet, whatever came of
+/// it.
+pub fn tried() -> bool {
+    DRIVER.get().is_some()
+}
+
 fn open_once(overrides: &CuFileOverrides) -> std::result::Result<DriverInfo, OpenFailure> {
     let api = api().map_err(OpenFailure::Unavailable)?;
     crate::cuda::driver::ensure().map_err(|e| OpenFailure::Unavailable(e.to_string()))?;

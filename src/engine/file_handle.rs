@@ -137,10 +137,11 @@ pub struct FileHandle {
     shared: Arc<FileShared>,
     mode: OpenMode,
     direct_unavailable: Option<String>,
-    /// Whether cuFile can serve the file: known at open when it cannot
-    /// (compat ON, no library or driver), otherwise decided by registering
-    /// the file on the first device request (a handle only ever read into
-    /// host memory never registers: each registration costs milliseconds).
+    /// Whether cuFile can serve the file: known at open under compat ON,
+    /// otherwise decided on the first device request, which opens cuFile's
+    /// driver (once per process) and registers the file (a handle only
+    /// ever read into host memory touches neither: a registration costs
+    /// milliseconds, the driver's opening more).
     cufile: OnceLock<CuFileAvailability>,
     last_route: Mutex<Option<RouteDecision>>,
     /// This handle's task size, when it differs from the engine's.
@@ -183,9 +184,12 @@ impl FileHandle {
         } else {
             (None, None)
         };
+        // cuFile's driver opens on the first device request (or the first
+        // `cufile()` call), not here: a handle only ever read into host
+        // memory never pays for it.
         let cufile = OnceLock::new();
-        if let Some(unavailable) = open_cufile_driver(settings)? {
-            let _ = cufile.set(unavailable);
+        if settings.compat_mode == CompatMode::On {
+            let _ = cufile.set(CuFileAvailability::Disabled);
         }
         Ok(FileHandle {
             engine,
@@ -246,10 +250,17 @@ impl FileHandle {
         }
     }
 
-    /// Whether cuFile serves this file, or why not (stage 1's input); the
-    /// first call registers the file with cuFile when the driver is open.
+    /// Whether cuFile serves this file, or why not (stage 1's input). The
+    /// first call opens cuFile's driver (once per process) and registers the
+    /// file. A cuFile parameter that cuFile refuses shows here as
+    /// unavailable, with its reason, and fails every device request.
     pub fn cufile(&self) -> &CuFileAvailability {
         self.cufile.get_or_init(|| {
+            match open_cufile_driver(self.engine.settings()) {
+                Ok(Some(unavailable)) => return unavailable,
+                Err(refused) => return CuFileAvailability::Unavailable(refused.to_string()),
+                Ok(None) => {}
+            }
             match CuFileHandle::register(
                 std::path::Path::new(&self.shared.path),
                 self.mode.can_read(),
@@ -432,7 +443,7 @@ impl FileHandle {
         write: bool,
     ) -> Result<(RouteDecision, Option<super::mmap::Mapping>)> {
         let settings = self.engine.settings();
-        match decide_cufile(settings, self.cufile(), &self.shared.path, len)? {
+        match decide_cufile(settings, self.cufile_for_request()?, &self.shared.path, len)? {
             Ok(decision) => Ok((decision, None)),
             Err(why) if write => Ok((
                 RouteDecision {
@@ -450,6 +461,19 @@ impl FileHandle {
                 len,
             ),
         }
+    }
+
+    /// [`FileHandle::cufile`] for a device request: a cuFile parameter that
+    /// cuFile refuses is an error, not a fallback (the driver's outcome is
+    /// cached, so asking again costs nothing).
+    fn cufile_for_request(&self) -> Result<&CuFileAvailability> {
+        if matches!(
+            self.cufile.get(),
+            None | Some(CuFileAvailability::Unavailable(_))
+        ) {
+            open_cufile_driver(self.engine.settings())?;
+        }
+        Ok(self.cufile())
     }
 
     fn record(&self, decision: &RouteDecision) {
