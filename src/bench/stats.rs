@@ -93,6 +93,17 @@ pub enum Verdict {
     Slower,
 }
 
+impl Verdict {
+    /// The verdict as the reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Even => "even",
+            Verdict::Slower => "slower",
+        }
+    }
+}
+
 impl PairedRatio {
     /// Pairs `baseline` and `ours` by index (`None` when they differ in
     /// length, are empty, or hold a time that is not positive).

@@ -264,7 +264,7 @@ pub fn render(r: &SqlBenchReport) -> String {
                     p.coverage * 100.0
                 ))
                 .unwrap_or_default(),
-            q.verdict.map(verdict_name).unwrap_or(""),
+            q.verdict.map(Verdict::name).unwrap_or(""),
             q.scan.bytes_read,
             q.scan.bytes_needed,
             if q.rows_match {
@@ -292,12 +292,4 @@ pub fn render(r: &SqlBenchReport) -> String {
         count(Verdict::Slower)
     );
     out
-}
-
-fn verdict_name(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Faster => "faster",
-        Verdict::Even => "even",
-        Verdict::Slower => "slower",
-    }
 }

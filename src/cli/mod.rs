@@ -87,7 +87,7 @@ impl EngineArgs {
     pub fn table_task_size(&self) -> Option<usize> {
         match self.task_size {
             Some(_) => None,
-            None => crate::datafusion::GdsTableOptions::default().task_size,
+            None => crate::datafusion::GdsTableOptions::default_task_size(),
         }
     }
 

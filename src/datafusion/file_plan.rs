@@ -78,22 +78,7 @@ pub fn plan_file(
     read_ahead: bool,
 ) -> Option<(ParquetAccessPlan, FileScanPlan)> {
     let schema = metadata.file_metadata().schema_descr();
-    let predicate = predicate
-        .map(|p| Predicate {
-            terms: p
-                .terms
-                .iter()
-                .filter(|t| {
-                    Predicate {
-                        terms: vec![(*t).clone()],
-                    }
-                    .validate(schema)
-                    .is_ok()
-                })
-                .cloned()
-                .collect(),
-        })
-        .filter(|p| !p.terms.is_empty());
+    let predicate = predicate.and_then(|p| p.fitting(schema));
     let projection = match columns {
         None => Projection::All,
         Some(names) => {

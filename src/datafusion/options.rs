@@ -43,10 +43,13 @@ pub struct GdsTableOptions {
 /// DataFusion's own reader; BENCHMARKS.md).
 pub const TABLE_TASK_SIZE: usize = 16 << 20;
 
-/// [`TABLE_TASK_SIZE`], or None when `KVIKIO_TASK_SIZE` is set (the
-/// engine's task size then applies).
-fn task_size_from_env() -> Option<usize> {
-    default_task_size(std::env::var_os(crate::config::ENV_TASK_SIZE).is_some())
+impl GdsTableOptions {
+    /// The default of [`GdsTableOptions::task_size`]: [`TABLE_TASK_SIZE`],
+    /// or None when `KVIKIO_TASK_SIZE` is set (the engine's task size then
+    /// applies).
+    pub fn default_task_size() -> Option<usize> {
+        default_task_size(std::env::var_os(crate::config::ENV_TASK_SIZE).is_some())
+    }
 }
 
 fn default_task_size(engine_task_size_set: bool) -> Option<usize> {
@@ -65,7 +68,7 @@ impl Default for GdsTableOptions {
             engine: None,
             store: StoreOptions::default(),
             read_ahead: ReadAheadPolicy::from_env(),
-            task_size: task_size_from_env(),
+            task_size: GdsTableOptions::default_task_size(),
         }
     }
 }

@@ -163,6 +163,19 @@ impl Predicate {
         self.terms.iter().try_for_each(|t| check_term(schema, t))
     }
 
+    /// The terms that [`Predicate::validate`] accepts for `schema` (a term
+    /// on a column the file lacks, or with a literal of another type, is
+    /// left out); None when none is left.
+    pub fn fitting(&self, schema: &SchemaDescriptor) -> Option<Predicate> {
+        let terms: Vec<Term> = self
+            .terms
+            .iter()
+            .filter(|t| check_term(schema, t).is_ok())
+            .cloned()
+            .collect();
+        (!terms.is_empty()).then_some(Predicate { terms })
+    }
+
     /// false only when the row group's column-chunk statistics prove that no
     /// row satisfies all terms; true when unsure (no statistics, unsupported
     /// type, ...).
