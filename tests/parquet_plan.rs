@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use arrow::compute::filter_record_batch;
 use arrow::record_batch::RecordBatch;
-use gdscan::parquet::fetch::{fetch, fetch_files, layout, FetchOptions, FileScan, HostAllocator};
+use gdscan::parquet::fetch::{
+    fetch, fetch_files, layout, FetchOptions, FileScan, HostAllocator, ReadBack,
+};
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::{plan, PlanError, Projection, ScanRequest};
 use gdscan::parquet::{CoalesceOptions, Predicate};
-use gdscan::{Engine, FileHandle, OpenMode, Settings};
+use gdscan::{Engine, Error, FileHandle, OpenMode, Settings};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 mod common;
@@ -231,6 +233,18 @@ fn fetched_bytes_are_the_file_bytes_and_memory_is_bounded() {
                         slice.chunk, piece.file_offset
                     );
                 }
+                // The chunk read back whole: its pieces' file bytes, in file order.
+                let want: Vec<u8> = slice
+                    .pieces
+                    .iter()
+                    .flat_map(|p| &file[p.file_offset as usize..p.file_offset as usize + p.len])
+                    .copied()
+                    .collect();
+                assert!(
+                    rg.chunk_bytes(slice).unwrap() == want,
+                    "chunk {}",
+                    slice.chunk
+                );
             }
             seen.push(rg.index);
         }
@@ -453,5 +467,19 @@ fn a_multi_file_fetch_streams_every_file_in_order_with_exact_bytes() {
             seen.push((rg.file, rg.index));
         }
         assert_eq!(seen, expected, "{opts:?}");
+    }
+}
+
+#[test]
+fn reading_back_outside_a_host_buffer_is_an_error() {
+    let buffer = vec![7u8; 16];
+    let mut dst = [0u8; 8];
+    buffer.read_back(8, &mut dst).unwrap();
+    assert_eq!(dst, [7u8; 8]);
+    for offset in [9, 16, usize::MAX] {
+        match buffer.read_back(offset, &mut dst) {
+            Err(Error::BufferTooSmall { buffer: 16, .. }) => {}
+            other => panic!("offset {offset}: {other:?}"),
+        }
     }
 }

@@ -164,7 +164,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
         ) {
             let rg = rg?;
             for slice in &rg.chunks {
-                let landed = slice.gather(|off, dst| rg.buffer.copy_to_host(off, dst))?;
+                let landed = rg.chunk_bytes(slice)?;
                 let expected: Vec<u8> = slice
                     .pieces
                     .iter()

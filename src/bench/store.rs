@@ -14,7 +14,7 @@ use super::stats::{time_runs, Timing};
 use crate::cuda::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::parquet::fetch::{
-    fetch_source, ChunkSlice, DeviceAllocator, FetchOptions, HostAllocator,
+    fetch_source, Allocator, DeviceAllocator, FetchOptions, HostAllocator,
 };
 use crate::parquet::metadata::{load_source, MetadataOptions};
 use crate::parquet::plan::{plan, ScanPlan, ScanRequest};
@@ -112,41 +112,25 @@ fn scan(
     dest: &Dest,
     crc: bool,
 ) -> Result<Vec<u32>> {
-    let mut crcs = vec![0u32; if crc { plan.chunks.len() } else { 0 }];
-    let mut add = |slice: &ChunkSlice, read: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>| {
-        if crc {
-            crcs[slice.chunk] = crc32fast::hash(&slice.gather(read)?);
-        }
-        Ok::<(), Error>(())
-    };
     match dest {
-        Dest::Host => {
-            for rg in fetch_source(
-                source.clone(),
-                plan.clone(),
-                HostAllocator,
-                FetchOptions::default(),
-            ) {
-                let rg = rg?;
-                for slice in &rg.chunks {
-                    add(slice, &mut |at, dst| {
-                        dst.copy_from_slice(&rg.buffer[at..at + dst.len()]);
-                        Ok(())
-                    })?;
-                }
-            }
-        }
-        Dest::Device(_, alloc) => {
-            for rg in fetch_source(
-                source.clone(),
-                plan.clone(),
-                alloc.clone(),
-                FetchOptions::default(),
-            ) {
-                let rg = rg?;
-                for slice in &rg.chunks {
-                    add(slice, &mut |at, dst| rg.buffer.copy_to_host(at, dst))?;
-                }
+        Dest::Host => scan_into(source, plan, HostAllocator, crc),
+        Dest::Device(_, alloc) => scan_into(source, plan, alloc.clone(), crc),
+    }
+}
+
+/// [`scan`] into the buffers of `alloc`.
+fn scan_into<A: Allocator>(
+    source: &Arc<dyn Source>,
+    plan: &Arc<ScanPlan>,
+    alloc: A,
+    crc: bool,
+) -> Result<Vec<u32>> {
+    let mut crcs = vec![0u32; if crc { plan.chunks.len() } else { 0 }];
+    for rg in fetch_source(source.clone(), plan.clone(), alloc, FetchOptions::default()) {
+        let rg = rg?;
+        if crc {
+            for slice in &rg.chunks {
+                crcs[slice.chunk] = crc32fast::hash(&rg.chunk_bytes(slice)?);
             }
         }
     }

@@ -13,7 +13,8 @@ use crate::engine::{Engine, IoPath};
 use crate::error::{Error, Result};
 use crate::parquet::coalesce::CoalesceOptions;
 use crate::parquet::fetch::{
-    fetch_source, ChunkSlice, DeviceAllocator, FetchOptions, HostAllocator,
+    fetch_source, ChunkSlice, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator,
+    ReadBack,
 };
 use crate::parquet::metadata::{load_source, MetadataOptions};
 use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
@@ -254,11 +255,8 @@ pub struct ScanReport {
     pub report: Option<crate::report::PathReport>,
 }
 
-fn crc_of(
-    slice: &ChunkSlice,
-    read: impl FnMut(usize, &mut [u8]) -> Result<()>,
-) -> Result<(u64, u32)> {
-    let bytes = slice.gather(read)?;
+fn crc_of<B: ReadBack>(rg: &FetchedRowGroup<B>, slice: &ChunkSlice) -> Result<(u64, u32)> {
+    let bytes = rg.chunk_bytes(slice)?;
     Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
 }
 
@@ -293,10 +291,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         if args.checksum {
             for rg in &held {
                 for slice in &rg.chunks {
-                    let (bytes, crc) = crc_of(slice, |off, dst| {
-                        dst.copy_from_slice(&rg.buffer[off..off + dst.len()]);
-                        Ok(())
-                    })?;
+                    let (bytes, crc) = crc_of(rg, slice)?;
                     checksums.push(checksum_entry(slice.chunk, bytes, crc));
                 }
             }
@@ -317,7 +312,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
             bytes_read += rg.bytes_read;
             if args.checksum {
                 for slice in &rg.chunks {
-                    let (bytes, crc) = crc_of(slice, |off, dst| rg.buffer.copy_to_host(off, dst))?;
+                    let (bytes, crc) = crc_of(&rg, slice)?;
                     checksums.push(checksum_entry(slice.chunk, bytes, crc));
                 }
             }

@@ -25,9 +25,40 @@ use crate::store::{LocalSource, PendingRead, Source};
 /// Where a row group's bytes land.
 pub trait Allocator: Send + 'static {
     /// The buffer type.
-    type Buffer: IoBufMut + Send + 'static;
+    type Buffer: IoBufMut + ReadBack + Send + 'static;
     /// One buffer of `len` bytes.
     fn allocate(&self, len: usize) -> Result<Self::Buffer>;
+}
+
+/// A row-group buffer whose bytes can be copied back into host memory: for
+/// checksums and checks of what landed, never on a scan's hot path.
+pub trait ReadBack {
+    /// Copies `dst.len()` bytes starting at `offset` into `dst`
+    /// (synchronous); a range outside the buffer is an error.
+    fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()>;
+}
+
+impl ReadBack for Vec<u8> {
+    fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let end = offset.checked_add(dst.len());
+        match end.and_then(|end| self.get(offset..end)) {
+            Some(src) => {
+                dst.copy_from_slice(src);
+                Ok(())
+            }
+            None => Err(Error::BufferTooSmall {
+                path: "<host buffer>".into(),
+                buffer: self.len(),
+                requested: offset.saturating_add(dst.len()),
+            }),
+        }
+    }
+}
+
+impl ReadBack for PooledDeviceBuffer {
+    fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.copy_to_host(offset, dst)
+    }
 }
 
 /// Host memory (`Vec<u8>`).
@@ -267,6 +298,13 @@ pub struct FetchedRowGroup<B> {
     /// Bytes read (requests, gaps included).
     pub bytes_read: u64,
     _permit: Permit,
+}
+
+impl<B: ReadBack> FetchedRowGroup<B> {
+    /// One of its chunks' bytes in file order, copied into host memory.
+    pub fn chunk_bytes(&self, slice: &ChunkSlice) -> Result<Vec<u8>> {
+        slice.gather(|at, dst| self.buffer.read_back(at, dst))
+    }
 }
 
 /// The stream of fetched row groups, in plan order.

@@ -39,10 +39,7 @@ pub fn host_crcs(
     ) {
         let rg = rg?;
         for slice in &rg.chunks {
-            let bytes = slice.gather(|at, dst| {
-                dst.copy_from_slice(&rg.buffer[at..at + dst.len()]);
-                Ok(())
-            })?;
+            let bytes = rg.chunk_bytes(slice)?;
             let c = &plan.chunks[slice.chunk];
             out.push((c.row_group, c.column.clone(), crc32fast::hash(&bytes)));
         }
