@@ -689,8 +689,8 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
     }
 }
 
-/// Every piece of every fetched row group in device memory, read back and
-/// compared with the file's bytes.
+/// Every chunk of every fetched row group in device memory, read back whole
+/// (`FetchedRowGroup::chunk_bytes`) and compared with its pieces' file bytes.
 fn assert_device_row_groups_match(
     source: Arc<dyn gdscan::store::Source>,
     plan: Arc<gdscan::parquet::ScanPlan>,
@@ -707,14 +707,17 @@ fn assert_device_row_groups_match(
     ) {
         let rg = rg.unwrap();
         for slice in &rg.chunks {
-            for piece in &slice.pieces {
-                let mut host = vec![0u8; piece.len];
-                rg.buffer
-                    .copy_to_host(piece.buffer_offset, &mut host)
-                    .unwrap();
-                let at = piece.file_offset as usize;
-                assert_eq!(host, &file[at..at + piece.len], "chunk {}", slice.chunk);
-            }
+            let want: Vec<u8> = slice
+                .pieces
+                .iter()
+                .flat_map(|p| &file[p.file_offset as usize..p.file_offset as usize + p.len])
+                .copied()
+                .collect();
+            assert!(
+                rg.chunk_bytes(slice).unwrap() == want,
+                "chunk {}",
+                slice.chunk
+            );
         }
         row_groups += 1;
     }
