@@ -165,13 +165,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
             let rg = rg?;
             for slice in &rg.chunks {
                 let landed = rg.chunk_bytes(slice)?;
-                let expected: Vec<u8> = slice
-                    .pieces
-                    .iter()
-                    .flat_map(|p| &file[p.file_offset as usize..p.file_offset as usize + p.len])
-                    .copied()
-                    .collect();
-                bytes_ok &= landed == expected;
+                bytes_ok &= slice.file_bytes(&file) == Some(landed);
             }
         }
         let path_bytes = handle.counters().nonzero();

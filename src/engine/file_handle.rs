@@ -599,9 +599,6 @@ impl FileHandle {
     }
 }
 
-/// Stage 1's input for one file: cuFile ready (driver open, file
-/// registered), disabled by compat ON, or unavailable with the reason. A
-/// cuFile parameter that cuFile refuses is an error, not a fallback.
 /// Whether the byte at `offset` is cached: a one-byte `RWF_NOWAIT` read.
 fn probe_cached(file: &File, offset: u64) -> bool {
     use std::os::fd::AsRawFd;
@@ -623,13 +620,12 @@ fn probe_cached(file: &File, offset: u64) -> bool {
     n == 1
 }
 
-/// cuFile's driver for a new handle: None when it is open (the file is
-/// registered on its first device request), or why cuFile cannot serve the
-/// file; an invalid cuFile setting is an error.
+/// Opens cuFile's driver (once per process; later calls get the first
+/// outcome): None when it is open (the handle may register its file), or
+/// why cuFile cannot serve files. A cuFile parameter that cuFile refuses is
+/// an error, not a fallback. Compat ON never gets here: its handles are
+/// `Disabled` from their opening.
 fn open_cufile_driver(settings: &crate::config::Settings) -> Result<Option<CuFileAvailability>> {
-    if settings.compat_mode == CompatMode::On {
-        return Ok(Some(CuFileAvailability::Disabled));
-    }
     match crate::cufile::driver::open(&settings.cufile) {
         Err(e @ Error::CuFileParam { .. }) => Err(e),
         Err(Error::CuFileUnavailable(why)) => Ok(Some(CuFileAvailability::Unavailable(why))),

@@ -146,6 +146,18 @@ impl ChunkSlice {
         }
         Ok(out)
     }
+
+    /// The chunk's bytes as the file holds them, cut from `file` (the whole
+    /// file's content): what [`FetchedRowGroup::chunk_bytes`] must give
+    /// back. None when a piece lies past the end of `file`.
+    pub fn file_bytes(&self, file: &[u8]) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.pieces.iter().map(|p| p.len).sum());
+        for p in &self.pieces {
+            let start = usize::try_from(p.file_offset).ok()?;
+            out.extend_from_slice(file.get(start..start.checked_add(p.len)?)?);
+        }
+        Some(out)
+    }
 }
 
 /// The buffer layout of one row group: the reads, the chunk table, the size.
