@@ -55,11 +55,7 @@ fn host_scan(c: &mut Criterion) {
     let (_dir, path, handle) = setup();
     let meta = load(&handle, MetadataOptions::default()).unwrap();
     let p = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
-    let ranges: Vec<std::ops::Range<u64>> = p
-        .chunks
-        .iter()
-        .flat_map(|c| c.ranges.iter().map(|&(o, l)| o..o + l))
-        .collect();
+    let ranges = p.needed_ranges();
     let store = object_store::local::LocalFileSystem::new();
     let location = object_store::path::Path::from_filesystem_path(&path).unwrap();
     let mut group = c.benchmark_group("scan_lineitem_sf0.1_all_columns_host");

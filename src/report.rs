@@ -370,6 +370,15 @@ pub fn render(r: &PathReport) -> String {
     out
 }
 
+/// Rate in GB/s (1e9 bytes per second).
+pub fn gbps(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 / seconds / 1e9
+    } else {
+        f64::NAN
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,8 +40,12 @@ fn plan_ranges_are_the_metadata_chunk_ranges() {
     assert_eq!(p.chunks.len(), 10);
     for c in &p.chunks {
         let (start, len) = meta.row_group(c.row_group).column(c.leaf).byte_range();
-        assert_eq!((c.offset, c.len), (start, len));
-        assert_eq!(c.ranges, vec![(start, len)], "no filter: whole chunks");
+        assert_eq!(c.range, start..start + len);
+        assert_eq!(
+            c.ranges,
+            vec![start..start + len],
+            "no filter: whole chunks"
+        );
         assert_eq!(
             c.pages.as_ref().unwrap().len(),
             8,
@@ -50,7 +54,10 @@ fn plan_ranges_are_the_metadata_chunk_ranges() {
     }
     assert_eq!(
         p.totals.bytes_needed,
-        p.chunks.iter().map(|c| c.len).sum::<u64>()
+        p.chunks
+            .iter()
+            .map(|c| c.range.end - c.range.start)
+            .sum::<u64>()
     );
     assert!(p.totals.bytes_read >= p.totals.bytes_needed);
     assert_eq!(p.totals.row_groups_kept, 5);

@@ -111,7 +111,7 @@ fn requests_are_split_to_the_request_size() {
     let pieces: u64 = plan
         .requests
         .iter()
-        .map(|r| r.len.div_ceil(opts.request_size))
+        .map(|r| r.len().div_ceil(opts.request_size))
         .sum();
     assert_eq!((f.server.gets() - before) as u64, pieces);
     assert!(pieces > plan.requests.len() as u64);

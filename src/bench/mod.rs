@@ -1,6 +1,7 @@
 //! Benchmarks behind `gdscan bench`: measured against baselines in the same
 //! run, reported as rates and ratios (never a lone absolute figure).
 
+pub mod cases;
 pub mod data;
 pub mod read;
 pub mod scan;

@@ -12,7 +12,7 @@ use super::stats::Timing;
 use crate::checksum::crc32_device;
 use crate::config::{CompatMode, DeviceReadPath, Settings};
 use crate::cuda::{Device, DeviceBuffer, PinnedBuffer};
-use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
+use crate::engine::{drop_from_cache, on_tmpfs, Engine, FileHandle, IoPath, OpenMode};
 use crate::error::{Error, Result};
 
 /// What to measure.
@@ -185,35 +185,6 @@ fn time_runs_with(
         out.push(start.elapsed().as_secs_f64());
     }
     Ok(out)
-}
-
-/// Drops the file's pages from the page cache (clean pages only, no root needed).
-pub fn drop_from_cache(path: &std::path::Path) -> Result<()> {
-    use std::os::fd::AsRawFd;
-    let shown = path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|e| Error::from_open(&shown, e))?;
-    // SAFETY: a valid descriptor; advice has no memory effects.
-    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if rc != 0 {
-        return Err(Error::io(
-            &shown,
-            "posix_fadvise",
-            std::io::Error::from_raw_os_error(rc),
-        ));
-    }
-    Ok(())
-}
-
-/// Whether the file lives on tmpfs, whose pages cannot be dropped.
-pub fn on_tmpfs(path: &std::path::Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
-        return false;
-    };
-    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
-    // SAFETY: valid C string and out pointer.
-    let rc = unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) };
-    // SAFETY: filled on success.
-    rc == 0 && unsafe { st.assume_init() }.f_type == libc::TMPFS_MAGIC
 }
 
 fn run_file(opts: &ReadBenchOptions, device: Device, path: &PathBuf) -> Result<FileReport> {

@@ -9,6 +9,7 @@ use object_store::local::LocalFileSystem;
 use object_store::ObjectStore;
 use serde::Serialize;
 
+use super::cases::ScanCase;
 use super::stats::{time_runs, Timing};
 use crate::config::Settings;
 use crate::cuda::{Device, DeviceBuffer};
@@ -16,34 +17,7 @@ use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
 use crate::error::{Error, Result};
 use crate::parquet::fetch::{fetch, DeviceAllocator, FetchOptions};
 use crate::parquet::metadata::{load, MetadataOptions};
-use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
-use crate::parquet::predicate::Predicate;
-
-/// One scan to measure.
-#[derive(Debug, Clone)]
-pub struct ScanCase {
-    /// Name, e.g. "q6".
-    pub name: String,
-    /// Columns.
-    pub projection: Projection,
-    /// Filter (pruning only: bytes, not rows, are what lands).
-    pub filter: Option<Predicate>,
-}
-
-/// The lineitem cases: all columns, and the column sets and filters of Q1 and Q6.
-pub fn lineitem_cases() -> Vec<ScanCase> {
-    let mut cases = vec![ScanCase {
-        name: "all".into(),
-        projection: Projection::All,
-        filter: None,
-    }];
-    cases.extend(
-        ["q1", "q6"]
-            .iter()
-            .filter_map(|q| super::tpch::lineitem_query(q)),
-    );
-    cases
-}
+use crate::parquet::plan::ScanPlan;
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -133,15 +107,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let alloc = DeviceAllocator::new(device);
     let mut cases = Vec::new();
     for case in &opts.cases {
-        let request = ScanRequest {
-            projection: case.projection.clone(),
-            predicate: case.filter.clone(),
-            ..Default::default()
-        };
-        let plan: Arc<ScanPlan> = Arc::new(plan(&metadata, &request).map_err(|e| Error::Scan {
-            path: shown.clone(),
-            reason: e.to_string(),
-        })?);
+        let plan: Arc<ScanPlan> = Arc::new(case.plan(&shown, &metadata)?);
         let seconds = time_runs(opts.iterations, || {
             for rg in fetch(
                 handle.clone(),
@@ -169,11 +135,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
             }
         }
         let path_bytes = handle.counters().nonzero();
-        let ranges: Vec<std::ops::Range<u64>> = plan
-            .chunks
-            .iter()
-            .flat_map(|c| c.ranges.iter().map(|&(o, l)| o..o + l))
-            .collect();
+        let ranges = plan.needed_ranges();
         let needed = plan.totals.bytes_needed;
         let mut staging = DeviceBuffer::new(device, needed.max(1) as usize)?;
         let naive_seconds = time_runs(opts.iterations, || {

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::report::gbps;
+
 /// Timings of one case over several repeats.
 #[derive(Debug, Clone, Serialize)]
 pub struct Timing {
@@ -33,15 +35,6 @@ impl Timing {
     /// GB/s of the median run.
     pub fn median_gbps(&self) -> f64 {
         gbps(self.bytes, self.median())
-    }
-}
-
-/// Rate in GB/s (1e9 bytes per second).
-pub fn gbps(bytes: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        bytes as f64 / seconds / 1e9
-    } else {
-        f64::NAN
     }
 }
 

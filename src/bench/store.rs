@@ -9,7 +9,7 @@ use std::sync::Arc;
 use object_store::{ObjectStore, ObjectStoreExt};
 use serde::Serialize;
 
-use super::scan::ScanCase;
+use super::cases::ScanCase;
 use super::stats::{time_runs, Timing};
 use crate::cuda::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
@@ -17,7 +17,7 @@ use crate::parquet::fetch::{
     fetch_source, Allocator, DeviceAllocator, FetchOptions, HostAllocator,
 };
 use crate::parquet::metadata::{load_source, MetadataOptions};
-use crate::parquet::plan::{plan, ScanPlan, ScanRequest};
+use crate::parquet::plan::ScanPlan;
 use crate::store::{builder, classify, HttpCounts, RemoteSource, Source, StoreOptions, Target};
 
 /// What to measure.
@@ -216,28 +216,16 @@ pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
     let object_bytes = first.size();
     let mut cases = Vec::new();
     for case in &opts.cases {
-        let request = ScanRequest {
-            projection: case.projection.clone(),
-            predicate: case.filter.clone(),
-            ..Default::default()
-        };
         let shared: Arc<dyn Source> = Arc::new(first.clone());
         let meta = load_source(
             &shared,
             MetadataOptions {
-                page_index: request.predicate.is_some(),
+                page_index: case.filter.is_some(),
                 ..Default::default()
             },
         )?;
-        let plan = Arc::new(plan(&meta, &request).map_err(|e| Error::Scan {
-            path: opts.url.clone(),
-            reason: e.to_string(),
-        })?);
-        let ranges: Vec<Range<u64>> = plan
-            .chunks
-            .iter()
-            .flat_map(|c| c.ranges.iter().map(|&(o, l)| o..o + l))
-            .collect();
+        let plan = Arc::new(case.plan(&opts.url, &meta)?);
+        let ranges = plan.needed_ranges();
         let needed = plan.totals.bytes_needed;
         let mut staging = match &dest {
             Dest::Device(d, _) => Some(DeviceBuffer::new(*d, needed.max(1) as usize)?),

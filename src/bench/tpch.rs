@@ -9,72 +9,18 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::read::{drop_from_cache, on_tmpfs};
-use super::scan::ScanCase;
+use super::cases::{lineitem_query, ScanCase};
 use crate::config::Settings;
 use crate::cuda::Device;
+use crate::engine::{drop_from_cache, on_tmpfs};
 use crate::engine::{Engine, FileHandle, OpenMode};
 use crate::error::{Error, Result};
 use crate::parquet::fetch::{
     fetch_files, Allocator, DeviceAllocator, FetchOptions, FileScan, HostAllocator,
 };
 use crate::parquet::metadata::{load, MetadataOptions};
-use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
+use crate::parquet::plan::{Projection, ScanPlan};
 use crate::tpch::Table;
-
-/// TPC-H Q6's filter on lineitem.
-pub const Q6_FILTER: &str = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
-
-fn case(name: &str, columns: &[&str], filter: &str) -> ScanCase {
-    ScanCase {
-        name: name.to_string(),
-        projection: Projection::Columns(columns.iter().map(|s| s.to_string()).collect()),
-        filter: Some(filter.parse().expect("valid filter")),
-    }
-}
-
-/// Lineitem's column set and filter of TPC-H query `name` (q1, q6, q14,
-/// q19; Q19's disjunction is over-approximated by its common conjuncts).
-pub fn lineitem_query(name: &str) -> Option<ScanCase> {
-    Some(match name {
-        "q1" => case(
-            "q1",
-            &[
-                "l_returnflag",
-                "l_linestatus",
-                "l_quantity",
-                "l_extendedprice",
-                "l_discount",
-                "l_tax",
-                "l_shipdate",
-            ],
-            "l_shipdate <= DATE '1998-09-02'",
-        ),
-        "q6" => case(
-            "q6",
-            &["l_shipdate", "l_discount", "l_quantity", "l_extendedprice"],
-            Q6_FILTER,
-        ),
-        "q14" => case(
-            "q14",
-            &["l_partkey", "l_extendedprice", "l_discount", "l_shipdate"],
-            "l_shipdate >= DATE '1995-09-01' AND l_shipdate < DATE '1995-10-01'",
-        ),
-        "q19" => case(
-            "q19",
-            &[
-                "l_partkey",
-                "l_quantity",
-                "l_extendedprice",
-                "l_discount",
-                "l_shipinstruct",
-                "l_shipmode",
-            ],
-            "l_shipinstruct = 'DELIVER IN PERSON' AND l_quantity >= 1 AND l_quantity <= 30",
-        ),
-        _ => return None,
-    })
-}
 
 /// The query cases by name: `scan` (every table, all columns) and the
 /// lineitem queries of [`lineitem_query`].
@@ -257,15 +203,7 @@ fn run_query<A: Allocator + Clone>(
             OpenMode::Read,
         )?);
         let metadata = load(&handle, MetadataOptions::default())?;
-        let request = ScanRequest {
-            projection: case.projection.clone(),
-            predicate: case.filter.clone(),
-            ..Default::default()
-        };
-        let plan = plan(&metadata, &request).map_err(|e| Error::Scan {
-            path: handle.path().to_string(),
-            reason: e.to_string(),
-        })?;
+        let plan = case.plan(handle.path(), &metadata)?;
         prepared.push(Prepared {
             handle,
             plan: Arc::new(plan),
@@ -290,7 +228,7 @@ fn run_query<A: Allocator + Clone>(
         files: prepared.len(),
         bytes_needed: prepared.iter().map(|p| p.plan.totals.bytes_needed).sum(),
         bytes_read,
-        median_gbps: super::stats::gbps(bytes_read, times[times.len() / 2]),
+        median_gbps: crate::report::gbps(bytes_read, times[times.len() / 2]),
         iterations,
         verdict,
     })

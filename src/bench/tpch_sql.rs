@@ -14,7 +14,6 @@ use ::datafusion::physical_plan::collect;
 use ::datafusion::prelude::SessionContext;
 use serde::Serialize;
 
-use super::read::{drop_from_cache, on_tmpfs};
 use super::stats::{PairedRatio, Verdict};
 use super::tpch::table_files;
 use crate::config::Settings;
@@ -23,6 +22,7 @@ use crate::datafusion::{
     GdsTableOptions, ScanTotals, TPCH_QUERY_COUNT,
 };
 use crate::engine::Engine;
+use crate::engine::{drop_from_cache, on_tmpfs};
 use crate::error::{Error, Result};
 use crate::tpch::Table;
 

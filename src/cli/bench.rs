@@ -242,7 +242,7 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
                 device: args.device,
                 iterations: args.iterations,
                 settings: args.engine.settings()?,
-                cases: crate::bench::scan::lineitem_cases(),
+                cases: crate::bench::cases::lineitem_cases(),
             };
             let report = crate::bench::scan::run(&opts)?;
             if let Some(path) = &args.json {
@@ -256,8 +256,8 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
             let mut cases = Vec::new();
             for name in &args.cases {
                 let case = match name.as_str() {
-                    "all" => crate::bench::scan::lineitem_cases().into_iter().next(),
-                    q => crate::bench::tpch::lineitem_query(q),
+                    "all" => crate::bench::cases::lineitem_cases().into_iter().next(),
+                    q => crate::bench::cases::lineitem_query(q),
                 };
                 cases.push(case.ok_or_else(|| crate::Error::Scan {
                     path: args.url.clone(),

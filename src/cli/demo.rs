@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::scan::{run_scan, ScanArgs, ScanSpec};
 use super::{Destination, EngineArgs};
-use crate::bench::tpch::Q6_FILTER;
+use crate::bench::cases::Q6_FILTER;
 use crate::error::{Error, Result};
 
 /// Arguments of `gdscan demo`.

@@ -140,7 +140,7 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         offset: args.offset,
         bytes: bytes as u64,
         seconds,
-        gbps: crate::bench::stats::gbps(bytes as u64, seconds),
+        gbps: crate::report::gbps(bytes as u64, seconds),
         destination,
         paths,
         route,

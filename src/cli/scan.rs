@@ -153,8 +153,8 @@ pub fn run_plan(args: &PlanArgs) -> Result<String> {
             "chunk rg {} {:<24} offset {:>12} length {:>10} needed {:>10} {} {}{}\n",
             c.row_group,
             c.column,
-            c.offset,
-            c.len,
+            c.range.start,
+            c.range.end - c.range.start,
             c.needed(),
             c.physical_type,
             c.codec,
@@ -164,7 +164,9 @@ pub fn run_plan(args: &PlanArgs) -> Result<String> {
     for r in &plan.requests {
         out += &format!(
             "request rg {} offset {:>12} length {:>10}\n",
-            r.row_group, r.offset, r.len
+            r.row_group,
+            r.range.start,
+            r.len()
         );
     }
     out += &render_totals(&plan);
@@ -344,7 +346,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         totals: plan.totals.clone(),
         bytes_read,
         seconds,
-        gbps: crate::bench::stats::gbps(bytes_read, seconds),
+        gbps: crate::report::gbps(bytes_read, seconds),
         paths,
         store_requests: remote.ops,
         store_retries: remote.retries,

@@ -35,6 +35,10 @@
 //! Human-friendly sizes such as `16MiB` are for the command line only; see
 //! [`parse_size`].
 
+pub mod cufile;
+
+pub use cufile::CuFileOverrides;
+
 use std::fmt;
 use std::str::FromStr;
 
@@ -242,7 +246,7 @@ pub struct Settings {
     pub device_read_path: DeviceReadPath,
     /// cuFile's own parameters to set before its driver opens
     /// (`GDSCAN_CUFILE_<KEY>`, see [`crate::cufile::params`]; default none).
-    pub cufile: crate::cufile::CuFileOverrides,
+    pub cufile: cufile::CuFileOverrides,
 }
 
 impl Default for Settings {
@@ -257,7 +261,7 @@ impl Default for Settings {
             auto_direct_io_read: false,
             auto_direct_io_write: true,
             device_read_path: DeviceReadPath::Auto,
-            cufile: crate::cufile::CuFileOverrides::default(),
+            cufile: cufile::CuFileOverrides::default(),
         }
     }
 }
@@ -313,7 +317,7 @@ impl Settings {
         if let Some(value) = lookup(ENV_DEVICE_READ_PATH) {
             settings.device_read_path = value.parse()?;
         }
-        settings.cufile = crate::cufile::CuFileOverrides::from_lookup(&lookup)?;
+        settings.cufile = cufile::CuFileOverrides::from_lookup(&lookup)?;
 
         // Every range rule was enforced above with the variable's name; this
         // keeps the builder's rules authoritative should they ever grow.
@@ -503,7 +507,7 @@ impl SettingsBuilder {
     }
 
     /// Sets [`Settings::cufile`] (cuFile parameters applied before its driver opens).
-    pub fn cufile(mut self, overrides: crate::cufile::CuFileOverrides) -> Self {
+    pub fn cufile(mut self, overrides: cufile::CuFileOverrides) -> Self {
         self.settings.cufile = overrides;
         self
     }

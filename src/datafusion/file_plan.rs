@@ -114,7 +114,7 @@ pub fn plan_file(
         let mut chunks: Vec<Range<u64>> = rg
             .chunks
             .iter()
-            .map(|&c| scan.chunks[c].offset..scan.chunks[c].offset + scan.chunks[c].len)
+            .map(|&c| scan.chunks[c].range.clone())
             .collect();
         chunks.sort_by_key(|c| c.start);
         row_groups.push(PlannedRowGroup {

@@ -1,134 +1,19 @@
 //! `FileHandle`: one open file, read and written in parallel through the engine.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::counters::PathCounters;
+use super::lazy_cufile::LazyCuFile;
 use super::memory::{IoBuf, IoBufMut, Memory};
+use super::open_file::{open_direct, FileShared, OpenMode};
+use super::page_cache::probe_cached;
 use super::posix::Descriptors;
-use super::request::{IoFuture, Request, Route};
+use super::request::{IoFuture, Request, Transfer};
 use super::route::{decide_cufile, decide_posix, CuFileAvailability, DeviceRoute, RouteDecision};
+use super::submit::{PendingReads, RangeRead};
 use super::tasks::TaskSplit;
 use super::Engine;
-use crate::config::CompatMode;
-use crate::cufile::CuFileHandle;
 use crate::error::{Error, Result};
-
-/// How a file is opened, with the same letters as `fopen` and KvikIO.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpenMode {
-    /// "r": read only; the file must exist.
-    Read,
-    /// "w": write only; created or truncated.
-    Write,
-    /// "r+": read and write; the file must exist.
-    ReadWrite,
-    /// "w+": read and write; created or truncated.
-    ReadWriteCreate,
-}
-
-impl OpenMode {
-    /// The mode's letters.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OpenMode::Read => "r",
-            OpenMode::Write => "w",
-            OpenMode::ReadWrite => "r+",
-            OpenMode::ReadWriteCreate => "w+",
-        }
-    }
-
-    fn can_read(self) -> bool {
-        !matches!(self, OpenMode::Write)
-    }
-
-    fn can_write(self) -> bool {
-        !matches!(self, OpenMode::Read)
-    }
-
-    fn options(self) -> OpenOptions {
-        let mut o = OpenOptions::new();
-        match self {
-            OpenMode::Read => o.read(true),
-            OpenMode::Write => o.write(true).create(true).truncate(true),
-            OpenMode::ReadWrite => o.read(true).write(true),
-            OpenMode::ReadWriteCreate => o.read(true).write(true).create(true).truncate(true),
-        };
-        o
-    }
-}
-
-impl std::str::FromStr for OpenMode {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "r" => Ok(OpenMode::Read),
-            "w" => Ok(OpenMode::Write),
-            "r+" => Ok(OpenMode::ReadWrite),
-            "w+" => Ok(OpenMode::ReadWriteCreate),
-            other => Err(Error::InvalidMode(other.to_string())),
-        }
-    }
-}
-
-/// One piece of a multi-range read: `len` bytes of the file at
-/// `file_offset`, landing in the buffer at `buffer_offset`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct RangeRead {
-    /// Where the bytes are in the file.
-    pub file_offset: u64,
-    /// Where they land in the buffer.
-    pub buffer_offset: usize,
-    /// How many.
-    pub len: usize,
-}
-
-/// Reads submitted by [`FileHandle::submit_ranges`], not yet awaited.
-/// Dropping it waits for them, so the memory is never written after.
-#[derive(Debug)]
-pub struct PendingReads {
-    requests: Vec<Arc<Request>>,
-    error: Option<Error>,
-}
-
-impl PendingReads {
-    /// Waits for every read; returns the bytes read or the first error.
-    pub fn wait(mut self) -> Result<u64> {
-        let mut first_err = self.error.take();
-        let mut total = 0u64;
-        for req in std::mem::take(&mut self.requests) {
-            match req.wait() {
-                Ok(n) => total += n as u64,
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                }
-            }
-        }
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(total),
-        }
-    }
-}
-
-impl Drop for PendingReads {
-    fn drop(&mut self) {
-        for req in self.requests.drain(..) {
-            let _ = req.wait();
-        }
-    }
-}
-
-/// What the workers share about an open file.
-#[derive(Debug)]
-pub(crate) struct FileShared {
-    pub path: String,
-    pub fds: Descriptors,
-    pub counters: PathCounters,
-    /// The cuFile registration, once a device request made one.
-    pub cufile: OnceLock<CuFileHandle>,
-}
 
 /// An open file served by an [`Engine`].
 #[derive(Debug)]
@@ -137,12 +22,9 @@ pub struct FileHandle {
     shared: Arc<FileShared>,
     mode: OpenMode,
     direct_unavailable: Option<String>,
-    /// Whether cuFile can serve the file: known at open under compat ON,
-    /// otherwise decided on the first device request, which opens cuFile's
-    /// driver (once per process) and registers the file (a handle only
-    /// ever read into host memory touches neither: a registration costs
-    /// milliseconds, the driver's opening more).
-    cufile: OnceLock<CuFileAvailability>,
+    /// Whether cuFile can serve the file, settled on the first device
+    /// request.
+    cufile: LazyCuFile,
     last_route: Mutex<Option<RouteDecision>>,
     /// This handle's task size, when it differs from the engine's.
     task_size: Option<usize>,
@@ -187,10 +69,7 @@ impl FileHandle {
         // cuFile's driver opens on the first device request (or the first
         // `cufile()` call), not here: a handle only ever read into host
         // memory never pays for it.
-        let cufile = OnceLock::new();
-        if settings.compat_mode == CompatMode::On {
-            let _ = cufile.set(CuFileAvailability::Disabled);
-        }
+        let cufile = LazyCuFile::new(settings);
         Ok(FileHandle {
             engine,
             shared: Arc::new(FileShared {
@@ -255,24 +134,8 @@ impl FileHandle {
     /// file. A cuFile parameter that cuFile refuses shows here as
     /// unavailable, with its reason, and fails every device request.
     pub fn cufile(&self) -> &CuFileAvailability {
-        self.cufile.get_or_init(|| {
-            match open_cufile_driver(self.engine.settings()) {
-                Ok(Some(unavailable)) => return unavailable,
-                Err(refused) => return CuFileAvailability::Unavailable(refused.to_string()),
-                Ok(None) => {}
-            }
-            match CuFileHandle::register(
-                std::path::Path::new(&self.shared.path),
-                self.mode.can_read(),
-                self.mode.can_write(),
-            ) {
-                Ok(handle) => {
-                    let _ = self.shared.cufile.set(handle);
-                    CuFileAvailability::Ready
-                }
-                Err(why) => CuFileAvailability::Unavailable(why),
-            }
-        })
+        self.cufile
+            .get(self.engine.settings(), &self.shared, self.mode)
     }
 
     /// The route the last device request took, with its reason.
@@ -443,7 +306,12 @@ impl FileHandle {
         write: bool,
     ) -> Result<(RouteDecision, Option<super::mmap::Mapping>)> {
         let settings = self.engine.settings();
-        match decide_cufile(settings, self.cufile_for_request()?, &self.shared.path, len)? {
+        match decide_cufile(
+            settings,
+            self.cufile.for_request(settings, &self.shared, self.mode)?,
+            &self.shared.path,
+            len,
+        )? {
             Ok(decision) => Ok((decision, None)),
             Err(why) if write => Ok((
                 RouteDecision {
@@ -461,19 +329,6 @@ impl FileHandle {
                 len,
             ),
         }
-    }
-
-    /// [`FileHandle::cufile`] for a device request: a cuFile parameter that
-    /// cuFile refuses is an error, not a fallback (the driver's outcome is
-    /// cached, so asking again costs nothing).
-    fn cufile_for_request(&self) -> Result<&CuFileAvailability> {
-        if matches!(
-            self.cufile.get(),
-            None | Some(CuFileAvailability::Unavailable(_))
-        ) {
-            open_cufile_driver(self.engine.settings())?;
-        }
-        Ok(self.cufile())
     }
 
     fn record(&self, decision: &RouteDecision) {
@@ -528,22 +383,22 @@ impl FileHandle {
             let (decision, mapping) = self.decide_device(len, offset, false)?;
             self.record(&decision);
             match (decision.route, mapping) {
-                (DeviceRoute::CuFile, _) => Route::ReadCuFile,
+                (DeviceRoute::CuFile, _) => Transfer::ReadCuFile,
                 (_, Some(m)) => {
                     // Page-aligned task boundaries keep registrations disjoint.
                     let page = super::mmap::page_size();
                     task_size = task_size.div_ceil(page) * page;
-                    Route::ReadDeviceMmap(m)
+                    Transfer::ReadDeviceMmap(m)
                 }
-                (_, None) => Route::ReadDeviceBounce,
+                (_, None) => Transfer::ReadDeviceBounce,
             }
         } else {
-            Route::ReadHost
+            Transfer::ReadHost
         };
         // Registrations (mmap) and O_DIRECT want aligned task boundaries;
         // buffered bounce and host reads split from the request's start.
         let split = match route {
-            Route::ReadDeviceBounce | Route::ReadHost if !settings.auto_direct_io_read => {
+            Transfer::ReadDeviceBounce | Transfer::ReadHost if !settings.auto_direct_io_read => {
                 TaskSplit::relative(offset, len, task_size)
             }
             _ => TaskSplit::new(offset, len, task_size),
@@ -582,11 +437,11 @@ impl FileHandle {
             let (decision, _) = self.decide_device(size, offset, true)?;
             self.record(&decision);
             match decision.route {
-                DeviceRoute::CuFile => Route::WriteCuFile,
-                _ => Route::WriteDevice,
+                DeviceRoute::CuFile => Transfer::WriteCuFile,
+                _ => Transfer::WriteDevice,
             }
         } else {
-            Route::WriteHost
+            Transfer::WriteHost
         };
         Ok(Request::new(
             self.shared.clone(),
@@ -597,47 +452,4 @@ impl FileHandle {
             settings.bounce_buffer_size,
         ))
     }
-}
-
-/// Whether the byte at `offset` is cached: a one-byte `RWF_NOWAIT` read.
-fn probe_cached(file: &File, offset: u64) -> bool {
-    use std::os::fd::AsRawFd;
-    let mut byte = 0u8;
-    let iov = libc::iovec {
-        iov_base: (&mut byte as *mut u8).cast(),
-        iov_len: 1,
-    };
-    // SAFETY: one iovec over a live local byte; the descriptor is open.
-    let n = unsafe {
-        libc::preadv2(
-            file.as_raw_fd(),
-            &iov,
-            1,
-            offset as libc::off_t,
-            libc::RWF_NOWAIT,
-        )
-    };
-    n == 1
-}
-
-/// Opens cuFile's driver (once per process; later calls get the first
-/// outcome): None when it is open (the handle may register its file), or
-/// why cuFile cannot serve files. A cuFile parameter that cuFile refuses is
-/// an error, not a fallback. Compat ON never gets here: its handles are
-/// `Disabled` from their opening.
-fn open_cufile_driver(settings: &crate::config::Settings) -> Result<Option<CuFileAvailability>> {
-    match crate::cufile::driver::open(&settings.cufile) {
-        Err(e @ Error::CuFileParam { .. }) => Err(e),
-        Err(Error::CuFileUnavailable(why)) => Ok(Some(CuFileAvailability::Unavailable(why))),
-        Err(other) => Ok(Some(CuFileAvailability::Unavailable(other.to_string()))),
-        Ok(_) => Ok(None),
-    }
-}
-
-fn open_direct(path: &std::path::Path, mode: OpenMode) -> std::io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.read(mode.can_read())
-        .write(mode.can_write())
-        .custom_flags(libc::O_DIRECT);
-    o.open(path)
 }

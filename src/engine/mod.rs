@@ -12,22 +12,29 @@ pub mod counters;
 pub mod direct;
 pub mod file_handle;
 pub mod lane;
+mod lazy_cufile;
 pub mod memory;
 pub mod mmap;
+pub mod open_file;
+pub mod page_cache;
 mod pool;
 mod posix;
 pub mod request;
 pub mod route;
+pub mod submit;
 pub mod tasks;
 mod transfer;
 
 use std::sync::{Arc, OnceLock};
 
 pub use counters::{global_counters, IoPath, PathCounters, PathTotals};
-pub use file_handle::{FileHandle, OpenMode, PendingReads, RangeRead};
+pub use file_handle::FileHandle;
 pub use memory::{FillBuffer, IoBuf, IoBufMut, Memory};
+pub use open_file::OpenMode;
+pub use page_cache::{drop_from_cache, on_tmpfs};
 pub use request::IoFuture;
 pub use route::{DeviceRoute, RouteDecision};
+pub use submit::{PendingReads, RangeRead};
 
 use crate::config::Settings;
 use crate::error::Result;

@@ -9,15 +9,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use super::file_handle::FileShared;
 use super::memory::Memory;
 use super::mmap::Mapping;
+use super::open_file::FileShared;
 use super::tasks::{Task, TaskSplit};
 use crate::error::{Error, Result};
 
 /// How a request's tasks move bytes.
 #[derive(Debug)]
-pub(crate) enum Route {
+pub(crate) enum Transfer {
     /// File to host memory.
     ReadHost,
     /// File to pinned bounce buffers to the device.
@@ -43,7 +43,7 @@ struct Completion {
 /// A request in flight.
 pub(crate) struct Request {
     pub file: Arc<FileShared>,
-    pub route: Route,
+    pub transfer: Transfer,
     pub memory: Memory,
     pub split: TaskSplit,
     pub use_direct: bool,
@@ -61,7 +61,7 @@ impl std::fmt::Debug for Request {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Request")
             .field("path", &self.file.path)
-            .field("route", &self.route)
+            .field("transfer", &self.transfer)
             .field("split", &self.split)
             .finish_non_exhaustive()
     }
@@ -71,7 +71,7 @@ impl Request {
     /// A request of `split`'s tasks over `memory`.
     pub fn new(
         file: Arc<FileShared>,
-        route: Route,
+        transfer: Transfer,
         memory: Memory,
         split: TaskSplit,
         use_direct: bool,
@@ -79,7 +79,7 @@ impl Request {
     ) -> Self {
         Request {
             file,
-            route,
+            transfer,
             memory,
             split,
             use_direct,

@@ -8,7 +8,7 @@ use super::lane::Lane;
 use super::memory::Memory;
 use super::mmap::{page_span, Mapping};
 use super::posix;
-use super::request::{Request, Route};
+use super::request::{Request, Transfer};
 use super::tasks::Task;
 use crate::cuda::HostRegistration;
 use crate::error::{Error, Result};
@@ -22,24 +22,24 @@ pub(crate) fn run_task(
     pool: &BouncePool,
 ) -> Result<()> {
     let start = Instant::now();
-    let path = match (&req.route, lane) {
-        (Route::ReadHost, _) => {
+    let path = match (&req.transfer, lane) {
+        (Transfer::ReadHost, _) => {
             read_host(req, task)?;
             IoPath::PosixHost
         }
-        (Route::WriteHost, _) => {
+        (Transfer::WriteHost, _) => {
             write_host(req, task)?;
             IoPath::PosixHost
         }
-        (Route::ReadCuFile, _) => {
+        (Transfer::ReadCuFile, _) => {
             cufile_task(req, task, false)?;
             IoPath::CuFile
         }
-        (Route::WriteCuFile, _) => {
+        (Transfer::WriteCuFile, _) => {
             cufile_task(req, task, true)?;
             IoPath::CuFile
         }
-        (Route::ReadDeviceMmap(mapping), Some(lane)) => {
+        (Transfer::ReadDeviceMmap(mapping), Some(lane)) => {
             if read_device_mmap(req, task, mapping, lane)? {
                 IoPath::MmapRegistered
             } else {
@@ -47,11 +47,11 @@ pub(crate) fn run_task(
                 IoPath::PosixDeviceBounce
             }
         }
-        (Route::ReadDeviceBounce, Some(lane)) => {
+        (Transfer::ReadDeviceBounce, Some(lane)) => {
             read_device_bounce(req, task, lane, pool)?;
             IoPath::PosixDeviceBounce
         }
-        (Route::WriteDevice, Some(lane)) => {
+        (Transfer::WriteDevice, Some(lane)) => {
             write_device(req, task, lane, pool)?;
             IoPath::PosixDeviceBounce
         }

@@ -177,13 +177,13 @@ pub fn layout(plan: &ScanPlan, rg: &RowGroupPlan) -> RowGroupLayout {
     let mut reads = Vec::with_capacity(rg.requests.len());
     let mut at = 0usize;
     for &r in &rg.requests {
-        let req = plan.requests[r];
+        let req = &plan.requests[r];
         reads.push(RangeRead {
-            file_offset: req.offset,
+            file_offset: req.range.start,
             buffer_offset: at,
-            len: req.len as usize,
+            len: req.len() as usize,
         });
-        at += req.len as usize;
+        at += req.len() as usize;
     }
     let chunks = rg
         .chunks
@@ -192,17 +192,19 @@ pub fn layout(plan: &ScanPlan, rg: &RowGroupPlan) -> RowGroupLayout {
             let pieces = plan.chunks[c]
                 .ranges
                 .iter()
-                .map(|&(offset, len)| {
+                .map(|range| {
                     let read = reads
                         .iter()
                         .find(|r| {
-                            r.file_offset <= offset && offset + len <= r.file_offset + r.len as u64
+                            r.file_offset <= range.start
+                                && range.end <= r.file_offset + r.len as u64
                         })
                         .expect("every chunk range lies inside a coalesced request");
                     Piece {
-                        file_offset: offset,
-                        buffer_offset: read.buffer_offset + (offset - read.file_offset) as usize,
-                        len: len as usize,
+                        file_offset: range.start,
+                        buffer_offset: read.buffer_offset
+                            + (range.start - read.file_offset) as usize,
+                        len: (range.end - range.start) as usize,
                     }
                 })
                 .collect();

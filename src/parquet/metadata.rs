@@ -25,8 +25,9 @@ use crate::engine::FileHandle;
 use crate::error::{Error, Result};
 use crate::store::{LocalSource, Source};
 
-/// Default bytes read from the end of the file in the first request.
-pub const DEFAULT_SIZE_HINT: usize = 512 << 10;
+/// Default bytes read from the end of the file in the first request (as
+/// many as a remote source's first request brings).
+pub const DEFAULT_SIZE_HINT: usize = crate::store::options::DEFAULT_FOOTER_HINT as usize;
 
 /// How to read metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,13 +9,14 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
+use ::parquet::basic::{Compression, Encoding, Type as PhysicalType};
 use ::parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData, RowGroupMetaData};
 use ::parquet::file::page_index::offset_index::OffsetIndexMetaData;
-use ::parquet::schema::types::SchemaDescriptor;
+use ::parquet::schema::types::{ColumnDescPtr, SchemaDescriptor};
 use serde::Serialize;
 
 use super::coalesce::{coalesce, CoalesceOptions};
-use super::predicate::Predicate;
+use super::predicate::{Predicate, PredicateError};
 
 /// Which columns a scan reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -41,7 +42,8 @@ pub struct ScanRequest {
 }
 
 /// A planning failure: the request does not fit the file.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlanError {
     /// A projected column is not in the file.
     #[error("column {0:?} is not in the file")]
@@ -55,8 +57,8 @@ pub enum PlanError {
         count: usize,
     },
     /// The filter does not fit the schema.
-    #[error("{0}")]
-    Predicate(String),
+    #[error(transparent)]
+    Predicate(#[from] PredicateError),
     /// The metadata holds an impossible range.
     #[error("column chunk {column} of row group {row_group} has an invalid byte range")]
     BadRange {
@@ -67,19 +69,29 @@ pub enum PlanError {
     },
 }
 
+impl PlanError {
+    /// This failure as the crate's error, naming the file planned.
+    pub fn in_file(self, location: &str) -> crate::Error {
+        crate::Error::Scan {
+            path: location.to_string(),
+            reason: self.to_string(),
+        }
+    }
+}
+
 /// One data page kept by the plan (from the offset index).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageRange {
-    /// File offset of the page (header included).
-    pub offset: u64,
-    /// Bytes (header included).
-    pub len: u64,
+    /// The page's bytes in the file (header included).
+    pub range: Range<u64>,
     /// First row of the page within its row group.
     pub first_row: i64,
 }
 
-/// One column chunk the scan needs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One column chunk the scan needs, with the parquet crate's typed
+/// description of it (what a decoder dispatches on); the JSON form (see
+/// `gdscan plan --json`) writes the types as their names.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ChunkPlan {
     /// Row group index.
     pub row_group: usize,
@@ -87,23 +99,24 @@ pub struct ChunkPlan {
     pub leaf: usize,
     /// Dotted column path.
     pub column: String,
-    /// Physical type, e.g. "INT64".
-    pub physical_type: String,
-    /// Compression codec, e.g. "SNAPPY".
-    pub codec: String,
+    /// The column: path, physical and logical type, maximum definition and
+    /// repetition levels.
+    pub descriptor: ColumnDescPtr,
+    /// Physical type.
+    pub physical_type: PhysicalType,
+    /// Compression codec.
+    pub codec: Compression,
     /// Encodings used in the chunk.
-    pub encodings: Vec<String>,
+    pub encodings: Vec<Encoding>,
     /// Values in the chunk (nulls included).
     pub num_values: i64,
     /// Whether the chunk starts with a dictionary page.
     pub has_dictionary_page: bool,
-    /// File offset of the whole chunk.
-    pub offset: u64,
-    /// Length of the whole chunk.
-    pub len: u64,
+    /// The whole chunk's bytes in the file.
+    pub range: Range<u64>,
     /// The byte ranges this scan needs: the whole chunk, or the dictionary
     /// page plus the data pages kept by page pruning.
-    pub ranges: Vec<(u64, u64)>,
+    pub ranges: Vec<Range<u64>>,
     /// The kept data pages, when the offset index is known (a GPU decoder
     /// dispatches per page).
     pub pages: Option<Vec<PageRange>>,
@@ -112,20 +125,30 @@ pub struct ChunkPlan {
 impl ChunkPlan {
     /// Bytes this chunk needs.
     pub fn needed(&self) -> u64 {
-        self.ranges.iter().map(|r| r.1).sum()
+        self.ranges.iter().map(|r| r.end - r.start).sum()
     }
 }
 
 /// One coalesced read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoRequest {
     /// Row group it belongs to (requests never span row groups, so each row
     /// group lands in its own allocation).
     pub row_group: usize,
-    /// File offset.
-    pub offset: u64,
-    /// Length.
-    pub len: u64,
+    /// The bytes read from the file.
+    pub range: Range<u64>,
+}
+
+impl IoRequest {
+    /// Bytes read.
+    pub fn len(&self) -> u64 {
+        self.range.end - self.range.start
+    }
+
+    /// Whether the request reads nothing (never, in a plan).
+    pub fn is_empty(&self) -> bool {
+        self.range.is_empty()
+    }
 }
 
 /// One kept row group.
@@ -184,6 +207,16 @@ pub struct ScanPlan {
     pub requests: Vec<IoRequest>,
     /// Totals.
     pub totals: PlanTotals,
+}
+
+impl ScanPlan {
+    /// Every byte range the scan needs, chunk by chunk (not coalesced).
+    pub fn needed_ranges(&self) -> Vec<Range<u64>> {
+        self.chunks
+            .iter()
+            .flat_map(|c| c.ranges.iter().cloned())
+            .collect()
+    }
 }
 
 /// Resolves a projection to leaf indices (schema order).
@@ -284,15 +317,108 @@ fn selected_rows(
     selection
 }
 
-fn chunk_range(row_group: usize, col: &ColumnChunkMetaData) -> Result<(u64, u64), PlanError> {
+fn chunk_range(row_group: usize, col: &ColumnChunkMetaData) -> Result<Range<u64>, PlanError> {
     let (start, len) = col.byte_range();
-    if start.checked_add(len).is_none() {
-        return Err(PlanError::BadRange {
+    match start.checked_add(len) {
+        Some(end) => Ok(start..end),
+        None => Err(PlanError::BadRange {
             row_group,
             column: col.column_path().string(),
-        });
+        }),
     }
-    Ok((start, len))
+}
+
+/// The row groups a request considers: those asked for (checked, sorted,
+/// without repeats), or all.
+fn considered_row_groups(
+    metadata: &ParquetMetaData,
+    request: &ScanRequest,
+) -> Result<Vec<usize>, PlanError> {
+    let count = metadata.num_row_groups();
+    let Some(list) = &request.row_groups else {
+        return Ok((0..count).collect());
+    };
+    if let Some(&index) = list.iter().find(|&&index| index >= count) {
+        return Err(PlanError::UnknownRowGroup { index, count });
+    }
+    let set: BTreeSet<usize> = list.iter().copied().collect();
+    Ok(set.into_iter().collect())
+}
+
+/// The pages of one chunk from the offset index, each with its row range.
+fn chunk_pages(index: &OffsetIndexMetaData, num_rows: i64) -> Vec<(PageRange, Range<i64>)> {
+    let rows = page_rows(index, num_rows);
+    index
+        .page_locations()
+        .iter()
+        .zip(rows)
+        .map(|(p, rows)| {
+            let start = p.offset.max(0) as u64;
+            let page = PageRange {
+                range: start..start + p.compressed_page_size.max(0) as u64,
+                first_row: p.first_row_index,
+            };
+            (page, rows)
+        })
+        .collect()
+}
+
+/// Plans one column chunk of a kept row group: its needed ranges (the whole
+/// chunk, or its dictionary page and the pages overlapping `selection`) and
+/// its kept pages; counts its pages into `totals`.
+fn plan_chunk(
+    rg_index: usize,
+    rg: &RowGroupMetaData,
+    leaf: usize,
+    offset_index: Option<&OffsetIndexMetaData>,
+    selection: Option<&[Range<i64>]>,
+    totals: &mut PlanTotals,
+) -> Result<ChunkPlan, PlanError> {
+    let col = rg.column(leaf);
+    let range = chunk_range(rg_index, col)?;
+    let pages_all = offset_index.map(|oi| chunk_pages(oi, rg.num_rows()));
+    let (ranges, pages) = match (pages_all, selection) {
+        (Some(all), Some(sel)) => {
+            totals.pages_total += all.len();
+            let mut ranges = Vec::new();
+            // The dictionary page (if any) sits between the chunk's start
+            // and its first data page.
+            if let Some((first, _)) = all.first() {
+                if first.range.start > range.start {
+                    ranges.push(range.start..first.range.start);
+                }
+            }
+            let kept: Vec<PageRange> = all
+                .into_iter()
+                .filter(|(_, rows)| intersects(rows, sel))
+                .map(|(page, _)| page)
+                .collect();
+            totals.pages_kept += kept.len();
+            ranges.extend(kept.iter().map(|p| p.range.clone()));
+            (ranges, Some(kept))
+        }
+        (Some(all), None) => {
+            totals.pages_total += all.len();
+            totals.pages_kept += all.len();
+            let pages = all.into_iter().map(|(page, _)| page).collect();
+            (vec![range.clone()], Some(pages))
+        }
+        (None, _) => (vec![range.clone()], None),
+    };
+    Ok(ChunkPlan {
+        row_group: rg_index,
+        leaf,
+        column: col.column_path().string(),
+        descriptor: col.column_descr_ptr(),
+        physical_type: col.column_type(),
+        codec: col.compression(),
+        encodings: col.encodings().collect(),
+        num_values: col.num_values(),
+        has_dictionary_page: col.dictionary_page_offset().is_some(),
+        range,
+        ranges,
+        pages,
+    })
 }
 
 /// Plans a scan. No I/O.
@@ -300,22 +426,9 @@ pub fn plan(metadata: &ParquetMetaData, request: &ScanRequest) -> Result<ScanPla
     let schema = metadata.file_metadata().schema_descr();
     let leaves = resolve_projection(schema, &request.projection)?;
     if let Some(p) = &request.predicate {
-        p.validate(schema)
-            .map_err(|e| PlanError::Predicate(e.to_string()))?;
+        p.validate(schema)?;
     }
-    let count = metadata.num_row_groups();
-    let considered: Vec<usize> = match &request.row_groups {
-        Some(list) => {
-            for &index in list {
-                if index >= count {
-                    return Err(PlanError::UnknownRowGroup { index, count });
-                }
-            }
-            let set: BTreeSet<usize> = list.iter().copied().collect();
-            set.into_iter().collect()
-        }
-        None => (0..count).collect(),
-    };
+    let considered = considered_row_groups(metadata, request)?;
     let mut totals = PlanTotals {
         row_groups_considered: considered.len(),
         ..Default::default()
@@ -339,85 +452,36 @@ pub fn plan(metadata: &ParquetMetaData, request: &ScanRequest) -> Result<ScanPla
         }
         let offset_index = metadata.offset_index().and_then(|o| o.get(rg_index));
         let first_chunk = chunks.len();
-        let mut ranges: Vec<Range<u64>> = Vec::new();
         for &leaf in &leaves {
-            let col = rg.column(leaf);
-            let (offset, len) = chunk_range(rg_index, col)?;
-            let pages_all: Option<Vec<PageRange>> =
-                offset_index.and_then(|oi| oi.get(leaf)).map(|oi| {
-                    oi.page_locations()
-                        .iter()
-                        .map(|p| PageRange {
-                            offset: p.offset.max(0) as u64,
-                            len: p.compressed_page_size.max(0) as u64,
-                            first_row: p.first_row_index,
-                        })
-                        .collect()
-                });
-            let (chunk_ranges, pages) = match (&pages_all, &selection) {
-                (Some(all), Some(sel)) => {
-                    let rows = offset_index
-                        .and_then(|oi| oi.get(leaf))
-                        .map(|oi| page_rows(oi, rg.num_rows()))
-                        .unwrap_or_default();
-                    let kept: Vec<PageRange> = all
-                        .iter()
-                        .zip(rows.iter())
-                        .filter(|(_, r)| intersects(r, sel))
-                        .map(|(p, _)| *p)
-                        .collect();
-                    totals.pages_total += all.len();
-                    totals.pages_kept += kept.len();
-                    let mut rs = Vec::new();
-                    // The dictionary page (if any) sits between the chunk's
-                    // start and its first data page.
-                    if let Some(first) = all.first() {
-                        if first.offset > offset {
-                            rs.push((offset, first.offset - offset));
-                        }
-                    }
-                    rs.extend(kept.iter().map(|p| (p.offset, p.len)));
-                    (rs, Some(kept))
-                }
-                (Some(all), None) => {
-                    totals.pages_total += all.len();
-                    totals.pages_kept += all.len();
-                    (vec![(offset, len)], Some(all.clone()))
-                }
-                (None, _) => (vec![(offset, len)], None),
-            };
-            ranges.extend(chunk_ranges.iter().map(|&(o, l)| o..o + l));
-            chunks.push(ChunkPlan {
-                row_group: rg_index,
+            let index = offset_index.and_then(|oi| oi.get(leaf));
+            chunks.push(plan_chunk(
+                rg_index,
+                rg,
                 leaf,
-                column: col.column_path().string(),
-                physical_type: col.column_type().to_string(),
-                codec: col.compression().to_string(),
-                encodings: col.encodings().map(|e| e.to_string()).collect(),
-                num_values: col.num_values(),
-                has_dictionary_page: col.dictionary_page_offset().is_some(),
-                offset,
-                len,
-                ranges: chunk_ranges,
-                pages,
-            });
+                index,
+                selection.as_deref(),
+                &mut totals,
+            )?);
         }
+        let ranges: Vec<Range<u64>> = chunks[first_chunk..]
+            .iter()
+            .flat_map(|c| c.ranges.iter().cloned())
+            .collect();
         let first_request = requests.len();
-        let mut bytes = 0;
-        for r in coalesce(&ranges, request.coalesce) {
-            bytes += r.end - r.start;
-            requests.push(IoRequest {
-                row_group: rg_index,
-                offset: r.start,
-                len: r.end - r.start,
-            });
-        }
+        requests.extend(
+            coalesce(&ranges, request.coalesce)
+                .into_iter()
+                .map(|range| IoRequest {
+                    row_group: rg_index,
+                    range,
+                }),
+        );
         row_groups.push(RowGroupPlan {
             index: rg_index,
             num_rows: rg.num_rows(),
             chunks: (first_chunk..chunks.len()).collect(),
             requests: (first_request..requests.len()).collect(),
-            bytes,
+            bytes: requests[first_request..].iter().map(IoRequest::len).sum(),
             rows: selection
                 .filter(|s| s.iter().map(|r| r.end - r.start).sum::<i64>() < rg.num_rows()),
         });
@@ -426,7 +490,7 @@ pub fn plan(metadata: &ParquetMetaData, request: &ScanRequest) -> Result<ScanPla
     totals.chunks = chunks.len();
     totals.requests = requests.len();
     totals.bytes_needed = chunks.iter().map(ChunkPlan::needed).sum();
-    totals.bytes_read = requests.iter().map(|r| r.len).sum();
+    totals.bytes_read = requests.iter().map(IoRequest::len).sum();
     Ok(ScanPlan {
         leaves,
         chunks,
@@ -434,4 +498,91 @@ pub fn plan(metadata: &ParquetMetaData, request: &ScanRequest) -> Result<ScanPla
         requests,
         totals,
     })
+}
+
+/// The JSON form of a plan's parts, as `gdscan plan --json` has always
+/// written it: byte ranges as offset and length, types as their names.
+mod json {
+    use serde::{Serialize, Serializer};
+
+    use super::{ChunkPlan, IoRequest, PageRange};
+
+    fn offset_len(r: &std::ops::Range<u64>) -> (u64, u64) {
+        (r.start, r.end - r.start)
+    }
+
+    #[derive(Serialize)]
+    struct Page {
+        offset: u64,
+        len: u64,
+        first_row: i64,
+    }
+
+    impl Serialize for PageRange {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let (offset, len) = offset_len(&self.range);
+            Page {
+                offset,
+                len,
+                first_row: self.first_row,
+            }
+            .serialize(s)
+        }
+    }
+
+    #[derive(Serialize)]
+    struct Request {
+        row_group: usize,
+        offset: u64,
+        len: u64,
+    }
+
+    impl Serialize for IoRequest {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let (offset, len) = offset_len(&self.range);
+            Request {
+                row_group: self.row_group,
+                offset,
+                len,
+            }
+            .serialize(s)
+        }
+    }
+
+    #[derive(Serialize)]
+    struct Chunk<'a> {
+        row_group: usize,
+        leaf: usize,
+        column: &'a str,
+        physical_type: String,
+        codec: String,
+        encodings: Vec<String>,
+        num_values: i64,
+        has_dictionary_page: bool,
+        offset: u64,
+        len: u64,
+        ranges: Vec<(u64, u64)>,
+        pages: &'a Option<Vec<PageRange>>,
+    }
+
+    impl Serialize for ChunkPlan {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let (offset, len) = offset_len(&self.range);
+            Chunk {
+                row_group: self.row_group,
+                leaf: self.leaf,
+                column: &self.column,
+                physical_type: self.physical_type.to_string(),
+                codec: self.codec.to_string(),
+                encodings: self.encodings.iter().map(|e| e.to_string()).collect(),
+                num_values: self.num_values,
+                has_dictionary_page: self.has_dictionary_page,
+                offset,
+                len,
+                ranges: self.ranges.iter().map(offset_len).collect(),
+                pages: &self.pages,
+            }
+            .serialize(s)
+        }
+    }
 }

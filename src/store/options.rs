@@ -13,6 +13,11 @@ pub const DEFAULT_CONCURRENCY: usize = 16;
 /// Default largest request, in bytes.
 pub const DEFAULT_REQUEST_SIZE: u64 = 8 << 20;
 
+/// Default bytes read from the end of an object in its first request (the
+/// footer and, for most files, the page index); the Parquet layer's
+/// metadata reader starts with as many.
+pub const DEFAULT_FOOTER_HINT: u64 = 512 << 10;
+
 /// Settings of remote reads.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoreOptions {
@@ -44,7 +49,7 @@ impl Default for StoreOptions {
         StoreOptions {
             concurrency: DEFAULT_CONCURRENCY,
             request_size: DEFAULT_REQUEST_SIZE,
-            footer_hint: crate::parquet::metadata::DEFAULT_SIZE_HINT as u64,
+            footer_hint: DEFAULT_FOOTER_HINT,
             connect_timeout: Duration::from_secs(5),
             timeout: Duration::from_secs(60),
             max_retries: 5,

@@ -79,5 +79,5 @@ pub fn write_file(dir: &std::path::Path) -> std::path::PathBuf {
 /// keeps them).
 pub fn evict(path: &std::path::Path) {
     std::fs::File::open(path).unwrap().sync_all().unwrap();
-    gdscan::bench::read::drop_from_cache(path).unwrap();
+    gdscan::engine::drop_from_cache(path).unwrap();
 }

@@ -1,0 +1,91 @@
+//! A handle's cuFile state, settled on its first device request: cuFile's
+//! driver opened (once per process) and the file registered, or why not.
+//! A handle only ever read into host memory touches neither (a registration
+//! costs milliseconds, the driver's opening more).
+
+use std::sync::OnceLock;
+
+use super::open_file::{FileShared, OpenMode};
+use super::route::CuFileAvailability;
+use crate::config::{CompatMode, Settings};
+use crate::cufile::CuFileHandle;
+use crate::error::{Error, Result};
+
+/// Whether cuFile serves one file: known at open under compat ON,
+/// otherwise decided on first use.
+#[derive(Debug)]
+pub(crate) struct LazyCuFile {
+    availability: OnceLock<CuFileAvailability>,
+}
+
+impl LazyCuFile {
+    /// Nothing decided yet, or `Disabled` from the start under compat ON.
+    pub(crate) fn new(settings: &Settings) -> Self {
+        let availability = OnceLock::new();
+        if settings.compat_mode == CompatMode::On {
+            let _ = availability.set(CuFileAvailability::Disabled);
+        }
+        LazyCuFile { availability }
+    }
+
+    /// Whether cuFile serves the file, or why not. The first call opens
+    /// cuFile's driver (once per process) and registers the file, keeping
+    /// the registration in `file`.
+    pub(crate) fn get(
+        &self,
+        settings: &Settings,
+        file: &FileShared,
+        mode: OpenMode,
+    ) -> &CuFileAvailability {
+        self.availability.get_or_init(|| {
+            match open_driver(settings) {
+                Ok(Some(unavailable)) => return unavailable,
+                Err(refused) => return CuFileAvailability::Unavailable(refused.to_string()),
+                Ok(None) => {}
+            }
+            match CuFileHandle::register(
+                std::path::Path::new(&file.path),
+                mode.can_read(),
+                mode.can_write(),
+            ) {
+                Ok(handle) => {
+                    let _ = file.cufile.set(handle);
+                    CuFileAvailability::Ready
+                }
+                Err(why) => CuFileAvailability::Unavailable(why),
+            }
+        })
+    }
+
+    /// [`LazyCuFile::get`] for a device request: a cuFile parameter that
+    /// cuFile refuses is an error, not a fallback (the driver's outcome is
+    /// cached, so asking again costs nothing).
+    pub(crate) fn for_request(
+        &self,
+        settings: &Settings,
+        file: &FileShared,
+        mode: OpenMode,
+    ) -> Result<&CuFileAvailability> {
+        if matches!(
+            self.availability.get(),
+            None | Some(CuFileAvailability::Unavailable(_))
+        ) {
+            open_driver(settings)?;
+        }
+        Ok(self.get(settings, file, mode))
+    }
+}
+
+/// Opens cuFile's driver (once per process; later calls get the first
+/// outcome): None when it is open (the handle may register its file), or
+/// why cuFile cannot serve files. A cuFile parameter that cuFile refuses is
+/// an error, not a fallback. Compat ON never gets here: its handles are
+/// `Disabled` from their opening.
+fn open_driver(settings: &Settings) -> Result<Option<CuFileAvailability>> {
+    match crate::cufile::driver::open(&settings.cufile) {
+        Err(e @ Error::CuFileParam { .. }) => Err(e),
+        Err(Error::CuFileUnavailable(why)) => Ok(Some(CuFileAvailability::Unavailable(why))),
+        Err(other) => Ok(Some(CuFileAvailability::Unavailable(other.to_string()))),
+        Ok(_) => Ok(None),
+    }
+}
