@@ -33,6 +33,7 @@ pub mod datafusion;
 pub mod doctor;
 pub mod engine;
 pub mod error;
+pub mod nvcomp;
 pub mod parquet;
 pub mod report;
 pub mod store;
