@@ -671,6 +671,17 @@ impl Scratch {
     }
 }
 
+/// A part of a page body: `src_len` stored bytes at `src_offset` of the
+/// row-group buffer holding `len` bytes once decompressed (when
+/// `compressed` and the chunk has a codec).
+struct BodyPart {
+    page: usize,
+    compressed: bool,
+    src_offset: usize,
+    src_len: usize,
+    len: usize,
+}
+
 struct ColumnPlanner<'a, 'b> {
     input: &'b ColumnInput<'a>,
     column: String,
@@ -709,14 +720,17 @@ impl ColumnPlanner<'_, '_> {
     /// producing it when it is compressed.
     fn body(
         &self,
-        page: usize,
-        compressed: bool,
-        src_offset: usize,
-        src_len: usize,
-        len: usize,
+        part: BodyPart,
         scratch: &mut Scratch,
         jobs: &mut Vec<DecompressJob>,
     ) -> Result<Region, DecodePlanError> {
+        let BodyPart {
+            page,
+            compressed,
+            src_offset,
+            src_len,
+            len,
+        } = part;
         match self.codec.filter(|_| compressed) {
             None => {
                 if src_len != len {
@@ -813,11 +827,13 @@ fn plan_column(
                     return Err(planner.unsupported_page(i, "dictionary page of a BOOLEAN column"));
                 }
                 let data = planner.body(
-                    i,
-                    true,
-                    p.body_offset,
-                    p.body_len,
-                    h.uncompressed_size as usize,
+                    BodyPart {
+                        page: i,
+                        compressed: true,
+                        src_offset: p.body_offset,
+                        src_len: p.body_len,
+                        len: h.uncompressed_size as usize,
+                    },
                     scratch,
                     jobs,
                 )?;
@@ -843,11 +859,13 @@ fn plan_column(
                     ));
                 }
                 let data = planner.body(
-                    i,
-                    true,
-                    p.body_offset,
-                    p.body_len,
-                    h.uncompressed_size as usize,
+                    BodyPart {
+                        page: i,
+                        compressed: true,
+                        src_offset: p.body_offset,
+                        src_len: p.body_len,
+                        len: h.uncompressed_size as usize,
+                    },
                     scratch,
                     jobs,
                 )?;
@@ -917,11 +935,13 @@ fn plan_column(
                     )
                 });
                 let data = planner.body(
-                    i,
-                    d.is_compressed,
-                    p.body_offset + levels,
-                    p.body_len - levels,
-                    h.uncompressed_size as usize - levels,
+                    BodyPart {
+                        page: i,
+                        compressed: d.is_compressed,
+                        src_offset: p.body_offset + levels,
+                        src_len: p.body_len - levels,
+                        len: h.uncompressed_size as usize - levels,
+                    },
                     scratch,
                     jobs,
                 )?;

@@ -226,7 +226,7 @@ fn rich_batch() -> RecordBatch {
             "fsb",
             Arc::new(
                 FixedSizeBinaryArray::try_from_sparse_iter_with_size(
-                    (0..n).map(|i| opt(11, i).then(|| [(i % 7) as u8, 1, 2, 3, (i % 13) as u8])),
+                    (0..n).map(|i| opt(11, i).then_some([(i % 7) as u8, 1, 2, 3, (i % 13) as u8])),
                     5,
                 )
                 .unwrap(),
@@ -378,6 +378,7 @@ fn check_header_against(name: &str, info: &PageInfo, page: &Page) {
 }
 
 #[test]
+#[allow(clippy::needless_range_loop)]
 fn headers_walk_like_the_parquet_crate() {
     let batch = rich_batch();
     let mut v2_seen = false;
