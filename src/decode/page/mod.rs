@@ -18,7 +18,7 @@ mod tests;
 pub use header::{parse_page_header, PageError, PageHeader, PageKind};
 pub use levels::LevelError;
 pub use plan::{
-    column_type, plan_fetched, plan_row_group, ColumnDecode, ColumnInput, ColumnType, DecodePlan,
-    DecodePlanError, DecompressJob, PageDecode,
+    check_chunk, column_type, plan_fetched, plan_row_group, ColumnDecode, ColumnInput, ColumnType,
+    DecodePlan, DecodePlanError, DecompressJob, PageDecode,
 };
 pub use walk::{walk_chunk, walk_pieces, PageInfo, WalkError};

@@ -789,6 +789,60 @@ fn page_class(
     }
 }
 
+/// Checks that `present` PLAIN values can fit in `len` bytes (a lying
+/// value count would otherwise size scratch and launches): fixed-width
+/// values take their width, booleans a bit, byte arrays at least their
+/// 4-byte length.
+fn check_values_fit(
+    planner: &ColumnPlanner<'_, '_>,
+    ty: &ColumnType,
+    page: usize,
+    class: EncodingClass,
+    present: u32,
+    len: usize,
+) -> Result<(), DecodePlanError> {
+    if class != EncodingClass::Plain {
+        return Ok(());
+    }
+    let n = u64::from(present);
+    let min = match ty.physical {
+        PhysicalType::BOOLEAN => n.div_ceil(8),
+        PhysicalType::BYTE_ARRAY => n * 4,
+        _ => n * u64::from(ty.type_length),
+    };
+    if min > len as u64 {
+        return Err(planner.bad_page(
+            page,
+            format!("{present} PLAIN values need at least {min} bytes but the page holds {len}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks what the chunk's metadata says before any byte is read: the
+/// column's type and codec, and the encodings the chunk lists (DELTA_* and
+/// BYTE_STREAM_SPLIT are outside the decoder's coverage). Pages are checked
+/// again when planned: the list may be incomplete.
+pub fn check_chunk(meta: &ColumnChunkMetaData) -> Result<ColumnType, DecodePlanError> {
+    let descr = meta.column_descr();
+    let ty = column_type(descr)?;
+    page_codec(descr, meta.compression())?;
+    for e in meta.encodings() {
+        match e {
+            Encoding::PLAIN
+            | Encoding::PLAIN_DICTIONARY
+            | Encoding::RLE_DICTIONARY
+            | Encoding::RLE => {}
+            // Legacy levels: only a problem if a page of an optional column
+            // uses them, checked per page.
+            #[allow(deprecated)]
+            Encoding::BIT_PACKED => {}
+            other => return Err(unsupported(descr, format!("{other} encoding"))),
+        }
+    }
+    Ok(ty)
+}
+
 /// Plans one column chunk: `index` is its place in the row group's plan,
 /// jobs and scratch regions are appended.
 fn plan_column(
@@ -837,6 +891,14 @@ fn plan_column(
                     scratch,
                     jobs,
                 )?;
+                check_values_fit(
+                    &planner,
+                    &ty,
+                    i,
+                    EncodingClass::Plain,
+                    d.num_values,
+                    data.len,
+                )?;
                 let offsets = if ty.physical == PhysicalType::BYTE_ARRAY {
                     let n = (d.num_values as usize + 1) * 4;
                     Some(scratch.take(n, &planner.column)?)
@@ -869,6 +931,9 @@ fn plan_column(
                     scratch,
                     jobs,
                 )?;
+                // Without nulls every value is in the page.
+                let present = if ty.nullable { 0 } else { d.num_values };
+                check_values_fit(&planner, &ty, i, class, present, data.len)?;
                 let need = work_bytes(&ty, class, d.num_values);
                 let work = if need > 0 {
                     Some(scratch.take(need, &planner.column)?)
@@ -928,6 +993,13 @@ fn plan_column(
                     ));
                 }
                 let levels = d.levels_len() as usize;
+                let (Some(src_len), Some(len)) = (
+                    p.body_len.checked_sub(levels),
+                    (h.uncompressed_size as usize).checked_sub(levels),
+                ) else {
+                    return Err(planner
+                        .bad_page(i, format!("{levels} bytes of levels do not fit the page")));
+                };
                 let def_levels = ty.nullable.then(|| {
                     Region::row_group(
                         p.body_offset + d.rep_levels_len as usize,
@@ -939,11 +1011,19 @@ fn plan_column(
                         page: i,
                         compressed: d.is_compressed,
                         src_offset: p.body_offset + levels,
-                        src_len: p.body_len - levels,
-                        len: h.uncompressed_size as usize - levels,
+                        src_len,
+                        len,
                     },
                     scratch,
                     jobs,
+                )?;
+                check_values_fit(
+                    &planner,
+                    &ty,
+                    i,
+                    class,
+                    d.num_values - d.num_nulls,
+                    data.len,
                 )?;
                 let need = work_bytes(&ty, class, d.num_values);
                 let work = if need > 0 {

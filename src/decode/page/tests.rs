@@ -1478,6 +1478,11 @@ fn plan_and_decode(
         let scratch = run_jobs(&plan, &buf);
         for col in &plan.columns {
             let name = format!("{name} rg {} {}", rg_plan.index, col.column);
+            assert_eq!(
+                check_chunk(md.row_group(rg_plan.index).column(col.leaf)).as_ref(),
+                Ok(&col.ty),
+                "{name}"
+            );
             // Every data page's decompressed bytes equal the parquet
             // crate's (v2: values after the levels, levels in place).
             let all = reference_pages(bytes, rg_plan.index, col.leaf);
@@ -1753,6 +1758,15 @@ fn unsupported_encodings_and_codecs_are_typed() {
         let scan = scan_plan(&md, &ScanRequest::default()).unwrap();
         let lay = layout(&scan, &scan.row_groups[0]);
         let buf = fetched_buffer(&bytes, &lay.reads);
+        // The chunk's metadata already tells (before any I/O).
+        let listed: Vec<String> = (0..3)
+            .filter_map(|c| check_chunk(md.row_group(0).column(c)).err())
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            !listed.is_empty() && listed.iter().all(|e| e.contains(what)),
+            "{what}: {listed:?}"
+        );
         match plan_fetched(&md, &scan, 0, &buf, &lay.chunks) {
             Err(DecodePlanError::Unsupported { column, what: w }) => {
                 assert!(w.contains(what), "{what}: {column}: {w}");
@@ -1817,6 +1831,28 @@ fn corrupt_pages_are_typed_errors() {
         input(&lying),
         Err(DecodePlanError::BadPage { .. })
     ));
+    // A PLAIN page claiming more values than its bytes hold (no offset
+    // index to catch it).
+    let mut lying = pages.clone();
+    let plain_at = lying
+        .iter()
+        .position(|p| p.header.is_data() && p.header.encoding() == Some(Encoding::PLAIN))
+        .unwrap();
+    if let PageKind::Data(d) = &mut lying[plain_at].header.kind {
+        d.num_values *= 3;
+    }
+    let e = plan_row_group(
+        0,
+        &[ColumnInput {
+            leaf: col,
+            descr: meta.column_descr(),
+            meta,
+            pages: &lying[plain_at..plain_at + 1],
+            page_ranges: None,
+        }],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("PLAIN values need"), "{e}");
     // A missing page (not in the offset index).
     let mut short = pages.clone();
     short.remove(data_at);
