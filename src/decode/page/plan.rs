@@ -574,7 +574,7 @@ pub struct DecodePlan {
     pub scratch_bytes: usize,
 }
 
-/// Counts of one codec's jobs: what nVCOMP's scratch sizing needs.
+/// Counts of one codec's jobs: what nvCOMP's scratch sizing needs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JobStats {
     /// Jobs.
