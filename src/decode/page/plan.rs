@@ -1096,15 +1096,15 @@ fn check_page_ranges(
     }
     for (k, (d, r)) in decoded.iter_mut().zip(ranges).enumerate() {
         let p = &pages[d.page];
-        if p.file_offset != r.offset || p.len() as u64 != r.len {
+        if p.file_offset != r.range.start || p.len() as u64 != r.range.end - r.range.start {
             return Err(planner.bad_page(
                 d.page,
                 format!(
                     "page at file offset {} of {} bytes, but the offset index says offset {} and {} bytes",
                     p.file_offset,
                     p.len(),
-                    r.offset,
-                    r.len
+                    r.range.start,
+                    r.range.end - r.range.start
                 ),
             ));
         }
@@ -1114,7 +1114,7 @@ fn check_page_ranges(
         d.first_row = Some(first);
         if let Some(next) = ranges.get(k + 1) {
             let next_first = u64::try_from(next.first_row).unwrap_or(0);
-            if p.file_end() == next.offset
+            if p.file_end() == next.range.start
                 && next_first.checked_sub(first) != Some(u64::from(d.num_rows))
             {
                 return Err(planner.bad_page(
