@@ -23,20 +23,22 @@ pub fn export_device_batch(batch: &DeviceBatch) -> Result<(FFI_ArrowSchema, Arro
 /// Exports `batch`'s data only (see [`export_device_batch`]).
 pub fn export_device_array(batch: &DeviceBatch) -> ArrowDeviceArray {
     let ready = batch.ready().cloned();
-    let mut children: Vec<Box<FFI_ArrowArray>> = batch
+    // The children live in a Vec never resized after this, so the pointers
+    // into its heap buffer stay valid when the Vec moves into the private data.
+    let mut children: Vec<FFI_ArrowArray> = batch
         .columns()
         .iter()
-        .map(|column| Box::new(export_column(column, ready.clone())))
+        .map(|column| export_column(column, ready.clone()))
         .collect();
     let child_ptrs: Vec<*mut FFI_ArrowArray> = children
         .iter_mut()
-        .map(|c| &mut **c as *mut FFI_ArrowArray)
+        .map(|c| c as *mut FFI_ArrowArray)
         .collect();
     // A heap cell holding the CUevent handle: `sync_event` points to it.
     let event_cell = ready.as_ref().map(|e| Box::new(e.handle()));
     let mut private = Box::new(BatchPrivate {
         buffers: [std::ptr::null()],
-        children,
+        _children: children,
         child_ptrs,
         event_cell,
         _ready: ready,
@@ -77,7 +79,8 @@ pub fn export_device_array(batch: &DeviceBatch) -> ArrowDeviceArray {
 /// first (releasing those the consumer did not move out), then the event.
 struct BatchPrivate {
     buffers: [*const c_void; 1],
-    children: Vec<Box<FFI_ArrowArray>>,
+    /// Owned only to be dropped (each `FFI_ArrowArray` releases on drop).
+    _children: Vec<FFI_ArrowArray>,
     child_ptrs: Vec<*mut FFI_ArrowArray>,
     event_cell: Option<Box<*mut c_void>>,
     _ready: Option<Arc<dyn ReadyEvent>>,
