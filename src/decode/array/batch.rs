@@ -162,14 +162,13 @@ impl DeviceBatch {
                 .collect::<Result<Vec<_>>>()?;
             staged.push((validity, buffers));
         }
-        let mut copied = copier.finish()?.into_iter();
-        let mut take = |n: usize| -> Vec<Buffer> { copied.by_ref().take(n).collect() };
+        let copied = copier.finish()?;
         let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.columns.len());
         for ((field, column), (validity, buffers)) in
             self.schema.fields().iter().zip(&self.columns).zip(staged)
         {
-            let validity = validity.and_then(|_| take(1).pop());
-            let buffers = take(buffers.len());
+            let validity = validity.map(|i: usize| copied[i].clone());
+            let buffers = buffers.iter().map(|&i| copied[i].clone()).collect();
             let data = build_host_array(column, validity, buffers)
                 .map_err(|e| e.in_column(field.name()))?;
             arrays.push(make_array(data));
@@ -655,8 +654,8 @@ pub(crate) mod tests {
     #[test]
     fn to_host_validates_what_it_copies() {
         let schema = Arc::new(Schema::new(vec![Field::new("i", DataType::Int32, true)]));
-        // One null declared, the bitmap (0b10) says one of two values is null,
-        // but a second column claims 0 nulls for a bitmap with a null.
+        // The column says no value is null; its bitmap (0b1111_1110) says the
+        // first one is.
         let column = int_column(&[1, 2], Some(0));
         let batch =
             DeviceBatch::try_new(schema.clone(), 2, vec![column], MemoryLocation::CPU, None)

@@ -104,6 +104,13 @@ pub unsafe fn import_device_batch_with_schema(
             _owner: owner.clone(),
         }))
     };
+    // Reading the last offset of a Utf8/Binary column reads device memory
+    // the producer may still be writing: wait for it first.
+    if let Some(ready) = &ready {
+        if fields.iter().any(|f| has_offsets(f.data_type())) {
+            ready.wait()?;
+        }
+    }
     let mut columns = Vec::with_capacity(fields.len());
     for (i, field) in fields.iter().enumerate() {
         // SAFETY: `children` holds `n_children` pointers.
@@ -216,6 +223,8 @@ unsafe fn import_column(
     // batch's rows only when those are all of them.
     let whole = base_offset == 0 && child_len == num_rows;
     let null_count = match child.null_count {
+        // Producers disagree on a Null array's count (0 or its length).
+        _ if *data_type == DataType::Null => None,
         n if n >= 0 && whole => Some(n as usize),
         -1 => None,
         n if n >= 0 => None,

@@ -151,6 +151,17 @@ fn buffer_table(batch: &DeviceBatch) -> Vec<(u64, usize)> {
 }
 
 #[test]
+fn batches_and_structures_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<DeviceBatch>();
+    send_sync::<DeviceBytes>();
+    send::<ArrowDeviceArray>();
+    send::<ArrowDeviceArrayStream>();
+    send::<DeviceStreamReader>();
+}
+
+#[test]
 fn structures_have_the_spec_layout() {
     // Also asserted at compile time; kept as a test so a failure names it.
     assert_eq!(size_of::<ArrowDeviceArray>(), 128);
