@@ -1,10 +1,10 @@
 //! GPU decoding of Parquet column chunks into Arrow arrays in device memory.
 //!
-//! - [`array`]: device-resident Arrow columns and record batches
+//! - [`array`](mod@array): device-resident Arrow columns and record batches
 //!   ([`array::DeviceBatch`]), their owners (pooled device memory, or any
 //!   [`array::DeviceMemory`]), and the copy back to an arrow
 //!   [`RecordBatch`](arrow::record_batch::RecordBatch).
-//! - [`ffi`]: the Arrow C Device Data Interface (`ArrowDeviceArray`,
+//! - [`ffi`](mod@ffi): the Arrow C Device Data Interface (`ArrowDeviceArray`,
 //!   `ArrowDeviceArrayStream`): export of device batches to other libraries
 //!   without a copy, and import back.
 
