@@ -93,6 +93,10 @@ pub struct Event {
 
 // SAFETY: events may be used from any thread.
 unsafe impl Send for Event {}
+// SAFETY: the methods taking `&self` (`raw`, `wait`, `device`) only read the
+// handle and call thread-safe driver functions; the `recorded` flag changes
+// only through `&mut self`.
+unsafe impl Sync for Event {}
 
 impl Event {
     /// Creates an event on `device`.
@@ -134,6 +138,30 @@ impl Event {
         Ok(())
     }
 
+    /// Blocks until the work before the last recording has finished, through
+    /// a shared reference (so that an `Arc<Event>` can be waited on by any of
+    /// its owners). An event never recorded counts as complete: the driver
+    /// returns at once.
+    pub fn wait(&self) -> Result<()> {
+        self.device.bind()?;
+        // SAFETY: the event is alive.
+        check("cuEventSynchronize", unsafe {
+            sys::cuEventSynchronize(self.raw)
+        })
+    }
+
+    /// The device the event belongs to.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The raw `CUevent` handle, for interfaces that pass events across
+    /// libraries (the Arrow C Device Data Interface's `sync_event` points to
+    /// one). The handle stays valid while this `Event` lives.
+    pub fn raw(&self) -> sys::CUevent {
+        self.raw
+    }
+
     /// Whether the work before the last [`Event::record`] has finished
     /// (without blocking); true if the event was never recorded.
     pub fn is_complete(&mut self) -> Result<bool> {
@@ -150,6 +178,16 @@ impl Event {
             other => check("cuEventQuery", other).map(|_| false),
         }
     }
+}
+
+/// Blocks until `raw`, an event created by someone else (another library, in
+/// a context of `device`), has completed.
+///
+/// # Safety
+/// `raw` must be a live `CUevent` handle for the whole call.
+pub unsafe fn wait_foreign_event(device: Device, raw: sys::CUevent) -> Result<()> {
+    device.bind()?;
+    check("cuEventSynchronize", sys::cuEventSynchronize(raw))
 }
 
 impl Drop for Event {

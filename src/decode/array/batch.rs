@@ -1,0 +1,706 @@
+//! A record batch in device memory, its copy back to the host, and uploads
+//! of host batches (for tests and for consumers that want device columns of
+//! data decoded elsewhere).
+
+use std::sync::Arc;
+
+use arrow::array::{make_array, ArrayData, ArrayDataBuilder, ArrayRef, MutableArrayData};
+use arrow::buffer::{Buffer, MutableBuffer};
+use arrow::datatypes::{DataType, SchemaRef};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+
+use super::column::is_flat;
+use super::{DeviceArrayError, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent, Result};
+use crate::cuda::{Device, DevicePool, Event, Stream};
+
+/// A record batch whose columns live in device memory.
+///
+/// Cheap to clone (buffers and event are shared). The buffers may still be
+/// being written when the batch is handed over: wait on [`DeviceBatch::ready`]
+/// (on the host, or on a stream through the C interface's `sync_event`)
+/// before reading them. A batch without a ready event is ready now.
+#[derive(Clone, Debug)]
+pub struct DeviceBatch {
+    schema: SchemaRef,
+    num_rows: usize,
+    columns: Vec<DeviceColumn>,
+    location: MemoryLocation,
+    ready: Option<Arc<dyn ReadyEvent>>,
+}
+
+impl DeviceBatch {
+    /// A batch of `num_rows` rows at `location`.
+    ///
+    /// Checks that the columns match the schema's fields in number and type,
+    /// that each has `num_rows` values, that every buffer lives at
+    /// `location`, that non-nullable fields have no nulls, and that a batch
+    /// in host memory has no ready event (the C interface allows none there).
+    pub fn try_new(
+        schema: SchemaRef,
+        num_rows: usize,
+        columns: Vec<DeviceColumn>,
+        location: MemoryLocation,
+        ready: Option<Arc<dyn ReadyEvent>>,
+    ) -> Result<DeviceBatch> {
+        let fields = schema.fields();
+        if fields.len() != columns.len() {
+            return Err(DeviceArrayError::Batch(format!(
+                "{} columns for a schema of {} fields",
+                columns.len(),
+                fields.len()
+            )));
+        }
+        for (field, column) in fields.iter().zip(&columns) {
+            let fail = |what: String| Err(DeviceArrayError::Batch(what).in_column(field.name()));
+            if column.data_type() != field.data_type() {
+                return fail(format!(
+                    "type {} where the schema says {}",
+                    column.data_type(),
+                    field.data_type()
+                ));
+            }
+            if column.len() != num_rows {
+                return fail(format!(
+                    "{} values in a batch of {num_rows} rows",
+                    column.len()
+                ));
+            }
+            if !field.is_nullable() && column.null_count().is_some_and(|n| n > 0) {
+                return fail("nulls in a non-nullable field".to_string());
+            }
+            if let Some(other) = column
+                .all_buffers()
+                .map(DeviceBytes::location)
+                .find(|l| *l != location)
+            {
+                return fail(format!("a buffer on {other} in a batch on {location}"));
+            }
+        }
+        if ready.is_some() && location.device_type == super::ArrowDeviceType::CPU {
+            return Err(DeviceArrayError::Batch(
+                "a batch in host memory cannot carry a ready event".to_string(),
+            ));
+        }
+        Ok(DeviceBatch {
+            schema,
+            num_rows,
+            columns,
+            location,
+            ready,
+        })
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Number of rows.
+    pub fn num_rows(&self) -> usize {
+        self.num_rows
+    }
+
+    /// Number of columns.
+    pub fn num_columns(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// The columns, in schema order.
+    pub fn columns(&self) -> &[DeviceColumn] {
+        &self.columns
+    }
+
+    /// Column `i`.
+    pub fn column(&self, i: usize) -> Option<&DeviceColumn> {
+        self.columns.get(i)
+    }
+
+    /// Where every buffer of the batch lives.
+    pub fn location(&self) -> MemoryLocation {
+        self.location
+    }
+
+    /// The CUDA device ordinal, for a batch in CUDA memory.
+    pub fn device_ordinal(&self) -> Option<usize> {
+        self.location.cuda_ordinal()
+    }
+
+    /// The event recorded when the buffers are written (`None`: ready now).
+    pub fn ready(&self) -> Option<&Arc<dyn ReadyEvent>> {
+        self.ready.as_ref()
+    }
+
+    /// Bytes held by all columns' buffers.
+    pub fn byte_size(&self) -> usize {
+        self.columns.iter().map(DeviceColumn::byte_size).sum()
+    }
+
+    /// Blocks until the buffers are written.
+    pub fn wait(&self) -> Result<()> {
+        match &self.ready {
+            Some(event) => event.wait(),
+            None => Ok(()),
+        }
+    }
+
+    /// Copies the batch back into host memory as an arrow [`RecordBatch`].
+    ///
+    /// Waits on the ready event, copies every buffer (one stream, one
+    /// synchronisation for CUDA memory), and builds each array with arrow's
+    /// full validation (view and UTF-8 checks included); a declared null
+    /// count must match the bitmap.
+    pub fn to_host(&self) -> Result<RecordBatch> {
+        self.wait()?;
+        let mut copier = HostCopier::new(self.location)?;
+        let mut staged = Vec::with_capacity(self.columns.len());
+        for column in &self.columns {
+            let validity = column.validity().map(|v| copier.queue(v)).transpose()?;
+            let buffers = column
+                .buffers()
+                .iter()
+                .map(|b| copier.queue(b))
+                .collect::<Result<Vec<_>>>()?;
+            staged.push((validity, buffers));
+        }
+        let copied = copier.finish()?;
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.columns.len());
+        for ((field, column), (validity, buffers)) in
+            self.schema.fields().iter().zip(&self.columns).zip(staged)
+        {
+            let validity = validity.map(|i: usize| copied[i].clone());
+            let buffers = buffers.iter().map(|&i| copied[i].clone()).collect();
+            let data = build_host_array(column, validity, buffers)
+                .map_err(|e| e.in_column(field.name()))?;
+            arrays.push(make_array(data));
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(self.num_rows));
+        Ok(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            arrays,
+            &options,
+        )?)
+    }
+
+    /// Uploads a host batch into buffers from `pool`, copied on `stream`.
+    ///
+    /// The batch's ready event is recorded on `stream` after the copies. The
+    /// call also waits for the copies before it returns, because `batch`'s
+    /// memory may be pinned (then the copies read it asynchronously) and the
+    /// caller may drop it as soon as this returns. Flat types only.
+    pub fn upload(
+        batch: &RecordBatch,
+        pool: &Arc<DevicePool>,
+        stream: &Stream,
+    ) -> Result<DeviceBatch> {
+        let device = stream.device();
+        if pool.device() != device {
+            return Err(DeviceArrayError::Batch(format!(
+                "pool on device {} and stream on device {}",
+                pool.device().ordinal(),
+                device.ordinal()
+            )));
+        }
+        let placed = columns_from_host(batch, |bytes| {
+            let buffer = pool.allocate(bytes.len())?;
+            if !bytes.is_empty() {
+                // SAFETY: `buffer` holds `bytes.len()` bytes; `bytes` is
+                // borrowed from `batch`, alive until the synchronisation below.
+                unsafe { stream.copy_to_device(buffer.device_ptr(), bytes.as_ptr(), bytes.len())? };
+            }
+            Ok(DeviceBytes::from_pooled(buffer))
+        })
+        .and_then(|columns| {
+            let mut event = Event::new(device)?;
+            event.record(stream)?;
+            Ok((columns, event))
+        });
+        // Whatever happened, no copy may still read `batch` or write a buffer
+        // that is going back to the pool.
+        let synced = stream.synchronize();
+        let (columns, event) = placed?;
+        synced?;
+        let ready: Arc<dyn ReadyEvent> = Arc::new(event);
+        DeviceBatch::try_new(
+            batch.schema(),
+            batch.num_rows(),
+            columns,
+            MemoryLocation::cuda(device.ordinal()),
+            Some(ready),
+        )
+    }
+
+    /// A copy of a host batch in [`HostMemory`](super::HostMemory): the same
+    /// batch as [`DeviceBatch::upload`] would make, on the CPU (exported as
+    /// `ARROW_DEVICE_CPU`).
+    pub fn from_host(batch: &RecordBatch) -> Result<DeviceBatch> {
+        let columns = columns_from_host(batch, |bytes| Ok(DeviceBytes::host(bytes)))?;
+        DeviceBatch::try_new(
+            batch.schema(),
+            batch.num_rows(),
+            columns,
+            MemoryLocation::CPU,
+            None,
+        )
+    }
+}
+
+/// Builds and fully validates one host array from copied buffers.
+fn build_host_array(
+    column: &DeviceColumn,
+    validity: Option<Buffer>,
+    buffers: Vec<Buffer>,
+) -> Result<ArrayData> {
+    let data = ArrayDataBuilder::new(column.data_type().clone())
+        .len(column.len())
+        .offset(column.offset())
+        .null_bit_buffer(validity)
+        .buffers(buffers)
+        .build()?;
+    if let Some(declared) = column.null_count() {
+        if *column.data_type() != DataType::Null && declared != data.null_count() {
+            return Err(DeviceArrayError::layout(
+                column.data_type(),
+                format!(
+                    "null count says {declared}, the validity bitmap has {}",
+                    data.null_count()
+                ),
+            ));
+        }
+    }
+    Ok(data)
+}
+
+/// Device columns of a host batch, each buffer placed by `place`.
+fn columns_from_host(
+    batch: &RecordBatch,
+    mut place: impl FnMut(&[u8]) -> crate::Result<DeviceBytes>,
+) -> Result<Vec<DeviceColumn>> {
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (field, array) in batch.schema().fields().iter().zip(batch.columns()) {
+        let column = (|| {
+            let data = array.to_data();
+            if !is_flat(data.data_type()) {
+                return Err(DeviceArrayError::Unsupported {
+                    data_type: data.data_type().clone(),
+                });
+            }
+            let data = unsliced(data)?;
+            let len = data.len();
+            let validity = match data.nulls() {
+                Some(nulls) => {
+                    let bytes = nulls.buffer().as_slice();
+                    Some(place(&bytes[..len.div_ceil(8).min(bytes.len())])?)
+                }
+                None => None,
+            };
+            let buffers = data
+                .buffers()
+                .iter()
+                .map(|b| place(b.as_slice()))
+                .collect::<crate::Result<Vec<_>>>()?;
+            let null_count = match data.data_type() {
+                DataType::Null => None,
+                _ => Some(data.null_count()),
+            };
+            DeviceColumn::new(data.data_type().clone(), len, null_count, validity, buffers)
+        })()
+        .map_err(|e| e.in_column(field.name()))?;
+        columns.push(column);
+    }
+    Ok(columns)
+}
+
+/// `data` with offset 0 in its values and its validity bitmap (a copy when
+/// the array is a slice), so that buffers can be uploaded as they are.
+fn unsliced(data: ArrayData) -> Result<ArrayData> {
+    let sliced = data.offset() != 0 || data.nulls().is_some_and(|n| n.offset() != 0);
+    if !sliced {
+        return Ok(data);
+    }
+    let mut copy = MutableArrayData::new(vec![&data], false, data.len());
+    copy.try_extend(0, 0, data.len())?;
+    Ok(copy.freeze())
+}
+
+/// Copies device ranges into fresh 64-byte-aligned host buffers: memcpy for
+/// host-readable memory, asynchronous copies on one stream for CUDA memory.
+/// Owns the destinations until [`HostCopier::finish`], and synchronises in
+/// `drop` if it was not finished, so an early error never frees a buffer a
+/// copy is still writing.
+enum HostCopier {
+    Host(Vec<MutableBuffer>),
+    Cuda {
+        stream: Stream,
+        staged: Vec<MutableBuffer>,
+        pending: bool,
+    },
+}
+
+impl HostCopier {
+    fn new(location: MemoryLocation) -> Result<HostCopier> {
+        if location.device_type.is_host_readable() {
+            return Ok(HostCopier::Host(Vec::new()));
+        }
+        match location.cuda_ordinal() {
+            Some(ordinal) => Ok(HostCopier::Cuda {
+                stream: Stream::new(Device::get(ordinal)?)?,
+                staged: Vec::new(),
+                pending: false,
+            }),
+            None => Err(DeviceArrayError::Unreachable(location)),
+        }
+    }
+
+    /// Queues the copy of `bytes`; returns its index among the results.
+    fn queue(&mut self, bytes: &DeviceBytes) -> Result<usize> {
+        let mut dst = MutableBuffer::from_len_zeroed(bytes.len());
+        match self {
+            HostCopier::Host(staged) => {
+                if !bytes.is_empty() {
+                    let src = std::ptr::with_exposed_provenance::<u8>(bytes.address() as usize);
+                    // SAFETY: `DeviceMemory` promises `len` host-readable bytes
+                    // at the address while `bytes` lives.
+                    let src = unsafe { std::slice::from_raw_parts(src, bytes.len()) };
+                    dst.as_slice_mut().copy_from_slice(src);
+                }
+                staged.push(dst);
+                Ok(staged.len() - 1)
+            }
+            HostCopier::Cuda {
+                stream,
+                staged,
+                pending,
+            } => {
+                if !bytes.is_empty() {
+                    // SAFETY: `dst` is a heap allocation of `len` bytes kept
+                    // in `staged` until the stream is synchronised; the source
+                    // is `len` device bytes kept alive by the caller's batch.
+                    unsafe { stream.copy_to_host(dst.as_mut_ptr(), bytes.address(), bytes.len())? };
+                    *pending = true;
+                }
+                staged.push(dst);
+                Ok(staged.len() - 1)
+            }
+        }
+    }
+
+    /// Waits for the copies and hands the buffers over, in queue order.
+    fn finish(mut self) -> Result<Vec<Buffer>> {
+        let staged = match &mut self {
+            HostCopier::Host(staged) => std::mem::take(staged),
+            HostCopier::Cuda {
+                stream,
+                staged,
+                pending,
+            } => {
+                stream.synchronize()?;
+                *pending = false;
+                std::mem::take(staged)
+            }
+        };
+        Ok(staged.into_iter().map(Buffer::from).collect())
+    }
+}
+
+impl Drop for HostCopier {
+    fn drop(&mut self) {
+        if let HostCopier::Cuda {
+            stream,
+            pending: true,
+            ..
+        } = self
+        {
+            // Best effort: the buffers are freed after this returns.
+            let _ = stream.synchronize();
+        }
+    }
+}
+
+/// Copies `len` bytes at `address` in `location` to the host (the importer
+/// reads the last offset of Utf8/Binary columns this way).
+pub(crate) fn read_bytes(location: MemoryLocation, address: u64, len: usize) -> Result<Vec<u8>> {
+    struct Raw {
+        address: u64,
+        len: usize,
+        location: MemoryLocation,
+    }
+    impl std::fmt::Debug for Raw {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{:#x}+{} on {}", self.address, self.len, self.location)
+        }
+    }
+    // SAFETY: the caller vouches for the range (it comes from a C array the
+    // producer keeps alive until release, which has not happened yet).
+    unsafe impl super::DeviceMemory for Raw {
+        fn address(&self) -> u64 {
+            self.address
+        }
+        fn len(&self) -> usize {
+            self.len
+        }
+        fn location(&self) -> MemoryLocation {
+            self.location
+        }
+    }
+    let bytes = DeviceBytes::new(Arc::new(Raw {
+        address,
+        len,
+        location,
+    }));
+    let mut copier = HostCopier::new(location)?;
+    copier.queue(&bytes)?;
+    Ok(copier
+        .finish()?
+        .pop()
+        .map(|b| b.as_slice().to_vec())
+        .unwrap_or_default())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use arrow::array::{
+        Array, BinaryViewArray, BooleanArray, Date32Array, Decimal128Array, Int32Array, NullArray,
+        StringArray, StringViewBuilder, UInt64Array,
+    };
+    use arrow::datatypes::{Field, Schema};
+
+    /// Int32 with nulls, Decimal128, Utf8View (inline and long strings over
+    /// several data buffers, nulls), Boolean with nulls, Date32, plus Utf8,
+    /// BinaryView without data buffers, UInt64 and Null.
+    pub(crate) fn sample_batch() -> RecordBatch {
+        let ints = Int32Array::from(vec![Some(1), None, Some(-3), Some(i32::MAX), None, Some(6)]);
+        let decimals = Decimal128Array::from(vec![
+            Some(12345),
+            Some(-1),
+            None,
+            Some(i128::from(i64::MAX) * 1000),
+            Some(0),
+            Some(7),
+        ])
+        .with_precision_and_scale(38, 3)
+        .unwrap();
+        let mut views = StringViewBuilder::new().with_fixed_block_size(64);
+        for s in [
+            Some("short"),
+            Some("a string longer than twelve bytes"),
+            None,
+            Some("another long string, to fill a second block"),
+            Some(""),
+            Some("exactly12byt"),
+        ] {
+            views.append_option(s);
+        }
+        let views = views.finish();
+        assert!(views.data_buffers().len() >= 2, "several variadic buffers");
+        let bools = BooleanArray::from(vec![
+            Some(true),
+            None,
+            Some(false),
+            Some(true),
+            Some(true),
+            None,
+        ]);
+        let dates = Date32Array::from(vec![0, 1, -1, 19_000, 20_000, 365]);
+        let strings =
+            StringArray::from(vec![Some("x"), None, Some("yz"), Some(""), Some("ü"), None]);
+        let binary_views = BinaryViewArray::from(vec![b"a".as_ref(), b"bb", b"", b"c", b"d", b"e"]);
+        let unsigned = UInt64Array::from(vec![0, 1, 2, u64::MAX, 4, 5]);
+        let schema = Schema::new(vec![
+            Field::new("ints", DataType::Int32, true),
+            Field::new("decimals", decimals.data_type().clone(), true),
+            Field::new("views", DataType::Utf8View, true),
+            Field::new("bools", DataType::Boolean, true),
+            Field::new("dates", DataType::Date32, false),
+            Field::new("strings", DataType::Utf8, true),
+            Field::new("binary_views", DataType::BinaryView, false),
+            Field::new("unsigned", DataType::UInt64, false),
+            Field::new("nothing", DataType::Null, true),
+        ]);
+        RecordBatch::try_new(
+            Arc::new(schema),
+            vec![
+                Arc::new(ints),
+                Arc::new(decimals),
+                Arc::new(views),
+                Arc::new(bools),
+                Arc::new(dates),
+                Arc::new(strings),
+                Arc::new(binary_views),
+                Arc::new(unsigned),
+                Arc::new(NullArray::new(6)),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn host_batches_round_trip_through_to_host() {
+        let batch = sample_batch();
+        let device = DeviceBatch::from_host(&batch).unwrap();
+        assert_eq!(device.location(), MemoryLocation::CPU);
+        assert_eq!(device.num_rows(), 6);
+        assert_eq!(device.device_ordinal(), None);
+        let ints = device.column(0).unwrap();
+        assert_eq!(ints.null_count(), Some(2));
+        assert!(ints.validity().is_some());
+        assert_eq!(device.column(2).unwrap().variadic_buffers().len(), 2);
+        assert_eq!(device.column(8).unwrap().null_count(), Some(6));
+        assert!(device.byte_size() > 0);
+        assert_eq!(device.to_host().unwrap(), batch);
+    }
+
+    #[test]
+    fn sliced_batches_are_uploaded_unsliced() {
+        let batch = sample_batch().slice(1, 4);
+        let device = DeviceBatch::from_host(&batch).unwrap();
+        assert!(device.columns().iter().all(|c| c.offset() == 0));
+        assert_eq!(device.to_host().unwrap(), batch);
+        let empty = sample_batch().slice(6, 0);
+        assert_eq!(
+            DeviceBatch::from_host(&empty).unwrap().to_host().unwrap(),
+            empty
+        );
+    }
+
+    #[test]
+    fn columns_with_an_offset_copy_back_with_it() {
+        let ints = Int32Array::from(vec![Some(1), None, Some(3), Some(4), None]);
+        let data = ints.to_data();
+        let values = DeviceBytes::host(data.buffers()[0].as_slice());
+        let validity = DeviceBytes::host(data.nulls().unwrap().buffer().as_slice());
+        let column =
+            DeviceColumn::with_offset(DataType::Int32, 1, 3, Some(1), Some(validity), vec![values])
+                .unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new("i", DataType::Int32, true)]));
+        let batch =
+            DeviceBatch::try_new(schema.clone(), 3, vec![column], MemoryLocation::CPU, None)
+                .unwrap();
+        let expected = RecordBatch::try_new(schema, vec![Arc::new(ints.slice(1, 3))]).unwrap();
+        assert_eq!(batch.to_host().unwrap(), expected);
+    }
+
+    #[test]
+    fn batches_without_columns_keep_their_row_count() {
+        let batch = RecordBatch::try_new_with_options(
+            Arc::new(Schema::empty()),
+            vec![],
+            &RecordBatchOptions::new().with_row_count(Some(9)),
+        )
+        .unwrap();
+        let device = DeviceBatch::from_host(&batch).unwrap();
+        assert_eq!(device.to_host().unwrap().num_rows(), 9);
+    }
+
+    fn int_column(values: &[i32], nulls: Option<usize>) -> DeviceColumn {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let validity = nulls.map(|_| DeviceBytes::host(&[0b1111_1110]));
+        DeviceColumn::new(
+            DataType::Int32,
+            values.len(),
+            nulls,
+            validity,
+            vec![DeviceBytes::host(&bytes)],
+        )
+        .unwrap()
+    }
+
+    fn batch_error(result: Result<DeviceBatch>) -> String {
+        result.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn batches_check_their_columns() {
+        let schema = Arc::new(Schema::new(vec![Field::new("i", DataType::Int32, false)]));
+        let cpu = MemoryLocation::CPU;
+        let one = || vec![int_column(&[1, 2], None)];
+        assert!(
+            batch_error(DeviceBatch::try_new(schema.clone(), 2, vec![], cpu, None))
+                .contains("0 columns for a schema of 1 fields")
+        );
+        assert!(
+            batch_error(DeviceBatch::try_new(schema.clone(), 3, one(), cpu, None))
+                .contains("2 values in a batch of 3 rows")
+        );
+        assert!(batch_error(DeviceBatch::try_new(
+            schema.clone(),
+            2,
+            vec![int_column(&[1, 2], Some(1))],
+            cpu,
+            None
+        ))
+        .contains("non-nullable"));
+        assert!(batch_error(DeviceBatch::try_new(
+            schema.clone(),
+            2,
+            one(),
+            MemoryLocation::cuda(0),
+            None
+        ))
+        .contains("a buffer on CPU in a batch on CUDA device 0"));
+        let other = Arc::new(Schema::new(vec![Field::new("i", DataType::Int64, false)]));
+        let err = DeviceBatch::try_new(other, 2, one(), cpu, None).unwrap_err();
+        assert!(matches!(&err, DeviceArrayError::InColumn { column, .. } if column == "i"));
+        assert!(err
+            .to_string()
+            .contains("type Int32 where the schema says Int64"));
+        let event: Arc<dyn ReadyEvent> = Arc::new(crate::decode::ffi::tests::FakeEvent::new());
+        assert!(
+            batch_error(DeviceBatch::try_new(schema, 2, one(), cpu, Some(event)))
+                .contains("cannot carry a ready event")
+        );
+    }
+
+    #[test]
+    fn to_host_validates_what_it_copies() {
+        let schema = Arc::new(Schema::new(vec![Field::new("i", DataType::Int32, true)]));
+        // The column says no value is null; its bitmap (0b1111_1110) says the
+        // first one is.
+        let column = int_column(&[1, 2], Some(0));
+        let batch =
+            DeviceBatch::try_new(schema.clone(), 2, vec![column], MemoryLocation::CPU, None)
+                .unwrap();
+        let err = batch.to_host().unwrap_err().to_string();
+        assert!(
+            err.contains("null count says 0, the validity bitmap has 1"),
+            "{err}"
+        );
+
+        // A view whose buffer index points past the variadic buffers.
+        let mut view = [0u8; 16];
+        view[..4].copy_from_slice(&20u32.to_le_bytes());
+        view[8..12].copy_from_slice(&3u32.to_le_bytes());
+        let views = DeviceColumn::new(
+            DataType::Utf8View,
+            1,
+            Some(0),
+            None,
+            vec![DeviceBytes::host(&view), DeviceBytes::host(&[b'x'; 32])],
+        )
+        .unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Utf8View, true)]));
+        let batch =
+            DeviceBatch::try_new(schema, 1, vec![views], MemoryLocation::CPU, None).unwrap();
+        let err = batch.to_host().unwrap_err();
+        assert!(matches!(&err, DeviceArrayError::InColumn { column, .. } if column == "v"));
+        assert!(err.to_string().contains("arrow"), "{err}");
+    }
+
+    #[test]
+    fn read_bytes_reads_host_memory() {
+        let bytes = DeviceBytes::host(&[1, 2, 3, 4]);
+        let read = read_bytes(MemoryLocation::CPU, bytes.address() + 1, 2).unwrap();
+        assert_eq!(read, vec![2, 3]);
+        assert!(matches!(
+            read_bytes(
+                MemoryLocation {
+                    device_type: crate::decode::array::ArrowDeviceType(7),
+                    device_id: 0
+                },
+                0,
+                1
+            ),
+            Err(DeviceArrayError::Unreachable(_))
+        ));
+    }
+}

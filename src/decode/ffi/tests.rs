@@ -1,0 +1,581 @@
+//! CPU tests of the C Device Data Interface: layouts, schema export, move
+//! and release semantics, round trips through the C structures only, and
+//! streams. "CUDA" batches here use fake device memory (addresses that are
+//! never dereferenced) and fake events that count their drops, so the
+//! ownership logic runs without a GPU; host batches check values, and their
+//! export is read back by arrow-rs's own C Data Interface importer.
+
+use std::ffi::{c_void, CStr};
+use std::mem::{offset_of, size_of};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use arrow::array::{Array, Int32Array, StructArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow::record_batch::RecordBatch;
+
+use super::*;
+use crate::decode::array::{
+    sample_batch, DeviceArrayError, DeviceBatch, DeviceBytes, DeviceColumn, DeviceMemory,
+    MemoryLocation, ReadyEvent,
+};
+
+/// Counts drops of fake memory and events.
+#[derive(Debug, Default)]
+pub(crate) struct Drops(AtomicUsize);
+
+impl Drops {
+    fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// "Device memory" at a made-up address on CUDA device 0.
+#[derive(Debug)]
+struct FakeMemory {
+    address: u64,
+    len: usize,
+    drops: Arc<Drops>,
+}
+
+impl Drop for FakeMemory {
+    fn drop(&mut self) {
+        self.drops.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: never dereferenced: the tests that use it only compare addresses.
+unsafe impl DeviceMemory for FakeMemory {
+    fn address(&self) -> u64 {
+        self.address
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn location(&self) -> MemoryLocation {
+        MemoryLocation::cuda(0)
+    }
+}
+
+/// A "CUevent" whose handle is a made-up pointer.
+#[derive(Debug)]
+pub(crate) struct FakeEvent {
+    handle: usize,
+    drops: Arc<Drops>,
+}
+
+impl FakeEvent {
+    pub(crate) fn new() -> FakeEvent {
+        FakeEvent {
+            handle: 0xe7e7_0000,
+            drops: Arc::default(),
+        }
+    }
+}
+
+impl Drop for FakeEvent {
+    fn drop(&mut self) {
+        self.drops.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: never waited on by the driver in these tests.
+unsafe impl ReadyEvent for FakeEvent {
+    fn handle(&self) -> *mut c_void {
+        std::ptr::with_exposed_provenance_mut(self.handle)
+    }
+    fn wait(&self) -> crate::decode::array::Result<()> {
+        Ok(())
+    }
+}
+
+/// A fake CUDA batch: Int32 with nulls, Utf8View with two data buffers,
+/// Boolean; [`ALLOCATIONS`] allocations in all, each dropped into `drops`.
+/// Allocations of [`fake_cuda_batch`]: 2 + 4 + 1.
+const ALLOCATIONS: usize = 7;
+
+fn fake_cuda_batch(drops: &Arc<Drops>, event_drops: &Arc<Drops>) -> DeviceBatch {
+    let mut next = 0x7000_0000_0000u64;
+    let mut fake = |len: usize| {
+        next += 0x10_0000;
+        DeviceBytes::new(Arc::new(FakeMemory {
+            address: next,
+            len,
+            drops: drops.clone(),
+        }))
+    };
+    let ints = DeviceColumn::new(
+        DataType::Int32,
+        100,
+        Some(7),
+        Some(fake(13)),
+        vec![fake(400)],
+    )
+    .unwrap();
+    let views = DeviceColumn::new(
+        DataType::Utf8View,
+        100,
+        None,
+        Some(fake(13)),
+        vec![fake(1600), fake(4096), fake(77)],
+    )
+    .unwrap();
+    let bools = DeviceColumn::new(DataType::Boolean, 100, Some(0), None, vec![fake(13)]).unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("ints", DataType::Int32, true),
+        Field::new("views", DataType::Utf8View, true),
+        Field::new("bools", DataType::Boolean, false),
+    ]));
+    let event: Arc<dyn ReadyEvent> = Arc::new(FakeEvent {
+        handle: 0xe7e7_0000,
+        drops: event_drops.clone(),
+    });
+    DeviceBatch::try_new(
+        schema,
+        100,
+        vec![ints, views, bools],
+        MemoryLocation::cuda(0),
+        Some(event),
+    )
+    .unwrap()
+}
+
+/// Every buffer of a batch as (address, len), validity first per column.
+fn buffer_table(batch: &DeviceBatch) -> Vec<(u64, usize)> {
+    batch
+        .columns()
+        .iter()
+        .flat_map(|c| c.all_buffers().map(|b| (b.address(), b.len())))
+        .collect()
+}
+
+#[test]
+fn batches_and_structures_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<DeviceBatch>();
+    send_sync::<DeviceBytes>();
+    send::<ArrowDeviceArray>();
+    send::<ArrowDeviceArrayStream>();
+    send::<DeviceStreamReader>();
+}
+
+#[test]
+fn structures_have_the_spec_layout() {
+    // Also asserted at compile time; kept as a test so a failure names it.
+    assert_eq!(size_of::<ArrowDeviceArray>(), 128);
+    assert_eq!(offset_of!(ArrowDeviceArray, device_id), 80);
+    assert_eq!(offset_of!(ArrowDeviceArray, device_type), 88);
+    assert_eq!(offset_of!(ArrowDeviceArray, sync_event), 96);
+    assert_eq!(offset_of!(ArrowDeviceArray, reserved), 104);
+    assert_eq!(size_of::<ArrowDeviceArrayStream>(), 48);
+    assert_eq!(offset_of!(ArrowDeviceArrayStream, private_data), 40);
+    assert_eq!(ArrowDeviceType::CUDA.0, 2);
+    assert_eq!(ArrowDeviceType::CUDA_HOST.0, 3);
+    assert_eq!(ArrowDeviceType::CUDA_MANAGED.0, 13);
+}
+
+#[test]
+fn the_schema_is_a_struct_of_the_columns() {
+    let batch = DeviceBatch::from_host(&sample_batch()).unwrap();
+    let (schema, array) = export_device_batch(&batch).unwrap();
+    assert_eq!(schema.format(), "+s");
+    let formats: Vec<&str> = schema.children().map(|c| c.format()).collect();
+    assert_eq!(
+        formats,
+        ["i", "d:38,3", "vu", "b", "tdD", "u", "vz", "L", "n"]
+    );
+    let names: Vec<&str> = schema.children().map(|c| c.name().unwrap()).collect();
+    assert_eq!(names[0], "ints");
+    assert!(schema.child(0).nullable());
+    assert!(!schema.child(4).nullable());
+    assert_eq!(Schema::try_from(&schema).unwrap(), *batch.schema().as_ref());
+    assert_eq!(array.array.n_children, 9);
+    assert_eq!(array.device_type, ArrowDeviceType::CPU);
+    assert_eq!(array.device_id, -1);
+    assert!(array.sync_event.is_null());
+    assert_eq!(array.reserved, [0; 3]);
+}
+
+#[test]
+fn export_describes_the_device_buffers() {
+    let drops = Arc::new(Drops::default());
+    let event_drops = Arc::new(Drops::default());
+    let batch = fake_cuda_batch(&drops, &event_drops);
+    let array = export_device_array(&batch);
+    assert_eq!(array.device_type, ArrowDeviceType::CUDA);
+    assert_eq!(array.device_id, 0);
+    // sync_event points to a cell holding the CUevent handle.
+    let handle = unsafe { *array.sync_event.cast::<*mut c_void>() };
+    assert_eq!(handle as usize, 0xe7e7_0000);
+    let top = &array.array;
+    assert_eq!((top.length, top.null_count, top.offset), (100, 0, 0));
+    assert_eq!((top.n_buffers, top.n_children), (1, 3));
+    assert!(unsafe { *top.buffers }.is_null());
+    let child = |i: usize| unsafe { &**top.children.add(i) };
+    let pointers = |a: &FFI_ArrowArray| -> Vec<usize> {
+        (0..a.n_buffers as usize)
+            .map(|i| unsafe { *a.buffers.add(i) } as usize)
+            .collect()
+    };
+    let ints = child(0);
+    assert_eq!((ints.length, ints.null_count, ints.n_buffers), (100, 7, 2));
+    let columns = batch.columns();
+    assert_eq!(
+        pointers(ints),
+        vec![
+            columns[0].validity().unwrap().address() as usize,
+            columns[0].buffers()[0].address() as usize
+        ]
+    );
+    // Utf8View: validity, views, 2 data buffers, then the host sizes buffer.
+    let views = child(1);
+    assert_eq!((views.null_count, views.n_buffers), (-1, 5));
+    let p = pointers(views);
+    assert_eq!(p[2], columns[1].buffers()[1].address() as usize);
+    let sizes = unsafe { std::slice::from_raw_parts(p[4] as *const i64, 2) };
+    assert_eq!(sizes, [4096, 77]);
+    // Booleans without nulls: a NULL validity pointer.
+    let bools = child(2);
+    assert_eq!(pointers(bools)[0], 0);
+    // The export owns clones: the batch's buffers now have two owners.
+    assert!(batch
+        .columns()
+        .iter()
+        .flat_map(|c| c.all_buffers())
+        .all(|b| b.owners() == 2));
+    drop(batch);
+    assert_eq!(drops.count(), 0, "the consumer still holds the buffers");
+    assert_eq!(event_drops.count(), 0);
+    drop(array); // the consumer's release
+    assert_eq!(drops.count(), ALLOCATIONS);
+    assert_eq!(event_drops.count(), 1);
+}
+
+#[test]
+fn the_round_trip_through_the_c_structures_keeps_everything() {
+    let drops = Arc::new(Drops::default());
+    let event_drops = Arc::new(Drops::default());
+    let batch = fake_cuda_batch(&drops, &event_drops);
+    let (schema, array) = export_device_batch(&batch).unwrap();
+    let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
+    assert_eq!(imported.schema(), batch.schema());
+    assert_eq!(imported.num_rows(), 100);
+    assert_eq!(imported.location(), MemoryLocation::cuda(0));
+    assert_eq!(buffer_table(&imported), buffer_table(&batch));
+    for (a, b) in imported.columns().iter().zip(batch.columns()) {
+        assert_eq!(a.data_type(), b.data_type());
+        assert_eq!(a.offset(), b.offset());
+        assert_eq!(a.len(), b.len());
+        assert_eq!(a.validity().is_some(), b.validity().is_some());
+    }
+    let null_counts: Vec<_> = imported.columns().iter().map(|c| c.null_count()).collect();
+    assert_eq!(null_counts, [Some(7), None, Some(0)]);
+    assert_eq!(imported.ready().unwrap().handle() as usize, 0xe7e7_0000);
+
+    // Exported again (an imported batch is a batch like any other).
+    let again = export_device_array(&imported);
+    drop((batch, imported));
+    assert_eq!(drops.count(), 0);
+    assert_eq!(event_drops.count(), 0);
+    drop(again);
+    assert_eq!(drops.count(), ALLOCATIONS, "every buffer freed, once");
+    assert_eq!(event_drops.count(), 1);
+    drop(schema);
+}
+
+#[test]
+fn imported_buffers_release_the_producer_once_when_the_last_one_drops() {
+    let drops = Arc::new(Drops::default());
+    let event_drops = Arc::new(Drops::default());
+    let batch = fake_cuda_batch(&drops, &event_drops);
+    let (schema, array) = export_device_batch(&batch).unwrap();
+    drop(batch);
+    let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
+    let kept = imported.columns()[1].buffers()[2].clone();
+    drop(imported);
+    assert_eq!(
+        drops.count(),
+        0,
+        "one imported buffer keeps the whole array"
+    );
+    drop(kept);
+    assert_eq!(drops.count(), ALLOCATIONS);
+    assert_eq!(event_drops.count(), 1);
+}
+
+#[test]
+fn moving_marks_the_source_released() {
+    let drops = Arc::new(Drops::default());
+    let event_drops = Arc::new(Drops::default());
+    let batch = fake_cuda_batch(&drops, &event_drops);
+    let mut source = export_device_array(&batch);
+    drop(batch);
+    let moved = unsafe { ArrowDeviceArray::from_raw(&mut source) };
+    assert!(source.is_released());
+    assert!(!moved.is_released());
+    drop(source); // a released structure: nothing happens
+    assert_eq!(drops.count(), 0);
+    // A move into consumer memory that holds garbage: nothing read or dropped.
+    let mut slot = std::mem::MaybeUninit::<ArrowDeviceArray>::uninit();
+    unsafe { moved.write_to(slot.as_mut_ptr()) };
+    let mut placed = unsafe { slot.assume_init() };
+    assert_eq!(drops.count(), 0);
+    // Releasing through the C callback, as a C consumer does.
+    let release = placed.array.release.unwrap();
+    unsafe { release(&mut placed.array) };
+    assert!(placed.is_released());
+    assert!(placed.array.private_data.is_null());
+    assert_eq!(drops.count(), ALLOCATIONS);
+    assert_eq!(event_drops.count(), 1);
+    drop(placed); // already released: release is not called again
+    assert_eq!(drops.count(), ALLOCATIONS);
+}
+
+#[test]
+fn a_child_moved_out_outlives_its_parent() {
+    let drops = Arc::new(Drops::default());
+    let event_drops = Arc::new(Drops::default());
+    let batch = fake_cuda_batch(&drops, &event_drops);
+    let array = export_device_array(&batch);
+    drop(batch);
+    // Move child 1 (the views: 4 allocations) out, then release the parent.
+    let child = unsafe { FFI_ArrowArray::from_raw(*array.array.children.add(1)) };
+    drop(array);
+    assert_eq!(drops.count(), 3, "the other columns' buffers are freed");
+    assert_eq!(event_drops.count(), 0, "the moved child keeps the event");
+    drop(child);
+    assert_eq!(drops.count(), ALLOCATIONS);
+    assert_eq!(event_drops.count(), 1);
+}
+
+#[test]
+fn arrow_rs_reads_host_exports_through_its_c_data_importer() {
+    let expected = sample_batch();
+    let batch = DeviceBatch::from_host(&expected).unwrap();
+    let (schema, mut array) = export_device_batch(&batch).unwrap();
+    drop(batch);
+    // The embedded ArrowArray is a plain C Data Interface array for CPU data.
+    let plain = std::mem::replace(&mut array.array, FFI_ArrowArray::empty());
+    assert!(array.is_released());
+    let data = unsafe { from_ffi(plain, &schema) }.unwrap();
+    let got = RecordBatch::from(StructArray::from(data));
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn host_batches_round_trip_with_values() {
+    let expected = sample_batch();
+    for batch in [expected.clone(), expected.slice(2, 3), expected.slice(6, 0)] {
+        let device = DeviceBatch::from_host(&batch).unwrap();
+        let (schema, array) = export_device_batch(&device).unwrap();
+        drop(device);
+        let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
+        assert_eq!(imported.location(), MemoryLocation::CPU);
+        assert!(imported.ready().is_none());
+        assert_eq!(imported.to_host().unwrap(), batch);
+    }
+}
+
+#[test]
+fn arrow_rs_exports_import_as_device_batches() {
+    // A C array from another producer (arrow-rs), including a struct offset.
+    let expected = sample_batch();
+    let struct_array = StructArray::from(expected.clone());
+    for (offset, len) in [(0, 6), (1, 4)] {
+        let sliced = struct_array.slice(offset, len);
+        let (plain, schema) = arrow::ffi::to_ffi(&sliced.to_data()).unwrap();
+        let array = ArrowDeviceArray {
+            array: plain,
+            device_id: -1,
+            device_type: ArrowDeviceType::CPU,
+            sync_event: std::ptr::null_mut(),
+            reserved: [0; 3],
+        };
+        let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
+        assert_eq!(imported.num_rows(), len);
+        assert_eq!(imported.to_host().unwrap(), expected.slice(offset, len));
+    }
+}
+
+fn import_error(schema: &FFI_ArrowSchema, array: ArrowDeviceArray) -> String {
+    match unsafe { import_device_batch(schema, array) } {
+        Ok(_) => panic!("imported"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn imports_reject_what_is_not_a_flat_device_batch() {
+    let batch = DeviceBatch::from_host(&sample_batch()).unwrap();
+    let (schema, _) = export_device_batch(&batch).unwrap();
+    assert!(matches!(
+        unsafe { import_device_batch(&schema, ArrowDeviceArray::empty()) },
+        Err(DeviceArrayError::Released)
+    ));
+
+    // A schema of other fields.
+    let other =
+        FFI_ArrowSchema::try_from(&Schema::new(vec![Field::new("x", DataType::Int32, true)]))
+            .unwrap();
+    let array = export_device_array(&batch);
+    assert!(import_error(&other, array).contains("9 children for a schema of 1 fields"));
+
+    // A sync event on CPU memory.
+    let mut array = export_device_array(&batch);
+    let mut handle: *mut c_void = std::ptr::null_mut();
+    array.sync_event = (&mut handle as *mut *mut c_void).cast();
+    assert!(import_error(&schema, array).contains("a sync_event on CPU"));
+
+    // A type that is not flat.
+    let nested = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new(
+            "s",
+            DataType::Struct(vec![Field::new("i", DataType::Int32, true)].into()),
+            true,
+        )])),
+        vec![Arc::new(StructArray::from(vec![(
+            Arc::new(Field::new("i", DataType::Int32, true)),
+            Arc::new(Int32Array::from(vec![1])) as Arc<dyn Array>,
+        )]))],
+    )
+    .unwrap();
+    let (plain, nested_schema) = arrow::ffi::to_ffi(&StructArray::from(nested).to_data()).unwrap();
+    let array = ArrowDeviceArray {
+        array: plain,
+        device_id: -1,
+        device_type: ArrowDeviceType::CPU,
+        sync_event: std::ptr::null_mut(),
+        reserved: [0; 3],
+    };
+    let err = import_error(&nested_schema, array);
+    assert!(
+        err.contains("column \"s\"") && err.contains("not supported"),
+        "{err}"
+    );
+}
+
+#[test]
+fn streams_export_batches_errors_and_the_end() {
+    let drops = Arc::new(Drops::default());
+    let event_drops = Arc::new(Drops::default());
+    let first = fake_cuda_batch(&drops, &event_drops);
+    let schema = first.schema().clone();
+    let items: Vec<Result<DeviceBatch, DeviceArrayError>> = vec![
+        Ok(first),
+        Ok(fake_cuda_batch(&drops, &event_drops)),
+        Err(DeviceArrayError::Import("row group 2 is corrupt".to_string()).in_column("views")),
+        Ok(fake_cuda_batch(&drops, &event_drops)),
+    ];
+    let stream = export_device_stream(schema.clone(), ArrowDeviceType::CUDA, items);
+    assert_eq!(stream.device_type, ArrowDeviceType::CUDA);
+    let mut reader = unsafe { DeviceStreamReader::try_new(stream) }.unwrap();
+    assert_eq!(reader.schema(), schema);
+    assert_eq!(reader.device_type(), ArrowDeviceType::CUDA);
+    let one = reader.next().unwrap().unwrap();
+    assert_eq!(one.num_rows(), 100);
+    let two = reader.next().unwrap().unwrap();
+    assert_eq!(buffer_table(&two).len(), ALLOCATIONS);
+    match reader.next().unwrap() {
+        Err(DeviceArrayError::Stream {
+            callback,
+            code,
+            message,
+        }) => {
+            assert_eq!((callback, code), ("get_next", libc::EIO));
+            assert_eq!(
+                message,
+                "column \"views\": C device array: row group 2 is corrupt"
+            );
+        }
+        other => panic!("expected the stream's error, got {other:?}"),
+    }
+    assert!(reader.next().is_none(), "the reader stops after an error");
+    drop((one, two));
+    assert_eq!(drops.count(), 2 * ALLOCATIONS);
+    // Releasing the stream drops the batch never taken.
+    drop(reader);
+    assert_eq!(drops.count(), 3 * ALLOCATIONS);
+    assert_eq!(event_drops.count(), 3);
+}
+
+#[test]
+fn streams_end_with_a_released_array_and_free_their_state() {
+    let expected = sample_batch();
+    let batches = vec![expected.clone(), expected.slice(1, 2)];
+    let items: Vec<Result<DeviceBatch, DeviceArrayError>> =
+        batches.iter().map(DeviceBatch::from_host).collect();
+    let mut stream = export_device_stream(expected.schema(), ArrowDeviceType::CPU, items);
+    // Driven through the raw callbacks, as a C consumer would.
+    let get_next = stream.get_next.unwrap();
+    let mut out = ArrowDeviceArray::empty();
+    let mut got = Vec::new();
+    loop {
+        assert_eq!(unsafe { get_next(&mut stream, &mut out) }, 0);
+        if out.is_released() {
+            break;
+        }
+        let array = unsafe { ArrowDeviceArray::from_raw(&mut out) };
+        let imported =
+            unsafe { import_device_batch_with_schema(expected.schema(), array) }.unwrap();
+        got.push(imported.to_host().unwrap());
+    }
+    assert_eq!(got, batches);
+    // After the end, the end again.
+    assert_eq!(unsafe { get_next(&mut stream, &mut out) }, 0);
+    assert!(out.is_released());
+    let release = stream.release.unwrap();
+    unsafe { release(&mut stream) };
+    assert!(stream.is_released());
+    assert!(stream.private_data.is_null());
+}
+
+#[test]
+fn streams_reject_batches_that_do_not_belong() {
+    let expected = sample_batch();
+    let other = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("x", DataType::Int32, false)])),
+        vec![Arc::new(Int32Array::from(vec![1]))],
+    )
+    .unwrap();
+    let items: Vec<Result<DeviceBatch, DeviceArrayError>> = vec![DeviceBatch::from_host(&other)];
+    let mut stream = export_device_stream(expected.schema(), ArrowDeviceType::CPU, items);
+    let mut out = ArrowDeviceArray::empty();
+    let code = unsafe { stream.get_next.unwrap()(&mut stream, &mut out) };
+    assert_eq!(code, libc::EINVAL);
+    let text = unsafe { CStr::from_ptr(stream.get_last_error.unwrap()(&mut stream)) };
+    assert!(text.to_str().unwrap().contains("a batch with fields"));
+
+    // A CPU batch in a CUDA stream.
+    let items: Vec<Result<DeviceBatch, DeviceArrayError>> = vec![DeviceBatch::from_host(&expected)];
+    let stream = export_device_stream(expected.schema(), ArrowDeviceType::CUDA, items);
+    let mut reader = unsafe { DeviceStreamReader::try_new(stream) }.unwrap();
+    let err = reader.next().unwrap().unwrap_err().to_string();
+    assert!(err.contains("a batch on CPU in a stream on CUDA"), "{err}");
+}
+
+#[test]
+fn a_panicking_iterator_ends_the_stream_with_an_error() {
+    let expected = sample_batch();
+    let items = (0..3).map(|i| -> Result<DeviceBatch, DeviceArrayError> {
+        if i == 1 {
+            panic!("decoder bug");
+        }
+        DeviceBatch::from_host(&sample_batch())
+    });
+    let stream = export_device_stream(expected.schema(), ArrowDeviceType::CPU, items);
+    let mut reader = unsafe { DeviceStreamReader::try_new(stream) }.unwrap();
+    assert!(reader.next().unwrap().is_ok());
+    let err = reader.next().unwrap().unwrap_err().to_string();
+    assert!(err.contains("panicked"), "{err}");
+    assert!(reader.next().is_none());
+}
+
+#[test]
+fn released_streams_are_refused() {
+    assert!(matches!(
+        unsafe { DeviceStreamReader::try_new(ArrowDeviceArrayStream::empty()) },
+        Err(DeviceArrayError::Released)
+    ));
+}
