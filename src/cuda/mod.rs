@@ -10,10 +10,12 @@
 pub mod device;
 pub mod driver;
 pub mod memory;
+pub mod pinned_pool;
 pub mod pool;
 pub mod stream;
 
 pub use device::Device;
 pub use memory::{DeviceBuffer, HostRegistration, PinnedBuffer};
+pub use pinned_pool::{PinnedPool, PooledPinnedBuffer};
 pub use pool::{DevicePool, PooledDeviceBuffer};
 pub use stream::{Event, Stream};

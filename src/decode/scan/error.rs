@@ -1,0 +1,80 @@
+//! What can go wrong between a fetched row group and its device batch.
+
+use crate::decode::array::DeviceArrayError;
+use crate::decode::kernels::KernelError;
+use crate::decode::page::DecodePlanError;
+use crate::nvcomp::NvcompError;
+
+/// A GPU decode failure. Each variant keeps its source; the corrupt-input
+/// ones name the file, column, row group and page.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// Reading, planning or a CUDA call failed (the crate's error).
+    #[error(transparent)]
+    Io(#[from] Box<crate::Error>),
+    /// The row group's pages do not plan (bad headers, unsupported columns).
+    #[error("{file}: {source}")]
+    Plan {
+        /// The file.
+        file: String,
+        /// What the planner found.
+        #[source]
+        source: DecodePlanError,
+    },
+    /// A column the decoder does not cover; found before any I/O.
+    #[error("{file}: column {column}: {what} is not supported by the GPU decoder")]
+    Unsupported {
+        /// The file.
+        file: String,
+        /// The column.
+        column: String,
+        /// What is not covered.
+        what: String,
+    },
+    /// The kernels could not be compiled, loaded or launched.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    /// nvCOMP could not be loaded or refused a batch.
+    #[error(transparent)]
+    Nvcomp(#[from] NvcompError),
+    /// nvCOMP failed on one page (corrupt compressed data).
+    #[error("{file}: column {column}, row group {row_group}, page {page}: decompression failed: {what}")]
+    Decompress {
+        /// The file.
+        file: String,
+        /// The column.
+        column: String,
+        /// Row group index in the file.
+        row_group: usize,
+        /// Page index in the chunk (the dictionary page is 0 when present).
+        page: usize,
+        /// nvCOMP's status, or the size mismatch.
+        what: String,
+    },
+    /// A kernel found a corrupt page.
+    #[error("{file}: column {column}, row group {row_group}, page {page}: {what} (at level {index})")]
+    CorruptPage {
+        /// The file.
+        file: String,
+        /// The column.
+        column: String,
+        /// Row group index in the file.
+        row_group: usize,
+        /// Page index in the chunk.
+        page: usize,
+        /// What the kernel found.
+        what: String,
+        /// The level (row) index where it found it.
+        index: u32,
+    },
+    /// Device arrays could not be built or copied.
+    #[error(transparent)]
+    Array(#[from] DeviceArrayError),
+}
+
+impl From<crate::Error> for DecodeError {
+    fn from(e: crate::Error) -> Self {
+        DecodeError::Io(Box::new(e))
+    }
+}
