@@ -30,6 +30,7 @@ pub mod cuda;
 pub mod cufile;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
+pub mod decode;
 pub mod doctor;
 pub mod engine;
 pub mod error;
