@@ -203,11 +203,11 @@ fn load() -> Result<NvrtcInfo, String> {
     }
     // SAFETY: only probes whether one of cudarc's candidate names opens.
     if !unsafe { sys::is_culib_present() } {
-        return Err(format!(
-            "libnvrtc was not found by the dynamic loader (tried cudarc's names, e.g. libnvrtc.so, \
-             libnvrtc.so.13; LD_LIBRARY_PATH={:?})",
-            std::env::var("LD_LIBRARY_PATH").unwrap_or_default()
-        ));
+        return Err(
+            "libnvrtc was not found by the dynamic loader (cudarc tries libnvrtc.so, ..., \
+             libnvrtc.so.13)"
+                .to_string(),
+        );
     }
     let (mut major, mut minor) = (0, 0);
     // SAFETY: the library is present, so cudarc's loader will not panic; out pointers valid.

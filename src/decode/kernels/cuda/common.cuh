@@ -211,7 +211,7 @@ __device__ __forceinline__ void gds_cursor_init(RunCursor& c, const u8* base, u3
 // past `lo`, unless the stream ended). Called by ONE thread. Bounded: every
 // header consumes at least one byte and every table entry covers at least one
 // item of the tile, so at most GDS_MAX_RUNS entries and `len` bytes.
-__device__ void gds_runs_fill(RunCursor& c, RunTable& r, u64 lo, u64 hi) {
+__device__ __noinline__ void gds_runs_fill(RunCursor& c, RunTable& r, u64 lo, u64 hi) {
   u32 n = 0;
   if (c.run_end > lo) {
     r.start[n] = (u32)c.run_start;

@@ -23,17 +23,19 @@
 #include "common.cuh"
 
 struct DecodeShared {
-  RunTable runs;
+  PageTask task;       // the block's copy of its task (keeps it out of registers)
+  RunTable runs;       // run headers of the current tile (levels, then values)
   RunCursor levels;
   RunCursor values;
-  u32 counts[32];
+  u32 ballots[32];     // [item k][warp]: which of the warp's 32 levels are defined
+  u32 counts[32];      // [item k][warp]: defined levels before them in the tile
   u32 tile_total;
   u32 error;
   u32 error_index;
 };
 
 // Checks the task's modes and sizes (block-uniform). 0 when it can be decoded.
-__device__ u32 gds_check_task(const PageTask& t) {
+__device__ __noinline__ u32 gds_check_task(const PageTask& t) {
   if (t.max_def > 0xffffu) return GDS_ERR_BAD_TASK;
   if ((u64)t.out_row + (u64)t.num_values > (u64)t.out_rows) return GDS_ERR_OUTPUT_RANGE;
   if (t.dict == 0 && t.dict_len != 0) return GDS_ERR_BAD_TASK;
@@ -158,11 +160,23 @@ __device__ __forceinline__ void gds_or_bits(u32* bitmap, u64 r0, u32 bits) {
   }
 }
 
+// Records an error for item `i`: the first one of the page wins.
+#define GDS_FAIL(code, i)                                        \
+  do {                                                           \
+    gds_fail(&sh.error, &sh.error_index, (code), (u32)(i));      \
+    failed = true;                                               \
+  } while (0)
+
 __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
-  const PageTask t = *task;
   const u32 tid = threadIdx.x;
   const u32 lane = tid & 31;
   const u32 warp = tid >> 5;
+  const u32 lanes_below = (1u << lane) - 1u;
+
+  static_assert(sizeof(PageTask) % 4 == 0 && sizeof(PageTask) / 4 <= GDS_BLOCK, "task copy");
+  if (tid < sizeof(PageTask) / 4) ((u32*)&sh.task)[tid] = ((const u32*)task)[tid];
+  __syncthreads();
+  const PageTask& t = sh.task;
 
   Sections s;
   u32 err = gds_sections(t, s);
@@ -170,9 +184,10 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
 
   // The values' hybrid stream, if any: dictionary indices (bit width in the
   // first byte) or RLE booleans (4-byte length prefix, bit width 1).
-  const bool dictionary = (t.kind == GDS_KIND_FIXED || t.kind == GDS_KIND_BYTE_ARRAY) &&
+  const u32 kind = t.kind;
+  const bool dictionary = (kind == GDS_KIND_FIXED || kind == GDS_KIND_BYTE_ARRAY) &&
                           t.encoding == GDS_ENC_DICTIONARY;
-  const bool rle_bool = t.kind == GDS_KIND_BOOLEAN && t.encoding == GDS_ENC_RLE;
+  const bool rle_bool = kind == GDS_KIND_BOOLEAN && t.encoding == GDS_ENC_RLE;
   const u8* vstream = 0;
   u32 vstream_len = 0, vstream_bw = 0;
   if (err == 0 && dictionary && s.values_len >= 1) {
@@ -204,29 +219,25 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   }
   __syncthreads();
 
-  const bool has_levels = t.max_def > 0;
+  const u32 num_values = t.num_values;
+  const u32 max_def = t.max_def;
+  const u64 out_row = t.out_row;
+  const bool has_levels = max_def > 0;
   const bool value_runs = dictionary || rle_bool;
   u32* const validity = (u32*)t.out_validity;
   u8* const out = (u8*)t.out_values;
-  const u32* const offsets = (const u32*)t.scratch;  // byte-array PLAIN: from gds_byte_array_walk
-  u32* const row_map = (u32*)t.scratch;               // levels only
-  const u8* const dict = (const u8*)t.dict;
-  const u32 in_width = t.kind == GDS_KIND_BYTE_ARRAY ? 16u : t.type_length;
-  const u32 out_width = t.kind == GDS_KIND_BYTE_ARRAY ? 16u : t.out_width;
-  const u32 conversion = t.kind == GDS_KIND_BYTE_ARRAY ? (u32)GDS_CONV_COPY : t.conversion;
 
   u64 vbase = 0;  // values (defined levels) before this tile
-  for (u64 lo = 0; lo < t.num_values; lo += GDS_TILE) {
-    const u64 hi = lo + GDS_TILE < (u64)t.num_values ? lo + GDS_TILE : (u64)t.num_values;
+  for (u64 lo = 0; lo < num_values; lo += GDS_TILE) {
+    const u64 hi = lo + GDS_TILE < (u64)num_values ? lo + GDS_TILE : (u64)num_values;
     bool failed = false;
 
-    // 1. Definition levels.
+    // 1. Definition levels -> per-warp ballots of the defined ones, and the
+    //    validity bits (a required column given a bitmap gets all rows set).
     if (has_levels) {
       if (tid == 0) gds_runs_fill(sh.levels, sh.runs, lo, hi);
       __syncthreads();
     }
-    bool defined[GDS_ITEMS];
-    u32 ballots[GDS_ITEMS];
 #pragma unroll
     for (int k = 0; k < GDS_ITEMS; ++k) {
       const u64 i = lo + (u64)k * GDS_BLOCK + tid;
@@ -234,36 +245,26 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       if (has_levels && d) {
         u32 level;
         if (!gds_runs_get(sh.levels, sh.runs, i, level)) {
-          gds_fail(&sh.error, &sh.error_index, GDS_ERR_LEVELS_OVERRUN, (u32)i);
-          failed = true;
+          GDS_FAIL(GDS_ERR_LEVELS_OVERRUN, i);
           d = false;
-        } else if (level > t.max_def) {
-          gds_fail(&sh.error, &sh.error_index, GDS_ERR_BAD_LEVEL, (u32)i);
-          failed = true;
+        } else if (level > max_def) {
+          GDS_FAIL(GDS_ERR_BAD_LEVEL, i);
           d = false;
         } else {
-          d = level == t.max_def;
+          d = level == max_def;
         }
       }
-      defined[k] = d;
-      ballots[k] = __ballot_sync(GDS_FULL_MASK, d);
+      const u32 ballot = __ballot_sync(GDS_FULL_MASK, d);
+      if (lane == 0) {
+        sh.ballots[k * GDS_WARPS + warp] = ballot;
+        sh.counts[k * GDS_WARPS + warp] = __popc(ballot);
+        if (validity != 0) gds_or_bits(validity, out_row + lo + (u64)k * GDS_BLOCK + (u64)warp * 32, ballot);
+      }
     }
 
-    // 2. Validity bits and value indices.
-    // (A required column given a bitmap gets its bits set: every row valid.)
-    if (lane == 0 && validity != 0) {
-#pragma unroll
-      for (int k = 0; k < GDS_ITEMS; ++k) {
-        const u64 i0 = lo + (u64)k * GDS_BLOCK + (u64)warp * 32;
-        gds_or_bits(validity, (u64)t.out_row + i0, ballots[k]);
-      }
-    }
+    // 2. Value index of every defined level: warp 0 scans the 32 counts.
     u64 ndef;
     if (has_levels) {
-      if (lane == 0) {
-#pragma unroll
-        for (int k = 0; k < GDS_ITEMS; ++k) sh.counts[k * GDS_WARPS + warp] = __popc(ballots[k]);
-      }
       __syncthreads();
       if (warp == 0) {
         const u32 x = sh.counts[lane];
@@ -280,15 +281,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       ndef = sh.tile_total;
     } else {
       ndef = hi - lo;
-    }
-    u64 vidx[GDS_ITEMS];
-#pragma unroll
-    for (int k = 0; k < GDS_ITEMS; ++k) {
-      if (has_levels) {
-        vidx[k] = vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballots[k] & ((1u << lane) - 1u));
-      } else {
-        vidx[k] = lo + (u64)k * GDS_BLOCK + tid;
-      }
+      __syncwarp();  // lane 0's ballots, read below
     }
 
     // 3. Run headers of the tile's values (dictionary indices, RLE booleans).
@@ -297,48 +290,58 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       __syncthreads();
     }
 
-    // 4. Values to rows.
-#pragma unroll
-    for (int k = 0; k < GDS_ITEMS; ++k) {
-      const u64 i = lo + (u64)k * GDS_BLOCK + tid;
-      const bool in = i < hi;
-      const u64 row = (u64)t.out_row + i;
-      const u64 vi = vidx[k];
-      if (t.kind == GDS_KIND_BOOLEAN) {
+    // 4. Values to rows: item k of thread t is level lo + k * GDS_BLOCK + t,
+    //    so consecutive lanes write consecutive rows. Loops not unrolled: one
+    //    copy of each branch keeps the code (and the JIT) small.
+    if (kind == GDS_KIND_BOOLEAN) {
+#pragma unroll 1
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+        const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
         bool bit = false;
-        if (in && defined[k]) {
+        if ((ballot >> lane) & 1) {
           if (rle_bool) {
             u32 v;
-            if (!gds_runs_get(sh.values, sh.runs, vi, v)) {
-              gds_fail(&sh.error, &sh.error_index, GDS_ERR_VALUES_OVERRUN, (u32)i);
-              failed = true;
-            } else {
-              bit = v != 0;
-            }
+            if (!gds_runs_get(sh.values, sh.runs, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            else bit = v != 0;
           } else if ((vi >> 3) >= (u64)s.values_len) {
-            gds_fail(&sh.error, &sh.error_index, GDS_ERR_VALUES_OVERRUN, (u32)i);
-            failed = true;
+            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
           } else {
             bit = (s.values[vi >> 3] >> (vi & 7)) & 1;
           }
         }
         const u32 bits = __ballot_sync(GDS_FULL_MASK, bit);
-        if (lane == 0) {
-          const u64 i0 = lo + (u64)k * GDS_BLOCK + (u64)warp * 32;
-          gds_or_bits((u32*)out, (u64)t.out_row + i0, bits);
+        if (lane == 0) gds_or_bits((u32*)out, out_row + lo + (u64)k * GDS_BLOCK + (u64)warp * 32, bits);
+      }
+    } else if (kind == GDS_KIND_LEVELS) {
+      u32* const row_map = (u32*)t.scratch;
+      if (row_map != 0) {
+#pragma unroll 1
+        for (int k = 0; k < GDS_ITEMS; ++k) {
+          const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+          const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+          const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+          if ((ballot >> lane) & 1) row_map[vi] = (u32)(out_row + i);
         }
-      } else if (t.kind == GDS_KIND_LEVELS) {
-        if (in && defined[k] && row_map != 0) row_map[vi] = (u32)row;
-      } else if (in) {
-        u8* const dst = out + row * (u64)out_width;
-        if (!defined[k]) {
-          gds_write_zero(dst, out_width);
-        } else if (t.kind == GDS_KIND_BYTE_ARRAY && !dictionary) {
-          // Utf8View / BinaryView from the walked offsets.
-          if (vi >= (u64)t.plain_count) {
-            gds_fail(&sh.error, &sh.error_index, GDS_ERR_VALUES_OVERRUN, (u32)i);
-            failed = true;
-            gds_write_zero(dst, 16);
+      }
+    } else if (kind == GDS_KIND_BYTE_ARRAY && !dictionary) {
+      // Utf8View / BinaryView from the offsets gds_byte_array_walk wrote.
+      const u32* const offsets = (const u32*)t.scratch;
+      const u32 plain_count = t.plain_count;
+      const u64 base = t.view_buffer_base;
+      const u32 buffer_index = t.view_buffer_index;
+#pragma unroll 1
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        if (i >= hi) break;
+        const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+        const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+        u8* const dst = out + (out_row + i) * 16;
+        uint4 view = make_uint4(0, 0, 0, 0);
+        if ((ballot >> lane) & 1) {
+          if (vi >= (u64)plain_count) {
+            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
           } else {
             const u32 pos = offsets[vi];
             const u32 next = offsets[vi + 1];
@@ -346,43 +349,47 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
             const u8* p = s.values + pos + 4;
             const u64 addr = (u64)p;
             if ((u64)pos + 4 > (u64)next || next > s.values_len) {
-              // Offsets that gds_byte_array_walk did not write for this page.
-              gds_fail(&sh.error, &sh.error_index, GDS_ERR_SCRATCH, (u32)i);
-              failed = true;
-              gds_write_zero(dst, 16);
-            } else if (len > 12 && (addr < t.view_buffer_base || addr - t.view_buffer_base > GDS_I32_MAX ||
-                                    len > GDS_I32_MAX)) {
-              gds_fail(&sh.error, &sh.error_index, GDS_ERR_VIEW_OFFSET, (u32)i);
-              failed = true;
-              gds_write_zero(dst, 16);
+              GDS_FAIL(GDS_ERR_SCRATCH, i);  // offsets the walk did not write for this page
+            } else if (len > 12 && (addr < base || addr - base > GDS_I32_MAX || len > GDS_I32_MAX)) {
+              GDS_FAIL(GDS_ERR_VIEW_OFFSET, i);
             } else {
-              gds_st_16(dst, gds_make_view(p, len, t.view_buffer_index,
-                                           (u32)(addr - t.view_buffer_base)));
+              view = gds_make_view(p, len, buffer_index, (u32)(addr - base));
             }
           }
-        } else {
-          const u8* src = 0;
+        }
+        gds_st_16(dst, view);
+      }
+    } else {
+      // Fixed width (and byte-array dictionary views: 16-byte copies).
+      const bool views = kind == GDS_KIND_BYTE_ARRAY;
+      const u32 in_width = views ? 16u : t.type_length;
+      const u32 out_width = views ? 16u : t.out_width;
+      const u32 conversion = views ? (u32)GDS_CONV_COPY : t.conversion;
+      const u8* const dict = (const u8*)t.dict;
+      const u32 dict_count = t.dict_count;
+      const u64 dict_len = t.dict_len;
+#pragma unroll 1
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        if (i >= hi) break;
+        const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+        const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+        u8* const dst = out + (out_row + i) * (u64)out_width;
+        const u8* src = 0;
+        if ((ballot >> lane) & 1) {
           if (dictionary) {
             u32 index;
-            if (!gds_runs_get(sh.values, sh.runs, vi, index)) {
-              gds_fail(&sh.error, &sh.error_index, GDS_ERR_VALUES_OVERRUN, (u32)i);
-              failed = true;
-            } else if (index >= t.dict_count ||
-                       ((u64)index + 1) * (u64)in_width > (u64)t.dict_len) {
-              gds_fail(&sh.error, &sh.error_index, GDS_ERR_DICT_INDEX, (u32)i);
-              failed = true;
-            } else {
-              src = dict + (u64)index * in_width;
-            }
+            if (!gds_runs_get(sh.values, sh.runs, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            else if (index >= dict_count || ((u64)index + 1) * in_width > dict_len) GDS_FAIL(GDS_ERR_DICT_INDEX, i);
+            else src = dict + (u64)index * in_width;
           } else if ((vi + 1) * (u64)in_width > (u64)s.values_len) {
-            gds_fail(&sh.error, &sh.error_index, GDS_ERR_VALUES_OVERRUN, (u32)i);
-            failed = true;
+            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
           } else {
             src = s.values + vi * in_width;
           }
-          if (src != 0) gds_write_value(dst, src, conversion, in_width);
-          else gds_write_zero(dst, out_width);
         }
+        if (src != 0) gds_write_value(dst, src, conversion, in_width);
+        else gds_write_zero(dst, out_width);
       }
     }
 
@@ -393,7 +400,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
 
   if (tid == 0) {
     task->value_count = (u32)vbase;
-    task->null_count = sh.error == 0 ? t.num_values - (u32)vbase : 0;
+    task->null_count = sh.error == 0 ? num_values - (u32)vbase : 0;
     if (sh.error != 0 && task->error == 0) {
       task->error = sh.error;
       task->error_index = sh.error_index;
@@ -401,7 +408,9 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(GDS_BLOCK) gds_decode_pages(PageTask* tasks, u32 n_tasks) {
+#undef GDS_FAIL
+
+extern "C" __global__ void __launch_bounds__(GDS_BLOCK, GDS_MIN_BLOCKS) gds_decode_pages(PageTask* tasks, u32 n_tasks) {
   __shared__ DecodeShared sh;
   if (blockDim.x != GDS_BLOCK || blockDim.y != 1 || blockDim.z != 1) {
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
