@@ -10,6 +10,7 @@
 pub mod device;
 pub mod driver;
 pub mod memory;
+pub mod module;
 pub mod pinned_pool;
 pub mod pool;
 pub mod stream;

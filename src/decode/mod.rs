@@ -1,8 +1,17 @@
 //! The GPU decoder: fetched column chunks become Arrow columns in device
 //! memory.
 //!
-//! - [`page`]: the host side, pure: page headers, page walks, the level
-//!   encoding's CPU reference and the decode plan of a row group.
+//! The flow of one row group: [`page`] (host, pure) walks the page headers
+//! in the pinned buffer the fetch filled and plans the work; [`scan`] copies
+//! the row group to the device, decompresses its pages with [`nvcomp`] and
+//! runs the [`kernels`] (CUDA C compiled at run time with NVRTC) into
+//! [`array`](mod@array)'s device columns, which [`ffi`](mod@ffi) exports
+//! through the Arrow C Device Data Interface.
+//!
+//! - [`page`]: page headers, page walks, the level encoding's CPU reference
+//!   and the decode plan of a row group.
+//! - [`kernels`]: the CUDA C kernels, the `PageTask` the host fills per data
+//!   page, and their launch wrappers.
 //! - [`array`](mod@array): device-resident Arrow columns and record batches
 //!   ([`array::DeviceBatch`]), their owners (pooled device memory, or any
 //!   [`array::DeviceMemory`]), and the copy back to an arrow
@@ -10,7 +19,12 @@
 //! - [`ffi`](mod@ffi): the Arrow C Device Data Interface (`ArrowDeviceArray`,
 //!   `ArrowDeviceArrayStream`): export of device batches to other libraries
 //!   without a copy, and import back.
+//! - [`scan`]: the pipeline: a scan's row groups in, device batches out.
+//!
+//! [`nvcomp`]: crate::nvcomp
 
 pub mod array;
 pub mod ffi;
+pub mod kernels;
 pub mod page;
+pub mod scan;

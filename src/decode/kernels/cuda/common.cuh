@@ -1,0 +1,314 @@
+// gdscan GPU decoder: definitions shared by every kernel source.
+//
+// Compiled at run time by NVRTC (no system headers). The constants (block
+// size, kinds, encodings, conversions, flags, error codes) come from
+// "gdscan_generated.cuh", which the Rust side writes from its own
+// definitions (src/decode/kernels/task.rs), together with static_asserts that
+// the structs below have exactly the Rust layout, field by field.
+#ifndef GDSCAN_COMMON_CUH
+#define GDSCAN_COMMON_CUH
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef int i32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+// One data page to decode (filled by the host, one per page). See
+// src/decode/kernels/task.rs for the meaning of every field.
+struct PageTask {
+  // Device addresses.
+  u64 data;               // page values (v1: [u32 def len][def levels][values] when GDS_FLAG_V1_LEVELS)
+  u64 def_levels;         // v2 definition levels (RLE hybrid, no length prefix), 0 if none
+  u64 dict;               // dictionary values (PLAIN fixed width, or 16-byte views for byte arrays)
+  u64 out_values;         // the column's output values (row 0 of this row group)
+  u64 out_validity;       // the column's validity bitmap (zeroed, 4-byte words), 0 if none
+  u64 scratch;            // per-page scratch (byte-array offsets, or the row map)
+  u64 view_buffer_base;   // address that Utf8View offsets are relative to
+  // Sizes and modes.
+  u32 data_len;
+  u32 def_len;
+  u32 num_values;         // levels in the page (= rows for flat columns)
+  u32 dict_count;
+  u32 dict_len;
+  u32 out_row;            // first output row of this page
+  u32 out_rows;           // rows the output buffers hold
+  u32 kind;
+  u32 encoding;
+  u32 flags;
+  u32 max_def;
+  u32 conversion;
+  u32 type_length;        // input width in bytes (physical type, FLBA length, 16 for dictionary views)
+  u32 out_width;          // output bytes per value
+  u32 view_buffer_index;
+  u32 scratch_len;        // bytes
+  // Written by the kernels.
+  u32 error;
+  u32 error_index;
+  u32 null_count;
+  u32 value_count;
+  u32 plain_count;
+  u32 reserved;
+};
+
+// One byte-array dictionary page: its PLAIN values become 16-byte views.
+struct DictTask {
+  u64 data;               // dictionary page values (PLAIN byte arrays), decompressed
+  u64 out_views;          // 16 * count bytes, 16-byte aligned
+  u64 view_buffer_base;   // address that the views' offsets are relative to
+  u32 data_len;
+  u32 count;              // entries announced by the dictionary page header
+  u32 view_buffer_index;
+  u32 error;              // written by the kernel
+  u32 found;              // entries found by the walk (written by the kernel)
+  u32 reserved;
+};
+
+// offsetof for the layout asserts: NVRTC's front end has no
+// __builtin_offsetof (and no <cstddef>); __INTADDR__ is the EDG intrinsic its
+// offsetof is made of. Other compilers (nvcc, clang) take the builtin.
+#if defined(__CUDACC_RTC__)
+#define GDS_OFFSETOF(T, field) __INTADDR__(&(((T*)0)->field))
+#else
+#define GDS_OFFSETOF(T, field) __builtin_offsetof(T, field)
+#endif
+
+#include "gdscan_generated.cuh"
+
+static_assert(GDS_ITEMS * (GDS_BLOCK / 32) == 32, "one warp scans the per-warp counts of a tile");
+static_assert(GDS_BLOCK % 32 == 0, "whole warps");
+
+#define GDS_TILE (GDS_BLOCK * GDS_ITEMS)
+#define GDS_WARPS (GDS_BLOCK / 32)
+#define GDS_MAX_RUNS (GDS_TILE + 1)
+#define GDS_FULL_MASK 0xffffffffu
+#define GDS_I32_MAX 0x7fffffffu
+
+// ---------------------------------------------------------------- loads
+
+// Little-endian loads from byte addresses of any alignment (page sections
+// start wherever the level section ends).
+__device__ __forceinline__ u32 gds_ld_u32(const u8* p) {
+  if ((((u64)p) & 3) == 0) return *(const u32*)p;
+  return (u32)p[0] | ((u32)p[1] << 8) | ((u32)p[2] << 16) | ((u32)p[3] << 24);
+}
+
+__device__ __forceinline__ u16 gds_ld_u16(const u8* p) {
+  if ((((u64)p) & 1) == 0) return *(const u16*)p;
+  return (u16)((u32)p[0] | ((u32)p[1] << 8));
+}
+
+__device__ __forceinline__ u64 gds_ld_u64(const u8* p) {
+  if ((((u64)p) & 7) == 0) return *(const u64*)p;
+  if ((((u64)p) & 3) == 0) return (u64)(*(const u32*)p) | ((u64)(*(const u32*)(p + 4)) << 32);
+  return (u64)gds_ld_u32(p) | ((u64)gds_ld_u32(p + 4) << 32);
+}
+
+__device__ __forceinline__ uint4 gds_ld_16(const u8* p) {
+  if ((((u64)p) & 15) == 0) return *(const uint4*)p;
+  uint4 v;
+  v.x = gds_ld_u32(p);
+  v.y = gds_ld_u32(p + 4);
+  v.z = gds_ld_u32(p + 8);
+  v.w = gds_ld_u32(p + 12);
+  return v;
+}
+
+// 16-byte store; `p` is 16-byte aligned when the output base is (the host
+// guarantees it for 16-byte outputs), otherwise 4 words.
+__device__ __forceinline__ void gds_st_16(u8* p, uint4 v) {
+  if ((((u64)p) & 15) == 0) {
+    *(uint4*)p = v;
+  } else {
+    u32* w = (u32*)p;
+    w[0] = v.x; w[1] = v.y; w[2] = v.z; w[3] = v.w;
+  }
+}
+
+// Records the first error of a page (0 = none): later ones keep the first.
+__device__ __forceinline__ void gds_fail(u32* error, u32* error_index, u32 code, u32 index) {
+  if (atomicCAS(error, 0u, code) == 0u) *error_index = index;
+}
+
+// ------------------------------------------------------- page sections
+
+// Where a page's levels and values lie. Computed identically by every thread
+// (a pure function of the task), so errors found here are block-uniform.
+struct Sections {
+  const u8* levels;  // definition levels (RLE hybrid), or 0
+  u32 levels_len;
+  const u8* values;  // the values section
+  u32 values_len;
+};
+
+__device__ __forceinline__ u32 gds_sections(const PageTask& t, Sections& s) {
+  const u8* data = (const u8*)t.data;
+  s.levels = 0;
+  s.levels_len = 0;
+  s.values = data;
+  s.values_len = t.data_len;
+  if (t.data_len != 0 && t.data == 0) return GDS_ERR_BAD_TASK;
+  if (t.max_def == 0) return 0;
+  if (t.flags & GDS_FLAG_V1_LEVELS) {
+    if (t.data_len < 4) return GDS_ERR_LEVELS_LENGTH;
+    u32 len = gds_ld_u32(data);
+    if (len > t.data_len - 4) return GDS_ERR_LEVELS_LENGTH;
+    s.levels = data + 4;
+    s.levels_len = len;
+    s.values = data + 4 + len;
+    s.values_len = t.data_len - 4 - len;
+  } else {
+    if (t.def_len != 0 && t.def_levels == 0) return GDS_ERR_BAD_TASK;
+    s.levels = (const u8*)t.def_levels;
+    s.levels_len = t.def_len;
+  }
+  return 0;
+}
+
+// Bits needed for values up to `max` (0 for 0).
+__device__ __forceinline__ u32 gds_bit_width(u32 max) { return max == 0 ? 0 : 32 - __clz(max); }
+
+// ------------------------------------- RLE / bit-packed hybrid streams
+
+// A cursor over one hybrid stream (definition levels, dictionary indices or
+// RLE booleans). It lives in shared memory and only one thread advances it.
+struct RunCursor {
+  const u8* base;
+  u32 len;        // stream bytes
+  u32 pos;        // next run header
+  u32 bw;         // bit width (0..32)
+  u32 packed;     // current run: bit-packed?
+  u32 payload;    // current run: RLE value, or byte offset of its packed bits
+  u32 pad;
+  u64 run_start;  // current run: first item index
+  u64 run_end;    // current run: one past its last item index
+};
+
+// The runs that cover one tile of items, as a table all threads search.
+struct RunTable {
+  u32 start[GDS_MAX_RUNS];
+  u32 payload[GDS_MAX_RUNS];
+  u8 packed[GDS_MAX_RUNS];
+  u32 count;
+  u64 covered;    // items below this index (and at or above the tile's start) are covered
+};
+
+__device__ __forceinline__ void gds_cursor_init(RunCursor& c, const u8* base, u32 len, u32 bw) {
+  c.base = base;
+  c.len = base == 0 ? 0 : len;
+  c.pos = 0;
+  c.bw = bw;
+  c.packed = 0;
+  c.payload = 0;
+  c.pad = 0;
+  c.run_start = 0;
+  c.run_end = 0;
+}
+
+// Fills `r` with the runs covering items [lo, hi), continuing from where the
+// cursor stopped (tiles are visited in order, so the previous fill ended at or
+// past `lo`, unless the stream ended). Called by ONE thread. Bounded: every
+// header consumes at least one byte and every table entry covers at least one
+// item of the tile, so at most GDS_MAX_RUNS entries and `len` bytes.
+__device__ __noinline__ void gds_runs_fill(RunCursor& c, RunTable& r, u64 lo, u64 hi) {
+  u32 n = 0;
+  if (c.run_end > lo) {
+    r.start[n] = (u32)c.run_start;
+    r.payload[n] = c.payload;
+    r.packed[n] = (u8)c.packed;
+    ++n;
+  }
+  const u32 value_bytes = (c.bw + 7) >> 3;
+  while (c.run_end < hi && n < GDS_MAX_RUNS && c.pos < c.len) {
+    // ULEB128 header, at most 5 bytes.
+    u64 h = 0;
+    u32 shift = 0;
+    bool done = false;
+    for (int b = 0; b < 5 && c.pos < c.len; ++b) {
+      u8 x = c.base[c.pos++];
+      h |= (u64)(x & 0x7f) << shift;
+      shift += 7;
+      if ((x & 0x80) == 0) { done = true; break; }
+    }
+    if (!done) { c.pos = c.len; break; }  // truncated or over-long header: the stream ends here
+    u64 count;
+    u32 packed, payload;
+    if (h & 1) {
+      u64 groups = h >> 1;
+      count = groups * 8;
+      packed = 1;
+      payload = c.pos;
+      u64 bytes = groups * (u64)c.bw;
+      // A truncated last run is tolerated here; reading an item past the
+      // stream's end is caught when the item is extracted.
+      c.pos = bytes > (u64)(c.len - c.pos) ? c.len : c.pos + (u32)bytes;
+    } else {
+      count = h >> 1;
+      packed = 0;
+      if (value_bytes > c.len - c.pos) { c.pos = c.len; break; }
+      u32 v = 0;
+      for (u32 b = 0; b < value_bytes; ++b) v |= (u32)c.base[c.pos + b] << (8 * b);
+      c.pos += value_bytes;
+      payload = v;
+    }
+    if (count == 0) continue;
+    c.run_start = c.run_end;
+    c.run_end += count;
+    c.packed = packed;
+    c.payload = payload;
+    r.start[n] = (u32)c.run_start;
+    r.payload[n] = payload;
+    r.packed[n] = (u8)packed;
+    ++n;
+  }
+  r.count = n;
+  r.covered = c.run_end < hi ? c.run_end : hi;
+}
+
+// The value of item `i` (inside the tile the table was filled for). False
+// when the stream does not reach the item.
+__device__ __forceinline__ bool gds_runs_get(const RunCursor& c, const RunTable& r, u64 i, u32& out) {
+  if (i >= r.covered || r.count == 0) return false;
+  u32 lo = 0, hi = r.count;
+  while (hi - lo > 1) {
+    u32 mid = (lo + hi) >> 1;
+    if ((u64)r.start[mid] <= i) lo = mid; else hi = mid;
+  }
+  if (!r.packed[lo]) { out = r.payload[lo]; return true; }
+  const u32 bw = c.bw;
+  u64 bit = (i - (u64)r.start[lo]) * (u64)bw;
+  u64 byte = (u64)r.payload[lo] + (bit >> 3);
+  u32 sh = (u32)(bit & 7);
+  u32 nbytes = (sh + bw + 7) >> 3;
+  if (byte + nbytes > (u64)c.len) return false;
+  u64 acc = 0;
+  for (u32 b = 0; b < nbytes; ++b) acc |= (u64)c.base[byte + b] << (8 * b);
+  u32 mask = bw >= 32 ? 0xffffffffu : ((1u << bw) - 1u);
+  out = (u32)(acc >> sh) & mask;
+  return true;
+}
+
+// Builds the 16-byte Utf8View/BinaryView of `len` bytes at `p`.
+__device__ __forceinline__ uint4 gds_make_view(const u8* p, u32 len, u32 buffer_index, u32 offset) {
+  uint4 v;
+  v.x = len;
+  if (len <= 12) {
+    // Unrolled with constant indices so that `w` stays in registers.
+    u32 w[3] = {0, 0, 0};
+#pragma unroll
+    for (u32 b = 0; b < 12; ++b) {
+      if (b < len) w[b >> 2] |= (u32)p[b] << (8 * (b & 3));
+    }
+    v.y = w[0];
+    v.z = w[1];
+    v.w = w[2];
+  } else {
+    v.y = (u32)p[0] | ((u32)p[1] << 8) | ((u32)p[2] << 16) | ((u32)p[3] << 24);
+    v.z = buffer_index;
+    v.w = offset;
+  }
+  return v;
+}
+
+#endif  // GDSCAN_COMMON_CUH

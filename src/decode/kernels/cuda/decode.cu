@@ -1,0 +1,425 @@
+// gdscan GPU decoder: the page kernel.
+//
+// gds_decode_pages: one thread block of GDS_BLOCK threads per data page (a
+// grid-stride loop over the tasks, so any grid size works). Every kind of
+// page (fixed width, boolean, byte array, levels only) is one branch of the
+// same kernel, uniform per block, so one launch decodes a whole row group's
+// pages whatever their columns.
+//
+// A page is walked in tiles of GDS_TILE levels. Per tile:
+//   1. one thread reads the definition-level run headers covering the tile
+//      into a shared table; every thread expands its GDS_ITEMS levels from it
+//      (item k of thread t is level lo + k * GDS_BLOCK + t, so a warp holds 32
+//      consecutive levels);
+//   2. warp ballots give the validity bits (one or two atomicOr per warp and
+//      item into the column's bitmap) and per-warp counts, which warp 0 scans:
+//      each defined level learns its value index (the row map);
+//   3. for dictionary and RLE values one thread reads the run headers covering
+//      the tile's value indices into the same table;
+//   4. every thread converts and writes its values to their rows: consecutive
+//      lanes write consecutive rows (coalesced).
+// Errors never stop a thread mid-tile (it skips the faulty item); the block
+// leaves the page after the tile in which any thread failed.
+#include "common.cuh"
+
+struct DecodeShared {
+  PageTask task;       // the block's copy of its task (keeps it out of registers)
+  RunTable runs;       // run headers of the current tile (levels, then values)
+  RunCursor levels;
+  RunCursor values;
+  u32 ballots[32];     // [item k][warp]: which of the warp's 32 levels are defined
+  u32 counts[32];      // [item k][warp]: defined levels before them in the tile
+  u32 tile_total;
+  u32 error;
+  u32 error_index;
+};
+
+// Checks the task's modes and sizes (block-uniform). 0 when it can be decoded.
+__device__ __noinline__ u32 gds_check_task(const PageTask& t) {
+  if (t.max_def > 0xffffu) return GDS_ERR_BAD_TASK;
+  if ((u64)t.out_row + (u64)t.num_values > (u64)t.out_rows) return GDS_ERR_OUTPUT_RANGE;
+  if (t.dict == 0 && t.dict_len != 0) return GDS_ERR_BAD_TASK;
+  if (t.out_validity & 3) return GDS_ERR_BAD_TASK;
+  switch (t.kind) {
+    case GDS_KIND_FIXED: {
+      if (t.encoding != GDS_ENC_PLAIN && t.encoding != GDS_ENC_DICTIONARY) return GDS_ERR_BAD_ENCODING;
+      const u32 in = t.type_length, out = t.out_width;
+      bool ok;
+      switch (t.conversion) {
+        case GDS_CONV_COPY: ok = in >= 1 && in == out; break;
+        case GDS_CONV_I32_TO_8: ok = in == 4 && out == 1; break;
+        case GDS_CONV_I32_TO_16: ok = in == 4 && out == 2; break;
+        case GDS_CONV_I32_TO_DECIMAL128: ok = in == 4 && out == 16; break;
+        case GDS_CONV_I64_TO_DECIMAL128: ok = in == 8 && out == 16; break;
+        case GDS_CONV_BE_TO_DECIMAL128: ok = in >= 1 && in <= 16 && out == 16; break;
+        default: ok = false;
+      }
+      if (!ok) return GDS_ERR_BAD_CONVERSION;
+      break;
+    }
+    case GDS_KIND_BOOLEAN:
+      if (t.encoding != GDS_ENC_PLAIN && t.encoding != GDS_ENC_RLE) return GDS_ERR_BAD_ENCODING;
+      break;
+    case GDS_KIND_BYTE_ARRAY:
+      if (t.encoding != GDS_ENC_PLAIN && t.encoding != GDS_ENC_DICTIONARY) return GDS_ERR_BAD_ENCODING;
+      if (t.encoding == GDS_ENC_PLAIN) {
+        if (t.scratch == 0 || (t.scratch & 3) ||
+            ((u64)t.plain_count + 1) * 4 > (u64)t.scratch_len)
+          return GDS_ERR_SCRATCH;
+      }
+      break;
+    case GDS_KIND_LEVELS:
+      if (t.scratch != 0 && ((t.scratch & 3) || (u64)t.num_values * 4 > (u64)t.scratch_len))
+        return GDS_ERR_SCRATCH;
+      return 0;
+    default:
+      return GDS_ERR_BAD_TASK;
+  }
+  if (t.num_values != 0 && t.out_values == 0) return GDS_ERR_BAD_TASK;
+  if (t.out_values & 15) return GDS_ERR_BAD_TASK;
+  return 0;
+}
+
+__device__ __forceinline__ void gds_store_128(u8* dst, u64 lo, u64 hi) {
+  uint4 v;
+  v.x = (u32)lo;
+  v.y = (u32)(lo >> 32);
+  v.z = (u32)hi;
+  v.w = (u32)(hi >> 32);
+  gds_st_16(dst, v);
+}
+
+// Converts one value at `src` (`in` bytes) to `dst` (the row's slot).
+__device__ __forceinline__ void gds_write_value(u8* dst, const u8* src, u32 conversion, u32 in) {
+  switch (conversion) {
+    case GDS_CONV_COPY:
+      switch (in) {
+        case 1: *dst = *src; return;
+        case 2: *(u16*)dst = gds_ld_u16(src); return;
+        case 4: *(u32*)dst = gds_ld_u32(src); return;
+        case 8: *(u64*)dst = gds_ld_u64(src); return;
+        case 16: gds_st_16(dst, gds_ld_16(src)); return;
+        default:
+          for (u32 b = 0; b < in; ++b) dst[b] = src[b];
+          return;
+      }
+    case GDS_CONV_I32_TO_8: *dst = (u8)gds_ld_u32(src); return;
+    case GDS_CONV_I32_TO_16: *(u16*)dst = (u16)gds_ld_u32(src); return;
+    case GDS_CONV_I32_TO_DECIMAL128: {
+      i64 v = (i64)(i32)gds_ld_u32(src);
+      gds_store_128(dst, (u64)v, (u64)(v >> 63));
+      return;
+    }
+    case GDS_CONV_I64_TO_DECIMAL128: {
+      i64 v = (i64)gds_ld_u64(src);
+      gds_store_128(dst, (u64)v, (u64)(v >> 63));
+      return;
+    }
+    case GDS_CONV_BE_TO_DECIMAL128: {
+      // Big-endian two's complement of `in` bytes -> little-endian, sign-extended.
+      const u64 fill = (src[0] & 0x80) ? 0xffull : 0ull;
+      u64 lo = 0, hi = 0;
+#pragma unroll
+      for (u32 b = 0; b < 16; ++b) {
+        u64 byte = b < in ? (u64)src[in - 1 - b] : fill;
+        if (b < 8) lo |= byte << (8 * b); else hi |= byte << (8 * (b - 8));
+      }
+      gds_store_128(dst, lo, hi);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+// Zeroes the slot of a null row (Arrow leaves it undefined; zero is
+// deterministic and never exposes stale pool memory).
+__device__ __forceinline__ void gds_write_zero(u8* dst, u32 width) {
+  switch (width) {
+    case 1: *dst = 0; return;
+    case 2: *(u16*)dst = 0; return;
+    case 4: *(u32*)dst = 0; return;
+    case 8: *(u64*)dst = 0; return;
+    case 16: gds_st_16(dst, make_uint4(0, 0, 0, 0)); return;
+    default:
+      for (u32 b = 0; b < width; ++b) dst[b] = 0;
+      return;
+  }
+}
+
+// ORs the 32 bits of a warp (levels i0..i0+31 of the page) into a bitmap at
+// row `r0` = out_row + i0: one or two words, never a word without set bits.
+__device__ __forceinline__ void gds_or_bits(u32* bitmap, u64 r0, u32 bits) {
+  if (bits == 0) return;
+  const u64 w = r0 >> 5;
+  const u32 s = (u32)(r0 & 31);
+  atomicOr(&bitmap[w], bits << s);
+  if (s != 0) {
+    const u32 high = bits >> (32 - s);
+    if (high) atomicOr(&bitmap[w + 1], high);
+  }
+}
+
+// Records an error for item `i`: the first one of the page wins.
+#define GDS_FAIL(code, i)                                        \
+  do {                                                           \
+    gds_fail(&sh.error, &sh.error_index, (code), (u32)(i));      \
+    failed = true;                                               \
+  } while (0)
+
+__device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
+  const u32 tid = threadIdx.x;
+  const u32 lane = tid & 31;
+  const u32 warp = tid >> 5;
+  const u32 lanes_below = (1u << lane) - 1u;
+
+  static_assert(sizeof(PageTask) % 4 == 0 && sizeof(PageTask) / 4 <= GDS_BLOCK, "task copy");
+  if (tid < sizeof(PageTask) / 4) ((u32*)&sh.task)[tid] = ((const u32*)task)[tid];
+  __syncthreads();
+  const PageTask& t = sh.task;
+
+  Sections s;
+  u32 err = gds_sections(t, s);
+  if (err == 0) err = gds_check_task(t);
+
+  // The values' hybrid stream, if any: dictionary indices (bit width in the
+  // first byte) or RLE booleans (4-byte length prefix, bit width 1).
+  const u32 kind = t.kind;
+  const bool dictionary = (kind == GDS_KIND_FIXED || kind == GDS_KIND_BYTE_ARRAY) &&
+                          t.encoding == GDS_ENC_DICTIONARY;
+  const bool rle_bool = kind == GDS_KIND_BOOLEAN && t.encoding == GDS_ENC_RLE;
+  const u8* vstream = 0;
+  u32 vstream_len = 0, vstream_bw = 0;
+  if (err == 0 && dictionary && s.values_len >= 1) {
+    vstream_bw = s.values[0];
+    if (vstream_bw > 32) err = GDS_ERR_BIT_WIDTH;
+    vstream = s.values + 1;
+    vstream_len = s.values_len - 1;
+  }
+  if (err == 0 && rle_bool && s.values_len >= 4) {
+    const u32 len = gds_ld_u32(s.values);
+    if (len > s.values_len - 4) err = GDS_ERR_VALUES_LENGTH;
+    vstream = s.values + 4;
+    vstream_len = len;
+    vstream_bw = 1;
+  }
+  if (err != 0) {
+    if (tid == 0 && task->error == 0) {
+      task->error = err;
+      task->error_index = 0;
+    }
+    return;
+  }
+
+  if (tid == 0) {
+    sh.error = 0;
+    sh.error_index = 0;
+    gds_cursor_init(sh.levels, s.levels, s.levels_len, gds_bit_width(t.max_def));
+    gds_cursor_init(sh.values, vstream, vstream_len, vstream_bw);
+  }
+  __syncthreads();
+
+  const u32 num_values = t.num_values;
+  const u32 max_def = t.max_def;
+  const u64 out_row = t.out_row;
+  const bool has_levels = max_def > 0;
+  const bool value_runs = dictionary || rle_bool;
+  u32* const validity = (u32*)t.out_validity;
+  u8* const out = (u8*)t.out_values;
+
+  u64 vbase = 0;  // values (defined levels) before this tile
+  for (u64 lo = 0; lo < num_values; lo += GDS_TILE) {
+    const u64 hi = lo + GDS_TILE < (u64)num_values ? lo + GDS_TILE : (u64)num_values;
+    bool failed = false;
+
+    // 1. Definition levels -> per-warp ballots of the defined ones, and the
+    //    validity bits (a required column given a bitmap gets all rows set).
+    if (has_levels) {
+      if (tid == 0) gds_runs_fill(sh.levels, sh.runs, lo, hi);
+      __syncthreads();
+    }
+#pragma unroll
+    for (int k = 0; k < GDS_ITEMS; ++k) {
+      const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+      bool d = i < hi;
+      if (has_levels && d) {
+        u32 level;
+        if (!gds_runs_get(sh.levels, sh.runs, i, level)) {
+          GDS_FAIL(GDS_ERR_LEVELS_OVERRUN, i);
+          d = false;
+        } else if (level > max_def) {
+          GDS_FAIL(GDS_ERR_BAD_LEVEL, i);
+          d = false;
+        } else {
+          d = level == max_def;
+        }
+      }
+      const u32 ballot = __ballot_sync(GDS_FULL_MASK, d);
+      if (lane == 0) {
+        sh.ballots[k * GDS_WARPS + warp] = ballot;
+        sh.counts[k * GDS_WARPS + warp] = __popc(ballot);
+        if (validity != 0) gds_or_bits(validity, out_row + lo + (u64)k * GDS_BLOCK + (u64)warp * 32, ballot);
+      }
+    }
+
+    // 2. Value index of every defined level: warp 0 scans the 32 counts.
+    u64 ndef;
+    if (has_levels) {
+      __syncthreads();
+      if (warp == 0) {
+        const u32 x = sh.counts[lane];
+        u32 inclusive = x;
+#pragma unroll
+        for (u32 d = 1; d < 32; d <<= 1) {
+          const u32 y = __shfl_up_sync(GDS_FULL_MASK, inclusive, d);
+          if (lane >= d) inclusive += y;
+        }
+        sh.counts[lane] = inclusive - x;
+        if (lane == 31) sh.tile_total = inclusive;
+      }
+      __syncthreads();
+      ndef = sh.tile_total;
+    } else {
+      ndef = hi - lo;
+      __syncwarp();  // lane 0's ballots, read below
+    }
+
+    // 3. Run headers of the tile's values (dictionary indices, RLE booleans).
+    if (value_runs && ndef > 0) {
+      if (tid == 0) gds_runs_fill(sh.values, sh.runs, vbase, vbase + ndef);
+      __syncthreads();
+    }
+
+    // 4. Values to rows: item k of thread t is level lo + k * GDS_BLOCK + t,
+    //    so consecutive lanes write consecutive rows. Loops not unrolled: one
+    //    copy of each branch keeps the code (and the JIT) small.
+    if (kind == GDS_KIND_BOOLEAN) {
+#pragma unroll 1
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+        const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+        bool bit = false;
+        if ((ballot >> lane) & 1) {
+          if (rle_bool) {
+            u32 v;
+            if (!gds_runs_get(sh.values, sh.runs, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            else bit = v != 0;
+          } else if ((vi >> 3) >= (u64)s.values_len) {
+            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+          } else {
+            bit = (s.values[vi >> 3] >> (vi & 7)) & 1;
+          }
+        }
+        const u32 bits = __ballot_sync(GDS_FULL_MASK, bit);
+        if (lane == 0) gds_or_bits((u32*)out, out_row + lo + (u64)k * GDS_BLOCK + (u64)warp * 32, bits);
+      }
+    } else if (kind == GDS_KIND_LEVELS) {
+      u32* const row_map = (u32*)t.scratch;
+      if (row_map != 0) {
+#pragma unroll 1
+        for (int k = 0; k < GDS_ITEMS; ++k) {
+          const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+          const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+          const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+          if ((ballot >> lane) & 1) row_map[vi] = (u32)(out_row + i);
+        }
+      }
+    } else if (kind == GDS_KIND_BYTE_ARRAY && !dictionary) {
+      // Utf8View / BinaryView from the offsets gds_byte_array_walk wrote.
+      const u32* const offsets = (const u32*)t.scratch;
+      const u32 plain_count = t.plain_count;
+      const u64 base = t.view_buffer_base;
+      const u32 buffer_index = t.view_buffer_index;
+#pragma unroll 1
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        if (i >= hi) break;
+        const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+        const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+        u8* const dst = out + (out_row + i) * 16;
+        uint4 view = make_uint4(0, 0, 0, 0);
+        if ((ballot >> lane) & 1) {
+          if (vi >= (u64)plain_count) {
+            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+          } else {
+            const u32 pos = offsets[vi];
+            const u32 next = offsets[vi + 1];
+            const u32 len = next - pos - 4;
+            const u8* p = s.values + pos + 4;
+            const u64 addr = (u64)p;
+            if ((u64)pos + 4 > (u64)next || next > s.values_len) {
+              GDS_FAIL(GDS_ERR_SCRATCH, i);  // offsets the walk did not write for this page
+            } else if (len > 12 && (addr < base || addr - base > GDS_I32_MAX || len > GDS_I32_MAX)) {
+              GDS_FAIL(GDS_ERR_VIEW_OFFSET, i);
+            } else {
+              view = gds_make_view(p, len, buffer_index, (u32)(addr - base));
+            }
+          }
+        }
+        gds_st_16(dst, view);
+      }
+    } else {
+      // Fixed width (and byte-array dictionary views: 16-byte copies).
+      const bool views = kind == GDS_KIND_BYTE_ARRAY;
+      const u32 in_width = views ? 16u : t.type_length;
+      const u32 out_width = views ? 16u : t.out_width;
+      const u32 conversion = views ? (u32)GDS_CONV_COPY : t.conversion;
+      const u8* const dict = (const u8*)t.dict;
+      const u32 dict_count = t.dict_count;
+      const u64 dict_len = t.dict_len;
+#pragma unroll 1
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        if (i >= hi) break;
+        const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+        const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+        u8* const dst = out + (out_row + i) * (u64)out_width;
+        const u8* src = 0;
+        if ((ballot >> lane) & 1) {
+          if (dictionary) {
+            u32 index;
+            if (!gds_runs_get(sh.values, sh.runs, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            else if (index >= dict_count || ((u64)index + 1) * in_width > dict_len) GDS_FAIL(GDS_ERR_DICT_INDEX, i);
+            else src = dict + (u64)index * in_width;
+          } else if ((vi + 1) * (u64)in_width > (u64)s.values_len) {
+            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+          } else {
+            src = s.values + vi * in_width;
+          }
+        }
+        if (src != 0) gds_write_value(dst, src, conversion, in_width);
+        else gds_write_zero(dst, out_width);
+      }
+    }
+
+    vbase += ndef;
+    // Uniform exit: every thread sees the same answer.
+    if (__syncthreads_or(failed)) break;
+  }
+
+  if (tid == 0) {
+    task->value_count = (u32)vbase;
+    task->null_count = sh.error == 0 ? num_values - (u32)vbase : 0;
+    if (sh.error != 0 && task->error == 0) {
+      task->error = sh.error;
+      task->error_index = sh.error_index;
+    }
+  }
+}
+
+#undef GDS_FAIL
+
+extern "C" __global__ void __launch_bounds__(GDS_BLOCK, GDS_MIN_BLOCKS) gds_decode_pages(PageTask* tasks, u32 n_tasks) {
+  __shared__ DecodeShared sh;
+  if (blockDim.x != GDS_BLOCK || blockDim.y != 1 || blockDim.z != 1) {
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+      for (u32 t = blockIdx.x; t < n_tasks; t += gridDim.x) atomicCAS(&tasks[t].error, 0u, (u32)GDS_ERR_LAUNCH);
+    }
+    return;
+  }
+  for (u32 t = blockIdx.x; t < n_tasks; t += gridDim.x) {
+    gds_decode_page(tasks + t, sh);
+    __syncthreads();
+  }
+}

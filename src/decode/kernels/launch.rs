@@ -1,0 +1,197 @@
+//! Launch arithmetic: block shapes, grids and buffer sizes for the kernels,
+//! as pure functions (unit-tested without a GPU).
+//!
+//! | kernel | grid | block | shared |
+//! |---|---|---|---|
+//! | `gds_dict_views` | one block per dictionary | [`DICT_BLOCK`] | 4 B static |
+//! | `gds_byte_array_walk` | one thread per page task | [`WALK_BLOCK`] | none |
+//! | `gds_decode_pages` | one block per page task | [`DECODE_BLOCK`] | ≈ 9.5 KiB static (the run table) |
+//! | `gds_gather_status` | one thread per task | [`STATUS_BLOCK`] | none |
+//!
+//! Every kernel loops grid-stride over its tasks, so a grid smaller than
+//! the task count is correct too ([`MAX_GRID`] caps it).
+
+use crate::cuda::module::LaunchConfig;
+
+use super::task::{Encoding, Kind};
+
+/// Threads per block of `gds_decode_pages` (8 warps).
+pub const DECODE_BLOCK: u32 = 256;
+/// Blocks of `gds_decode_pages` an SM must hold at once
+/// (`__launch_bounds__`' second argument: caps registers at 64 per thread,
+/// so 4 × 256 threads fit an SM's 64K registers).
+pub const DECODE_MIN_BLOCKS: u32 = 4;
+/// Levels each thread of `gds_decode_pages` handles per tile.
+pub const DECODE_ITEMS: u32 = 4;
+/// Levels per tile of `gds_decode_pages` (its warp-0 scan covers
+/// `DECODE_ITEMS × warps` = 32 counts).
+pub const DECODE_TILE: u32 = DECODE_BLOCK * DECODE_ITEMS;
+/// Threads per block of `gds_byte_array_walk` (one page per thread).
+pub const WALK_BLOCK: u32 = 128;
+/// Threads per block of `gds_dict_views`.
+pub const DICT_BLOCK: u32 = 256;
+/// Threads per block of `gds_gather_status`.
+pub const STATUS_BLOCK: u32 = 256;
+/// 32-bit words per task in the status array: `[error, error_index,
+/// null_count, value_count]` for a page, `[error, 0, 0, found]` for a
+/// dictionary.
+pub const STATUS_WORDS: u32 = 4;
+/// The largest grid the launches use (CUDA's x limit).
+pub const MAX_GRID: u32 = i32::MAX as u32;
+/// Bytes of one Utf8View/BinaryView view.
+pub const VIEW_BYTES: u64 = 16;
+
+const _: () = assert!(DECODE_ITEMS * (DECODE_BLOCK / 32) == 32);
+
+fn blocks_for(items: u64, per_block: u32) -> u32 {
+    items.div_ceil(per_block as u64).min(MAX_GRID as u64) as u32
+}
+
+/// `gds_decode_pages` over `n_tasks` pages; `None` when there is nothing to do.
+pub fn decode_pages_config(n_tasks: u32) -> Option<LaunchConfig> {
+    (n_tasks > 0).then(|| LaunchConfig::linear(n_tasks.min(MAX_GRID), DECODE_BLOCK))
+}
+
+/// `gds_byte_array_walk` over `n_tasks` page tasks (all of them: it skips
+/// those that are not PLAIN byte arrays).
+pub fn byte_array_walk_config(n_tasks: u32) -> Option<LaunchConfig> {
+    (n_tasks > 0).then(|| LaunchConfig::linear(blocks_for(n_tasks as u64, WALK_BLOCK), WALK_BLOCK))
+}
+
+/// `gds_dict_views` over `n_dicts` dictionaries.
+pub fn dict_views_config(n_dicts: u32) -> Option<LaunchConfig> {
+    (n_dicts > 0).then(|| LaunchConfig::linear(n_dicts.min(MAX_GRID), DICT_BLOCK))
+}
+
+/// `gds_gather_status` over `n_tasks` pages and `n_dicts` dictionaries.
+pub fn gather_status_config(n_tasks: u32, n_dicts: u32) -> Option<LaunchConfig> {
+    let total = n_tasks as u64 + n_dicts as u64;
+    (total > 0).then(|| LaunchConfig::linear(blocks_for(total, STATUS_BLOCK), STATUS_BLOCK))
+}
+
+/// Tiles `gds_decode_pages` walks for a page of `num_values` levels (its
+/// loop count; every tile has at most two or three block barriers).
+pub fn tiles(num_values: u32) -> u32 {
+    num_values.div_ceil(DECODE_TILE)
+}
+
+/// Scratch bytes one page needs: `(values + 1) × 4` for PLAIN byte arrays
+/// (the walk's offsets; `num_values` bounds the non-null count), `values ×
+/// 4` for the row map of [`Kind::Levels`], 0 otherwise.
+pub fn scratch_bytes(kind: Kind, encoding: Encoding, num_values: u32) -> u64 {
+    match (kind, encoding) {
+        (Kind::ByteArray, Encoding::Plain) => (num_values as u64 + 1) * 4,
+        (Kind::Levels, _) => num_values as u64 * 4,
+        _ => 0,
+    }
+}
+
+/// Alignment of each page's scratch inside a shared scratch buffer.
+pub const SCRATCH_ALIGN: u64 = 16;
+
+/// Packs the scratch of several pages into one buffer: the offset of each
+/// page's scratch (16-byte aligned; equal offsets for pages without
+/// scratch) and the total bytes.
+pub fn scratch_layout(needs: impl IntoIterator<Item = u64>) -> (Vec<u64>, u64) {
+    let mut offsets = Vec::new();
+    let mut end = 0u64;
+    for bytes in needs {
+        offsets.push(end);
+        end = (end + bytes).next_multiple_of(SCRATCH_ALIGN);
+    }
+    (offsets, end)
+}
+
+/// Bytes of a bitmap of `rows` bits as the kernels write it: whole 4-byte
+/// words (validity, and BOOLEAN values). Arrow needs `ceil(rows / 8)`;
+/// the extra bytes stay zero.
+pub fn bitmap_bytes(rows: u64) -> u64 {
+    rows.div_ceil(32) * 4
+}
+
+/// Bytes of the views made for a byte-array dictionary of `count` entries.
+pub fn dict_view_bytes(count: u32) -> u64 {
+    count as u64 * VIEW_BYTES
+}
+
+/// Bytes of the status array `gds_gather_status` writes.
+pub fn status_bytes(n_tasks: u32, n_dicts: u32) -> u64 {
+    (n_tasks as u64 + n_dicts as u64) * STATUS_WORDS as u64 * 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_pages_is_one_block_per_page() {
+        assert_eq!(decode_pages_config(0), None);
+        let c = decode_pages_config(1234).unwrap();
+        assert_eq!(c.grid, (1234, 1, 1));
+        assert_eq!(c.block, (256, 1, 1));
+        assert_eq!(c.shared_bytes, 0);
+        assert!(c.validate().is_ok());
+        assert_eq!(decode_pages_config(u32::MAX).unwrap().grid.0, MAX_GRID);
+        assert!(decode_pages_config(u32::MAX).unwrap().validate().is_ok());
+    }
+
+    #[test]
+    fn walk_and_status_are_one_thread_per_task() {
+        assert_eq!(byte_array_walk_config(0), None);
+        assert_eq!(byte_array_walk_config(1).unwrap().grid.0, 1);
+        assert_eq!(byte_array_walk_config(128).unwrap().grid.0, 1);
+        assert_eq!(byte_array_walk_config(129).unwrap().grid.0, 2);
+        assert_eq!(byte_array_walk_config(129).unwrap().block.0, WALK_BLOCK);
+        assert_eq!(gather_status_config(0, 0), None);
+        assert_eq!(gather_status_config(0, 1).unwrap().grid.0, 1);
+        assert_eq!(gather_status_config(256, 1).unwrap().grid.0, 2);
+        assert_eq!(
+            gather_status_config(u32::MAX, u32::MAX).unwrap().grid.0,
+            ((2 * u32::MAX as u64).div_ceil(256)) as u32
+        );
+        assert_eq!(dict_views_config(0), None);
+        assert_eq!(dict_views_config(7).unwrap().grid.0, 7);
+        assert_eq!(dict_views_config(7).unwrap().block.0, DICT_BLOCK);
+    }
+
+    #[test]
+    fn tiles_cover_pages() {
+        assert_eq!(DECODE_TILE, 1024);
+        assert_eq!(tiles(0), 0);
+        assert_eq!(tiles(1), 1);
+        assert_eq!(tiles(1024), 1);
+        assert_eq!(tiles(1025), 2);
+        assert_eq!(tiles(20_000), 20);
+        assert_eq!(tiles(u32::MAX), 4_194_304);
+    }
+
+    #[test]
+    fn scratch_sizes() {
+        assert_eq!(scratch_bytes(Kind::ByteArray, Encoding::Plain, 0), 4);
+        assert_eq!(scratch_bytes(Kind::ByteArray, Encoding::Plain, 20_000), 80_004);
+        assert_eq!(scratch_bytes(Kind::ByteArray, Encoding::Dictionary, 20_000), 0);
+        assert_eq!(scratch_bytes(Kind::Levels, Encoding::Plain, 10), 40);
+        assert_eq!(scratch_bytes(Kind::Fixed, Encoding::Plain, 10), 0);
+        assert_eq!(scratch_bytes(Kind::Boolean, Encoding::Rle, 10), 0);
+        assert_eq!(
+            scratch_bytes(Kind::ByteArray, Encoding::Plain, u32::MAX),
+            (u32::MAX as u64 + 1) * 4
+        );
+        let (offsets, total) = scratch_layout([4, 0, 80_004, 40]);
+        assert_eq!(offsets, vec![0, 16, 16, 80_032]);
+        assert_eq!(total, 80_080);
+        assert!(offsets.iter().all(|o| o % SCRATCH_ALIGN == 0));
+        assert_eq!(scratch_layout([]), (vec![], 0));
+    }
+
+    #[test]
+    fn buffer_sizes() {
+        assert_eq!(bitmap_bytes(0), 0);
+        assert_eq!(bitmap_bytes(1), 4);
+        assert_eq!(bitmap_bytes(32), 4);
+        assert_eq!(bitmap_bytes(33), 8);
+        assert!(bitmap_bytes(1_000_001) >= 1_000_001u64.div_ceil(8));
+        assert_eq!(dict_view_bytes(3), 48);
+        assert_eq!(status_bytes(10, 2), 192);
+    }
+}

@@ -1,0 +1,416 @@
+//! The decode kernels: CUDA C compiled at run time with NVRTC, and their
+//! launch wrappers.
+//!
+//! # What runs, per row group
+//!
+//! The host fills one [`PageTask`] per kept data page (and one [`DictTask`]
+//! per BYTE_ARRAY dictionary page), uploads the arrays, zeroes the validity
+//! bitmaps and BOOLEAN value bitmaps, and queues on one stream
+//! ([`KernelSet::decode_row_group`] does the four in order):
+//!
+//! 1. `gds_dict_views` (one block per byte-array dictionary): the
+//!    dictionary's PLAIN values become 16-byte views, so that dictionary pages
+//!    of strings are a 16-byte gather like any fixed-width dictionary page;
+//! 2. `gds_byte_array_walk` (one thread per PLAIN byte-array page): the
+//!    value offsets of the page, into its scratch;
+//! 3. `gds_decode_pages` (one block of 256 threads per page, whatever its
+//!    kind): definition levels → validity bits and value indices (block scan),
+//!    then values PLAIN or by dictionary, converted, to their rows;
+//! 4. `gds_gather_status` (one thread per task): every page's `[error,
+//!    error_index, null_count, value_count]` and every dictionary's `[error,
+//!    0, 0, found]` into one array, which the host copies back once (after
+//!    an event) to check the whole row group.
+//!
+//! No kernel synchronises the device; ordering is the stream's.
+//!
+//! # Output layout (what the host must provide)
+//!
+//! - fixed width: `out_width` bytes per row at `out_values` (16-byte
+//!   aligned), rows `out_row..out_row + num_values`; null rows are zeroed;
+//! - booleans and validity: Arrow bitmaps (LSB first) written with `atomicOr`
+//!   in 4-byte words: zeroed before the launch, 4-byte aligned, sized with
+//!   [`launch::bitmap_bytes`];
+//! - byte arrays: 16-byte views (Arrow's Utf8View/BinaryView layout: length;
+//!   then ≤ 12 bytes inline, or a 4-byte prefix, the buffer index and the
+//!   offset from `view_buffer_base`). PLAIN views point into the page's
+//!   `data`; dictionary views into the dictionary page's data. Null rows get
+//!   an all-zero view (an empty inline value).
+//!
+//! # Errors
+//!
+//! Every read is checked against its section's length and the dictionary's
+//! size; every loop is bounded by the page's bytes or values. A corrupt page
+//! gets the first error found in its `error` word ([`PageErrorCode`]) and the
+//! level index in `error_index`; its output rows are then undefined (never
+//! written outside the page's rows).
+//!
+//! # Compilation
+//!
+//! [`KernelSet::get`] compiles the sources once per process and target with
+//! NVRTC ([`nvrtc`]; PTX for `compute_XX` from the device's compute
+//! capability, or a cubin when NVRTC is newer than the driver) and loads the
+//! result once per device.
+
+pub mod error;
+pub mod launch;
+pub mod nvrtc;
+pub mod task;
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::cuda::driver;
+use crate::cuda::module::{Function, LaunchConfig, Module};
+use crate::cuda::{Device, Stream};
+
+pub use error::KernelError;
+pub use nvrtc::{CodeKind, Target};
+pub use task::{
+    Conversion, DictTask, Encoding, Kind, PageErrorCode, PageTask, FLAG_V1_LEVELS,
+};
+
+/// The decode kernels loaded on one device.
+#[derive(Debug)]
+pub struct KernelSet {
+    device: Device,
+    target: Target,
+    module: Module,
+    decode_pages: Function,
+    byte_array_walk: Function,
+    dict_views: Function,
+    gather_status: Function,
+}
+
+/// Device addresses and counts of one row group's kernel work, for
+/// [`KernelSet::decode_row_group`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowGroupLaunch {
+    /// Device address of `n_tasks` [`PageTask`]s.
+    pub tasks: u64,
+    /// Page tasks.
+    pub n_tasks: u32,
+    /// Device address of `n_dicts` [`DictTask`]s (0 when none).
+    pub dicts: u64,
+    /// Byte-array dictionary tasks.
+    pub n_dicts: u32,
+    /// Device address of the status array: [`launch::status_bytes`] bytes,
+    /// 16-byte aligned.
+    pub status: u64,
+    /// Whether any task is a PLAIN byte-array page (runs the walk).
+    pub has_plain_byte_arrays: bool,
+}
+
+impl KernelSet {
+    /// The kernels on `device`: compiled on the first call in the process
+    /// (per target) and loaded on the first call per device; later calls
+    /// return the same set.
+    pub fn get(device: Device) -> Result<Arc<KernelSet>, KernelError> {
+        static SETS: OnceLock<Mutex<HashMap<usize, Arc<KernelSet>>>> = OnceLock::new();
+        let sets = SETS.get_or_init(|| Mutex::new(HashMap::new()));
+        let mut map = sets.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(set) = map.get(&device.ordinal()) {
+            return Ok(set.clone());
+        }
+        let set = Arc::new(Self::load(device)?);
+        map.insert(device.ordinal(), set.clone());
+        Ok(set)
+    }
+
+    fn load(device: Device) -> Result<KernelSet, KernelError> {
+        let info = nvrtc::nvrtc_info()?;
+        let driver = driver::driver_version()?;
+        let capability = device.compute_capability()?;
+        let target = nvrtc::choose_target(capability, driver, info.version, &info.archs)?;
+        let compiled = nvrtc::compile(target)?;
+        let module = match target.code {
+            CodeKind::Ptx => {
+                let ptx = compiled.ptx().ok_or(KernelError::Compile {
+                    target: target.arch_name(),
+                    log: "NVRTC's PTX is not UTF-8".to_string(),
+                })?;
+                Module::load_ptx(device, ptx)?
+            }
+            CodeKind::Cubin => Module::load_cubin(device, &compiled.image)?,
+        };
+        Ok(KernelSet {
+            device,
+            target,
+            decode_pages: module.function("gds_decode_pages")?,
+            byte_array_walk: module.function("gds_byte_array_walk")?,
+            dict_views: module.function("gds_dict_views")?,
+            gather_status: module.function("gds_gather_status")?,
+            module,
+        })
+    }
+
+    /// The device the kernels are loaded on.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// What NVRTC compiled for (e.g. `compute_90`).
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The loaded module.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// The kernels as (name, function), e.g. to read their register counts.
+    pub fn functions(&self) -> [(&'static str, &Function); 4] {
+        [
+            ("gds_decode_pages", &self.decode_pages),
+            ("gds_byte_array_walk", &self.byte_array_walk),
+            ("gds_dict_views", &self.dict_views),
+            ("gds_gather_status", &self.gather_status),
+        ]
+    }
+
+    /// Queues `gds_dict_views` over `n_dicts` dictionary tasks at `dicts`.
+    ///
+    /// # Safety
+    /// `dicts` must hold `n_dicts` [`DictTask`]s in device memory whose
+    /// addresses and lengths describe live device allocations, all kept alive
+    /// and unused by other work until the stream has passed this launch.
+    pub unsafe fn dict_views(&self, stream: &Stream, dicts: u64, n_dicts: u32) -> Result<(), KernelError> {
+        let Some(config) = launch::dict_views_config(n_dicts) else {
+            return Ok(());
+        };
+        let (mut a, mut b) = (dicts, n_dicts);
+        self.launch(&self.dict_views, stream, config, &mut [ptr(&mut a), ptr(&mut b)])
+    }
+
+    /// Queues `gds_byte_array_walk` over `n_tasks` page tasks at `tasks`
+    /// (only PLAIN byte-array pages do work).
+    ///
+    /// # Safety
+    /// As [`KernelSet::decode_pages`].
+    pub unsafe fn byte_array_walk(&self, stream: &Stream, tasks: u64, n_tasks: u32) -> Result<(), KernelError> {
+        let Some(config) = launch::byte_array_walk_config(n_tasks) else {
+            return Ok(());
+        };
+        let (mut a, mut b) = (tasks, n_tasks);
+        self.launch(&self.byte_array_walk, stream, config, &mut [ptr(&mut a), ptr(&mut b)])
+    }
+
+    /// Queues `gds_decode_pages` over `n_tasks` page tasks at `tasks`. PLAIN
+    /// byte-array pages need [`KernelSet::byte_array_walk`] queued before on
+    /// the same stream, dictionary byte-array pages their dictionary's
+    /// [`KernelSet::dict_views`].
+    ///
+    /// # Safety
+    /// `tasks` must hold `n_tasks` [`PageTask`]s in device memory whose
+    /// addresses and lengths describe live device allocations (inputs
+    /// readable, outputs writable and not used by other work), all kept alive
+    /// until the stream has passed this launch.
+    pub unsafe fn decode_pages(&self, stream: &Stream, tasks: u64, n_tasks: u32) -> Result<(), KernelError> {
+        let Some(config) = launch::decode_pages_config(n_tasks) else {
+            return Ok(());
+        };
+        let (mut a, mut b) = (tasks, n_tasks);
+        self.launch(&self.decode_pages, stream, config, &mut [ptr(&mut a), ptr(&mut b)])
+    }
+
+    /// Queues `gds_gather_status`: [`launch::STATUS_WORDS`] words per page
+    /// task then per dictionary task, into `out`.
+    ///
+    /// # Safety
+    /// `tasks` and `dicts` as for the other launches; `out` a device
+    /// allocation of [`launch::status_bytes`] bytes, 16-byte aligned, alive
+    /// until the stream has passed this launch.
+    pub unsafe fn gather_status(
+        &self,
+        stream: &Stream,
+        tasks: u64,
+        n_tasks: u32,
+        dicts: u64,
+        n_dicts: u32,
+        out: u64,
+    ) -> Result<(), KernelError> {
+        let Some(config) = launch::gather_status_config(n_tasks, n_dicts) else {
+            return Ok(());
+        };
+        let (mut a, mut b, mut c, mut d, mut e) = (tasks, n_tasks, dicts, n_dicts, out);
+        self.launch(
+            &self.gather_status,
+            stream,
+            config,
+            &mut [ptr(&mut a), ptr(&mut b), ptr(&mut c), ptr(&mut d), ptr(&mut e)],
+        )
+    }
+
+    /// Queues a row group's kernels in order: dictionary views, the walk
+    /// (when there are PLAIN byte-array pages), the pages, the status.
+    ///
+    /// # Safety
+    /// As each of the four launches.
+    pub unsafe fn decode_row_group(&self, stream: &Stream, work: &RowGroupLaunch) -> Result<(), KernelError> {
+        self.dict_views(stream, work.dicts, work.n_dicts)?;
+        if work.has_plain_byte_arrays {
+            self.byte_array_walk(stream, work.tasks, work.n_tasks)?;
+        }
+        self.decode_pages(stream, work.tasks, work.n_tasks)?;
+        self.gather_status(stream, work.tasks, work.n_tasks, work.dicts, work.n_dicts, work.status)
+    }
+
+    unsafe fn launch(
+        &self,
+        function: &Function,
+        stream: &Stream,
+        config: LaunchConfig,
+        params: &mut [*mut c_void],
+    ) -> Result<(), KernelError> {
+        function.launch(stream, config, params)?;
+        Ok(())
+    }
+}
+
+fn ptr<T>(value: &mut T) -> *mut c_void {
+    (value as *mut T).cast()
+}
+
+/// One task's entry of the status array `gds_gather_status` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TaskStatus {
+    /// 0, or a [`PageErrorCode`] as written.
+    pub error: u32,
+    /// The level index of the error (pages).
+    pub error_index: u32,
+    /// Null rows (pages).
+    pub null_count: u32,
+    /// Values decoded (pages), entries found (dictionaries).
+    pub count: u32,
+}
+
+impl TaskStatus {
+    /// The error, if any (`Err(code)` for a number no kernel writes).
+    pub fn error(&self) -> Option<Result<PageErrorCode, u32>> {
+        (self.error != 0).then(|| PageErrorCode::from_code(self.error).ok_or(self.error))
+    }
+}
+
+/// Splits the status array copied back (bytes, little-endian words) into
+/// the page tasks' and the dictionary tasks' entries; `None` when its length
+/// is not [`launch::status_bytes`]`(n_tasks, n_dicts)`.
+pub fn parse_status(bytes: &[u8], n_tasks: u32, n_dicts: u32) -> Option<(Vec<TaskStatus>, Vec<TaskStatus>)> {
+    if bytes.len() as u64 != launch::status_bytes(n_tasks, n_dicts) {
+        return None;
+    }
+    let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let entry_bytes = (launch::STATUS_WORDS * 4) as usize;
+    let mut all = bytes.chunks_exact(entry_bytes).map(|e| TaskStatus {
+        error: word(&e[0..4]),
+        error_index: word(&e[4..8]),
+        null_count: word(&e[8..12]),
+        count: word(&e[12..16]),
+    });
+    let pages: Vec<TaskStatus> = all.by_ref().take(n_tasks as usize).collect();
+    let dicts: Vec<TaskStatus> = all.collect();
+    Some((pages, dicts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_parsing() {
+        let mut bytes = Vec::new();
+        for w in [0u32, 0, 3, 17, 11, 5, 0, 5, 12, 0, 0, 2] {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
+        let (pages, dicts) = parse_status(&bytes, 2, 1).unwrap();
+        assert_eq!(pages.len(), 2);
+        assert_eq!(dicts.len(), 1);
+        assert_eq!(pages[0].error(), None);
+        assert_eq!(pages[0].null_count, 3);
+        assert_eq!(pages[0].count, 17);
+        assert_eq!(pages[1].error(), Some(Ok(PageErrorCode::DictIndex)));
+        assert_eq!(pages[1].error_index, 5);
+        assert_eq!(dicts[0].error(), Some(Ok(PageErrorCode::DictOverrun)));
+        assert_eq!(dicts[0].count, 2);
+        assert!(parse_status(&bytes, 3, 1).is_none());
+        assert!(parse_status(&bytes[..40], 2, 1).is_none());
+        let odd = TaskStatus {
+            error: 999,
+            ..TaskStatus::default()
+        };
+        assert_eq!(odd.error(), Some(Err(999)));
+    }
+
+    /// CI's NVRTC check: every kernel source compiles to PTX (the layout
+    /// asserts of the generated header included) and the PTX declares every
+    /// entry point. Skips, saying why, when NVRTC is absent, unless
+    /// GDSCAN_REQUIRE_NVRTC=1 (set by .ci/run), which makes absence a failure.
+    #[test]
+    fn every_kernel_compiles_with_nvrtc() {
+        let required = std::env::var("GDSCAN_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+        let info = match nvrtc::nvrtc_info() {
+            Ok(info) => info,
+            Err(e) if !required => {
+                eprintln!("SKIPPED every_kernel_compiles_with_nvrtc: {e} (GDSCAN_REQUIRE_NVRTC=1 makes this a failure)");
+                return;
+            }
+            Err(e) => panic!("GDSCAN_REQUIRE_NVRTC=1 but {e}"),
+        };
+        let target = nvrtc::host_target(&info.archs).expect("NVRTC lists no architecture");
+        let compiled = match nvrtc::compile_uncached(target) {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        };
+        let ptx = compiled.ptx().expect("PTX text");
+        for entry in nvrtc::entry_points() {
+            assert!(nvrtc::ptx_has_entry(ptx, entry), "PTX lacks {entry}");
+        }
+        let isa = nvrtc::ptx_isa_version(ptx).expect(".version line");
+        assert!(
+            compiled.log.is_empty(),
+            "NVRTC warnings for {target}:\n{}",
+            compiled.log
+        );
+        eprintln!(
+            "NVRTC {}.{} compiled {} kernels for {target}: {} bytes of PTX, ISA {}.{}",
+            info.version.0,
+            info.version.1,
+            nvrtc::entry_points().count(),
+            ptx.len(),
+            isa.0,
+            isa.1
+        );
+    }
+
+    /// The layout asserts really bite: a header claiming another offset
+    /// makes the compile fail (so a drift between the Rust and C structs
+    /// cannot pass CI). Skips like the test above.
+    #[test]
+    fn a_layout_drift_fails_the_compile() {
+        let required = std::env::var("GDSCAN_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+        let info = match nvrtc::nvrtc_info() {
+            Ok(info) => info,
+            Err(e) if !required => {
+                eprintln!("SKIPPED a_layout_drift_fails_the_compile: {e}");
+                return;
+            }
+            Err(e) => panic!("GDSCAN_REQUIRE_NVRTC=1 but {e}"),
+        };
+        let target = nvrtc::host_target(&info.archs).expect("NVRTC lists no architecture");
+        let header = task::generated_header().replace(
+            "GDS_OFFSETOF(PageTask, error) == 120",
+            "GDS_OFFSETOF(PageTask, error) == 124",
+        );
+        let err = nvrtc::compile_with_header(target, &header).unwrap_err();
+        match err {
+            KernelError::Compile { log, .. } => {
+                assert!(
+                    log.contains("static assertion failed")
+                        && log.contains("PageTask.error is not at the Rust offset"),
+                    "{log}"
+                )
+            }
+            other => panic!("expected a compile error, got {other}"),
+        }
+    }
+}

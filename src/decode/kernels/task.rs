@@ -1,0 +1,598 @@
+//! The structs the host fills for the kernels ([`PageTask`], [`DictTask`]),
+//! the codes they carry, and the C header generated from them.
+//!
+//! Rust is the single source of truth: [`generated_header`] writes every
+//! constant (kinds, encodings, conversions, flags, error codes, block sizes)
+//! as a `#define`, and a `static_assert` on `sizeof` and on every field's
+//! offset (`GDS_OFFSETOF`), taken from this file with [`std::mem::offset_of!`]. The C
+//! structs in `cuda/common.cuh` are written by hand; every NVRTC compile
+//! checks them against these asserts, so a layout drift fails the compile
+//! (and CI), never a decode.
+
+use std::mem::{offset_of, size_of};
+
+use super::launch;
+
+/// What a page task decodes: picks the branch of `gds_decode_pages`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Kind {
+    /// Fixed-width values (INT32, INT64, FLOAT, DOUBLE, FIXED_LEN_BYTE_ARRAY),
+    /// PLAIN or dictionary, through a [`Conversion`].
+    Fixed = 0,
+    /// BOOLEAN, PLAIN (bit-packed) or RLE, into an Arrow bitmap.
+    Boolean = 1,
+    /// BYTE_ARRAY into 16-byte Utf8View/BinaryView views: PLAIN (after
+    /// `gds_byte_array_walk`) or dictionary (gathering the views that
+    /// `gds_dict_views` made of the dictionary).
+    ByteArray = 2,
+    /// Definition levels only: validity bits, and the row of every value
+    /// (the row map) into the task's scratch when it has one.
+    Levels = 3,
+}
+
+/// How a page's values are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Encoding {
+    /// PLAIN.
+    Plain = 0,
+    /// PLAIN_DICTIONARY or RLE_DICTIONARY: one bit-width byte, then the
+    /// indices as an RLE/bit-packed hybrid stream.
+    Dictionary = 1,
+    /// RLE booleans: a 4-byte length, then a hybrid stream of bit width 1.
+    Rle = 2,
+}
+
+/// How a fixed-width value becomes its output ([`Kind::Fixed`] only).
+///
+/// `type_length` is the input width, `out_width` the output width; the
+/// kernel refuses other pairs with [`PageErrorCode::BadConversion`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Conversion {
+    /// Copy `type_length` bytes (`out_width == type_length`): INT32, INT64,
+    /// FLOAT, DOUBLE, DATE, TIMESTAMP, UINT32/64, FLBA without decimal.
+    Copy = 0,
+    /// INT32 to 1 byte (INT_8 / UINT_8): the low byte, as arrow-rs casts.
+    I32To8 = 1,
+    /// INT32 to 2 bytes (INT_16 / UINT_16): the low half.
+    I32To16 = 2,
+    /// INT32 decimal to Decimal128 (sign-extended to 16 bytes).
+    I32ToDecimal128 = 3,
+    /// INT64 decimal to Decimal128 (sign-extended to 16 bytes).
+    I64ToDecimal128 = 4,
+    /// FIXED_LEN_BYTE_ARRAY decimal (big-endian two's complement, 1 to 16
+    /// bytes) to little-endian Decimal128.
+    BeToDecimal128 = 5,
+}
+
+impl Conversion {
+    /// Whether the kernel accepts this conversion from `type_length` input
+    /// bytes to `out_width` output bytes (the same rule as the kernel's).
+    pub fn accepts(self, type_length: u32, out_width: u32) -> bool {
+        match self {
+            Conversion::Copy => type_length >= 1 && type_length == out_width,
+            Conversion::I32To8 => type_length == 4 && out_width == 1,
+            Conversion::I32To16 => type_length == 4 && out_width == 2,
+            Conversion::I32ToDecimal128 => type_length == 4 && out_width == 16,
+            Conversion::I64ToDecimal128 => type_length == 8 && out_width == 16,
+            Conversion::BeToDecimal128 => (1..=16).contains(&type_length) && out_width == 16,
+        }
+    }
+}
+
+/// [`PageTask::flags`] bit: DATA_PAGE v1 layout, the definition levels are
+/// at the start of `data` behind their 4-byte little-endian length (used only
+/// when `max_def > 0`). Without it, levels are at `def_levels` (v2).
+pub const FLAG_V1_LEVELS: u32 = 1;
+
+/// The error a kernel wrote for a page or dictionary (0 means none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+#[non_exhaustive]
+pub enum PageErrorCode {
+    /// A task field is inconsistent (a null pointer with a length, a
+    /// misaligned output, an unknown kind, max_def above 65535).
+    BadTask = 1,
+    /// The encoding is not one the kind decodes.
+    BadEncoding = 2,
+    /// The conversion does not fit the input and output widths.
+    BadConversion = 3,
+    /// `out_row + num_values` passes `out_rows`.
+    OutputRange = 4,
+    /// The v1 definition-level length prefix is missing or passes the page.
+    LevelsLength = 5,
+    /// The definition levels end before `num_values` levels.
+    LevelsOverrun = 6,
+    /// A definition level is above `max_def`.
+    BadLevel = 7,
+    /// A dictionary-index bit width above 32.
+    BitWidth = 8,
+    /// The RLE boolean length prefix passes the page.
+    ValuesLength = 9,
+    /// The values end before the page's non-null count (PLAIN data too
+    /// short, an index or boolean stream too short, fewer byte arrays).
+    ValuesOverrun = 10,
+    /// A dictionary index at or past the dictionary's end.
+    DictIndex = 11,
+    /// A byte-array dictionary holds fewer entries than its header says.
+    DictOverrun = 12,
+    /// A view's offset from its buffer base is negative or past 2^31-1.
+    ViewOffset = 13,
+    /// The page's scratch is missing, misaligned, too small, or was not
+    /// written by `gds_byte_array_walk`.
+    Scratch = 14,
+    /// The kernel was launched with another block shape than it was built for.
+    Launch = 15,
+}
+
+impl PageErrorCode {
+    /// Every code, in order.
+    pub const ALL: [PageErrorCode; 15] = [
+        PageErrorCode::BadTask,
+        PageErrorCode::BadEncoding,
+        PageErrorCode::BadConversion,
+        PageErrorCode::OutputRange,
+        PageErrorCode::LevelsLength,
+        PageErrorCode::LevelsOverrun,
+        PageErrorCode::BadLevel,
+        PageErrorCode::BitWidth,
+        PageErrorCode::ValuesLength,
+        PageErrorCode::ValuesOverrun,
+        PageErrorCode::DictIndex,
+        PageErrorCode::DictOverrun,
+        PageErrorCode::ViewOffset,
+        PageErrorCode::Scratch,
+        PageErrorCode::Launch,
+    ];
+
+    /// The code a kernel wrote, `None` for 0 or a number no kernel writes.
+    pub fn from_code(code: u32) -> Option<PageErrorCode> {
+        Self::ALL.iter().copied().find(|c| *c as u32 == code)
+    }
+
+    /// The C name (`GDS_ERR_...`) of the code.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            PageErrorCode::BadTask => "GDS_ERR_BAD_TASK",
+            PageErrorCode::BadEncoding => "GDS_ERR_BAD_ENCODING",
+            PageErrorCode::BadConversion => "GDS_ERR_BAD_CONVERSION",
+            PageErrorCode::OutputRange => "GDS_ERR_OUTPUT_RANGE",
+            PageErrorCode::LevelsLength => "GDS_ERR_LEVELS_LENGTH",
+            PageErrorCode::LevelsOverrun => "GDS_ERR_LEVELS_OVERRUN",
+            PageErrorCode::BadLevel => "GDS_ERR_BAD_LEVEL",
+            PageErrorCode::BitWidth => "GDS_ERR_BIT_WIDTH",
+            PageErrorCode::ValuesLength => "GDS_ERR_VALUES_LENGTH",
+            PageErrorCode::ValuesOverrun => "GDS_ERR_VALUES_OVERRUN",
+            PageErrorCode::DictIndex => "GDS_ERR_DICT_INDEX",
+            PageErrorCode::DictOverrun => "GDS_ERR_DICT_OVERRUN",
+            PageErrorCode::ViewOffset => "GDS_ERR_VIEW_OFFSET",
+            PageErrorCode::Scratch => "GDS_ERR_SCRATCH",
+            PageErrorCode::Launch => "GDS_ERR_LAUNCH",
+        }
+    }
+
+    /// What went wrong, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PageErrorCode::BadTask => "inconsistent page task",
+            PageErrorCode::BadEncoding => "encoding not supported for the column's type",
+            PageErrorCode::BadConversion => "conversion does not fit the value widths",
+            PageErrorCode::OutputRange => "page rows pass the output column's end",
+            PageErrorCode::LevelsLength => "definition-level length passes the page",
+            PageErrorCode::LevelsOverrun => "definition levels end before the page's values",
+            PageErrorCode::BadLevel => "definition level above the column's maximum",
+            PageErrorCode::BitWidth => "dictionary index bit width above 32",
+            PageErrorCode::ValuesLength => "RLE boolean length passes the page",
+            PageErrorCode::ValuesOverrun => "values end before the page's non-null count",
+            PageErrorCode::DictIndex => "dictionary index past the dictionary's end",
+            PageErrorCode::DictOverrun => "dictionary holds fewer entries than announced",
+            PageErrorCode::ViewOffset => "string view offset does not fit 31 bits",
+            PageErrorCode::Scratch => "page scratch missing, too small or not prepared",
+            PageErrorCode::Launch => "kernel launched with the wrong block shape",
+        }
+    }
+}
+
+impl std::fmt::Display for PageErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.describe(), *self as u32)
+    }
+}
+
+/// One data page for the kernels: the host fills one per page, uploads the
+/// array, and the kernels write the output fields back into it.
+///
+/// Mirrored exactly by `struct PageTask` in `cuda/common.cuh` (checked by
+/// every NVRTC compile, see [`generated_header`]). 144 bytes, no padding:
+///
+/// | offset | field | |
+/// |---|---|---|
+/// | 0 | `data` | u64 device address |
+/// | 8 | `def_levels` | u64 device address |
+/// | 16 | `dict` | u64 device address |
+/// | 24 | `out_values` | u64 device address |
+/// | 32 | `out_validity` | u64 device address |
+/// | 40 | `scratch` | u64 device address |
+/// | 48 | `view_buffer_base` | u64 device address |
+/// | 56.. | `data_len`, `def_len`, `num_values`, `dict_count`, `dict_len`, `out_row`, `out_rows`, `kind`, `encoding`, `flags`, `max_def`, `conversion`, `type_length`, `out_width`, `view_buffer_index`, `scratch_len` | u32 inputs (56 to 116) |
+/// | 120.. | `error`, `error_index`, `null_count`, `value_count`, `plain_count`, `reserved` | u32, written by the kernels (120 to 140) |
+///
+/// Start from [`PageTask::default`] (all zero): the output fields must be 0
+/// before the first launch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct PageTask {
+    /// Device address of the page's decompressed values region. With
+    /// [`FLAG_V1_LEVELS`] and `max_def > 0`: `[u32 def-level length][def
+    /// levels][values]` (DATA_PAGE v1); otherwise the values section alone.
+    pub data: u64,
+    /// Device address of the DATA_PAGE v2 definition levels (RLE/bit-packed
+    /// hybrid, no length prefix); 0 for v1 pages and required columns.
+    pub def_levels: u64,
+    /// Device address of the dictionary: its PLAIN values for
+    /// [`Kind::Fixed`], or the 16-byte views written by `gds_dict_views` for
+    /// [`Kind::ByteArray`]; 0 when the page is not dictionary-encoded.
+    pub dict: u64,
+    /// Device address of row 0 of the column's output values in this row
+    /// group: `out_width` bytes per row, an Arrow bitmap for
+    /// [`Kind::Boolean`] (zeroed, in 4-byte words), 16-byte views for
+    /// [`Kind::ByteArray`]. 16-byte aligned. Unused by [`Kind::Levels`].
+    pub out_values: u64,
+    /// Device address of the column's validity bitmap (bit `out_row + i` for
+    /// level `i`), zeroed before the launch, 4-byte aligned, its length a
+    /// multiple of 4 bytes; 0 for none.
+    pub out_validity: u64,
+    /// Device address of the page's scratch (4-byte aligned,
+    /// [`launch::scratch_bytes`] long): byte-array offsets for PLAIN
+    /// [`Kind::ByteArray`], the row map for [`Kind::Levels`]; 0 otherwise.
+    pub scratch: u64,
+    /// The device address that byte-array view offsets count from (the start
+    /// of the variadic buffer holding `data`).
+    pub view_buffer_base: u64,
+    /// Bytes at `data`.
+    pub data_len: u32,
+    /// Bytes at `def_levels`.
+    pub def_len: u32,
+    /// Levels in the page: its rows, nulls included (flat columns).
+    pub num_values: u32,
+    /// Entries in the dictionary.
+    pub dict_count: u32,
+    /// Bytes at `dict` (for views: 16 × `dict_count`).
+    pub dict_len: u32,
+    /// The page's first row in the output (rows of the kept pages before it).
+    pub out_row: u32,
+    /// Rows the output buffers hold (`out_row + num_values` must fit).
+    pub out_rows: u32,
+    /// A [`Kind`] as `u32`.
+    pub kind: u32,
+    /// An [`Encoding`] as `u32`.
+    pub encoding: u32,
+    /// Bits: [`FLAG_V1_LEVELS`].
+    pub flags: u32,
+    /// The column's maximum definition level (0 required, 1 optional flat).
+    pub max_def: u32,
+    /// A [`Conversion`] as `u32` ([`Kind::Fixed`] only).
+    pub conversion: u32,
+    /// Input bytes per value: 4 or 8 for the physical types, the FLBA length.
+    pub type_length: u32,
+    /// Output bytes per value ([`Kind::Fixed`]).
+    pub out_width: u32,
+    /// The variadic buffer index views carry (the buffer holding `data`).
+    pub view_buffer_index: u32,
+    /// Bytes at `scratch`.
+    pub scratch_len: u32,
+    /// Written by the kernels: 0, or the first [`PageErrorCode`] found.
+    pub error: u32,
+    /// Written by the kernels: the level index where `error` was found.
+    pub error_index: u32,
+    /// Written by `gds_decode_pages`: null rows in the page.
+    pub null_count: u32,
+    /// Written by `gds_decode_pages`: non-null values decoded.
+    pub value_count: u32,
+    /// Written by `gds_byte_array_walk`: values its walk found.
+    pub plain_count: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+/// One byte-array dictionary page for `gds_dict_views`, which turns its PLAIN
+/// values into 16-byte views (one per entry) that pages then gather.
+///
+/// Mirrored by `struct DictTask` in `cuda/common.cuh`. 48 bytes: `data` 0,
+/// `out_views` 8, `view_buffer_base` 16, `data_len` 24, `count` 28,
+/// `view_buffer_index` 32, `error` 36, `found` 40, `reserved` 44.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct DictTask {
+    /// Device address of the decompressed dictionary page (PLAIN byte arrays).
+    pub data: u64,
+    /// Device address of the views: 16 × `count` bytes, 16-byte aligned.
+    pub out_views: u64,
+    /// The device address view offsets count from.
+    pub view_buffer_base: u64,
+    /// Bytes at `data`.
+    pub data_len: u32,
+    /// Entries the dictionary page header announces.
+    pub count: u32,
+    /// The variadic buffer index the views carry.
+    pub view_buffer_index: u32,
+    /// Written by the kernel: 0 or a [`PageErrorCode`].
+    pub error: u32,
+    /// Written by the kernel: entries found.
+    pub found: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+/// The bytes of a task array, as uploaded.
+pub fn page_tasks_as_bytes(tasks: &[PageTask]) -> &[u8] {
+    // SAFETY: PageTask is repr(C), made only of integers, with no padding
+    // (checked by the tests), so every byte is initialised.
+    unsafe { std::slice::from_raw_parts(tasks.as_ptr().cast(), std::mem::size_of_val(tasks)) }
+}
+
+/// The bytes of a task array, for copying the kernels' output fields back.
+pub fn page_tasks_as_bytes_mut(tasks: &mut [PageTask]) -> &mut [u8] {
+    // SAFETY: as above; every bit pattern is a valid PageTask.
+    unsafe { std::slice::from_raw_parts_mut(tasks.as_mut_ptr().cast(), std::mem::size_of_val(tasks)) }
+}
+
+/// The bytes of a dictionary task array, as uploaded.
+pub fn dict_tasks_as_bytes(tasks: &[DictTask]) -> &[u8] {
+    // SAFETY: DictTask is repr(C), integers only, no padding (tested).
+    unsafe { std::slice::from_raw_parts(tasks.as_ptr().cast(), std::mem::size_of_val(tasks)) }
+}
+
+/// The bytes of a dictionary task array, for copying it back.
+pub fn dict_tasks_as_bytes_mut(tasks: &mut [DictTask]) -> &mut [u8] {
+    // SAFETY: as above; every bit pattern is a valid DictTask.
+    unsafe { std::slice::from_raw_parts_mut(tasks.as_mut_ptr().cast(), std::mem::size_of_val(tasks)) }
+}
+
+/// One field of a mirrored struct: name, offset, size.
+pub type FieldLayout = (&'static str, usize, usize);
+
+macro_rules! fields {
+    ($ty:ty; $($field:ident),+ $(,)?) => {
+        &[$((
+            stringify!($field),
+            offset_of!($ty, $field),
+            {
+                const fn size_of_field<T, F>(_: fn(&T) -> &F) -> usize { size_of::<F>() }
+                size_of_field(|t: &$ty| &t.$field)
+            },
+        )),+]
+    };
+}
+
+/// Every field of [`PageTask`], in order (name, offset, size).
+pub fn page_task_fields() -> &'static [FieldLayout] {
+    const FIELDS: &[FieldLayout] = fields!(PageTask;
+        data, def_levels, dict, out_values, out_validity, scratch, view_buffer_base,
+        data_len, def_len, num_values, dict_count, dict_len, out_row, out_rows, kind,
+        encoding, flags, max_def, conversion, type_length, out_width, view_buffer_index,
+        scratch_len, error, error_index, null_count, value_count, plain_count, reserved);
+    FIELDS
+}
+
+/// Every field of [`DictTask`], in order (name, offset, size).
+pub fn dict_task_fields() -> &'static [FieldLayout] {
+    const FIELDS: &[FieldLayout] = fields!(DictTask;
+        data, out_views, view_buffer_base, data_len, count, view_buffer_index, error, found,
+        reserved);
+    FIELDS
+}
+
+/// The header `gdscan_generated.cuh` the kernel sources include: every
+/// constant from Rust, and asserts that the C structs match the Rust layout.
+pub fn generated_header() -> String {
+    use std::fmt::Write;
+    let mut h = String::new();
+    h.push_str("// Generated by gdscan (src/decode/kernels/task.rs): do not edit.\n#ifndef GDSCAN_GENERATED_CUH\n#define GDSCAN_GENERATED_CUH\n\n");
+    let defines: &[(&str, u32)] = &[
+        ("GDS_BLOCK", launch::DECODE_BLOCK),
+        ("GDS_MIN_BLOCKS", launch::DECODE_MIN_BLOCKS),
+        ("GDS_ITEMS", launch::DECODE_ITEMS),
+        ("GDS_WALK_BLOCK", launch::WALK_BLOCK),
+        ("GDS_DICT_BLOCK", launch::DICT_BLOCK),
+        ("GDS_STATUS_BLOCK", launch::STATUS_BLOCK),
+        ("GDS_STATUS_WORDS", launch::STATUS_WORDS),
+        ("GDS_KIND_FIXED", Kind::Fixed as u32),
+        ("GDS_KIND_BOOLEAN", Kind::Boolean as u32),
+        ("GDS_KIND_BYTE_ARRAY", Kind::ByteArray as u32),
+        ("GDS_KIND_LEVELS", Kind::Levels as u32),
+        ("GDS_ENC_PLAIN", Encoding::Plain as u32),
+        ("GDS_ENC_DICTIONARY", Encoding::Dictionary as u32),
+        ("GDS_ENC_RLE", Encoding::Rle as u32),
+        ("GDS_CONV_COPY", Conversion::Copy as u32),
+        ("GDS_CONV_I32_TO_8", Conversion::I32To8 as u32),
+        ("GDS_CONV_I32_TO_16", Conversion::I32To16 as u32),
+        ("GDS_CONV_I32_TO_DECIMAL128", Conversion::I32ToDecimal128 as u32),
+        ("GDS_CONV_I64_TO_DECIMAL128", Conversion::I64ToDecimal128 as u32),
+        ("GDS_CONV_BE_TO_DECIMAL128", Conversion::BeToDecimal128 as u32),
+        ("GDS_FLAG_V1_LEVELS", FLAG_V1_LEVELS),
+    ];
+    for (name, value) in defines {
+        let _ = writeln!(h, "#define {name} {value}u");
+    }
+    for code in PageErrorCode::ALL {
+        let _ = writeln!(h, "#define {} {}u", code.c_name(), code as u32);
+    }
+    h.push('\n');
+    for (ty, size, fields) in [
+        ("PageTask", size_of::<PageTask>(), page_task_fields()),
+        ("DictTask", size_of::<DictTask>(), dict_task_fields()),
+    ] {
+        let _ = writeln!(
+            h,
+            "static_assert(sizeof({ty}) == {size}, \"sizeof({ty}) differs from the Rust struct ({size})\");"
+        );
+        for (field, offset, _) in fields {
+            let _ = writeln!(
+                h,
+                "static_assert(GDS_OFFSETOF({ty}, {field}) == {offset}, \"{ty}.{field} is not at the Rust offset {offset}\");"
+            );
+        }
+    }
+    h.push_str("\n#endif  // GDSCAN_GENERATED_CUH\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_task_layout() {
+        assert_eq!(size_of::<PageTask>(), 144);
+        assert_eq!(std::mem::align_of::<PageTask>(), 8);
+        let expected: &[(&str, usize)] = &[
+            ("data", 0),
+            ("def_levels", 8),
+            ("dict", 16),
+            ("out_values", 24),
+            ("out_validity", 32),
+            ("scratch", 40),
+            ("view_buffer_base", 48),
+            ("data_len", 56),
+            ("def_len", 60),
+            ("num_values", 64),
+            ("dict_count", 68),
+            ("dict_len", 72),
+            ("out_row", 76),
+            ("out_rows", 80),
+            ("kind", 84),
+            ("encoding", 88),
+            ("flags", 92),
+            ("max_def", 96),
+            ("conversion", 100),
+            ("type_length", 104),
+            ("out_width", 108),
+            ("view_buffer_index", 112),
+            ("scratch_len", 116),
+            ("error", 120),
+            ("error_index", 124),
+            ("null_count", 128),
+            ("value_count", 132),
+            ("plain_count", 136),
+            ("reserved", 140),
+        ];
+        let got: Vec<(&str, usize)> = page_task_fields().iter().map(|f| (f.0, f.1)).collect();
+        assert_eq!(got, expected);
+        // A few directly with offset_of!, as the C side asserts them.
+        assert_eq!(offset_of!(PageTask, view_buffer_base), 48);
+        assert_eq!(offset_of!(PageTask, error), 120);
+        assert_eq!(offset_of!(PageTask, reserved), 140);
+    }
+
+    #[test]
+    fn dict_task_layout() {
+        assert_eq!(size_of::<DictTask>(), 48);
+        let got: Vec<(&str, usize)> = dict_task_fields().iter().map(|f| (f.0, f.1)).collect();
+        assert_eq!(
+            got,
+            [
+                ("data", 0),
+                ("out_views", 8),
+                ("view_buffer_base", 16),
+                ("data_len", 24),
+                ("count", 28),
+                ("view_buffer_index", 32),
+                ("error", 36),
+                ("found", 40),
+                ("reserved", 44),
+            ]
+        );
+    }
+
+    /// The field lists are complete and the structs have no padding: the
+    /// fields tile the struct exactly, in order (so the byte views are sound
+    /// and the C asserts cover every byte).
+    #[test]
+    fn fields_tile_the_structs() {
+        for (size, fields) in [
+            (size_of::<PageTask>(), page_task_fields()),
+            (size_of::<DictTask>(), dict_task_fields()),
+        ] {
+            let mut end = 0;
+            for (name, offset, len) in fields {
+                assert_eq!(*offset, end, "gap or overlap before {name}");
+                end = offset + len;
+            }
+            assert_eq!(end, size);
+        }
+    }
+
+    #[test]
+    fn header_asserts_every_field_and_constant() {
+        let h = generated_header();
+        for (name, offset, _) in page_task_fields() {
+            assert!(h.contains(&format!("GDS_OFFSETOF(PageTask, {name}) == {offset}")));
+        }
+        for (name, offset, _) in dict_task_fields() {
+            assert!(h.contains(&format!("GDS_OFFSETOF(DictTask, {name}) == {offset}")));
+        }
+        assert!(h.contains("sizeof(PageTask) == 144"));
+        assert!(h.contains("#define GDS_BLOCK 256u"));
+        assert!(h.contains("#define GDS_ERR_DICT_INDEX 11u"));
+        // Every define once.
+        let mut names: Vec<&str> = h
+            .lines()
+            .filter_map(|l| l.strip_prefix("#define "))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n);
+    }
+
+    #[test]
+    fn error_codes_round_trip() {
+        assert_eq!(PageErrorCode::from_code(0), None);
+        for (i, code) in PageErrorCode::ALL.iter().enumerate() {
+            assert_eq!(*code as u32, i as u32 + 1);
+            assert_eq!(PageErrorCode::from_code(*code as u32), Some(*code));
+            assert!(code.c_name().starts_with("GDS_ERR_"));
+            assert!(!code.describe().is_empty());
+        }
+        assert_eq!(PageErrorCode::from_code(PageErrorCode::ALL.len() as u32 + 1), None);
+        assert_eq!(
+            PageErrorCode::DictIndex.to_string(),
+            "dictionary index past the dictionary's end (11)"
+        );
+    }
+
+    #[test]
+    fn conversions_accept_their_widths() {
+        assert!(Conversion::Copy.accepts(4, 4));
+        assert!(Conversion::Copy.accepts(3, 3));
+        assert!(!Conversion::Copy.accepts(4, 8));
+        assert!(!Conversion::Copy.accepts(0, 0));
+        assert!(Conversion::I32To8.accepts(4, 1));
+        assert!(!Conversion::I32To8.accepts(8, 1));
+        assert!(Conversion::I32To16.accepts(4, 2));
+        assert!(Conversion::I32ToDecimal128.accepts(4, 16));
+        assert!(Conversion::I64ToDecimal128.accepts(8, 16));
+        assert!(!Conversion::I64ToDecimal128.accepts(4, 16));
+        assert!(Conversion::BeToDecimal128.accepts(1, 16));
+        assert!(Conversion::BeToDecimal128.accepts(16, 16));
+        assert!(!Conversion::BeToDecimal128.accepts(17, 16));
+        assert!(!Conversion::BeToDecimal128.accepts(0, 16));
+    }
+
+    #[test]
+    fn byte_views_cover_the_array() {
+        let mut tasks = vec![PageTask::default(); 3];
+        tasks[1].num_values = 0x0403_0201;
+        let bytes = page_tasks_as_bytes(&tasks);
+        assert_eq!(bytes.len(), 3 * 144);
+        assert_eq!(&bytes[144 + 64..144 + 68], &[1, 2, 3, 4]);
+        page_tasks_as_bytes_mut(&mut tasks)[2 * 144 + 120] = 11;
+        assert_eq!(tasks[2].error, 11);
+        let dicts = [DictTask::default(); 2];
+        assert_eq!(dict_tasks_as_bytes(&dicts).len(), 96);
+    }
+}
