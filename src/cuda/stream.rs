@@ -59,18 +59,6 @@ impl Stream {
         )
     }
 
-    /// Queues setting `len` bytes at device address `dst` to `value`.
-    ///
-    /// # Safety
-    /// `dst` must be a device allocation of at least `len` bytes that stays
-    /// alive, and is used by no other stream, until the set has completed.
-    pub unsafe fn memset_async(&self, dst: u64, value: u8, len: usize) -> Result<()> {
-        check(
-            "cuMemsetD8Async",
-            sys::cuMemsetD8Async(dst, value, len, self.raw),
-        )
-    }
-
     /// Blocks until everything queued on this stream has finished.
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: the stream is alive.

@@ -18,7 +18,8 @@ mod tests;
 pub use header::{parse_page_header, PageError, PageHeader, PageKind};
 pub use levels::LevelError;
 pub use plan::{
-    check_chunk, column_type, plan_fetched, plan_row_group, ColumnDecode, ColumnInput, ColumnType,
-    DecodePlan, DecodePlanError, DecompressJob, PageDecode,
+    check_chunk, column_type, plan_fetched, plan_row_group, BufferKind, ColumnDecode, ColumnInput,
+    ColumnType, Conversion, DecodePlan, DecodePlanError, DecompressJob, EncodingClass, PageCodec,
+    PageDecode, PageVersion, Region,
 };
 pub use walk::{walk_chunk, walk_pieces, PageInfo, WalkError};

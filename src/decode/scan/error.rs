@@ -13,6 +13,15 @@ pub enum DecodeError {
     /// Reading, planning or a CUDA call failed (the crate's error).
     #[error(transparent)]
     Io(#[from] Box<crate::Error>),
+    /// The scan request does not fit the file (unknown column, filter).
+    #[error("{file}: {source}")]
+    Request {
+        /// The file.
+        file: String,
+        /// The planner's error.
+        #[source]
+        source: crate::parquet::plan::PlanError,
+    },
     /// The row group's pages do not plan (bad headers, unsupported columns).
     #[error("{file}: {source}")]
     Plan {
@@ -68,6 +77,9 @@ pub enum DecodeError {
         /// The level (row) index where it found it.
         index: u32,
     },
+    /// The status copied back from the device has the wrong size (a bug).
+    #[error("the kernels' status array came back with the wrong size")]
+    StatusSize,
     /// Device arrays could not be built or copied.
     #[error(transparent)]
     Array(#[from] DeviceArrayError),

@@ -1,0 +1,90 @@
+//! What a scan keeps per GPU: its stream, its pools, the kernels loaded on
+//! it and nvCOMP (loaded when a compressed page first needs it).
+
+use std::sync::{Arc, OnceLock};
+
+use super::error::DecodeError;
+use crate::cuda::{Device, DevicePool, PinnedPool, PooledPinnedBuffer, Stream};
+use crate::decode::kernels::KernelSet;
+use crate::engine::{IoBufMut, Memory};
+use crate::nvcomp::{Codec, Nvcomp, NvcompError};
+use crate::parquet::fetch::{Allocator, ReadBack};
+
+/// Idle device memory a scan's pool keeps for reuse.
+pub const DEVICE_POOL_BYTES: usize = 4 << 30;
+/// Idle pinned host memory a scan's pool keeps for reuse.
+pub const PINNED_POOL_BYTES: usize = 2 << 30;
+
+/// One GPU's resources for a scan.
+#[derive(Debug)]
+pub(crate) struct Gpu {
+    pub(crate) device: Device,
+    pub(crate) stream: Stream,
+    pub(crate) pool: Arc<DevicePool>,
+    pub(crate) pinned: Arc<PinnedPool>,
+    pub(crate) kernels: Arc<KernelSet>,
+    nvcomp: OnceLock<Result<Arc<Nvcomp>, NvcompError>>,
+}
+
+impl Gpu {
+    /// The resources on `device` (kernels compiled on the process's first
+    /// call, loaded on the device's first).
+    pub(crate) fn new(device: Device, pool: Arc<DevicePool>) -> Result<Gpu, DecodeError> {
+        Ok(Gpu {
+            device,
+            stream: Stream::new(device)?,
+            pinned: PinnedPool::new(device, PINNED_POOL_BYTES),
+            pool,
+            kernels: KernelSet::get(device)?,
+            nvcomp: OnceLock::new(),
+        })
+    }
+
+    /// nvCOMP, able to decompress `codec`.
+    pub(crate) fn nvcomp(&self, codec: Codec) -> Result<Arc<Nvcomp>, DecodeError> {
+        // An unsupported codec is refused by nvCOMP's own calls
+        // (`NvcompError::CodecUnavailable`, naming the missing symbol).
+        let _ = codec;
+        Ok(self.nvcomp.get_or_init(Nvcomp::load).clone()?)
+    }
+}
+
+/// Row groups land in pinned host memory: the page headers are parsed there
+/// and the bytes go to the device in one copy.
+#[derive(Debug, Clone)]
+pub(crate) struct PinnedAllocator(pub(crate) Arc<PinnedPool>);
+
+impl Allocator for PinnedAllocator {
+    type Buffer = PooledPinnedBuffer;
+    fn allocate(&self, len: usize) -> crate::Result<PooledPinnedBuffer> {
+        self.0.allocate(len)
+    }
+}
+
+// SAFETY: the pinned allocation is owned by the value (heap, never inline)
+// and valid for its length.
+unsafe impl IoBufMut for PooledPinnedBuffer {
+    fn io_memory_mut(&mut self) -> Memory {
+        Memory::Host {
+            ptr: self.as_mut_ptr(),
+            len: self.len(),
+        }
+    }
+}
+
+impl ReadBack for PooledPinnedBuffer {
+    fn read_back(&self, offset: usize, dst: &mut [u8]) -> crate::Result<()> {
+        let end = offset.checked_add(dst.len());
+        match end.and_then(|end| self.get(offset..end)) {
+            Some(src) => {
+                dst.copy_from_slice(src);
+                Ok(())
+            }
+            None => Err(crate::Error::BufferTooSmall {
+                path: "<pinned buffer>".into(),
+                buffer: self.len(),
+                requested: offset.saturating_add(dst.len()),
+            }),
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! What the decoder did: pages, bytes and time per stage, and where each
+//! codec ran.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// Host-side measurements of one row group.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RowGroupTimes {
+    /// Walking headers, planning and queueing the GPU work.
+    pub(crate) host_plan: Duration,
+    /// Waiting for the row group's event (GPU work not hidden behind the
+    /// host's work on the next row group).
+    pub(crate) wait: Duration,
+    /// Data pages decoded.
+    pub(crate) pages: usize,
+    /// Pages decompressed by nvCOMP.
+    pub(crate) compressed_pages: usize,
+}
+
+/// The decoder's report of a scan.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DecodeReport {
+    /// Row groups decoded.
+    pub row_groups: usize,
+    /// Rows decoded.
+    pub rows: u64,
+    /// Data pages decoded by the kernels.
+    pub pages: usize,
+    /// Pages decompressed on the GPU by nvCOMP (none ran on the CPU).
+    pub pages_decompressed_nvcomp: usize,
+    /// Bytes of the decoded device columns.
+    pub output_bytes: u64,
+    /// Seconds spent waiting for the I/O (the fetch's next row group).
+    pub io_wait_seconds: f64,
+    /// Seconds the host spent walking headers and queueing GPU work.
+    pub host_seconds: f64,
+    /// Seconds the host waited for GPU work (decompression and kernels not
+    /// hidden behind the host's other work).
+    pub gpu_wait_seconds: f64,
+}
+
+impl DecodeReport {
+    pub(crate) fn add(&mut self, rows: usize, bytes: usize, t: &RowGroupTimes) {
+        self.row_groups += 1;
+        self.rows += rows as u64;
+        self.pages += t.pages;
+        self.pages_decompressed_nvcomp += t.compressed_pages;
+        self.output_bytes += bytes as u64;
+        self.host_seconds += t.host_plan.as_secs_f64();
+        self.gpu_wait_seconds += t.wait.as_secs_f64();
+    }
+}
