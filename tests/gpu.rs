@@ -14,6 +14,17 @@ use std::sync::Arc;
 
 mod common;
 
+// The GPU decoder's tests, in this one binary so that one command (and one
+// carried binary) runs every GPU test.
+#[path = "gpu/decode.rs"]
+mod decode;
+#[path = "gpu/device_array.rs"]
+mod device_array;
+#[path = "gpu/nvcomp.rs"]
+mod nvcomp;
+#[path = "gpu/reference.rs"]
+mod reference;
+
 use gdscan::checksum::{crc32_device, crc32_host};
 use gdscan::cuda::{driver, Device, DeviceBuffer};
 use gdscan::engine::{DeviceRoute, Engine, FileHandle, IoPath, OpenMode};
