@@ -410,10 +410,7 @@ pub fn compile_with_header(target: Target, header: &str) -> Result<CompiledKerne
     })?;
     let prog = Program(raw);
 
-    let options: Vec<CString> = compile_options(target)
-        .iter()
-        .map(|o| cstring(o))
-        .collect();
+    let options: Vec<CString> = compile_options(target).iter().map(|o| cstring(o)).collect();
     let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
     // SAFETY: the program is alive; the options are NUL-terminated strings.
     let status = unsafe {
