@@ -452,7 +452,7 @@ fn plain_optional_v1_v2_with_nulls() {
 fn dictionary_fixed_with_conversions() {
     let mut gpu = Gpu::new();
     let mut rng = Rng(7);
-    let dict_vals: Vec<i32> = (0..300).map(|i| (i * 7919 - 150_000) as i32).collect();
+    let dict_vals: Vec<i32> = (0..300i32).map(|i| i * 7919 - 150_000).collect();
     let dict_bytes: Vec<u8> = dict_vals.iter().flat_map(|v| v.to_le_bytes()).collect();
     let dict = gpu.upload(&dict_bytes);
     let n = 4100usize;

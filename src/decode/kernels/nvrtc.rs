@@ -599,7 +599,7 @@ mod tests {
             assert!(p.contains(&format!("#include \"{}\"", s.name)));
             assert!(s.text.contains("#include \"common.cuh\""));
             for e in s.entries {
-                assert!(s.text.contains(&format!("extern \"C\" __global__")));
+                assert!(s.text.contains("extern \"C\" __global__"));
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
