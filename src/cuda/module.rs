@@ -30,7 +30,10 @@ const JIT_LOG_BYTES: usize = 16 * 1024;
 pub enum ModuleError {
     /// The driver refused the image (PTX or cubin): bad code, a PTX ISA newer
     /// than the driver, an architecture the device does not have.
-    #[error("cuModuleLoadDataEx failed on device {device}: {name} ({code}){}", log_suffix(log))]
+    #[error(
+        "cuModuleLoadDataEx failed on device {device}: {name} ({code}){}",
+        log_suffix(log)
+    )]
     Load {
         /// The device ordinal.
         device: usize,
@@ -68,7 +71,9 @@ pub enum ModuleError {
     },
 
     /// The stream belongs to another device than the module.
-    #[error("{function} is loaded on device {module_device}, the stream is on device {stream_device}")]
+    #[error(
+        "{function} is loaded on device {module_device}, the stream is on device {stream_device}"
+    )]
     WrongDevice {
         /// The function.
         function: String,
@@ -137,7 +142,8 @@ impl Module {
         if ptx.is_empty() {
             return Err(ModuleError::InvalidImage("empty PTX"));
         }
-        let text = CString::new(ptx).map_err(|_| ModuleError::InvalidImage("PTX holds a NUL byte"))?;
+        let text =
+            CString::new(ptx).map_err(|_| ModuleError::InvalidImage("PTX holds a NUL byte"))?;
         Self::load_raw(device, text.as_ptr().cast())
     }
 
@@ -151,7 +157,11 @@ impl Module {
         let mut aligned = vec![0u64; image.len().div_ceil(8)];
         // SAFETY: `aligned` holds at least `image.len()` bytes.
         unsafe {
-            std::ptr::copy_nonoverlapping(image.as_ptr(), aligned.as_mut_ptr().cast::<u8>(), image.len());
+            std::ptr::copy_nonoverlapping(
+                image.as_ptr(),
+                aligned.as_mut_ptr().cast::<u8>(),
+                image.len(),
+            );
         }
         Self::load_raw(device, aligned.as_ptr().cast())
     }
@@ -257,7 +267,10 @@ impl LaunchConfig {
             return Err(format!("empty block {:?}", self.block));
         }
         if gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
-            return Err(format!("grid {:?} exceeds (2^31-1, 65535, 65535)", self.grid));
+            return Err(format!(
+                "grid {:?} exceeds (2^31-1, 65535, 65535)",
+                self.grid
+            ));
         }
         if bx > 1024 || by > 1024 || bz > 64 || (bx as u64) * (by as u64) * (bz as u64) > 1024 {
             return Err(format!("block {:?} exceeds 1024 threads", self.block));
@@ -332,10 +345,12 @@ impl Function {
         config: LaunchConfig,
         params: &mut [*mut c_void],
     ) -> Result<(), ModuleError> {
-        config.validate().map_err(|reason| ModuleError::InvalidConfig {
-            function: self.name.clone(),
-            reason,
-        })?;
+        config
+            .validate()
+            .map_err(|reason| ModuleError::InvalidConfig {
+                function: self.name.clone(),
+                reason,
+            })?;
         let device = self.module.device();
         if stream.device() != device {
             return Err(ModuleError::WrongDevice {
@@ -430,7 +445,9 @@ mod tests {
     #[test]
     fn launch_config_limits() {
         assert!(LaunchConfig::linear(1, 256).validate().is_ok());
-        assert!(LaunchConfig::linear(i32::MAX as u32, 1024).validate().is_ok());
+        assert!(LaunchConfig::linear(i32::MAX as u32, 1024)
+            .validate()
+            .is_ok());
         assert!(LaunchConfig::linear(0, 256).validate().is_err());
         assert!(LaunchConfig::linear(1, 0).validate().is_err());
         assert!(LaunchConfig::linear(1, 1025).validate().is_err());

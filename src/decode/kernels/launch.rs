@@ -168,8 +168,14 @@ mod tests {
     #[test]
     fn scratch_sizes() {
         assert_eq!(scratch_bytes(Kind::ByteArray, Encoding::Plain, 0), 4);
-        assert_eq!(scratch_bytes(Kind::ByteArray, Encoding::Plain, 20_000), 80_004);
-        assert_eq!(scratch_bytes(Kind::ByteArray, Encoding::Dictionary, 20_000), 0);
+        assert_eq!(
+            scratch_bytes(Kind::ByteArray, Encoding::Plain, 20_000),
+            80_004
+        );
+        assert_eq!(
+            scratch_bytes(Kind::ByteArray, Encoding::Dictionary, 20_000),
+            0
+        );
         assert_eq!(scratch_bytes(Kind::Levels, Encoding::Plain, 10), 40);
         assert_eq!(scratch_bytes(Kind::Fixed, Encoding::Plain, 10), 0);
         assert_eq!(scratch_bytes(Kind::Boolean, Encoding::Rle, 10), 0);

@@ -66,9 +66,7 @@ use crate::cuda::{Device, Stream};
 
 pub use error::KernelError;
 pub use nvrtc::{CodeKind, Target};
-pub use task::{
-    Conversion, DictTask, Encoding, Kind, PageErrorCode, PageTask, FLAG_V1_LEVELS,
-};
+pub use task::{Conversion, DictTask, Encoding, Kind, PageErrorCode, PageTask, FLAG_V1_LEVELS};
 
 /// The decode kernels loaded on one device.
 #[derive(Debug)]
@@ -175,12 +173,22 @@ impl KernelSet {
     /// `dicts` must hold `n_dicts` [`DictTask`]s in device memory whose
     /// addresses and lengths describe live device allocations, all kept alive
     /// and unused by other work until the stream has passed this launch.
-    pub unsafe fn dict_views(&self, stream: &Stream, dicts: u64, n_dicts: u32) -> Result<(), KernelError> {
+    pub unsafe fn dict_views(
+        &self,
+        stream: &Stream,
+        dicts: u64,
+        n_dicts: u32,
+    ) -> Result<(), KernelError> {
         let Some(config) = launch::dict_views_config(n_dicts) else {
             return Ok(());
         };
         let (mut a, mut b) = (dicts, n_dicts);
-        self.launch(&self.dict_views, stream, config, &mut [ptr(&mut a), ptr(&mut b)])
+        self.launch(
+            &self.dict_views,
+            stream,
+            config,
+            &mut [ptr(&mut a), ptr(&mut b)],
+        )
     }
 
     /// Queues `gds_byte_array_walk` over `n_tasks` page tasks at `tasks`
@@ -188,12 +196,22 @@ impl KernelSet {
     ///
     /// # Safety
     /// As [`KernelSet::decode_pages`].
-    pub unsafe fn byte_array_walk(&self, stream: &Stream, tasks: u64, n_tasks: u32) -> Result<(), KernelError> {
+    pub unsafe fn byte_array_walk(
+        &self,
+        stream: &Stream,
+        tasks: u64,
+        n_tasks: u32,
+    ) -> Result<(), KernelError> {
         let Some(config) = launch::byte_array_walk_config(n_tasks) else {
             return Ok(());
         };
         let (mut a, mut b) = (tasks, n_tasks);
-        self.launch(&self.byte_array_walk, stream, config, &mut [ptr(&mut a), ptr(&mut b)])
+        self.launch(
+            &self.byte_array_walk,
+            stream,
+            config,
+            &mut [ptr(&mut a), ptr(&mut b)],
+        )
     }
 
     /// Queues `gds_decode_pages` over `n_tasks` page tasks at `tasks`. PLAIN
@@ -206,12 +224,22 @@ impl KernelSet {
     /// addresses and lengths describe live device allocations (inputs
     /// readable, outputs writable and not used by other work), all kept alive
     /// until the stream has passed this launch.
-    pub unsafe fn decode_pages(&self, stream: &Stream, tasks: u64, n_tasks: u32) -> Result<(), KernelError> {
+    pub unsafe fn decode_pages(
+        &self,
+        stream: &Stream,
+        tasks: u64,
+        n_tasks: u32,
+    ) -> Result<(), KernelError> {
         let Some(config) = launch::decode_pages_config(n_tasks) else {
             return Ok(());
         };
         let (mut a, mut b) = (tasks, n_tasks);
-        self.launch(&self.decode_pages, stream, config, &mut [ptr(&mut a), ptr(&mut b)])
+        self.launch(
+            &self.decode_pages,
+            stream,
+            config,
+            &mut [ptr(&mut a), ptr(&mut b)],
+        )
     }
 
     /// Queues `gds_gather_status`: [`launch::STATUS_WORDS`] words per page
@@ -238,7 +266,13 @@ impl KernelSet {
             &self.gather_status,
             stream,
             config,
-            &mut [ptr(&mut a), ptr(&mut b), ptr(&mut c), ptr(&mut d), ptr(&mut e)],
+            &mut [
+                ptr(&mut a),
+                ptr(&mut b),
+                ptr(&mut c),
+                ptr(&mut d),
+                ptr(&mut e),
+            ],
         )
     }
 
@@ -247,13 +281,24 @@ impl KernelSet {
     ///
     /// # Safety
     /// As each of the four launches.
-    pub unsafe fn decode_row_group(&self, stream: &Stream, work: &RowGroupLaunch) -> Result<(), KernelError> {
+    pub unsafe fn decode_row_group(
+        &self,
+        stream: &Stream,
+        work: &RowGroupLaunch,
+    ) -> Result<(), KernelError> {
         self.dict_views(stream, work.dicts, work.n_dicts)?;
         if work.has_plain_byte_arrays {
             self.byte_array_walk(stream, work.tasks, work.n_tasks)?;
         }
         self.decode_pages(stream, work.tasks, work.n_tasks)?;
-        self.gather_status(stream, work.tasks, work.n_tasks, work.dicts, work.n_dicts, work.status)
+        self.gather_status(
+            stream,
+            work.tasks,
+            work.n_tasks,
+            work.dicts,
+            work.n_dicts,
+            work.status,
+        )
     }
 
     unsafe fn launch(
@@ -295,7 +340,11 @@ impl TaskStatus {
 /// Splits the status array copied back (bytes, little-endian words) into
 /// the page tasks' and the dictionary tasks' entries; `None` when its length
 /// is not [`launch::status_bytes`]`(n_tasks, n_dicts)`.
-pub fn parse_status(bytes: &[u8], n_tasks: u32, n_dicts: u32) -> Option<(Vec<TaskStatus>, Vec<TaskStatus>)> {
+pub fn parse_status(
+    bytes: &[u8],
+    n_tasks: u32,
+    n_dicts: u32,
+) -> Option<(Vec<TaskStatus>, Vec<TaskStatus>)> {
     if bytes.len() as u64 != launch::status_bytes(n_tasks, n_dicts) {
         return None;
     }

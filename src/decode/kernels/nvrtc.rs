@@ -410,10 +410,7 @@ pub fn compile_with_header(target: Target, header: &str) -> Result<CompiledKerne
     })?;
     let prog = Program(raw);
 
-    let options: Vec<CString> = compile_options(target)
-        .iter()
-        .map(|o| cstring(o))
-        .collect();
+    let options: Vec<CString> = compile_options(target).iter().map(|o| cstring(o)).collect();
     let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
     // SAFETY: the program is alive; the options are NUL-terminated strings.
     let status = unsafe {
@@ -602,7 +599,7 @@ mod tests {
             assert!(p.contains(&format!("#include \"{}\"", s.name)));
             assert!(s.text.contains("#include \"common.cuh\""));
             for e in s.entries {
-                assert!(s.text.contains(&format!("extern \"C\" __global__")));
+                assert!(s.text.contains("extern \"C\" __global__"));
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }

@@ -336,7 +336,9 @@ pub fn page_tasks_as_bytes(tasks: &[PageTask]) -> &[u8] {
 /// The bytes of a task array, for copying the kernels' output fields back.
 pub fn page_tasks_as_bytes_mut(tasks: &mut [PageTask]) -> &mut [u8] {
     // SAFETY: as above; every bit pattern is a valid PageTask.
-    unsafe { std::slice::from_raw_parts_mut(tasks.as_mut_ptr().cast(), std::mem::size_of_val(tasks)) }
+    unsafe {
+        std::slice::from_raw_parts_mut(tasks.as_mut_ptr().cast(), std::mem::size_of_val(tasks))
+    }
 }
 
 /// The bytes of a dictionary task array, as uploaded.
@@ -348,7 +350,9 @@ pub fn dict_tasks_as_bytes(tasks: &[DictTask]) -> &[u8] {
 /// The bytes of a dictionary task array, for copying it back.
 pub fn dict_tasks_as_bytes_mut(tasks: &mut [DictTask]) -> &mut [u8] {
     // SAFETY: as above; every bit pattern is a valid DictTask.
-    unsafe { std::slice::from_raw_parts_mut(tasks.as_mut_ptr().cast(), std::mem::size_of_val(tasks)) }
+    unsafe {
+        std::slice::from_raw_parts_mut(tasks.as_mut_ptr().cast(), std::mem::size_of_val(tasks))
+    }
 }
 
 /// One field of a mirrored struct: name, offset, size.
@@ -409,9 +413,18 @@ pub fn generated_header() -> String {
         ("GDS_CONV_COPY", Conversion::Copy as u32),
         ("GDS_CONV_I32_TO_8", Conversion::I32To8 as u32),
         ("GDS_CONV_I32_TO_16", Conversion::I32To16 as u32),
-        ("GDS_CONV_I32_TO_DECIMAL128", Conversion::I32ToDecimal128 as u32),
-        ("GDS_CONV_I64_TO_DECIMAL128", Conversion::I64ToDecimal128 as u32),
-        ("GDS_CONV_BE_TO_DECIMAL128", Conversion::BeToDecimal128 as u32),
+        (
+            "GDS_CONV_I32_TO_DECIMAL128",
+            Conversion::I32ToDecimal128 as u32,
+        ),
+        (
+            "GDS_CONV_I64_TO_DECIMAL128",
+            Conversion::I64ToDecimal128 as u32,
+        ),
+        (
+            "GDS_CONV_BE_TO_DECIMAL128",
+            Conversion::BeToDecimal128 as u32,
+        ),
         ("GDS_FLAG_V1_LEVELS", FLAG_V1_LEVELS),
     ];
     for (name, value) in defines {
@@ -558,7 +571,10 @@ mod tests {
             assert!(code.c_name().starts_with("GDS_ERR_"));
             assert!(!code.describe().is_empty());
         }
-        assert_eq!(PageErrorCode::from_code(PageErrorCode::ALL.len() as u32 + 1), None);
+        assert_eq!(
+            PageErrorCode::from_code(PageErrorCode::ALL.len() as u32 + 1),
+            None
+        );
         assert_eq!(
             PageErrorCode::DictIndex.to_string(),
             "dictionary index past the dictionary's end (11)"

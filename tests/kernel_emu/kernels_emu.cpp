@@ -1,0 +1,326 @@
+// The decode kernels under the CPU emulation of emu.h, on hand-built pages
+// (a tiny RLE/bit-packed hybrid encoder below): values, validity, views,
+// null counts, status words and error codes against expectations computed
+// here. Built and run by tests/kernel_emu.rs; exits non-zero on a mismatch.
+#include "emu.h"
+#include "decode.cu"
+#include "byte_array.cu"
+#include "status.cu"
+#include <cassert>
+#include <string>
+#include <optional>
+
+static std::vector<std::vector<uint8_t>*> keep;
+// Uploads keep exactly the page's bytes, so that a read past them is a
+// heap overflow AddressSanitizer reports (build with -fsanitize=address).
+static u64 up(const std::vector<uint8_t>& v) {
+  auto* p = new std::vector<uint8_t>(v);
+  if (p->empty()) p->reserve(1);
+  keep.push_back(p);
+  return (u64)p->data();
+}
+static u64 alloc(size_t n, uint8_t fill) {
+  // 16-byte aligned
+  auto* p = new std::vector<uint8_t>(n + 32, fill);
+  keep.push_back(p);
+  u64 a = (u64)p->data();
+  return (a + 15) & ~15ull;
+}
+struct Rng { u64 s; u64 next() { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; } u64 below(u64 n) { return next() % n; } };
+
+static void uleb(std::vector<uint8_t>& o, u64 v) { for (;;) { uint8_t b = v & 0x7f; v >>= 7; if (!v) { o.push_back(b); return; } o.push_back(b | 0x80); } }
+static std::vector<uint8_t> hybrid(const std::vector<u32>& vals, u32 bw, size_t min_rle = 8) {
+  std::vector<uint8_t> out; std::vector<u32> pend;
+  auto flush = [&]() {
+    while (!pend.empty()) {
+      size_t take = std::min(pend.size(), (size_t)504);
+      std::vector<u32> c(pend.begin(), pend.begin() + take); pend.erase(pend.begin(), pend.begin() + take);
+      size_t g = (c.size() + 7) / 8; c.resize(g * 8, 0);
+      uleb(out, (g << 1) | 1);
+      unsigned __int128 acc = 0; u32 nb = 0;
+      for (u32 v : c) { acc |= (unsigned __int128)v << nb; nb += bw; while (nb >= 8) { out.push_back((uint8_t)acc); acc >>= 8; nb -= 8; } }
+    }
+  };
+  size_t i = 0;
+  while (i < vals.size()) {
+    size_t j = i; while (j < vals.size() && vals[j] == vals[i]) ++j;
+    if (j - i >= min_rle && pend.size() % 8 == 0) {
+      flush(); uleb(out, (u64)(j - i) << 1);
+      for (u32 b = 0; b < (bw + 7) / 8; ++b) out.push_back((vals[i] >> (8 * b)) & 0xff);
+      i = j;
+    } else { pend.push_back(vals[i]); ++i; }
+  }
+  flush();
+  return out;
+}
+static std::vector<bool> rdef(Rng& r, size_t n, u64 pm) {
+  std::vector<bool> o;
+  while (o.size() < n) {
+    if (r.below(10) == 0) { size_t run = r.below(100) + 1; bool v = r.below(2); for (size_t k = 0; k < run && o.size() < n; ++k) o.push_back(v); }
+    else o.push_back(r.below(1000) >= pm);
+  }
+  return o;
+}
+enum Layout { REQ, V1, V2 };
+static void place(PageTask& t, Layout l, const std::vector<bool>& def, const std::vector<uint8_t>& values, size_t min_rle = 8) {
+  t.num_values = def.size();
+  std::vector<u32> lv; for (bool d : def) lv.push_back(d);
+  if (l == REQ) { t.max_def = 0; t.data = up(values); t.data_len = values.size(); }
+  else if (l == V1) {
+    auto e = hybrid(lv, 1, min_rle); std::vector<uint8_t> d(4); u32 n = e.size(); memcpy(d.data(), &n, 4);
+    d.insert(d.end(), e.begin(), e.end()); d.insert(d.end(), values.begin(), values.end());
+    t.max_def = 1; t.flags |= GDS_FLAG_V1_LEVELS; t.data = up(d); t.data_len = d.size();
+  } else {
+    auto e = hybrid(lv, 1, (size_t)-1);
+    t.max_def = 1; t.def_levels = up(e); t.def_len = e.size(); t.data = up(values); t.data_len = values.size();
+  }
+}
+static void run(std::vector<PageTask>& tasks, std::vector<DictTask>& dicts, std::vector<uint4>& status) {
+  PageTask* tp = tasks.data(); DictTask* dp = dicts.data(); u32 n = tasks.size(), m = dicts.size();
+  status.assign(n + m, make_uint4(0xEE, 0xEE, 0xEE, 0xEE));
+  uint4* sp = status.data();
+  if (m) emu_launch(m, GDS_DICT_BLOCK, [&] { gds_dict_views(dp, m); });
+  emu_launch((n + GDS_WALK_BLOCK - 1) / GDS_WALK_BLOCK, GDS_WALK_BLOCK, [&] { gds_byte_array_walk(tp, n); });
+  emu_launch(n, GDS_BLOCK, [&] { gds_decode_pages(tp, n); });
+  emu_launch((n + m + 255) / 256, GDS_STATUS_BLOCK, [&] { gds_gather_status(tp, n, dp, m, sp); });
+}
+static int fails = 0;
+#define CHECK(c, ...) do { if (!(c)) { ++fails; fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #c); fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); if (fails > 20) exit(1);} } while (0)
+static bool bit(u64 p, size_t i) { return (((const uint8_t*)p)[i / 8] >> (i % 8)) & 1; }
+template <class T> static std::vector<uint8_t> bytes(const std::vector<T>& v) { std::vector<uint8_t> o(v.size() * sizeof(T)); if (!o.empty()) memcpy(o.data(), v.data(), o.size()); return o; }
+static PageTask fixed(u32 rows, u32 conv, u32 in, u32 out) { PageTask t{}; t.kind = GDS_KIND_FIXED; t.encoding = GDS_ENC_PLAIN; t.conversion = conv; t.type_length = in; t.out_width = out; t.out_rows = rows; return t; }
+static void ok(const std::vector<PageTask>& ts, const std::vector<uint4>& st) {
+  for (size_t i = 0; i < ts.size(); ++i) {
+    CHECK(ts[i].error == 0, "page %zu error %u at %u", i, ts[i].error, ts[i].error_index);
+    CHECK(st[i].x == ts[i].error && st[i].z == ts[i].null_count && st[i].w == ts[i].value_count, "status %zu", i);
+  }
+}
+
+int main() {
+  Rng rng{42};
+  std::vector<DictTask> nod; std::vector<uint4> st;
+  { // optional int64 v1 + v2 adjacent, required int32
+    size_t s0 = 3001, s1 = 2500, rows = s0 + s1;
+    u64 out = alloc(rows * 8, 0xCD), val = alloc((rows + 31) / 32 * 4, 0);
+    std::vector<PageTask> ts; std::vector<std::optional<int64_t>> exp;
+    for (int p = 0; p < 2; ++p) {
+      auto def = rdef(rng, p ? s1 : s0, 300);
+      std::vector<int64_t> v; for (bool d : def) if (d) v.push_back((int64_t)rng.next());
+      size_t k = 0; for (bool d : def) exp.push_back(d ? std::optional<int64_t>(v[k++]) : std::nullopt);
+      auto t = fixed(rows, GDS_CONV_COPY, 8, 8); place(t, p ? V2 : V1, def, bytes(v));
+      t.out_values = out; t.out_validity = val; t.out_row = p ? s0 : 0; ts.push_back(t);
+    }
+    std::vector<int32_t> r32; for (int i = 0; i < 5000; ++i) r32.push_back(i * 7 - 1000);
+    auto t = fixed(5000, GDS_CONV_COPY, 4, 4); place(t, REQ, std::vector<bool>(5000, true), bytes(r32)); t.out_values = alloc(5000 * 4, 0xCD); ts.push_back(t);
+    run(ts, nod, st); ok(ts, st);
+    for (size_t r = 0; r < rows; ++r) {
+      int64_t g; memcpy(&g, (void*)(out + r * 8), 8);
+      CHECK(bit(val, r) == exp[r].has_value(), "validity row %zu", r);
+      CHECK(g == (exp[r] ? *exp[r] : 0), "row %zu", r);
+    }
+    CHECK(memcmp((void*)ts[2].out_values, r32.data(), 20000) == 0, "int32");
+    printf("fixed plain ok (nulls %u+%u)\n", ts[0].null_count, ts[1].null_count);
+  }
+  { // dictionary with conversions
+    std::vector<int32_t> dv; for (int i = 0; i < 300; ++i) dv.push_back(i * 7919 - 150000);
+    u64 dict = up(bytes(dv));
+    size_t n = 4100; auto def = rdef(rng, n, 200);
+    std::vector<u32> idx; for (bool d : def) if (d) idx.push_back(rng.below(4) == 0 ? 5 : rng.below(300));
+    std::vector<uint8_t> sec{9}; auto h = hybrid(idx, 9); sec.insert(sec.end(), h.begin(), h.end());
+    u32 convs[4][2] = {{GDS_CONV_COPY, 4}, {GDS_CONV_I32_TO_8, 1}, {GDS_CONV_I32_TO_16, 2}, {GDS_CONV_I32_TO_DECIMAL128, 16}};
+    std::vector<PageTask> ts;
+    for (auto& c : convs) {
+      auto t = fixed(n, c[0], 4, c[1]); t.encoding = GDS_ENC_DICTIONARY; place(t, V1, def, sec);
+      t.dict = dict; t.dict_count = 300; t.dict_len = 1200; t.out_values = alloc(n * c[1], 0xCD); ts.push_back(t);
+    }
+    run(ts, nod, st); ok(ts, st);
+    for (int c = 0; c < 4; ++c) {
+      size_t k = 0; u32 w = convs[c][1];
+      for (size_t r = 0; r < n; ++r) {
+        uint8_t want[16] = {0};
+        if (def[r]) { int64_t v = dv[idx[k++]]; __int128 x = v; memcpy(want, &x, w); }
+        CHECK(memcmp((void*)(ts[c].out_values + r * w), want, w) == 0, "conv %d row %zu", c, r);
+      }
+    }
+    printf("dictionary ok\n");
+  }
+  { // decimals
+    size_t n = 700; std::vector<PageTask> ts; std::vector<std::vector<__int128>> exp;
+    std::vector<int64_t> v64; for (size_t i = 0; i < n; ++i) v64.push_back((int64_t)rng.next() >> rng.below(60));
+    auto t = fixed(n, GDS_CONV_I64_TO_DECIMAL128, 8, 16); place(t, REQ, std::vector<bool>(n, true), bytes(v64)); t.out_values = alloc(n * 16, 0xCD); ts.push_back(t);
+    exp.push_back({}); for (auto v : v64) exp.back().push_back(v);
+    for (u32 len = 1; len <= 16; ++len) {
+      std::vector<uint8_t> b; exp.push_back({});
+      for (size_t i = 0; i < n; ++i) {
+        unsigned __int128 raw = ((unsigned __int128)rng.next() << 64) | rng.next();
+        __int128 v = (__int128)raw >> (128 - 8 * len);
+        exp.back().push_back(v);
+        for (int k = len - 1; k >= 0; --k) b.push_back((uint8_t)((unsigned __int128)v >> (8 * k)));
+      }
+      auto t = fixed(n, GDS_CONV_BE_TO_DECIMAL128, len, 16); place(t, REQ, std::vector<bool>(n, true), b); t.out_values = alloc(n * 16, 0xCD); ts.push_back(t);
+    }
+    run(ts, nod, st); ok(ts, st);
+    for (size_t i = 0; i < ts.size(); ++i) for (size_t r = 0; r < n; ++r) { __int128 g; memcpy(&g, (void*)(ts[i].out_values + r * 16), 16); CHECK(g == exp[i][r], "dec %zu row %zu", i, r); }
+    printf("decimals ok\n");
+  }
+  { // booleans
+    size_t s0 = 2077, s1 = 3000, rows = s0 + s1;
+    u64 out = alloc((rows + 31) / 32 * 4, 0), val = alloc((rows + 31) / 32 * 4, 0);
+    std::vector<PageTask> ts; std::vector<int> exp;
+    for (int p = 0; p < 2; ++p) {
+      auto def = rdef(rng, p ? s1 : s0, 250); std::vector<u32> v; size_t i = 0;
+      for (bool d : def) if (d) { v.push_back((i / 40) % 2 == 0 ? 1 : rng.below(2)); ++i; }
+      size_t k = 0; for (bool d : def) exp.push_back(d ? (int)v[k++] : -1);
+      std::vector<uint8_t> sec;
+      PageTask t{}; t.kind = GDS_KIND_BOOLEAN; t.out_rows = rows; t.out_row = p ? s0 : 0; t.out_values = out; t.out_validity = val;
+      if (p == 0) { t.encoding = GDS_ENC_PLAIN; sec.assign((v.size() + 7) / 8, 0); for (size_t j = 0; j < v.size(); ++j) if (v[j]) sec[j / 8] |= 1 << (j % 8); }
+      else { t.encoding = GDS_ENC_RLE; auto h = hybrid(v, 1); u32 L = h.size(); sec.resize(4); memcpy(sec.data(), &L, 4); sec.insert(sec.end(), h.begin(), h.end()); }
+      place(t, p ? V2 : V1, def, sec); ts.push_back(t);
+    }
+    run(ts, nod, st); ok(ts, st);
+    for (size_t r = 0; r < rows; ++r) { CHECK(bit(val, r) == (exp[r] >= 0), "bool validity %zu", r); CHECK(bit(out, r) == (exp[r] == 1), "bool value %zu", r); }
+    printf("booleans ok\n");
+  }
+  { // byte arrays plain + dict, levels
+    auto rstr = [&]() { u64 k = rng.below(4); size_t len = k == 0 ? 0 : k == 1 ? rng.below(13) : k == 2 ? 13 + rng.below(20) : rng.below(200); std::string s; for (size_t i = 0; i < len; ++i) s += 'a' + rng.below(26); return s; };
+    auto view = [](const std::string& s, u32 bi, u64 off) { std::vector<uint8_t> v(16, 0); u32 L = s.size(); memcpy(v.data(), &L, 4); if (L <= 12) memcpy(v.data() + 4, s.data(), L); else { memcpy(v.data() + 4, s.data(), 4); memcpy(v.data() + 8, &bi, 4); u32 o = off; memcpy(v.data() + 12, &o, 4); } return v; };
+    std::vector<PageTask> ts; std::vector<std::vector<std::vector<uint8_t>>> exp;
+    for (int p = 0; p < 2; ++p) {
+      size_t n = 2600; auto def = p ? std::vector<bool>(n, true) : rdef(rng, n, 200);
+      std::vector<std::string> ss; for (bool d : def) if (d) ss.push_back(rstr());
+      std::vector<uint8_t> sec; for (auto& s : ss) { u32 L = s.size(); sec.insert(sec.end(), (uint8_t*)&L, (uint8_t*)&L + 4); sec.insert(sec.end(), s.begin(), s.end()); }
+      PageTask t{}; t.kind = GDS_KIND_BYTE_ARRAY; t.encoding = GDS_ENC_PLAIN; t.out_rows = n; t.view_buffer_index = 3 + p;
+      place(t, p ? REQ : V1, def, sec); t.view_buffer_base = t.data;
+      t.scratch = alloc((n + 1) * 4, 0xFF); t.scratch_len = (n + 1) * 4; t.out_values = alloc(n * 16, 0xCD);
+      if (!p) t.out_validity = alloc((n + 31) / 32 * 4, 0);
+      u64 pos = 0; if (!p) { u32 L; memcpy(&L, (void*)t.data, 4); pos = 4 + L; }
+      exp.push_back({}); size_t k = 0;
+      for (bool d : def) { if (!d) { exp.back().push_back(std::vector<uint8_t>(16, 0)); continue; } auto& s = ss[k++]; exp.back().push_back(view(s, t.view_buffer_index, pos + 4)); pos += 4 + s.size(); }
+      ts.push_back(t);
+    }
+    // dictionary
+    std::vector<std::string> ent; for (int i = 0; i < 500; ++i) ent.push_back(rstr());
+    std::vector<uint8_t> dp; std::vector<u64> offs; for (auto& s : ent) { u32 L = s.size(); offs.push_back(dp.size() + 4); dp.insert(dp.end(), (uint8_t*)&L, (uint8_t*)&L + 4); dp.insert(dp.end(), s.begin(), s.end()); }
+    DictTask d{}; d.data = up(dp); d.data_len = dp.size(); d.count = 500; d.out_views = alloc(500 * 16, 0xCD); d.view_buffer_base = d.data; d.view_buffer_index = 1;
+    std::vector<DictTask> ds{d};
+    size_t n = 3333; auto def = rdef(rng, n, 100); std::vector<u32> idx; for (bool x : def) if (x) idx.push_back(rng.below(500));
+    std::vector<uint8_t> sec{9}; auto h = hybrid(idx, 9); sec.insert(sec.end(), h.begin(), h.end());
+    PageTask t{}; t.kind = GDS_KIND_BYTE_ARRAY; t.encoding = GDS_ENC_DICTIONARY; t.out_rows = n; t.dict = d.out_views; t.dict_count = 500; t.dict_len = 8000;
+    place(t, V2, def, sec); t.out_values = alloc(n * 16, 0xCD); t.out_validity = alloc((n + 31) / 32 * 4, 0);
+    exp.push_back({}); { size_t k = 0; for (bool x : def) { if (!x) { exp.back().push_back(std::vector<uint8_t>(16, 0)); continue; } u32 i = idx[k++]; exp.back().push_back(view(ent[i], 1, offs[i])); } }
+    ts.push_back(t);
+    // levels
+    size_t nl = 7000; auto dl = rdef(rng, nl, 400);
+    PageTask tl{}; tl.kind = GDS_KIND_LEVELS; tl.out_rows = nl + 10; tl.out_row = 10; place(tl, V2, dl, {});
+    tl.scratch = alloc(nl * 4, 0xFF); tl.scratch_len = nl * 4; tl.out_validity = alloc((nl + 10 + 31) / 32 * 4, 0); ts.push_back(tl);
+    run(ts, ds, st); ok(ts, st);
+    CHECK(ds[0].error == 0 && ds[0].found == 500, "dict %u %u", ds[0].error, ds[0].found);
+    for (int i = 0; i < 500; ++i) CHECK(memcmp((void*)(d.out_views + i * 16), view(ent[i], 1, offs[i]).data(), 16) == 0, "dict view %d", i);
+    for (size_t p = 0; p < 3; ++p) for (size_t r = 0; r < exp[p].size(); ++r) CHECK(memcmp((void*)(ts[p].out_values + r * 16), exp[p][r].data(), 16) == 0, "ba page %zu row %zu", p, r);
+    size_t k = 0; for (size_t r = 0; r < nl; ++r) if (dl[r]) { u32 g; memcpy(&g, (void*)(tl.scratch + 4 * k++), 4); CHECK(g == r + 10, "rowmap"); }
+    CHECK(ts[3].value_count == k, "levels count");
+    for (size_t r = 0; r < nl + 10; ++r) CHECK(bit(tl.out_validity, r) == (r >= 10 && dl[r - 10]), "levels validity %zu", r);
+    printf("byte arrays + levels ok\n");
+  }
+  { // errors
+    size_t n = 100; std::vector<int32_t> dv; for (int i = 0; i < 10; ++i) dv.push_back(i); u64 dict = up(bytes(dv));
+    auto dsec = [](std::vector<u32> idx, u32 bw) { std::vector<uint8_t> s{(uint8_t)bw}; auto h = hybrid(idx, bw); s.insert(s.end(), h.begin(), h.end()); return s; };
+    std::vector<bool> all(n, true);
+    auto base = [&](Layout l, std::vector<uint8_t> vals, u32 enc) { auto t = fixed(n, GDS_CONV_COPY, 4, 4); t.encoding = enc; place(t, l, all, vals); t.out_values = alloc(n * 4, 0); t.dict = dict; t.dict_count = 10; t.dict_len = 40; return t; };
+    std::vector<PageTask> ts; std::vector<u32> want;
+    ts.push_back(base(REQ, dsec(std::vector<u32>(n, 3), 4), GDS_ENC_DICTIONARY)); want.push_back(0);
+    { std::vector<u32> i(n, 1); i[57] = 12; ts.push_back(base(REQ, dsec(i, 4), GDS_ENC_DICTIONARY)); want.push_back(GDS_ERR_DICT_INDEX); }
+    ts.push_back(base(REQ, {33, 0, 0, 0}, GDS_ENC_DICTIONARY)); want.push_back(GDS_ERR_BIT_WIDTH);
+    { std::vector<u32> i; for (size_t k = 0; k < n; ++k) i.push_back(k % 10); auto s = dsec(i, 4); s.resize(s.size() / 2); ts.push_back(base(REQ, s, GDS_ENC_DICTIONARY)); want.push_back(GDS_ERR_VALUES_OVERRUN); }
+    ts.push_back(base(REQ, std::vector<uint8_t>(396, 0), GDS_ENC_PLAIN)); want.push_back(GDS_ERR_VALUES_OVERRUN);
+    { auto t = base(V1, std::vector<uint8_t>(400, 0), GDS_ENC_PLAIN); u32 big = 10000; memcpy((void*)t.data, &big, 4); ts.push_back(t); want.push_back(GDS_ERR_LEVELS_LENGTH); }
+    { auto t = base(V2, std::vector<uint8_t>(400, 0), GDS_ENC_PLAIN); t.def_len = 1; ts.push_back(t); want.push_back(GDS_ERR_LEVELS_OVERRUN); }
+    { auto t = base(V2, std::vector<uint8_t>(400, 0), GDS_ENC_PLAIN); auto lv = hybrid(std::vector<u32>(n, 3), 2); t.def_levels = up(lv); t.def_len = lv.size(); t.max_def = 2; ts.push_back(t); want.push_back(GDS_ERR_BAD_LEVEL); }
+    { auto t = base(REQ, std::vector<uint8_t>(400, 0), GDS_ENC_PLAIN); t.out_row = 1; ts.push_back(t); want.push_back(GDS_ERR_OUTPUT_RANGE); }
+    { auto t = base(REQ, std::vector<uint8_t>(400, 0), GDS_ENC_PLAIN); t.out_width = 8; ts.push_back(t); want.push_back(GDS_ERR_BAD_CONVERSION); }
+    { std::vector<uint8_t> s; for (int i = 0; i < 99; ++i) { u32 L = 3; s.insert(s.end(), (uint8_t*)&L, (uint8_t*)&L + 4); s.push_back('a'); s.push_back('b'); s.push_back('c'); } u32 L = 1000; s.insert(s.end(), (uint8_t*)&L, (uint8_t*)&L + 4);
+      PageTask t{}; t.kind = GDS_KIND_BYTE_ARRAY; t.encoding = GDS_ENC_PLAIN; t.out_rows = n; place(t, REQ, all, s); t.view_buffer_base = t.data; t.scratch = alloc(404, 0); t.scratch_len = 404; t.out_values = alloc(n * 16, 0); ts.push_back(t); want.push_back(GDS_ERR_VALUES_OVERRUN); }
+    std::vector<uint8_t> sd; for (char c : std::string("xy")) { u32 L = 1; sd.insert(sd.end(), (uint8_t*)&L, (uint8_t*)&L + 4); sd.push_back(c); }
+    DictTask d{}; d.data = up(sd); d.data_len = sd.size(); d.count = 3; d.out_views = alloc(48, 0); std::vector<DictTask> ds{d};
+    run(ts, ds, st);
+    for (size_t i = 0; i < ts.size(); ++i) { CHECK(ts[i].error == want[i], "case %zu: %u want %u", i, ts[i].error, want[i]); CHECK(st[i].x == ts[i].error, "status %zu", i); }
+    CHECK(ts[1].error_index == 57, "index %u", ts[1].error_index);
+    CHECK(ds[0].error == GDS_ERR_DICT_OVERRUN && ds[0].found == 2, "dict overrun");
+    CHECK(st[ts.size()].x == GDS_ERR_DICT_OVERRUN && st[ts.size()].w == 2, "dict status");
+    printf("errors ok\n");
+  }
+  { // many mixed sizes
+    std::vector<PageTask> ts; std::vector<std::vector<u32>> exp;
+    for (int p = 0; p < 24; ++p) {
+      size_t n = p % 4 == 0 ? 0 : p % 4 == 1 ? rng.below(50) + 1 : rng.below(9000) + 1;
+      Layout l = (Layout)(p % 3); u64 pm = rng.below(1000);
+      auto def = l == REQ ? std::vector<bool>(n, true) : rdef(rng, n, pm);
+      std::vector<u32> v; for (bool d : def) if (d) v.push_back(rng.next());
+      auto t = fixed(n, GDS_CONV_COPY, 4, 4); place(t, l, def, bytes(v), p % 2 ? 8 : 1000000); t.out_values = alloc(n * 4 + 4, 0xCD);
+      exp.push_back({}); size_t k = 0; for (bool d : def) exp.back().push_back(d ? v[k++] : 0);
+      ts.push_back(t);
+    }
+    run(ts, nod, st); ok(ts, st);
+    for (size_t p = 0; p < ts.size(); ++p) CHECK(exp[p].empty() || memcmp((void*)ts[p].out_values, exp[p].data(), exp[p].size() * 4) == 0, "mixed page %zu", p);
+    printf("mixed ok\n");
+  }
+  { // corrupted pages: bit flips, truncations, lying lengths. Every page must
+    // finish with a known error code or a consistent count, and (under
+    // -fsanitize=address) no read may leave the page's bytes.
+    Rng fz{777};
+    auto mutate = [&](std::vector<uint8_t> v) {
+      if (v.empty()) return v;
+      switch (fz.below(4)) {
+        case 0: for (u64 k = fz.below(4) + 1; k > 0; --k) v[fz.below(v.size())] ^= 1 << fz.below(8); break;
+        case 1: v.resize(fz.below(v.size())); break;
+        case 2: { size_t at = fz.below(v.size()); for (size_t k = at; k < v.size() && k < at + 4; ++k) v[k] = 0xff; break; }
+        default: v[fz.below(v.size())] = (uint8_t)fz.next(); break;
+      }
+      return v;
+    };
+    int errors = 0, pages = 0;
+    for (int iter = 0; iter < 40; ++iter) {
+      size_t n = fz.below(600) + 1;
+      auto def = rdef(fz, n, 300);
+      size_t nd = 0; for (bool d : def) nd += d;
+      std::vector<PageTask> ts;
+      // Dictionary INT32, v1 levels, corrupt anywhere in the page.
+      std::vector<int32_t> dv(50, 7); u64 dict = up(bytes(dv));
+      { std::vector<u32> idx; for (size_t k = 0; k < nd; ++k) idx.push_back(fz.below(50));
+        std::vector<uint8_t> sec{6}; auto h = hybrid(idx, 6); sec.insert(sec.end(), h.begin(), h.end());
+        auto t = fixed(n, GDS_CONV_COPY, 4, 4); t.encoding = GDS_ENC_DICTIONARY; place(t, V1, def, sec);
+        std::vector<uint8_t> whole((uint8_t*)t.data, (uint8_t*)t.data + t.data_len); auto m = mutate(whole);
+        t.data = up(m); t.data_len = m.size(); t.dict = dict; t.dict_count = 50; t.dict_len = 200; t.out_values = alloc(n * 4, 0); ts.push_back(t); }
+      // PLAIN byte arrays, required, corrupt values (lengths).
+      { std::vector<uint8_t> sec; for (size_t k = 0; k < n; ++k) { u32 L = fz.below(30); sec.insert(sec.end(), (uint8_t*)&L, (uint8_t*)&L + 4); for (u32 b = 0; b < L; ++b) sec.push_back('a' + b % 26); }
+        PageTask t{}; t.kind = GDS_KIND_BYTE_ARRAY; t.encoding = GDS_ENC_PLAIN; t.out_rows = n; place(t, REQ, std::vector<bool>(n, true), mutate(sec));
+        t.view_buffer_base = t.data; t.scratch = alloc((n + 1) * 4, 0); t.scratch_len = (n + 1) * 4; t.out_values = alloc(n * 16, 0); ts.push_back(t); }
+      // RLE booleans, v2 levels corrupt.
+      { std::vector<u32> v; for (size_t k = 0; k < nd; ++k) v.push_back(fz.below(2));
+        auto h = hybrid(v, 1); u32 L = h.size(); std::vector<uint8_t> sec(4); memcpy(sec.data(), &L, 4); sec.insert(sec.end(), h.begin(), h.end());
+        PageTask t{}; t.kind = GDS_KIND_BOOLEAN; t.encoding = GDS_ENC_RLE; t.out_rows = n; place(t, V2, def, mutate(sec));
+        std::vector<uint8_t> lv((uint8_t*)t.def_levels, (uint8_t*)t.def_levels + t.def_len); auto m = mutate(lv); t.def_levels = up(m); t.def_len = m.size();
+        t.out_values = alloc((n + 31) / 32 * 4, 0); t.out_validity = alloc((n + 31) / 32 * 4, 0); ts.push_back(t); }
+      // Byte-array dictionary (corrupt dictionary page) gathered by a page.
+      std::vector<uint8_t> dp; for (int k = 0; k < 40; ++k) { u32 L = fz.below(20); dp.insert(dp.end(), (uint8_t*)&L, (uint8_t*)&L + 4); for (u32 b = 0; b < L; ++b) dp.push_back('A' + b); }
+      auto md = mutate(dp);
+      DictTask d{}; d.data = up(md); d.data_len = md.size(); d.count = 40; d.out_views = alloc(40 * 16, 0); d.view_buffer_base = d.data;
+      std::vector<DictTask> ds{d};
+      { std::vector<u32> idx; for (size_t k = 0; k < nd; ++k) idx.push_back(fz.below(40));
+        std::vector<uint8_t> sec{6}; auto h = hybrid(idx, 6); sec.insert(sec.end(), h.begin(), h.end());
+        PageTask t{}; t.kind = GDS_KIND_BYTE_ARRAY; t.encoding = GDS_ENC_DICTIONARY; t.out_rows = n; t.dict = d.out_views; t.dict_count = 40; t.dict_len = 640;
+        place(t, V1, def, mutate(sec)); t.out_values = alloc(n * 16, 0); t.out_validity = alloc((n + 31) / 32 * 4, 0); ts.push_back(t); }
+      run(ts, ds, st);
+      for (size_t i = 0; i < ts.size(); ++i) {
+        ++pages;
+        CHECK(ts[i].error <= GDS_ERR_LAUNCH, "fuzz %d page %zu: code %u", iter, i, ts[i].error);
+        if (ts[i].error) ++errors;
+        else CHECK(ts[i].value_count + ts[i].null_count == ts[i].num_values, "fuzz %d page %zu counts", iter, i);
+      }
+      CHECK(ds[0].error <= GDS_ERR_LAUNCH && ds[0].found <= 40, "fuzz %d dict", iter);
+    }
+    printf("corruption ok (%d of %d pages reported an error)\n", errors, pages);
+  }
+  printf(fails ? "FAILURES: %d\n" : "ALL OK\n", fails);
+  return fails != 0;
+}
