@@ -20,6 +20,8 @@ mod common;
 mod decode;
 #[path = "gpu/device_array.rs"]
 mod device_array;
+#[path = "gpu/kernels.rs"]
+mod kernels;
 #[path = "gpu/nvcomp.rs"]
 mod nvcomp;
 #[path = "gpu/reference.rs"]
