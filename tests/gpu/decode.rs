@@ -337,3 +337,70 @@ fn every_covered_type_with_nulls_decodes_like_arrow_rs() {
         assert_same_values(&name, &expected, &got);
     }
 }
+
+/// A filtered scan with page pruning: the GPU decodes exactly the rows the
+/// plan keeps (columns cut to the same rows although their pages end at
+/// different rows), equal to arrow-rs's decode of the same row selection.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn page_pruned_scans_decode_the_selected_rows_like_arrow_rs() {
+    use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+    assert_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, props) in variants().into_iter().step_by(2) {
+        // Small pages of different row counts per column.
+        let props = WriterProperties::builder()
+            .set_compression(props.compression(&parquet::schema::types::ColumnPath::from("i32")))
+            .set_dictionary_enabled(props.dictionary_enabled(&parquet::schema::types::ColumnPath::from("i32")))
+            .set_writer_version(props.writer_version())
+            .set_encoding(Encoding::PLAIN)
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .set_data_page_row_count_limit(700)
+            .set_data_page_size_limit(4096)
+            .set_write_batch_size(100)
+            .set_max_row_group_row_count(Some(12_000))
+            .build();
+        let path = dir.path().join(format!("pruned-{name}.parquet"));
+        write_mixed(&path, &props);
+        for filter in ["i32 >= 50000 AND i32 < 60000", "i32 < 3000", "f64 >= 4000.0"] {
+            let bytes = Bytes::from(std::fs::read(&path).unwrap());
+            let metadata = gdscan::parquet::load_metadata(
+                &Arc::new(gdscan::FileHandle::open(&path, "r").unwrap()),
+                Default::default(),
+            )
+            .unwrap();
+            let request = ScanRequest {
+                predicate: Some(filter.parse().unwrap()),
+                ..ScanRequest::default()
+            };
+            let plan = gdscan::parquet::plan(&metadata, &request).unwrap();
+            assert!(
+                plan.totals.pages_kept < plan.totals.pages_total,
+                "{name} {filter}: the filter pruned no page"
+            );
+            // The plan's rows as an arrow-rs selection over the kept row groups.
+            let mut selectors = Vec::new();
+            let mut kept = Vec::new();
+            for rg in &plan.row_groups {
+                kept.push(rg.index);
+                let n = metadata.row_group(rg.index).num_rows();
+                let ranges = rg.rows.clone().unwrap_or_else(|| vec![0..n]);
+                let mut at = 0;
+                for r in ranges {
+                    if r.start > at {
+                        selectors.push(RowSelector::skip((r.start - at) as usize));
+                    }
+                    selectors.push(RowSelector::select((r.end - r.start) as usize));
+                    at = r.end;
+                }
+                if n > at {
+                    selectors.push(RowSelector::skip((n - at) as usize));
+                }
+            }
+            let expected =
+                arrow_rs_decode(&bytes, None, Some(kept), Some(RowSelection::from(selectors)));
+            let got = gpu_decode(&path, request).unwrap_or_else(|e| panic!("{name} {filter}: {e}"));
+            assert_same_values(&format!("{name} {filter}"), &expected, &got);
+        }
+    }
+}

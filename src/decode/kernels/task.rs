@@ -87,6 +87,11 @@ impl Conversion {
 /// when `max_def > 0`). Without it, levels are at `def_levels` (v2).
 pub const FLAG_V1_LEVELS: u32 = 1;
 
+/// [`PageTask::flags`] bit: only the page's rows `row_skip .. row_skip +
+/// row_take` are written, at `out_row ..` (page pruning: a kept page may
+/// reach past the rows the scan selected). Without it every row is written.
+pub const FLAG_ROW_WINDOW: u32 = 2;
+
 /// The error a kernel wrote for a page or dictionary (0 means none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
@@ -205,7 +210,7 @@ impl std::fmt::Display for PageErrorCode {
 /// array, and the kernels write the output fields back into it.
 ///
 /// Mirrored exactly by `struct PageTask` in `cuda/common.cuh` (checked by
-/// every NVRTC compile, see [`generated_header`]). 144 bytes, no padding:
+/// every NVRTC compile, see [`generated_header`]). 152 bytes, no padding:
 ///
 /// | offset | field | |
 /// |---|---|---|
@@ -217,7 +222,8 @@ impl std::fmt::Display for PageErrorCode {
 /// | 40 | `scratch` | u64 device address |
 /// | 48 | `view_buffer_base` | u64 device address |
 /// | 56.. | `data_len`, `def_len`, `num_values`, `dict_count`, `dict_len`, `out_row`, `out_rows`, `kind`, `encoding`, `flags`, `max_def`, `conversion`, `type_length`, `out_width`, `view_buffer_index`, `scratch_len` | u32 inputs (56 to 116) |
-/// | 120.. | `error`, `error_index`, `null_count`, `value_count`, `plain_count`, `reserved` | u32, written by the kernels (120 to 140) |
+/// | 120.. | `error`, `error_index`, `null_count`, `value_count`, `plain_count` | u32, written by the kernels (120 to 136) |
+/// | 140.. | `row_skip`, `row_take`, `reserved` | u32 inputs (140 to 148) |
 ///
 /// Start from [`PageTask::default`] (all zero): the output fields must be 0
 /// before the first launch.
@@ -293,6 +299,10 @@ pub struct PageTask {
     pub value_count: u32,
     /// Written by `gds_byte_array_walk`: values its walk found.
     pub plain_count: u32,
+    /// With [`FLAG_ROW_WINDOW`]: the page's first rows not written.
+    pub row_skip: u32,
+    /// With [`FLAG_ROW_WINDOW`]: rows written after `row_skip`.
+    pub row_take: u32,
     /// Zero.
     pub reserved: u32,
 }
@@ -377,7 +387,8 @@ pub fn page_task_fields() -> &'static [FieldLayout] {
         data, def_levels, dict, out_values, out_validity, scratch, view_buffer_base,
         data_len, def_len, num_values, dict_count, dict_len, out_row, out_rows, kind,
         encoding, flags, max_def, conversion, type_length, out_width, view_buffer_index,
-        scratch_len, error, error_index, null_count, value_count, plain_count, reserved);
+        scratch_len, error, error_index, null_count, value_count, plain_count, row_skip, row_take,
+        reserved);
     FIELDS
 }
 
@@ -426,6 +437,7 @@ pub fn generated_header() -> String {
             Conversion::BeToDecimal128 as u32,
         ),
         ("GDS_FLAG_V1_LEVELS", FLAG_V1_LEVELS),
+        ("GDS_FLAG_ROW_WINDOW", FLAG_ROW_WINDOW),
     ];
     for (name, value) in defines {
         let _ = writeln!(h, "#define {name} {value}u");
@@ -459,7 +471,7 @@ mod tests {
 
     #[test]
     fn page_task_layout() {
-        assert_eq!(size_of::<PageTask>(), 144);
+        assert_eq!(size_of::<PageTask>(), 152);
         assert_eq!(std::mem::align_of::<PageTask>(), 8);
         let expected: &[(&str, usize)] = &[
             ("data", 0),
@@ -490,14 +502,16 @@ mod tests {
             ("null_count", 128),
             ("value_count", 132),
             ("plain_count", 136),
-            ("reserved", 140),
+            ("row_skip", 140),
+            ("row_take", 144),
+            ("reserved", 148),
         ];
         let got: Vec<(&str, usize)> = page_task_fields().iter().map(|f| (f.0, f.1)).collect();
         assert_eq!(got, expected);
         // A few directly with offset_of!, as the C side asserts them.
         assert_eq!(offset_of!(PageTask, view_buffer_base), 48);
         assert_eq!(offset_of!(PageTask, error), 120);
-        assert_eq!(offset_of!(PageTask, reserved), 140);
+        assert_eq!(offset_of!(PageTask, reserved), 148);
     }
 
     #[test]
@@ -547,7 +561,7 @@ mod tests {
         for (name, offset, _) in dict_task_fields() {
             assert!(h.contains(&format!("GDS_OFFSETOF(DictTask, {name}) == {offset}")));
         }
-        assert!(h.contains("sizeof(PageTask) == 144"));
+        assert!(h.contains("sizeof(PageTask) == 152"));
         assert!(h.contains("#define GDS_BLOCK 256u"));
         assert!(h.contains("#define GDS_ERR_DICT_INDEX 11u"));
         // Every define once.
@@ -604,9 +618,9 @@ mod tests {
         let mut tasks = vec![PageTask::default(); 3];
         tasks[1].num_values = 0x0403_0201;
         let bytes = page_tasks_as_bytes(&tasks);
-        assert_eq!(bytes.len(), 3 * 144);
-        assert_eq!(&bytes[144 + 64..144 + 68], &[1, 2, 3, 4]);
-        page_tasks_as_bytes_mut(&mut tasks)[2 * 144 + 120] = 11;
+        assert_eq!(bytes.len(), 3 * 152);
+        assert_eq!(&bytes[152 + 64..152 + 68], &[1, 2, 3, 4]);
+        page_tasks_as_bytes_mut(&mut tasks)[2 * 152 + 120] = 11;
         assert_eq!(tasks[2].error, 11);
         let dicts = [DictTask::default(); 2];
         assert_eq!(dict_tasks_as_bytes(&dicts).len(), 96);

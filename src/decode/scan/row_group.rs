@@ -19,7 +19,7 @@ use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::{DeviceBatch, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent};
 use crate::decode::kernels::{
     launch, parse_status, Conversion as KConversion, DictTask, Encoding as KEncoding, Kind,
-    PageTask, RowGroupLaunch, FLAG_V1_LEVELS,
+    PageTask, RowGroupLaunch, FLAG_ROW_WINDOW, FLAG_V1_LEVELS,
 };
 use crate::decode::page::{
     plan_fetched, BufferKind, ColumnDecode, Conversion, DecodePlan, EncodingClass, PageCodec,
@@ -53,6 +53,7 @@ pub(crate) struct InFlight {
     down: PooledPinnedBuffer,
     status_len: usize,
     columns: Vec<ColumnOut>,
+    column_rows: Vec<u64>,
     /// Kept alive until the event: inputs and work areas of the kernels.
     _keep: Vec<PooledDeviceBuffer>,
     _up: PooledPinnedBuffer,
@@ -124,8 +125,7 @@ fn codec_of(c: PageCodec) -> Codec {
 }
 
 /// Output bytes of one column: (values, validity).
-fn output_sizes(c: &ColumnDecode) -> (usize, usize) {
-    let rows = c.rows;
+fn output_sizes(c: &ColumnDecode, rows: u64) -> (usize, usize) {
     let values = match kind_of(c) {
         Kind::Boolean => launch::bitmap_bytes(rows),
         Kind::ByteArray => rows * launch::VIEW_BYTES,
@@ -178,6 +178,12 @@ where
         },
     )?;
     let schema = schema_of(metadata, &plan);
+    let selection = scan
+        .row_groups
+        .iter()
+        .find(|r| r.index == fetched.index)
+        .and_then(|r| r.rows.clone());
+    let (specs, column_rows) = task_specs(&plan, selection.as_deref());
     let stream = &gpu.stream;
     let pool = &gpu.pool;
 
@@ -204,8 +210,8 @@ where
     // Output: one allocation for every column's values and validity.
     let mut out_layout = Vec::with_capacity(plan.columns.len());
     let mut out_len = 0usize;
-    for c in &plan.columns {
-        let (values, validity) = output_sizes(c);
+    for (c, &rows) in plan.columns.iter().zip(&column_rows) {
+        let (values, validity) = output_sizes(c, rows);
         let v_at = align(out_len);
         let n_at = align(v_at + values);
         out_len = n_at + validity;
@@ -218,12 +224,11 @@ where
     // Kernel work areas: page scratch, then byte-array dictionary views.
     let mut needs = Vec::new();
     let mut task_pages = Vec::new();
-    for (ci, c) in plan.columns.iter().enumerate() {
-        let kind = kind_of(c);
-        for p in &c.pages {
-            needs.push(launch::scratch_bytes(kind, encoding_of(p.class), p.num_values));
-            task_pages.push((ci, p.page));
-        }
+    for spec in &specs {
+        let c = &plan.columns[spec.column];
+        let p = &c.pages[spec.page];
+        needs.push(launch::scratch_bytes(kind_of(c), encoding_of(p.class), p.num_values));
+        task_pages.push((spec.column, p.page));
     }
     let mut dict_columns = Vec::new();
     for (ci, c) in plan.columns.iter().enumerate() {
@@ -258,12 +263,14 @@ where
     // Page tasks.
     let mut tasks = Vec::with_capacity(task_pages.len());
     let mut has_plain_byte_arrays = false;
-    let mut t = 0usize;
-    for (ci, c) in plan.columns.iter().enumerate() {
+    for (t, spec) in specs.iter().enumerate() {
+        let ci = spec.column;
+        let c = &plan.columns[ci];
         let kind = kind_of(c);
-        let (v_at, values_len, n_at, validity_len) = out_layout[ci];
+        let (v_at, _, n_at, validity_len) = out_layout[ci];
         let max_def = c.ty.nullable as u32;
-        for p in &c.pages {
+        {
+            let p = &c.pages[spec.page];
             let encoding = encoding_of(p.class);
             has_plain_byte_arrays |= kind == Kind::ByteArray && encoding == KEncoding::Plain;
             let (view_buffer_index, view_buffer_base) = view_index(&p.data);
@@ -298,15 +305,21 @@ where
                 num_values: p.num_values,
                 dict_count,
                 dict_len,
-                out_row: p.out_row as u32,
-                out_rows: c.rows as u32,
+                out_row: spec.out_row as u32,
+                out_rows: column_rows[ci] as u32,
                 kind: kind as u32,
                 encoding: encoding as u32,
                 flags: if p.version == PageVersion::V1 && max_def > 0 {
                     FLAG_V1_LEVELS
                 } else {
                     0
+                } | if spec.window.is_some() {
+                    FLAG_ROW_WINDOW
+                } else {
+                    0
                 },
+                row_skip: spec.window.map(|w| w.0).unwrap_or(0),
+                row_take: spec.window.map(|w| w.1).unwrap_or(0),
                 max_def,
                 conversion: conversion_of(c.ty.conversion) as u32,
                 type_length: c.ty.type_length,
@@ -315,8 +328,6 @@ where
                 scratch_len,
                 ..PageTask::default()
             });
-            let _ = values_len;
-            t += 1;
         }
     }
 
@@ -442,7 +453,7 @@ where
     keep.push(meta);
     times.host_plan = started.elapsed();
     times.pages = tasks.len();
-    let rows = plan.rows().unwrap_or(0) as usize;
+    let rows = column_rows.first().copied().unwrap_or(0) as usize;
     Ok(InFlight {
         event,
         file: file.to_string(),
@@ -456,6 +467,7 @@ where
         down,
         status_len,
         columns,
+        column_rows,
         _keep: keep,
         _up: up_host,
         _fetched: Box::new(fetched),
@@ -525,7 +537,7 @@ impl InFlight {
             let data_type: DataType = c.ty.data_type.clone();
             columns.push(DeviceColumn::new(
                 data_type,
-                c.rows as usize,
+                self.column_rows[ci] as usize,
                 Some(nulls[ci]),
                 out.validity,
                 buffers,
@@ -563,4 +575,67 @@ fn corrupt(
         },
         index,
     }
+}
+
+/// One kernel task: a page of a column, whole or a window of its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TaskSpec {
+    /// Column index in the plan.
+    pub(crate) column: usize,
+    /// Index in the column's `pages`.
+    pub(crate) page: usize,
+    /// First output row.
+    pub(crate) out_row: u64,
+    /// (rows skipped, rows taken) when only part of the page is written.
+    pub(crate) window: Option<(u32, u32)>,
+}
+
+/// The kernel tasks of a plan and each column's output rows. Without a
+/// row selection every kept page is written whole at its `out_row`. With
+/// one (page pruning: each column keeps the pages that overlap the
+/// selected rows, and columns' pages end at different rows), every page is
+/// cut to the selected rows it holds, so all columns hold exactly the same
+/// rows, in order.
+pub(crate) fn task_specs(
+    plan: &DecodePlan,
+    selection: Option<&[std::ops::Range<i64>]>,
+) -> (Vec<TaskSpec>, Vec<u64>) {
+    let mut specs = Vec::new();
+    let mut rows = Vec::with_capacity(plan.columns.len());
+    for (ci, c) in plan.columns.iter().enumerate() {
+        let Some(selection) = selection else {
+            specs.extend(c.pages.iter().enumerate().map(|(pi, p)| TaskSpec {
+                column: ci,
+                page: pi,
+                out_row: p.out_row,
+                window: None,
+            }));
+            rows.push(c.rows);
+            continue;
+        };
+        let selected_before = |row: i64| -> u64 {
+            selection
+                .iter()
+                .map(|r| (row.min(r.end) - r.start).max(0) as u64)
+                .sum()
+        };
+        for (pi, p) in c.pages.iter().enumerate() {
+            let first = p.first_row.unwrap_or(p.out_row) as i64;
+            let end = first + i64::from(p.num_rows);
+            for r in selection {
+                let (lo, hi) = (r.start.max(first), r.end.min(end));
+                if lo >= hi {
+                    continue;
+                }
+                specs.push(TaskSpec {
+                    column: ci,
+                    page: pi,
+                    out_row: selected_before(lo),
+                    window: Some(((lo - first) as u32, (hi - lo) as u32)),
+                });
+            }
+        }
+        rows.push(selection.iter().map(|r| (r.end - r.start).max(0) as u64).sum());
+    }
+    (specs, rows)
 }

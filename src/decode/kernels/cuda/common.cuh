@@ -49,6 +49,9 @@ struct PageTask {
   u32 null_count;
   u32 value_count;
   u32 plain_count;
+  // Inputs with GDS_FLAG_ROW_WINDOW: the page's rows [row_skip, row_skip + row_take) are written.
+  u32 row_skip;
+  u32 row_take;
   u32 reserved;
 };
 

@@ -30,6 +30,8 @@ struct DecodeShared {
   u32 ballots[32];     // [item k][warp]: which of the warp's 32 levels are defined
   u32 counts[32];      // [item k][warp]: defined levels before them in the tile
   u32 tile_total;
+  u32 win_lo;          // values before the row window's first row
+  u32 win_hi;          // values before the row window's end
   u32 error;
   u32 error_index;
 };
@@ -37,7 +39,12 @@ struct DecodeShared {
 // Checks the task's modes and sizes (block-uniform). 0 when it can be decoded.
 __device__ __noinline__ u32 gds_check_task(const PageTask& t) {
   if (t.max_def > 0xffffu) return GDS_ERR_BAD_TASK;
-  if ((u64)t.out_row + (u64)t.num_values > (u64)t.out_rows) return GDS_ERR_OUTPUT_RANGE;
+  if (t.flags & GDS_FLAG_ROW_WINDOW) {
+    if ((u64)t.row_skip + (u64)t.row_take > (u64)t.num_values) return GDS_ERR_BAD_TASK;
+    if ((u64)t.out_row + (u64)t.row_take > (u64)t.out_rows) return GDS_ERR_OUTPUT_RANGE;
+  } else if ((u64)t.out_row + (u64)t.num_values > (u64)t.out_rows) {
+    return GDS_ERR_OUTPUT_RANGE;
+  }
   if (t.dict == 0 && t.dict_len != 0) return GDS_ERR_BAD_TASK;
   if (t.out_validity & 3) return GDS_ERR_BAD_TASK;
   switch (t.kind) {
@@ -160,6 +167,18 @@ __device__ __forceinline__ void gds_or_bits(u32* bitmap, u64 r0, u32 bits) {
   }
 }
 
+// As gds_or_bits for the bits of levels i0..i0+31 that fall in the row
+// window [skip, end): level i goes to row out_row + i - skip.
+__device__ __forceinline__ void gds_or_window(u32* bitmap, u64 out_row, u64 i0, u32 bits, u64 skip, u64 end) {
+  if (i0 >= end || i0 + 32 <= skip) return;
+  if (end < i0 + 32) bits &= (1u << (u32)(end - i0)) - 1u;
+  if (i0 >= skip) {
+    gds_or_bits(bitmap, out_row + (i0 - skip), bits);
+  } else {
+    gds_or_bits(bitmap, out_row, bits >> (u32)(skip - i0));
+  }
+}
+
 // Records an error for item `i`: the first one of the page wins.
 #define GDS_FAIL(code, i)                                        \
   do {                                                           \
@@ -222,6 +241,14 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   const u32 num_values = t.num_values;
   const u32 max_def = t.max_def;
   const u64 out_row = t.out_row;
+  // The rows written: the page's levels [skip, end) go to out_row.. .
+  const bool windowed = (t.flags & GDS_FLAG_ROW_WINDOW) != 0;
+  const u64 skip = windowed ? (u64)t.row_skip : 0;
+  const u64 end = windowed ? skip + (u64)t.row_take : (u64)num_values;
+  if (tid == 0) {
+    sh.win_lo = 0;
+    sh.win_hi = 0;
+  }
   const bool has_levels = max_def > 0;
   const bool value_runs = dictionary || rle_bool;
   u32* const validity = (u32*)t.out_validity;
@@ -258,7 +285,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       if (lane == 0) {
         sh.ballots[k * GDS_WARPS + warp] = ballot;
         sh.counts[k * GDS_WARPS + warp] = __popc(ballot);
-        if (validity != 0) gds_or_bits(validity, out_row + lo + (u64)k * GDS_BLOCK + (u64)warp * 32, ballot);
+        if (validity != 0) gds_or_window(validity, out_row, lo + (u64)k * GDS_BLOCK + (u64)warp * 32, ballot, skip, end);
       }
     }
 
@@ -282,6 +309,21 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     } else {
       ndef = hi - lo;
       __syncwarp();  // lane 0's ballots, read below
+    }
+
+    // 2b. The row window's edges: values before its first and its end row.
+    if (windowed) {
+#pragma unroll 1
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        if (i >= hi) break;
+        if (i == skip || i == end) {
+          const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+          const u64 before = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+          if (i == skip) sh.win_lo = (u32)before;
+          if (i == end) sh.win_hi = (u32)before;
+        }
+      }
     }
 
     // 3. Run headers of the tile's values (dictionary indices, RLE booleans).
@@ -312,7 +354,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
           }
         }
         const u32 bits = __ballot_sync(GDS_FULL_MASK, bit);
-        if (lane == 0) gds_or_bits((u32*)out, out_row + lo + (u64)k * GDS_BLOCK + (u64)warp * 32, bits);
+        if (lane == 0) gds_or_window((u32*)out, out_row, lo + (u64)k * GDS_BLOCK + (u64)warp * 32, bits, skip, end);
       }
     } else if (kind == GDS_KIND_LEVELS) {
       u32* const row_map = (u32*)t.scratch;
@@ -322,7 +364,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
           const u64 i = lo + (u64)k * GDS_BLOCK + tid;
           const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
           const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
-          if ((ballot >> lane) & 1) row_map[vi] = (u32)(out_row + i);
+          if (((ballot >> lane) & 1) && i >= skip && i < end) row_map[vi] = (u32)(out_row + i - skip);
         }
       }
     } else if (kind == GDS_KIND_BYTE_ARRAY && !dictionary) {
@@ -337,7 +379,8 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         if (i >= hi) break;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
         const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
-        u8* const dst = out + (out_row + i) * 16;
+        if (i < skip || i >= end) continue;
+        u8* const dst = out + (out_row + i - skip) * 16;
         uint4 view = make_uint4(0, 0, 0, 0);
         if ((ballot >> lane) & 1) {
           if (vi >= (u64)plain_count) {
@@ -374,7 +417,8 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         if (i >= hi) break;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
         const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
-        u8* const dst = out + (out_row + i) * (u64)out_width;
+        if (i < skip || i >= end) continue;
+        u8* const dst = out + (out_row + i - skip) * (u64)out_width;
         const u8* src = 0;
         if ((ballot >> lane) & 1) {
           if (dictionary) {
@@ -400,7 +444,13 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
 
   if (tid == 0) {
     task->value_count = (u32)vbase;
-    task->null_count = sh.error == 0 ? num_values - (u32)vbase : 0;
+    if (windowed) {
+      const u64 lo_v = skip >= (u64)num_values ? vbase : (u64)sh.win_lo;
+      const u64 hi_v = end >= (u64)num_values ? vbase : (u64)sh.win_hi;
+      task->null_count = sh.error == 0 ? (u32)((end - skip) - (hi_v - lo_v)) : 0;
+    } else {
+      task->null_count = sh.error == 0 ? num_values - (u32)vbase : 0;
+    }
     if (sh.error != 0 && task->error == 0) {
       task->error = sh.error;
       task->error_index = sh.error_index;
