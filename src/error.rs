@@ -11,6 +11,21 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// can print them as they are.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// An Arrow computation or IPC write failed.
+    #[error("{path}: {source}")]
+    Arrow {
+        /// The file concerned.
+        path: String,
+        /// Arrow's error.
+        #[source]
+        source: arrow::error::ArrowError,
+    },
+
+    /// The GPU decoder failed (its error names file, column, row group and
+    /// page where the input is at fault).
+    #[error(transparent)]
+    Decode(Box<crate::decode::scan::DecodeError>),
+
     /// A setting (environment variable or builder value) is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -345,6 +360,14 @@ impl Error {
                 path: path.to_string(),
                 source: other,
             },
+        }
+    }
+
+    /// Wraps a GPU decoder error.
+    pub fn decode(e: crate::decode::scan::DecodeError) -> Self {
+        match e {
+            crate::decode::scan::DecodeError::Io(inner) => *inner,
+            other => Error::Decode(Box::new(other)),
         }
     }
 

@@ -3,6 +3,7 @@
 
 pub mod cases;
 pub mod data;
+pub mod decode;
 pub mod read;
 pub mod scan;
 pub mod stats;

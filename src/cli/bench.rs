@@ -23,6 +23,10 @@ pub enum BenchCommand {
     /// 22 queries through DataFusion over gdscan's provider and over
     /// DataFusion's own tables, with the ratio per query.
     Tpch(BenchTpchArgs),
+    /// TPC-H lineitem from a `gdscan tpch gen` folder decoded on the GPU
+    /// (file → Arrow columns in device memory), beside the raw scan of the
+    /// same bytes and the pinned copy ceiling, in one run.
+    Decode(BenchDecodeArgs),
     /// lineitem scans from an object store (S3: AWS_* environment) at several
     /// concurrencies, against object_store's get_ranges plus a copy.
     Store(BenchStoreArgs),
@@ -55,6 +59,29 @@ pub struct BenchStoreArgs {
     /// Store settings (--store-concurrency is swept by --concurrency).
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// Arguments of `gdscan bench decode`.
+#[derive(Debug, Args)]
+pub struct BenchDecodeArgs {
+    /// A `gdscan tpch gen` folder (generated at --sf when it has no lineitem).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Scale factor to generate when --data has no lineitem.
+    #[arg(long)]
+    pub sf: Option<f64>,
+    /// Cases: all (every column) or a query's lineitem columns (q1, q6, q14, q19).
+    #[arg(long, value_delimiter = ',', default_value = "all,q1,q6")]
+    pub cases: Vec<String>,
+    /// The GPU.
+    #[arg(long, default_value = "0")]
+    pub device: usize,
+    /// Timed runs per case, after one warm-up (medians are reported).
+    #[arg(long, default_value = "5")]
+    pub iterations: usize,
+    /// Also write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
 }
 
 /// What `gdscan bench tpch` measures.
@@ -227,6 +254,25 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
             let report = crate::bench::tpch::run(&opts)?;
             write_json(args.json.as_deref(), &report)?;
             Ok(crate::bench::tpch::render(&report))
+        }
+        BenchCommand::Decode(args) => {
+            if let Some(sf) = args.sf {
+                if !args.data.join("lineitem").is_dir() {
+                    let mut gen = crate::tpch::GenOptions::new(sf, &args.data);
+                    gen.quiet = true;
+                    gen.tables = vec![crate::tpch::Table::LineItem];
+                    crate::tpch::generate(&gen)?;
+                }
+            }
+            let opts = crate::bench::decode::DecodeBenchOptions {
+                data: args.data.clone(),
+                cases: args.cases.clone(),
+                device: args.device,
+                iterations: args.iterations,
+            };
+            let report = crate::bench::decode::run(&opts)?;
+            write_json(args.json.as_deref(), &report)?;
+            Ok(crate::bench::decode::render(&report))
         }
         BenchCommand::Scan(args) => {
             let file = match &args.file {

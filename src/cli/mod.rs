@@ -6,6 +6,7 @@ mod demo;
 mod doctor;
 mod read;
 mod scan;
+mod scan_decode;
 #[cfg(feature = "datafusion")]
 mod sql;
 mod tpch;

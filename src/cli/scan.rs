@@ -99,7 +99,7 @@ impl ScanSpec {
     }
 
     /// Opens the object, reads its metadata and plans the scan.
-    fn prepare(&self) -> Result<Prepared> {
+    pub(crate) fn prepare(&self) -> Result<Prepared> {
         let source = self.open()?;
         let request = self.request(source.location())?;
         let metadata = load_source(
@@ -118,7 +118,7 @@ impl ScanSpec {
 }
 
 /// An opened object, its metadata, the request and its plan.
-type Prepared = (
+pub(crate) type Prepared = (
     Arc<dyn Source>,
     Arc<::parquet::file::metadata::ParquetMetaData>,
     ScanRequest,
@@ -213,6 +213,10 @@ pub struct ScanArgs {
     /// the filter row-exactly and write an Arrow IPC file.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// Decode on the GPU into Arrow columns in device memory (nvCOMP and
+    /// NVRTC kernels); with --output the decoded columns are copied back.
+    #[arg(long)]
+    pub decode: bool,
 }
 
 /// One chunk's checksum.
@@ -264,6 +268,9 @@ fn crc_of<B: ReadBack>(rg: &FetchedRowGroup<B>, slice: &ChunkSlice) -> Result<(u
 
 /// Runs `gdscan scan`.
 pub fn run_scan(args: &ScanArgs) -> Result<String> {
+    if args.decode {
+        return super::scan_decode::run_decode(args);
+    }
     let (source, metadata, request, plan) = args.spec.prepare()?;
     let plan = Arc::new(plan);
     let mut checksums = Vec::new();

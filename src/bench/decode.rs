@@ -1,0 +1,256 @@
+//! `gdscan bench decode`: TPC-H lineitem from a `gdscan tpch gen` folder,
+//! file → decoded Arrow columns in GPU memory, beside the raw scan of the
+//! same bytes (file → compressed pages in GPU memory) and the pinned
+//! host→device copy ceiling, all in one run. Batches are released as they
+//! are consumed, so the figures include the decoder's bounded memory.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::cases::lineitem_query;
+use super::tpch::table_files;
+use crate::cuda::{Device, DeviceBuffer, PinnedBuffer, Stream};
+use crate::decode::scan::{decode, DecodeInput, DecodeOptions, DecodeReport};
+use crate::engine::{Engine, FileHandle, OpenMode};
+use crate::error::{Error, Result};
+use crate::parquet::fetch::{fetch_files, DeviceAllocator, FetchOptions, FileScan};
+use crate::parquet::metadata::{load, MetadataOptions};
+use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
+use crate::store::LocalSource;
+use crate::tpch::Table;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct DecodeBenchOptions {
+    /// A `gdscan tpch gen` folder.
+    pub data: PathBuf,
+    /// Cases: `all`, or a lineitem query's columns (`q1`, `q6`, ...; the
+    /// columns only, no filter, as cuDF's `read_parquet(columns=...)`).
+    pub cases: Vec<String>,
+    /// The GPU.
+    pub device: usize,
+    /// Timed iterations per case, after one warm-up.
+    pub iterations: usize,
+}
+
+/// One case's figures (seconds are medians of the timed iterations).
+#[derive(Debug, Clone, Serialize)]
+pub struct DecodeCaseResult {
+    /// Name.
+    pub case: String,
+    /// Files.
+    pub files: usize,
+    /// Rows decoded.
+    pub rows: u64,
+    /// Bytes read from the files.
+    pub bytes_read: u64,
+    /// Bytes of decoded columns.
+    pub output_bytes: u64,
+    /// Raw scan (compressed pages into device memory), median seconds.
+    pub raw_seconds: f64,
+    /// File → decoded device columns, median seconds.
+    pub decode_seconds: f64,
+    /// Best decode seconds.
+    pub decode_best_seconds: f64,
+    /// decode / raw.
+    pub decode_over_raw: f64,
+    /// Bytes read at the pinned copy ceiling, seconds (the PCIe floor).
+    pub pcie_floor_seconds: f64,
+    /// The decoder's own report of the median iteration.
+    pub report: DecodeReport,
+    /// Peak device memory used during the decode (bytes above the start).
+    pub peak_device_bytes: u64,
+    /// Every timed iteration, (raw, decode) seconds.
+    pub iterations: Vec<(f64, f64)>,
+}
+
+/// The report.
+#[derive(Debug, Clone, Serialize)]
+pub struct DecodeBenchReport {
+    /// The GPU's name.
+    pub device: String,
+    /// Pinned host→device copy rate measured in this run, GB/s.
+    pub pinned_h2d_gbps: f64,
+    /// Per case.
+    pub cases: Vec<DecodeCaseResult>,
+}
+
+struct File {
+    handle: Arc<FileHandle>,
+    metadata: Arc<::parquet::file::metadata::ParquetMetaData>,
+    plan: Arc<ScanPlan>,
+}
+
+/// The pinned host→device copy rate (1 GiB, best of 5), GB/s.
+pub fn pinned_h2d_gbps(device: Device) -> Result<f64> {
+    let len = 1 << 30;
+    let host = PinnedBuffer::new(device, len)?;
+    let dev = DeviceBuffer::new(device, len)?;
+    let stream = Stream::new(device)?;
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        // SAFETY: both buffers outlive the synchronisation below.
+        unsafe { stream.copy_to_device(dev.device_ptr(), host.as_ptr(), len)? };
+        stream.synchronize()?;
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    Ok(len as f64 / best / 1e9)
+}
+
+fn projection(case: &str) -> Result<Projection> {
+    if case == "all" {
+        return Ok(Projection::All);
+    }
+    lineitem_query(case)
+        .map(|q| q.projection)
+        .ok_or_else(|| Error::Config(crate::config::ConfigError::Invalid {
+            name: "--cases".into(),
+            value: case.into(),
+            reason: "expected all, q1, q6, q14 or q19".into(),
+        }))
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Runs the benchmark.
+pub fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
+    let device = Device::get(opts.device)?;
+    let pinned = pinned_h2d_gbps(device)?;
+    let engine = Engine::new(crate::config::Settings::from_env()?)?;
+    let alloc = DeviceAllocator::new(device);
+    let mut cases = Vec::new();
+    for case in &opts.cases {
+        let request = ScanRequest {
+            projection: projection(case)?,
+            ..ScanRequest::default()
+        };
+        let mut files = Vec::new();
+        for path in table_files(&opts.data, Table::LineItem)? {
+            let handle = Arc::new(FileHandle::open_with(engine.clone(), &path, OpenMode::Read)?);
+            let metadata = load(&handle, MetadataOptions::default())?;
+            let plan = plan(&metadata, &request).map_err(|e| e.in_file(handle.path()))?;
+            files.push(File {
+                handle,
+                metadata,
+                plan: Arc::new(plan),
+            });
+        }
+        let raw_once = || -> Result<f64> {
+            let scans = files
+                .iter()
+                .map(|f| FileScan {
+                    handle: f.handle.clone(),
+                    plan: f.plan.clone(),
+                })
+                .collect();
+            let start = Instant::now();
+            for rg in fetch_files(scans, alloc.clone(), FetchOptions::default()) {
+                rg?;
+            }
+            Ok(start.elapsed().as_secs_f64())
+        };
+        let decode_once = || -> Result<(f64, DecodeReport, u64, u64)> {
+            let inputs = files
+                .iter()
+                .map(|f| -> Result<DecodeInput> {
+                    Ok(DecodeInput {
+                        source: Arc::new(LocalSource::new(f.handle.clone())?),
+                        metadata: f.metadata.clone(),
+                        plan: f.plan.clone(),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let (free_before, _) = device.memory_info()?;
+            let start = Instant::now();
+            let options = DecodeOptions {
+                device: opts.device,
+                ..DecodeOptions::default()
+            };
+            let mut stream = decode(inputs, options).map_err(Error::decode)?;
+            let mut rows = 0u64;
+            let mut min_free = free_before;
+            for batch in stream.by_ref() {
+                let batch = batch.map_err(Error::decode)?;
+                rows += batch.num_rows() as u64;
+                min_free = min_free.min(device.memory_info()?.0);
+            }
+            let seconds = start.elapsed().as_secs_f64();
+            Ok((seconds, stream.report().clone(), rows, (free_before - min_free) as u64))
+        };
+        raw_once()?;
+        decode_once()?;
+        let mut iterations = Vec::new();
+        let mut reports = Vec::new();
+        let mut peak = 0;
+        let mut rows = 0;
+        for _ in 0..opts.iterations.max(1) {
+            let raw = raw_once()?;
+            let (dec, report, r, p) = decode_once()?;
+            iterations.push((raw, dec));
+            reports.push((dec, report));
+            peak = peak.max(p);
+            rows = r;
+        }
+        let mut raw: Vec<f64> = iterations.iter().map(|i| i.0).collect();
+        let mut dec: Vec<f64> = iterations.iter().map(|i| i.1).collect();
+        let (raw_m, dec_m) = (median(&mut raw), median(&mut dec));
+        reports.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let report = reports[reports.len() / 2].1.clone();
+        let bytes_read: u64 = files.iter().map(|f| f.plan.totals.bytes_read).sum();
+        cases.push(DecodeCaseResult {
+            case: case.clone(),
+            files: files.len(),
+            rows,
+            bytes_read,
+            output_bytes: report.output_bytes,
+            raw_seconds: raw_m,
+            decode_seconds: dec_m,
+            decode_best_seconds: dec[0],
+            decode_over_raw: dec_m / raw_m,
+            pcie_floor_seconds: bytes_read as f64 / (pinned * 1e9),
+            report,
+            peak_device_bytes: peak,
+            iterations,
+        });
+    }
+    Ok(DecodeBenchReport {
+        device: device.name()?,
+        pinned_h2d_gbps: pinned,
+        cases,
+    })
+}
+
+/// The report as a table.
+pub fn render(r: &DecodeBenchReport) -> String {
+    let mut s = format!(
+        "gdscan bench decode on {} (pinned H2D {:.1} GB/s in this run)\n",
+        r.device, r.pinned_h2d_gbps
+    );
+    s.push_str(&format!(
+        "{:<6} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}\n",
+        "case", "rows", "read MB", "out MB", "raw s", "decode s", "dec/raw", "io wait", "gpu wait", "peak MB"
+    ));
+    for c in &r.cases {
+        s.push_str(&format!(
+            "{:<6} {:>10} {:>10.1} {:>10.1} {:>9.4} {:>9.4} {:>8.2} {:>8.4} {:>8.4} {:>9.0}\n",
+            c.case,
+            c.rows,
+            c.bytes_read as f64 / 1e6,
+            c.output_bytes as f64 / 1e6,
+            c.raw_seconds,
+            c.decode_seconds,
+            c.decode_over_raw,
+            c.report.io_wait_seconds,
+            c.report.gpu_wait_seconds,
+            c.peak_device_bytes as f64 / 1e6,
+        ));
+    }
+    s
+}
