@@ -352,20 +352,19 @@ fn an_output_buffer_too_small_fails_that_chunk_only() {
     let mut caps = lens(&originals);
     caps[3] -= 1;
     let outcome = decompress(Codec::Snappy, &compressed, &caps, None);
-    let e = check_chunk_statuses(Codec::Snappy, &outcome.statuses).unwrap_err();
-    eprintln!("as expected: {e}");
-    match e {
-        NvcompError::ChunkFailed {
-            chunk,
-            status,
-            failed,
-            ..
-        } => {
-            assert_eq!((chunk, failed), (3, 1), "{status}");
-            assert!(!status.is_success());
-        }
-        other => panic!("unexpected {other:?}"),
-    }
+    // nvCOMP 6 either fails the chunk's status or stops at the capacity and
+    // reports fewer bytes than the chunk holds (seen on the H200: status 0,
+    // the output cut); the decoder checks both, so either flags the page.
+    let detected = match check_chunk_statuses(Codec::Snappy, &outcome.statuses) {
+        Err(NvcompError::ChunkFailed { chunk, failed, .. }) => chunk == 3 && failed == 1,
+        Err(other) => panic!("unexpected {other:?}"),
+        Ok(()) => outcome.actual[3] != originals[3].len(),
+    };
+    assert!(
+        detected,
+        "a chunk one byte too large for its buffer went unnoticed: status {}, {} bytes of {}",
+        outcome.statuses[3], outcome.actual[3], originals[3].len()
+    );
     for (i, want) in originals.iter().enumerate().filter(|(i, _)| *i != 3) {
         assert!(outcome.outputs[i] == *want, "chunk {i} differs");
     }

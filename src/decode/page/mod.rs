@@ -10,6 +10,7 @@
 pub mod header;
 pub mod levels;
 pub mod plan;
+pub mod validate;
 pub mod walk;
 
 #[cfg(test)]

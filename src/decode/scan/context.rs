@@ -23,19 +23,26 @@ pub(crate) struct Gpu {
     pub(crate) pool: Arc<DevicePool>,
     pub(crate) pinned: Arc<PinnedPool>,
     pub(crate) kernels: Arc<KernelSet>,
+    /// Check Snappy and LZ4 pages on the host before nvCOMP sees them.
+    pub(crate) check_compressed: bool,
     nvcomp: OnceLock<Result<Arc<Nvcomp>, NvcompError>>,
 }
 
 impl Gpu {
     /// The resources on `device` (kernels compiled on the process's first
     /// call, loaded on the device's first).
-    pub(crate) fn new(device: Device, pool: Arc<DevicePool>) -> Result<Gpu, DecodeError> {
+    pub(crate) fn new(
+        device: Device,
+        pool: Arc<DevicePool>,
+        check_compressed: bool,
+    ) -> Result<Gpu, DecodeError> {
         Ok(Gpu {
             device,
             stream: Stream::new(device)?,
             pinned: PinnedPool::new(device, PINNED_POOL_BYTES),
             pool,
             kernels: KernelSet::get(device)?,
+            check_compressed,
             nvcomp: OnceLock::new(),
         })
     }

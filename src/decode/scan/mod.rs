@@ -67,6 +67,12 @@ pub struct DecodeOptions {
     pub depth: usize,
     /// Store settings for remote locations.
     pub store: StoreOptions,
+    /// Walk every Snappy and LZ4 page on the host before nvCOMP decompresses
+    /// it (default on): nvCOMP's behaviour on corrupt input is undefined
+    /// (an out-of-bounds read that poisons the CUDA context was seen). Off
+    /// only for input you trust; `GDSCAN_DECODE_TRUST_COMPRESSED=1` turns
+    /// it off for the CLI and benchmarks.
+    pub check_compressed: bool,
 }
 
 impl Default for DecodeOptions {
@@ -76,6 +82,7 @@ impl Default for DecodeOptions {
             fetch: FetchOptions::default(),
             depth: 2,
             store: StoreOptions::default(),
+            check_compressed: std::env::var("GDSCAN_DECODE_TRUST_COMPRESSED").as_deref() != Ok("1"),
         }
     }
 }
@@ -160,7 +167,7 @@ pub fn decode(inputs: Vec<DecodeInput>, options: DecodeOptions) -> Result<Decode
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
     let device = Device::get(options.device)?;
     let pool = DevicePool::new(device, DEVICE_POOL_BYTES);
-    let gpu = Gpu::new(device, pool)?;
+    let gpu = Gpu::new(device, pool, options.check_compressed)?;
     let scans = inputs
         .iter()
         .map(|i| SourceScan {

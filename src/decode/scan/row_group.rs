@@ -331,6 +331,13 @@ where
         }
     }
 
+    // nvCOMP reads out of bounds on corrupt Snappy / LZ4 (undefined
+    // behaviour by its documentation, a poisoned context in practice):
+    // every such page's structure is checked on the host first.
+    if gpu.check_compressed {
+        check_compressed(file, &plan, host)?;
+    }
+
     // Decompression batches, one per codec.
     let mut up = Upload::default();
     let tasks_at = up.section(crate::decode::kernels::task::page_tasks_as_bytes(&tasks));
@@ -638,4 +645,34 @@ pub(crate) fn task_specs(
         rows.push(selection.iter().map(|r| (r.end - r.start).max(0) as u64).sum());
     }
     (specs, rows)
+}
+
+/// Walks every Snappy and LZ4 page of the plan (in parallel) and refuses
+/// the row group at the first one whose elements would reach outside the
+/// page or produce another size than its header says.
+fn check_compressed(file: &str, plan: &DecodePlan, host: &[u8]) -> Result<(), DecodeError> {
+    use crate::decode::page::validate::{check_lz4_block, check_snappy};
+    use rayon::prelude::*;
+    let failed = plan
+        .jobs
+        .par_iter()
+        .filter(|j| matches!(j.codec, PageCodec::Snappy | PageCodec::Lz4Raw))
+        .find_map_first(|j| {
+            let src = host.get(j.src_offset..j.src_offset + j.src_len)?;
+            let checked = match j.codec {
+                PageCodec::Snappy => check_snappy(src, j.dst_len),
+                _ => check_lz4_block(src, j.dst_len),
+            };
+            checked.err().map(|e| (j, e))
+        });
+    match failed {
+        None => Ok(()),
+        Some((j, e)) => Err(DecodeError::Decompress {
+            file: file.to_string(),
+            column: plan.columns[j.column].column.clone(),
+            row_group: plan.row_group,
+            page: j.page,
+            what: e.to_string(),
+        }),
+    }
 }
