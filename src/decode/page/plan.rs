@@ -959,15 +959,8 @@ fn plan_column(
             }
             PageKind::DataV2(d) => {
                 let class = page_class(&planner, &ty, i, d.encoding, dictionary.is_some())?;
-                if d.rep_levels_len != 0 {
-                    return Err(planner.bad_page(
-                        i,
-                        format!(
-                            "flat column page has {} bytes of repetition levels",
-                            d.rep_levels_len
-                        ),
-                    ));
-                }
+                // A flat column's repetition levels are all 0 whatever a
+                // writer stored: they are skipped (arrow-rs does the same).
                 if !ty.nullable && d.def_levels_len != 0 {
                     return Err(planner.bad_page(
                         i,
@@ -1219,6 +1212,23 @@ pub fn plan_fetched(
             row_group,
             source,
         })?;
+        // Pages that carry a CRC-32 (of the page as stored, after its
+        // header) are checked: corruption of such a page is an error, never
+        // a value.
+        for (i, p) in pages.iter().enumerate() {
+            if let Some(crc) = p.header.crc {
+                let body = &buffer[p.body_offset..p.body_offset + p.body_len];
+                let got = crc32fast::hash(body);
+                if got != crc {
+                    return Err(DecodePlanError::BadPage {
+                        column: plan.column.clone(),
+                        row_group,
+                        page: i,
+                        what: format!("page CRC-32 {got:08x}, the header says {crc:08x}"),
+                    });
+                }
+            }
+        }
         walked.push((plan, pages));
     }
     let inputs: Vec<ColumnInput<'_>> = walked
