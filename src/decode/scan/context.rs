@@ -19,7 +19,10 @@ pub const PINNED_POOL_BYTES: usize = 2 << 30;
 #[derive(Debug)]
 pub(crate) struct Gpu {
     pub(crate) device: Device,
-    pub(crate) stream: Stream,
+    /// Streams the row groups take in turn: one row group's copy overlaps
+    /// another's decompression and kernels, and the kernels of several row
+    /// groups fill the GPU together.
+    pub(crate) streams: Vec<Stream>,
     pub(crate) pool: Arc<DevicePool>,
     pub(crate) pinned: Arc<PinnedPool>,
     pub(crate) kernels: Arc<KernelSet>,
@@ -35,10 +38,13 @@ impl Gpu {
         device: Device,
         pool: Arc<DevicePool>,
         check_compressed: bool,
+        streams: usize,
     ) -> Result<Gpu, DecodeError> {
         Ok(Gpu {
             device,
-            stream: Stream::new(device)?,
+            streams: (0..streams.max(1))
+                .map(|_| Stream::new(device))
+                .collect::<Result<_, _>>()?,
             pinned: PinnedPool::new(device, PINNED_POOL_BYTES),
             pool,
             kernels: KernelSet::get(device)?,

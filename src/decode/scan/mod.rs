@@ -6,11 +6,12 @@
 //! round trip per page) and plans the work; one copy takes the bytes to the
 //! device, nvCOMP decompresses the compressed pages in batches, the kernels
 //! decode every page into the row group's output columns, and one copy
-//! brings back every page's status. All of it is queued on the scan's
-//! stream behind one event; the stream keeps `depth` row groups queued, so
-//! the GPU decodes row group N while the host plans N+1 and the fetch reads
-//! further ahead. The only host waits are on each row group's own event,
-//! before its batch is handed out (its status must be known to be clean).
+//! brings back every page's status. All of it is queued on one of the
+//! scan's streams behind one event; `depth` row groups are queued at once,
+//! each on the next stream, so one row group's copy overlaps others'
+//! kernels while the host plans the next and the fetch reads further
+//! ahead. The only host waits are on each row group's own event, before
+//! its batch is handed out (its status must be known to be clean).
 //!
 //! ```no_run
 //! use gdscan::decode::scan::{open, DecodeOptions};
@@ -62,8 +63,10 @@ pub struct DecodeOptions {
     pub device: usize,
     /// The fetch underneath (bytes in flight, read-ahead).
     pub fetch: FetchOptions,
-    /// Row groups queued on the GPU at once (at least 1; 2 overlaps the
-    /// host's planning of the next row group with the GPU's work).
+    /// Row groups queued on the GPU at once, each on the next of as many
+    /// streams (at least 1; more overlap one row group's copy with others'
+    /// kernels and fill the GPU with several row groups' pages). Device
+    /// memory in use grows with it.
     pub depth: usize,
     /// Store settings for remote locations.
     pub store: StoreOptions,
@@ -80,7 +83,7 @@ impl Default for DecodeOptions {
         DecodeOptions {
             device: 0,
             fetch: FetchOptions::default(),
-            depth: 2,
+            depth: 4,
             store: StoreOptions::default(),
             check_compressed: std::env::var("GDSCAN_DECODE_TRUST_COMPRESSED").as_deref() != Ok("1"),
         }
@@ -167,7 +170,7 @@ pub fn decode(inputs: Vec<DecodeInput>, options: DecodeOptions) -> Result<Decode
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
     let device = Device::get(options.device)?;
     let pool = DevicePool::new(device, DEVICE_POOL_BYTES);
-    let gpu = Gpu::new(device, pool, options.check_compressed)?;
+    let gpu = Gpu::new(device, pool, options.check_compressed, options.depth)?;
     let scans = inputs
         .iter()
         .map(|i| SourceScan {
@@ -182,6 +185,7 @@ pub fn decode(inputs: Vec<DecodeInput>, options: DecodeOptions) -> Result<Decode
         fetch,
         queue: VecDeque::new(),
         depth: options.depth.max(1),
+        launched: 0,
         schema,
         report: DecodeReport::default(),
         failed: false,
@@ -196,6 +200,7 @@ pub struct DecodeStream {
     fetch: RowGroupStream<PooledPinnedBuffer>,
     queue: VecDeque<InFlight>,
     depth: usize,
+    launched: usize,
     schema: SchemaRef,
     report: DecodeReport,
     failed: bool,
@@ -242,7 +247,9 @@ impl DecodeStream {
                 &input.metadata,
                 &input.plan,
                 fetched,
+                &self.gpu.streams[self.launched % self.gpu.streams.len()],
             )?;
+            self.launched += 1;
             self.queue.push_back(item);
         }
         Ok(())
@@ -253,9 +260,9 @@ impl DecodeStream {
             return Some(Err(e));
         }
         let item = self.queue.pop_front()?;
-        let rows = item.rows;
+        let (rows, bytes) = (item.rows, item.output_bytes);
         Some(item.finish(self.gpu.device.ordinal()).map(|(batch, times)| {
-            self.report.add(rows, batch.byte_size(), &times);
+            self.report.add(rows, bytes, &times);
             batch
         }))
     }

@@ -60,6 +60,8 @@ pub(crate) struct InFlight {
     _fetched: Box<dyn Send>,
     pub(crate) times: RowGroupTimes,
     pub(crate) rows: usize,
+    /// Bytes of the decoded columns' own buffers (values and validity).
+    pub(crate) output_bytes: usize,
 }
 
 /// Where one column's output lies.
@@ -165,6 +167,7 @@ pub(crate) fn launch<B>(
     metadata: &ParquetMetaData,
     scan: &ScanPlan,
     fetched: FetchedRowGroup<B>,
+    stream: &crate::cuda::Stream,
 ) -> Result<InFlight, DecodeError>
 where
     B: std::ops::Deref<Target = [u8]> + Send + 'static,
@@ -184,7 +187,6 @@ where
         .find(|r| r.index == fetched.index)
         .and_then(|r| r.rows.clone());
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
-    let stream = &gpu.stream;
     let pool = &gpu.pool;
 
     // The row group's bytes, as stored.
@@ -480,6 +482,7 @@ where
         _fetched: Box::new(fetched),
         times,
         rows,
+        output_bytes: out_len,
     })
 }
 
