@@ -22,20 +22,24 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "cli")]
 pub mod bench;
 pub mod checksum;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod config;
 pub mod cuda;
 pub mod cufile;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
+#[cfg(feature = "cli")]
 pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod parquet;
 pub mod report;
 pub mod store;
+#[cfg(feature = "cli")]
 pub mod tpch;
 
 pub use config::{CompatMode, DeviceReadPath, Settings, SettingsBuilder};

@@ -24,10 +24,8 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use gdscan::datafusion::{
-    register_parquet, register_tpch, register_tpch_listing, scan_totals, tpch_query,
-    GdsTableOptions, TPCH_QUERY_COUNT,
-};
+use gdscan::datafusion::{register_parquet, scan_totals, GdsTableOptions};
+use gdscan::tpch::{register_tpch, register_tpch_listing, tpch_query, TPCH_QUERY_COUNT};
 
 fn data() -> &'static Path {
     static DATA: OnceLock<tempfile::TempDir> = OnceLock::new();

@@ -17,14 +17,11 @@ use serde::Serialize;
 use super::stats::{PairedRatio, Verdict};
 use super::tpch::table_files;
 use crate::config::Settings;
-use crate::datafusion::{
-    context, register_tpch, register_tpch_listing, runtime, scan_totals, tpch_query,
-    GdsTableOptions, ScanTotals, TPCH_QUERY_COUNT,
-};
+use crate::datafusion::{context, runtime, scan_totals, GdsTableOptions, ScanTotals};
 use crate::engine::Engine;
 use crate::engine::{drop_from_cache, on_tmpfs};
 use crate::error::{Error, Result};
-use crate::tpch::Table;
+use crate::tpch::{register_tpch, register_tpch_listing, tpch_query, Table, TPCH_QUERY_COUNT};
 
 /// What to run.
 #[derive(Debug, Clone)]

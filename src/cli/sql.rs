@@ -6,11 +6,11 @@ use clap::Args;
 
 use super::EngineArgs;
 use crate::datafusion::{
-    context, format_batches, register_parquet, register_tpch, register_tpch_listing, runtime,
-    GdsTableOptions, OutputFormat,
+    context, format_batches, register_parquet, runtime, GdsTableOptions, OutputFormat,
 };
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::tpch::{register_tpch, register_tpch_listing};
 
 /// Arguments of `gdscan sql`.
 #[derive(Debug, Args)]

@@ -19,8 +19,9 @@
 //! DataFusion gets and the row groups to read ahead) → [`factory`] (a
 //! reader per file range) → [`metered`] (the reader with [`metrics`] for
 //! `EXPLAIN ANALYZE` and [`read_ahead`] of the next planned row group).
-//! [`register`] has the one-call helpers, [`queries`] the 22 TPC-H queries,
-//! [`session`] and [`output`] what `gdscan sql` needs.
+//! [`register`] has the one-call helper, [`session`] and [`output`] what
+//! `gdscan sql` needs (TPC-H's tables and queries are in `crate::tpch`,
+//! with the CLI).
 
 pub mod factory;
 pub mod file_plan;
@@ -30,7 +31,6 @@ pub mod metrics;
 pub mod options;
 pub mod output;
 pub mod pushdown;
-pub mod queries;
 pub mod read_ahead;
 pub mod register;
 pub mod session;
@@ -41,8 +41,7 @@ pub use location::{list_files, open_reader};
 pub use metrics::{scan_totals, ScanTotals};
 pub use options::{GdsTableOptions, TABLE_TASK_SIZE};
 pub use output::{format_batches, OutputFormat};
-pub use queries::{tpch_query, TPCH_QUERY_COUNT};
-pub use register::{register_parquet, register_tpch, register_tpch_listing};
+pub use register::register_parquet;
 pub use session::{context, run_sql, runtime};
 pub use table::GdsTable;
 
