@@ -18,7 +18,7 @@
 //!
 //! CUDA and cuFile are loaded at run time ([`cuda`], [`cufile`]): the crate
 //! builds and its host paths run on machines without them; asking for a
-//! device there is an [`Error::CudaUnavailable`], never a panic.
+//! device there is an [`CudaError::Unavailable`](crate::cuda::CudaError::Unavailable), never a panic.
 
 #![warn(missing_docs)]
 

@@ -15,8 +15,12 @@ use std::sync::Arc;
 mod common;
 
 use gdscan::checksum::{crc32_device, crc32_host};
+use gdscan::cuda::CudaError;
 use gdscan::cuda::{driver, Device, DeviceBuffer};
+use gdscan::cufile::CuFileError;
+use gdscan::engine::IoError;
 use gdscan::engine::{DeviceRoute, Engine, FileHandle, IoPath, OpenMode};
+use gdscan::store::StoreError;
 use gdscan::{CompatMode, DeviceReadPath, Error, Settings};
 
 const NEEDS_GPU: &str = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored";
@@ -387,7 +391,9 @@ fn out_of_device_memory_is_a_typed_error() {
     let dev = gpu();
     let (_, total) = dev.memory_info().unwrap();
     match DeviceBuffer::new(dev, total * 2) {
-        Err(Error::DeviceOutOfMemory { requested, .. }) => assert_eq!(requested, total * 2),
+        Err(CudaError::OutOfMemory { requested, .. }) => {
+            assert_eq!(requested, total * 2)
+        }
         other => panic!("expected DeviceOutOfMemory, got {other:?}"),
     }
     // The device is still usable afterwards.
@@ -402,7 +408,7 @@ fn device_errors_are_typed() {
     let dev = gpu();
     assert!(matches!(
         Device::get(4096),
-        Err(Error::NoSuchDevice { device: 4096, .. })
+        Err(CudaError::NoSuchDevice { device: 4096, .. })
     ));
     let data = pseudo_random(10_000, 9);
     let file = temp_file(&data);
@@ -415,7 +421,7 @@ fn device_errors_are_typed() {
     .unwrap();
     assert!(matches!(
         h.pread(&mut small, 100, 0),
-        Err(Error::BufferTooSmall { .. })
+        Err(Error::Io(IoError::BufferTooSmall { .. }))
     ));
 }
 
@@ -569,7 +575,10 @@ fn cufile_stage1_and_stage2_are_proven() {
                 FileHandle::open_with(compat_engine(CompatMode::Off), file.path(), OpenMode::Read)
                     .unwrap();
             let err = off.pread(&mut buf, len, 0).unwrap_err();
-            assert!(matches!(err, Error::CuFileRequired { .. }), "{err:?}");
+            assert!(
+                matches!(err, Error::Io(IoError::CuFileRequired { .. })),
+                "{err:?}"
+            );
             assert!(err.to_string().contains(&why), "{err}");
         }
         CuFileAvailability::Disabled => panic!("AUTO never disables cuFile"),
@@ -621,7 +630,7 @@ fn cufile_parameters_are_read_with_their_source_and_bounds_enforced() {
         .set("execution.max_io_threads", &(hi + 1).to_string())
         .unwrap();
     let err = apply(api, &too_many).unwrap_err();
-    assert!(matches!(err, Error::CuFileParam { .. }), "{err:?}");
+    assert!(matches!(err, CuFileError::ParamRefused { .. }), "{err:?}");
     assert!(
         err.to_string()
             .contains(&format!("cuFile accepts {lo}..={hi}")),
@@ -787,7 +796,7 @@ fn remote_device_reads_resume_cut_bodies_and_fail_short_ones_cleanly() {
     )
     .collect();
     match outcome {
-        Err(Error::TruncatedResponse { got: 100, .. }) => {}
+        Err(Error::Store(StoreError::Truncated { got: 100, .. })) => {}
         other => panic!("{:?}", other.map(|v| v.len())),
     }
     // Nothing is left writing into freed memory: the device still works.

@@ -18,6 +18,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 mod common;
 use common::{batch, write_file};
+use gdscan::engine::IoError;
 
 fn open(path: &std::path::Path) -> Arc<FileHandle> {
     let engine = Engine::new(Settings::builder().num_threads(3).build().unwrap()).unwrap();
@@ -479,7 +480,7 @@ fn reading_back_outside_a_host_buffer_is_an_error() {
     assert_eq!(dst, [7u8; 8]);
     for offset in [9, 16, usize::MAX] {
         match buffer.read_back(offset, &mut dst) {
-            Err(Error::BufferTooSmall { buffer: 16, .. }) => {}
+            Err(Error::Io(IoError::BufferTooSmall { buffer: 16, .. })) => {}
             other => panic!("offset {offset}: {other:?}"),
         }
     }

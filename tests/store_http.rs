@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use common::range_server::{Fault, RangeServer};
 use common::scan::{decode, host_crcs, local, plan_of};
+use gdscan::engine::IoError;
 use gdscan::parquet::metadata::{load_source, MetadataOptions};
 use gdscan::parquet::{Projection, ScanRequest};
+use gdscan::store::StoreError;
 use gdscan::store::{open, Route, Source, StoreOptions};
 use gdscan::{Error, IoPath};
 
@@ -187,7 +189,7 @@ fn too_many_server_errors_fail_with_the_object_named() {
     f.server.fail_next(Fault::Status(503), 100);
     let start = Instant::now();
     match open(&f.url, &options()) {
-        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        Err(Error::Store(StoreError::Request { object, .. })) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
     assert!(start.elapsed() < Duration::from_secs(20));
@@ -220,7 +222,7 @@ fn a_cut_body_without_etag_is_an_error_never_partial_data() {
     let plan = plan_of(&remote, &all_columns());
     f.server.fail_next(Fault::CutBody(1000), 1);
     match host_crcs(&remote, &plan) {
-        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        Err(Error::Store(StoreError::Request { object, .. })) => assert_eq!(object, f.url),
         other => panic!("a cut body must fail: {other:?}"),
     }
     let got = remote.read_blocking(0..20_000);
@@ -233,23 +235,23 @@ fn a_body_shorter_than_its_range_is_a_truncated_response() {
     let remote = open(&f.url, &options()).unwrap();
     f.server.fail_next(Fault::ShortBody(7), 1);
     match remote.read_blocking(100..5000) {
-        Err(Error::TruncatedResponse {
+        Err(Error::Store(StoreError::Truncated {
             object,
             offset: 100,
             expected: 4900,
             got: 7,
-        }) => assert_eq!(object, f.url),
+        })) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
     let plan = plan_of(&remote, &all_columns());
     f.server.fail_next(Fault::ShortBody(100), 1);
     match host_crcs(&remote, &plan) {
-        Err(Error::TruncatedResponse {
+        Err(Error::Store(StoreError::Truncated {
             object,
             expected,
             got,
             ..
-        }) => {
+        })) => {
             assert_eq!(object, f.url);
             assert_eq!(got, 100);
             assert!(expected > got);
@@ -269,7 +271,7 @@ fn a_server_stopped_during_a_scan_fails_in_bounded_time() {
     f.server.stop_after(3);
     let start = Instant::now();
     match host_crcs(&remote, &plan) {
-        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        Err(Error::Store(StoreError::Request { object, .. })) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
     assert!(
@@ -279,7 +281,7 @@ fn a_server_stopped_during_a_scan_fails_in_bounded_time() {
     );
     f.server.stop();
     match open(&f.url, &opts) {
-        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        Err(Error::Store(StoreError::Request { object, .. })) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
 }
@@ -289,7 +291,7 @@ fn a_missing_object_is_not_found_naming_it() {
     let f = fixture("present.parquet");
     let url = f.server.url("absent.parquet");
     match open(&url, &options()) {
-        Err(e @ Error::ObjectNotFound { .. }) => {
+        Err(e @ Error::Store(StoreError::NotFound { .. })) => {
             assert!(e.to_string().contains(&url), "{e}");
         }
         other => panic!("{other:?}"),
@@ -305,7 +307,7 @@ fn an_object_changed_during_a_scan_is_an_error() {
     other.push(0);
     f.server.put("moving.parquet", other);
     match host_crcs(&remote, &plan) {
-        Err(Error::ObjectChanged { object, .. }) => assert_eq!(object, f.url),
+        Err(Error::Store(StoreError::Changed { object, .. })) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
 }
@@ -317,7 +319,7 @@ fn reads_past_the_end_are_refused_before_any_request() {
     let before = f.server.gets();
     let size = remote.size();
     match futures::executor::block_on(remote.read_ranges(&[0..1, size - 10..size + 1])) {
-        Err(Error::ShortRead { got: 10, .. }) => {}
+        Err(Error::Io(IoError::ShortRead { got: 10, .. })) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(f.server.gets(), before);

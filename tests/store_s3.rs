@@ -21,6 +21,7 @@ use common::moto::Moto;
 use common::scan::{decode, host_crcs, ipc, local, plan_of};
 use gdscan::parquet::metadata::{load_source, MetadataOptions};
 use gdscan::parquet::{plan, Projection, ScanRequest};
+use gdscan::store::StoreError;
 use gdscan::store::{open_with_config, Source, StoreOptions};
 use gdscan::{Error, IoPath};
 
@@ -241,7 +242,7 @@ fn a_wrong_key_is_an_access_error_naming_the_object() {
     let moto = moto_with_bucket(&[("INITIAL_NO_AUTH_ACTION_COUNT", "2")]);
     moto.upload(BUCKET, "secret.parquet", b"PAR1 not really PAR1".to_vec());
     match open_s3(&moto, "secret.parquet") {
-        Err(Error::StoreAccessDenied { object, .. }) => {
+        Err(Error::Store(StoreError::AccessDenied { object, .. })) => {
             assert_eq!(object, format!("s3://{BUCKET}/secret.parquet"))
         }
         other => panic!("{other:?}"),
@@ -256,7 +257,7 @@ fn a_wrong_key_is_an_access_error_naming_the_object() {
 fn a_missing_s3_object_is_not_found_naming_it() {
     let moto = moto_with_bucket(&[]);
     match open_s3(&moto, "nothing/here.parquet") {
-        Err(e @ Error::ObjectNotFound { .. }) => {
+        Err(e @ Error::Store(StoreError::NotFound { .. })) => {
             assert!(
                 e.to_string()
                     .contains("s3://gdscan-test/nothing/here.parquet"),

@@ -3,6 +3,7 @@
 
 pub mod cases;
 pub mod data;
+pub mod error;
 pub mod read;
 pub mod scan;
 pub mod stats;
@@ -10,3 +11,5 @@ pub mod store;
 pub mod tpch;
 #[cfg(feature = "datafusion")]
 pub mod tpch_sql;
+
+pub use error::BenchError;

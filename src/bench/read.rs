@@ -201,7 +201,9 @@ fn run_file(opts: &ReadBenchOptions, device: Device, path: &PathBuf) -> Result<F
         let f = std::fs::File::open(path).map_err(|e| Error::from_open(&shown, e))?;
         f.read_exact_at(pinned.as_mut_slice(), 0)
             .map_err(|e| Error::io(&shown, "pread", e))?;
-        let seconds = time_runs(opts.repeats, || dev.copy_from_host(0, pinned.as_slice()))?;
+        let seconds = time_runs(opts.repeats, || {
+            Ok(dev.copy_from_host(0, pinned.as_slice())?)
+        })?;
         Timing {
             bytes: opts.size,
             seconds,
@@ -214,7 +216,7 @@ fn run_file(opts: &ReadBenchOptions, device: Device, path: &PathBuf) -> Result<F
         let seconds = time_runs(opts.repeats, || {
             f.read_exact_at(&mut host, 0)
                 .map_err(|e| Error::io(&shown, "pread", e))?;
-            dev.copy_from_host(0, &host)
+            Ok(dev.copy_from_host(0, &host)?)
         })?;
         Timing {
             bytes: opts.size,

@@ -18,6 +18,7 @@ use crate::parquet::fetch::{
 };
 use crate::parquet::metadata::{load_source, MetadataOptions};
 use crate::parquet::plan::ScanPlan;
+use crate::store::StoreError;
 use crate::store::{builder, classify, HttpCounts, RemoteSource, Source, StoreOptions, Target};
 
 /// What to measure.
@@ -150,7 +151,7 @@ fn baseline(
     let (store, path, wanted) = (store.clone(), source.path().clone(), ranges.to_vec());
     let parts =
         crate::store::runtime::block_on(async move { store.get_ranges(&path, &wanted).await })?
-            .map_err(|e| Error::Store {
+            .map_err(|e| StoreError::Request {
                 object: source.location().to_string(),
                 op: "object_store get_ranges".into(),
                 source: e,
@@ -169,10 +170,11 @@ fn baseline(
 /// Runs the benchmark.
 pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
     let Target::Remote { url, scheme, path } = classify(&opts.url)? else {
-        return Err(Error::StoreLocation {
+        return Err(StoreError::Location {
             location: opts.url.clone(),
             reason: "bench store needs a store URL (s3://, http://, ...), not a local path".into(),
-        });
+        }
+        .into());
     };
     let (store, counts): (Arc<dyn ObjectStore>, Arc<HttpCounts>) =
         builder::build(&url, scheme, &opts.store, &[])?;
@@ -181,7 +183,7 @@ pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
         let data = std::fs::read(file).map_err(|e| Error::io(&shown, "read", e))?;
         let (s, p) = (store.clone(), path.clone());
         crate::store::runtime::block_on(async move { s.put(&p, data.into()).await })?.map_err(
-            |e| Error::Store {
+            |e| StoreError::Request {
                 object: opts.url.clone(),
                 op: "upload".into(),
                 source: e,

@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::cases::{lineitem_query, ScanCase};
+use super::error::BenchError;
 use crate::config::Settings;
 use crate::cuda::Device;
 use crate::engine::{drop_from_cache, on_tmpfs};
@@ -46,12 +47,7 @@ pub fn cases(queries: &[String]) -> Result<Vec<(String, Table, ScanCase)>> {
                 Table::LineItem,
                 lineitem_query(q).expect("checked"),
             )),
-            other => {
-                return Err(Error::Scan {
-                    path: "<bench tpch>".into(),
-                    reason: format!("unknown query {other:?}: expected scan, q1, q6, q14 or q19"),
-                })
-            }
+            other => return Err(BenchError::UnknownCase(other.to_string()).into()),
         }
     }
     Ok(out)
@@ -145,10 +141,7 @@ pub fn table_files(data: &Path, table: Table) -> Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(Error::Scan {
-            path: shown,
-            reason: "no .parquet files (generate them with `gdscan tpch gen`)".into(),
-        });
+        return Err(BenchError::NoData(shown).into());
     }
     Ok(files)
 }

@@ -14,6 +14,7 @@ use ::datafusion::physical_plan::collect;
 use ::datafusion::prelude::SessionContext;
 use serde::Serialize;
 
+use super::error::BenchError;
 use super::stats::{PairedRatio, Verdict};
 use super::tpch::table_files;
 use crate::config::Settings;
@@ -135,12 +136,7 @@ pub fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
     };
     let texts = queries
         .iter()
-        .map(|&q| {
-            tpch_query(q).ok_or_else(|| Error::Scan {
-                path: "<bench tpch>".into(),
-                reason: format!("unknown TPC-H query {q}: expected 1 to {TPCH_QUERY_COUNT}"),
-            })
-        })
+        .map(|&q| tpch_query(q).ok_or_else(|| BenchError::UnknownQuery(q).into()))
         .collect::<Result<Vec<_>>>()?;
     let mut files = Vec::new();
     for t in Table::ALL {

@@ -4,11 +4,14 @@
 mod bench;
 mod demo;
 mod doctor;
+mod error;
 mod read;
 mod scan;
 #[cfg(feature = "datafusion")]
 mod sql;
 mod tpch;
+
+pub use error::CliError;
 
 use clap::{Args, Parser, Subcommand};
 

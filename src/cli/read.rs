@@ -9,8 +9,9 @@ use serde::Serialize;
 use super::{parse_size_arg, Destination, EngineArgs};
 use crate::checksum::{crc32_device, crc32_host};
 use crate::cuda::{Device, DeviceBuffer};
+use crate::engine::IoError;
 use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Arguments of `gdscan read`.
 #[derive(Debug, Args)]
@@ -84,17 +85,19 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
     let handle = FileHandle::open_with(engine, &args.path, OpenMode::Read)?;
     let file_size = handle.file_size()?;
     if args.offset >= file_size {
-        return Err(Error::OffsetPastEof {
+        return Err(IoError::OffsetPastEof {
             path: handle.path().to_string(),
             offset: args.offset,
             file_size,
-        });
+        }
+        .into());
     }
     let size = args.size.unwrap_or(file_size - args.offset);
     if size == 0 {
-        return Err(Error::EmptyRequest {
+        return Err(IoError::EmptyRequest {
             path: handle.path().to_string(),
-        });
+        }
+        .into());
     }
     let len = size.min(file_size - args.offset) as usize;
     let window = crate::report::StatsWindow::open(args.stats, Some(&handle))?;

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::{parse_size_arg, Destination, EngineArgs, StoreArgs};
 use crate::cuda::Device;
 use crate::engine::{Engine, IoPath};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::parquet::coalesce::CoalesceOptions;
 use crate::parquet::fetch::{
     fetch_source, ChunkSlice, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator,
@@ -19,6 +19,7 @@ use crate::parquet::fetch::{
 use crate::parquet::metadata::{load_source, MetadataOptions};
 use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
 use crate::parquet::predicate::Predicate;
+use crate::parquet::ScanError;
 use crate::store::{classify, open as open_location, LocalSource, Source, Target};
 
 /// What to scan (shared by `plan` and `scan`).
@@ -58,10 +59,13 @@ pub struct ScanSpec {
 impl ScanSpec {
     fn request(&self, path: &str) -> Result<ScanRequest> {
         let predicate = match &self.filter {
-            Some(text) => Some(text.parse::<Predicate>().map_err(|e| Error::Scan {
-                path: path.to_string(),
-                reason: e.to_string(),
-            })?),
+            Some(text) => Some(
+                text.parse::<Predicate>()
+                    .map_err(|source| ScanError::Filter {
+                        path: path.to_string(),
+                        source,
+                    })?,
+            ),
             None => None,
         };
         let mut coalesce = CoalesceOptions::default();
@@ -109,10 +113,7 @@ impl ScanSpec {
                 ..Default::default()
             },
         )?;
-        let plan = plan(&metadata, &request).map_err(|e| Error::Scan {
-            path: source.location().to_string(),
-            reason: e.to_string(),
-        })?;
+        let plan = plan(&metadata, &request).map_err(|e| e.in_file(source.location()))?;
         Ok((source, metadata, request, plan))
     }
 }

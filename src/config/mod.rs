@@ -175,6 +175,7 @@ impl FromStr for DeviceReadPath {
 
 /// A configuration value that could not be accepted.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A value that does not parse or is out of range, e.g. `invalid value
     /// "abc" for KVIKIO_TASK_SIZE: expected a positive integer number of

@@ -9,11 +9,13 @@
 
 pub mod device;
 pub mod driver;
+pub mod error;
 pub mod memory;
 pub mod pool;
 pub mod stream;
 
 pub use device::Device;
+pub use error::CudaError;
 pub use memory::{DeviceBuffer, HostRegistration, PinnedBuffer};
 pub use pool::{DevicePool, PooledDeviceBuffer};
 pub use stream::{Event, Stream};

@@ -12,6 +12,7 @@
 
 pub mod buffer;
 pub mod driver;
+pub mod error;
 pub mod handle;
 pub mod library;
 pub mod params;
@@ -20,6 +21,7 @@ pub mod status;
 
 pub use buffer::{deregister_buffer, register_buffer, BufferRegistration};
 pub use driver::DriverInfo;
+pub use error::CuFileError;
 pub use handle::CuFileHandle;
 pub use library::{library_candidates, LIBRARY_ENV, LIBRARY_NAMES};
 pub use params::CuFileOverrides;

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use super::error::SqlError;
 use super::options::GdsTableOptions;
 use crate::engine::{Engine, FileHandle, OpenMode};
 use crate::error::{Error, Result};
@@ -78,10 +79,12 @@ pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<Table
         }
     }
     if files.is_empty() {
-        return Err(Error::Scan {
-            path: location.to_string(),
-            reason: format!("no files ending with {:?}", options.file_extension),
-        });
+        return Err(SqlError::NoFiles {
+            location: location.to_string(),
+            kind: "files",
+            extension: options.file_extension.clone(),
+        }
+        .into());
     }
     files.sort_by(|a, b| a.location.cmp(&b.location));
     Ok(files)
@@ -97,10 +100,12 @@ fn listed(location: &str, options: &GdsTableOptions) -> Result<Vec<TableFile>> {
         })
         .collect();
     if files.is_empty() {
-        return Err(Error::Scan {
-            path: location.to_string(),
-            reason: format!("no objects ending with {:?}", options.file_extension),
-        });
+        return Err(SqlError::NoFiles {
+            location: location.to_string(),
+            kind: "objects",
+            extension: options.file_extension.clone(),
+        }
+        .into());
     }
     Ok(files)
 }

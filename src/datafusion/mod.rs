@@ -23,6 +23,7 @@
 //! `gdscan sql` needs (TPC-H's tables and queries are in `crate::tpch`,
 //! with the CLI).
 
+pub mod error;
 pub mod factory;
 pub mod file_plan;
 pub mod location;
@@ -36,6 +37,7 @@ pub mod register;
 pub mod session;
 pub mod table;
 
+pub use error::SqlError;
 pub use factory::GdsReaderFactory;
 pub use location::{list_files, open_reader};
 pub use metrics::{scan_totals, ScanTotals};

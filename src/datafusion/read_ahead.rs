@@ -219,12 +219,7 @@ async fn slice(flight: InFlight, ranges: &[Range<u64>]) -> crate::Result<Vec<Byt
     let chunks = &flight.row_group.chunks;
     let buffers = match flight.task.await {
         Ok(result) => result?,
-        Err(e) => {
-            return Err(crate::Error::Scan {
-                path: "<read-ahead>".into(),
-                reason: format!("the read-ahead task failed: {e}"),
-            })
-        }
+        Err(e) => return Err(super::SqlError::ReadAhead(e).into()),
     };
     Ok(cut_ranges(ranges, chunks, &buffers))
 }

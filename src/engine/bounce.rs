@@ -59,11 +59,13 @@ impl BouncePool {
             if state.allocated < self.capacity {
                 state.allocated += 1;
                 drop(state);
-                return PinnedBuffer::new(device, self.buffer_size).inspect_err(|_| {
-                    let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                    state.allocated -= 1;
-                    self.returned.notify_one();
-                });
+                return PinnedBuffer::new(device, self.buffer_size)
+                    .inspect_err(|_| {
+                        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                        state.allocated -= 1;
+                        self.returned.notify_one();
+                    })
+                    .map_err(Into::into);
             }
             state = self.returned.wait(state).unwrap_or_else(|e| e.into_inner());
         }
@@ -85,7 +87,7 @@ impl BouncePool {
                     let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
                     state.allocated -= 1;
                     self.returned.notify_one();
-                    return Err(e);
+                    return Err(e.into());
                 }
             }
         }

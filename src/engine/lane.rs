@@ -17,6 +17,7 @@
 use std::sync::Arc;
 
 use super::bounce::BouncePool;
+use super::error::IoError;
 use super::request::Request;
 use crate::cuda::{Device, Event, HostRegistration, PinnedBuffer, Stream};
 use crate::error::Result;
@@ -192,17 +193,19 @@ impl Lane {
         self.next = 0;
         if let Some(e) = &first_err {
             for (req, _) in &self.waiting {
-                req.fail(crate::error::Error::Io {
-                    path: req.file.path.clone(),
-                    op: "device copy",
-                    source: std::io::Error::other(e.to_string()),
-                });
+                req.fail(
+                    IoError::DeviceCopy {
+                        path: req.file.path.clone(),
+                        source: e.clone(),
+                    }
+                    .into(),
+                );
             }
         }
         let seq = self.seq;
         self.completed(seq);
         match first_err {
-            Some(e) => Err(e),
+            Some(e) => Err(e.into()),
             None => Ok(()),
         }
     }

@@ -10,6 +10,7 @@
 pub mod bounce;
 pub mod counters;
 pub mod direct;
+pub mod error;
 pub mod file_handle;
 pub mod lane;
 mod lazy_cufile;
@@ -28,6 +29,7 @@ mod transfer;
 use std::sync::{Arc, OnceLock};
 
 pub use counters::{global_counters, IoPath, PathCounters, PathTotals};
+pub use error::IoError;
 pub use file_handle::FileHandle;
 pub use memory::{FillBuffer, IoBuf, IoBufMut, Memory};
 pub use open_file::OpenMode;

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::bounce::BouncePool;
+use super::error::IoError;
 use super::lane::Lane;
 use super::memory::Memory;
 use super::request::Request;
@@ -80,7 +81,7 @@ impl WorkerPool {
             for _ in 0..helpers {
                 req.helper_done();
             }
-            return Err(Error::PoolStopped);
+            return Err(IoError::PoolStopped.into());
         }
         let start = self.next.fetch_add(helpers, Ordering::Relaxed);
         let mut sent = 0;
@@ -92,7 +93,7 @@ impl WorkerPool {
             }
         }
         if sent == 0 {
-            req.fail(Error::PoolStopped);
+            req.fail(IoError::PoolStopped.into());
         }
         Ok(())
     }
@@ -143,11 +144,11 @@ fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePool) {
                 // owes, then drop it entirely.
                 let _ = catch_unwind(AssertUnwindSafe(|| state.settle(bounce)));
                 state.lanes.clear();
-                req.fail(Error::Io {
-                    path: req.file.path.clone(),
-                    op: "worker",
-                    source: std::io::Error::other("an I/O worker panicked"),
-                });
+                req.fail(Error::io(
+                    &req.file.path,
+                    "worker",
+                    std::io::Error::other("an I/O worker panicked"),
+                ));
                 req.helper_done();
             }
         }

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 
+use super::error::IoError;
 use super::memory::Memory;
 use super::mmap::Mapping;
 use super::open_file::FileShared;
@@ -189,7 +190,7 @@ impl<B: Send + 'static> Future for IoFuture<B> {
             .unwrap_or_else(|e| e.into_inner())
             .take()
             .and_then(|b| b.downcast::<B>().ok())
-            .ok_or(Error::PoolStopped)?;
+            .ok_or(IoError::PoolStopped)?;
         Poll::Ready(request.outcome().map(|n| (*owner, n)))
     }
 }

@@ -12,6 +12,7 @@ use arrow::compute::filter_record_batch;
 use arrow::ipc::writer::FileWriter;
 use futures::StreamExt;
 
+use super::error::ScanError;
 use super::plan::{resolve_projection, Projection, ScanPlan};
 use super::predicate::Predicate;
 use super::reader::GdsParquetReader;
@@ -45,6 +46,10 @@ pub fn write_ipc_from(
 ) -> Result<u64> {
     let path = source.location().to_string();
     let pq = |e: ::parquet::errors::ParquetError| Error::from_parquet(&path, e);
+    let arrow = |source| ScanError::Arrow {
+        path: path.clone(),
+        source,
+    };
     let schema = metadata.file_metadata().schema_descr_ptr();
     let mut leaves = plan.leaves.clone();
     if let Some(p) = predicate {
@@ -52,10 +57,7 @@ pub fn write_ipc_from(
             &schema,
             &Projection::Columns(p.columns().iter().map(|c| c.to_string()).collect()),
         )
-        .map_err(|e| Error::Scan {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| e.in_file(&path))?;
         leaves.extend(extra);
         leaves.sort_unstable();
         leaves.dedup();
@@ -90,14 +92,8 @@ pub fn write_ipc_from(
             let batch = batch.map_err(pq)?;
             let batch = match predicate {
                 Some(p) => {
-                    let mask = p.evaluate(&batch).map_err(|e| Error::Scan {
-                        path: path.clone(),
-                        reason: e.to_string(),
-                    })?;
-                    filter_record_batch(&batch, &mask).map_err(|e| Error::Scan {
-                        path: path.clone(),
-                        reason: e.to_string(),
-                    })?
+                    let mask = p.evaluate(&batch).map_err(arrow)?;
+                    filter_record_batch(&batch, &mask).map_err(arrow)?
                 }
                 None => batch,
             };
@@ -107,10 +103,7 @@ pub fn write_ipc_from(
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();
-            let batch = batch.project(&indices).map_err(|e| Error::Scan {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
+            let batch = batch.project(&indices).map_err(arrow)?;
             if writer.is_none() {
                 let f = file.take().expect("file used once");
                 writer = Some(
@@ -134,10 +127,7 @@ pub fn write_ipc_from(
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();
-            let projected = full.project(&indices).map_err(|e| Error::Scan {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
+            let projected = full.project(&indices).map_err(arrow)?;
             writer = Some(
                 FileWriter::try_new(f, &projected)
                     .map_err(|e| Error::io(&shown, "write", std::io::Error::other(e)))?,

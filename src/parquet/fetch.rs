@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use super::plan::{RowGroupPlan, ScanPlan};
 use crate::cuda::{Device, DevicePool, PooledDeviceBuffer};
+use crate::engine::IoError;
 use crate::engine::{FileHandle, IoBufMut, RangeRead};
 use crate::error::{Error, Result};
 use crate::store::{LocalSource, PendingRead, Source};
@@ -46,18 +47,19 @@ impl ReadBack for Vec<u8> {
                 dst.copy_from_slice(src);
                 Ok(())
             }
-            None => Err(Error::BufferTooSmall {
+            None => Err(IoError::BufferTooSmall {
                 path: "<host buffer>".into(),
                 buffer: self.len(),
                 requested: offset.saturating_add(dst.len()),
-            }),
+            }
+            .into()),
         }
     }
 }
 
 impl ReadBack for PooledDeviceBuffer {
     fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.copy_to_host(offset, dst)
+        Ok(self.copy_to_host(offset, dst)?)
     }
 }
 
@@ -109,7 +111,7 @@ impl DeviceAllocator {
 impl Allocator for DeviceAllocator {
     type Buffer = PooledDeviceBuffer;
     fn allocate(&self, len: usize) -> Result<PooledDeviceBuffer> {
-        self.pool.allocate(len)
+        Ok(self.pool.allocate(len)?)
     }
 }
 

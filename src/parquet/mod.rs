@@ -9,6 +9,7 @@
 
 pub mod coalesce;
 pub mod decode;
+pub mod error;
 pub mod fetch;
 pub mod metadata;
 pub mod plan;
@@ -16,6 +17,7 @@ pub mod predicate;
 pub mod reader;
 
 pub use coalesce::CoalesceOptions;
+pub use error::ScanError;
 pub use fetch::{
     fetch, fetch_source, fetch_sources, DeviceAllocator, FetchOptions, FetchedRowGroup,
     HostAllocator, SourceScan,

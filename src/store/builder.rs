@@ -14,8 +14,9 @@ use object_store::{ClientConfigKey, ObjectStore, ObjectStoreScheme};
 use url::Url;
 
 use super::counting::{CountingConnector, HttpCounts};
+use super::error::StoreError;
 use super::options::StoreOptions;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 fn duration(d: Duration) -> String {
     format!("{}ms", d.as_millis().max(1))
@@ -34,12 +35,13 @@ fn client_settings(options: &StoreOptions) -> [(ClientConfigKey, String); 2] {
 
 /// Parses `key` as one of a scheme's configuration keys.
 fn key<K: std::str::FromStr>(url: &Url, key: &str) -> Result<K> {
-    key.to_ascii_lowercase()
-        .parse()
-        .map_err(|_| Error::StoreLocation {
+    key.to_ascii_lowercase().parse().map_err(|_| {
+        StoreError::Location {
             location: url.to_string(),
             reason: format!("unknown store option {key:?}"),
-        })
+        }
+        .into()
+    })
 }
 
 /// Builds the store for `url` (of a remote `scheme`): S3, GCS and Azure from
@@ -56,9 +58,9 @@ pub fn build(
     let counts = Arc::new(HttpCounts::default());
     let connector = CountingConnector::new(counts.clone());
     let retry = options.retry_config();
-    let failed = |e: object_store::Error| Error::StoreLocation {
+    let failed = |e: object_store::Error| StoreError::Configure {
         location: url.to_string(),
-        reason: e.to_string(),
+        source: e,
     };
     // The three cloud builders share no trait but take the same steps: the
     // environment and the URL, the client settings, `config` over them,
@@ -105,10 +107,11 @@ pub fn build(
             )
         }
         other => {
-            return Err(Error::StoreLocation {
+            return Err(StoreError::Location {
                 location: url.to_string(),
                 reason: format!("{other:?} is not a remote store"),
-            })
+            }
+            .into())
         }
     };
     Ok((store, counts))

@@ -9,8 +9,9 @@ use futures::future::{BoxFuture, FutureExt};
 
 use super::source::{PendingRead, Route, Source};
 use crate::cuda::Device;
+use crate::engine::IoError;
 use crate::engine::{Engine, FileHandle, FillBuffer, Memory, OpenMode, PathCounters, RangeRead};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// A local file, read by the engine.
 #[derive(Debug, Clone)]
@@ -55,14 +56,15 @@ impl LocalSource {
 /// short read (the file ended early) is an error.
 fn filled(handle: &FileHandle, buf: FillBuffer, n: usize, offset: u64) -> Result<Bytes> {
     let expected = buf.len();
-    buf.into_filled(n)
-        .map(Bytes::from)
-        .ok_or_else(|| Error::ShortRead {
+    buf.into_filled(n).map(Bytes::from).ok_or_else(|| {
+        IoError::ShortRead {
             path: handle.path().to_string(),
             offset,
             expected,
             got: n,
-        })
+        }
+        .into()
+    })
 }
 
 impl Source for LocalSource {

@@ -23,7 +23,7 @@
 
 pub mod builder;
 pub mod counting;
-mod errors;
+pub mod error;
 mod get;
 pub mod local;
 pub mod options;
@@ -36,6 +36,7 @@ pub mod staging;
 pub mod url;
 
 pub use counting::{CountingConnector, HttpCounts};
+pub use error::StoreError;
 pub use local::LocalSource;
 pub use options::StoreOptions;
 pub use remote::RemoteSource;

@@ -15,7 +15,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::counting::{attributed, HttpCounts};
-use super::errors::from_store;
+use super::error::StoreError;
 use super::get::{get_into, HostSink, Object};
 use super::options::StoreOptions;
 use super::runtime::{block_on, handle, joined};
@@ -23,6 +23,7 @@ use super::source::{PendingRead, Route, Source};
 use super::split::split_reads;
 use super::staging::{DeviceSink, StagingPool, STAGE_BYTES, STAGE_SLOTS};
 use crate::cuda::Device;
+use crate::engine::IoError;
 use crate::engine::{global_counters, IoPath, Memory, PathCounters, RangeRead};
 use crate::error::{Error, Result};
 
@@ -64,26 +65,26 @@ async fn open_tail(object: Arc<Object>, hint: u64) -> Result<Opened> {
             .store
             .get_opts(&object.path, options)
             .await
-            .map_err(|e| from_store(&object.label, op.clone(), e))?;
+            .map_err(|e| StoreError::from_store(&object.label, op.clone(), e))?;
         let range = response.range.clone();
         let meta = response.meta.clone();
         let expected = (range.end - range.start) as usize;
         let mut body = response.into_stream();
         let mut bytes = BytesMut::with_capacity(expected);
         while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| from_store(&object.label, op.clone(), e))?;
+            let chunk = chunk.map_err(|e| StoreError::from_store(&object.label, op.clone(), e))?;
             bytes.extend_from_slice(&chunk);
             if bytes.len() > expected {
                 break;
             }
         }
         if bytes.len() != expected {
-            return Err(Error::TruncatedResponse {
+            return Err(Error::from(StoreError::Truncated {
                 object: object.label.clone(),
                 offset: range.start,
                 expected,
                 got: bytes.len(),
-            });
+            }));
         }
         Ok(Opened {
             size: meta.size,
@@ -158,12 +159,13 @@ impl RemoteSource {
     fn check_range(&self, offset: u64, len: usize) -> Result<()> {
         let end = offset.checked_add(len as u64);
         if end.is_none_or(|end| end > self.inner.size) {
-            return Err(Error::ShortRead {
+            return Err(IoError::ShortRead {
                 path: self.inner.object.label.clone(),
                 offset,
                 expected: len,
                 got: self.inner.size.saturating_sub(offset) as usize,
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -253,11 +255,12 @@ impl Source for RemoteSource {
         for r in reads {
             let end = r.buffer_offset.checked_add(r.len);
             if end.is_none_or(|end| end > memory.len()) {
-                return Err(Error::BufferTooSmall {
+                return Err(IoError::BufferTooSmall {
                     path: self.inner.object.label.clone(),
                     buffer: memory.len(),
                     requested: end.unwrap_or(usize::MAX),
-                });
+                }
+                .into());
             }
             self.check_range(r.file_offset, r.len)?;
         }

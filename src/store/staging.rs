@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 use super::get::Sink;
 use super::runtime::joined;
 use crate::cuda::{Device, Event, PinnedBuffer, Stream};
+use crate::engine::IoError;
 use crate::error::{Error, Result};
 
 /// Bytes of one staging buffer.
@@ -90,7 +91,7 @@ impl StagingPool {
             .clone()
             .acquire_owned()
             .await
-            .map_err(|_| Error::PoolStopped)?;
+            .map_err(|_| IoError::PoolStopped)?;
         let reused = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let slot = match reused {
             Some(s) => s,
@@ -160,7 +161,7 @@ impl DeviceSink {
         let wait = queued.is_ok();
         self.copies.push(tokio::task::spawn_blocking(move || {
             let done = if wait {
-                slot.event.synchronize()
+                slot.event.synchronize().map_err(Error::from)
             } else {
                 Ok(())
             };
