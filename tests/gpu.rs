@@ -20,7 +20,7 @@ use gdscan::cuda::{driver, Device, DeviceBuffer};
 use gdscan::cufile::CuFileError;
 use gdscan::engine::IoError;
 use gdscan::engine::{DeviceRoute, Engine, FileHandle, IoPath, OpenMode};
-use gdscan::store::StoreError;
+use gdscan::store::{LocalSource, StoreError};
 use gdscan::{CompatMode, DeviceReadPath, Error, Settings};
 
 const NEEDS_GPU: &str = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored";
@@ -67,6 +67,11 @@ fn device_bytes(buf: &DeviceBuffer, len: usize) -> Vec<u8> {
     let mut host = vec![0u8; len];
     buf.copy_to_host(0, &mut host).unwrap();
     host
+}
+
+/// A local file's handle as a source (for the path report and the fetch).
+fn local(handle: &Arc<FileHandle>) -> LocalSource {
+    LocalSource::new(handle.clone()).unwrap()
 }
 
 #[test]
@@ -463,8 +468,10 @@ fn cufile_stage1_and_stage2_are_proven() {
     let data = pseudo_random((8 << 20) + 4096, 11);
     let file = disk_file(&data);
     let len = data.len();
-    let auto = FileHandle::open_with(compat_engine(CompatMode::Auto), file.path(), OpenMode::Read)
-        .unwrap();
+    let auto = Arc::new(
+        FileHandle::open_with(compat_engine(CompatMode::Auto), file.path(), OpenMode::Read)
+            .unwrap(),
+    );
     match auto.cufile().clone() {
         CuFileAvailability::Ready => {
             assert_ne!(
@@ -484,7 +491,7 @@ fn cufile_stage1_and_stage2_are_proven() {
             let info = cf_driver::opened().expect("driver open");
             let (total, nvfs, posix) = s.read_split();
             assert!(total > 0, "cuFile's level-3 stats counted the reads: {s:?}");
-            let report = gdscan::report::build(&auto, Some(s.clone()));
+            let report = gdscan::report::build(&local(&auto), Some(s.clone()));
             eprintln!(
                 "--- path report (cuFile registered) ---\n{}",
                 gdscan::report::render(&report)
@@ -561,7 +568,7 @@ fn cufile_stage1_and_stage2_are_proven() {
                 auto.counters().get(IoPath::PosixDeviceBounce).bytes,
                 len as u64
             );
-            let report = gdscan::report::build(&auto, None);
+            let report = gdscan::report::build(&local(&auto), None);
             eprintln!(
                 "--- path report (fallback) ---\n{}",
                 gdscan::report::render(&report)
@@ -641,7 +648,7 @@ fn cufile_parameters_are_read_with_their_source_and_bounds_enforced() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn parquet_row_groups_land_in_device_memory_exactly() {
-    use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions};
+    use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
     use gdscan::parquet::metadata::{load, MetadataOptions};
     use gdscan::parquet::plan::{plan, Projection, ScanRequest};
     let dev = gpu();
@@ -651,7 +658,8 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
     for compat in [CompatMode::On, CompatMode::Auto] {
         let h =
             Arc::new(FileHandle::open_with(compat_engine(compat), &path, OpenMode::Read).unwrap());
-        let meta = load(&h, MetadataOptions::default()).unwrap();
+        let source: Arc<dyn gdscan::store::Source> = Arc::new(local(&h));
+        let meta = load(&source, MetadataOptions::default()).unwrap();
         let p = Arc::new(
             plan(
                 &meta,
@@ -673,7 +681,8 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
             prefetch: 1,
             ..Default::default()
         };
-        for rg in fetch(h.clone(), p.clone(), DeviceAllocator::new(dev), opts) {
+        let scan = SourceScan::new(source.clone(), p.clone());
+        for rg in fetch([scan], DeviceAllocator::new(dev), opts) {
             let rg = rg.unwrap();
             for slice in &rg.chunks {
                 for piece in &slice.pieces {
@@ -706,11 +715,10 @@ fn assert_device_row_groups_match(
     dev: Device,
     file: &[u8],
 ) -> usize {
-    use gdscan::parquet::fetch::{fetch_source, DeviceAllocator, FetchOptions};
+    use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
     let mut row_groups = 0;
-    for rg in fetch_source(
-        source,
-        plan,
+    for rg in fetch(
+        [SourceScan::new(source, plan)],
         DeviceAllocator::new(dev),
         FetchOptions::default(),
     ) {
@@ -731,7 +739,7 @@ fn assert_device_row_groups_match(
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn remote_http_row_groups_land_in_device_memory_through_staging() {
     use common::range_server::RangeServer;
-    use gdscan::parquet::metadata::{load_source, MetadataOptions};
+    use gdscan::parquet::metadata::{load, MetadataOptions};
     use gdscan::parquet::plan::{plan, ScanRequest};
     use gdscan::store::{open, StoreOptions};
     let dev = gpu();
@@ -750,7 +758,7 @@ fn remote_http_row_groups_land_in_device_memory_through_staging() {
         };
         let remote = open(&server.url("gpu/lineitem.parquet"), &opts).unwrap();
         remote.prepare_device(dev).unwrap();
-        let meta = load_source(&remote, MetadataOptions::default()).unwrap();
+        let meta = load(&remote, MetadataOptions::default()).unwrap();
         let p = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
         let row_groups = assert_device_row_groups_match(remote.clone(), p.clone(), dev, &file);
         assert_eq!(row_groups, p.row_groups.len());
@@ -764,8 +772,8 @@ fn remote_http_row_groups_land_in_device_memory_through_staging() {
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn remote_device_reads_resume_cut_bodies_and_fail_short_ones_cleanly() {
     use common::range_server::{Fault, RangeServer};
-    use gdscan::parquet::fetch::{fetch_source, DeviceAllocator, FetchOptions};
-    use gdscan::parquet::metadata::{load_source, MetadataOptions};
+    use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
+    use gdscan::parquet::metadata::{load, MetadataOptions};
     use gdscan::parquet::plan::{plan, ScanRequest};
     use gdscan::store::{open, StoreOptions};
     let dev = gpu();
@@ -781,16 +789,15 @@ fn remote_device_reads_resume_cut_bodies_and_fail_short_ones_cleanly() {
         ..Default::default()
     };
     let remote = open(&server.url("gpu/faults.parquet"), &opts).unwrap();
-    let meta = load_source(&remote, MetadataOptions::default()).unwrap();
+    let meta = load(&remote, MetadataOptions::default()).unwrap();
     let p = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
     server.fail_next(Fault::CutBody(5000), 2);
     assert_device_row_groups_match(remote.clone(), p.clone(), dev, &file);
     assert_eq!(remote.counters().get(IoPath::RemoteStore).retries, 2);
 
     server.fail_next(Fault::ShortBody(100), 1);
-    let outcome: Result<Vec<_>, _> = fetch_source(
-        remote.clone(),
-        p.clone(),
+    let outcome: Result<Vec<_>, _> = fetch(
+        [SourceScan::new(remote.clone(), p.clone())],
         DeviceAllocator::new(dev),
         FetchOptions::default(),
     )

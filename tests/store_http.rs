@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 use common::range_server::{Fault, RangeServer};
 use common::scan::{decode, host_crcs, local, plan_of};
 use gdscan::engine::IoError;
-use gdscan::parquet::metadata::{load_source, MetadataOptions};
+use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::{Projection, ScanRequest};
 use gdscan::store::StoreError;
-use gdscan::store::{open, Route, Source, StoreOptions};
+use gdscan::store::{open, LocalSource, RemoteSource, Source, StoreOptions};
 use gdscan::{Error, IoPath};
 
 /// Small requests, a little concurrency, fast bounded retries.
@@ -72,11 +72,14 @@ fn http_scans_land_the_local_files_chunks_and_decode_to_its_batches() {
     let f = fixture("data/lineitem.parquet");
     let remote = open(&f.url, &options()).unwrap();
     let local = local(&f.path);
-    assert!(matches!(
-        remote.route(),
-        Route::Store { concurrency: 4, .. }
-    ));
-    assert_eq!(local.route(), Route::Engine);
+    assert_eq!(
+        RemoteSource::of(remote.as_ref())
+            .unwrap()
+            .options()
+            .concurrency,
+        4
+    );
+    assert!(LocalSource::of(local.as_ref()).is_some());
     assert_eq!(remote.size(), local.size());
     for request in [all_columns(), some_columns_filtered()] {
         let plan = plan_of(&remote, &request);
@@ -94,7 +97,11 @@ fn http_scans_land_the_local_files_chunks_and_decode_to_its_batches() {
     assert!(c.ops > 1 && c.bytes > 0 && c.nanos > 0, "{c:?}");
     assert_eq!(c.retries, 0);
     assert_eq!(remote.counters().get(IoPath::PosixHost).bytes, 0);
-    let attempts = remote.http_counts().unwrap().attempts();
+    let attempts = RemoteSource::of(remote.as_ref())
+        .unwrap()
+        .http_counts()
+        .unwrap()
+        .attempts();
     assert_eq!(attempts, c.ops, "one HTTP attempt per request");
     assert_eq!(attempts as usize, f.server.gets());
     assert!(local.counters().get(IoPath::PosixHost).bytes > 0);
@@ -123,7 +130,7 @@ fn requests_are_split_to_the_request_size() {
 fn the_footer_arrives_with_the_opening_request_and_the_cache_follows_the_etag() {
     let f = fixture("cache.parquet");
     let a = open(&f.url, &options()).unwrap();
-    let meta = load_source(&a, MetadataOptions::default()).unwrap();
+    let meta = load(&a, MetadataOptions::default()).unwrap();
     assert_eq!(
         f.server.gets(),
         1,
@@ -133,7 +140,7 @@ fn the_footer_arrives_with_the_opening_request_and_the_cache_follows_the_etag() 
 
     let b = open(&f.url, &options()).unwrap();
     assert_eq!(b.version(), a.version());
-    let again = load_source(&b, MetadataOptions::default()).unwrap();
+    let again = load(&b, MetadataOptions::default()).unwrap();
     assert!(
         Arc::ptr_eq(&meta, &again),
         "same location, size and e-tag: cached"
@@ -145,7 +152,7 @@ fn the_footer_arrives_with_the_opening_request_and_the_cache_follows_the_etag() 
         .put_without_etag("cache.parquet", std::fs::read(&f.path).unwrap());
     let c = open(&f.url, &options()).unwrap();
     assert_ne!(c.version(), a.version(), "no e-tag: the modification time");
-    let fresh = load_source(&c, MetadataOptions::default()).unwrap();
+    let fresh = load(&c, MetadataOptions::default()).unwrap();
     assert!(!Arc::ptr_eq(&meta, &fresh), "another version: read again");
 }
 
@@ -155,7 +162,7 @@ fn a_small_footer_hint_costs_one_more_request() {
     let mut opts = options();
     opts.footer_hint = 64;
     let s = open(&f.url, &opts).unwrap();
-    load_source(&s, MetadataOptions::default()).unwrap();
+    load(&s, MetadataOptions::default()).unwrap();
     assert!(f.server.gets() >= 2, "64 bytes cannot hold the footer");
     assert_eq!(
         decode(s).unwrap(),
@@ -175,7 +182,10 @@ fn server_errors_are_retried_counted_and_end_in_the_right_bytes() {
         host_crcs(&local(&f.path), &plan).unwrap()
     );
     assert_eq!(remote.counters().get(IoPath::RemoteStore).retries, 3);
-    let http = remote.http_counts().unwrap();
+    let http = RemoteSource::of(remote.as_ref())
+        .unwrap()
+        .http_counts()
+        .unwrap();
     assert_eq!(http.failed(), 3);
     assert_eq!(
         http.attempts(),

@@ -19,10 +19,10 @@ use std::sync::Arc;
 
 use common::moto::Moto;
 use common::scan::{decode, host_crcs, ipc, local, plan_of};
-use gdscan::parquet::metadata::{load_source, MetadataOptions};
+use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::{plan, Projection, ScanRequest};
 use gdscan::store::StoreError;
-use gdscan::store::{open_with_config, Source, StoreOptions};
+use gdscan::store::{open_with_config, RemoteSource, Source, StoreOptions};
 use gdscan::{Error, IoPath};
 
 const BUCKET: &str = "gdscan-test";
@@ -98,7 +98,14 @@ fn s3_scans_land_the_local_files_chunks_and_decode_to_its_batches() {
     let c = remote.counters().get(IoPath::RemoteStore);
     assert!(c.ops > 1 && c.bytes > 0, "{c:?}");
     assert_eq!(c.retries, 0);
-    assert_eq!(remote.http_counts().unwrap().attempts(), c.ops);
+    assert_eq!(
+        RemoteSource::of(remote.as_ref())
+            .unwrap()
+            .http_counts()
+            .unwrap()
+            .attempts(),
+        c.ops
+    );
 }
 
 #[test]
@@ -130,10 +137,10 @@ fn every_parquet_testing_file_decodes_the_same_from_s3() {
         moto.upload(BUCKET, name, data);
         let local = local(file);
         let remote = open_s3(&moto, name);
-        let Ok(meta) = load_source(&local, MetadataOptions::default()) else {
+        let Ok(meta) = load(&local, MetadataOptions::default()) else {
             assert!(
                 remote
-                    .and_then(|r| load_source(&r, MetadataOptions::default()))
+                    .and_then(|r| load(&r, MetadataOptions::default()))
                     .is_err(),
                 "{name}: bad metadata locally, not from S3"
             );

@@ -3,6 +3,7 @@
 
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -14,6 +15,7 @@ use crate::config::{CompatMode, DeviceReadPath, Settings};
 use crate::cuda::{Device, DeviceBuffer, PinnedBuffer};
 use crate::engine::{drop_from_cache, on_tmpfs, Engine, FileHandle, IoPath, OpenMode};
 use crate::error::{Error, Result};
+use crate::store::LocalSource;
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -285,7 +287,8 @@ fn run_case(
     settings.num_threads = threads;
     route.apply(&mut settings);
     let engine = Engine::new(settings)?;
-    let handle = FileHandle::open_with(engine, path, OpenMode::Read)?;
+    let handle = Arc::new(FileHandle::open_with(engine, path, OpenMode::Read)?);
+    let source = LocalSource::new(handle.clone())?;
     let before = || if cold { drop_from_cache(path) } else { Ok(()) };
     let seconds = time_runs_with(opts.repeats, before, || {
         handle.pread(dev, len, 0).map(|_| ())
@@ -294,9 +297,9 @@ fn run_case(
     // cuFile's own counters when cuFile is open.
     dev.fill(0xA5)?;
     handle.counters().reset();
-    let window = crate::report::StatsWindow::open(true, Some(&handle))?;
+    let window = crate::report::StatsWindow::open(true, &source)?;
     handle.pread(dev, len, 0)?;
-    let verdict = window.close(&handle)?.verdict;
+    let verdict = window.close(&source)?.verdict;
     let path_bytes = handle.counters().nonzero();
     let crc_ok = crc32_device(dev, 0, len)? == crc;
     let timing = Timing {

@@ -15,9 +15,10 @@ use crate::config::Settings;
 use crate::cuda::{Device, DeviceBuffer};
 use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
 use crate::error::{Error, Result};
-use crate::parquet::fetch::{fetch, DeviceAllocator, FetchOptions};
+use crate::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::ScanPlan;
+use crate::store::{LocalSource, Source};
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -89,7 +90,8 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let shown = handle.path().to_string();
     let file_bytes = handle.file_size()?;
     let file = std::fs::read(&opts.file).map_err(|e| Error::io(&shown, "read", e))?; // warms the cache, and the oracle
-    let metadata = load(&handle, MetadataOptions::default())?;
+    let source: Arc<dyn Source> = Arc::new(LocalSource::new(handle.clone())?);
+    let metadata = load(&source, MetadataOptions::default())?;
 
     let mut whole = DeviceBuffer::new(device, file_bytes as usize)?;
     let file_read = Timing {
@@ -110,8 +112,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
         let plan: Arc<ScanPlan> = Arc::new(case.plan(&shown, &metadata)?);
         let seconds = time_runs(opts.iterations, || {
             for rg in fetch(
-                handle.clone(),
-                plan.clone(),
+                [SourceScan::new(source.clone(), plan.clone())],
                 alloc.clone(),
                 FetchOptions::default(),
             ) {
@@ -123,8 +124,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
         handle.counters().reset();
         let mut bytes_ok = true;
         for rg in fetch(
-            handle.clone(),
-            plan.clone(),
+            [SourceScan::new(source.clone(), plan.clone())],
             alloc.clone(),
             FetchOptions::default(),
         ) {

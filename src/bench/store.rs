@@ -14,9 +14,9 @@ use super::stats::{time_runs, Timing};
 use crate::cuda::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::parquet::fetch::{
-    fetch_source, Allocator, DeviceAllocator, FetchOptions, HostAllocator,
+    fetch, Allocator, DeviceAllocator, FetchOptions, HostAllocator, SourceScan,
 };
-use crate::parquet::metadata::{load_source, MetadataOptions};
+use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::ScanPlan;
 use crate::store::StoreError;
 use crate::store::{builder, classify, HttpCounts, RemoteSource, Source, StoreOptions, Target};
@@ -127,7 +127,11 @@ fn scan_into<A: Allocator>(
     crc: bool,
 ) -> Result<Vec<u32>> {
     let mut crcs = vec![0u32; if crc { plan.chunks.len() } else { 0 }];
-    for rg in fetch_source(source.clone(), plan.clone(), alloc, FetchOptions::default()) {
+    for rg in fetch(
+        [SourceScan::new(source.clone(), plan.clone())],
+        alloc,
+        FetchOptions::default(),
+    ) {
         let rg = rg?;
         if crc {
             for slice in &rg.chunks {
@@ -219,7 +223,7 @@ pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
     let mut cases = Vec::new();
     for case in &opts.cases {
         let shared: Arc<dyn Source> = Arc::new(first.clone());
-        let meta = load_source(
+        let meta = load(
             &shared,
             MetadataOptions {
                 page_index: case.filter.is_some(),

@@ -13,14 +13,15 @@ use super::cases::{lineitem_query, ScanCase};
 use super::error::BenchError;
 use crate::config::Settings;
 use crate::cuda::Device;
+use crate::engine::Engine;
 use crate::engine::{drop_from_cache, on_tmpfs};
-use crate::engine::{Engine, FileHandle, OpenMode};
 use crate::error::{Error, Result};
 use crate::parquet::fetch::{
-    fetch_files, Allocator, DeviceAllocator, FetchOptions, FileScan, HostAllocator,
+    fetch, Allocator, DeviceAllocator, FetchOptions, HostAllocator, SourceScan,
 };
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::{Projection, ScanPlan};
+use crate::store::{LocalSource, Source};
 use crate::tpch::Table;
 
 /// The query cases by name: `scan` (every table, all columns) and the
@@ -147,7 +148,7 @@ pub fn table_files(data: &Path, table: Table) -> Result<Vec<PathBuf>> {
 }
 
 struct Prepared {
-    handle: Arc<FileHandle>,
+    source: Arc<dyn Source>,
     plan: Arc<ScanPlan>,
     path: PathBuf,
 }
@@ -160,14 +161,10 @@ fn run_once<A: Allocator + Clone>(files: &[Prepared], alloc: &A, cold: bool) -> 
     }
     let scans = files
         .iter()
-        .map(|f| FileScan {
-            handle: f.handle.clone(),
-            plan: f.plan.clone(),
-        })
-        .collect();
+        .map(|f| SourceScan::new(f.source.clone(), f.plan.clone()));
     let start = Instant::now();
     let mut bytes_read = 0;
-    for rg in fetch_files(scans, alloc.clone(), FetchOptions::default()) {
+    for rg in fetch(scans, alloc.clone(), FetchOptions::default()) {
         bytes_read += rg?.bytes_read;
     }
     Ok(Iteration {
@@ -190,15 +187,11 @@ fn run_query<A: Allocator + Clone>(
 ) -> Result<QueryResult> {
     let mut prepared = Vec::new();
     for path in table_files(&opts.data, table)? {
-        let handle = Arc::new(FileHandle::open_with(
-            engine.clone(),
-            &path,
-            OpenMode::Read,
-        )?);
-        let metadata = load(&handle, MetadataOptions::default())?;
-        let plan = case.plan(handle.path(), &metadata)?;
+        let source: Arc<dyn Source> = Arc::new(LocalSource::open(engine.clone(), &path)?);
+        let metadata = load(&source, MetadataOptions::default())?;
+        let plan = case.plan(source.location(), &metadata)?;
         prepared.push(Prepared {
-            handle,
+            source,
             plan: Arc::new(plan),
             path,
         });
@@ -214,7 +207,7 @@ fn run_query<A: Allocator + Clone>(
     let bytes_read: u64 = prepared.iter().map(|p| p.plan.totals.bytes_read).sum();
     let verdict = prepared
         .first()
-        .map(|p| crate::report::build(&p.handle, None).verdict)
+        .map(|p| crate::report::build(p.source.as_ref(), None).verdict)
         .unwrap_or_default();
     Ok(QueryResult {
         query: case.name.clone(),

@@ -1,6 +1,7 @@
 //! `gdscan read`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
@@ -12,6 +13,7 @@ use crate::cuda::{Device, DeviceBuffer};
 use crate::engine::IoError;
 use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
 use crate::error::Result;
+use crate::store::LocalSource;
 
 /// Arguments of `gdscan read`.
 #[derive(Debug, Args)]
@@ -100,7 +102,9 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         .into());
     }
     let len = size.min(file_size - args.offset) as usize;
-    let window = crate::report::StatsWindow::open(args.stats, Some(&handle))?;
+    let handle = Arc::new(handle);
+    let source = LocalSource::new(handle.clone())?;
+    let window = crate::report::StatsWindow::open(args.stats, &source)?;
     let (bytes, seconds, destination, route, crc) = if args.destination.host {
         let mut buf = vec![0u8; len];
         let start = Instant::now();
@@ -133,7 +137,7 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         )
     };
     let report = if args.stats {
-        Some(window.close(&handle)?)
+        Some(window.close(&source)?)
     } else {
         None
     };

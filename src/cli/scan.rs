@@ -13,10 +13,10 @@ use crate::engine::{Engine, IoPath};
 use crate::error::Result;
 use crate::parquet::coalesce::CoalesceOptions;
 use crate::parquet::fetch::{
-    fetch_source, ChunkSlice, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator,
-    ReadBack,
+    fetch, ChunkSlice, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator, ReadBack,
+    SourceScan,
 };
-use crate::parquet::metadata::{load_source, MetadataOptions};
+use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
 use crate::parquet::predicate::Predicate;
 use crate::parquet::ScanError;
@@ -106,7 +106,7 @@ impl ScanSpec {
     fn prepare(&self) -> Result<Prepared> {
         let source = self.open()?;
         let request = self.request(source.location())?;
-        let metadata = load_source(
+        let metadata = load(
             &source,
             MetadataOptions {
                 page_index: request.predicate.is_some(),
@@ -269,8 +269,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
     let plan = Arc::new(plan);
     let mut checksums = Vec::new();
     let mut bytes_read = 0u64;
-    let window =
-        crate::report::StatsWindow::open(args.stats, source.file_handle().map(|h| h.as_ref()))?;
+    let window = crate::report::StatsWindow::open(args.stats, source.as_ref())?;
     let checksum_entry = |c: usize, bytes: u64, crc: u32| ChunkChecksum {
         row_group: plan.chunks[c].row_group,
         column: plan.chunks[c].column.clone(),
@@ -280,9 +279,8 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
     let (seconds, destination) = if args.destination.host {
         let start = Instant::now();
         let mut held = Vec::new();
-        for rg in fetch_source(
-            source.clone(),
-            plan.clone(),
+        for rg in fetch(
+            [SourceScan::new(source.clone(), plan.clone())],
             HostAllocator,
             FetchOptions::default(),
         ) {
@@ -305,9 +303,8 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         let device = Device::get(ordinal)?;
         source.prepare_device(device)?;
         let start = Instant::now();
-        for rg in fetch_source(
-            source.clone(),
-            plan.clone(),
+        for rg in fetch(
+            [SourceScan::new(source.clone(), plan.clone())],
             DeviceAllocator::new(device),
             FetchOptions::default(),
         ) {
@@ -324,7 +321,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         (seconds, format!("device {ordinal}"))
     };
     let rows_written = match &args.output {
-        Some(out) => Some(crate::parquet::decode::write_ipc_from(
+        Some(out) => Some(crate::parquet::ipc_export::write_ipc(
             source.clone(),
             metadata.clone(),
             &plan,
@@ -335,7 +332,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         None => None,
     };
     let report = if args.stats {
-        Some(window.close_source(source.as_ref())?)
+        Some(window.close(source.as_ref())?)
     } else {
         None
     };

@@ -26,7 +26,7 @@ use super::location::{list_files, open_reader, TableFile};
 use super::options::GdsTableOptions;
 use super::pushdown::predicate_from_filters;
 use crate::error::{Error, Result};
-use crate::parquet::metadata::{load_source, MetadataOptions};
+use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::predicate::Predicate;
 use ::parquet::file::metadata::ParquetMetaData;
 
@@ -94,7 +94,7 @@ impl GdsTable {
         let mut schemas = Vec::with_capacity(files.len());
         for file in &files {
             let reader = open_reader(&file.location, &options)?;
-            let meta = load_source(reader.source(), MetadataOptions::default())?;
+            let meta = load(reader.source(), MetadataOptions::default())?;
             let file_meta = meta.file_metadata();
             let schema =
                 parquet_to_arrow_schema(file_meta.schema_descr(), file_meta.key_value_metadata())

@@ -11,7 +11,7 @@ use super::page_cache::probe_cached;
 use super::posix::Descriptors;
 use super::request::{IoFuture, Request, Transfer};
 use super::route::{decide_cufile, decide_posix, CuFileAvailability, DeviceRoute, RouteDecision};
-use super::submit::{PendingReads, RangeRead};
+use super::submit::{RangeRead, SubmittedReads};
 use super::tasks::TaskSplit;
 use super::Engine;
 use crate::error::{Error, Result};
@@ -211,12 +211,12 @@ impl FileHandle {
     ///
     /// # Safety
     /// `memory` must stay valid, and untouched by anything else, until the
-    /// returned [`PendingReads`] is waited for or dropped (dropping waits).
+    /// returned [`SubmittedReads`] is waited for or dropped (dropping waits).
     pub unsafe fn submit_ranges(
         &self,
         memory: Memory,
         ranges: &[RangeRead],
-    ) -> Result<PendingReads> {
+    ) -> Result<SubmittedReads> {
         let mut requests = Vec::with_capacity(ranges.len());
         for r in ranges {
             let end = r.buffer_offset.checked_add(r.len);
@@ -242,7 +242,7 @@ impl FileHandle {
             }
             requests.push(Arc::new(req));
         }
-        let mut pending = PendingReads {
+        let mut pending = SubmittedReads {
             requests: Vec::with_capacity(requests.len()),
             error: None,
         };

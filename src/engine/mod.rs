@@ -36,7 +36,7 @@ pub use open_file::OpenMode;
 pub use page_cache::{drop_from_cache, on_tmpfs};
 pub use request::IoFuture;
 pub use route::{DeviceRoute, RouteDecision};
-pub use submit::{PendingReads, RangeRead};
+pub use submit::{RangeRead, SubmittedReads};
 
 use crate::config::Settings;
 use crate::error::Result;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt};
 
-use super::source::{PendingRead, Route, Source};
+use super::source::{PendingReads, Source};
 use crate::cuda::Device;
 use crate::engine::IoError;
 use crate::engine::{Engine, FileHandle, FillBuffer, Memory, OpenMode, PathCounters, RangeRead};
@@ -49,6 +49,11 @@ impl LocalSource {
     /// The handle.
     pub fn handle(&self) -> &Arc<FileHandle> {
         &self.handle
+    }
+
+    /// `source` as a local file, when it is one.
+    pub fn of(source: &dyn Source) -> Option<&LocalSource> {
+        source.as_any().downcast_ref()
     }
 }
 
@@ -121,7 +126,7 @@ impl Source for LocalSource {
         &self,
         memory: Memory,
         reads: &[RangeRead],
-    ) -> Result<Box<dyn PendingRead>> {
+    ) -> Result<Box<dyn PendingReads>> {
         Ok(Box::new(self.handle.submit_ranges(memory, reads)?))
     }
 
@@ -129,12 +134,8 @@ impl Source for LocalSource {
         self.handle.counters()
     }
 
-    fn route(&self) -> Route {
-        Route::Engine
-    }
-
-    fn file_handle(&self) -> Option<&Arc<FileHandle>> {
-        Some(&self.handle)
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 
     fn prepare_device(&self, device: Device) -> Result<()> {

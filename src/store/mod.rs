@@ -40,7 +40,7 @@ pub use error::StoreError;
 pub use local::LocalSource;
 pub use options::StoreOptions;
 pub use remote::RemoteSource;
-pub use source::{PendingRead, Route, Source};
+pub use source::{PendingReads, Source};
 pub use url::{
     classify, list_prefix, open, open_store, open_with, open_with_config, ListedObject, Target,
 };

@@ -19,7 +19,7 @@ use super::error::StoreError;
 use super::get::{get_into, HostSink, Object};
 use super::options::StoreOptions;
 use super::runtime::{block_on, handle, joined};
-use super::source::{PendingRead, Route, Source};
+use super::source::{PendingReads, Source};
 use super::split::split_reads;
 use super::staging::{DeviceSink, StagingPool, STAGE_BYTES, STAGE_SLOTS};
 use crate::cuda::Device;
@@ -156,6 +156,17 @@ impl RemoteSource {
         &self.inner.options
     }
 
+    /// The HTTP attempts of the store behind this object (all its objects
+    /// together), when its client counts them.
+    pub fn http_counts(&self) -> Option<&Arc<HttpCounts>> {
+        self.inner.http.as_ref()
+    }
+
+    /// `source` as a remote object, when it is one.
+    pub fn of(source: &dyn Source) -> Option<&RemoteSource> {
+        source.as_any().downcast_ref()
+    }
+
     fn check_range(&self, offset: u64, len: usize) -> Result<()> {
         let end = offset.checked_add(len as u64);
         if end.is_none_or(|end| end > self.inner.size) {
@@ -251,7 +262,7 @@ impl Source for RemoteSource {
         &self,
         memory: Memory,
         reads: &[RangeRead],
-    ) -> Result<Box<dyn PendingRead>> {
+    ) -> Result<Box<dyn PendingReads>> {
         for r in reads {
             let end = r.buffer_offset.checked_add(r.len);
             if end.is_none_or(|end| end > memory.len()) {
@@ -290,20 +301,12 @@ impl Source for RemoteSource {
         &self.inner.object.counters
     }
 
-    fn route(&self) -> Route {
-        Route::Store {
-            store: self.inner.object.store.to_string(),
-            concurrency: self.inner.options.concurrency,
-            request_size: self.inner.options.request_size,
-        }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 
     fn cached_tail(&self) -> Option<(u64, Bytes)> {
         Some(self.inner.tail.clone())
-    }
-
-    fn http_counts(&self) -> Option<&Arc<HttpCounts>> {
-        self.inner.http.as_ref()
     }
 
     fn prepare_device(&self, device: Device) -> Result<()> {

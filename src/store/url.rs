@@ -229,7 +229,6 @@ pub fn open_store(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Route;
 
     fn remote(location: &str) -> (ObjectStoreScheme, String) {
         match classify(location).unwrap() {
@@ -310,8 +309,7 @@ mod tests {
         let store: Arc<dyn ObjectStore> =
             Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap());
         let source = open_store(store, &Path::from("f.bin"), &StoreOptions::default()).unwrap();
-        assert_eq!(source.route(), Route::Engine);
-        assert!(source.file_handle().is_some());
+        assert!(LocalSource::of(source.as_ref()).is_some());
         assert_eq!(source.size(), data.len() as u64);
         let got =
             futures::executor::block_on(source.read_ranges(&[10..20, 9_990..10_000])).unwrap();

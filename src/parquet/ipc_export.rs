@@ -1,6 +1,6 @@
-//! CPU decoding of a scan through arrow-rs over the engine-backed reader
-//! (until the GPU decoder exists): the scanned columns, the filter applied
-//! row-exactly, written as an Arrow IPC file.
+//! A scan exported as an Arrow IPC file, decoded on the CPU by arrow-rs
+//! over gdscan's reader (`gdscan scan --output`): the scanned columns, the
+//! filter applied row-exactly. (The GPU decoder is `crate::decode`.)
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,27 +16,14 @@ use super::error::ScanError;
 use super::plan::{resolve_projection, Projection, ScanPlan};
 use super::predicate::Predicate;
 use super::reader::GdsParquetReader;
-use crate::engine::FileHandle;
 use crate::error::{Error, Result};
-use crate::store::{LocalSource, Source};
+use crate::store::Source;
 
-/// Decodes the plan's row groups and columns, keeps the rows where
-/// `predicate` holds, and writes them to `out` (an Arrow IPC file, written
-/// under a temporary name and renamed when complete). Returns the rows written.
+/// Decodes the plan's row groups and columns of `source` (a local file or
+/// a remote object), keeps the rows where `predicate` holds, and writes
+/// them to `out` (an Arrow IPC file, written under a temporary name and
+/// renamed when complete). Returns the rows written.
 pub fn write_ipc(
-    handle: Arc<FileHandle>,
-    metadata: Arc<ParquetMetaData>,
-    plan: &ScanPlan,
-    projection: &Projection,
-    predicate: Option<&Predicate>,
-    out: &Path,
-) -> Result<u64> {
-    let source: Arc<dyn Source> = Arc::new(LocalSource::new(handle)?);
-    write_ipc_from(source, metadata, plan, projection, predicate, out)
-}
-
-/// As [`write_ipc`], reading from any source (a local file or a remote object).
-pub fn write_ipc_from(
     source: Arc<dyn Source>,
     metadata: Arc<ParquetMetaData>,
     plan: &ScanPlan,
@@ -76,7 +63,7 @@ pub fn write_ipc_from(
             .map(|s| s.split('.').next().unwrap_or(s).to_string())
             .collect(),
     };
-    let reader = GdsParquetReader::from_source(source);
+    let reader = GdsParquetReader::new(source);
     let builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, arrow_meta)
         .with_projection(ProjectionMask::leaves(&schema, leaves))
         .with_row_groups(plan.row_groups.iter().map(|r| r.index).collect());
