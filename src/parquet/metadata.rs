@@ -282,16 +282,13 @@ fn finish(
 /// `pread`, without the store runtime. Blocks this thread on any read;
 /// async callers use [`load_async`].
 pub fn load(source: &Arc<dyn Source>, opts: MetadataOptions) -> Result<Arc<ParquetMetaData>> {
-    let Miss {
-        key,
-        reader,
-        parser,
-    } = match lookup(source, opts) {
+    let miss = match lookup(source, opts) {
         Lookup::Hit(hit) => return Ok(hit),
         Lookup::Miss(miss) => *miss,
     };
-    reader.prefetch_tail(opts.size_hint)?;
-    finish(key, source.as_ref(), parser.parse_and_finish(&reader))
+    miss.reader.prefetch_tail(opts.size_hint)?;
+    let parsed = miss.parser.parse_and_finish(&miss.reader);
+    finish(miss.key, source.as_ref(), parsed)
 }
 
 /// As [`load`], reading asynchronously (for arrow-rs's `AsyncFileReader`
@@ -300,18 +297,15 @@ pub async fn load_async(
     source: &Arc<dyn Source>,
     opts: MetadataOptions,
 ) -> Result<Arc<ParquetMetaData>> {
-    let Miss {
-        key,
-        reader,
-        parser,
-    } = match lookup(source, opts) {
+    let miss = match lookup(source, opts) {
         Lookup::Hit(hit) => return Ok(hit),
         Lookup::Miss(miss) => *miss,
     };
-    let prefetch = reader.prefetch_len(opts.size_hint);
-    let parsed = parser
+    let prefetch = miss.reader.prefetch_len(opts.size_hint);
+    let parsed = miss
+        .parser
         .with_prefetch_hint(Some(prefetch))
-        .load_and_finish(TailFetch(reader), source.size())
+        .load_and_finish(TailFetch(miss.reader), source.size())
         .await;
-    finish(key, source.as_ref(), parsed)
+    finish(miss.key, source.as_ref(), parsed)
 }

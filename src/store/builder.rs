@@ -62,14 +62,15 @@ pub fn build(
         location: url.to_string(),
         source: e,
     };
-    // The three cloud builders share no trait but take the same steps: the
-    // environment and the URL, the client settings, `config` over them,
+    // The four builders share no trait but take the same steps after their
+    // start (the environment and the URL, or the origin): the client
+    // settings (wrapped in the builder's key type), `config` over them,
     // then retries and the counting connector.
     macro_rules! configured {
-        ($builder:ident, $key:ident) => {{
-            let mut b = $builder::from_env().with_url(url.as_str());
+        ($start:expr, $client_key:expr) => {{
+            let mut b = $start;
             for (k, v) in client_settings(options) {
-                b = b.with_config($key::Client(k), v);
+                b = b.with_config($client_key(k), v);
             }
             for (k, v) in config {
                 b = b.with_config(key(url, k)?, *v);
@@ -83,29 +84,24 @@ pub fn build(
         }};
     }
     let store: Arc<dyn ObjectStore> = match scheme {
-        ObjectStoreScheme::AmazonS3 => configured!(AmazonS3Builder, AmazonS3ConfigKey),
-        ObjectStoreScheme::GoogleCloudStorage => {
-            configured!(GoogleCloudStorageBuilder, GoogleConfigKey)
-        }
-        ObjectStoreScheme::MicrosoftAzure => configured!(MicrosoftAzureBuilder, AzureConfigKey),
-        ObjectStoreScheme::Http => {
-            let origin = &url[..url::Position::BeforePath];
-            let mut b = HttpBuilder::new()
-                .with_url(origin)
-                .with_config(ClientConfigKey::AllowHttp, "true");
-            for (k, v) in client_settings(options) {
-                b = b.with_config(k, v);
-            }
-            for (k, v) in config {
-                b = b.with_config(key(url, k)?, *v);
-            }
-            Arc::new(
-                b.with_retry(retry)
-                    .with_http_connector(connector)
-                    .build()
-                    .map_err(failed)?,
-            )
-        }
+        ObjectStoreScheme::AmazonS3 => configured!(
+            AmazonS3Builder::from_env().with_url(url.as_str()),
+            AmazonS3ConfigKey::Client
+        ),
+        ObjectStoreScheme::GoogleCloudStorage => configured!(
+            GoogleCloudStorageBuilder::from_env().with_url(url.as_str()),
+            GoogleConfigKey::Client
+        ),
+        ObjectStoreScheme::MicrosoftAzure => configured!(
+            MicrosoftAzureBuilder::from_env().with_url(url.as_str()),
+            AzureConfigKey::Client
+        ),
+        ObjectStoreScheme::Http => configured!(
+            HttpBuilder::new()
+                .with_url(&url[..url::Position::BeforePath])
+                .with_config(ClientConfigKey::AllowHttp, "true"),
+            std::convert::identity
+        ),
         other => {
             return Err(StoreError::Location {
                 location: url.to_string(),
