@@ -14,13 +14,14 @@
 //! with KvikIO's `KVIKIO_COMPAT_MODE` rules) and, on the cuFile side, stage 2
 //! (cuFile's own choice: nvidia-fs GDS or its POSIX compat path). Both are
 //! made visible and proven after the fact: see [`cufile`], [`report`] and
-//! [`doctor`].
+//! `doctor`.
 //!
 //! CUDA and cuFile are loaded at run time ([`cuda`], [`cufile`]): the crate
 //! builds and its host paths run on machines without them; asking for a
 //! device there is an [`CudaError::Unavailable`](crate::cuda::CudaError::Unavailable), never a panic.
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 #[cfg(feature = "cli")]
 pub mod bench;
@@ -33,7 +34,7 @@ pub mod cufile;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
 #[cfg(feature = "cli")]
-pub mod doctor;
+mod doctor;
 pub mod engine;
 pub mod error;
 pub mod parquet;

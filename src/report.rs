@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::cufile::driver::{opened, predict_stage2};
 use crate::cufile::params::{report as param_report, ConfigSource, ParamValue};
 use crate::cufile::CuFileStats;
-use crate::engine::route::CuFileAvailability;
+use crate::engine::CuFileAvailability;
 use crate::engine::{FileHandle, IoPath, PathCounters, RouteDecision};
 use crate::store::{LocalSource, RemoteSource, Source};
 

@@ -463,7 +463,7 @@ fn compat_engine(compat: CompatMode) -> Arc<Engine> {
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn cufile_stage1_and_stage2_are_proven() {
     use gdscan::cufile::{driver as cf_driver, stats};
-    use gdscan::engine::route::CuFileAvailability;
+    use gdscan::engine::CuFileAvailability;
     let dev = gpu();
     let data = pseudo_random((8 << 20) + 4096, 11);
     let file = disk_file(&data);

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use gdscan::engine::route::CuFileAvailability;
+use gdscan::engine::CuFileAvailability;
 use gdscan::engine::DeviceRoute;
 use gdscan::engine::IoError;
 use gdscan::{CompatMode, Engine, Error, FileHandle, OpenMode, Settings};

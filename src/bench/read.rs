@@ -19,7 +19,7 @@ use crate::store::LocalSource;
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub struct ReadBenchOptions {
+pub(crate) struct ReadBenchOptions {
     /// Files to read (created with pseudo-random bytes when missing or of another size).
     pub files: Vec<PathBuf>,
     /// Bytes per file.
@@ -93,7 +93,7 @@ impl BenchRoute {
 
 /// One of our cases.
 #[derive(Debug, Clone, Serialize)]
-pub struct Case {
+pub(crate) struct Case {
     /// The route setting.
     pub route: String,
     /// Worker threads.
@@ -116,7 +116,7 @@ pub struct Case {
 
 /// A case that could not run (e.g. cuFile unavailable under compat OFF).
 #[derive(Debug, Clone, Serialize)]
-pub struct FailedCase {
+pub(crate) struct FailedCase {
     /// The route.
     pub route: String,
     /// Worker threads.
@@ -127,7 +127,7 @@ pub struct FailedCase {
 
 /// Results for one file.
 #[derive(Debug, Clone, Serialize)]
-pub struct FileReport {
+pub(crate) struct FileReport {
     /// The file.
     pub file: String,
     /// Bytes read per run.
@@ -146,7 +146,7 @@ pub struct FileReport {
 
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
-pub struct ReadBenchReport {
+pub(crate) struct ReadBenchReport {
     /// GPU name.
     pub device: String,
     /// Per file.
@@ -154,7 +154,7 @@ pub struct ReadBenchReport {
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &ReadBenchOptions) -> Result<ReadBenchReport> {
+pub(crate) fn run(opts: &ReadBenchOptions) -> Result<ReadBenchReport> {
     let device = Device::get(opts.device)?;
     let mut files = Vec::new();
     for file in &opts.files {
@@ -320,7 +320,7 @@ fn run_case(
 }
 
 /// The report as a text table.
-pub fn render(report: &ReadBenchReport) -> String {
+pub(crate) fn render(report: &ReadBenchReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "device: {}", report.device);

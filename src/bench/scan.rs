@@ -22,7 +22,7 @@ use crate::store::{LocalSource, Source};
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub struct ScanBenchOptions {
+pub(crate) struct ScanBenchOptions {
     /// The Parquet file.
     pub file: PathBuf,
     /// CUDA device.
@@ -37,7 +37,7 @@ pub struct ScanBenchOptions {
 
 /// One case's figures.
 #[derive(Debug, Clone, Serialize)]
-pub struct ScanCaseReport {
+pub(crate) struct ScanCaseReport {
     /// Name.
     pub name: String,
     /// Bytes the scan needs.
@@ -66,7 +66,7 @@ pub struct ScanCaseReport {
 
 /// The report.
 #[derive(Debug, Clone, Serialize)]
-pub struct ScanBenchReport {
+pub(crate) struct ScanBenchReport {
     /// GPU.
     pub device: String,
     /// The file.
@@ -82,7 +82,7 @@ pub struct ScanBenchReport {
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
+pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let device = Device::get(opts.device)?;
     let engine = Engine::new(opts.settings.clone())?;
     engine.preallocate_bounce_buffers(device)?;
@@ -187,7 +187,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
 }
 
 /// The report as a table.
-pub fn render(r: &ScanBenchReport) -> String {
+pub(crate) fn render(r: &ScanBenchReport) -> String {
     let mut out = format!(
         "device: {}\nfile: {} ({} bytes, {} row groups)\nwhole-file read into device memory: {:.2} GB/s best, {:.2} median\n",
         r.device,

@@ -23,7 +23,7 @@ use crate::store::{builder, classify, HttpCounts, RemoteSource, Source, StoreOpt
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub struct StoreBenchOptions {
+pub(crate) struct StoreBenchOptions {
     /// The object's URL (e.g. `s3://bucket/lineitem.parquet`).
     pub url: String,
     /// A local file to upload to the URL first.
@@ -42,7 +42,7 @@ pub struct StoreBenchOptions {
 
 /// One concurrency's figures.
 #[derive(Debug, Clone, Serialize)]
-pub struct Point {
+pub(crate) struct Point {
     /// Requests in flight at most.
     pub concurrency: usize,
     /// Runs (bytes = bytes read).
@@ -59,7 +59,7 @@ pub struct Point {
 
 /// One scan's figures.
 #[derive(Debug, Clone, Serialize)]
-pub struct StoreCaseReport {
+pub(crate) struct StoreCaseReport {
     /// Name.
     pub name: String,
     /// Bytes the scan needs.
@@ -81,7 +81,7 @@ pub struct StoreCaseReport {
 
 /// The report.
 #[derive(Debug, Clone, Serialize)]
-pub struct StoreBenchReport {
+pub(crate) struct StoreBenchReport {
     /// The object.
     pub url: String,
     /// Its store.
@@ -153,13 +153,12 @@ fn baseline(
     host: &mut [u8],
 ) -> Result<Vec<bytes::Bytes>> {
     let (store, path, wanted) = (store.clone(), source.path().clone(), ranges.to_vec());
-    let parts =
-        crate::store::runtime::block_on(async move { store.get_ranges(&path, &wanted).await })?
-            .map_err(|e| StoreError::Request {
-                object: source.location().to_string(),
-                op: "object_store get_ranges".into(),
-                source: e,
-            })?;
+    let parts = crate::store::block_on(async move { store.get_ranges(&path, &wanted).await })?
+        .map_err(|e| StoreError::Request {
+            object: source.location().to_string(),
+            op: "object_store get_ranges".into(),
+            source: e,
+        })?;
     let mut at = 0;
     for part in &parts {
         match (dest, staging.as_mut()) {
@@ -172,7 +171,7 @@ fn baseline(
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
+pub(crate) fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
     let Target::Remote { url, scheme, path } = classify(&opts.url)? else {
         return Err(StoreError::Location {
             location: opts.url.clone(),
@@ -186,13 +185,13 @@ pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
         let shown = file.display().to_string();
         let data = std::fs::read(file).map_err(|e| Error::io(&shown, "read", e))?;
         let (s, p) = (store.clone(), path.clone());
-        crate::store::runtime::block_on(async move { s.put(&p, data.into()).await })?.map_err(
-            |e| StoreError::Request {
+        crate::store::block_on(async move { s.put(&p, data.into()).await })?.map_err(|e| {
+            StoreError::Request {
                 object: opts.url.clone(),
                 op: "upload".into(),
                 source: e,
-            },
-        )?;
+            }
+        })?;
     }
     let dest = match opts.device {
         Some(d) => {
@@ -317,7 +316,7 @@ pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
 }
 
 /// The report as a table.
-pub fn render(r: &StoreBenchReport) -> String {
+pub(crate) fn render(r: &StoreBenchReport) -> String {
     let mut out = format!(
         "object: {} ({} bytes) in {}\ndestination: {}; request size {} bytes; medians\n",
         r.url, r.object_bytes, r.store, r.destination, r.request_size

@@ -26,7 +26,7 @@ use crate::tpch::Table;
 
 /// The query cases by name: `scan` (every table, all columns) and the
 /// lineitem queries of [`lineitem_query`].
-pub fn cases(queries: &[String]) -> Result<Vec<(String, Table, ScanCase)>> {
+pub(crate) fn cases(queries: &[String]) -> Result<Vec<(String, Table, ScanCase)>> {
     let mut out = Vec::new();
     for q in queries {
         match q.as_str() {
@@ -56,7 +56,7 @@ pub fn cases(queries: &[String]) -> Result<Vec<(String, Table, ScanCase)>> {
 
 /// What to run.
 #[derive(Debug, Clone)]
-pub struct TpchBenchOptions {
+pub(crate) struct TpchBenchOptions {
     /// A `gdscan tpch gen` folder.
     pub data: PathBuf,
     /// Query names (see [`cases`]).
@@ -73,7 +73,7 @@ pub struct TpchBenchOptions {
 
 /// One timed iteration.
 #[derive(Debug, Clone, Serialize)]
-pub struct Iteration {
+pub(crate) struct Iteration {
     /// Seconds.
     pub elapsed: f64,
     /// Rows in the kept row groups.
@@ -84,7 +84,7 @@ pub struct Iteration {
 
 /// One query's results.
 #[derive(Debug, Clone, Serialize)]
-pub struct QueryResult {
+pub(crate) struct QueryResult {
     /// Name.
     pub query: String,
     /// Files scanned.
@@ -103,7 +103,7 @@ pub struct QueryResult {
 
 /// The run's context (dfbench-style).
 #[derive(Debug, Clone, Serialize)]
-pub struct Context {
+pub(crate) struct Context {
     /// gdscan's version.
     pub gdscan_version: &'static str,
     /// Seconds since the Unix epoch at the start.
@@ -124,7 +124,7 @@ pub struct Context {
 
 /// The report.
 #[derive(Debug, Clone, Serialize)]
-pub struct TpchBenchReport {
+pub(crate) struct TpchBenchReport {
     /// Context.
     pub context: Context,
     /// Per query.
@@ -132,7 +132,7 @@ pub struct TpchBenchReport {
 }
 
 /// The Parquet files of `table` in a `tpch gen` folder, sorted.
-pub fn table_files(data: &Path, table: Table) -> Result<Vec<PathBuf>> {
+pub(crate) fn table_files(data: &Path, table: Table) -> Result<Vec<PathBuf>> {
     let dir = data.join(table.name());
     let shown = dir.display().to_string();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -221,7 +221,7 @@ fn run_query<A: Allocator + Clone>(
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
+pub(crate) fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
     let engine = Engine::new(opts.settings.clone())?;
     let cases = cases(&opts.queries)?;
     let start_time = std::time::SystemTime::now()
@@ -271,7 +271,7 @@ pub fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
 }
 
 /// The report as a table.
-pub fn render(r: &TpchBenchReport) -> String {
+pub(crate) fn render(r: &TpchBenchReport) -> String {
     let mut out = format!(
         "gdscan bench tpch: {} into {} ({}){}\n{:<16} {:>5} {:>14} {:>14} {:>6} {:>10} {:>10} {:>9}\n",
         r.context.data,

@@ -200,7 +200,7 @@ fn run_sql_bench(_args: &BenchTpchArgs) -> Result<String> {
 }
 
 /// Runs a bench command.
-pub fn run(cmd: BenchCommand) -> Result<String> {
+pub(super) fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
         BenchCommand::Tpch(args) => {
             if let Some(sf) = args.sf {

@@ -46,7 +46,7 @@ pub struct ReadArgs {
 
 /// The outcome of one read, as printed.
 #[derive(Debug, Serialize)]
-pub struct ReadReport {
+pub(super) struct ReadReport {
     /// The file.
     pub path: String,
     /// Offset read from.
@@ -72,7 +72,7 @@ pub struct ReadReport {
 }
 
 /// Runs `gdscan read`.
-pub fn run(args: &ReadArgs) -> Result<String> {
+pub(super) fn run(args: &ReadArgs) -> Result<String> {
     let report = read(args)?;
     if args.json {
         return Ok(serde_json::to_string_pretty(&report).expect("report serialises") + "\n");
@@ -81,7 +81,7 @@ pub fn run(args: &ReadArgs) -> Result<String> {
 }
 
 /// Performs the read and returns the report.
-pub fn read(args: &ReadArgs) -> Result<ReadReport> {
+pub(super) fn read(args: &ReadArgs) -> Result<ReadReport> {
     let engine = Engine::new(args.engine.settings()?)?;
     let threads = engine.threads();
     let handle = FileHandle::open_with(engine, &args.path, OpenMode::Read)?;
@@ -158,7 +158,7 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
 }
 
 /// The report as text.
-pub fn render(r: &ReadReport) -> String {
+pub(super) fn render(r: &ReadReport) -> String {
     let paths: Vec<String> = r.paths.iter().map(|(p, b)| format!("{p}={b}")).collect();
     let mut out = format!(
         "read {} bytes of {} at offset {} into {} in {:.4} s: {:.2} GB/s ({} threads)\npath: {}\n",

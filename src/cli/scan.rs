@@ -138,7 +138,7 @@ pub struct PlanArgs {
 }
 
 /// Runs `gdscan plan`: the plan, without reading data.
-pub fn run_plan(args: &PlanArgs) -> Result<String> {
+pub(super) fn run_plan(args: &PlanArgs) -> Result<String> {
     let (source, _meta, _req, plan) = args.spec.prepare()?;
     if args.json {
         return Ok(serde_json::to_string_pretty(&plan).expect("plan serialises") + "\n");
@@ -218,7 +218,7 @@ pub struct ScanArgs {
 
 /// One chunk's checksum.
 #[derive(Debug, Serialize)]
-pub struct ChunkChecksum {
+pub(super) struct ChunkChecksum {
     /// Row group.
     pub row_group: usize,
     /// Column path.
@@ -231,7 +231,7 @@ pub struct ChunkChecksum {
 
 /// The outcome of a scan.
 #[derive(Debug, Serialize)]
-pub struct ScanReport {
+pub(super) struct ScanReport {
     /// The file.
     pub path: String,
     /// "host" or "device N".
@@ -264,7 +264,7 @@ fn crc_of<B: ReadBack>(rg: &FetchedRowGroup<B>, slice: &ChunkSlice) -> Result<(u
 }
 
 /// Runs `gdscan scan`.
-pub fn run_scan(args: &ScanArgs) -> Result<String> {
+pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
     let (source, metadata, request, plan) = args.spec.prepare()?;
     let plan = Arc::new(plan);
     let mut checksums = Vec::new();

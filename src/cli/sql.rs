@@ -59,7 +59,7 @@ fn table_arg(arg: &str) -> Result<(&str, &str)> {
 }
 
 /// Registers the tables, runs the statement, returns its result as text.
-pub fn run(args: &SqlArgs) -> Result<String> {
+pub(super) fn run(args: &SqlArgs) -> Result<String> {
     let options = GdsTableOptions {
         engine: Some(Engine::new(args.engine.settings()?)?),
         task_size: args.engine.table_task_size(),

@@ -35,9 +35,9 @@
 //! Human-friendly sizes such as `16MiB` are for the command line only; see
 //! [`parse_size`].
 
-pub mod cufile;
+mod cufile;
 
-pub use cufile::CuFileOverrides;
+pub use cufile::{env_name, spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS};
 
 use std::fmt;
 use std::str::FromStr;

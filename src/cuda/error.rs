@@ -47,7 +47,7 @@ pub enum CudaError {
         "{buffer_kind}: buffer of {buffer} bytes is too small for a request of {requested} bytes"
     )]
     OutOfRange {
-        /// Which kind of buffer, e.g. "<device buffer>".
+        /// Which kind of buffer, e.g. `"<device buffer>"`.
         buffer_kind: &'static str,
         /// The buffer's length.
         buffer: usize,
@@ -68,4 +68,4 @@ pub enum CudaError {
 }
 
 /// Result of the CUDA layer.
-pub type Result<T, E = CudaError> = std::result::Result<T, E>;
+pub(super) type Result<T, E = CudaError> = std::result::Result<T, E>;

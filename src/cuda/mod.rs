@@ -3,16 +3,16 @@
 //! Layered like cudarc itself: cudarc's `driver::sys` (loaded at run time) is
 //! the raw layer; [`driver`] turns its status codes into [`crate::Error`]s and
 //! checks that the library exists before anything touches it (cudarc panics
-//! when a library is missing, we never do); [`device`], [`stream`] and
-//! [`memory`] are small owning types with `Drop`; [`pool`] caches device
+//! when a library is missing, we never do); `device`, `stream` and
+//! `memory` are small owning types with `Drop`; `pool` caches device
 //! allocations so that steady scans never call `cuMemFree`.
 
-pub mod device;
+mod device;
 pub mod driver;
-pub mod error;
-pub mod memory;
-pub mod pool;
-pub mod stream;
+mod error;
+mod memory;
+mod pool;
+mod stream;
 
 pub use device::Device;
 pub use error::CudaError;

@@ -18,7 +18,7 @@ use super::{Device, DeviceBuffer};
 
 /// Allocation sizes are rounded up to a multiple of this (2 MiB, the
 /// driver's large-page size).
-pub const GRANULE: usize = 2 << 20;
+pub(super) const GRANULE: usize = 2 << 20;
 
 /// A cache of device buffers on one GPU.
 #[derive(Debug)]

@@ -17,7 +17,7 @@ use super::library::Api;
 use super::status::check;
 use crate::error::Result;
 
-pub use crate::config::cufile::{
+pub use crate::config::{
     env_name, spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS,
 };
 

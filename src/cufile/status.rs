@@ -58,7 +58,7 @@ const NAMES: &[(i32, &str)] = &[
 ];
 
 /// The name of a cuFile code, or "CU_FILE_UNKNOWN_ERROR".
-pub fn code_name(code: i32) -> &'static str {
+pub(crate) fn code_name(code: i32) -> &'static str {
     NAMES
         .iter()
         .find(|(c, _)| *c == code)
@@ -67,7 +67,7 @@ pub fn code_name(code: i32) -> &'static str {
 }
 
 /// "NAME (code)" for messages, with the CUDA code when there is one.
-pub fn describe(status: RawStatus) -> String {
+pub(crate) fn describe(status: RawStatus) -> String {
     if status.cu_err != 0 {
         format!(
             "{} ({}), CUDA error {}",
@@ -81,7 +81,7 @@ pub fn describe(status: RawStatus) -> String {
 }
 
 /// `Ok` for success, else a [`CuFileError::Call`] naming the call.
-pub fn check(op: &'static str, status: RawStatus) -> Result<(), CuFileError> {
+pub(crate) fn check(op: &'static str, status: RawStatus) -> Result<(), CuFileError> {
     if status.err == 0 {
         Ok(())
     } else {
@@ -96,7 +96,7 @@ pub fn check(op: &'static str, status: RawStatus) -> Result<(), CuFileError> {
 
 /// Converts a negative `cuFileRead`/`cuFileWrite` return into an error:
 /// -1 means errno is set, other negatives are cuFile codes.
-pub fn io_error(op: &'static str, path: &str, ret: isize) -> Error {
+pub(crate) fn io_error(op: &'static str, path: &str, ret: isize) -> Error {
     if ret == -1 {
         Error::io(path, op, std::io::Error::last_os_error())
     } else {

@@ -19,7 +19,7 @@ use crate::parquet::metadata::{load_async, MetadataOptions};
 use crate::parquet::GdsParquetReader;
 
 /// A [`GdsParquetReader`] that reports to DataFusion's metrics and reads
-/// the next planned row group ahead ([`ReadAhead`]).
+/// the next planned row group ahead (`ReadAhead`).
 #[derive(Debug)]
 pub struct MeteredReader {
     inner: GdsParquetReader,

@@ -22,7 +22,7 @@ use super::transfer::run_task;
 use crate::error::{Error, Result};
 
 /// Requests a worker may have waiting before a submitter blocks.
-pub const QUEUE_DEPTH: usize = 16;
+pub(super) const QUEUE_DEPTH: usize = 16;
 
 /// The pool.
 #[derive(Debug)]
@@ -41,7 +41,7 @@ struct WorkerState {
 
 impl WorkerPool {
     /// Starts `count` workers sharing `bounce`.
-    pub fn new(count: usize, bounce: Arc<BouncePool>) -> Result<Self> {
+    pub(crate) fn new(count: usize, bounce: Arc<BouncePool>) -> Result<Self> {
         let count = count.max(1);
         let mut queues = Vec::with_capacity(count);
         let mut threads = Vec::with_capacity(count);
@@ -64,12 +64,12 @@ impl WorkerPool {
     }
 
     /// Number of workers.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.count
     }
 
     /// Hands `req` to as many workers as it has tasks (at most all of them).
-    pub fn submit(&self, req: Arc<Request>) -> Result<()> {
+    pub(crate) fn submit(&self, req: Arc<Request>) -> Result<()> {
         let helpers = req.split.count().min(self.count).max(1);
         req.set_helpers(helpers);
         let queues = self

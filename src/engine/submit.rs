@@ -17,7 +17,7 @@ pub struct RangeRead {
     pub len: usize,
 }
 
-/// Reads submitted by [`FileHandle::submit_ranges`], not yet awaited.
+/// Reads submitted by `FileHandle::submit_ranges`, not yet awaited.
 /// Dropping it waits for them, so the memory is never written after.
 #[derive(Debug)]
 pub struct SubmittedReads {

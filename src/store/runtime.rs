@@ -20,7 +20,7 @@ fn threads() -> usize {
 }
 
 /// The process-wide store runtime, started on first use.
-pub fn handle() -> Result<Handle> {
+pub(super) fn handle() -> Result<Handle> {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     static STARTING: Mutex<()> = Mutex::new(());
     if let Some(rt) = RUNTIME.get() {
