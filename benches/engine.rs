@@ -5,7 +5,7 @@
 use std::os::unix::fs::FileExt;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use gdscan::engine::tasks::TaskSplit;
+use gdscan::engine::TaskSplit;
 use gdscan::{Engine, FileHandle, OpenMode, Settings};
 
 fn task_split(c: &mut Criterion) {

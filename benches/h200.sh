@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (the device tool's H200) from the repository root,
 # with binaries built on the dev machine and carried in .carry/:
-#   .carry/gdscan      release CLI        (cargo build --release --no-default-features)
-#   .carry/gpu-tests   GPU test binary    (cargo test --release --no-default-features --test gpu --no-run)
+#   .carry/gdscan      release CLI        (cargo build --release --no-default-features --features cli)
+#   .carry/gpu-tests   GPU test binary    (cargo test --release --no-default-features --features cli --test gpu --no-run)
 # (each may be carried xz-compressed as .carry/NAME.xz: it is unpacked first)
 # and KvikIO's wheels in .whl/ (see BENCHMARKS.md).
 # Usage: bash benches/h200.sh [tests] [udev] [tests-udev] [bench] [kvikio]

@@ -7,26 +7,27 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gdscan::parquet::coalesce::{coalesce, CoalesceOptions};
-use gdscan::parquet::fetch::{fetch, FetchOptions, HostAllocator};
+use gdscan::parquet::fetch::{fetch, FetchOptions, HostAllocator, SourceScan};
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::{plan, Projection, ScanRequest};
-use gdscan::{Engine, FileHandle, OpenMode, Settings};
+use gdscan::store::{LocalSource, Source};
+use gdscan::{Engine, Settings};
 use object_store::ObjectStore;
 
 const Q6: &str = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
 
-fn setup() -> (tempfile::TempDir, std::path::PathBuf, Arc<FileHandle>) {
+fn setup() -> (tempfile::TempDir, std::path::PathBuf, Arc<dyn Source>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lineitem.parquet");
     gdscan::tpch::ensure_lineitem(0.1, &path).unwrap();
     let engine = Engine::new(Settings::default()).unwrap();
-    let handle = Arc::new(FileHandle::open_with(engine, &path, OpenMode::Read).unwrap());
-    (dir, path, handle)
+    let source = Arc::new(LocalSource::open(engine, &path).unwrap());
+    (dir, path, source)
 }
 
 fn planning(c: &mut Criterion) {
-    let (_dir, _path, handle) = setup();
-    let meta = load(&handle, MetadataOptions::default()).unwrap();
+    let (_dir, _path, source) = setup();
+    let meta = load(&source, MetadataOptions::default()).unwrap();
     let all = ScanRequest::default();
     let q6 = ScanRequest {
         projection: Projection::Columns(vec![
@@ -52,8 +53,8 @@ fn planning(c: &mut Criterion) {
 }
 
 fn host_scan(c: &mut Criterion) {
-    let (_dir, path, handle) = setup();
-    let meta = load(&handle, MetadataOptions::default()).unwrap();
+    let (_dir, path, source) = setup();
+    let meta = load(&source, MetadataOptions::default()).unwrap();
     let p = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
     let ranges = p.needed_ranges();
     let store = object_store::local::LocalFileSystem::new();
@@ -64,8 +65,7 @@ fn host_scan(c: &mut Criterion) {
     group.bench_function("gdscan_fetch", |b| {
         b.iter(|| {
             for rg in fetch(
-                handle.clone(),
-                p.clone(),
+                [SourceScan::new(source.clone(), p.clone())],
                 HostAllocator,
                 FetchOptions::default(),
             ) {

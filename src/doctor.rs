@@ -12,12 +12,12 @@ use crate::cuda::{driver, Device};
 use crate::cufile::driver::predict_stage2;
 use crate::cufile::params::{report as param_report, ConfigSource, ParamReport, ParamValue};
 use crate::cufile::DriverInfo;
-use crate::engine::route::CuFileAvailability;
+use crate::engine::CuFileAvailability;
 use crate::engine::{Engine, FileHandle, OpenMode, RouteDecision};
 
 /// One GPU.
 #[derive(Debug, Clone, Serialize)]
-pub struct GpuInfo {
+pub(crate) struct GpuInfo {
     /// Ordinal.
     pub ordinal: usize,
     /// Name.
@@ -28,7 +28,7 @@ pub struct GpuInfo {
 
 /// The CUDA side.
 #[derive(Debug, Clone, Serialize)]
-pub struct CudaReport {
+pub(crate) struct CudaReport {
     /// Whether the driver loads and sees a GPU.
     pub available: bool,
     /// Why not.
@@ -41,7 +41,7 @@ pub struct CudaReport {
 
 /// The cuFile side.
 #[derive(Debug, Clone, Serialize)]
-pub struct CuFileReport {
+pub(crate) struct CuFileReport {
     /// The library that loaded, if any.
     pub library: Option<String>,
     /// Why cuFile cannot be used, if so.
@@ -58,7 +58,7 @@ pub struct CuFileReport {
 
 /// What gdscan would do with one file.
 #[derive(Debug, Clone, Serialize)]
-pub struct FileReport {
+pub(crate) struct FileReport {
     /// The path.
     pub path: String,
     /// Size in bytes.
@@ -75,7 +75,7 @@ pub struct FileReport {
 
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
-pub struct DoctorReport {
+pub(crate) struct DoctorReport {
     /// gdscan's version.
     pub gdscan_version: &'static str,
     /// The settings in force.
@@ -93,7 +93,7 @@ pub struct DoctorReport {
 }
 
 /// Examines the machine (and `path`, if given) with `settings`.
-pub fn diagnose(
+pub(crate) fn diagnose(
     settings: Result<Settings, crate::Error>,
     path: Option<&Path>,
     device: usize,
@@ -292,7 +292,7 @@ fn answer(
 }
 
 /// The report as text.
-pub fn render(r: &DoctorReport) -> String {
+pub(crate) fn render(r: &DoctorReport) -> String {
     let mut out = format!("gdscan {}\n", r.gdscan_version);
     if let Some(p) = &r.settings_problem {
         out += &format!("settings: INVALID: {p}\n");

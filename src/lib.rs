@@ -14,16 +14,19 @@
 //! with KvikIO's `KVIKIO_COMPAT_MODE` rules) and, on the cuFile side, stage 2
 //! (cuFile's own choice: nvidia-fs GDS or its POSIX compat path). Both are
 //! made visible and proven after the fact: see [`cufile`], [`report`] and
-//! [`doctor`].
+//! `doctor`.
 //!
 //! CUDA and cuFile are loaded at run time ([`cuda`], [`cufile`]): the crate
 //! builds and its host paths run on machines without them; asking for a
-//! device there is an [`Error::CudaUnavailable`], never a panic.
+//! device there is an [`CudaError::Unavailable`](crate::cuda::CudaError::Unavailable), never a panic.
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
+#[cfg(feature = "cli")]
 pub mod bench;
 pub mod checksum;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod config;
 pub mod cuda;
@@ -31,13 +34,15 @@ pub mod cufile;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
 pub mod decode;
-pub mod doctor;
+#[cfg(feature = "cli")]
+mod doctor;
 pub mod engine;
 pub mod error;
 pub mod nvcomp;
 pub mod parquet;
 pub mod report;
 pub mod store;
+#[cfg(feature = "cli")]
 pub mod tpch;
 
 pub use config::{CompatMode, DeviceReadPath, Settings, SettingsBuilder};

@@ -7,9 +7,9 @@ use serde::Serialize;
 use crate::cufile::driver::{opened, predict_stage2};
 use crate::cufile::params::{report as param_report, ConfigSource, ParamValue};
 use crate::cufile::CuFileStats;
-use crate::engine::route::CuFileAvailability;
+use crate::engine::CuFileAvailability;
 use crate::engine::{FileHandle, IoPath, PathCounters, RouteDecision};
-use crate::store::{Route, Source};
+use crate::store::{LocalSource, RemoteSource, Source};
 
 /// One path's counters.
 #[derive(Debug, Clone, Serialize)]
@@ -122,12 +122,13 @@ pub struct StatsWindow {
 
 impl StatsWindow {
     /// Opens the window; cuFile's counters are read only when `wanted` and
-    /// the driver is open. cuFile opens on a handle's first device request;
-    /// when `wanted`, `handle`'s cuFile state is settled first (driver
-    /// opened, file registered), so that the counters cover the whole I/O.
-    pub fn open(wanted: bool, handle: Option<&FileHandle>) -> crate::Result<StatsWindow> {
-        if let Some(handle) = handle.filter(|_| wanted) {
-            handle.cufile();
+    /// the driver is open. cuFile opens on a local file's first device
+    /// request; when `wanted`, `source`'s cuFile state is settled first
+    /// (driver opened, file registered), so that the counters cover the
+    /// whole I/O.
+    pub fn open(wanted: bool, source: &dyn Source) -> crate::Result<StatsWindow> {
+        if let Some(local) = LocalSource::of(source).filter(|_| wanted) {
+            local.handle().cufile();
         }
         let before = if wanted && crate::cufile::driver::opened().is_some() {
             crate::cufile::stats::start(true)?;
@@ -138,17 +139,11 @@ impl StatsWindow {
         Ok(StatsWindow { before })
     }
 
-    /// The report for `handle`, with cuFile's counts since [`StatsWindow::open`].
-    pub fn close(self, handle: &FileHandle) -> crate::Result<PathReport> {
+    /// The report for `source` (local or remote), with cuFile's counts
+    /// since [`StatsWindow::open`].
+    pub fn close(self, source: &dyn Source) -> crate::Result<PathReport> {
         let stats = self.cufile_since()?;
-        Ok(build(handle, stats))
-    }
-
-    /// The report for `source` (local or remote), with cuFile's counts since
-    /// [`StatsWindow::open`].
-    pub fn close_source(self, source: &dyn Source) -> crate::Result<PathReport> {
-        let stats = self.cufile_since()?;
-        Ok(build_source(source, stats))
+        Ok(build(source, stats))
     }
 
     fn cufile_since(&self) -> crate::Result<Option<CuFileStats>> {
@@ -175,24 +170,25 @@ fn path_counts(counters: &PathCounters) -> Vec<PathCount> {
         .collect()
 }
 
-/// Builds the report for `source`: a local file's is [`build`]'s; a remote
-/// object's has no stage 1 (cuFile reads files, not HTTP bodies) and adds
-/// its requests and retries.
-pub fn build_source(source: &dyn Source, cufile_stats: Option<CuFileStats>) -> PathReport {
-    if let Some(handle) = source.file_handle() {
-        return build(handle, cufile_stats);
+/// Builds the report for `source`, with cuFile's counters when given. A
+/// local file's shows stage 1 (its handle's cuFile state and last route);
+/// a remote object's has no stage 1 (cuFile reads files, not HTTP bodies)
+/// and adds its requests and retries.
+pub fn build(source: &dyn Source, cufile_stats: Option<CuFileStats>) -> PathReport {
+    if let Some(local) = LocalSource::of(source) {
+        return build_local(local.handle(), cufile_stats);
     }
     let counters = path_counts(source.counters());
     let remote = source.counters().get(IoPath::RemoteStore);
-    let (store, concurrency, request_size) = match source.route() {
-        Route::Store {
-            store,
-            concurrency,
-            request_size,
-        } => (store, concurrency, request_size),
-        Route::Engine => ("engine".to_string(), 0, 0),
+    let (store, concurrency, request_size, http_attempts) = match RemoteSource::of(source) {
+        Some(r) => (
+            r.store().to_string(),
+            r.options().concurrency,
+            r.options().request_size,
+            r.http_counts().map(|c| c.attempts()),
+        ),
+        None => ("unknown".to_string(), 0, 0, None),
     };
-    let http_attempts = source.http_counts().map(|c| c.attempts());
     let stage2 = stage2();
     let verdict = verdict(&counters, cufile_stats.as_ref(), stage2.as_ref());
     PathReport {
@@ -218,8 +214,8 @@ pub fn build_source(source: &dyn Source, cufile_stats: Option<CuFileStats>) -> P
     }
 }
 
-/// Builds the report for `handle`, with cuFile's counters when given.
-pub fn build(handle: &FileHandle, cufile_stats: Option<CuFileStats>) -> PathReport {
+/// The report for a local file's handle.
+fn build_local(handle: &FileHandle, cufile_stats: Option<CuFileStats>) -> PathReport {
     let counters = path_counts(handle.counters());
     let (cufile, cufile_reason) = match handle.cufile() {
         CuFileAvailability::Ready => ("ready", None),

@@ -5,6 +5,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::Arc;
 
+use gdscan::cuda::CudaError;
+use gdscan::engine::IoError;
 use gdscan::{CompatMode, Engine, Error, FileHandle, OpenMode, Settings};
 
 fn engine() -> Arc<Engine> {
@@ -52,7 +54,7 @@ fn missing_file_is_not_found_in_every_mode_that_needs_it() {
     for mode in [OpenMode::Read, OpenMode::ReadWrite] {
         let err = FileHandle::open_with(engine(), &path, mode).unwrap_err();
         assert!(
-            matches!(&err, Error::NotFound { path: p } if *p == path_str(&path)),
+            matches!(&err, Error::Io(IoError::NotFound { path: p }) if *p == path_str(&path)),
             "{mode:?}: {err:?}"
         );
         assert_mentions(&err.to_string(), &[&path_str(&path), "no such file"]);
@@ -60,7 +62,10 @@ fn missing_file_is_not_found_in_every_mode_that_needs_it() {
     // "w" creates files, but not missing directories.
     let nested = dir.path().join("no-such-dir").join("out.bin");
     let err = FileHandle::open_with(engine(), &nested, OpenMode::Write).unwrap_err();
-    assert!(matches!(&err, Error::NotFound { .. }), "{err:?}");
+    assert!(
+        matches!(&err, Error::Io(IoError::NotFound { .. })),
+        "{err:?}"
+    );
     assert_mentions(&err.to_string(), &[&path_str(&nested), "no such file"]);
     assert!(!path.exists() && !nested.exists());
 }
@@ -77,7 +82,7 @@ fn directory_is_is_directory_in_every_mode() {
     ] {
         let err = FileHandle::open_with(engine(), dir.path(), mode).unwrap_err();
         assert!(
-            matches!(&err, Error::IsDirectory { path } if *path == p),
+            matches!(&err, Error::Io(IoError::IsDirectory { path }) if *path == p),
             "{mode:?}: {err:?}"
         );
         assert_mentions(&err.to_string(), &[&p, "directory"]);
@@ -90,12 +95,15 @@ fn directory_is_is_directory_in_every_mode() {
 fn check_permission_denied(path: &Path) {
     let err = FileHandle::open_with(engine(), path, OpenMode::Read).unwrap_err();
     assert!(
-        matches!(&err, Error::PermissionDenied { path: p } if *p == path_str(path)),
+        matches!(&err, Error::Io(IoError::PermissionDenied { path: p }) if *p == path_str(path)),
         "{err:?}"
     );
     assert_mentions(&err.to_string(), &[&path_str(path), "permission denied"]);
     let err = FileHandle::open_with(engine(), path, OpenMode::ReadWrite).unwrap_err();
-    assert!(matches!(&err, Error::PermissionDenied { .. }), "{err:?}");
+    assert!(
+        matches!(&err, Error::Io(IoError::PermissionDenied { .. })),
+        "{err:?}"
+    );
 }
 
 const PERM_ENV: &str = "GDSCAN_TEST_UNREADABLE_PATH";
@@ -191,7 +199,7 @@ fn offset_at_or_past_eof_is_offset_past_eof() {
         let mut buf = vec![0x11u8; 16];
         let err = handle.pread(&mut buf, 16, offset).unwrap_err();
         assert!(
-            matches!(&err, Error::OffsetPastEof { path, offset: o, file_size: 1000 }
+            matches!(&err, Error::Io(IoError::OffsetPastEof { path, offset: o, file_size: 1000 })
                 if *path == p && *o == offset),
             "{offset}: {err:?}"
         );
@@ -203,7 +211,10 @@ fn offset_at_or_past_eof_is_offset_past_eof() {
         let err = handle
             .pread_async(vec![0u8; 16], 16, offset)
             .expect_err("async read past EOF must fail at once");
-        assert!(matches!(&err, Error::OffsetPastEof { .. }), "{err:?}");
+        assert!(
+            matches!(&err, Error::Io(IoError::OffsetPastEof { .. })),
+            "{err:?}"
+        );
     }
     // The last byte is still readable.
     let mut one = [0u8; 1];
@@ -218,11 +229,11 @@ fn offset_at_or_past_eof_is_offset_past_eof() {
     assert!(
         matches!(
             &err,
-            Error::OffsetPastEof {
+            Error::Io(IoError::OffsetPastEof {
                 offset: 0,
                 file_size: 0,
                 ..
-            }
+            })
         ),
         "{err:?}"
     );
@@ -243,7 +254,7 @@ fn zero_size_request_is_empty_request() {
     let write_async = handle.pwrite_async(vec![0u8; 10], 0, 5).err().unwrap();
     for err in [read, write, read_async, write_async] {
         assert!(
-            matches!(&err, Error::EmptyRequest { path } if *path == p),
+            matches!(&err, Error::Io(IoError::EmptyRequest { path }) if *path == p),
             "{err:?}"
         );
         assert_mentions(&err.to_string(), &[&p, "empty request", "size 0"]);
@@ -268,11 +279,11 @@ fn buffer_smaller_than_request_is_buffer_too_small() {
     assert!(
         matches!(
             err,
-            Error::BufferTooSmall {
+            Error::Io(IoError::BufferTooSmall {
                 buffer: 10,
                 requested: 50,
                 ..
-            }
+            })
         ),
         "{err:?}"
     );
@@ -286,11 +297,11 @@ fn buffer_smaller_than_request_is_buffer_too_small() {
     assert!(
         matches!(
             err,
-            Error::BufferTooSmall {
+            Error::Io(IoError::BufferTooSmall {
                 buffer: 10,
                 requested: 50,
                 ..
-            }
+            })
         ),
         "{err:?}"
     );
@@ -299,11 +310,11 @@ fn buffer_smaller_than_request_is_buffer_too_small() {
     assert!(
         matches!(
             err,
-            Error::BufferTooSmall {
+            Error::Io(IoError::BufferTooSmall {
                 buffer: 3,
                 requested: 4,
                 ..
-            }
+            })
         ),
         "{err:?}"
     );
@@ -311,11 +322,11 @@ fn buffer_smaller_than_request_is_buffer_too_small() {
     assert!(
         matches!(
             err,
-            Error::BufferTooSmall {
+            Error::Io(IoError::BufferTooSmall {
                 buffer: 3,
                 requested: 4,
                 ..
-            }
+            })
         ),
         "{err:?}"
     );
@@ -352,7 +363,7 @@ fn operation_not_allowed_by_mode_is_mode_not_allowed() {
     let async_ = reader.pwrite_async(data.clone(), 10, 0).err().unwrap();
     for err in [sync, async_] {
         assert!(
-            matches!(&err, Error::ModeNotAllowed { path, mode: "r", op: "writing" } if *path == p),
+            matches!(&err, Error::Io(IoError::ModeNotAllowed { path, mode: "r", op: "writing" }) if *path == p),
             "{err:?}"
         );
         assert_mentions(&err.to_string(), &[&p, "mode r", "writing"]);
@@ -371,7 +382,7 @@ fn operation_not_allowed_by_mode_is_mode_not_allowed() {
     let async_ = writer.pread_async(vec![0u8; 10], 10, 0).err().unwrap();
     for err in [sync, async_] {
         assert!(
-            matches!(&err, Error::ModeNotAllowed { path, mode: "w", op: "reading" } if *path == p),
+            matches!(&err, Error::Io(IoError::ModeNotAllowed { path, mode: "w", op: "reading" }) if *path == p),
             "{err:?}"
         );
         assert_mentions(&err.to_string(), &[&p, "mode w", "reading"]);
@@ -387,13 +398,13 @@ fn unknown_mode_string_is_invalid_mode() {
     for mode in ["x", "", "rw", "R", "a", "r+b", " r"] {
         let err = FileHandle::open(&path, mode).unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidMode(m) if m == mode),
+            matches!(&err, Error::Io(IoError::InvalidMode(m)) if m == mode),
             "{mode:?}: {err:?}"
         );
         assert_mentions(&err.to_string(), &[&format!("{mode:?}"), "r, w, r+ or w+"]);
         assert!(matches!(
             mode.parse::<OpenMode>(),
-            Err(Error::InvalidMode(_))
+            Err(Error::Io(IoError::InvalidMode(_)))
         ));
     }
     assert_eq!(std::fs::read(&path).unwrap(), b"abc", "file unchanged");
@@ -440,7 +451,7 @@ fn device_without_cuda_is_cuda_unavailable() {
         eprintln!("a CUDA driver and GPU are present: the no-CUDA check does not apply here");
     } else {
         let err = gdscan::cuda::Device::get(0).unwrap_err();
-        assert!(matches!(&err, Error::CudaUnavailable(_)), "{err:?}");
+        assert!(matches!(&err, CudaError::Unavailable(_)), "{err:?}");
         let message = err.to_string();
         assert!(
             message.contains("libcuda") || message.contains("GPU"),
@@ -454,7 +465,7 @@ fn device_without_cuda_is_cuda_unavailable() {
     assert!(
         matches!(
             &err,
-            Error::NoSuchDevice { device: 9999, .. } | Error::CudaUnavailable(_)
+            CudaError::NoSuchDevice { device: 9999, .. } | CudaError::Unavailable(_)
         ),
         "{err:?}"
     );
@@ -525,7 +536,7 @@ fn file_truncated_after_open_never_yields_more_than_it_holds() {
     // Past the new end is past EOF.
     let err = handle.pread(&mut buf, 10, new_len).unwrap_err();
     assert!(
-        matches!(err, Error::OffsetPastEof { file_size, .. } if file_size == new_len),
+        matches!(err, Error::Io(IoError::OffsetPastEof { file_size, .. }) if file_size == new_len),
         "{err:?}"
     );
 }
@@ -542,7 +553,7 @@ fn write_whose_end_overflows_the_offset_range_fails_and_touches_nothing() {
             .unwrap()
             .pwrite(&data, data.len(), offset);
         assert!(
-            matches!(result, Err(Error::RangeOverflow { .. })),
+            matches!(result, Err(Error::Io(IoError::RangeOverflow { .. }))),
             "offset {offset}: {result:?}"
         );
         assert_eq!(

@@ -3,7 +3,10 @@
 //! that only reads into host memory. Alone in its test binary: the driver's
 //! state is process-wide.
 
+use std::sync::Arc;
+
 use gdscan::config::{CompatMode, Settings};
+use gdscan::store::LocalSource;
 use gdscan::{Engine, FileHandle, OpenMode};
 
 #[test]
@@ -16,8 +19,10 @@ fn host_reads_never_open_cufiles_driver_and_a_stats_window_does() {
         .compat_mode(CompatMode::Auto)
         .build()
         .unwrap();
-    let handle =
-        FileHandle::open_with(Engine::new(settings).unwrap(), &path, OpenMode::Read).unwrap();
+    let handle = Arc::new(
+        FileHandle::open_with(Engine::new(settings).unwrap(), &path, OpenMode::Read).unwrap(),
+    );
+    let source = LocalSource::new(handle.clone()).unwrap();
     let mut buf = vec![0u8; content.len()];
     assert_eq!(
         handle.pread(&mut buf, content.len(), 0).unwrap(),
@@ -31,10 +36,10 @@ fn host_reads_never_open_cufiles_driver_and_a_stats_window_does() {
     // A window that wants cuFile's counters settles the handle's cuFile
     // state first (opens the driver, or finds it missing, as on a machine
     // without cuFile: tried either way), so the counters cover the I/O.
-    let window = gdscan::report::StatsWindow::open(true, Some(&handle)).unwrap();
+    let window = gdscan::report::StatsWindow::open(true, &source).unwrap();
     assert!(gdscan::cufile::driver::tried());
     assert_eq!(handle.pread(&mut buf, 4096, 0).unwrap(), 4096);
-    let report = window.close(&handle).unwrap();
+    let report = window.close(&source).unwrap();
     assert_eq!(
         report.cufile_stats.is_some(),
         gdscan::cufile::driver::opened().is_some(),

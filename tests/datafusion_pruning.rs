@@ -16,12 +16,13 @@ use std::sync::Arc;
 use datafusion::datasource::physical_plan::parquet::RowGroupAccess;
 use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::{col, lit, SessionConfig, SessionContext};
-use gdscan::datafusion::file_plan::plan_file;
-use gdscan::datafusion::pushdown::predicate_from_filters;
-use gdscan::datafusion::read_ahead::ReadAheadPolicy;
+use gdscan::datafusion::plan_file;
+use gdscan::datafusion::predicate_from_filters;
+use gdscan::datafusion::ReadAheadPolicy;
 use gdscan::datafusion::{register_parquet, scan_totals, GdsTableOptions, ScanTotals};
 use gdscan::engine::FileHandle;
 use gdscan::parquet::MetadataOptions;
+use gdscan::store::{LocalSource, Source};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -32,7 +33,8 @@ fn runtime() -> tokio::runtime::Runtime {
 
 fn metadata(path: &Path) -> Arc<parquet::file::metadata::ParquetMetaData> {
     let handle = Arc::new(FileHandle::open(path, "r").unwrap());
-    gdscan::parquet::load_metadata(&handle, MetadataOptions::default()).unwrap()
+    let source: Arc<dyn Source> = Arc::new(LocalSource::new(handle).unwrap());
+    gdscan::parquet::load_metadata(&source, MetadataOptions::default()).unwrap()
 }
 
 /// The rows an access entry selects within a row group of `rows` rows.

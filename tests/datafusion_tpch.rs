@@ -24,10 +24,11 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use gdscan::datafusion::{
-    register_parquet, register_tpch, register_tpch_listing, scan_totals, tpch_query,
-    GdsTableOptions, TPCH_QUERY_COUNT,
-};
+use gdscan::datafusion::{register_parquet, scan_totals, GdsTableOptions};
+use gdscan::engine::IoError;
+use gdscan::parquet::ScanError;
+use gdscan::tpch::{register_tpch, register_tpch_listing, tpch_query, TPCH_QUERY_COUNT};
+use gdscan::Error;
 
 fn data() -> &'static Path {
     static DATA: OnceLock<tempfile::TempDir> = OnceLock::new();
@@ -252,7 +253,7 @@ fn a_bad_path_is_an_error_naming_it() {
         GdsTableOptions::default(),
     )
     .unwrap_err();
-    assert!(matches!(err, gdscan::Error::NotFound { .. }), "{err}");
+    assert!(matches!(err, Error::Io(IoError::NotFound { .. })), "{err}");
     assert!(err.to_string().contains("/no/such/table.parquet"));
     let empty = tempfile::tempdir().unwrap();
     let err = register_parquet(
@@ -280,7 +281,10 @@ fn a_corrupt_file_is_an_error_at_registration() {
         GdsTableOptions::default(),
     )
     .unwrap_err();
-    assert!(matches!(err, gdscan::Error::Parquet { .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Parquet(ScanError::Format { .. })),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("truncated.parquet"), "{err}");
 }
 
@@ -312,7 +316,10 @@ fn a_file_truncated_after_registration_fails_the_query_with_gdscans_cause() {
 fn a_file_removed_after_registration_fails_the_query_with_gdscans_cause() {
     let err = query_after(|file| std::fs::remove_file(file).unwrap());
     let cause = gdscan_cause(&err).unwrap_or_else(|| panic!("no gdscan cause in {err:?}"));
-    assert!(matches!(cause, gdscan::Error::NotFound { .. }), "{cause:?}");
+    assert!(
+        matches!(cause, Error::Io(IoError::NotFound { .. })),
+        "{cause:?}"
+    );
     let shown = cause.to_string();
     let ours = gdscan::Error::from(err);
     assert!(ours.to_string().contains(&shown), "{ours}");

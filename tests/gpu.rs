@@ -28,8 +28,12 @@ mod nvcomp;
 mod reference;
 
 use gdscan::checksum::{crc32_device, crc32_host};
+use gdscan::cuda::CudaError;
 use gdscan::cuda::{driver, Device, DeviceBuffer};
+use gdscan::cufile::CuFileError;
+use gdscan::engine::IoError;
 use gdscan::engine::{DeviceRoute, Engine, FileHandle, IoPath, OpenMode};
+use gdscan::store::{LocalSource, StoreError};
 use gdscan::{CompatMode, DeviceReadPath, Error, Settings};
 
 const NEEDS_GPU: &str = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored";
@@ -76,6 +80,11 @@ fn device_bytes(buf: &DeviceBuffer, len: usize) -> Vec<u8> {
     let mut host = vec![0u8; len];
     buf.copy_to_host(0, &mut host).unwrap();
     host
+}
+
+/// A local file's handle as a source (for the path report and the fetch).
+fn local(handle: &Arc<FileHandle>) -> LocalSource {
+    LocalSource::new(handle.clone()).unwrap()
 }
 
 #[test]
@@ -400,7 +409,9 @@ fn out_of_device_memory_is_a_typed_error() {
     let dev = gpu();
     let (_, total) = dev.memory_info().unwrap();
     match DeviceBuffer::new(dev, total * 2) {
-        Err(Error::DeviceOutOfMemory { requested, .. }) => assert_eq!(requested, total * 2),
+        Err(CudaError::OutOfMemory { requested, .. }) => {
+            assert_eq!(requested, total * 2)
+        }
         other => panic!("expected DeviceOutOfMemory, got {other:?}"),
     }
     // The device is still usable afterwards.
@@ -415,7 +426,7 @@ fn device_errors_are_typed() {
     let dev = gpu();
     assert!(matches!(
         Device::get(4096),
-        Err(Error::NoSuchDevice { device: 4096, .. })
+        Err(CudaError::NoSuchDevice { device: 4096, .. })
     ));
     let data = pseudo_random(10_000, 9);
     let file = temp_file(&data);
@@ -428,7 +439,7 @@ fn device_errors_are_typed() {
     .unwrap();
     assert!(matches!(
         h.pread(&mut small, 100, 0),
-        Err(Error::BufferTooSmall { .. })
+        Err(Error::Io(IoError::BufferTooSmall { .. }))
     ));
 }
 
@@ -465,13 +476,15 @@ fn compat_engine(compat: CompatMode) -> Arc<Engine> {
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn cufile_stage1_and_stage2_are_proven() {
     use gdscan::cufile::{driver as cf_driver, stats};
-    use gdscan::engine::route::CuFileAvailability;
+    use gdscan::engine::CuFileAvailability;
     let dev = gpu();
     let data = pseudo_random((8 << 20) + 4096, 11);
     let file = disk_file(&data);
     let len = data.len();
-    let auto = FileHandle::open_with(compat_engine(CompatMode::Auto), file.path(), OpenMode::Read)
-        .unwrap();
+    let auto = Arc::new(
+        FileHandle::open_with(compat_engine(CompatMode::Auto), file.path(), OpenMode::Read)
+            .unwrap(),
+    );
     match auto.cufile().clone() {
         CuFileAvailability::Ready => {
             assert_ne!(
@@ -491,7 +504,7 @@ fn cufile_stage1_and_stage2_are_proven() {
             let info = cf_driver::opened().expect("driver open");
             let (total, nvfs, posix) = s.read_split();
             assert!(total > 0, "cuFile's level-3 stats counted the reads: {s:?}");
-            let report = gdscan::report::build(&auto, Some(s.clone()));
+            let report = gdscan::report::build(&local(&auto), Some(s.clone()));
             eprintln!(
                 "--- path report (cuFile registered) ---\n{}",
                 gdscan::report::render(&report)
@@ -568,7 +581,7 @@ fn cufile_stage1_and_stage2_are_proven() {
                 auto.counters().get(IoPath::PosixDeviceBounce).bytes,
                 len as u64
             );
-            let report = gdscan::report::build(&auto, None);
+            let report = gdscan::report::build(&local(&auto), None);
             eprintln!(
                 "--- path report (fallback) ---\n{}",
                 gdscan::report::render(&report)
@@ -582,7 +595,10 @@ fn cufile_stage1_and_stage2_are_proven() {
                 FileHandle::open_with(compat_engine(CompatMode::Off), file.path(), OpenMode::Read)
                     .unwrap();
             let err = off.pread(&mut buf, len, 0).unwrap_err();
-            assert!(matches!(err, Error::CuFileRequired { .. }), "{err:?}");
+            assert!(
+                matches!(err, Error::Io(IoError::CuFileRequired { .. })),
+                "{err:?}"
+            );
             assert!(err.to_string().contains(&why), "{err}");
         }
         CuFileAvailability::Disabled => panic!("AUTO never disables cuFile"),
@@ -634,7 +650,7 @@ fn cufile_parameters_are_read_with_their_source_and_bounds_enforced() {
         .set("execution.max_io_threads", &(hi + 1).to_string())
         .unwrap();
     let err = apply(api, &too_many).unwrap_err();
-    assert!(matches!(err, Error::CuFileParam { .. }), "{err:?}");
+    assert!(matches!(err, CuFileError::ParamRefused { .. }), "{err:?}");
     assert!(
         err.to_string()
             .contains(&format!("cuFile accepts {lo}..={hi}")),
@@ -645,7 +661,7 @@ fn cufile_parameters_are_read_with_their_source_and_bounds_enforced() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn parquet_row_groups_land_in_device_memory_exactly() {
-    use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions};
+    use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
     use gdscan::parquet::metadata::{load, MetadataOptions};
     use gdscan::parquet::plan::{plan, Projection, ScanRequest};
     let dev = gpu();
@@ -655,7 +671,8 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
     for compat in [CompatMode::On, CompatMode::Auto] {
         let h =
             Arc::new(FileHandle::open_with(compat_engine(compat), &path, OpenMode::Read).unwrap());
-        let meta = load(&h, MetadataOptions::default()).unwrap();
+        let source: Arc<dyn gdscan::store::Source> = Arc::new(local(&h));
+        let meta = load(&source, MetadataOptions::default()).unwrap();
         let p = Arc::new(
             plan(
                 &meta,
@@ -677,7 +694,8 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
             prefetch: 1,
             ..Default::default()
         };
-        for rg in fetch(h.clone(), p.clone(), DeviceAllocator::new(dev), opts) {
+        let scan = SourceScan::new(source.clone(), p.clone());
+        for rg in fetch([scan], DeviceAllocator::new(dev), opts) {
             let rg = rg.unwrap();
             for slice in &rg.chunks {
                 for piece in &slice.pieces {
@@ -710,11 +728,10 @@ fn assert_device_row_groups_match(
     dev: Device,
     file: &[u8],
 ) -> usize {
-    use gdscan::parquet::fetch::{fetch_source, DeviceAllocator, FetchOptions};
+    use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
     let mut row_groups = 0;
-    for rg in fetch_source(
-        source,
-        plan,
+    for rg in fetch(
+        [SourceScan::new(source, plan)],
         DeviceAllocator::new(dev),
         FetchOptions::default(),
     ) {
@@ -735,7 +752,7 @@ fn assert_device_row_groups_match(
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn remote_http_row_groups_land_in_device_memory_through_staging() {
     use common::range_server::RangeServer;
-    use gdscan::parquet::metadata::{load_source, MetadataOptions};
+    use gdscan::parquet::metadata::{load, MetadataOptions};
     use gdscan::parquet::plan::{plan, ScanRequest};
     use gdscan::store::{open, StoreOptions};
     let dev = gpu();
@@ -754,7 +771,7 @@ fn remote_http_row_groups_land_in_device_memory_through_staging() {
         };
         let remote = open(&server.url("gpu/lineitem.parquet"), &opts).unwrap();
         remote.prepare_device(dev).unwrap();
-        let meta = load_source(&remote, MetadataOptions::default()).unwrap();
+        let meta = load(&remote, MetadataOptions::default()).unwrap();
         let p = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
         let row_groups = assert_device_row_groups_match(remote.clone(), p.clone(), dev, &file);
         assert_eq!(row_groups, p.row_groups.len());
@@ -768,8 +785,8 @@ fn remote_http_row_groups_land_in_device_memory_through_staging() {
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn remote_device_reads_resume_cut_bodies_and_fail_short_ones_cleanly() {
     use common::range_server::{Fault, RangeServer};
-    use gdscan::parquet::fetch::{fetch_source, DeviceAllocator, FetchOptions};
-    use gdscan::parquet::metadata::{load_source, MetadataOptions};
+    use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
+    use gdscan::parquet::metadata::{load, MetadataOptions};
     use gdscan::parquet::plan::{plan, ScanRequest};
     use gdscan::store::{open, StoreOptions};
     let dev = gpu();
@@ -785,22 +802,21 @@ fn remote_device_reads_resume_cut_bodies_and_fail_short_ones_cleanly() {
         ..Default::default()
     };
     let remote = open(&server.url("gpu/faults.parquet"), &opts).unwrap();
-    let meta = load_source(&remote, MetadataOptions::default()).unwrap();
+    let meta = load(&remote, MetadataOptions::default()).unwrap();
     let p = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
     server.fail_next(Fault::CutBody(5000), 2);
     assert_device_row_groups_match(remote.clone(), p.clone(), dev, &file);
     assert_eq!(remote.counters().get(IoPath::RemoteStore).retries, 2);
 
     server.fail_next(Fault::ShortBody(100), 1);
-    let outcome: Result<Vec<_>, _> = fetch_source(
-        remote.clone(),
-        p.clone(),
+    let outcome: Result<Vec<_>, _> = fetch(
+        [SourceScan::new(remote.clone(), p.clone())],
         DeviceAllocator::new(dev),
         FetchOptions::default(),
     )
     .collect();
     match outcome {
-        Err(Error::TruncatedResponse { got: 100, .. }) => {}
+        Err(Error::Store(StoreError::Truncated { got: 100, .. })) => {}
         other => panic!("{:?}", other.map(|v| v.len())),
     }
     // Nothing is left writing into freed memory: the device still works.

@@ -7,21 +7,21 @@ use std::sync::Arc;
 
 use arrow::compute::filter_record_batch;
 use arrow::record_batch::RecordBatch;
-use gdscan::parquet::fetch::{
-    fetch, fetch_files, layout, FetchOptions, FileScan, HostAllocator, ReadBack,
-};
+use gdscan::parquet::fetch::{fetch, layout, FetchOptions, HostAllocator, ReadBack, SourceScan};
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::{plan, PlanError, Projection, ScanRequest};
 use gdscan::parquet::{CoalesceOptions, Predicate};
-use gdscan::{Engine, Error, FileHandle, OpenMode, Settings};
+use gdscan::store::{LocalSource, Source};
+use gdscan::{Engine, Error, Settings};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 mod common;
 use common::{batch, write_file};
+use gdscan::engine::IoError;
 
-fn open(path: &std::path::Path) -> Arc<FileHandle> {
+fn open(path: &std::path::Path) -> Arc<dyn Source> {
     let engine = Engine::new(Settings::builder().num_threads(3).build().unwrap()).unwrap();
-    Arc::new(FileHandle::open_with(engine, path, OpenMode::Read).unwrap())
+    Arc::new(LocalSource::open(engine, path).unwrap())
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn fetched_bytes_are_the_file_bytes_and_memory_is_bounded() {
     ];
     for opts in option_sets {
         let mut seen = Vec::new();
-        for rg in fetch(h.clone(), p.clone(), HostAllocator, opts) {
+        for rg in fetch([SourceScan::new(h.clone(), p.clone())], HostAllocator, opts) {
             let rg = rg.unwrap();
             let lay = layout(
                 &p,
@@ -264,8 +264,7 @@ fn dropping_a_fetch_stream_early_stops_it() {
     let meta = load(&h, MetadataOptions::default()).unwrap();
     let p = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
     let mut stream = fetch(
-        h,
-        p,
+        [SourceScan::new(h, p)],
         HostAllocator,
         FetchOptions {
             max_bytes_in_flight: 1,
@@ -300,8 +299,8 @@ fn decoded_output_equals_arrow_rs_filtered() {
     )
     .unwrap();
     let out = dir.path().join("out.arrow");
-    let rows =
-        gdscan::parquet::decode::write_ipc(h, meta, &p, &projection, Some(&pred), &out).unwrap();
+    let rows = gdscan::parquet::ipc_export::write_ipc(h, meta, &p, &projection, Some(&pred), &out)
+        .unwrap();
     let got: Vec<RecordBatch> =
         arrow::ipc::reader::FileReader::try_new(std::fs::File::open(&out).unwrap(), None)
             .unwrap()
@@ -431,13 +430,13 @@ fn a_multi_file_fetch_streams_every_file_in_order_with_exact_bytes() {
         projection: Projection::Columns(vec!["l_comment".into(), "l_quantity".into()]),
         ..Default::default()
     };
-    let scans: Vec<FileScan> = paths
+    let scans: Vec<SourceScan> = paths
         .iter()
         .map(|p| {
-            let handle = open(p);
-            let meta = load(&handle, MetadataOptions::default()).unwrap();
+            let source = open(p);
+            let meta = load(&source, MetadataOptions::default()).unwrap();
             let plan = Arc::new(plan(&meta, &request).unwrap());
-            FileScan { handle, plan }
+            SourceScan::new(source, plan)
         })
         .collect();
     let expected: Vec<(usize, usize)> = scans
@@ -455,7 +454,7 @@ fn a_multi_file_fetch_streams_every_file_in_order_with_exact_bytes() {
         },
     ] {
         let mut seen = Vec::new();
-        for rg in fetch_files(scans.clone(), HostAllocator, opts) {
+        for rg in fetch(scans.clone(), HostAllocator, opts) {
             let rg = rg.unwrap();
             let file = &contents[rg.file];
             for slice in &rg.chunks {
@@ -479,7 +478,7 @@ fn reading_back_outside_a_host_buffer_is_an_error() {
     assert_eq!(dst, [7u8; 8]);
     for offset in [9, 16, usize::MAX] {
         match buffer.read_back(offset, &mut dst) {
-            Err(Error::BufferTooSmall { buffer: 16, .. }) => {}
+            Err(Error::Io(IoError::BufferTooSmall { buffer: 16, .. })) => {}
             other => panic!("offset {offset}: {other:?}"),
         }
     }

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 use futures::StreamExt;
 use gdscan::parquet::GdsParquetReader;
-use gdscan::{Engine, FileHandle, OpenMode, Settings};
+use gdscan::store::LocalSource;
+use gdscan::{Engine, Settings};
 use std::ops::Range;
 
 use bytes::Bytes;
@@ -97,10 +98,8 @@ fn read_with_arrow_rs(path: &Path) -> Result<Vec<RecordBatch>, String> {
 fn read_with_gdscan(path: &Path) -> Result<Vec<RecordBatch>, String> {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let engine = Engine::new(Settings::builder().num_threads(2).build().unwrap()).unwrap();
-        let handle = Arc::new(
-            FileHandle::open_with(engine, path, OpenMode::Read).map_err(|e| e.to_string())?,
-        );
-        decode(GdsParquetReader::new(handle))
+        let source = LocalSource::open(engine, path).map_err(|e| e.to_string())?;
+        decode(GdsParquetReader::new(Arc::new(source)))
     }));
     match outcome {
         Ok(r) => r,
@@ -229,8 +228,8 @@ fn get_byte_ranges_returns_exactly_the_ranges_asked_for() {
     let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
     std::fs::write(&path, &data).unwrap();
     let engine = Engine::new(Settings::builder().num_threads(3).build().unwrap()).unwrap();
-    let handle = Arc::new(FileHandle::open_with(engine, &path, OpenMode::Read).unwrap());
-    let mut reader = GdsParquetReader::new(handle);
+    let source = LocalSource::open(engine, &path).unwrap();
+    let mut reader = GdsParquetReader::new(Arc::new(source));
     let ranges = vec![
         0..10,
         5..20,

@@ -5,8 +5,9 @@
 
 use std::process::Command;
 
-use gdscan::engine::route::CuFileAvailability;
+use gdscan::engine::CuFileAvailability;
 use gdscan::engine::DeviceRoute;
+use gdscan::engine::IoError;
 use gdscan::{CompatMode, Engine, Error, FileHandle, OpenMode, Settings};
 
 fn cufile_missing() -> bool {
@@ -99,7 +100,10 @@ fn compat_off_without_cufile_is_a_clear_error_for_device_requests() {
     let (_d, path) = file(1 << 20);
     let h = handle(&path, CompatMode::Off);
     let err = h.device_route(1 << 20, 0).unwrap_err();
-    assert!(matches!(err, Error::CuFileRequired { .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Io(IoError::CuFileRequired { .. })),
+        "{err:?}"
+    );
     let msg = err.to_string();
     assert!(
         msg.contains("KVIKIO_COMPAT_MODE=OFF requires cuFile"),

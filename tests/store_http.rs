@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 
 use common::range_server::{Fault, RangeServer};
 use common::scan::{decode, host_crcs, local, plan_of};
-use gdscan::parquet::metadata::{load_source, MetadataOptions};
+use gdscan::engine::IoError;
+use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::{Projection, ScanRequest};
-use gdscan::store::{open, Route, Source, StoreOptions};
+use gdscan::store::StoreError;
+use gdscan::store::{open, LocalSource, RemoteSource, Source, StoreOptions};
 use gdscan::{Error, IoPath};
 
 /// Small requests, a little concurrency, fast bounded retries.
@@ -70,11 +72,14 @@ fn http_scans_land_the_local_files_chunks_and_decode_to_its_batches() {
     let f = fixture("data/lineitem.parquet");
     let remote = open(&f.url, &options()).unwrap();
     let local = local(&f.path);
-    assert!(matches!(
-        remote.route(),
-        Route::Store { concurrency: 4, .. }
-    ));
-    assert_eq!(local.route(), Route::Engine);
+    assert_eq!(
+        RemoteSource::of(remote.as_ref())
+            .unwrap()
+            .options()
+            .concurrency,
+        4
+    );
+    assert!(LocalSource::of(local.as_ref()).is_some());
     assert_eq!(remote.size(), local.size());
     for request in [all_columns(), some_columns_filtered()] {
         let plan = plan_of(&remote, &request);
@@ -92,7 +97,11 @@ fn http_scans_land_the_local_files_chunks_and_decode_to_its_batches() {
     assert!(c.ops > 1 && c.bytes > 0 && c.nanos > 0, "{c:?}");
     assert_eq!(c.retries, 0);
     assert_eq!(remote.counters().get(IoPath::PosixHost).bytes, 0);
-    let attempts = remote.http_counts().unwrap().attempts();
+    let attempts = RemoteSource::of(remote.as_ref())
+        .unwrap()
+        .http_counts()
+        .unwrap()
+        .attempts();
     assert_eq!(attempts, c.ops, "one HTTP attempt per request");
     assert_eq!(attempts as usize, f.server.gets());
     assert!(local.counters().get(IoPath::PosixHost).bytes > 0);
@@ -121,7 +130,7 @@ fn requests_are_split_to_the_request_size() {
 fn the_footer_arrives_with_the_opening_request_and_the_cache_follows_the_etag() {
     let f = fixture("cache.parquet");
     let a = open(&f.url, &options()).unwrap();
-    let meta = load_source(&a, MetadataOptions::default()).unwrap();
+    let meta = load(&a, MetadataOptions::default()).unwrap();
     assert_eq!(
         f.server.gets(),
         1,
@@ -131,7 +140,7 @@ fn the_footer_arrives_with_the_opening_request_and_the_cache_follows_the_etag() 
 
     let b = open(&f.url, &options()).unwrap();
     assert_eq!(b.version(), a.version());
-    let again = load_source(&b, MetadataOptions::default()).unwrap();
+    let again = load(&b, MetadataOptions::default()).unwrap();
     assert!(
         Arc::ptr_eq(&meta, &again),
         "same location, size and e-tag: cached"
@@ -143,7 +152,7 @@ fn the_footer_arrives_with_the_opening_request_and_the_cache_follows_the_etag() 
         .put_without_etag("cache.parquet", std::fs::read(&f.path).unwrap());
     let c = open(&f.url, &options()).unwrap();
     assert_ne!(c.version(), a.version(), "no e-tag: the modification time");
-    let fresh = load_source(&c, MetadataOptions::default()).unwrap();
+    let fresh = load(&c, MetadataOptions::default()).unwrap();
     assert!(!Arc::ptr_eq(&meta, &fresh), "another version: read again");
 }
 
@@ -153,7 +162,7 @@ fn a_small_footer_hint_costs_one_more_request() {
     let mut opts = options();
     opts.footer_hint = 64;
     let s = open(&f.url, &opts).unwrap();
-    load_source(&s, MetadataOptions::default()).unwrap();
+    load(&s, MetadataOptions::default()).unwrap();
     assert!(f.server.gets() >= 2, "64 bytes cannot hold the footer");
     assert_eq!(
         decode(s).unwrap(),
@@ -173,7 +182,10 @@ fn server_errors_are_retried_counted_and_end_in_the_right_bytes() {
         host_crcs(&local(&f.path), &plan).unwrap()
     );
     assert_eq!(remote.counters().get(IoPath::RemoteStore).retries, 3);
-    let http = remote.http_counts().unwrap();
+    let http = RemoteSource::of(remote.as_ref())
+        .unwrap()
+        .http_counts()
+        .unwrap();
     assert_eq!(http.failed(), 3);
     assert_eq!(
         http.attempts(),
@@ -187,7 +199,7 @@ fn too_many_server_errors_fail_with_the_object_named() {
     f.server.fail_next(Fault::Status(503), 100);
     let start = Instant::now();
     match open(&f.url, &options()) {
-        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        Err(Error::Store(StoreError::Request { object, .. })) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
     assert!(start.elapsed() < Duration::from_secs(20));
@@ -220,7 +232,7 @@ fn a_cut_body_without_etag_is_an_error_never_partial_data() {
     let plan = plan_of(&remote, &all_columns());
     f.server.fail_next(Fault::CutBody(1000), 1);
     match host_crcs(&remote, &plan) {
-        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        Err(Error::Store(StoreError::Request { object, .. })) => assert_eq!(object, f.url),
         other => panic!("a cut body must fail: {other:?}"),
     }
     let got = remote.read_blocking(0..20_000);
@@ -233,23 +245,23 @@ fn a_body_shorter_than_its_range_is_a_truncated_response() {
     let remote = open(&f.url, &options()).unwrap();
     f.server.fail_next(Fault::ShortBody(7), 1);
     match remote.read_blocking(100..5000) {
-        Err(Error::TruncatedResponse {
+        Err(Error::Store(StoreError::Truncated {
             object,
             offset: 100,
             expected: 4900,
             got: 7,
-        }) => assert_eq!(object, f.url),
+        })) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
     let plan = plan_of(&remote, &all_columns());
     f.server.fail_next(Fault::ShortBody(100), 1);
     match host_crcs(&remote, &plan) {
-        Err(Error::TruncatedResponse {
+        Err(Error::Store(StoreError::Truncated {
             object,
             expected,
             got,
             ..
-        }) => {
+        })) => {
             assert_eq!(object, f.url);
             assert_eq!(got, 100);
             assert!(expected > got);
@@ -269,7 +281,7 @@ fn a_server_stopped_during_a_scan_fails_in_bounded_time() {
     f.server.stop_after(3);
     let start = Instant::now();
     match host_crcs(&remote, &plan) {
-        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        Err(Error::Store(StoreError::Request { object, .. })) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
     assert!(
@@ -279,7 +291,7 @@ fn a_server_stopped_during_a_scan_fails_in_bounded_time() {
     );
     f.server.stop();
     match open(&f.url, &opts) {
-        Err(Error::Store { object, .. }) => assert_eq!(object, f.url),
+        Err(Error::Store(StoreError::Request { object, .. })) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
 }
@@ -289,7 +301,7 @@ fn a_missing_object_is_not_found_naming_it() {
     let f = fixture("present.parquet");
     let url = f.server.url("absent.parquet");
     match open(&url, &options()) {
-        Err(e @ Error::ObjectNotFound { .. }) => {
+        Err(e @ Error::Store(StoreError::NotFound { .. })) => {
             assert!(e.to_string().contains(&url), "{e}");
         }
         other => panic!("{other:?}"),
@@ -305,7 +317,7 @@ fn an_object_changed_during_a_scan_is_an_error() {
     other.push(0);
     f.server.put("moving.parquet", other);
     match host_crcs(&remote, &plan) {
-        Err(Error::ObjectChanged { object, .. }) => assert_eq!(object, f.url),
+        Err(Error::Store(StoreError::Changed { object, .. })) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
 }
@@ -317,7 +329,7 @@ fn reads_past_the_end_are_refused_before_any_request() {
     let before = f.server.gets();
     let size = remote.size();
     match futures::executor::block_on(remote.read_ranges(&[0..1, size - 10..size + 1])) {
-        Err(Error::ShortRead { got: 10, .. }) => {}
+        Err(Error::Io(IoError::ShortRead { got: 10, .. })) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(f.server.gets(), before);

@@ -19,9 +19,10 @@ use std::sync::Arc;
 
 use common::moto::Moto;
 use common::scan::{decode, host_crcs, ipc, local, plan_of};
-use gdscan::parquet::metadata::{load_source, MetadataOptions};
+use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::{plan, Projection, ScanRequest};
-use gdscan::store::{open_with_config, Source, StoreOptions};
+use gdscan::store::StoreError;
+use gdscan::store::{open_with_config, RemoteSource, Source, StoreOptions};
 use gdscan::{Error, IoPath};
 
 const BUCKET: &str = "gdscan-test";
@@ -97,7 +98,14 @@ fn s3_scans_land_the_local_files_chunks_and_decode_to_its_batches() {
     let c = remote.counters().get(IoPath::RemoteStore);
     assert!(c.ops > 1 && c.bytes > 0, "{c:?}");
     assert_eq!(c.retries, 0);
-    assert_eq!(remote.http_counts().unwrap().attempts(), c.ops);
+    assert_eq!(
+        RemoteSource::of(remote.as_ref())
+            .unwrap()
+            .http_counts()
+            .unwrap()
+            .attempts(),
+        c.ops
+    );
 }
 
 #[test]
@@ -129,10 +137,10 @@ fn every_parquet_testing_file_decodes_the_same_from_s3() {
         moto.upload(BUCKET, name, data);
         let local = local(file);
         let remote = open_s3(&moto, name);
-        let Ok(meta) = load_source(&local, MetadataOptions::default()) else {
+        let Ok(meta) = load(&local, MetadataOptions::default()) else {
             assert!(
                 remote
-                    .and_then(|r| load_source(&r, MetadataOptions::default()))
+                    .and_then(|r| load(&r, MetadataOptions::default()))
                     .is_err(),
                 "{name}: bad metadata locally, not from S3"
             );
@@ -241,7 +249,7 @@ fn a_wrong_key_is_an_access_error_naming_the_object() {
     let moto = moto_with_bucket(&[("INITIAL_NO_AUTH_ACTION_COUNT", "2")]);
     moto.upload(BUCKET, "secret.parquet", b"PAR1 not really PAR1".to_vec());
     match open_s3(&moto, "secret.parquet") {
-        Err(Error::StoreAccessDenied { object, .. }) => {
+        Err(Error::Store(StoreError::AccessDenied { object, .. })) => {
             assert_eq!(object, format!("s3://{BUCKET}/secret.parquet"))
         }
         other => panic!("{other:?}"),
@@ -256,7 +264,7 @@ fn a_wrong_key_is_an_access_error_naming_the_object() {
 fn a_missing_s3_object_is_not_found_naming_it() {
     let moto = moto_with_bucket(&[]);
     match open_s3(&moto, "nothing/here.parquet") {
-        Err(e @ Error::ObjectNotFound { .. }) => {
+        Err(e @ Error::Store(StoreError::NotFound { .. })) => {
             assert!(
                 e.to_string()
                     .contains("s3://gdscan-test/nothing/here.parquet"),

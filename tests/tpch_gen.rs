@@ -6,6 +6,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use gdscan::engine::IoError;
 use gdscan::tpch::{generate, parse_compression, GenOptions, Table};
 use gdscan::Error;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -262,11 +263,11 @@ fn a_non_empty_folder_needs_force_and_force_replaces_only_the_tables_written() {
 
     let err = generate(&opts(&out, &[Table::Nation])).unwrap_err();
     match &err {
-        Error::Io { path, source, .. } => {
+        Error::Io(IoError::Os { path, source, .. }) => {
             assert_eq!(Path::new(path), out);
             assert_eq!(source.kind(), std::io::ErrorKind::DirectoryNotEmpty);
         }
-        other => panic!("expected Error::Io, got {other:?}"),
+        other => panic!("expected Error::Io(IoError::Os), got {other:?}"),
     }
     let msg = err.to_string();
     assert!(
@@ -313,11 +314,11 @@ fn an_unwritable_folder_is_an_error_not_a_panic() {
     let out = file.join("out");
     let err = generate(&opts(&out, &[Table::Nation])).unwrap_err();
     match &err {
-        Error::Io { path, op, .. } => {
+        Error::Io(IoError::Os { path, op, .. }) => {
             assert_eq!(Path::new(path), out);
             assert_eq!(*op, "create folder");
         }
-        other => panic!("expected Error::Io, got {other:?}"),
+        other => panic!("expected Error::Io(IoError::Os), got {other:?}"),
     }
     assert!(err.to_string().contains("file.txt/out"), "{err}");
     assert_eq!(std::fs::read(&file).unwrap(), b"not a folder");
@@ -427,8 +428,10 @@ fn a_full_disk_is_a_clear_error_and_leaves_no_partial_or_incomplete_table() {
     assert!(msg.contains("No space left on device"), "{msg}");
     assert!(msg.contains("lineitem/part-0.parquet"), "{msg}");
     match &err {
-        Error::Io { source, .. } => assert_eq!(source.raw_os_error(), Some(libc::ENOSPC)),
-        other => panic!("expected Error::Io, got {other:?}"),
+        Error::Io(IoError::Os { source, .. }) => {
+            assert_eq!(source.raw_os_error(), Some(libc::ENOSPC))
+        }
+        other => panic!("expected Error::Io(IoError::Os), got {other:?}"),
     }
     assert!(partial_files(&out).is_empty(), "{:?}", partial_files(&out));
     assert!(

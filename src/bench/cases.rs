@@ -9,7 +9,7 @@ use crate::parquet::predicate::Predicate;
 
 /// One scan to measure.
 #[derive(Debug, Clone)]
-pub struct ScanCase {
+pub(crate) struct ScanCase {
     /// Name, e.g. "q6".
     pub name: String,
     /// Columns.
@@ -19,7 +19,7 @@ pub struct ScanCase {
 }
 
 /// The lineitem cases: all columns, and the column sets and filters of Q1 and Q6.
-pub fn lineitem_cases() -> Vec<ScanCase> {
+pub(crate) fn lineitem_cases() -> Vec<ScanCase> {
     let mut cases = vec![ScanCase {
         name: "all".into(),
         projection: Projection::All,
@@ -31,7 +31,7 @@ pub fn lineitem_cases() -> Vec<ScanCase> {
 
 impl ScanCase {
     /// The scan request of this case (default coalescing).
-    pub fn request(&self) -> ScanRequest {
+    pub(crate) fn request(&self) -> ScanRequest {
         ScanRequest {
             projection: self.projection.clone(),
             predicate: self.filter.clone(),
@@ -40,13 +40,13 @@ impl ScanCase {
     }
 
     /// This case's plan over `metadata` of the file at `location`.
-    pub fn plan(&self, location: &str, metadata: &ParquetMetaData) -> Result<ScanPlan> {
+    pub(crate) fn plan(&self, location: &str, metadata: &ParquetMetaData) -> Result<ScanPlan> {
         plan(metadata, &self.request()).map_err(|e| e.in_file(location))
     }
 }
 
 /// TPC-H Q6's filter on lineitem.
-pub const Q6_FILTER: &str = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
+pub(crate) const Q6_FILTER: &str = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
 
 fn case(name: &str, columns: &[&str], filter: &str) -> ScanCase {
     ScanCase {
@@ -58,7 +58,7 @@ fn case(name: &str, columns: &[&str], filter: &str) -> ScanCase {
 
 /// Lineitem's column set and filter of TPC-H query `name` (q1, q6, q14,
 /// q19; Q19's disjunction is over-approximated by its common conjuncts).
-pub fn lineitem_query(name: &str) -> Option<ScanCase> {
+pub(crate) fn lineitem_query(name: &str) -> Option<ScanCase> {
     Some(match name {
         "q1" => case(
             "q1",

@@ -1,13 +1,18 @@
 //! Benchmarks behind `gdscan bench`: measured against baselines in the same
 //! run, reported as rates and ratios (never a lone absolute figure).
 
-pub mod cases;
+pub(crate) mod cases;
 pub mod data;
-pub mod decode;
-pub mod read;
-pub mod scan;
-pub mod stats;
-pub mod store;
-pub mod tpch;
+pub(crate) mod decode;
+mod error;
 #[cfg(feature = "datafusion")]
-pub mod tpch_sql;
+pub(crate) mod paired;
+pub(crate) mod read;
+pub(crate) mod scan;
+pub(crate) mod stats;
+pub(crate) mod store;
+pub(crate) mod tpch;
+#[cfg(feature = "datafusion")]
+pub(crate) mod tpch_sql;
+
+pub use error::BenchError;

@@ -3,6 +3,7 @@
 
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -14,10 +15,11 @@ use crate::config::{CompatMode, DeviceReadPath, Settings};
 use crate::cuda::{Device, DeviceBuffer, PinnedBuffer};
 use crate::engine::{drop_from_cache, on_tmpfs, Engine, FileHandle, IoPath, OpenMode};
 use crate::error::{Error, Result};
+use crate::store::LocalSource;
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub struct ReadBenchOptions {
+pub(crate) struct ReadBenchOptions {
     /// Files to read (created with pseudo-random bytes when missing or of another size).
     pub files: Vec<PathBuf>,
     /// Bytes per file.
@@ -91,7 +93,7 @@ impl BenchRoute {
 
 /// One of our cases.
 #[derive(Debug, Clone, Serialize)]
-pub struct Case {
+pub(crate) struct Case {
     /// The route setting.
     pub route: String,
     /// Worker threads.
@@ -114,7 +116,7 @@ pub struct Case {
 
 /// A case that could not run (e.g. cuFile unavailable under compat OFF).
 #[derive(Debug, Clone, Serialize)]
-pub struct FailedCase {
+pub(crate) struct FailedCase {
     /// The route.
     pub route: String,
     /// Worker threads.
@@ -125,7 +127,7 @@ pub struct FailedCase {
 
 /// Results for one file.
 #[derive(Debug, Clone, Serialize)]
-pub struct FileReport {
+pub(crate) struct FileReport {
     /// The file.
     pub file: String,
     /// Bytes read per run.
@@ -144,7 +146,7 @@ pub struct FileReport {
 
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
-pub struct ReadBenchReport {
+pub(crate) struct ReadBenchReport {
     /// GPU name.
     pub device: String,
     /// Per file.
@@ -152,7 +154,7 @@ pub struct ReadBenchReport {
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &ReadBenchOptions) -> Result<ReadBenchReport> {
+pub(crate) fn run(opts: &ReadBenchOptions) -> Result<ReadBenchReport> {
     let device = Device::get(opts.device)?;
     let mut files = Vec::new();
     for file in &opts.files {
@@ -201,7 +203,9 @@ fn run_file(opts: &ReadBenchOptions, device: Device, path: &PathBuf) -> Result<F
         let f = std::fs::File::open(path).map_err(|e| Error::from_open(&shown, e))?;
         f.read_exact_at(pinned.as_mut_slice(), 0)
             .map_err(|e| Error::io(&shown, "pread", e))?;
-        let seconds = time_runs(opts.repeats, || dev.copy_from_host(0, pinned.as_slice()))?;
+        let seconds = time_runs(opts.repeats, || {
+            Ok(dev.copy_from_host(0, pinned.as_slice())?)
+        })?;
         Timing {
             bytes: opts.size,
             seconds,
@@ -214,7 +218,7 @@ fn run_file(opts: &ReadBenchOptions, device: Device, path: &PathBuf) -> Result<F
         let seconds = time_runs(opts.repeats, || {
             f.read_exact_at(&mut host, 0)
                 .map_err(|e| Error::io(&shown, "pread", e))?;
-            dev.copy_from_host(0, &host)
+            Ok(dev.copy_from_host(0, &host)?)
         })?;
         Timing {
             bytes: opts.size,
@@ -283,7 +287,8 @@ fn run_case(
     settings.num_threads = threads;
     route.apply(&mut settings);
     let engine = Engine::new(settings)?;
-    let handle = FileHandle::open_with(engine, path, OpenMode::Read)?;
+    let handle = Arc::new(FileHandle::open_with(engine, path, OpenMode::Read)?);
+    let source = LocalSource::new(handle.clone())?;
     let before = || if cold { drop_from_cache(path) } else { Ok(()) };
     let seconds = time_runs_with(opts.repeats, before, || {
         handle.pread(dev, len, 0).map(|_| ())
@@ -292,9 +297,9 @@ fn run_case(
     // cuFile's own counters when cuFile is open.
     dev.fill(0xA5)?;
     handle.counters().reset();
-    let window = crate::report::StatsWindow::open(true, Some(&handle))?;
+    let window = crate::report::StatsWindow::open(true, &source)?;
     handle.pread(dev, len, 0)?;
-    let verdict = window.close(&handle)?.verdict;
+    let verdict = window.close(&source)?.verdict;
     let path_bytes = handle.counters().nonzero();
     let crc_ok = crc32_device(dev, 0, len)? == crc;
     let timing = Timing {
@@ -315,7 +320,7 @@ fn run_case(
 }
 
 /// The report as a text table.
-pub fn render(report: &ReadBenchReport) -> String {
+pub(crate) fn render(report: &ReadBenchReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "device: {}", report.device);

@@ -15,13 +15,14 @@ use crate::config::Settings;
 use crate::cuda::{Device, DeviceBuffer};
 use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
 use crate::error::{Error, Result};
-use crate::parquet::fetch::{fetch, DeviceAllocator, FetchOptions};
+use crate::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::ScanPlan;
+use crate::store::{LocalSource, Source};
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub struct ScanBenchOptions {
+pub(crate) struct ScanBenchOptions {
     /// The Parquet file.
     pub file: PathBuf,
     /// CUDA device.
@@ -36,7 +37,7 @@ pub struct ScanBenchOptions {
 
 /// One case's figures.
 #[derive(Debug, Clone, Serialize)]
-pub struct ScanCaseReport {
+pub(crate) struct ScanCaseReport {
     /// Name.
     pub name: String,
     /// Bytes the scan needs.
@@ -65,7 +66,7 @@ pub struct ScanCaseReport {
 
 /// The report.
 #[derive(Debug, Clone, Serialize)]
-pub struct ScanBenchReport {
+pub(crate) struct ScanBenchReport {
     /// GPU.
     pub device: String,
     /// The file.
@@ -81,7 +82,7 @@ pub struct ScanBenchReport {
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
+pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let device = Device::get(opts.device)?;
     let engine = Engine::new(opts.settings.clone())?;
     engine.preallocate_bounce_buffers(device)?;
@@ -89,7 +90,8 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let shown = handle.path().to_string();
     let file_bytes = handle.file_size()?;
     let file = std::fs::read(&opts.file).map_err(|e| Error::io(&shown, "read", e))?; // warms the cache, and the oracle
-    let metadata = load(&handle, MetadataOptions::default())?;
+    let source: Arc<dyn Source> = Arc::new(LocalSource::new(handle.clone())?);
+    let metadata = load(&source, MetadataOptions::default())?;
 
     let mut whole = DeviceBuffer::new(device, file_bytes as usize)?;
     let file_read = Timing {
@@ -110,8 +112,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
         let plan: Arc<ScanPlan> = Arc::new(case.plan(&shown, &metadata)?);
         let seconds = time_runs(opts.iterations, || {
             for rg in fetch(
-                handle.clone(),
-                plan.clone(),
+                [SourceScan::new(source.clone(), plan.clone())],
                 alloc.clone(),
                 FetchOptions::default(),
             ) {
@@ -123,8 +124,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
         handle.counters().reset();
         let mut bytes_ok = true;
         for rg in fetch(
-            handle.clone(),
-            plan.clone(),
+            [SourceScan::new(source.clone(), plan.clone())],
             alloc.clone(),
             FetchOptions::default(),
         ) {
@@ -187,7 +187,7 @@ pub fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
 }
 
 /// The report as a table.
-pub fn render(r: &ScanBenchReport) -> String {
+pub(crate) fn render(r: &ScanBenchReport) -> String {
     let mut out = format!(
         "device: {}\nfile: {} ({} bytes, {} row groups)\nwhole-file read into device memory: {:.2} GB/s best, {:.2} median\n",
         r.device,

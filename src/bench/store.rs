@@ -14,15 +14,16 @@ use super::stats::{time_runs, Timing};
 use crate::cuda::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::parquet::fetch::{
-    fetch_source, Allocator, DeviceAllocator, FetchOptions, HostAllocator,
+    fetch, Allocator, DeviceAllocator, FetchOptions, HostAllocator, SourceScan,
 };
-use crate::parquet::metadata::{load_source, MetadataOptions};
+use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::ScanPlan;
+use crate::store::StoreError;
 use crate::store::{builder, classify, HttpCounts, RemoteSource, Source, StoreOptions, Target};
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub struct StoreBenchOptions {
+pub(crate) struct StoreBenchOptions {
     /// The object's URL (e.g. `s3://bucket/lineitem.parquet`).
     pub url: String,
     /// A local file to upload to the URL first.
@@ -41,7 +42,7 @@ pub struct StoreBenchOptions {
 
 /// One concurrency's figures.
 #[derive(Debug, Clone, Serialize)]
-pub struct Point {
+pub(crate) struct Point {
     /// Requests in flight at most.
     pub concurrency: usize,
     /// Runs (bytes = bytes read).
@@ -58,7 +59,7 @@ pub struct Point {
 
 /// One scan's figures.
 #[derive(Debug, Clone, Serialize)]
-pub struct StoreCaseReport {
+pub(crate) struct StoreCaseReport {
     /// Name.
     pub name: String,
     /// Bytes the scan needs.
@@ -80,7 +81,7 @@ pub struct StoreCaseReport {
 
 /// The report.
 #[derive(Debug, Clone, Serialize)]
-pub struct StoreBenchReport {
+pub(crate) struct StoreBenchReport {
     /// The object.
     pub url: String,
     /// Its store.
@@ -126,7 +127,11 @@ fn scan_into<A: Allocator>(
     crc: bool,
 ) -> Result<Vec<u32>> {
     let mut crcs = vec![0u32; if crc { plan.chunks.len() } else { 0 }];
-    for rg in fetch_source(source.clone(), plan.clone(), alloc, FetchOptions::default()) {
+    for rg in fetch(
+        [SourceScan::new(source.clone(), plan.clone())],
+        alloc,
+        FetchOptions::default(),
+    ) {
         let rg = rg?;
         if crc {
             for slice in &rg.chunks {
@@ -148,13 +153,12 @@ fn baseline(
     host: &mut [u8],
 ) -> Result<Vec<bytes::Bytes>> {
     let (store, path, wanted) = (store.clone(), source.path().clone(), ranges.to_vec());
-    let parts =
-        crate::store::runtime::block_on(async move { store.get_ranges(&path, &wanted).await })?
-            .map_err(|e| Error::Store {
-                object: source.location().to_string(),
-                op: "object_store get_ranges".into(),
-                source: e,
-            })?;
+    let parts = crate::store::block_on(async move { store.get_ranges(&path, &wanted).await })?
+        .map_err(|e| StoreError::Request {
+            object: source.location().to_string(),
+            op: "object_store get_ranges".into(),
+            source: e,
+        })?;
     let mut at = 0;
     for part in &parts {
         match (dest, staging.as_mut()) {
@@ -167,12 +171,13 @@ fn baseline(
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
+pub(crate) fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
     let Target::Remote { url, scheme, path } = classify(&opts.url)? else {
-        return Err(Error::StoreLocation {
+        return Err(StoreError::Location {
             location: opts.url.clone(),
             reason: "bench store needs a store URL (s3://, http://, ...), not a local path".into(),
-        });
+        }
+        .into());
     };
     let (store, counts): (Arc<dyn ObjectStore>, Arc<HttpCounts>) =
         builder::build(&url, scheme, &opts.store, &[])?;
@@ -180,13 +185,13 @@ pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
         let shown = file.display().to_string();
         let data = std::fs::read(file).map_err(|e| Error::io(&shown, "read", e))?;
         let (s, p) = (store.clone(), path.clone());
-        crate::store::runtime::block_on(async move { s.put(&p, data.into()).await })?.map_err(
-            |e| Error::Store {
+        crate::store::block_on(async move { s.put(&p, data.into()).await })?.map_err(|e| {
+            StoreError::Request {
                 object: opts.url.clone(),
                 op: "upload".into(),
                 source: e,
-            },
-        )?;
+            }
+        })?;
     }
     let dest = match opts.device {
         Some(d) => {
@@ -217,7 +222,7 @@ pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
     let mut cases = Vec::new();
     for case in &opts.cases {
         let shared: Arc<dyn Source> = Arc::new(first.clone());
-        let meta = load_source(
+        let meta = load(
             &shared,
             MetadataOptions {
                 page_index: case.filter.is_some(),
@@ -311,7 +316,7 @@ pub fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
 }
 
 /// The report as a table.
-pub fn render(r: &StoreBenchReport) -> String {
+pub(crate) fn render(r: &StoreBenchReport) -> String {
     let mut out = format!(
         "object: {} ({} bytes) in {}\ndestination: {}; request size {} bytes; medians\n",
         r.url, r.object_bytes, r.store, r.destination, r.request_size

@@ -10,21 +10,23 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::cases::{lineitem_query, ScanCase};
+use super::error::BenchError;
 use crate::config::Settings;
 use crate::cuda::Device;
+use crate::engine::Engine;
 use crate::engine::{drop_from_cache, on_tmpfs};
-use crate::engine::{Engine, FileHandle, OpenMode};
 use crate::error::{Error, Result};
 use crate::parquet::fetch::{
-    fetch_files, Allocator, DeviceAllocator, FetchOptions, FileScan, HostAllocator,
+    fetch, Allocator, DeviceAllocator, FetchOptions, HostAllocator, SourceScan,
 };
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::{Projection, ScanPlan};
+use crate::store::{LocalSource, Source};
 use crate::tpch::Table;
 
 /// The query cases by name: `scan` (every table, all columns) and the
 /// lineitem queries of [`lineitem_query`].
-pub fn cases(queries: &[String]) -> Result<Vec<(String, Table, ScanCase)>> {
+pub(crate) fn cases(queries: &[String]) -> Result<Vec<(String, Table, ScanCase)>> {
     let mut out = Vec::new();
     for q in queries {
         match q.as_str() {
@@ -46,12 +48,7 @@ pub fn cases(queries: &[String]) -> Result<Vec<(String, Table, ScanCase)>> {
                 Table::LineItem,
                 lineitem_query(q).expect("checked"),
             )),
-            other => {
-                return Err(Error::Scan {
-                    path: "<bench tpch>".into(),
-                    reason: format!("unknown query {other:?}: expected scan, q1, q6, q14 or q19"),
-                })
-            }
+            other => return Err(BenchError::UnknownCase(other.to_string()).into()),
         }
     }
     Ok(out)
@@ -59,7 +56,7 @@ pub fn cases(queries: &[String]) -> Result<Vec<(String, Table, ScanCase)>> {
 
 /// What to run.
 #[derive(Debug, Clone)]
-pub struct TpchBenchOptions {
+pub(crate) struct TpchBenchOptions {
     /// A `gdscan tpch gen` folder.
     pub data: PathBuf,
     /// Query names (see [`cases`]).
@@ -76,7 +73,7 @@ pub struct TpchBenchOptions {
 
 /// One timed iteration.
 #[derive(Debug, Clone, Serialize)]
-pub struct Iteration {
+pub(crate) struct Iteration {
     /// Seconds.
     pub elapsed: f64,
     /// Rows in the kept row groups.
@@ -87,7 +84,7 @@ pub struct Iteration {
 
 /// One query's results.
 #[derive(Debug, Clone, Serialize)]
-pub struct QueryResult {
+pub(crate) struct QueryResult {
     /// Name.
     pub query: String,
     /// Files scanned.
@@ -106,7 +103,7 @@ pub struct QueryResult {
 
 /// The run's context (dfbench-style).
 #[derive(Debug, Clone, Serialize)]
-pub struct Context {
+pub(crate) struct Context {
     /// gdscan's version.
     pub gdscan_version: &'static str,
     /// Seconds since the Unix epoch at the start.
@@ -127,7 +124,7 @@ pub struct Context {
 
 /// The report.
 #[derive(Debug, Clone, Serialize)]
-pub struct TpchBenchReport {
+pub(crate) struct TpchBenchReport {
     /// Context.
     pub context: Context,
     /// Per query.
@@ -135,7 +132,7 @@ pub struct TpchBenchReport {
 }
 
 /// The Parquet files of `table` in a `tpch gen` folder, sorted.
-pub fn table_files(data: &Path, table: Table) -> Result<Vec<PathBuf>> {
+pub(crate) fn table_files(data: &Path, table: Table) -> Result<Vec<PathBuf>> {
     let dir = data.join(table.name());
     let shown = dir.display().to_string();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -145,16 +142,13 @@ pub fn table_files(data: &Path, table: Table) -> Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(Error::Scan {
-            path: shown,
-            reason: "no .parquet files (generate them with `gdscan tpch gen`)".into(),
-        });
+        return Err(BenchError::NoData(shown).into());
     }
     Ok(files)
 }
 
 struct Prepared {
-    handle: Arc<FileHandle>,
+    source: Arc<dyn Source>,
     plan: Arc<ScanPlan>,
     path: PathBuf,
 }
@@ -167,14 +161,10 @@ fn run_once<A: Allocator + Clone>(files: &[Prepared], alloc: &A, cold: bool) -> 
     }
     let scans = files
         .iter()
-        .map(|f| FileScan {
-            handle: f.handle.clone(),
-            plan: f.plan.clone(),
-        })
-        .collect();
+        .map(|f| SourceScan::new(f.source.clone(), f.plan.clone()));
     let start = Instant::now();
     let mut bytes_read = 0;
-    for rg in fetch_files(scans, alloc.clone(), FetchOptions::default()) {
+    for rg in fetch(scans, alloc.clone(), FetchOptions::default()) {
         bytes_read += rg?.bytes_read;
     }
     Ok(Iteration {
@@ -197,15 +187,11 @@ fn run_query<A: Allocator + Clone>(
 ) -> Result<QueryResult> {
     let mut prepared = Vec::new();
     for path in table_files(&opts.data, table)? {
-        let handle = Arc::new(FileHandle::open_with(
-            engine.clone(),
-            &path,
-            OpenMode::Read,
-        )?);
-        let metadata = load(&handle, MetadataOptions::default())?;
-        let plan = case.plan(handle.path(), &metadata)?;
+        let source: Arc<dyn Source> = Arc::new(LocalSource::open(engine.clone(), &path)?);
+        let metadata = load(&source, MetadataOptions::default())?;
+        let plan = case.plan(source.location(), &metadata)?;
         prepared.push(Prepared {
-            handle,
+            source,
             plan: Arc::new(plan),
             path,
         });
@@ -221,7 +207,7 @@ fn run_query<A: Allocator + Clone>(
     let bytes_read: u64 = prepared.iter().map(|p| p.plan.totals.bytes_read).sum();
     let verdict = prepared
         .first()
-        .map(|p| crate::report::build(&p.handle, None).verdict)
+        .map(|p| crate::report::build(p.source.as_ref(), None).verdict)
         .unwrap_or_default();
     Ok(QueryResult {
         query: case.name.clone(),
@@ -235,7 +221,7 @@ fn run_query<A: Allocator + Clone>(
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
+pub(crate) fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
     let engine = Engine::new(opts.settings.clone())?;
     let cases = cases(&opts.queries)?;
     let start_time = std::time::SystemTime::now()
@@ -285,7 +271,7 @@ pub fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
 }
 
 /// The report as a table.
-pub fn render(r: &TpchBenchReport) -> String {
+pub(crate) fn render(r: &TpchBenchReport) -> String {
     let mut out = format!(
         "gdscan bench tpch: {} into {} ({}){}\n{:<16} {:>5} {:>14} {:>14} {:>6} {:>10} {:>10} {:>9}\n",
         r.context.data,

@@ -14,21 +14,19 @@ use ::datafusion::physical_plan::collect;
 use ::datafusion::prelude::SessionContext;
 use serde::Serialize;
 
-use super::stats::{PairedRatio, Verdict};
+use super::error::BenchError;
+use super::paired::{PairedRatio, Verdict};
 use super::tpch::table_files;
 use crate::config::Settings;
-use crate::datafusion::{
-    context, register_tpch, register_tpch_listing, runtime, scan_totals, tpch_query,
-    GdsTableOptions, ScanTotals, TPCH_QUERY_COUNT,
-};
+use crate::datafusion::{context, runtime, scan_totals, GdsTableOptions, ScanTotals};
 use crate::engine::Engine;
 use crate::engine::{drop_from_cache, on_tmpfs};
 use crate::error::{Error, Result};
-use crate::tpch::Table;
+use crate::tpch::{register_tpch, register_tpch_listing, tpch_query, Table, TPCH_QUERY_COUNT};
 
 /// What to run.
 #[derive(Debug, Clone)]
-pub struct SqlBenchOptions {
+pub(crate) struct SqlBenchOptions {
     /// A `gdscan tpch gen` folder.
     pub data: PathBuf,
     /// Query numbers, 1 to 22 (empty: all).
@@ -48,7 +46,7 @@ pub struct SqlBenchOptions {
 
 /// One query's results.
 #[derive(Debug, Clone, Serialize)]
-pub struct SqlQueryResult {
+pub(crate) struct SqlQueryResult {
     /// Query number.
     pub query: usize,
     /// Rows of the answer (gdscan's provider).
@@ -77,7 +75,7 @@ pub struct SqlQueryResult {
 
 /// The run's context.
 #[derive(Debug, Clone, Serialize)]
-pub struct SqlBenchContext {
+pub(crate) struct SqlBenchContext {
     /// gdscan's version.
     pub gdscan_version: &'static str,
     /// DataFusion's version.
@@ -98,7 +96,7 @@ pub struct SqlBenchContext {
 
 /// The report.
 #[derive(Debug, Clone, Serialize)]
-pub struct SqlBenchReport {
+pub(crate) struct SqlBenchReport {
     /// Context.
     pub context: SqlBenchContext,
     /// Per query.
@@ -130,7 +128,7 @@ fn drop_all(files: &[PathBuf]) -> Result<()> {
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
+pub(crate) fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
     let queries: Vec<usize> = if opts.queries.is_empty() {
         (1..=TPCH_QUERY_COUNT).collect()
     } else {
@@ -138,12 +136,7 @@ pub fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
     };
     let texts = queries
         .iter()
-        .map(|&q| {
-            tpch_query(q).ok_or_else(|| Error::Scan {
-                path: "<bench tpch>".into(),
-                reason: format!("unknown TPC-H query {q}: expected 1 to {TPCH_QUERY_COUNT}"),
-            })
-        })
+        .map(|&q| tpch_query(q).ok_or_else(|| BenchError::UnknownQuery(q).into()))
         .collect::<Result<Vec<_>>>()?;
     let mut files = Vec::new();
     for t in Table::ALL {
@@ -223,7 +216,7 @@ pub fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
 }
 
 /// The report as a table.
-pub fn render(r: &SqlBenchReport) -> String {
+pub(crate) fn render(r: &SqlBenchReport) -> String {
     let mut out = format!(
         "gdscan bench tpch --engine datafusion: {} ({}, {} partitions){}\n\
          ratio = DataFusion ListingTable median / gdscan provider median (>= 1: gdscan as fast or faster)\n\

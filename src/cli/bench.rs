@@ -223,14 +223,11 @@ fn run_sql_bench(args: &BenchTpchArgs) -> Result<String> {
 /// `bench tpch --engine datafusion` in a build without DataFusion.
 #[cfg(not(feature = "datafusion"))]
 fn run_sql_bench(_args: &BenchTpchArgs) -> Result<String> {
-    Err(crate::Error::Scan {
-        path: "<bench tpch>".into(),
-        reason: "--engine datafusion needs gdscan built with the `datafusion` feature".into(),
-    })
+    Err(super::CliError::NoDataFusion.into())
 }
 
 /// Runs a bench command.
-pub fn run(cmd: BenchCommand) -> Result<String> {
+pub(super) fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
         BenchCommand::Tpch(args) => {
             if let Some(sf) = args.sf {
@@ -305,9 +302,9 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
                     "all" => crate::bench::cases::lineitem_cases().into_iter().next(),
                     q => crate::bench::cases::lineitem_query(q),
                 };
-                cases.push(case.ok_or_else(|| crate::Error::Scan {
-                    path: args.url.clone(),
-                    reason: format!("unknown case {name:?}: expected all, q1, q6, q14 or q19"),
+                cases.push(case.ok_or_else(|| super::CliError::UnknownCase {
+                    url: args.url.clone(),
+                    name: name.clone(),
                 })?);
             }
             let opts = crate::bench::store::StoreBenchOptions {

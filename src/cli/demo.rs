@@ -24,7 +24,7 @@ pub struct DemoArgs {
 }
 
 /// Runs the demo.
-pub fn run(args: &DemoArgs) -> Result<String> {
+pub(super) fn run(args: &DemoArgs) -> Result<String> {
     let dir = tempfile::tempdir().map_err(|e| Error::io("<temp dir>", "create", e))?;
     let file = dir.path().join("lineitem.parquet");
     crate::tpch::ensure_lineitem(args.sf, &file)?;

@@ -25,7 +25,7 @@ pub struct DoctorArgs {
 }
 
 /// Runs `gdscan doctor`: always succeeds, saying what is missing.
-pub fn run(args: &DoctorArgs) -> Result<String> {
+pub(super) fn run(args: &DoctorArgs) -> Result<String> {
     let report = diagnose(args.engine.settings(), args.path.as_deref(), args.device);
     if args.json {
         Ok(serde_json::to_string_pretty(&report).expect("report serialises") + "\n")

@@ -4,12 +4,15 @@
 mod bench;
 mod demo;
 mod doctor;
+mod error;
 mod read;
 mod scan;
 mod scan_decode;
 #[cfg(feature = "datafusion")]
 mod sql;
 mod tpch;
+
+pub use error::CliError;
 
 use clap::{Args, Parser, Subcommand};
 

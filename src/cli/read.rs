@@ -1,6 +1,7 @@
 //! `gdscan read`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
@@ -9,8 +10,10 @@ use serde::Serialize;
 use super::{parse_size_arg, Destination, EngineArgs};
 use crate::checksum::{crc32_device, crc32_host};
 use crate::cuda::{Device, DeviceBuffer};
+use crate::engine::IoError;
 use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::store::LocalSource;
 
 /// Arguments of `gdscan read`.
 #[derive(Debug, Args)]
@@ -43,7 +46,7 @@ pub struct ReadArgs {
 
 /// The outcome of one read, as printed.
 #[derive(Debug, Serialize)]
-pub struct ReadReport {
+pub(super) struct ReadReport {
     /// The file.
     pub path: String,
     /// Offset read from.
@@ -69,7 +72,7 @@ pub struct ReadReport {
 }
 
 /// Runs `gdscan read`.
-pub fn run(args: &ReadArgs) -> Result<String> {
+pub(super) fn run(args: &ReadArgs) -> Result<String> {
     let report = read(args)?;
     if args.json {
         return Ok(serde_json::to_string_pretty(&report).expect("report serialises") + "\n");
@@ -78,26 +81,30 @@ pub fn run(args: &ReadArgs) -> Result<String> {
 }
 
 /// Performs the read and returns the report.
-pub fn read(args: &ReadArgs) -> Result<ReadReport> {
+pub(super) fn read(args: &ReadArgs) -> Result<ReadReport> {
     let engine = Engine::new(args.engine.settings()?)?;
     let threads = engine.threads();
     let handle = FileHandle::open_with(engine, &args.path, OpenMode::Read)?;
     let file_size = handle.file_size()?;
     if args.offset >= file_size {
-        return Err(Error::OffsetPastEof {
+        return Err(IoError::OffsetPastEof {
             path: handle.path().to_string(),
             offset: args.offset,
             file_size,
-        });
+        }
+        .into());
     }
     let size = args.size.unwrap_or(file_size - args.offset);
     if size == 0 {
-        return Err(Error::EmptyRequest {
+        return Err(IoError::EmptyRequest {
             path: handle.path().to_string(),
-        });
+        }
+        .into());
     }
     let len = size.min(file_size - args.offset) as usize;
-    let window = crate::report::StatsWindow::open(args.stats, Some(&handle))?;
+    let handle = Arc::new(handle);
+    let source = LocalSource::new(handle.clone())?;
+    let window = crate::report::StatsWindow::open(args.stats, &source)?;
     let (bytes, seconds, destination, route, crc) = if args.destination.host {
         let mut buf = vec![0u8; len];
         let start = Instant::now();
@@ -130,7 +137,7 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
         )
     };
     let report = if args.stats {
-        Some(window.close(&handle)?)
+        Some(window.close(&source)?)
     } else {
         None
     };
@@ -151,7 +158,7 @@ pub fn read(args: &ReadArgs) -> Result<ReadReport> {
 }
 
 /// The report as text.
-pub fn render(r: &ReadReport) -> String {
+pub(super) fn render(r: &ReadReport) -> String {
     let paths: Vec<String> = r.paths.iter().map(|(p, b)| format!("{p}={b}")).collect();
     let mut out = format!(
         "read {} bytes of {} at offset {} into {} in {:.4} s: {:.2} GB/s ({} threads)\npath: {}\n",

@@ -10,15 +10,16 @@ use serde::Serialize;
 use super::{parse_size_arg, Destination, EngineArgs, StoreArgs};
 use crate::cuda::Device;
 use crate::engine::{Engine, IoPath};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::parquet::coalesce::CoalesceOptions;
 use crate::parquet::fetch::{
-    fetch_source, ChunkSlice, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator,
-    ReadBack,
+    fetch, ChunkSlice, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator, ReadBack,
+    SourceScan,
 };
-use crate::parquet::metadata::{load_source, MetadataOptions};
+use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
 use crate::parquet::predicate::Predicate;
+use crate::parquet::ScanError;
 use crate::store::{classify, open as open_location, LocalSource, Source, Target};
 
 /// What to scan (shared by `plan` and `scan`).
@@ -58,10 +59,13 @@ pub struct ScanSpec {
 impl ScanSpec {
     fn request(&self, path: &str) -> Result<ScanRequest> {
         let predicate = match &self.filter {
-            Some(text) => Some(text.parse::<Predicate>().map_err(|e| Error::Scan {
-                path: path.to_string(),
-                reason: e.to_string(),
-            })?),
+            Some(text) => Some(
+                text.parse::<Predicate>()
+                    .map_err(|source| ScanError::Filter {
+                        path: path.to_string(),
+                        source,
+                    })?,
+            ),
             None => None,
         };
         let mut coalesce = CoalesceOptions::default();
@@ -102,17 +106,14 @@ impl ScanSpec {
     pub(crate) fn prepare(&self) -> Result<Prepared> {
         let source = self.open()?;
         let request = self.request(source.location())?;
-        let metadata = load_source(
+        let metadata = load(
             &source,
             MetadataOptions {
                 page_index: request.predicate.is_some(),
                 ..Default::default()
             },
         )?;
-        let plan = plan(&metadata, &request).map_err(|e| Error::Scan {
-            path: source.location().to_string(),
-            reason: e.to_string(),
-        })?;
+        let plan = plan(&metadata, &request).map_err(|e| e.in_file(source.location()))?;
         Ok((source, metadata, request, plan))
     }
 }
@@ -137,7 +138,7 @@ pub struct PlanArgs {
 }
 
 /// Runs `gdscan plan`: the plan, without reading data.
-pub fn run_plan(args: &PlanArgs) -> Result<String> {
+pub(super) fn run_plan(args: &PlanArgs) -> Result<String> {
     let (source, _meta, _req, plan) = args.spec.prepare()?;
     if args.json {
         return Ok(serde_json::to_string_pretty(&plan).expect("plan serialises") + "\n");
@@ -221,7 +222,7 @@ pub struct ScanArgs {
 
 /// One chunk's checksum.
 #[derive(Debug, Serialize)]
-pub struct ChunkChecksum {
+pub(super) struct ChunkChecksum {
     /// Row group.
     pub row_group: usize,
     /// Column path.
@@ -234,7 +235,7 @@ pub struct ChunkChecksum {
 
 /// The outcome of a scan.
 #[derive(Debug, Serialize)]
-pub struct ScanReport {
+pub(super) struct ScanReport {
     /// The file.
     pub path: String,
     /// "host" or "device N".
@@ -267,7 +268,7 @@ fn crc_of<B: ReadBack>(rg: &FetchedRowGroup<B>, slice: &ChunkSlice) -> Result<(u
 }
 
 /// Runs `gdscan scan`.
-pub fn run_scan(args: &ScanArgs) -> Result<String> {
+pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
     if args.decode {
         return super::scan_decode::run_decode(args);
     }
@@ -275,8 +276,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
     let plan = Arc::new(plan);
     let mut checksums = Vec::new();
     let mut bytes_read = 0u64;
-    let window =
-        crate::report::StatsWindow::open(args.stats, source.file_handle().map(|h| h.as_ref()))?;
+    let window = crate::report::StatsWindow::open(args.stats, source.as_ref())?;
     let checksum_entry = |c: usize, bytes: u64, crc: u32| ChunkChecksum {
         row_group: plan.chunks[c].row_group,
         column: plan.chunks[c].column.clone(),
@@ -286,9 +286,8 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
     let (seconds, destination) = if args.destination.host {
         let start = Instant::now();
         let mut held = Vec::new();
-        for rg in fetch_source(
-            source.clone(),
-            plan.clone(),
+        for rg in fetch(
+            [SourceScan::new(source.clone(), plan.clone())],
             HostAllocator,
             FetchOptions::default(),
         ) {
@@ -311,9 +310,8 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         let device = Device::get(ordinal)?;
         source.prepare_device(device)?;
         let start = Instant::now();
-        for rg in fetch_source(
-            source.clone(),
-            plan.clone(),
+        for rg in fetch(
+            [SourceScan::new(source.clone(), plan.clone())],
             DeviceAllocator::new(device),
             FetchOptions::default(),
         ) {
@@ -330,7 +328,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         (seconds, format!("device {ordinal}"))
     };
     let rows_written = match &args.output {
-        Some(out) => Some(crate::parquet::decode::write_ipc_from(
+        Some(out) => Some(crate::parquet::ipc_export::write_ipc(
             source.clone(),
             metadata.clone(),
             &plan,
@@ -341,7 +339,7 @@ pub fn run_scan(args: &ScanArgs) -> Result<String> {
         None => None,
     };
     let report = if args.stats {
-        Some(window.close_source(source.as_ref())?)
+        Some(window.close(source.as_ref())?)
     } else {
         None
     };

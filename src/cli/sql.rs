@@ -4,13 +4,14 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::CliError;
 use super::EngineArgs;
 use crate::datafusion::{
-    context, format_batches, register_parquet, register_tpch, register_tpch_listing, runtime,
-    GdsTableOptions, OutputFormat,
+    context, format_batches, register_parquet, runtime, GdsTableOptions, OutputFormat,
 };
 use crate::engine::Engine;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::tpch::{register_tpch, register_tpch_listing};
 
 /// Arguments of `gdscan sql`.
 #[derive(Debug, Args)]
@@ -53,15 +54,12 @@ fn table_arg(arg: &str) -> Result<(&str, &str)> {
         Some((name, path)) if !name.trim().is_empty() && !path.is_empty() => {
             Ok((name.trim(), path))
         }
-        _ => Err(Error::Scan {
-            path: arg.to_string(),
-            reason: "--table expects NAME=PATH".into(),
-        }),
+        _ => Err(CliError::BadTable(arg.to_string()).into()),
     }
 }
 
 /// Registers the tables, runs the statement, returns its result as text.
-pub fn run(args: &SqlArgs) -> Result<String> {
+pub(super) fn run(args: &SqlArgs) -> Result<String> {
     let options = GdsTableOptions {
         engine: Some(Engine::new(args.engine.settings()?)?),
         task_size: args.engine.table_task_size(),

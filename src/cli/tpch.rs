@@ -51,7 +51,7 @@ pub struct TpchGenArgs {
 }
 
 /// Runs `gdscan tpch ...`.
-pub fn run(cmd: TpchCommand) -> Result<String> {
+pub(super) fn run(cmd: TpchCommand) -> Result<String> {
     match cmd {
         TpchCommand::Gen(args) => run_gen(&args),
     }
@@ -80,7 +80,7 @@ fn run_gen(args: &TpchGenArgs) -> Result<String> {
 }
 
 /// The summary table.
-pub fn render(report: &GenReport) -> String {
+pub(super) fn render(report: &GenReport) -> String {
     let mut out = format!(
         "TPC-H SF {} in {} ({}, {} rows per row group)\n",
         report.scale_factor,

@@ -35,9 +35,9 @@
 //! Human-friendly sizes such as `16MiB` are for the command line only; see
 //! [`parse_size`].
 
-pub mod cufile;
+mod cufile;
 
-pub use cufile::CuFileOverrides;
+pub use cufile::{env_name, spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS};
 
 use std::fmt;
 use std::str::FromStr;
@@ -175,6 +175,7 @@ impl FromStr for DeviceReadPath {
 
 /// A configuration value that could not be accepted.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A value that does not parse or is out of range, e.g. `invalid value
     /// "abc" for KVIKIO_TASK_SIZE: expected a positive integer number of

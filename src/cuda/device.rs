@@ -6,7 +6,7 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::sys;
 
 use super::driver::{check, device_count, ensure};
-use crate::error::{Error, Result};
+use super::error::{CudaError, Result};
 
 /// A CUDA device with its retained primary context.
 ///
@@ -39,12 +39,12 @@ impl Device {
         ensure()?;
         let count = device_count()?;
         if count == 0 {
-            return Err(Error::CudaUnavailable(
+            return Err(CudaError::Unavailable(
                 "the driver reports no CUDA devices".to_string(),
             ));
         }
         if ordinal >= count {
-            return Err(Error::NoSuchDevice {
+            return Err(CudaError::NoSuchDevice {
                 device: ordinal,
                 count,
             });

@@ -4,14 +4,14 @@ use std::sync::OnceLock;
 
 use cudarc::driver::sys;
 
-use crate::error::{Error, Result};
+use super::error::{CudaError, Result};
 
 static INIT: OnceLock<std::result::Result<(), String>> = OnceLock::new();
 
 /// Makes sure libcuda is present and `cuInit` succeeded; the answer is cached.
 ///
 /// Never panics: a missing library or a machine without a GPU is an
-/// [`Error::CudaUnavailable`] that says which.
+/// [`CudaError::Unavailable`] that says which.
 pub fn ensure() -> Result<()> {
     INIT.get_or_init(|| {
         // SAFETY: only probes whether the shared library can be opened.
@@ -33,7 +33,7 @@ pub fn ensure() -> Result<()> {
         }
     })
     .clone()
-    .map_err(Error::CudaUnavailable)
+    .map_err(CudaError::Unavailable)
 }
 
 /// Whether the driver loads and at least one GPU answers.
@@ -68,12 +68,12 @@ pub fn error_name(status: sys::CUresult) -> String {
     format!("{status:?}")
 }
 
-/// Converts a driver status into `Ok` or an [`Error::Cuda`] naming the call.
+/// Converts a driver status into `Ok` or an [`CudaError::Call`] naming the call.
 pub fn check(call: &'static str, status: sys::CUresult) -> Result<()> {
     if status == sys::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Cuda {
+        Err(CudaError::Call {
             call,
             name: error_name(status),
             code: status as i32,

@@ -4,7 +4,7 @@ use cudarc::driver::sys;
 
 use super::device::Device;
 use super::driver::{check, error_name};
-use crate::error::{Error, Result};
+use super::error::{CudaError, Result};
 
 /// Page-locked host memory from `cuMemHostAlloc` (portable to all contexts),
 /// page-aligned, so it also serves O_DIRECT.
@@ -29,7 +29,7 @@ impl PinnedBuffer {
         let status =
             unsafe { sys::cuMemHostAlloc(&mut ptr, len.max(1), sys::CU_MEMHOSTALLOC_PORTABLE) };
         if status != sys::CUresult::CUDA_SUCCESS {
-            return Err(Error::PinnedMemory {
+            return Err(CudaError::PinnedMemory {
                 bytes: len,
                 name: error_name(status),
                 code: status as i32,
@@ -101,7 +101,7 @@ unsafe impl Sync for DeviceBuffer {}
 
 impl DeviceBuffer {
     /// Allocates `len` bytes (at least 1) on `device`; running out of device
-    /// memory is [`Error::DeviceOutOfMemory`] with the free byte count.
+    /// memory is [`CudaError::OutOfMemory`] with the free byte count.
     pub fn new(device: Device, len: usize) -> Result<DeviceBuffer> {
         device.bind()?;
         let mut ptr = 0u64;
@@ -109,7 +109,7 @@ impl DeviceBuffer {
         let status = unsafe { sys::cuMemAlloc_v2(&mut ptr, len.max(1)) };
         match status {
             sys::CUresult::CUDA_SUCCESS => Ok(DeviceBuffer { device, ptr, len }),
-            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Err(Error::DeviceOutOfMemory {
+            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Err(CudaError::OutOfMemory {
                 device: device.ordinal(),
                 requested: len,
                 free: device.memory_info().map(|(free, _)| free).unwrap_or(0),
@@ -170,8 +170,8 @@ impl DeviceBuffer {
     fn check_range(&self, offset: usize, len: usize) -> Result<()> {
         match offset.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),
-            _ => Err(Error::BufferTooSmall {
-                path: "<device buffer>".into(),
+            _ => Err(CudaError::OutOfRange {
+                buffer_kind: "<device buffer>",
                 buffer: self.len,
                 requested: offset.saturating_add(len),
             }),

@@ -3,20 +3,22 @@
 //! Layered like cudarc itself: cudarc's `driver::sys` (loaded at run time) is
 //! the raw layer; [`driver`] turns its status codes into [`crate::Error`]s and
 //! checks that the library exists before anything touches it (cudarc panics
-//! when a library is missing, we never do); [`device`], [`stream`] and
-//! [`memory`] are small owning types with `Drop`; [`pool`] caches device
+//! when a library is missing, we never do); `device`, `stream` and
+//! `memory` are small owning types with `Drop`; `pool` caches device
 //! allocations so that steady scans never call `cuMemFree`.
 
-pub mod device;
+mod device;
 pub mod driver;
-pub mod memory;
+mod error;
+mod memory;
 pub mod module;
-pub mod pinned_pool;
-pub mod pool;
-pub mod stream;
+mod pinned_pool;
+mod pool;
+mod stream;
 
 pub use device::Device;
+pub use error::CudaError;
 pub use memory::{DeviceBuffer, HostRegistration, PinnedBuffer};
 pub use pinned_pool::{PinnedPool, PooledPinnedBuffer};
 pub use pool::{DevicePool, PooledDeviceBuffer};
-pub use stream::{Event, Stream};
+pub use stream::{wait_foreign_event, Event, Stream};

@@ -13,12 +13,12 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::error::{CudaError, Result};
 use super::{Device, DeviceBuffer};
-use crate::error::{Error, Result};
 
 /// Allocation sizes are rounded up to a multiple of this (2 MiB, the
 /// driver's large-page size).
-pub const GRANULE: usize = 2 << 20;
+pub(super) const GRANULE: usize = 2 << 20;
 
 /// A cache of device buffers on one GPU.
 #[derive(Debug)]
@@ -75,7 +75,7 @@ impl DevicePool {
             Some(b) => b,
             None => match DeviceBuffer::new(self.device, want) {
                 Ok(b) => b,
-                Err(Error::DeviceOutOfMemory { .. }) if self.cached() > 0 => {
+                Err(CudaError::OutOfMemory { .. }) if self.cached() > 0 => {
                     self.trim();
                     DeviceBuffer::new(self.device, want)?
                 }
@@ -159,8 +159,8 @@ impl PooledDeviceBuffer {
     pub fn copy_to_host(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         match offset.checked_add(dst.len()) {
             Some(end) if end <= self.len => self.inner().copy_to_host(offset, dst),
-            _ => Err(Error::BufferTooSmall {
-                path: "<device buffer>".into(),
+            _ => Err(CudaError::OutOfRange {
+                buffer_kind: "<device buffer>",
                 buffer: self.len,
                 requested: offset.saturating_add(dst.len()),
             }),

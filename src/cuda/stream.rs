@@ -4,7 +4,7 @@ use cudarc::driver::sys;
 
 use super::device::Device;
 use super::driver::check;
-use crate::error::Result;
+use super::error::Result;
 
 /// A non-blocking CUDA stream (no implicit synchronisation with the legacy
 /// default stream: KvikIO's hidden default-stream syncs are its issue #818).

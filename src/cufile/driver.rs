@@ -7,10 +7,10 @@ use std::sync::OnceLock;
 use cudarc::cufile::sys::CUfileDrvProps_t;
 use serde::Serialize;
 
+use super::error::CuFileError;
 use super::library::api;
 use super::params::{apply, CuFileOverrides};
 use super::status::describe;
-use crate::error::{Error, Result};
 
 /// What the open driver says about this machine.
 #[derive(Debug, Clone, Serialize)]
@@ -36,22 +36,12 @@ pub struct DriverInfo {
     pub applied: CuFileOverrides,
 }
 
-#[derive(Debug, Clone)]
-enum OpenFailure {
-    Unavailable(String),
-    Param {
-        key: String,
-        value: String,
-        reason: String,
-    },
-}
-
-static DRIVER: OnceLock<std::result::Result<DriverInfo, OpenFailure>> = OnceLock::new();
+static DRIVER: OnceLock<Result<DriverInfo, CuFileError>> = OnceLock::new();
 
 /// Opens the driver once per process, applying `overrides` first; later
 /// calls return the same outcome (the first caller's overrides win, as
 /// cuFile takes parameters only before it opens).
-pub fn open(overrides: &CuFileOverrides) -> Result<&'static DriverInfo> {
+pub fn open(overrides: &CuFileOverrides) -> Result<&'static DriverInfo, CuFileError> {
     let outcome = DRIVER.get_or_init(|| open_once(overrides));
     match outcome {
         Ok(info) => {
@@ -60,12 +50,7 @@ pub fn open(overrides: &CuFileOverrides) -> Result<&'static DriverInfo> {
             }
             Ok(info)
         }
-        Err(OpenFailure::Unavailable(reason)) => Err(Error::CuFileUnavailable(reason.clone())),
-        Err(OpenFailure::Param { key, value, reason }) => Err(Error::CuFileParam {
-            key: key.clone(),
-            value: value.clone(),
-            reason: reason.clone(),
-        }),
+        Err(e) => Err(e.clone()),
     }
 }
 
@@ -101,17 +86,14 @@ pub fn tried() -> bool {
     DRIVER.get().is_some()
 }
 
-fn open_once(overrides: &CuFileOverrides) -> std::result::Result<DriverInfo, OpenFailure> {
-    let api = api().map_err(OpenFailure::Unavailable)?;
-    crate::cuda::driver::ensure().map_err(|e| OpenFailure::Unavailable(e.to_string()))?;
-    apply(api, overrides).map_err(|e| match e {
-        Error::CuFileParam { key, value, reason } => OpenFailure::Param { key, value, reason },
-        other => OpenFailure::Unavailable(other.to_string()),
-    })?;
+fn open_once(overrides: &CuFileOverrides) -> Result<DriverInfo, CuFileError> {
+    let api = api().map_err(CuFileError::Unavailable)?;
+    crate::cuda::driver::ensure().map_err(CuFileError::NoCuda)?;
+    apply(api, overrides)?;
     // SAFETY: no preconditions; failure is reported through the status.
     let status = unsafe { (api.driver_open)() };
     if status.err != 0 {
-        return Err(OpenFailure::Unavailable(format!(
+        return Err(CuFileError::Unavailable(format!(
             "cuFileDriverOpen failed: {}",
             describe(status)
         )));
@@ -124,7 +106,7 @@ fn open_once(overrides: &CuFileOverrides) -> std::result::Result<DriverInfo, Ope
     // SAFETY: the driver is open; `props` is a valid, zeroed out structure.
     let status = unsafe { (api.driver_get_properties)(props.as_mut_ptr()) };
     if status.err != 0 {
-        return Err(OpenFailure::Unavailable(format!(
+        return Err(CuFileError::Unavailable(format!(
             "cuFileDriverGetProperties failed: {}",
             describe(status)
         )));

@@ -1,25 +1,27 @@
 //! cuFile (GPUDirect Storage), loaded at run time.
 //!
 //! Two stages decide how a device read travels. Stage 1 is gdscan's
-//! ([`crate::engine::route`]): cuFile or POSIX. Stage 2 is cuFile's own:
+//! (`crate::engine::route`): cuFile or POSIX. Stage 2 is cuFile's own:
 //! nvidia-fs (real GDS) or its internal POSIX compat path. This module makes
 //! stage 2 visible: the driver's properties ([`driver`]), the effective
 //! cufile.json parameters and where each came from ([`params`]), and
 //! cuFile's own counters after the fact ([`stats`]).
 //!
-//! Layers: [`library`] (loading, raw function table) → [`status`] (codes to
-//! typed errors) → [`driver`], [`handle`], [`buffer`], [`params`], [`stats`].
+//! Layers: [`library`] (loading, raw function table) → `status` (codes to
+//! typed errors) → [`driver`], `handle`, `buffer`, [`params`], [`stats`].
 
-pub mod buffer;
+mod buffer;
 pub mod driver;
-pub mod handle;
+mod error;
+mod handle;
 pub mod library;
 pub mod params;
 pub mod stats;
-pub mod status;
+pub(crate) mod status;
 
 pub use buffer::{deregister_buffer, register_buffer, BufferRegistration};
 pub use driver::DriverInfo;
+pub use error::{CuFileError, ParamRefusal};
 pub use handle::CuFileHandle;
 pub use library::{library_candidates, LIBRARY_ENV, LIBRARY_NAMES};
 pub use params::CuFileOverrides;

@@ -12,11 +12,12 @@ use std::ffi::{c_char, CString};
 
 use serde::Serialize;
 
+use super::error::{CuFileError, ParamRefusal};
 use super::library::Api;
 use super::status::check;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
-pub use crate::config::cufile::{
+pub use crate::config::{
     env_name, spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS,
 };
 
@@ -175,18 +176,18 @@ fn bounds(api: &Api, spec: &ParamSpec) -> Option<(usize, usize)> {
 }
 
 /// Applies `overrides` (before the driver opens). A value outside cuFile's
-/// bounds, or one cuFile refuses, is [`Error::CuFileParam`].
-pub fn apply(api: &Api, overrides: &CuFileOverrides) -> Result<()> {
+/// bounds, or one cuFile refuses, is [`CuFileError::ParamRefused`].
+pub fn apply(api: &Api, overrides: &CuFileOverrides) -> std::result::Result<(), CuFileError> {
     for (key, value) in overrides.iter() {
         let spec = spec(key).expect("overrides only hold known keys");
-        let refused = |reason: String| Error::CuFileParam {
+        let refused = |reason: ParamRefusal| CuFileError::ParamRefused {
             key: key.to_string(),
             value: value.to_string(),
             reason,
         };
-        if let (Some((lo, hi)), ParamValue::Size(v)) = (bounds(api, spec), value) {
-            if *v < lo || *v > hi {
-                return Err(refused(format!("cuFile accepts {lo}..={hi}")));
+        if let (Some((min, max)), ParamValue::Size(v)) = (bounds(api, spec), value) {
+            if *v < min || *v > max {
+                return Err(refused(ParamRefusal::OutOfBounds { min, max }));
             }
         }
         // SAFETY: identifiers match their setter's type.
@@ -195,13 +196,14 @@ pub fn apply(api: &Api, overrides: &CuFileOverrides) -> Result<()> {
                 (ParamKind::Bool(id), ParamValue::Bool(b)) => (api.set_bool)(id, *b),
                 (ParamKind::Size(id), ParamValue::Size(n)) => (api.set_size_t)(id, *n),
                 (ParamKind::Text(id), ParamValue::Text(s)) => {
-                    let c = CString::new(s.as_str()).map_err(|e| refused(e.to_string()))?;
+                    let c = CString::new(s.as_str()).map_err(|e| refused(e.into()))?;
                     (api.set_string)(id, c.as_ptr())
                 }
                 _ => unreachable!("values are parsed by their spec's kind"),
             }
         };
-        check("cuFileSetParameter", status).map_err(|e| refused(e.to_string()))?;
+        check("cuFileSetParameter", status)
+            .map_err(|e| refused(ParamRefusal::Call(Box::new(e))))?;
     }
     Ok(())
 }

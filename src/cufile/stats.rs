@@ -5,9 +5,10 @@ use std::mem::MaybeUninit;
 use cudarc::cufile::sys::{CUfileStatsLevel1_t, CUfileStatsLevel3_t};
 use serde::Serialize;
 
+use super::error::CuFileError;
 use super::library::api;
 use super::status::check;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The variable cuFile users set to choose a stats level; gdscan honours it.
 pub const STATS_LEVEL_ENV: &str = "CUFILE_STATS_LEVEL";
@@ -131,31 +132,31 @@ pub fn wanted_level(
 /// the driver opened; measure a span as the difference of two [`read`]s
 /// ([`CuFileStats::since`]).
 pub fn start(requested: bool) -> Result<i32> {
-    static STARTED: std::sync::OnceLock<std::result::Result<(), String>> =
+    static STARTED: std::sync::OnceLock<std::result::Result<(), CuFileError>> =
         std::sync::OnceLock::new();
     STARTED
         .get_or_init(|| {
-            let api = api()?;
+            let api = api().map_err(CuFileError::Unavailable)?;
             let env = std::env::var(STATS_LEVEL_ENV).ok();
-            let level = wanted_level(env.as_deref(), requested)?;
+            let level =
+                wanted_level(env.as_deref(), requested).map_err(CuFileError::Unavailable)?;
+            let unusable = |e| CuFileError::Unusable(Box::new(e));
             // SAFETY: plain calls into an open driver.
             unsafe {
                 if let Some(level) = level {
-                    check("cuFileSetStatsLevel", (api.set_stats_level)(level))
-                        .map_err(|e| e.to_string())?;
+                    check("cuFileSetStatsLevel", (api.set_stats_level)(level)).map_err(unusable)?;
                 }
-                check("cuFileStatsStart", (api.stats_start)()).map_err(|e| e.to_string())?;
+                check("cuFileStatsStart", (api.stats_start)()).map_err(unusable)?;
             }
             Ok(())
         })
-        .clone()
-        .map_err(Error::CuFileUnavailable)?;
+        .clone()?;
     current_level()
 }
 
 /// The stats level in force.
 pub fn current_level() -> Result<i32> {
-    let api = api().map_err(Error::CuFileUnavailable)?;
+    let api = api().map_err(CuFileError::Unavailable)?;
     let mut level = 0;
     // SAFETY: valid out pointer.
     check("cuFileGetStatsLevel", unsafe {
@@ -166,7 +167,7 @@ pub fn current_level() -> Result<i32> {
 
 /// Reads the counters for the level in force.
 pub fn read() -> Result<CuFileStats> {
-    let api = api().map_err(Error::CuFileUnavailable)?;
+    let api = api().map_err(CuFileError::Unavailable)?;
     let level = current_level()?;
     let mut out = CuFileStats {
         level,

@@ -1,5 +1,6 @@
 //! cuFile status codes: names, numbers and conversion into [`crate::Error`].
 
+use super::error::CuFileError;
 use super::library::RawStatus;
 use crate::error::Error;
 
@@ -57,7 +58,7 @@ const NAMES: &[(i32, &str)] = &[
 ];
 
 /// The name of a cuFile code, or "CU_FILE_UNKNOWN_ERROR".
-pub fn code_name(code: i32) -> &'static str {
+pub(crate) fn code_name(code: i32) -> &'static str {
     NAMES
         .iter()
         .find(|(c, _)| *c == code)
@@ -66,7 +67,7 @@ pub fn code_name(code: i32) -> &'static str {
 }
 
 /// "NAME (code)" for messages, with the CUDA code when there is one.
-pub fn describe(status: RawStatus) -> String {
+pub(crate) fn describe(status: RawStatus) -> String {
     if status.cu_err != 0 {
         format!(
             "{} ({}), CUDA error {}",
@@ -79,12 +80,12 @@ pub fn describe(status: RawStatus) -> String {
     }
 }
 
-/// `Ok` for success, else an [`Error::CuFile`] naming the call.
-pub fn check(op: &'static str, status: RawStatus) -> Result<(), Error> {
+/// `Ok` for success, else a [`CuFileError::Call`] naming the call.
+pub(crate) fn check(op: &'static str, status: RawStatus) -> Result<(), CuFileError> {
     if status.err == 0 {
         Ok(())
     } else {
-        Err(Error::CuFile {
+        Err(CuFileError::Call {
             op,
             name: code_name(status.err).to_string(),
             code: status.err,
@@ -95,17 +96,18 @@ pub fn check(op: &'static str, status: RawStatus) -> Result<(), Error> {
 
 /// Converts a negative `cuFileRead`/`cuFileWrite` return into an error:
 /// -1 means errno is set, other negatives are cuFile codes.
-pub fn io_error(op: &'static str, path: &str, ret: isize) -> Error {
+pub(crate) fn io_error(op: &'static str, path: &str, ret: isize) -> Error {
     if ret == -1 {
         Error::io(path, op, std::io::Error::last_os_error())
     } else {
         let code = (-ret) as i32;
-        Error::CuFile {
+        CuFileError::Call {
             op,
             name: code_name(code).to_string(),
             code,
             cuda_code: 0,
         }
+        .into()
     }
 }
 
@@ -138,7 +140,7 @@ mod tests {
             },
         )
         .unwrap_err();
-        assert!(matches!(e, Error::CuFile { code: 5027, .. }));
+        assert!(matches!(e, CuFileError::Call { code: 5027, .. }));
         assert!(e.to_string().contains("CU_FILE_HANDLE_NOT_REGISTERED"));
         assert!(e.to_string().contains("cuFileHandleRegister"));
     }

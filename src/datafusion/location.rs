@@ -7,11 +7,12 @@
 
 use std::sync::Arc;
 
+use super::error::SqlError;
 use super::options::GdsTableOptions;
 use crate::engine::{Engine, FileHandle, OpenMode};
 use crate::error::{Error, Result};
 use crate::parquet::GdsParquetReader;
-use crate::store::{classify, list_prefix, open_with, LocalSource, Route, Source, Target};
+use crate::store::{classify, list_prefix, open_with, LocalSource, Source, Target};
 
 /// One file of a table: where it is and its size in bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,10 +79,12 @@ pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<Table
         }
     }
     if files.is_empty() {
-        return Err(Error::Scan {
-            path: location.to_string(),
-            reason: format!("no files ending with {:?}", options.file_extension),
-        });
+        return Err(SqlError::NoFiles {
+            location: location.to_string(),
+            kind: "files",
+            extension: options.file_extension.clone(),
+        }
+        .into());
     }
     files.sort_by(|a, b| a.location.cmp(&b.location));
     Ok(files)
@@ -97,10 +100,12 @@ fn listed(location: &str, options: &GdsTableOptions) -> Result<Vec<TableFile>> {
         })
         .collect();
     if files.is_empty() {
-        return Err(Error::Scan {
-            path: location.to_string(),
-            reason: format!("no objects ending with {:?}", options.file_extension),
-        });
+        return Err(SqlError::NoFiles {
+            location: location.to_string(),
+            kind: "objects",
+            extension: options.file_extension.clone(),
+        }
+        .into());
     }
     Ok(files)
 }
@@ -120,11 +125,11 @@ pub fn open_reader(location: &str, options: &GdsTableOptions) -> Result<GdsParqu
         ))?),
         _ => open_with(location, engine, &options.store)?,
     };
-    let coalesce = match source.route() {
-        Route::Engine => options.local_coalesce,
-        _ => options.coalesce,
+    let coalesce = match LocalSource::of(source.as_ref()) {
+        Some(_) => options.local_coalesce,
+        None => options.coalesce,
     };
-    Ok(GdsParquetReader::from_source(source).with_coalesce(coalesce))
+    Ok(GdsParquetReader::new(source).with_coalesce(coalesce))
 }
 
 #[cfg(test)]
@@ -149,18 +154,17 @@ mod tests {
             task_size,
             ..GdsTableOptions::default()
         };
-        let handle_task_size = |options: &GdsTableOptions| {
-            open_reader(&location, options)
-                .unwrap()
-                .handle()
-                .map(|h| h.task_size())
+        let task_size = |reader: GdsParquetReader| {
+            LocalSource::of(reader.source().as_ref()).map(|l| l.handle().task_size())
         };
+        let handle_task_size =
+            |options: &GdsTableOptions| task_size(open_reader(&location, options).unwrap());
         assert_eq!(handle_task_size(&with(Some(1 << 20))), Some(1 << 20));
         assert_eq!(handle_task_size(&with(None)), Some(4096));
         // The same through a file:// URL.
         let url = format!("file://{location}");
         let reader = open_reader(&url, &with(Some(3 << 20))).unwrap();
-        assert_eq!(reader.handle().map(|h| h.task_size()), Some(3 << 20));
+        assert_eq!(task_size(reader), Some(3 << 20));
     }
 
     #[test]

@@ -15,11 +15,11 @@ use futures::future::{BoxFuture, FutureExt};
 
 use super::metrics::ReaderMetrics;
 use super::read_ahead::{ReadAhead, Served};
-use crate::parquet::metadata::{load_source_async, MetadataOptions};
+use crate::parquet::metadata::{load_async, MetadataOptions};
 use crate::parquet::GdsParquetReader;
 
 /// A [`GdsParquetReader`] that reports to DataFusion's metrics and reads
-/// the next planned row group ahead ([`ReadAhead`]).
+/// the next planned row group ahead (`ReadAhead`).
 #[derive(Debug)]
 pub struct MeteredReader {
     inner: GdsParquetReader,
@@ -125,7 +125,7 @@ impl AsyncFileReader for MeteredReader {
     ) -> BoxFuture<'a, ::parquet::errors::Result<Arc<ParquetMetaData>>> {
         let source = self.inner.source().clone();
         async move {
-            load_source_async(&source, MetadataOptions::default())
+            load_async(&source, MetadataOptions::default())
                 .await
                 .map_err(|e| ParquetError::External(Box::new(e)))
         }

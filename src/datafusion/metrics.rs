@@ -13,25 +13,25 @@ use serde::Serialize;
 use crate::engine::IoPath;
 
 /// Bytes the reader read (needed plus the gaps that coalescing bridged).
-pub const BYTES_READ: &str = "gds_bytes_read";
+pub(super) const BYTES_READ: &str = "gds_bytes_read";
 /// Bytes DataFusion asked for.
-pub const BYTES_NEEDED: &str = "gds_bytes_needed";
+pub(super) const BYTES_NEEDED: &str = "gds_bytes_needed";
 /// Coalesced reads issued to the engine.
-pub const REQUESTS: &str = "gds_requests";
+pub(super) const REQUESTS: &str = "gds_requests";
 /// Byte ranges DataFusion asked for.
-pub const RANGES: &str = "gds_ranges";
+pub(super) const RANGES: &str = "gds_ranges";
 /// Time spent waiting for reads.
-pub const IO_TIME: &str = "gds_io_time";
+pub(super) const IO_TIME: &str = "gds_io_time";
 /// Row groups served from gdscan's read-ahead.
-pub const READ_AHEAD_HITS: &str = "gds_read_ahead_hits";
+pub(super) const READ_AHEAD_HITS: &str = "gds_read_ahead_hits";
 /// Bytes read ahead that the scan never asked for (its bytes are in
 /// [`BYTES_READ`] too).
-pub const READ_AHEAD_WASTED: &str = "gds_read_ahead_wasted_bytes";
+pub(super) const READ_AHEAD_WASTED: &str = "gds_read_ahead_wasted_bytes";
 /// Prefix of the per-path byte counters (`gds_path_posix_host_bytes`, ...).
-pub const PATH_PREFIX: &str = "gds_path_";
+pub(super) const PATH_PREFIX: &str = "gds_path_";
 
 /// The name of `path`'s byte counter.
-pub fn path_metric(path: IoPath) -> String {
+pub(super) fn path_metric(path: IoPath) -> String {
     format!("{PATH_PREFIX}{}_bytes", path.name().replace('-', "_"))
 }
 
@@ -99,19 +99,19 @@ impl ReaderMetrics {
 /// after it ran.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ScanTotals {
-    /// [`BYTES_READ`].
+    /// `BYTES_READ`.
     pub bytes_read: u64,
-    /// [`BYTES_NEEDED`].
+    /// `BYTES_NEEDED`.
     pub bytes_needed: u64,
-    /// [`REQUESTS`].
+    /// `REQUESTS`.
     pub requests: u64,
-    /// [`RANGES`].
+    /// `RANGES`.
     pub ranges: u64,
-    /// [`IO_TIME`].
+    /// `IO_TIME`.
     pub io_time: Duration,
-    /// [`READ_AHEAD_HITS`].
+    /// `READ_AHEAD_HITS`.
     pub read_ahead_hits: u64,
-    /// [`READ_AHEAD_WASTED`].
+    /// `READ_AHEAD_WASTED`.
     pub read_ahead_wasted: u64,
     /// Bytes per engine path, for the paths taken.
     pub paths: Vec<(IoPath, u64)>,

@@ -12,37 +12,42 @@
 //! `ListingTable` would replace any reader factory with its own cached one,
 //! hence a provider of our own.
 //!
-//! Flow: [`location`] (the one place that turns a location into files and
-//! readers) → [`table`] (schema and statistics from gdscan's metadata at
-//! registration; the scan plan, with [`pushdown`] turning the filters into
-//! gdscan's predicate and [`file_plan`] planning each file: the access plan
-//! DataFusion gets and the row groups to read ahead) → [`factory`] (a
-//! reader per file range) → [`metered`] (the reader with [`metrics`] for
-//! `EXPLAIN ANALYZE` and [`read_ahead`] of the next planned row group).
-//! [`register`] has the one-call helpers, [`queries`] the 22 TPC-H queries,
-//! [`session`] and [`output`] what `gdscan sql` needs.
+//! Flow: `location` (the one place that turns a location into files and
+//! readers) → `table` (schema and statistics from gdscan's metadata at
+//! registration; the scan plan, with `pushdown` turning the filters into
+//! gdscan's predicate and `file_plan` planning each file: the access plan
+//! DataFusion gets and the row groups to read ahead) → `factory` (a
+//! reader per file range) → `metered` (the reader with `metrics` for
+//! `EXPLAIN ANALYZE` and `read_ahead` of the next planned row group).
+//! `register` has the one-call helper, `session` and `output` what
+//! `gdscan sql` needs (TPC-H's tables and queries are in `crate::tpch`,
+//! with the CLI).
 
-pub mod factory;
-pub mod file_plan;
-pub mod location;
-pub mod metered;
-pub mod metrics;
-pub mod options;
-pub mod output;
-pub mod pushdown;
-pub mod queries;
-pub mod read_ahead;
-pub mod register;
-pub mod session;
-pub mod table;
+mod error;
+mod factory;
+mod file_plan;
+mod location;
+mod metered;
+mod metrics;
+mod options;
+mod output;
+mod pushdown;
+mod read_ahead;
+mod register;
+mod session;
+mod table;
 
+pub use error::SqlError;
 pub use factory::GdsReaderFactory;
+pub use file_plan::{plan_file, FileScanPlan, PlannedRowGroup};
 pub use location::{list_files, open_reader};
+pub use metered::MeteredReader;
 pub use metrics::{scan_totals, ScanTotals};
 pub use options::{GdsTableOptions, TABLE_TASK_SIZE};
 pub use output::{format_batches, OutputFormat};
-pub use queries::{tpch_query, TPCH_QUERY_COUNT};
-pub use register::{register_parquet, register_tpch, register_tpch_listing};
+pub use pushdown::predicate_from_filters;
+pub use read_ahead::ReadAheadPolicy;
+pub use register::register_parquet;
 pub use session::{context, run_sql, runtime};
 pub use table::GdsTable;
 

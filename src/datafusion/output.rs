@@ -9,6 +9,7 @@ use ::datafusion::arrow::json::ArrayWriter;
 use ::datafusion::arrow::record_batch::RecordBatch;
 use ::datafusion::arrow::util::pretty::pretty_format_batches;
 
+use super::error::SqlError;
 use crate::error::{Error, Result};
 
 /// How results are printed.
@@ -38,11 +39,15 @@ impl FromStr for OutputFormat {
     }
 }
 
-fn failed(what: &str, e: impl std::fmt::Display) -> Error {
-    Error::Scan {
-        path: "<output>".into(),
-        reason: format!("cannot write the result as {what}: {e}"),
+fn failed(
+    format: &'static str,
+    source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+) -> Error {
+    SqlError::Output {
+        format,
+        source: source.into(),
     }
+    .into()
 }
 
 /// `batches` (of `schema`, which gives the header when there is no row)

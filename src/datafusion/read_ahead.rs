@@ -23,6 +23,7 @@ use bytes::Bytes;
 use super::file_plan::PlannedRowGroup;
 use crate::parquet::reader::{cut_ranges, holding_span, ReaderStats};
 use crate::parquet::GdsParquetReader;
+use crate::store::LocalSource;
 
 /// Distance between the page-cache probes of a row group's chunks.
 const CACHE_PROBE_STEP: u64 = 1 << 20;
@@ -130,7 +131,8 @@ impl ReadAhead {
         // Already in the page cache: asking for it will be a memory copy,
         // which reading ahead would only move onto another thread of a
         // machine busy decoding.
-        if let Some(handle) = reader.handle().filter(|_| self.skip_cached) {
+        let local = LocalSource::of(reader.source().as_ref()).map(LocalSource::handle);
+        if let Some(handle) = local.filter(|_| self.skip_cached) {
             if next
                 .chunks
                 .iter()
@@ -219,12 +221,7 @@ async fn slice(flight: InFlight, ranges: &[Range<u64>]) -> crate::Result<Vec<Byt
     let chunks = &flight.row_group.chunks;
     let buffers = match flight.task.await {
         Ok(result) => result?,
-        Err(e) => {
-            return Err(crate::Error::Scan {
-                path: "<read-ahead>".into(),
-                reason: format!("the read-ahead task failed: {e}"),
-            })
-        }
+        Err(e) => return Err(super::SqlError::ReadAhead(e).into()),
     };
     Ok(cut_ranges(ranges, chunks, &buffers))
 }
@@ -245,7 +242,8 @@ mod tests {
         let content: Vec<u8> = (0..1_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
         std::fs::write(&path, &content).unwrap();
         let handle = Arc::new(FileHandle::open(&path, "r").unwrap());
-        (dir, content, GdsParquetReader::new(handle))
+        let source = Arc::new(LocalSource::new(handle).unwrap());
+        (dir, content, GdsParquetReader::new(source))
     }
 
     fn group(index: usize, chunks: Vec<Range<u64>>) -> PlannedRowGroup {
@@ -343,7 +341,7 @@ mod tests {
             ahead.start_next(&reader);
             assert_eq!(ahead.pending_bytes(), 0);
             // The file was just written: in the page cache.
-            let handle = reader.handle().unwrap();
+            let handle = LocalSource::of(reader.source().as_ref()).unwrap().handle();
             assert!(handle.is_cached(300_000, 100_000, 4096));
             let mut ahead = ReadAhead::new(groups(), ReadAheadPolicy::Uncached);
             ahead.advance(&[0..100_000]);

@@ -19,13 +19,14 @@ use ::datafusion::physical_plan::ExecutionPlan;
 use ::parquet::arrow::parquet_to_arrow_schema;
 use async_trait::async_trait;
 
+use super::error::SqlError;
 use super::factory::{GdsLocation, GdsReaderFactory};
 use super::file_plan::plan_file;
 use super::location::{list_files, open_reader, TableFile};
 use super::options::GdsTableOptions;
 use super::pushdown::predicate_from_filters;
 use crate::error::{Error, Result};
-use crate::parquet::metadata::{load_source, MetadataOptions};
+use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::predicate::Predicate;
 use ::parquet::file::metadata::ParquetMetaData;
 
@@ -69,10 +70,7 @@ fn table_schema(schemas: Vec<Schema>, parquet: &TableParquetOptions) -> Result<S
             s
         }
     });
-    let mut schema = Schema::try_merge(schemas).map_err(|e| Error::Scan {
-        path: "<schema>".into(),
-        reason: format!("the files' schemas do not merge: {e}"),
-    })?;
+    let mut schema = Schema::try_merge(schemas).map_err(SqlError::Schema)?;
     if global.binary_as_string {
         schema = transform_binary_to_string(&schema);
     }
@@ -96,7 +94,7 @@ impl GdsTable {
         let mut schemas = Vec::with_capacity(files.len());
         for file in &files {
             let reader = open_reader(&file.location, &options)?;
-            let meta = load_source(reader.source(), MetadataOptions::default())?;
+            let meta = load(reader.source(), MetadataOptions::default())?;
             let file_meta = meta.file_metadata();
             let schema =
                 parquet_to_arrow_schema(file_meta.schema_descr(), file_meta.key_value_metadata())
@@ -108,9 +106,9 @@ impl GdsTable {
         let mut entries = Vec::with_capacity(files.len());
         for (file, meta) in files.into_iter().zip(metadata) {
             let statistics = DFParquetMetadata::statistics_from_parquet_metadata(&meta, &schema)
-                .map_err(|e| Error::Scan {
+                .map_err(|e| SqlError::Statistics {
                     path: file.location.clone(),
-                    reason: format!("statistics: {e}"),
+                    source: Box::new(e),
                 })?;
             entries.push(FileEntry {
                 file,
@@ -120,9 +118,9 @@ impl GdsTable {
         }
         let statistics =
             Statistics::try_merge_iter(entries.iter().map(|e| e.statistics.as_ref()), &schema)
-                .map_err(|e| Error::Scan {
+                .map_err(|e| SqlError::Statistics {
                     path: location.to_string(),
-                    reason: format!("statistics: {e}"),
+                    source: Box::new(e),
                 })?;
         Ok(GdsTable {
             location: location.to_string(),

@@ -11,7 +11,7 @@ use crate::error::Result;
 
 /// The pool.
 #[derive(Debug)]
-pub struct BouncePool {
+pub(crate) struct BouncePool {
     buffer_size: usize,
     capacity: usize,
     state: Mutex<PoolState>,
@@ -26,7 +26,7 @@ struct PoolState {
 
 impl BouncePool {
     /// A pool of at most `capacity` buffers of `buffer_size` bytes.
-    pub fn new(buffer_size: usize, capacity: usize) -> Self {
+    pub(crate) fn new(buffer_size: usize, capacity: usize) -> Self {
         BouncePool {
             buffer_size,
             capacity: capacity.max(1),
@@ -36,12 +36,12 @@ impl BouncePool {
     }
 
     /// The size of each buffer.
-    pub fn buffer_size(&self) -> usize {
+    pub(crate) fn buffer_size(&self) -> usize {
         self.buffer_size
     }
 
     /// Buffers allocated so far (never more than the capacity).
-    pub fn allocated(&self) -> usize {
+    pub(crate) fn allocated(&self) -> usize {
         self.state
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -50,7 +50,7 @@ impl BouncePool {
 
     /// Takes a buffer, allocating one (pinned through `device`'s context) if
     /// the pool may still grow, else waiting for one to be returned.
-    pub fn acquire(&self, device: Device) -> Result<PinnedBuffer> {
+    pub(crate) fn acquire(&self, device: Device) -> Result<PinnedBuffer> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(buf) = state.free.pop() {
@@ -59,11 +59,13 @@ impl BouncePool {
             if state.allocated < self.capacity {
                 state.allocated += 1;
                 drop(state);
-                return PinnedBuffer::new(device, self.buffer_size).inspect_err(|_| {
-                    let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                    state.allocated -= 1;
-                    self.returned.notify_one();
-                });
+                return PinnedBuffer::new(device, self.buffer_size)
+                    .inspect_err(|_| {
+                        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                        state.allocated -= 1;
+                        self.returned.notify_one();
+                    })
+                    .map_err(Into::into);
             }
             state = self.returned.wait(state).unwrap_or_else(|e| e.into_inner());
         }
@@ -71,7 +73,7 @@ impl BouncePool {
 
     /// Allocates buffers until the pool holds its full capacity (pinning is
     /// the slow part of a first device read); returns how many exist.
-    pub fn fill(&self, device: Device) -> Result<usize> {
+    pub(crate) fn fill(&self, device: Device) -> Result<usize> {
         loop {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             if state.allocated >= self.capacity {
@@ -85,14 +87,14 @@ impl BouncePool {
                     let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
                     state.allocated -= 1;
                     self.returned.notify_one();
-                    return Err(e);
+                    return Err(e.into());
                 }
             }
         }
     }
 
     /// Gives a buffer back for reuse.
-    pub fn release(&self, buf: PinnedBuffer) {
+    pub(crate) fn release(&self, buf: PinnedBuffer) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.free.push(buf);
         self.returned.notify_one();

@@ -6,11 +6,11 @@
 //! unaligned head (buffered), an aligned middle (direct) and a tail (buffered).
 
 /// Alignment required for O_DIRECT transfers.
-pub const DIRECT_ALIGN: usize = 4096;
+pub(super) const DIRECT_ALIGN: usize = 4096;
 
 /// One piece of a range and whether it may go through O_DIRECT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Segment {
+pub(super) struct Segment {
     /// Offset of the piece relative to the start of the range.
     pub start: usize,
     /// Length of the piece.
@@ -23,7 +23,12 @@ pub struct Segment {
 /// at most three segments (head, middle, tail). The middle is direct only when
 /// the memory address at its start is aligned as well; otherwise the whole
 /// range is one buffered segment.
-pub fn split_for_direct(file_offset: u64, addr: usize, len: usize, align: usize) -> Vec<Segment> {
+pub(super) fn split_for_direct(
+    file_offset: u64,
+    addr: usize,
+    len: usize,
+    align: usize,
+) -> Vec<Segment> {
     let whole = vec![Segment {
         start: 0,
         len,

@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::counters::PathCounters;
+use super::error::IoError;
 use super::lazy_cufile::LazyCuFile;
 use super::memory::{IoBuf, IoBufMut, Memory};
 use super::open_file::{open_direct, FileShared, OpenMode};
@@ -10,7 +11,7 @@ use super::page_cache::probe_cached;
 use super::posix::Descriptors;
 use super::request::{IoFuture, Request, Transfer};
 use super::route::{decide_cufile, decide_posix, CuFileAvailability, DeviceRoute, RouteDecision};
-use super::submit::{PendingReads, RangeRead};
+use super::submit::{RangeRead, SubmittedReads};
 use super::tasks::TaskSplit;
 use super::Engine;
 use crate::error::{Error, Result};
@@ -53,7 +54,7 @@ impl FileHandle {
             .metadata()
             .map_err(|e| Error::io(&path_str, "fstat", e))?;
         if meta.is_dir() {
-            return Err(Error::IsDirectory { path: path_str });
+            return Err(IoError::IsDirectory { path: path_str }.into());
         }
         let settings = engine.settings();
         let wants_direct = (mode.can_read() && settings.auto_direct_io_read)
@@ -210,36 +211,38 @@ impl FileHandle {
     ///
     /// # Safety
     /// `memory` must stay valid, and untouched by anything else, until the
-    /// returned [`PendingReads`] is waited for or dropped (dropping waits).
+    /// returned [`SubmittedReads`] is waited for or dropped (dropping waits).
     pub unsafe fn submit_ranges(
         &self,
         memory: Memory,
         ranges: &[RangeRead],
-    ) -> Result<PendingReads> {
+    ) -> Result<SubmittedReads> {
         let mut requests = Vec::with_capacity(ranges.len());
         for r in ranges {
             let end = r.buffer_offset.checked_add(r.len);
             if end.is_none_or(|end| end > memory.len()) {
-                return Err(Error::BufferTooSmall {
+                return Err(IoError::BufferTooSmall {
                     path: self.shared.path.clone(),
                     buffer: memory.len(),
                     requested: end.unwrap_or(usize::MAX),
-                });
+                }
+                .into());
             }
             let req =
                 self.prepare_read(memory.slice(r.buffer_offset, r.len), r.len, r.file_offset)?;
             let got = req.split.total_len();
             if got < r.len {
-                return Err(Error::ShortRead {
+                return Err(IoError::ShortRead {
                     path: self.shared.path.clone(),
                     offset: r.file_offset,
                     expected: r.len,
                     got,
-                });
+                }
+                .into());
             }
             requests.push(Arc::new(req));
         }
-        let mut pending = PendingReads {
+        let mut pending = SubmittedReads {
             requests: Vec::with_capacity(requests.len()),
             error: None,
         };
@@ -340,16 +343,18 @@ impl FileHandle {
     /// is not empty.
     fn check_request(&self, allowed: bool, op: &'static str, size: usize) -> Result<()> {
         if !allowed {
-            return Err(Error::ModeNotAllowed {
+            return Err(IoError::ModeNotAllowed {
                 path: self.shared.path.clone(),
                 mode: self.mode.as_str(),
                 op,
-            });
+            }
+            .into());
         }
         if size == 0 {
-            return Err(Error::EmptyRequest {
+            return Err(IoError::EmptyRequest {
                 path: self.shared.path.clone(),
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -359,11 +364,12 @@ impl FileHandle {
         self.check_request(self.mode.can_read(), "reading", size)?;
         let file_size = self.file_size()?;
         if offset >= file_size {
-            return Err(Error::OffsetPastEof {
+            return Err(IoError::OffsetPastEof {
                 path: self.shared.path.clone(),
                 offset,
                 file_size,
-            });
+            }
+            .into());
         }
         Ok(size.min((file_size - offset).min(usize::MAX as u64) as usize))
     }
@@ -371,11 +377,12 @@ impl FileHandle {
     fn prepare_read(&self, memory: Memory, size: usize, offset: u64) -> Result<Request> {
         let len = self.clamp_read(size, offset)?;
         if memory.len() < len {
-            return Err(Error::BufferTooSmall {
+            return Err(IoError::BufferTooSmall {
                 path: self.shared.path.clone(),
                 buffer: memory.len(),
                 requested: len,
-            });
+            }
+            .into());
         }
         let settings = self.engine.settings();
         let mut task_size = self.task_size();
@@ -419,18 +426,20 @@ impl FileHandle {
             .checked_add(size as u64)
             .is_none_or(|end| end > i64::MAX as u64)
         {
-            return Err(Error::RangeOverflow {
+            return Err(IoError::RangeOverflow {
                 path: self.shared.path.clone(),
                 offset,
                 size,
-            });
+            }
+            .into());
         }
         if memory.len() < size {
-            return Err(Error::BufferTooSmall {
+            return Err(IoError::BufferTooSmall {
                 path: self.shared.path.clone(),
                 buffer: memory.len(),
                 requested: size,
-            });
+            }
+            .into());
         }
         let settings = self.engine.settings();
         let route = if memory.is_device() {

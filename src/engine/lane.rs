@@ -17,12 +17,13 @@
 use std::sync::Arc;
 
 use super::bounce::BouncePool;
+use super::error::IoError;
 use super::request::Request;
 use crate::cuda::{Device, Event, HostRegistration, PinnedBuffer, Stream};
 use crate::error::Result;
 
 /// Slots per lane: two is enough to overlap one read with one copy.
-pub const SLOTS_PER_LANE: usize = 2;
+pub(super) const SLOTS_PER_LANE: usize = 2;
 
 #[derive(Debug)]
 struct Slot {
@@ -35,7 +36,7 @@ struct Slot {
 
 /// A device lane.
 #[derive(Debug)]
-pub struct Lane {
+pub(super) struct Lane {
     device: Device,
     stream: Stream,
     slots: Vec<Slot>,
@@ -51,7 +52,7 @@ pub struct Lane {
 
 impl Lane {
     /// Creates the stream and the slots' events on `device`.
-    pub fn new(device: Device) -> Result<Lane> {
+    pub(super) fn new(device: Device) -> Result<Lane> {
         let stream = Stream::new(device)?;
         let slots = (0..SLOTS_PER_LANE)
             .map(|_| {
@@ -75,18 +76,18 @@ impl Lane {
     }
 
     /// The lane's device.
-    pub fn device(&self) -> Device {
+    pub(super) fn device(&self) -> Device {
         self.device
     }
 
     /// The lane's stream.
-    pub fn stream(&self) -> &Stream {
+    pub(super) fn stream(&self) -> &Stream {
         &self.stream
     }
 
     /// Waits until the next slot is free (its last copy finished), releases
     /// what it held, and returns its index.
-    pub fn next_slot(&mut self) -> Result<usize> {
+    pub(super) fn next_slot(&mut self) -> Result<usize> {
         let index = self.next;
         self.next = (self.next + 1) % self.slots.len();
         let slot = &mut self.slots[index];
@@ -129,7 +130,7 @@ impl Lane {
 
     /// Completes, without blocking, the waiting requests whose copies have
     /// finished.
-    pub fn reap(&mut self) -> Result<()> {
+    pub(super) fn reap(&mut self) -> Result<()> {
         let mut best = self.done_through;
         for slot in &mut self.slots {
             if slot.seq > best && slot.event.is_complete()? {
@@ -140,13 +141,8 @@ impl Lane {
         Ok(())
     }
 
-    /// Whether requests are waiting on this lane's copies.
-    pub fn has_waiting(&self) -> bool {
-        !self.waiting.is_empty()
-    }
-
     /// The slot's bounce buffer, taken from `pool` on first use.
-    pub fn bounce(&mut self, index: usize, pool: &BouncePool) -> Result<&mut PinnedBuffer> {
+    pub(super) fn bounce(&mut self, index: usize, pool: &BouncePool) -> Result<&mut PinnedBuffer> {
         let device = self.device;
         let slot = &mut self.slots[index];
         if slot.bounce.is_none() {
@@ -157,7 +153,11 @@ impl Lane {
 
     /// Records the slot's event after the copies queued so far, keeping
     /// `registration` alive until that event completes.
-    pub fn commit(&mut self, index: usize, registration: Option<HostRegistration>) -> Result<()> {
+    pub(super) fn commit(
+        &mut self,
+        index: usize,
+        registration: Option<HostRegistration>,
+    ) -> Result<()> {
         let slot = &mut self.slots[index];
         slot.event.record(&self.stream)?;
         slot.registration = registration;
@@ -167,7 +167,7 @@ impl Lane {
     }
 
     /// Waits for the copies committed to slot `index`.
-    pub fn wait(&mut self, index: usize) -> Result<()> {
+    pub(super) fn wait(&mut self, index: usize) -> Result<()> {
         self.slots[index].event.synchronize()?;
         let seq = self.slots[index].seq;
         self.completed(seq);
@@ -178,7 +178,7 @@ impl Lane {
     /// buffers to `pool` and completes every waiting request (a failed wait
     /// fails them). The first error is returned, but every slot is drained
     /// regardless.
-    pub fn drain(&mut self, pool: &BouncePool) -> Result<()> {
+    pub(super) fn drain(&mut self, pool: &BouncePool) -> Result<()> {
         let mut first_err = None;
         for slot in &mut self.slots {
             if let Err(e) = slot.event.synchronize() {
@@ -192,17 +192,19 @@ impl Lane {
         self.next = 0;
         if let Some(e) = &first_err {
             for (req, _) in &self.waiting {
-                req.fail(crate::error::Error::Io {
-                    path: req.file.path.clone(),
-                    op: "device copy",
-                    source: std::io::Error::other(e.to_string()),
-                });
+                req.fail(
+                    IoError::DeviceCopy {
+                        path: req.file.path.clone(),
+                        source: e.clone(),
+                    }
+                    .into(),
+                );
             }
         }
         let seq = self.seq;
         self.completed(seq);
         match first_err {
-            Some(e) => Err(e),
+            Some(e) => Err(e.into()),
             None => Ok(()),
         }
     }

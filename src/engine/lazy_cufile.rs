@@ -8,8 +8,9 @@ use std::sync::OnceLock;
 use super::open_file::{FileShared, OpenMode};
 use super::route::CuFileAvailability;
 use crate::config::{CompatMode, Settings};
+use crate::cufile::CuFileError;
 use crate::cufile::CuFileHandle;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Whether cuFile serves one file: known at open under compat ON,
 /// otherwise decided on first use.
@@ -83,8 +84,9 @@ impl LazyCuFile {
 /// `Disabled` from their opening.
 fn open_driver(settings: &Settings) -> Result<Option<CuFileAvailability>> {
     match crate::cufile::driver::open(&settings.cufile) {
-        Err(e @ Error::CuFileParam { .. }) => Err(e),
-        Err(Error::CuFileUnavailable(why)) => Ok(Some(CuFileAvailability::Unavailable(why))),
+        Err(e @ CuFileError::ParamRefused { .. }) => Err(e.into()),
+        Err(CuFileError::Unavailable(why)) => Ok(Some(CuFileAvailability::Unavailable(why))),
+        // The reason shown in reports and route decisions.
         Err(other) => Ok(Some(CuFileAvailability::Unavailable(other.to_string()))),
         Ok(_) => Ok(None),
     }

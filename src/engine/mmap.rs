@@ -11,7 +11,7 @@ use std::os::fd::AsRawFd;
 use crate::error::{Error, Result};
 
 /// The system page size.
-pub fn page_size() -> usize {
+pub(super) fn page_size() -> usize {
     static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *PAGE.get_or_init(|| {
         // SAFETY: sysconf has no preconditions.
@@ -27,7 +27,7 @@ pub fn page_size() -> usize {
 /// A read-only shared mapping covering `[offset, offset + len)` of a file
 /// (widened to page boundaries), unmapped on drop.
 #[derive(Debug)]
-pub struct Mapping {
+pub(crate) struct Mapping {
     base: *mut u8,
     map_len: usize,
     /// File offset of `base`.
@@ -42,7 +42,7 @@ unsafe impl Sync for Mapping {}
 impl Mapping {
     /// Maps the range. The caller keeps the range inside the file's size
     /// (touching pages past the end of a file raises SIGBUS).
-    pub fn new(file: &File, path: &str, offset: u64, len: usize) -> Result<Mapping> {
+    pub(crate) fn new(file: &File, path: &str, offset: u64, len: usize) -> Result<Mapping> {
         let page = page_size() as u64;
         let map_offset = offset / page * page;
         let map_len = (offset - map_offset) as usize + len;
@@ -68,7 +68,7 @@ impl Mapping {
     }
 
     /// The address of file offset `offset` (which must lie inside the mapping).
-    pub fn address_of(&self, offset: u64) -> *const u8 {
+    pub(crate) fn address_of(&self, offset: u64) -> *const u8 {
         debug_assert!(offset >= self.map_offset);
         debug_assert!(((offset - self.map_offset) as usize) <= self.map_len);
         // SAFETY: inside the mapping, as asserted.
@@ -86,7 +86,7 @@ impl Drop for Mapping {
 }
 
 /// Rounds `addr..addr+len` out to whole pages: (page-aligned start, length).
-pub fn page_span(addr: usize, len: usize) -> (usize, usize) {
+pub(super) fn page_span(addr: usize, len: usize) -> (usize, usize) {
     let page = page_size();
     let start = addr / page * page;
     let end = (addr + len).div_ceil(page) * page;

@@ -3,38 +3,41 @@
 //! Data flow of one request: [`FileHandle`] checks it and clips it to the
 //! file; the route (host, device through bounce buffers, device from the
 //! registered page cache) is chosen; the request goes to the [`Engine`]'s
-//! worker pool, whose workers claim its tasks ([`tasks`]) and run them
-//! (`transfer`, `posix`, [`lane`]); every byte is counted per path
-//! ([`counters`]).
+//! worker pool, whose workers claim its tasks (`tasks`) and run them
+//! (`transfer`, `posix`, `lane`); every byte is counted per path
+//! (`counters`).
 
-pub mod bounce;
-pub mod counters;
-pub mod direct;
-pub mod file_handle;
-pub mod lane;
+mod bounce;
+mod counters;
+mod direct;
+mod error;
+mod file_handle;
+mod lane;
 mod lazy_cufile;
-pub mod memory;
-pub mod mmap;
-pub mod open_file;
-pub mod page_cache;
+mod memory;
+mod mmap;
+mod open_file;
+mod page_cache;
 mod pool;
 mod posix;
-pub mod request;
-pub mod route;
-pub mod submit;
-pub mod tasks;
+mod request;
+mod route;
+mod submit;
+mod tasks;
 mod transfer;
 
 use std::sync::{Arc, OnceLock};
 
 pub use counters::{global_counters, IoPath, PathCounters, PathTotals};
+pub use error::IoError;
 pub use file_handle::FileHandle;
 pub use memory::{FillBuffer, IoBuf, IoBufMut, Memory};
 pub use open_file::OpenMode;
 pub use page_cache::{drop_from_cache, on_tmpfs};
 pub use request::IoFuture;
-pub use route::{DeviceRoute, RouteDecision};
-pub use submit::{PendingReads, RangeRead};
+pub use route::{CuFileAvailability, DeviceRoute, RouteDecision};
+pub use submit::{RangeRead, SubmittedReads};
+pub use tasks::{Task, TaskSplit};
 
 use crate::config::Settings;
 use crate::error::Result;

@@ -6,6 +6,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::sync::OnceLock;
 
 use super::counters::PathCounters;
+use super::error::IoError;
 use super::posix::Descriptors;
 use crate::cufile::CuFileHandle;
 use crate::error::{Error, Result};
@@ -62,7 +63,7 @@ impl std::str::FromStr for OpenMode {
             "w" => Ok(OpenMode::Write),
             "r+" => Ok(OpenMode::ReadWrite),
             "w+" => Ok(OpenMode::ReadWriteCreate),
-            other => Err(Error::InvalidMode(other.to_string())),
+            other => Err(IoError::InvalidMode(other.to_string()).into()),
         }
     }
 }

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::bounce::BouncePool;
+use super::error::IoError;
 use super::lane::Lane;
 use super::memory::Memory;
 use super::request::Request;
@@ -21,7 +22,7 @@ use super::transfer::run_task;
 use crate::error::{Error, Result};
 
 /// Requests a worker may have waiting before a submitter blocks.
-pub const QUEUE_DEPTH: usize = 16;
+pub(super) const QUEUE_DEPTH: usize = 16;
 
 /// The pool.
 #[derive(Debug)]
@@ -40,7 +41,7 @@ struct WorkerState {
 
 impl WorkerPool {
     /// Starts `count` workers sharing `bounce`.
-    pub fn new(count: usize, bounce: Arc<BouncePool>) -> Result<Self> {
+    pub(crate) fn new(count: usize, bounce: Arc<BouncePool>) -> Result<Self> {
         let count = count.max(1);
         let mut queues = Vec::with_capacity(count);
         let mut threads = Vec::with_capacity(count);
@@ -63,12 +64,12 @@ impl WorkerPool {
     }
 
     /// Number of workers.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.count
     }
 
     /// Hands `req` to as many workers as it has tasks (at most all of them).
-    pub fn submit(&self, req: Arc<Request>) -> Result<()> {
+    pub(crate) fn submit(&self, req: Arc<Request>) -> Result<()> {
         let helpers = req.split.count().min(self.count).max(1);
         req.set_helpers(helpers);
         let queues = self
@@ -80,7 +81,7 @@ impl WorkerPool {
             for _ in 0..helpers {
                 req.helper_done();
             }
-            return Err(Error::PoolStopped);
+            return Err(IoError::PoolStopped.into());
         }
         let start = self.next.fetch_add(helpers, Ordering::Relaxed);
         let mut sent = 0;
@@ -92,7 +93,7 @@ impl WorkerPool {
             }
         }
         if sent == 0 {
-            req.fail(Error::PoolStopped);
+            req.fail(IoError::PoolStopped.into());
         }
         Ok(())
     }
@@ -143,11 +144,11 @@ fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePool) {
                 // owes, then drop it entirely.
                 let _ = catch_unwind(AssertUnwindSafe(|| state.settle(bounce)));
                 state.lanes.clear();
-                req.fail(Error::Io {
-                    path: req.file.path.clone(),
-                    op: "worker",
-                    source: std::io::Error::other("an I/O worker panicked"),
-                });
+                req.fail(Error::io(
+                    &req.file.path,
+                    "worker",
+                    std::io::Error::other("an I/O worker panicked"),
+                ));
                 req.helper_done();
             }
         }

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 
+use super::error::IoError;
 use super::memory::Memory;
 use super::mmap::Mapping;
 use super::open_file::FileShared;
@@ -69,7 +70,7 @@ impl std::fmt::Debug for Request {
 
 impl Request {
     /// A request of `split`'s tasks over `memory`.
-    pub fn new(
+    pub(crate) fn new(
         file: Arc<FileShared>,
         transfer: Transfer,
         memory: Memory,
@@ -95,17 +96,17 @@ impl Request {
     }
 
     /// Keeps `owner` (the buffer of an async request) alive until completion.
-    pub fn keep_alive(&self, owner: Box<dyn Any + Send>) {
+    pub(crate) fn keep_alive(&self, owner: Box<dyn Any + Send>) {
         *self.keep_alive.lock().unwrap_or_else(|e| e.into_inner()) = Some(owner);
     }
 
     /// Sets how many workers will call [`Request::helper_done`].
-    pub fn set_helpers(&self, n: usize) {
+    pub(crate) fn set_helpers(&self, n: usize) {
         self.helpers.store(n, Ordering::SeqCst);
     }
 
     /// The next unclaimed task, unless the request failed or is exhausted.
-    pub fn claim(&self) -> Option<Task> {
+    pub(crate) fn claim(&self) -> Option<Task> {
         if self.failed.load(Ordering::Relaxed) {
             return None;
         }
@@ -113,7 +114,7 @@ impl Request {
     }
 
     /// Records a failure; the first one wins and stops further claims.
-    pub fn fail(&self, err: Error) {
+    pub(crate) fn fail(&self, err: Error) {
         self.failed.store(true, Ordering::Relaxed);
         let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
         slot.get_or_insert(err);
@@ -121,7 +122,7 @@ impl Request {
 
     /// Called once by each helper when it has no more work and every copy it
     /// queued has completed. The last one completes the request.
-    pub fn helper_done(&self) {
+    pub(crate) fn helper_done(&self) {
         if self.helpers.fetch_sub(1, Ordering::AcqRel) == 1 {
             let mut c = self.completion.lock().unwrap_or_else(|e| e.into_inner());
             c.done = true;
@@ -144,7 +145,7 @@ impl Request {
     }
 
     /// Blocks until every helper is done; returns the bytes moved.
-    pub fn wait(&self) -> Result<usize> {
+    pub(crate) fn wait(&self) -> Result<usize> {
         let mut c = self.completion.lock().unwrap_or_else(|e| e.into_inner());
         while !c.done {
             c = self.finished.wait(c).unwrap_or_else(|e| e.into_inner());
@@ -189,7 +190,7 @@ impl<B: Send + 'static> Future for IoFuture<B> {
             .unwrap_or_else(|e| e.into_inner())
             .take()
             .and_then(|b| b.downcast::<B>().ok())
-            .ok_or(Error::PoolStopped)?;
+            .ok_or(IoError::PoolStopped)?;
         Poll::Ready(request.outcome().map(|n| (*owner, n)))
     }
 }

@@ -17,9 +17,10 @@ use std::fs::File;
 
 use serde::Serialize;
 
+use super::error::IoError;
 use super::mmap::Mapping;
 use crate::config::{CompatMode, DeviceReadPath, Settings};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Whether cuFile can serve a file: ready, or why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +35,7 @@ pub enum CuFileAvailability {
 
 /// Stage 1 for a device request of `len` bytes: `Some(decision)` when cuFile
 /// takes it, `None` when a POSIX route does (the POSIX reason is returned
-/// too), or [`Error::CuFileRequired`] under compat OFF.
+/// too), or [`IoError::CuFileRequired`] under compat OFF.
 pub(crate) fn decide_cufile(
     settings: &Settings,
     cufile: &CuFileAvailability,
@@ -67,10 +68,11 @@ pub(crate) fn decide_cufile(
             }))
         }
         CuFileAvailability::Unavailable(why) if settings.compat_mode == CompatMode::Off => {
-            Err(Error::CuFileRequired {
+            Err(IoError::CuFileRequired {
                 path: path.to_string(),
                 reason: why.clone(),
-            })
+            }
+            .into())
         }
         CuFileAvailability::Unavailable(why) => Ok(Err(format!("cuFile unavailable: {why}"))),
         CuFileAvailability::Disabled => Ok(Err("cuFile disabled".into())),

@@ -17,15 +17,15 @@ pub struct RangeRead {
     pub len: usize,
 }
 
-/// Reads submitted by [`FileHandle::submit_ranges`], not yet awaited.
+/// Reads submitted by `FileHandle::submit_ranges`, not yet awaited.
 /// Dropping it waits for them, so the memory is never written after.
 #[derive(Debug)]
-pub struct PendingReads {
+pub struct SubmittedReads {
     pub(crate) requests: Vec<Arc<Request>>,
     pub(crate) error: Option<Error>,
 }
 
-impl PendingReads {
+impl SubmittedReads {
     /// Waits for every read; returns the bytes read or the first error.
     pub fn wait(mut self) -> Result<u64> {
         let mut first_err = self.error.take();
@@ -45,7 +45,7 @@ impl PendingReads {
     }
 }
 
-impl Drop for PendingReads {
+impl Drop for SubmittedReads {
     fn drop(&mut self) {
         for req in self.requests.drain(..) {
             let _ = req.wait();

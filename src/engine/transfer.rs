@@ -4,6 +4,7 @@ use std::time::Instant;
 
 use super::bounce::BouncePool;
 use super::counters::{global_counters, IoPath};
+use super::error::IoError;
 use super::lane::Lane;
 use super::memory::Memory;
 use super::mmap::{page_span, Mapping};
@@ -78,12 +79,13 @@ fn device_ptr(memory: &Memory) -> u64 {
 }
 
 fn short_read(req: &Request, offset: u64, expected: usize, got: usize) -> Error {
-    Error::ShortRead {
+    IoError::ShortRead {
         path: req.file.path.clone(),
         offset,
         expected,
         got,
     }
+    .into()
 }
 
 fn read_host(req: &Request, task: Task) -> Result<()> {

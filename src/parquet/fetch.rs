@@ -18,9 +18,10 @@ use serde::Serialize;
 
 use super::plan::{RowGroupPlan, ScanPlan};
 use crate::cuda::{Device, DevicePool, PooledDeviceBuffer};
-use crate::engine::{FileHandle, IoBufMut, RangeRead};
+use crate::engine::IoError;
+use crate::engine::{IoBufMut, RangeRead};
 use crate::error::{Error, Result};
-use crate::store::{LocalSource, PendingRead, Source};
+use crate::store::{PendingReads, Source};
 
 /// Where a row group's bytes land.
 pub trait Allocator: Send + 'static {
@@ -46,18 +47,19 @@ impl ReadBack for Vec<u8> {
                 dst.copy_from_slice(src);
                 Ok(())
             }
-            None => Err(Error::BufferTooSmall {
+            None => Err(IoError::BufferTooSmall {
                 path: "<host buffer>".into(),
                 buffer: self.len(),
                 requested: offset.saturating_add(dst.len()),
-            }),
+            }
+            .into()),
         }
     }
 }
 
 impl ReadBack for PooledDeviceBuffer {
     fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.copy_to_host(offset, dst)
+        Ok(self.copy_to_host(offset, dst)?)
     }
 }
 
@@ -109,7 +111,7 @@ impl DeviceAllocator {
 impl Allocator for DeviceAllocator {
     type Buffer = PooledDeviceBuffer;
     fn allocate(&self, len: usize) -> Result<PooledDeviceBuffer> {
-        self.pool.allocate(len)
+        Ok(self.pool.allocate(len)?)
     }
 }
 
@@ -301,7 +303,7 @@ impl Budget {
 /// One fetched row group.
 #[derive(Debug)]
 pub struct FetchedRowGroup<B> {
-    /// Which file of the fetch (0 for a single-file [`fetch`]).
+    /// Which scan of the fetch it came from (0 for a single object).
     pub file: usize,
     /// Row group index in the file.
     pub index: usize,
@@ -363,17 +365,8 @@ impl<B> Drop for RowGroupStream<B> {
     }
 }
 
-/// One file of a multi-file fetch: where to read and what.
-#[derive(Debug, Clone)]
-pub struct FileScan {
-    /// The open file.
-    pub handle: Arc<FileHandle>,
-    /// Its plan.
-    pub plan: Arc<ScanPlan>,
-}
-
-/// One object of a multi-object fetch from any [`Source`] (a local file or
-/// a remote object): where to read and what.
+/// One object of a fetch (a local file or a remote object): where to read
+/// and what.
 #[derive(Debug, Clone)]
 pub struct SourceScan {
     /// The object.
@@ -382,56 +375,25 @@ pub struct SourceScan {
     pub plan: Arc<ScanPlan>,
 }
 
-/// Starts fetching `plan` from `handle` into buffers from `alloc`.
-pub fn fetch<A: Allocator>(
-    handle: Arc<FileHandle>,
-    plan: Arc<ScanPlan>,
-    alloc: A,
-    opts: FetchOptions,
-) -> RowGroupStream<A::Buffer> {
-    fetch_files(vec![FileScan { handle, plan }], alloc, opts)
-}
-
-/// Starts fetching `plan` from `source` (a local file or a remote object)
-/// into buffers from `alloc`.
-pub fn fetch_source<A: Allocator>(
-    source: Arc<dyn Source>,
-    plan: Arc<ScanPlan>,
-    alloc: A,
-    opts: FetchOptions,
-) -> RowGroupStream<A::Buffer> {
-    fetch_sources(vec![SourceScan { source, plan }], alloc, opts)
-}
-
-/// Starts fetching several files' plans as one stream: row groups in file
-/// order, then plan order, under one read-ahead and one byte budget, so the
-/// reads of the next file overlap the end of the current one (a table split
-/// into many files streams like one file). [`FetchedRowGroup::file`] tells
-/// which file a row group came from.
-pub fn fetch_files<A: Allocator>(
-    files: Vec<FileScan>,
-    alloc: A,
-    opts: FetchOptions,
-) -> RowGroupStream<A::Buffer> {
-    let mut sources = Vec::with_capacity(files.len());
-    for FileScan { handle, plan } in files {
-        match LocalSource::new(handle) {
-            Ok(local) => sources.push(SourceScan {
-                source: Arc::new(local),
-                plan,
-            }),
-            Err(e) => return RowGroupStream::failed(e),
-        }
+impl SourceScan {
+    /// `plan` of `source`.
+    pub fn new(source: Arc<dyn Source>, plan: Arc<ScanPlan>) -> Self {
+        SourceScan { source, plan }
     }
-    fetch_sources(sources, alloc, opts)
 }
 
-/// As [`fetch_files`], from any sources (local files, remote objects, or both).
-pub fn fetch_sources<A: Allocator>(
-    files: Vec<SourceScan>,
+/// Starts fetching the plans of `scans` (local files, remote objects, or
+/// both) into buffers from `alloc`, as one stream: row groups in scan
+/// order, then plan order, under one read-ahead and one byte budget, so the
+/// reads of the next object overlap the end of the current one (a table
+/// split into many files streams like one file). [`FetchedRowGroup::file`]
+/// tells which scan a row group came from.
+pub fn fetch<A: Allocator>(
+    scans: impl IntoIterator<Item = SourceScan>,
     alloc: A,
     opts: FetchOptions,
 ) -> RowGroupStream<A::Buffer> {
+    let files: Vec<SourceScan> = scans.into_iter().collect();
     let (tx, rx) = sync_channel(opts.prefetch.max(1));
     let cancel = Arc::new(AtomicBool::new(false));
     let budget = Arc::new(Budget::default());
@@ -454,7 +416,7 @@ pub fn fetch_sources<A: Allocator>(
 /// A row group whose reads are in flight. Field order matters: the pending
 /// reads drop (and so wait) before the buffer they write into.
 struct InFlight<B> {
-    pending: Box<dyn PendingRead>,
+    pending: Box<dyn PendingReads>,
     buffer: B,
     bytes: u64,
     file: usize,

@@ -21,13 +21,12 @@ use ::parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDat
 use ::parquet::file::reader::{ChunkReader, Length};
 use bytes::Bytes;
 
-use crate::engine::FileHandle;
 use crate::error::{Error, Result};
-use crate::store::{LocalSource, Source};
+use crate::store::Source;
 
 /// Default bytes read from the end of the file in the first request (as
 /// many as a remote source's first request brings).
-pub const DEFAULT_SIZE_HINT: usize = crate::store::options::DEFAULT_FOOTER_HINT as usize;
+pub const DEFAULT_SIZE_HINT: usize = crate::store::DEFAULT_FOOTER_HINT as usize;
 
 /// How to read metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,52 +237,75 @@ pub fn clear_cache() {
     cache().lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 
-/// Reads (or finds in the cache, keyed by path, size and modification
-/// time) the metadata of the file behind `handle`.
-pub fn load(handle: &Arc<FileHandle>, opts: MetadataOptions) -> Result<Arc<ParquetMetaData>> {
-    let source: Arc<dyn Source> = Arc::new(LocalSource::new(handle.clone())?);
-    load_source(&source, opts)
+/// A metadata lookup that missed the cache: what a loader needs to parse
+/// the footer and remember the result.
+struct Miss {
+    key: CacheKey,
+    reader: SourceChunkReader,
+    parser: ParquetMetaDataReader,
+}
+
+/// The outcome of a cache lookup.
+enum Lookup {
+    Hit(Arc<ParquetMetaData>),
+    Miss(Box<Miss>),
+}
+
+/// The cached metadata of `source`, or what loading it needs.
+fn lookup(source: &Arc<dyn Source>, opts: MetadataOptions) -> Lookup {
+    let key = key_of(source.as_ref(), opts);
+    match cached(&key) {
+        Some(hit) => Lookup::Hit(hit),
+        None => Lookup::Miss(Box::new(Miss {
+            key,
+            reader: SourceChunkReader::new(source.clone()),
+            parser: ParquetMetaDataReader::new().with_page_index_policy(policy(opts)),
+        })),
+    }
+}
+
+/// Remembers what the parser made of the footer (or names the object in
+/// its failure).
+fn finish(
+    key: CacheKey,
+    source: &dyn Source,
+    parsed: ::parquet::errors::Result<ParquetMetaData>,
+) -> Result<Arc<ParquetMetaData>> {
+    let metadata = parsed.map_err(|e| Error::from_parquet(source.location(), e))?;
+    Ok(remember(key, metadata))
 }
 
 /// Reads (or finds in the cache, keyed by location, size and version: the
 /// e-tag, else the modification time) the metadata of `source`'s object. A
 /// remote object's footer usually arrived with the request that opened it,
-/// so a cache miss costs no further round trip. Blocks this thread on any
-/// read; async callers use [`load_source_async`].
-pub fn load_source(
-    source: &Arc<dyn Source>,
-    opts: MetadataOptions,
-) -> Result<Arc<ParquetMetaData>> {
-    let key = key_of(source.as_ref(), opts);
-    if let Some(hit) = cached(&key) {
-        return Ok(hit);
-    }
-    let reader = SourceChunkReader::new(source.clone());
-    reader.prefetch_tail(opts.size_hint)?;
-    let metadata = ParquetMetaDataReader::new()
-        .with_page_index_policy(policy(opts))
-        .parse_and_finish(&reader)
-        .map_err(|e| Error::from_parquet(source.location(), e))?;
-    Ok(remember(key, metadata))
+/// so a cache miss costs no further round trip; a local file is read with
+/// `pread`, without the store runtime. Blocks this thread on any read;
+/// async callers use [`load_async`].
+pub fn load(source: &Arc<dyn Source>, opts: MetadataOptions) -> Result<Arc<ParquetMetaData>> {
+    let miss = match lookup(source, opts) {
+        Lookup::Hit(hit) => return Ok(hit),
+        Lookup::Miss(miss) => *miss,
+    };
+    miss.reader.prefetch_tail(opts.size_hint)?;
+    let parsed = miss.parser.parse_and_finish(&miss.reader);
+    finish(miss.key, source.as_ref(), parsed)
 }
 
-/// As [`load_source`], reading asynchronously (for arrow-rs's
-/// `AsyncFileReader` and any executor).
-pub async fn load_source_async(
+/// As [`load`], reading asynchronously (for arrow-rs's `AsyncFileReader`
+/// and any executor).
+pub async fn load_async(
     source: &Arc<dyn Source>,
     opts: MetadataOptions,
 ) -> Result<Arc<ParquetMetaData>> {
-    let key = key_of(source.as_ref(), opts);
-    if let Some(hit) = cached(&key) {
-        return Ok(hit);
-    }
-    let reader = SourceChunkReader::new(source.clone());
-    let prefetch = reader.prefetch_len(opts.size_hint);
-    let metadata = ParquetMetaDataReader::new()
-        .with_page_index_policy(policy(opts))
+    let miss = match lookup(source, opts) {
+        Lookup::Hit(hit) => return Ok(hit),
+        Lookup::Miss(miss) => *miss,
+    };
+    let prefetch = miss.reader.prefetch_len(opts.size_hint);
+    let parsed = miss
+        .parser
         .with_prefetch_hint(Some(prefetch))
-        .load_and_finish(TailFetch(reader), source.size())
-        .await
-        .map_err(|e| Error::from_parquet(source.location(), e))?;
-    Ok(remember(key, metadata))
+        .load_and_finish(TailFetch(miss.reader), source.size())
+        .await;
+    finish(miss.key, source.as_ref(), parsed)
 }

@@ -8,19 +8,18 @@
 //! same I/O to arrow-rs as an `AsyncFileReader`.
 
 pub mod coalesce;
-pub mod decode;
+pub mod error;
 pub mod fetch;
+pub mod ipc_export;
 pub mod metadata;
 pub mod plan;
 pub mod predicate;
 pub mod reader;
 
 pub use coalesce::CoalesceOptions;
-pub use fetch::{
-    fetch, fetch_source, fetch_sources, DeviceAllocator, FetchOptions, FetchedRowGroup,
-    HostAllocator, SourceScan,
-};
-pub use metadata::{load as load_metadata, load_source as load_source_metadata, MetadataOptions};
+pub use error::ScanError;
+pub use fetch::{fetch, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator, SourceScan};
+pub use metadata::{load as load_metadata, load_async as load_metadata_async, MetadataOptions};
 pub use plan::{plan, Projection, ScanPlan, ScanRequest};
 pub use predicate::Predicate;
 pub use reader::GdsParquetReader;

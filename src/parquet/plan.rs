@@ -72,10 +72,11 @@ pub enum PlanError {
 impl PlanError {
     /// This failure as the crate's error, naming the file planned.
     pub fn in_file(self, location: &str) -> crate::Error {
-        crate::Error::Scan {
+        super::ScanError::Plan {
             path: location.to_string(),
-            reason: self.to_string(),
+            source: self,
         }
+        .into()
     }
 }
 

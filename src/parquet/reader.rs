@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use ::parquet::arrow::arrow_reader::ArrowReaderOptions;
 use ::parquet::arrow::async_reader::AsyncFileReader;
@@ -20,10 +20,9 @@ use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt};
 
 use super::coalesce::{coalesce, CoalesceOptions};
-use super::metadata::{load_source_async, MetadataOptions};
-use crate::engine::FileHandle;
+use super::metadata::{load_async, MetadataOptions};
 use crate::error::Error;
-use crate::store::{LocalSource, Source, StoreOptions};
+use crate::store::{Source, StoreOptions};
 
 /// What the reader did: ranges asked for, bytes asked for, reads issued and
 /// bytes read (asked for plus bridged gaps).
@@ -43,7 +42,6 @@ pub struct ReaderStats {
 #[derive(Debug, Clone)]
 pub struct GdsParquetReader {
     source: Arc<dyn Source>,
-    handle: Option<Arc<FileHandle>>,
     coalesce: CoalesceOptions,
     size_hint: usize,
     stats: Arc<ReaderStats>,
@@ -54,26 +52,11 @@ fn external(e: Error) -> ParquetError {
 }
 
 impl GdsParquetReader {
-    /// A reader over an open handle. (Should the file's size not be
-    /// readable, the first read reports the error.)
-    pub fn new(handle: Arc<FileHandle>) -> Self {
-        let source: Arc<dyn Source> = match LocalSource::new(handle.clone()) {
-            Ok(local) => Arc::new(local),
-            Err(e) => Arc::new(Unreadable(handle.path().to_string(), e.to_string())),
-        };
+    /// A reader over `source`: a local file
+    /// ([`LocalSource`](crate::store::LocalSource), read by the engine) or
+    /// a remote object.
+    pub fn new(source: Arc<dyn Source>) -> Self {
         GdsParquetReader {
-            source,
-            handle: Some(handle),
-            coalesce: CoalesceOptions::default(),
-            size_hint: super::metadata::DEFAULT_SIZE_HINT,
-            stats: Arc::default(),
-        }
-    }
-
-    /// A reader over any source (a local file, or a remote object).
-    pub fn from_source(source: Arc<dyn Source>) -> Self {
-        GdsParquetReader {
-            handle: source.file_handle().cloned(),
             source,
             coalesce: CoalesceOptions::default(),
             size_hint: super::metadata::DEFAULT_SIZE_HINT,
@@ -83,7 +66,7 @@ impl GdsParquetReader {
 
     /// A reader over a path or URL (see [`crate::store::open`]).
     pub fn open(location: &str, options: &StoreOptions) -> crate::Result<Self> {
-        Ok(Self::from_source(crate::store::open(location, options)?))
+        Ok(Self::new(crate::store::open(location, options)?))
     }
 
     /// Sets how ranges are merged.
@@ -104,11 +87,6 @@ impl GdsParquetReader {
     /// The reader's counters.
     pub fn stats(&self) -> Arc<ReaderStats> {
         self.stats.clone()
-    }
-
-    /// The engine's handle underneath, for a local file.
-    pub fn handle(&self) -> Option<&Arc<FileHandle>> {
-        self.handle.as_ref()
     }
 
     /// The source underneath.
@@ -200,46 +178,6 @@ impl AsyncFileReader for GdsParquetReader {
             size_hint: self.size_hint,
         };
         let source = self.source.clone();
-        async move { load_source_async(&source, opts).await.map_err(external) }.boxed()
-    }
-}
-
-/// A local file whose size could not be read: every read reports why.
-#[derive(Debug)]
-struct Unreadable(String, String);
-
-impl Unreadable {
-    fn error(&self) -> Error {
-        Error::io(&self.0, "fstat", std::io::Error::other(self.1.clone()))
-    }
-}
-
-impl Source for Unreadable {
-    fn location(&self) -> &str {
-        &self.0
-    }
-    fn size(&self) -> u64 {
-        0
-    }
-    fn version(&self) -> Option<String> {
-        None
-    }
-    fn read_ranges(&self, _: &[Range<u64>]) -> BoxFuture<'static, crate::Result<Vec<Bytes>>> {
-        let e = self.error();
-        async move { Err(e) }.boxed()
-    }
-    unsafe fn submit_reads(
-        &self,
-        _: crate::engine::Memory,
-        _: &[crate::engine::RangeRead],
-    ) -> crate::Result<Box<dyn crate::store::PendingRead>> {
-        Err(self.error())
-    }
-    fn counters(&self) -> &crate::engine::PathCounters {
-        static NONE: OnceLock<crate::engine::PathCounters> = OnceLock::new();
-        NONE.get_or_init(Default::default)
-    }
-    fn route(&self) -> crate::store::Route {
-        crate::store::Route::Engine
+        async move { load_async(&source, opts).await.map_err(external) }.boxed()
     }
 }

@@ -14,8 +14,9 @@ use object_store::{ClientConfigKey, ObjectStore, ObjectStoreScheme};
 use url::Url;
 
 use super::counting::{CountingConnector, HttpCounts};
+use super::error::StoreError;
 use super::options::StoreOptions;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 fn duration(d: Duration) -> String {
     format!("{}ms", d.as_millis().max(1))
@@ -34,12 +35,13 @@ fn client_settings(options: &StoreOptions) -> [(ClientConfigKey, String); 2] {
 
 /// Parses `key` as one of a scheme's configuration keys.
 fn key<K: std::str::FromStr>(url: &Url, key: &str) -> Result<K> {
-    key.to_ascii_lowercase()
-        .parse()
-        .map_err(|_| Error::StoreLocation {
+    key.to_ascii_lowercase().parse().map_err(|_| {
+        StoreError::Location {
             location: url.to_string(),
             reason: format!("unknown store option {key:?}"),
-        })
+        }
+        .into()
+    })
 }
 
 /// Builds the store for `url` (of a remote `scheme`): S3, GCS and Azure from
@@ -47,7 +49,7 @@ fn key<K: std::str::FromStr>(url: &Url, key: &str) -> Result<K> {
 /// (plain HTTP allowed); then `config`, object_store's option names (e.g.
 /// `aws_endpoint`, `aws_allow_http`, `google_service_account`), over them.
 /// Returns the store and its HTTP attempt counts.
-pub fn build(
+pub(crate) fn build(
     url: &Url,
     scheme: ObjectStoreScheme,
     options: &StoreOptions,
@@ -56,18 +58,19 @@ pub fn build(
     let counts = Arc::new(HttpCounts::default());
     let connector = CountingConnector::new(counts.clone());
     let retry = options.retry_config();
-    let failed = |e: object_store::Error| Error::StoreLocation {
+    let failed = |e: object_store::Error| StoreError::Configure {
         location: url.to_string(),
-        reason: e.to_string(),
+        source: e,
     };
-    // The three cloud builders share no trait but take the same steps: the
-    // environment and the URL, the client settings, `config` over them,
+    // The four builders share no trait but take the same steps after their
+    // start (the environment and the URL, or the origin): the client
+    // settings (wrapped in the builder's key type), `config` over them,
     // then retries and the counting connector.
     macro_rules! configured {
-        ($builder:ident, $key:ident) => {{
-            let mut b = $builder::from_env().with_url(url.as_str());
+        ($start:expr, $client_key:expr) => {{
+            let mut b = $start;
             for (k, v) in client_settings(options) {
-                b = b.with_config($key::Client(k), v);
+                b = b.with_config($client_key(k), v);
             }
             for (k, v) in config {
                 b = b.with_config(key(url, k)?, *v);
@@ -81,34 +84,30 @@ pub fn build(
         }};
     }
     let store: Arc<dyn ObjectStore> = match scheme {
-        ObjectStoreScheme::AmazonS3 => configured!(AmazonS3Builder, AmazonS3ConfigKey),
-        ObjectStoreScheme::GoogleCloudStorage => {
-            configured!(GoogleCloudStorageBuilder, GoogleConfigKey)
-        }
-        ObjectStoreScheme::MicrosoftAzure => configured!(MicrosoftAzureBuilder, AzureConfigKey),
-        ObjectStoreScheme::Http => {
-            let origin = &url[..url::Position::BeforePath];
-            let mut b = HttpBuilder::new()
-                .with_url(origin)
-                .with_config(ClientConfigKey::AllowHttp, "true");
-            for (k, v) in client_settings(options) {
-                b = b.with_config(k, v);
-            }
-            for (k, v) in config {
-                b = b.with_config(key(url, k)?, *v);
-            }
-            Arc::new(
-                b.with_retry(retry)
-                    .with_http_connector(connector)
-                    .build()
-                    .map_err(failed)?,
-            )
-        }
+        ObjectStoreScheme::AmazonS3 => configured!(
+            AmazonS3Builder::from_env().with_url(url.as_str()),
+            AmazonS3ConfigKey::Client
+        ),
+        ObjectStoreScheme::GoogleCloudStorage => configured!(
+            GoogleCloudStorageBuilder::from_env().with_url(url.as_str()),
+            GoogleConfigKey::Client
+        ),
+        ObjectStoreScheme::MicrosoftAzure => configured!(
+            MicrosoftAzureBuilder::from_env().with_url(url.as_str()),
+            AzureConfigKey::Client
+        ),
+        ObjectStoreScheme::Http => configured!(
+            HttpBuilder::new()
+                .with_url(&url[..url::Position::BeforePath])
+                .with_config(ClientConfigKey::AllowHttp, "true"),
+            std::convert::identity
+        ),
         other => {
-            return Err(Error::StoreLocation {
+            return Err(StoreError::Location {
                 location: url.to_string(),
                 reason: format!("{other:?} is not a remote store"),
-            })
+            }
+            .into())
         }
     };
     Ok((store, counts))

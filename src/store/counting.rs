@@ -38,7 +38,7 @@ impl HttpCounts {
         self.failed.load(Ordering::Relaxed)
     }
 
-    /// Attempts made outside [`attributed`] (credential requests, or calls
+    /// Attempts made outside `attributed` (credential requests, or calls
     /// made on the store directly, such as a benchmark's baseline).
     pub fn unattributed(&self) -> u64 {
         self.unattributed.load(Ordering::Relaxed)
@@ -47,7 +47,7 @@ impl HttpCounts {
 
 /// Runs `future` (one logical store request, body included) and returns its
 /// output with the HTTP attempts it made through a [`CountingConnector`].
-pub async fn attributed<F: Future>(future: F) -> (F::Output, u64) {
+pub(super) async fn attributed<F: Future>(future: F) -> (F::Output, u64) {
     let counter = Arc::new(AtomicU64::new(0));
     let out = ATTEMPTS.scope(counter.clone(), future).await;
     (out, counter.load(Ordering::Relaxed))

@@ -12,7 +12,8 @@ use object_store::{GetOptions, GetRange, ObjectStore};
 use tokio::sync::Semaphore;
 
 use super::counting::attributed;
-use super::errors::from_store;
+use super::error::StoreError;
+use crate::engine::IoError;
 use crate::engine::{global_counters, IoPath, PathCounters};
 use crate::error::{Error, Result};
 
@@ -56,7 +57,7 @@ pub(crate) async fn get_into(
         .limit
         .acquire()
         .await
-        .map_err(|_| Error::PoolStopped)?;
+        .map_err(|_| IoError::PoolStopped)?;
     let op = || format!("get bytes {}..{}", range.start, range.end);
     let start = Instant::now();
     let (result, attempts) = attributed(async {
@@ -69,11 +70,11 @@ pub(crate) async fn get_into(
             .store
             .get_opts(&object.path, options)
             .await
-            .map_err(|e| from_store(&object.label, op(), e))?;
+            .map_err(|e| StoreError::from_store(&object.label, op(), e))?;
         let mut body = response.into_stream();
         let mut got = 0usize;
         while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| from_store(&object.label, op(), e))?;
+            let chunk = chunk.map_err(|e| StoreError::from_store(&object.label, op(), e))?;
             got += chunk.len();
             if got > expected {
                 return Ok(got);
@@ -91,12 +92,13 @@ pub(crate) async fn get_into(
     global_counters().add_retries(IoPath::RemoteStore, retries);
     let got = result?;
     if got != expected {
-        return Err(Error::TruncatedResponse {
+        return Err(StoreError::Truncated {
             object: object.label.clone(),
             offset: range.start,
             expected,
             got,
-        });
+        }
+        .into());
     }
     let elapsed = start.elapsed();
     object

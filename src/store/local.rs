@@ -7,10 +7,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt};
 
-use super::source::{PendingRead, Route, Source};
+use super::source::{PendingReads, Source};
 use crate::cuda::Device;
+use crate::engine::IoError;
 use crate::engine::{Engine, FileHandle, FillBuffer, Memory, OpenMode, PathCounters, RangeRead};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// A local file, read by the engine.
 #[derive(Debug, Clone)]
@@ -49,20 +50,26 @@ impl LocalSource {
     pub fn handle(&self) -> &Arc<FileHandle> {
         &self.handle
     }
+
+    /// `source` as a local file, when it is one.
+    pub fn of(source: &dyn Source) -> Option<&LocalSource> {
+        source.as_any().downcast_ref()
+    }
 }
 
 /// The bytes of a read of `buf.len()` bytes at `offset` that wrote `n`; a
 /// short read (the file ended early) is an error.
 fn filled(handle: &FileHandle, buf: FillBuffer, n: usize, offset: u64) -> Result<Bytes> {
     let expected = buf.len();
-    buf.into_filled(n)
-        .map(Bytes::from)
-        .ok_or_else(|| Error::ShortRead {
+    buf.into_filled(n).map(Bytes::from).ok_or_else(|| {
+        IoError::ShortRead {
             path: handle.path().to_string(),
             offset,
             expected,
             got: n,
-        })
+        }
+        .into()
+    })
 }
 
 impl Source for LocalSource {
@@ -119,7 +126,7 @@ impl Source for LocalSource {
         &self,
         memory: Memory,
         reads: &[RangeRead],
-    ) -> Result<Box<dyn PendingRead>> {
+    ) -> Result<Box<dyn PendingReads>> {
         Ok(Box::new(self.handle.submit_ranges(memory, reads)?))
     }
 
@@ -127,12 +134,8 @@ impl Source for LocalSource {
         self.handle.counters()
     }
 
-    fn route(&self) -> Route {
-        Route::Engine
-    }
-
-    fn file_handle(&self) -> Option<&Arc<FileHandle>> {
-        Some(&self.handle)
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 
     fn prepare_device(&self, device: Device) -> Result<()> {

@@ -12,34 +12,36 @@
 //!   requests of at most [`StoreOptions::request_size`] bytes, at most
 //!   [`StoreOptions::concurrency`] in flight per source, each response body
 //!   streamed straight into host memory, or gathered into pinned staging
-//!   buffers copied to the device on their own streams ([`staging`]) while
+//!   buffers copied to the device on their own streams (`staging`) while
 //!   other requests are still on the network.
 //!
 //! [`open`] decides the route from a location: a plain path, a `file://` URL
 //! (or a `LocalFileSystem` store, see [`open_store`]) goes to the engine;
 //! `s3://`, `gs://`, `az://`/`abfs://`, `http(s)://` build a store from the
-//! URL and the environment ([`builder`]), with bounded timeouts and retries
-//! and an HTTP hook that counts every attempt ([`counting`]).
+//! URL and the environment (`builder`), with bounded timeouts and retries
+//! and an HTTP hook that counts every attempt (`counting`).
 
-pub mod builder;
-pub mod counting;
-mod errors;
+pub(crate) mod builder;
+mod counting;
+mod error;
 mod get;
-pub mod local;
-pub mod options;
+mod local;
+mod options;
 mod pending;
-pub mod remote;
-pub mod runtime;
-pub mod source;
-pub mod split;
-pub mod staging;
-pub mod url;
+mod remote;
+mod runtime;
+mod source;
+mod split;
+mod staging;
+mod url;
 
 pub use counting::{CountingConnector, HttpCounts};
+pub use error::StoreError;
 pub use local::LocalSource;
-pub use options::StoreOptions;
+pub use options::{StoreOptions, DEFAULT_CONCURRENCY, DEFAULT_FOOTER_HINT, DEFAULT_REQUEST_SIZE};
 pub use remote::RemoteSource;
-pub use source::{PendingRead, Route, Source};
+pub use runtime::block_on;
+pub use source::{PendingReads, Source};
 pub use url::{
     classify, list_prefix, open, open_store, open_with, open_with_config, ListedObject, Target,
 };

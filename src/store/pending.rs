@@ -9,25 +9,25 @@ use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use super::runtime::{handle, joined, lost};
-use super::source::PendingRead;
+use super::source::PendingReads;
 use crate::error::Result;
 
 /// Pieces running on the store runtime.
 #[derive(Debug)]
-pub(crate) struct StorePending {
+pub(crate) struct RuntimeReads {
     done: Option<Receiver<Result<u64>>>,
     cancel: Option<oneshot::Sender<()>>,
 }
 
 /// Starts `pieces` (each resolving to its bytes read) on the store runtime.
-pub(crate) fn start(pieces: Vec<BoxFuture<'static, Result<u64>>>) -> Result<StorePending> {
+pub(crate) fn start(pieces: Vec<BoxFuture<'static, Result<u64>>>) -> Result<RuntimeReads> {
     let rt = handle()?;
     let (cancel, cancelled) = oneshot::channel();
     let (tx, done) = sync_channel(1);
     rt.spawn(async move {
         let _ = tx.send(drive(pieces, cancelled).await);
     });
-    Ok(StorePending {
+    Ok(RuntimeReads {
         done: Some(done),
         cancel: Some(cancel),
     })
@@ -68,7 +68,7 @@ pub(crate) async fn drive(
     }
 }
 
-impl PendingRead for StorePending {
+impl PendingReads for RuntimeReads {
     fn wait(mut self: Box<Self>) -> Result<u64> {
         let out = match self.done.take() {
             Some(done) => done.recv().map_err(|_| lost()).and_then(|r| r),
@@ -80,7 +80,7 @@ impl PendingRead for StorePending {
     }
 }
 
-impl Drop for StorePending {
+impl Drop for RuntimeReads {
     fn drop(&mut self) {
         drop(self.cancel.take());
         if let Some(done) = self.done.take() {

@@ -15,14 +15,15 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::counting::{attributed, HttpCounts};
-use super::errors::from_store;
+use super::error::StoreError;
 use super::get::{get_into, HostSink, Object};
 use super::options::StoreOptions;
 use super::runtime::{block_on, handle, joined};
-use super::source::{PendingRead, Route, Source};
+use super::source::{PendingReads, Source};
 use super::split::split_reads;
 use super::staging::{DeviceSink, StagingPool, STAGE_BYTES, STAGE_SLOTS};
 use crate::cuda::Device;
+use crate::engine::IoError;
 use crate::engine::{global_counters, IoPath, Memory, PathCounters, RangeRead};
 use crate::error::{Error, Result};
 
@@ -64,26 +65,26 @@ async fn open_tail(object: Arc<Object>, hint: u64) -> Result<Opened> {
             .store
             .get_opts(&object.path, options)
             .await
-            .map_err(|e| from_store(&object.label, op.clone(), e))?;
+            .map_err(|e| StoreError::from_store(&object.label, op.clone(), e))?;
         let range = response.range.clone();
         let meta = response.meta.clone();
         let expected = (range.end - range.start) as usize;
         let mut body = response.into_stream();
         let mut bytes = BytesMut::with_capacity(expected);
         while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| from_store(&object.label, op.clone(), e))?;
+            let chunk = chunk.map_err(|e| StoreError::from_store(&object.label, op.clone(), e))?;
             bytes.extend_from_slice(&chunk);
             if bytes.len() > expected {
                 break;
             }
         }
         if bytes.len() != expected {
-            return Err(Error::TruncatedResponse {
+            return Err(Error::from(StoreError::Truncated {
                 object: object.label.clone(),
                 offset: range.start,
                 expected,
                 got: bytes.len(),
-            });
+            }));
         }
         Ok(Opened {
             size: meta.size,
@@ -155,15 +156,27 @@ impl RemoteSource {
         &self.inner.options
     }
 
+    /// The HTTP attempts of the store behind this object (all its objects
+    /// together), when its client counts them.
+    pub fn http_counts(&self) -> Option<&Arc<HttpCounts>> {
+        self.inner.http.as_ref()
+    }
+
+    /// `source` as a remote object, when it is one.
+    pub fn of(source: &dyn Source) -> Option<&RemoteSource> {
+        source.as_any().downcast_ref()
+    }
+
     fn check_range(&self, offset: u64, len: usize) -> Result<()> {
         let end = offset.checked_add(len as u64);
         if end.is_none_or(|end| end > self.inner.size) {
-            return Err(Error::ShortRead {
+            return Err(IoError::ShortRead {
                 path: self.inner.object.label.clone(),
                 offset,
                 expected: len,
                 got: self.inner.size.saturating_sub(offset) as usize,
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -249,15 +262,16 @@ impl Source for RemoteSource {
         &self,
         memory: Memory,
         reads: &[RangeRead],
-    ) -> Result<Box<dyn PendingRead>> {
+    ) -> Result<Box<dyn PendingReads>> {
         for r in reads {
             let end = r.buffer_offset.checked_add(r.len);
             if end.is_none_or(|end| end > memory.len()) {
-                return Err(Error::BufferTooSmall {
+                return Err(IoError::BufferTooSmall {
                     path: self.inner.object.label.clone(),
                     buffer: memory.len(),
                     requested: end.unwrap_or(usize::MAX),
-                });
+                }
+                .into());
             }
             self.check_range(r.file_offset, r.len)?;
         }
@@ -287,20 +301,12 @@ impl Source for RemoteSource {
         &self.inner.object.counters
     }
 
-    fn route(&self) -> Route {
-        Route::Store {
-            store: self.inner.object.store.to_string(),
-            concurrency: self.inner.options.concurrency,
-            request_size: self.inner.options.request_size,
-        }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 
     fn cached_tail(&self) -> Option<(u64, Bytes)> {
         Some(self.inner.tail.clone())
-    }
-
-    fn http_counts(&self) -> Option<&Arc<HttpCounts>> {
-        self.inner.http.as_ref()
     }
 
     fn prepare_device(&self, device: Device) -> Result<()> {

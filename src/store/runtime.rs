@@ -7,6 +7,7 @@ use std::sync::{Mutex, OnceLock};
 
 use tokio::runtime::{Builder, Handle, Runtime};
 
+use super::error::StoreError;
 use crate::error::{Error, Result};
 
 /// Worker threads of the store runtime: network I/O is asynchronous, so a
@@ -19,7 +20,7 @@ fn threads() -> usize {
 }
 
 /// The process-wide store runtime, started on first use.
-pub fn handle() -> Result<Handle> {
+pub(super) fn handle() -> Result<Handle> {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     static STARTING: Mutex<()> = Mutex::new(());
     if let Some(rt) = RUNTIME.get() {
@@ -56,18 +57,10 @@ where
 
 /// A task that ended without a result (it panicked or was cancelled).
 pub(crate) fn lost() -> Error {
-    Error::io(
-        "<store runtime>",
-        "run store task",
-        std::io::Error::other("the task ended without a result"),
-    )
+    StoreError::TaskLost.into()
 }
 
 /// A task that panicked or was cancelled, as an error.
 pub(crate) fn joined(e: tokio::task::JoinError) -> Error {
-    Error::io(
-        "<store runtime>",
-        "join store task",
-        std::io::Error::other(e.to_string()),
-    )
+    StoreError::Task(e).into()
 }

@@ -1,50 +1,36 @@
 //! The one trait the Parquet layer reads through.
 
+use std::any::Any;
 use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use serde::Serialize;
 
-use super::counting::HttpCounts;
 use crate::cuda::Device;
-use crate::engine::{FileHandle, Memory, PathCounters, PendingReads, RangeRead};
+use crate::engine::{Memory, PathCounters, RangeRead, SubmittedReads};
 use crate::error::Result;
-
-/// How a source reaches its bytes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum Route {
-    /// Through the engine's [`FileHandle`] (POSIX paths or cuFile).
-    Engine,
-    /// Through an object store's HTTP client.
-    Store {
-        /// The store, as it names itself (e.g. `AmazonS3(bucket)`).
-        store: String,
-        /// Requests in flight at most.
-        concurrency: usize,
-        /// Bytes per request at most.
-        request_size: u64,
-    },
-}
 
 /// Reads submitted by [`Source::submit_reads`], not yet awaited. Dropping
 /// one waits for (or cancels and then waits for) its reads, so its memory is
 /// never written after the drop returns.
-pub trait PendingRead: Send + std::fmt::Debug {
+pub trait PendingReads: Send + std::fmt::Debug {
     /// Waits for every read; returns the bytes read or the first error.
     fn wait(self: Box<Self>) -> Result<u64>;
 }
 
-impl PendingRead for PendingReads {
+impl PendingReads for SubmittedReads {
     fn wait(self: Box<Self>) -> Result<u64> {
-        PendingReads::wait(*self)
+        SubmittedReads::wait(*self)
     }
 }
 
 /// A Parquet object's bytes: where it is, how big, which version, and reads
 /// of exact ranges into host `Bytes` or into host or device memory.
+///
+/// What only one backend has stays on its type: a local file's engine
+/// handle ([`LocalSource::of`](super::LocalSource::of)), a remote object's
+/// store and HTTP attempts ([`RemoteSource::of`](super::RemoteSource::of)).
 pub trait Source: Send + Sync + std::fmt::Debug {
     /// The object as shown to users and used in the metadata cache key: a
     /// path, or a URL.
@@ -74,33 +60,23 @@ pub trait Source: Send + Sync + std::fmt::Debug {
     ///
     /// # Safety
     /// `memory` must stay valid, and untouched by anything else, until the
-    /// returned [`PendingRead`] is waited for or dropped.
+    /// returned [`PendingReads`] is waited for or dropped.
     unsafe fn submit_reads(
         &self,
         memory: Memory,
         reads: &[RangeRead],
-    ) -> Result<Box<dyn PendingRead>>;
+    ) -> Result<Box<dyn PendingReads>>;
 
     /// The bytes, requests and time this source moved, per path.
     fn counters(&self) -> &PathCounters;
 
-    /// How the bytes travel.
-    fn route(&self) -> Route;
-
-    /// The engine's handle, for a local file.
-    fn file_handle(&self) -> Option<&Arc<FileHandle>> {
-        None
-    }
+    /// The source as `Any`, to reach its backend's own methods (see
+    /// [`LocalSource::of`](super::LocalSource::of)).
+    fn as_any(&self) -> &dyn Any;
 
     /// Bytes at the end of the object already read (a remote object's
     /// footer, fetched when it was opened): `(offset, bytes)`.
     fn cached_tail(&self) -> Option<(u64, Bytes)> {
-        None
-    }
-
-    /// The HTTP attempts of the store behind a remote source (all its
-    /// sources together), when its client counts them.
-    fn http_counts(&self) -> Option<&Arc<HttpCounts>> {
         None
     }
 
@@ -132,23 +108,17 @@ impl<T: Source + ?Sized> Source for Arc<T> {
         &self,
         memory: Memory,
         reads: &[RangeRead],
-    ) -> Result<Box<dyn PendingRead>> {
+    ) -> Result<Box<dyn PendingReads>> {
         (**self).submit_reads(memory, reads)
     }
     fn counters(&self) -> &PathCounters {
         (**self).counters()
     }
-    fn route(&self) -> Route {
-        (**self).route()
-    }
-    fn file_handle(&self) -> Option<&Arc<FileHandle>> {
-        (**self).file_handle()
+    fn as_any(&self) -> &dyn Any {
+        (**self).as_any()
     }
     fn cached_tail(&self) -> Option<(u64, Bytes)> {
         (**self).cached_tail()
-    }
-    fn http_counts(&self) -> Option<&Arc<HttpCounts>> {
-        (**self).http_counts()
     }
     fn prepare_device(&self, device: Device) -> Result<()> {
         (**self).prepare_device(device)

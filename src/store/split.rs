@@ -6,7 +6,7 @@ use crate::engine::RangeRead;
 /// most `max_request` bytes, their sizes differing by at most one byte (so no
 /// request is a small tail), in order; each piece keeps its place in the
 /// buffer. Empty reads are dropped.
-pub fn split_reads(reads: &[RangeRead], max_request: u64) -> Vec<RangeRead> {
+pub(super) fn split_reads(reads: &[RangeRead], max_request: u64) -> Vec<RangeRead> {
     let max = max_request.max(1);
     let mut out = Vec::with_capacity(reads.len());
     for r in reads.iter().filter(|r| r.len > 0) {

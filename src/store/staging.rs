@@ -16,12 +16,13 @@ use tokio::task::JoinHandle;
 use super::get::Sink;
 use super::runtime::joined;
 use crate::cuda::{Device, Event, PinnedBuffer, Stream};
+use crate::engine::IoError;
 use crate::error::{Error, Result};
 
 /// Bytes of one staging buffer.
-pub const STAGE_BYTES: usize = 4 << 20;
+pub(super) const STAGE_BYTES: usize = 4 << 20;
 /// Staging buffers per source and device.
-pub const STAGE_SLOTS: usize = 8;
+pub(super) const STAGE_SLOTS: usize = 8;
 
 /// A pinned buffer with its own stream and the event of its last copy.
 #[derive(Debug)]
@@ -33,7 +34,7 @@ struct Slot {
 
 /// A bounded pool of staging buffers for one device, allocated on first use.
 #[derive(Debug)]
-pub struct StagingPool {
+pub(super) struct StagingPool {
     device: Device,
     slot_bytes: usize,
     slots: usize,
@@ -44,7 +45,7 @@ pub struct StagingPool {
 
 impl StagingPool {
     /// A pool of at most `slots` buffers of `slot_bytes` on `device`.
-    pub fn new(device: Device, slots: usize, slot_bytes: usize) -> StagingPool {
+    pub(super) fn new(device: Device, slots: usize, slot_bytes: usize) -> StagingPool {
         StagingPool {
             device,
             slot_bytes: slot_bytes.max(1),
@@ -56,12 +57,12 @@ impl StagingPool {
     }
 
     /// The device the pool copies to.
-    pub fn device(&self) -> Device {
+    pub(super) fn device(&self) -> Device {
         self.device
     }
 
     /// Buffers pinned so far.
-    pub fn allocated(&self) -> usize {
+    pub(super) fn allocated(&self) -> usize {
         self.allocated.load(Ordering::Relaxed)
     }
 
@@ -76,7 +77,7 @@ impl StagingPool {
     }
 
     /// Pins every buffer now; returns how many the pool holds.
-    pub fn fill(&self) -> Result<usize> {
+    pub(super) fn fill(&self) -> Result<usize> {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         while self.allocated() < self.slots {
             free.push(self.new_slot()?);
@@ -90,7 +91,7 @@ impl StagingPool {
             .clone()
             .acquire_owned()
             .await
-            .map_err(|_| Error::PoolStopped)?;
+            .map_err(|_| IoError::PoolStopped)?;
         let reused = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let slot = match reused {
             Some(s) => s,
@@ -160,7 +161,7 @@ impl DeviceSink {
         let wait = queued.is_ok();
         self.copies.push(tokio::task::spawn_blocking(move || {
             let done = if wait {
-                slot.event.synchronize()
+                slot.event.synchronize().map_err(Error::from)
             } else {
                 Ok(())
             };

@@ -13,6 +13,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme};
 use url::Url;
 
+use super::error::StoreError;
 use super::local::LocalSource;
 use super::options::StoreOptions;
 use super::remote::RemoteSource;
@@ -37,10 +38,11 @@ pub enum Target {
 }
 
 fn bad(location: &str, reason: impl Into<String>) -> Error {
-    Error::StoreLocation {
+    StoreError::Location {
         location: location.to_string(),
         reason: reason.into(),
     }
+    .into()
 }
 
 /// Decides where `location` leads (pure: no I/O). A location is a URL when
@@ -179,7 +181,7 @@ pub fn list_prefix(
             .try_collect::<Vec<object_store::ObjectMeta>>()
             .await
     })?
-    .map_err(|e| super::errors::from_store(&shown, "list", e))?;
+    .map_err(|e| StoreError::from_store(&shown, "list", e))?;
     let mut out: Vec<ListedObject> = listed
         .into_iter()
         .filter(|m| m.location.as_ref().ends_with(suffix))
@@ -227,7 +229,6 @@ pub fn open_store(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Route;
 
     fn remote(location: &str) -> (ObjectStoreScheme, String) {
         match classify(location).unwrap() {
@@ -292,7 +293,9 @@ mod tests {
             "http://[bad",
         ] {
             match classify(location) {
-                Err(Error::StoreLocation { location: l, .. }) => assert_eq!(l, location),
+                Err(Error::Store(StoreError::Location { location: l, .. })) => {
+                    assert_eq!(l, location)
+                }
                 other => panic!("{location}: {other:?}"),
             }
         }
@@ -306,8 +309,7 @@ mod tests {
         let store: Arc<dyn ObjectStore> =
             Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap());
         let source = open_store(store, &Path::from("f.bin"), &StoreOptions::default()).unwrap();
-        assert_eq!(source.route(), Route::Engine);
-        assert!(source.file_handle().is_some());
+        assert!(LocalSource::of(source.as_ref()).is_some());
         assert_eq!(source.size(), data.len() as u64);
         let got =
             futures::executor::block_on(source.read_ranges(&[10..20, 9_990..10_000])).unwrap();
@@ -325,10 +327,10 @@ mod tests {
             ("https://example.com/tables/", "not listed"),
         ] {
             match list_prefix(location, &options, ".parquet") {
-                Err(Error::StoreLocation {
+                Err(Error::Store(StoreError::Location {
                     location: l,
                     reason,
-                }) => {
+                })) => {
                     assert_eq!(l, location);
                     assert!(reason.contains(why), "{location}: {reason}");
                 }

@@ -18,6 +18,7 @@ use super::options::{compression_name, default_parts, GenOptions};
 use super::report::{FileReport, GenReport, TableReport};
 use super::table::Table;
 use super::{SLICE_ROWS, WAVE_SLICES};
+use crate::engine::IoError;
 use crate::error::{Error, Result};
 
 /// One file to write: file `index` of `files` of `table`, generated as
@@ -453,9 +454,10 @@ fn prepare_out(opts: &GenOptions, tables: &[Table]) -> Result<()> {
         let shown = dir.display().to_string();
         remove_path(&dir).map_err(|e| Error::io(&shown, "remove", e))?;
         std::fs::create_dir(&dir).map_err(|e| match e.kind() {
-            std::io::ErrorKind::PermissionDenied => Error::PermissionDenied {
+            std::io::ErrorKind::PermissionDenied => IoError::PermissionDenied {
                 path: shown.clone(),
-            },
+            }
+            .into(),
             _ => Error::io(&shown, "create folder", e),
         })?;
     }
@@ -731,11 +733,11 @@ mod tests {
                 panic!("cancelled instead of failing")
             };
             match &e {
-                Error::Io { path, source, .. } => {
+                Error::Io(IoError::Os { path, source, .. }) => {
                     assert_eq!(path, "/out/orders/part-0.parquet");
                     assert_eq!(source.raw_os_error(), Some(libc::ENOSPC), "{e}");
                 }
-                other => panic!("expected Error::Io, got {other:?}"),
+                other => panic!("expected Error::Io(IoError::Os), got {other:?}"),
             }
             assert!(e.to_string().contains("No space left on device"), "{e}");
         }

@@ -1,6 +1,9 @@
 //! TPC-H data as Parquet, generated with tpchgen-arrow: `gdscan tpch gen`
 //! ([`generate`]) writes any of the eight tables, and [`ensure_lineitem`]
-//! writes lineitem as one file for the demo and the scan benchmark.
+//! writes lineitem as one file for the demo and the scan benchmark. The 22
+//! queries ([`tpch_query`]) and, with DataFusion, the tables registered in
+//! a session (`register_tpch`, `register_tpch_listing`) serve `gdscan sql`
+//! and `gdscan bench tpch --engine datafusion`.
 //!
 //! # Layout
 //!
@@ -42,11 +45,17 @@
 
 mod generate;
 mod options;
+mod queries;
+#[cfg(feature = "datafusion")]
+mod register;
 mod report;
 mod table;
 
 pub use generate::{ensure_lineitem, generate};
 pub use options::{compression_name, default_parts, parse_compression, GenOptions};
+pub use queries::{tpch_query, TPCH_QUERY_COUNT};
+#[cfg(feature = "datafusion")]
+pub use register::{register_tpch, register_tpch_listing};
 pub use report::{FileReport, GenReport, TableReport};
 pub use table::Table;
 

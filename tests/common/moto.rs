@@ -145,7 +145,7 @@ impl Moto {
                 .unwrap(),
         );
         let path = Path::from(key);
-        gdscan::store::runtime::block_on(async move { store.put(&path, data.into()).await })
+        gdscan::store::block_on(async move { store.put(&path, data.into()).await })
             .unwrap()
             .unwrap_or_else(|e| panic!("upload {bucket}/{key}: {e}"));
     }

@@ -5,16 +5,16 @@ use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
 use futures::StreamExt;
-use gdscan::parquet::metadata::{load_source, MetadataOptions};
+use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::{
-    fetch_source, plan, FetchOptions, GdsParquetReader, HostAllocator, ScanPlan, ScanRequest,
+    fetch, plan, FetchOptions, GdsParquetReader, HostAllocator, ScanPlan, ScanRequest, SourceScan,
 };
 use gdscan::store::Source;
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 
 /// The plan of `request` over `source`'s metadata.
 pub fn plan_of(source: &Arc<dyn Source>, request: &ScanRequest) -> Arc<ScanPlan> {
-    let meta = load_source(
+    let meta = load(
         source,
         MetadataOptions {
             page_index: request.predicate.is_some(),
@@ -31,9 +31,8 @@ pub fn host_crcs(
     plan: &Arc<ScanPlan>,
 ) -> gdscan::Result<Vec<(usize, String, u32)>> {
     let mut out = Vec::new();
-    for rg in fetch_source(
-        source.clone(),
-        plan.clone(),
+    for rg in fetch(
+        [SourceScan::new(source.clone(), plan.clone())],
         HostAllocator,
         FetchOptions::default(),
     ) {
@@ -50,7 +49,7 @@ pub fn host_crcs(
 /// Every batch arrow-rs decodes through gdscan's reader over `source`.
 pub fn decode(source: Arc<dyn Source>) -> Result<Vec<RecordBatch>, String> {
     futures::executor::block_on(async {
-        let reader = GdsParquetReader::from_source(source);
+        let reader = GdsParquetReader::new(source);
         let mut stream = ParquetRecordBatchStreamBuilder::new(reader)
             .await
             .map_err(|e| e.to_string())?

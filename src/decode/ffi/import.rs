@@ -9,7 +9,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 
 use super::ArrowDeviceArray;
-use crate::cuda::stream::wait_foreign_event;
+use crate::cuda::wait_foreign_event;
 use crate::cuda::Device;
 use crate::decode::array::{
     has_offsets, is_flat, read_bytes, DeviceArrayError, DeviceBatch, DeviceBytes, DeviceColumn,

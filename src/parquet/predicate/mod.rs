@@ -115,6 +115,7 @@ pub struct Predicate {
 
 /// Errors from parsing or validating a [`Predicate`].
 #[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
 pub enum PredicateError {
     /// The filter text is not valid; `position` is a byte offset into `input`.
     #[error("cannot parse filter {input:?} at {position}: {reason}")]

@@ -1,6 +1,6 @@
-//! CPU decoding of a scan through arrow-rs over the engine-backed reader
-//! (until the GPU decoder exists): the scanned columns, the filter applied
-//! row-exactly, written as an Arrow IPC file.
+//! A scan exported as an Arrow IPC file, decoded on the CPU by arrow-rs
+//! over gdscan's reader (`gdscan scan --output`): the scanned columns, the
+//! filter applied row-exactly. (The GPU decoder is `crate::decode`.)
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,30 +12,18 @@ use arrow::compute::filter_record_batch;
 use arrow::ipc::writer::FileWriter;
 use futures::StreamExt;
 
+use super::error::ScanError;
 use super::plan::{resolve_projection, Projection, ScanPlan};
 use super::predicate::Predicate;
 use super::reader::GdsParquetReader;
-use crate::engine::FileHandle;
 use crate::error::{Error, Result};
-use crate::store::{LocalSource, Source};
+use crate::store::Source;
 
-/// Decodes the plan's row groups and columns, keeps the rows where
-/// `predicate` holds, and writes them to `out` (an Arrow IPC file, written
-/// under a temporary name and renamed when complete). Returns the rows written.
+/// Decodes the plan's row groups and columns of `source` (a local file or
+/// a remote object), keeps the rows where `predicate` holds, and writes
+/// them to `out` (an Arrow IPC file, written under a temporary name and
+/// renamed when complete). Returns the rows written.
 pub fn write_ipc(
-    handle: Arc<FileHandle>,
-    metadata: Arc<ParquetMetaData>,
-    plan: &ScanPlan,
-    projection: &Projection,
-    predicate: Option<&Predicate>,
-    out: &Path,
-) -> Result<u64> {
-    let source: Arc<dyn Source> = Arc::new(LocalSource::new(handle)?);
-    write_ipc_from(source, metadata, plan, projection, predicate, out)
-}
-
-/// As [`write_ipc`], reading from any source (a local file or a remote object).
-pub fn write_ipc_from(
     source: Arc<dyn Source>,
     metadata: Arc<ParquetMetaData>,
     plan: &ScanPlan,
@@ -45,6 +33,10 @@ pub fn write_ipc_from(
 ) -> Result<u64> {
     let path = source.location().to_string();
     let pq = |e: ::parquet::errors::ParquetError| Error::from_parquet(&path, e);
+    let arrow = |source| ScanError::Arrow {
+        path: path.clone(),
+        source,
+    };
     let schema = metadata.file_metadata().schema_descr_ptr();
     let mut leaves = plan.leaves.clone();
     if let Some(p) = predicate {
@@ -52,10 +44,7 @@ pub fn write_ipc_from(
             &schema,
             &Projection::Columns(p.columns().iter().map(|c| c.to_string()).collect()),
         )
-        .map_err(|e| Error::Scan {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| e.in_file(&path))?;
         leaves.extend(extra);
         leaves.sort_unstable();
         leaves.dedup();
@@ -74,7 +63,7 @@ pub fn write_ipc_from(
             .map(|s| s.split('.').next().unwrap_or(s).to_string())
             .collect(),
     };
-    let reader = GdsParquetReader::from_source(source);
+    let reader = GdsParquetReader::new(source);
     let builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, arrow_meta)
         .with_projection(ProjectionMask::leaves(&schema, leaves))
         .with_row_groups(plan.row_groups.iter().map(|r| r.index).collect());
@@ -90,14 +79,8 @@ pub fn write_ipc_from(
             let batch = batch.map_err(pq)?;
             let batch = match predicate {
                 Some(p) => {
-                    let mask = p.evaluate(&batch).map_err(|e| Error::Scan {
-                        path: path.clone(),
-                        reason: e.to_string(),
-                    })?;
-                    filter_record_batch(&batch, &mask).map_err(|e| Error::Scan {
-                        path: path.clone(),
-                        reason: e.to_string(),
-                    })?
+                    let mask = p.evaluate(&batch).map_err(arrow)?;
+                    filter_record_batch(&batch, &mask).map_err(arrow)?
                 }
                 None => batch,
             };
@@ -107,10 +90,7 @@ pub fn write_ipc_from(
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();
-            let batch = batch.project(&indices).map_err(|e| Error::Scan {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
+            let batch = batch.project(&indices).map_err(arrow)?;
             if writer.is_none() {
                 let f = file.take().expect("file used once");
                 writer = Some(
@@ -134,10 +114,7 @@ pub fn write_ipc_from(
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();
-            let projected = full.project(&indices).map_err(|e| Error::Scan {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
+            let projected = full.project(&indices).map_err(arrow)?;
             writer = Some(
                 FileWriter::try_new(f, &projected)
                     .map_err(|e| Error::io(&shown, "write", std::io::Error::other(e)))?,
