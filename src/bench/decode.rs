@@ -16,7 +16,7 @@ use crate::cuda::{Device, DeviceBuffer, PinnedBuffer, Stream};
 use crate::decode::scan::{decode, DecodeInput, DecodeOptions, DecodeReport};
 use crate::engine::{Engine, FileHandle, OpenMode};
 use crate::error::{Error, Result};
-use crate::parquet::fetch::{fetch_files, DeviceAllocator, FetchOptions, FileScan};
+use crate::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
 use crate::store::LocalSource;
@@ -24,7 +24,7 @@ use crate::tpch::Table;
 
 /// What to run.
 #[derive(Debug, Clone)]
-pub struct DecodeBenchOptions {
+pub(crate) struct DecodeBenchOptions {
     /// A `gdscan tpch gen` folder.
     pub data: PathBuf,
     /// Cases: `all`, or a lineitem query's columns (`q1`, `q6`, ...; the
@@ -38,7 +38,7 @@ pub struct DecodeBenchOptions {
 
 /// One case's figures (seconds are medians of the timed iterations).
 #[derive(Debug, Clone, Serialize)]
-pub struct DecodeCaseResult {
+pub(crate) struct DecodeCaseResult {
     /// Name.
     pub case: String,
     /// Files.
@@ -69,7 +69,7 @@ pub struct DecodeCaseResult {
 
 /// The report.
 #[derive(Debug, Clone, Serialize)]
-pub struct DecodeBenchReport {
+pub(crate) struct DecodeBenchReport {
     /// The GPU's name.
     pub device: String,
     /// Pinned host→device copy rate measured in this run, GB/s.
@@ -79,13 +79,13 @@ pub struct DecodeBenchReport {
 }
 
 struct File {
-    handle: Arc<FileHandle>,
+    source: Arc<dyn crate::store::Source>,
     metadata: Arc<::parquet::file::metadata::ParquetMetaData>,
     plan: Arc<ScanPlan>,
 }
 
 /// The pinned host→device copy rate (1 GiB, best of 5), GB/s.
-pub fn pinned_h2d_gbps(device: Device) -> Result<f64> {
+pub(crate) fn pinned_h2d_gbps(device: Device) -> Result<f64> {
     let len = 1 << 30;
     let host = PinnedBuffer::new(device, len)?;
     let dev = DeviceBuffer::new(device, len)?;
@@ -120,7 +120,7 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
+pub(crate) fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
     let device = Device::get(opts.device)?;
     let pinned = pinned_h2d_gbps(device)?;
     let engine = Engine::new(crate::config::Settings::from_env()?)?;
@@ -134,10 +134,11 @@ pub fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
         let mut files = Vec::new();
         for path in table_files(&opts.data, Table::LineItem)? {
             let handle = Arc::new(FileHandle::open_with(engine.clone(), &path, OpenMode::Read)?);
-            let metadata = load(&handle, MetadataOptions::default())?;
+            let source: Arc<dyn crate::store::Source> = Arc::new(LocalSource::new(handle.clone())?);
+            let metadata = load(&source, MetadataOptions::default())?;
             let plan = plan(&metadata, &request).map_err(|e| e.in_file(handle.path()))?;
             files.push(File {
-                handle,
+                source,
                 metadata,
                 plan: Arc::new(plan),
             });
@@ -145,13 +146,13 @@ pub fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
         let raw_once = || -> Result<f64> {
             let scans = files
                 .iter()
-                .map(|f| FileScan {
-                    handle: f.handle.clone(),
+                .map(|f| SourceScan {
+                    source: f.source.clone(),
                     plan: f.plan.clone(),
                 })
-                .collect();
+                .collect::<Vec<_>>();
             let start = Instant::now();
-            for rg in fetch_files(scans, alloc.clone(), FetchOptions::default()) {
+            for rg in fetch(scans, alloc.clone(), FetchOptions::default()) {
                 rg?;
             }
             Ok(start.elapsed().as_secs_f64())
@@ -161,7 +162,7 @@ pub fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
                 .iter()
                 .map(|f| -> Result<DecodeInput> {
                     Ok(DecodeInput {
-                        source: Arc::new(LocalSource::new(f.handle.clone())?),
+                        source: f.source.clone(),
                         metadata: f.metadata.clone(),
                         plan: f.plan.clone(),
                     })
@@ -228,7 +229,7 @@ pub fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
 }
 
 /// The report as a table.
-pub fn render(r: &DecodeBenchReport) -> String {
+pub(crate) fn render(r: &DecodeBenchReport) -> String {
     let mut s = format!(
         "gdscan bench decode on {} (pinned H2D {:.1} GB/s in this run)\n",
         r.device, r.pinned_h2d_gbps

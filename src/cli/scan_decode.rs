@@ -16,7 +16,7 @@ use crate::parquet::plan::{plan, Projection};
 
 /// What `scan --decode` reports.
 #[derive(Debug, Serialize)]
-pub struct DecodeScanReport {
+pub(crate) struct DecodeScanReport {
     /// The object scanned.
     pub path: String,
     /// The GPU.
@@ -32,7 +32,7 @@ pub struct DecodeScanReport {
 }
 
 /// Runs `gdscan scan --decode`.
-pub fn run_decode(args: &ScanArgs) -> Result<String> {
+pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     let (source, metadata, request, scan_plan) = args.spec.prepare()?;
     let location = source.location().to_string();
     // The filter's columns are decoded too when --output applies it.

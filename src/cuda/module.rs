@@ -427,7 +427,12 @@ impl Stream {
     /// # Safety
     /// `dst` must be a device allocation of at least `len` bytes on this
     /// stream's device, not used by other work until the memset completes.
-    pub unsafe fn memset_async(&self, dst: u64, value: u8, len: usize) -> crate::Result<()> {
+    pub unsafe fn memset_async(
+        &self,
+        dst: u64,
+        value: u8,
+        len: usize,
+    ) -> Result<(), super::CudaError> {
         if len == 0 {
             return Ok(());
         }
@@ -459,5 +464,11 @@ mod tests {
         assert!(c.validate().is_ok());
         c.grid = (1, 65536, 1);
         assert!(c.validate().is_err());
+    }
+}
+
+impl From<crate::cuda::CudaError> for ModuleError {
+    fn from(e: crate::cuda::CudaError) -> Self {
+        ModuleError::Driver(crate::Error::from(e))
     }
 }

@@ -13,7 +13,7 @@ use super::{Device, PinnedBuffer};
 use crate::error::Result;
 
 /// Pinned sizes are rounded up to a multiple of this (2 MiB).
-pub const PINNED_GRANULE: usize = 2 << 20;
+pub(crate) const PINNED_GRANULE: usize = 2 << 20;
 
 /// A cache of pinned host buffers, allocated in `device`'s context.
 #[derive(Debug)]

@@ -385,11 +385,11 @@ fn page_pruned_scans_decode_the_selected_rows_like_arrow_rs() {
         write_mixed(&path, &props);
         for filter in ["i32 >= 50000 AND i32 < 60000", "i32 < 3000", "f64 >= 4000.0"] {
             let bytes = Bytes::from(std::fs::read(&path).unwrap());
-            let metadata = gdscan::parquet::load_metadata(
-                &Arc::new(gdscan::FileHandle::open(&path, "r").unwrap()),
-                Default::default(),
-            )
-            .unwrap();
+            let source: Arc<dyn gdscan::store::Source> = Arc::new(
+                gdscan::store::LocalSource::new(Arc::new(gdscan::FileHandle::open(&path, "r").unwrap()))
+                    .unwrap(),
+            );
+            let metadata = gdscan::parquet::load_metadata(&source, Default::default()).unwrap();
             let request = ScanRequest {
                 predicate: Some(filter.parse().unwrap()),
                 ..ScanRequest::default()

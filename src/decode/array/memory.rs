@@ -278,7 +278,7 @@ unsafe impl ReadyEvent for Event {
         self.raw().cast()
     }
     fn wait(&self) -> Result<()> {
-        Event::wait(self).map_err(DeviceArrayError::Cuda)
+        Event::wait(self).map_err(DeviceArrayError::from)
     }
 }
 

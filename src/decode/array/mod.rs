@@ -141,3 +141,9 @@ impl DeviceArrayError {
 
 /// The result type of this module and of [`crate::decode::ffi`].
 pub type Result<T, E = DeviceArrayError> = std::result::Result<T, E>;
+
+impl From<crate::cuda::CudaError> for DeviceArrayError {
+    fn from(e: crate::cuda::CudaError) -> Self {
+        DeviceArrayError::Cuda(crate::Error::from(e))
+    }
+}

@@ -72,15 +72,15 @@ impl ArrowDeviceArray {
 }
 
 /// `get_schema` of [`ArrowDeviceArrayStream`].
-pub type GetSchema =
+pub(crate) type GetSchema =
     unsafe extern "C" fn(stream: *mut ArrowDeviceArrayStream, out: *mut FFI_ArrowSchema) -> c_int;
 /// `get_next` of [`ArrowDeviceArrayStream`].
-pub type GetNext =
+pub(crate) type GetNext =
     unsafe extern "C" fn(stream: *mut ArrowDeviceArrayStream, out: *mut ArrowDeviceArray) -> c_int;
 /// `get_last_error` of [`ArrowDeviceArrayStream`].
-pub type GetLastError = unsafe extern "C" fn(stream: *mut ArrowDeviceArrayStream) -> *const c_char;
+pub(crate) type GetLastError = unsafe extern "C" fn(stream: *mut ArrowDeviceArrayStream) -> *const c_char;
 /// `release` of [`ArrowDeviceArrayStream`].
-pub type ReleaseStream = unsafe extern "C" fn(stream: *mut ArrowDeviceArrayStream);
+pub(crate) type ReleaseStream = unsafe extern "C" fn(stream: *mut ArrowDeviceArrayStream);
 
 /// `struct ArrowDeviceArrayStream`: a pull-style stream of device arrays of
 /// one schema, all on one device type.

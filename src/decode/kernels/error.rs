@@ -92,3 +92,9 @@ pub enum KernelError {
     #[error(transparent)]
     Cuda(#[from] crate::Error),
 }
+
+impl From<crate::cuda::CudaError> for KernelError {
+    fn from(e: crate::cuda::CudaError) -> Self {
+        KernelError::Cuda(crate::Error::from(e))
+    }
+}

@@ -93,11 +93,12 @@ impl ReadBack for PooledPinnedBuffer {
                 dst.copy_from_slice(src);
                 Ok(())
             }
-            None => Err(crate::Error::BufferTooSmall {
+            None => Err(crate::engine::IoError::BufferTooSmall {
                 path: "<pinned buffer>".into(),
                 buffer: self.len(),
                 requested: offset.saturating_add(dst.len()),
-            }),
+            }
+            .into()),
         }
     }
 }

@@ -90,3 +90,9 @@ impl From<crate::Error> for DecodeError {
         DecodeError::Io(Box::new(e))
     }
 }
+
+impl From<crate::cuda::CudaError> for DecodeError {
+    fn from(e: crate::cuda::CudaError) -> Self {
+        DecodeError::Io(Box::new(crate::Error::from(e)))
+    }
+}

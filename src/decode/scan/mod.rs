@@ -51,8 +51,8 @@ use row_group::InFlight;
 use crate::cuda::{Device, DevicePool, PooledPinnedBuffer};
 use crate::decode::array::DeviceBatch;
 use crate::decode::page::{check_chunk, column_type, DecodePlanError};
-use crate::parquet::fetch::{fetch_sources, FetchOptions, RowGroupStream, SourceScan};
-use crate::parquet::metadata::{load_source, MetadataOptions};
+use crate::parquet::fetch::{fetch, FetchOptions, RowGroupStream, SourceScan};
+use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::{plan, ScanPlan, ScanRequest};
 use crate::store::{Source, StoreOptions};
 
@@ -109,7 +109,7 @@ pub fn open(
     options: DecodeOptions,
 ) -> Result<DecodeStream, DecodeError> {
     let source = crate::store::open(location, &options.store)?;
-    let metadata = load_source(&source, MetadataOptions::default())?;
+    let metadata = load(&source, MetadataOptions::default())?;
     let plan = plan(&metadata, &request).map_err(|source| DecodeError::Request {
         file: location.to_string(),
         source,
@@ -171,14 +171,14 @@ pub fn decode(inputs: Vec<DecodeInput>, options: DecodeOptions) -> Result<Decode
     let device = Device::get(options.device)?;
     let pool = DevicePool::new(device, DEVICE_POOL_BYTES);
     let gpu = Gpu::new(device, pool, options.check_compressed, options.depth)?;
-    let scans = inputs
+    let scans: Vec<SourceScan> = inputs
         .iter()
         .map(|i| SourceScan {
             source: i.source.clone(),
             plan: i.plan.clone(),
         })
         .collect();
-    let fetch = fetch_sources(scans, PinnedAllocator(gpu.pinned.clone()), options.fetch.clone());
+    let fetch = fetch(scans, PinnedAllocator(gpu.pinned.clone()), options.fetch.clone());
     Ok(DecodeStream {
         gpu,
         inputs,
