@@ -105,13 +105,13 @@ fn projection(case: &str) -> Result<Projection> {
     if case == "all" {
         return Ok(Projection::All);
     }
-    lineitem_query(case)
-        .map(|q| q.projection)
-        .ok_or_else(|| Error::Config(crate::config::ConfigError::Invalid {
+    lineitem_query(case).map(|q| q.projection).ok_or_else(|| {
+        Error::Config(crate::config::ConfigError::Invalid {
             name: "--cases".into(),
             value: case.into(),
             reason: "expected all, q1, q6, q14 or q19".into(),
-        }))
+        })
+    })
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -133,7 +133,11 @@ pub(crate) fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
         };
         let mut files = Vec::new();
         for path in table_files(&opts.data, Table::LineItem)? {
-            let handle = Arc::new(FileHandle::open_with(engine.clone(), &path, OpenMode::Read)?);
+            let handle = Arc::new(FileHandle::open_with(
+                engine.clone(),
+                &path,
+                OpenMode::Read,
+            )?);
             let source: Arc<dyn crate::store::Source> = Arc::new(LocalSource::new(handle.clone())?);
             let metadata = load(&source, MetadataOptions::default())?;
             let plan = plan(&metadata, &request).map_err(|e| e.in_file(handle.path()))?;
@@ -183,7 +187,12 @@ pub(crate) fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
                 min_free = min_free.min(device.memory_info()?.0);
             }
             let seconds = start.elapsed().as_secs_f64();
-            Ok((seconds, stream.report().clone(), rows, (free_before - min_free) as u64))
+            Ok((
+                seconds,
+                stream.report().clone(),
+                rows,
+                (free_before - min_free) as u64,
+            ))
         };
         raw_once()?;
         decode_once()?;
@@ -236,7 +245,16 @@ pub(crate) fn render(r: &DecodeBenchReport) -> String {
     );
     s.push_str(&format!(
         "{:<6} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}\n",
-        "case", "rows", "read MB", "out MB", "raw s", "decode s", "dec/raw", "io wait", "gpu wait", "peak MB"
+        "case",
+        "rows",
+        "read MB",
+        "out MB",
+        "raw s",
+        "decode s",
+        "dec/raw",
+        "io wait",
+        "gpu wait",
+        "peak MB"
     ));
     for c in &r.cases {
         s.push_str(&format!(

@@ -88,7 +88,9 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         };
         let mut written = 0u64;
         for device_batch in &batches {
-            let mut batch = device_batch.to_host().map_err(|e| Error::decode(e.into()))?;
+            let mut batch = device_batch
+                .to_host()
+                .map_err(|e| Error::decode(e.into()))?;
             if let Some(p) = &request.predicate {
                 let mask = p.evaluate(&batch).map_err(&ipc)?;
                 batch = filter_record_batch(&batch, &mask).map_err(&ipc)?;
@@ -105,7 +107,11 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
                 writer = Some(FileWriter::try_new(f, &batch.schema()).map_err(&ipc)?);
             }
             written += batch.num_rows() as u64;
-            writer.as_mut().expect("created").write(&batch).map_err(&ipc)?;
+            writer
+                .as_mut()
+                .expect("created")
+                .write(&batch)
+                .map_err(&ipc)?;
         }
         if let Some(mut w) = writer {
             w.finish().map_err(&ipc)?;

@@ -443,6 +443,12 @@ impl Stream {
     }
 }
 
+impl From<crate::cuda::CudaError> for ModuleError {
+    fn from(e: crate::cuda::CudaError) -> Self {
+        ModuleError::Driver(crate::Error::from(e))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,11 +470,5 @@ mod tests {
         assert!(c.validate().is_ok());
         c.grid = (1, 65536, 1);
         assert!(c.validate().is_err());
-    }
-}
-
-impl From<crate::cuda::CudaError> for ModuleError {
-    fn from(e: crate::cuda::CudaError) -> Self {
-        ModuleError::Driver(crate::Error::from(e))
     }
 }

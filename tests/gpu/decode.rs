@@ -93,8 +93,12 @@ fn parquet_testing_files_decode_like_arrow_rs() {
             // nvCOMP's Gzip decodes one gzip member per page (its header says
             // so); a page of several concatenated members is refused with a
             // typed error at decode time (docs/gpu-decode.md).
-            Err(e @ DecodeError::Decompress { .. }) if name == "concatenated_gzip_members.parquet" => {
-                outside.push(format!("{name}: typed error, nvCOMP decodes one gzip member per page: {e}"))
+            Err(e @ DecodeError::Decompress { .. })
+                if name == "concatenated_gzip_members.parquet" =>
+            {
+                outside.push(format!(
+                    "{name}: typed error, nvCOMP decodes one gzip member per page: {e}"
+                ))
             }
             Err(e) => failed.push(format!("{name}: {e}")),
         }
@@ -103,7 +107,11 @@ fn parquet_testing_files_decode_like_arrow_rs() {
     inside.iter().for_each(|l| eprintln!("  in  {l}"));
     eprintln!("outside part 1 ({}):", outside.len());
     outside.iter().for_each(|l| eprintln!("  out {l}"));
-    assert!(failed.is_empty(), "files decoded wrongly or failed:\n{}", failed.join("\n"));
+    assert!(
+        failed.is_empty(),
+        "files decoded wrongly or failed:\n{}",
+        failed.join("\n")
+    );
     assert!(
         inside.len() >= 10,
         "only {} files decoded: the coverage is lower than part 1 promises",
@@ -192,8 +200,8 @@ fn tpch_tables_in_every_writer_setting_decode_like_arrow_rs() {
             let bytes = Bytes::from(std::fs::read(&dst).unwrap());
             let expected = arrow_rs_decode(&bytes, None, None, None);
             let what = format!("{} {name}", table.name());
-            let got = gpu_decode(&dst, ScanRequest::default())
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let got =
+                gpu_decode(&dst, ScanRequest::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_same_values(&what, &expected, &got);
             checked += 1;
         }
@@ -221,7 +229,9 @@ fn corrupt_pages_give_typed_errors_or_arrow_rs_values() {
             .clone();
         // The data region: from the first column chunk to the footer.
         let start = metadata.row_group(0).column(0).byte_range().0 as usize;
-        let end = file.len() - 8 - u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap()) as usize;
+        let end = file.len()
+            - 8
+            - u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap()) as usize;
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         for case in 0..40 {
             seed ^= seed << 13;
@@ -232,7 +242,9 @@ fn corrupt_pages_give_typed_errors_or_arrow_rs_values() {
             match case % 4 {
                 0 => bad[at] ^= 1 << (seed >> 40) % 8,
                 1 => bad[at] = bad[at].wrapping_add(0x40),
-                2 => bad[at..(at + 4).min(end)].iter_mut().for_each(|b| *b = 0xff),
+                2 => bad[at..(at + 4).min(end)]
+                    .iter_mut()
+                    .for_each(|b| *b = 0xff),
                 _ => bad[at] = 0,
             }
             let path = dir.path().join(format!("bad-{name}-{case}.parquet"));
@@ -284,38 +296,107 @@ fn write_mixed(path: &Path, props: &WriterProperties) {
     let n = 20_000usize;
     let valid = |i: usize| i % 7 != 3;
     let columns: Vec<(&str, ArrayRef)> = vec![
-        ("b", Arc::new((0..n).map(|i| valid(i).then_some(i % 3 == 0)).collect::<BooleanArray>())),
-        ("i8", Arc::new((0..n).map(|i| valid(i).then_some(i as i8)).collect::<Int8Array>())),
-        ("u16", Arc::new((0..n).map(|i| valid(i).then_some(i as u16)).collect::<UInt16Array>())),
-        ("i32", Arc::new((0..n).map(|i| Some(i as i32 * 7 - 1000)).collect::<Int32Array>())),
-        ("i64", Arc::new((0..n).map(|i| valid(i).then_some(i as i64 * 1_000_003)).collect::<Int64Array>())),
-        ("f32", Arc::new((0..n).map(|i| valid(i).then_some(i as f32 / 3.0)).collect::<Float32Array>())),
-        ("f64", Arc::new((0..n).map(|i| Some(i as f64 * 0.25)).collect::<Float64Array>())),
-        ("d", Arc::new((0..n).map(|i| valid(i).then_some(i as i32 % 3000)).collect::<Date32Array>())),
+        (
+            "b",
+            Arc::new(
+                (0..n)
+                    .map(|i| valid(i).then_some(i % 3 == 0))
+                    .collect::<BooleanArray>(),
+            ),
+        ),
+        (
+            "i8",
+            Arc::new(
+                (0..n)
+                    .map(|i| valid(i).then_some(i as i8))
+                    .collect::<Int8Array>(),
+            ),
+        ),
+        (
+            "u16",
+            Arc::new(
+                (0..n)
+                    .map(|i| valid(i).then_some(i as u16))
+                    .collect::<UInt16Array>(),
+            ),
+        ),
+        (
+            "i32",
+            Arc::new(
+                (0..n)
+                    .map(|i| Some(i as i32 * 7 - 1000))
+                    .collect::<Int32Array>(),
+            ),
+        ),
+        (
+            "i64",
+            Arc::new(
+                (0..n)
+                    .map(|i| valid(i).then_some(i as i64 * 1_000_003))
+                    .collect::<Int64Array>(),
+            ),
+        ),
+        (
+            "f32",
+            Arc::new(
+                (0..n)
+                    .map(|i| valid(i).then_some(i as f32 / 3.0))
+                    .collect::<Float32Array>(),
+            ),
+        ),
+        (
+            "f64",
+            Arc::new(
+                (0..n)
+                    .map(|i| Some(i as f64 * 0.25))
+                    .collect::<Float64Array>(),
+            ),
+        ),
+        (
+            "d",
+            Arc::new(
+                (0..n)
+                    .map(|i| valid(i).then_some(i as i32 % 3000))
+                    .collect::<Date32Array>(),
+            ),
+        ),
         (
             "dec9",
             Arc::new(
-                (0..n).map(|i| valid(i).then_some(i as i128 - 500)).collect::<Decimal128Array>()
-                    .with_precision_and_scale(9, 2).unwrap(),
+                (0..n)
+                    .map(|i| valid(i).then_some(i as i128 - 500))
+                    .collect::<Decimal128Array>()
+                    .with_precision_and_scale(9, 2)
+                    .unwrap(),
             ),
         ),
         (
             "dec18",
             Arc::new(
-                (0..n).map(|i| Some(i as i128 * 1_000_000_007)).collect::<Decimal128Array>()
-                    .with_precision_and_scale(18, 3).unwrap(),
+                (0..n)
+                    .map(|i| Some(i as i128 * 1_000_000_007))
+                    .collect::<Decimal128Array>()
+                    .with_precision_and_scale(18, 3)
+                    .unwrap(),
             ),
         ),
         (
             "dec30",
             Arc::new(
-                (0..n).map(|i| valid(i).then_some(-(i as i128) * 10i128.pow(20))).collect::<Decimal128Array>()
-                    .with_precision_and_scale(30, 4).unwrap(),
+                (0..n)
+                    .map(|i| valid(i).then_some(-(i as i128) * 10i128.pow(20)))
+                    .collect::<Decimal128Array>()
+                    .with_precision_and_scale(30, 4)
+                    .unwrap(),
             ),
         ),
         (
             "ts",
-            Arc::new((0..n).map(|i| valid(i).then_some(i as i64 * 1_000)).collect::<TimestampMicrosecondArray>()),
+            Arc::new(
+                (0..n)
+                    .map(|i| valid(i).then_some(i as i64 * 1_000))
+                    .collect::<TimestampMicrosecondArray>(),
+            ),
         ),
         (
             "s",
@@ -327,7 +408,11 @@ fn write_mixed(path: &Path, props: &WriterProperties) {
         ),
         (
             "s_unique",
-            Arc::new((0..n).map(|i| Some(format!("row {i}"))).collect::<StringArray>()),
+            Arc::new(
+                (0..n)
+                    .map(|i| Some(format!("row {i}")))
+                    .collect::<StringArray>(),
+            ),
         ),
     ];
     let batch = RecordBatch::try_from_iter(columns).unwrap();
@@ -354,7 +439,8 @@ fn every_covered_type_with_nulls_decodes_like_arrow_rs() {
         write_mixed(&path, &props);
         let bytes = Bytes::from(std::fs::read(&path).unwrap());
         let expected = arrow_rs_decode(&bytes, None, None, None);
-        let got = gpu_decode(&path, ScanRequest::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got =
+            gpu_decode(&path, ScanRequest::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_same_values(&name, &expected, &got);
     }
 }
@@ -372,7 +458,9 @@ fn page_pruned_scans_decode_the_selected_rows_like_arrow_rs() {
         // Small pages of different row counts per column.
         let props = WriterProperties::builder()
             .set_compression(props.compression(&parquet::schema::types::ColumnPath::from("i32")))
-            .set_dictionary_enabled(props.dictionary_enabled(&parquet::schema::types::ColumnPath::from("i32")))
+            .set_dictionary_enabled(
+                props.dictionary_enabled(&parquet::schema::types::ColumnPath::from("i32")),
+            )
             .set_writer_version(props.writer_version())
             .set_encoding(Encoding::PLAIN)
             .set_statistics_enabled(EnabledStatistics::Page)
@@ -383,11 +471,17 @@ fn page_pruned_scans_decode_the_selected_rows_like_arrow_rs() {
             .build();
         let path = dir.path().join(format!("pruned-{name}.parquet"));
         write_mixed(&path, &props);
-        for filter in ["i32 >= 50000 AND i32 < 60000", "i32 < 3000", "f64 >= 4000.0"] {
+        for filter in [
+            "i32 >= 50000 AND i32 < 60000",
+            "i32 < 3000",
+            "f64 >= 4000.0",
+        ] {
             let bytes = Bytes::from(std::fs::read(&path).unwrap());
             let source: Arc<dyn gdscan::store::Source> = Arc::new(
-                gdscan::store::LocalSource::new(Arc::new(gdscan::FileHandle::open(&path, "r").unwrap()))
-                    .unwrap(),
+                gdscan::store::LocalSource::new(Arc::new(
+                    gdscan::FileHandle::open(&path, "r").unwrap(),
+                ))
+                .unwrap(),
             );
             let metadata = gdscan::parquet::load_metadata(&source, Default::default()).unwrap();
             let request = ScanRequest {
@@ -418,8 +512,12 @@ fn page_pruned_scans_decode_the_selected_rows_like_arrow_rs() {
                     selectors.push(RowSelector::skip((n - at) as usize));
                 }
             }
-            let expected =
-                arrow_rs_decode(&bytes, None, Some(kept), Some(RowSelection::from(selectors)));
+            let expected = arrow_rs_decode(
+                &bytes,
+                None,
+                Some(kept),
+                Some(RowSelection::from(selectors)),
+            );
             let got = gpu_decode(&path, request).unwrap_or_else(|e| panic!("{name} {filter}: {e}"));
             assert_same_values(&format!("{name} {filter}"), &expected, &got);
         }

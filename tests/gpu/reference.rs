@@ -78,12 +78,12 @@ pub fn assert_same_values(what: &str, expected: &RecordBatch, got: &RecordBatch)
     assert_eq!(expected.num_rows(), got.num_rows(), "{what}: row count");
     for (i, (e, g)) in expected.columns().iter().zip(got.columns()).enumerate() {
         let name = expected.schema().field(i).name().clone();
+        assert_eq!(e.data_type(), g.data_type(), "{what}: column {name}: type");
         assert_eq!(
-            e.data_type(),
-            g.data_type(),
-            "{what}: column {name}: type"
+            e.null_count(),
+            g.null_count(),
+            "{what}: column {name}: nulls"
         );
-        assert_eq!(e.null_count(), g.null_count(), "{what}: column {name}: nulls");
         if e.as_ref() != g.as_ref() {
             let first = first_difference(e, g);
             panic!("{what}: column {name} differs from arrow-rs first at row {first}");

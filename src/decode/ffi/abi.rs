@@ -78,7 +78,8 @@ pub(crate) type GetSchema =
 pub(crate) type GetNext =
     unsafe extern "C" fn(stream: *mut ArrowDeviceArrayStream, out: *mut ArrowDeviceArray) -> c_int;
 /// `get_last_error` of [`ArrowDeviceArrayStream`].
-pub(crate) type GetLastError = unsafe extern "C" fn(stream: *mut ArrowDeviceArrayStream) -> *const c_char;
+pub(crate) type GetLastError =
+    unsafe extern "C" fn(stream: *mut ArrowDeviceArrayStream) -> *const c_char;
 /// `release` of [`ArrowDeviceArrayStream`].
 pub(crate) type ReleaseStream = unsafe extern "C" fn(stream: *mut ArrowDeviceArrayStream);
 

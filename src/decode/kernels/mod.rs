@@ -66,7 +66,9 @@ use crate::cuda::{Device, Stream};
 
 pub use error::KernelError;
 pub use nvrtc::{CodeKind, Target};
-pub use task::{Conversion, DictTask, Encoding, Kind, PageErrorCode, PageTask, FLAG_ROW_WINDOW, FLAG_V1_LEVELS};
+pub use task::{
+    Conversion, DictTask, Encoding, Kind, PageErrorCode, PageTask, FLAG_ROW_WINDOW, FLAG_V1_LEVELS,
+};
 
 /// The decode kernels loaded on one device.
 #[derive(Debug)]

@@ -59,7 +59,9 @@ pub enum CompressedError {
 }
 
 fn byte(data: &[u8], at: usize) -> Result<u8, CompressedError> {
-    data.get(at).copied().ok_or(CompressedError::Truncated { at })
+    data.get(at)
+        .copied()
+        .ok_or(CompressedError::Truncated { at })
 }
 
 fn le(data: &[u8], at: usize, n: usize) -> Result<usize, CompressedError> {
@@ -291,12 +293,17 @@ mod tests {
                 } else {
                     lz4_flex::block::decompress(&bad, raw.len()).ok()
                 };
-                let out = out.unwrap_or_else(|| panic!("case {case}: passed the check, fails to decompress"));
+                let out = out.unwrap_or_else(|| {
+                    panic!("case {case}: passed the check, fails to decompress")
+                });
                 assert_eq!(out.len(), raw.len(), "case {case}");
             } else {
                 caught += 1;
             }
         }
-        assert!(caught > 1000 && passed > 100, "caught {caught}, passed {passed}");
+        assert!(
+            caught > 1000 && passed > 100,
+            "caught {caught}, passed {passed}"
+        );
     }
 }

@@ -43,12 +43,14 @@ pub enum DecodeError {
     },
     /// The kernels could not be compiled, loaded or launched.
     #[error(transparent)]
-    Kernel(#[from] KernelError),
+    Kernel(Box<KernelError>),
     /// nvCOMP could not be loaded or refused a batch.
     #[error(transparent)]
     Nvcomp(#[from] NvcompError),
     /// nvCOMP failed on one page (corrupt compressed data).
-    #[error("{file}: column {column}, row group {row_group}, page {page}: decompression failed: {what}")]
+    #[error(
+        "{file}: column {column}, row group {row_group}, page {page}: decompression failed: {what}"
+    )]
     Decompress {
         /// The file.
         file: String,
@@ -62,7 +64,9 @@ pub enum DecodeError {
         what: String,
     },
     /// A kernel found a corrupt page.
-    #[error("{file}: column {column}, row group {row_group}, page {page}: {what} (at level {index})")]
+    #[error(
+        "{file}: column {column}, row group {row_group}, page {page}: {what} (at level {index})"
+    )]
     CorruptPage {
         /// The file.
         file: String,
@@ -94,5 +98,11 @@ impl From<crate::Error> for DecodeError {
 impl From<crate::cuda::CudaError> for DecodeError {
     fn from(e: crate::cuda::CudaError) -> Self {
         DecodeError::Io(Box::new(crate::Error::from(e)))
+    }
+}
+
+impl From<KernelError> for DecodeError {
+    fn from(e: KernelError) -> Self {
+        DecodeError::Kernel(Box::new(e))
     }
 }

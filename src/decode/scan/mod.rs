@@ -161,7 +161,10 @@ pub fn output_schema(
 /// table) into device `options.device`. Every column is checked against
 /// the decoder's coverage first: an unsupported one fails here, before any
 /// read.
-pub fn decode(inputs: Vec<DecodeInput>, options: DecodeOptions) -> Result<DecodeStream, DecodeError> {
+pub fn decode(
+    inputs: Vec<DecodeInput>,
+    options: DecodeOptions,
+) -> Result<DecodeStream, DecodeError> {
     let mut schema = None;
     for input in &inputs {
         let s = output_schema(input.source.location(), &input.metadata, &input.plan)?;
@@ -178,7 +181,7 @@ pub fn decode(inputs: Vec<DecodeInput>, options: DecodeOptions) -> Result<Decode
             plan: i.plan.clone(),
         })
         .collect();
-    let fetch = fetch(scans, PinnedAllocator(gpu.pinned.clone()), options.fetch.clone());
+    let fetch = fetch(scans, PinnedAllocator(gpu.pinned.clone()), options.fetch);
     Ok(DecodeStream {
         gpu,
         inputs,
@@ -261,10 +264,13 @@ impl DecodeStream {
         }
         let item = self.queue.pop_front()?;
         let (rows, bytes) = (item.rows, item.output_bytes);
-        Some(item.finish(self.gpu.device.ordinal()).map(|(batch, times)| {
-            self.report.add(rows, bytes, &times);
-            batch
-        }))
+        Some(
+            item.finish(self.gpu.device.ordinal())
+                .map(|(batch, times)| {
+                    self.report.add(rows, bytes, &times);
+                    batch
+                }),
+        )
     }
 }
 

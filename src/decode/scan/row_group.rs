@@ -174,12 +174,13 @@ where
 {
     let started = std::time::Instant::now();
     let host: &[u8] = &fetched.buffer;
-    let plan = plan_fetched(metadata, scan, fetched.index, host, &fetched.chunks).map_err(
-        |source| DecodeError::Plan {
-            file: file.to_string(),
-            source,
-        },
-    )?;
+    let plan =
+        plan_fetched(metadata, scan, fetched.index, host, &fetched.chunks).map_err(|source| {
+            DecodeError::Plan {
+                file: file.to_string(),
+                source,
+            }
+        })?;
     let schema = schema_of(metadata, &plan);
     let selection = scan
         .row_groups
@@ -229,7 +230,11 @@ where
     for spec in &specs {
         let c = &plan.columns[spec.column];
         let p = &c.pages[spec.page];
-        needs.push(launch::scratch_bytes(kind_of(c), encoding_of(p.class), p.num_values));
+        needs.push(launch::scratch_bytes(
+            kind_of(c),
+            encoding_of(p.class),
+            p.num_values,
+        ));
         task_pages.push((spec.column, p.page));
     }
     let mut dict_columns = Vec::new();
@@ -247,7 +252,10 @@ where
     let mut dicts = Vec::with_capacity(dict_columns.len());
     let mut dict_views_at = vec![None; plan.columns.len()];
     for (k, &ci) in dict_columns.iter().enumerate() {
-        let d = plan.columns[ci].dictionary.as_ref().expect("listed with a dictionary");
+        let d = plan.columns[ci]
+            .dictionary
+            .as_ref()
+            .expect("listed with a dictionary");
         let views = work_ptr + work_offsets[task_pages.len() + k];
         let (index, base) = view_index(&d.data);
         dicts.push(DictTask {
@@ -364,7 +372,10 @@ where
             continue;
         }
         let first = order.len();
-        let src: Vec<u64> = selected.iter().map(|j| rg_ptr + j.src_offset as u64).collect();
+        let src: Vec<u64> = selected
+            .iter()
+            .map(|j| rg_ptr + j.src_offset as u64)
+            .collect();
         let src_len: Vec<u64> = selected.iter().map(|j| j.src_len as u64).collect();
         let dst_len: Vec<u64> = selected.iter().map(|j| j.dst_len as u64).collect();
         let dst: Vec<u64> = selected
@@ -489,7 +500,10 @@ where
 impl InFlight {
     /// Waits for the row group's event, checks every page and builds the
     /// batch.
-    pub(crate) fn finish(mut self, device: usize) -> Result<(DeviceBatch, RowGroupTimes), DecodeError> {
+    pub(crate) fn finish(
+        mut self,
+        device: usize,
+    ) -> Result<(DeviceBatch, RowGroupTimes), DecodeError> {
         let waited = std::time::Instant::now();
         self.event.synchronize()?;
         self.times.wait = waited.elapsed();
@@ -505,7 +519,10 @@ impl InFlight {
             let a = &down[actual_at + 8 * k..actual_at + 8 * k + 8];
             let actual = u64::from_le_bytes(a.try_into().expect("8 bytes")) as usize;
             let what = if status != 0 {
-                Some(format!("{}", crate::nvcomp::NvcompStatus::from_code(status)))
+                Some(format!(
+                    "{}",
+                    crate::nvcomp::NvcompStatus::from_code(status)
+                ))
             } else if actual != expected {
                 Some(format!(
                     "{actual} bytes decompressed, the page header says {expected}"
@@ -645,7 +662,12 @@ pub(crate) fn task_specs(
                 });
             }
         }
-        rows.push(selection.iter().map(|r| (r.end - r.start).max(0) as u64).sum());
+        rows.push(
+            selection
+                .iter()
+                .map(|r| (r.end - r.start).max(0) as u64)
+                .sum(),
+        );
     }
     (specs, rows)
 }
