@@ -59,6 +59,16 @@ impl Stream {
         )
     }
 
+    /// Makes work queued on this stream after this call wait until `event`
+    /// (recorded on any stream of the same device) has completed; the host
+    /// does not wait.
+    pub fn wait_event(&self, event: &Event) -> Result<()> {
+        // SAFETY: both handles are alive and belong to the same context.
+        check("cuStreamWaitEvent", unsafe {
+            sys::cuStreamWaitEvent(self.raw, event.raw(), 0)
+        })
+    }
+
     /// Blocks until everything queued on this stream has finished.
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: the stream is alive.

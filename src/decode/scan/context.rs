@@ -23,6 +23,11 @@ pub(crate) struct Gpu {
     /// another's decompression and kernels, and the kernels of several row
     /// groups fill the GPU together.
     pub(crate) streams: Vec<Stream>,
+    /// The one stream nvCOMP runs on: concurrent nvCOMP calls on several
+    /// streams read out of bounds on valid Snappy pages (seen on the H200
+    /// with compute-sanitizer), so row groups take turns on it, ordered
+    /// with events against their own streams.
+    pub(crate) nvcomp_stream: Stream,
     pub(crate) pool: Arc<DevicePool>,
     pub(crate) pinned: Arc<PinnedPool>,
     pub(crate) kernels: Arc<KernelSet>,
@@ -45,6 +50,7 @@ impl Gpu {
             streams: (0..streams.max(1))
                 .map(|_| Stream::new(device))
                 .collect::<Result<_, _>>()?,
+            nvcomp_stream: Stream::new(device)?,
             pinned: PinnedPool::new(device, PINNED_POOL_BYTES),
             pool,
             kernels: KernelSet::get(device)?,

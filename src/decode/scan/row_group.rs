@@ -57,6 +57,8 @@ pub(crate) struct InFlight {
     /// Kept alive until the event: inputs and work areas of the kernels.
     _keep: Vec<PooledDeviceBuffer>,
     _up: PooledPinnedBuffer,
+    /// The events that order this row group's work across streams.
+    _ordering: Vec<Event>,
     _fetched: Box<dyn Send>,
     pub(crate) times: RowGroupTimes,
     pub(crate) rows: usize,
@@ -405,6 +407,17 @@ where
     unsafe { stream.copy_to_device(meta_ptr, up_host.as_ptr(), up.bytes.len().max(1))? };
     let mut keep = Vec::new();
     let mut times = RowGroupTimes::default();
+    // nvCOMP runs on the scan's nvCOMP stream, after this row group's
+    // uploads and before its kernels.
+    let mut ordering = Vec::new();
+    let nv_stream = &gpu.nvcomp_stream;
+    if !batches.is_empty() {
+        let mut uploaded = Event::new(gpu.device)?;
+        uploaded.record(stream)?;
+        nv_stream.wait_event(&uploaded)?;
+        ordering.push(uploaded);
+    }
+    let decompressing = !batches.is_empty();
     for (codec, first, n, at, max_dst, total) in batches {
         let nvcomp = gpu.nvcomp(codec)?;
         let temp_bytes = nvcomp.temp_bytes(codec, n, max_dst, total)?;
@@ -421,11 +434,17 @@ where
             statuses: down_dev + (nv_status_at + 4 * first) as u64,
         };
         // SAFETY: every array and buffer named lives until the event.
-        unsafe { nvcomp.decompress_async(codec, &args, stream)? };
+        unsafe { nvcomp.decompress_async(codec, &args, nv_stream)? };
         times.compressed_pages += n;
         keep.push(temp);
     }
 
+    if decompressing {
+        let mut decompressed = Event::new(gpu.device)?;
+        decompressed.record(nv_stream)?;
+        stream.wait_event(&decompressed)?;
+        ordering.push(decompressed);
+    }
     let work_launch = RowGroupLaunch {
         tasks: meta_ptr + tasks_at as u64,
         n_tasks: tasks.len() as u32,
@@ -490,6 +509,7 @@ where
         column_rows,
         _keep: keep,
         _up: up_host,
+        _ordering: ordering,
         _fetched: Box::new(fetched),
         times,
         rows,
