@@ -76,7 +76,7 @@ pub(super) fn run(args: &DemoArgs) -> Result<String> {
             stats: true,
             ..scan
         };
-        out += &run_scan(&decode)?;
+        out += &super::scan_decode::run_decode(&decode)?;
     } else {
         out += "(decoded on the CPU by arrow-rs: no GPU)\n";
     }

@@ -220,6 +220,7 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Demo(args) => demo::run(&args),
         Command::Doctor(args) => doctor::run(&args),
         Command::Plan(args) => scan::run_plan(&args),
+        Command::Scan(args) if args.decode => scan_decode::run_decode(&args),
         Command::Scan(args) => scan::run_scan(&args),
         Command::Tpch(cmd) => tpch::run(cmd),
         #[cfg(feature = "datafusion")]

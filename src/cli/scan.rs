@@ -269,9 +269,6 @@ fn crc_of<B: ReadBack>(rg: &FetchedRowGroup<B>, slice: &ChunkSlice) -> Result<(u
 
 /// Runs `gdscan scan`.
 pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
-    if args.decode {
-        return super::scan_decode::run_decode(args);
-    }
     let (source, metadata, request, plan) = args.spec.prepare()?;
     let plan = Arc::new(plan);
     let mut checksums = Vec::new();

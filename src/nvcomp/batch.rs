@@ -7,9 +7,8 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use super::library::{
-    self, Api, CodecApi, RawAlignments, RawProperties, RawStatus, Slot, LIBRARY_ENV,
-};
+use super::library::{self, Api, CodecApi, RawAlignments, RawProperties, Slot};
+use super::names::{RawStatus, LIBRARY_ENV};
 use super::status::{check, NvcompError, NvcompStatus};
 use super::Codec;
 use crate::cuda::Stream;

@@ -23,27 +23,9 @@ use std::ffi::{c_char, c_int, c_void, OsStr};
 
 use cudarc::driver::sys::CUstream;
 
+use super::names::{RawStatus, LIBRARY_ENV, LIBRARY_NAMES};
 use super::status::NvcompError;
 use super::Codec;
-
-/// Library names tried in order when [`LIBRARY_ENV`] is not set: the name
-/// the pip wheel ships (with its major version), then the development name.
-pub const LIBRARY_NAMES: [&str; 2] = ["libnvcomp.so.6", "libnvcomp.so"];
-
-/// Environment variable naming the libnvcomp to load. When it is set (and
-/// not empty) it is the only candidate: a wrong path is an error, never a
-/// silent fall back to another library.
-pub const LIBRARY_ENV: &str = "GDSCAN_NVCOMP_LIBRARY";
-
-/// The pip requirement that provides a libnvcomp gdscan is written against.
-pub const PIP_REQUIREMENT: &str = "nvidia-libnvcomp-cu13==6.0.0.12";
-
-/// Where the library sits inside that wheel (and inside `site-packages`
-/// once it is installed).
-pub const WHEEL_LIBRARY_PATH: &str = "nvidia/libnvcomp/lib64/libnvcomp.so.6";
-
-/// `nvcompStatus_t` as a plain integer.
-pub type RawStatus = c_int;
 
 /// `nvcompDecompressBackend_t`: let nvCOMP choose (hardware engine or CUDA).
 pub const BACKEND_DEFAULT: c_int = 0;

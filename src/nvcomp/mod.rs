@@ -37,10 +37,12 @@
 
 pub mod batch;
 pub mod library;
+mod names;
 pub mod status;
 
 pub use batch::{split_batches, Batch, BatchArgs, Nvcomp, NvcompVersion};
-pub use library::{RawAlignments as Alignments, LIBRARY_ENV, LIBRARY_NAMES, PIP_REQUIREMENT};
+pub use library::RawAlignments as Alignments;
+pub use names::{RawStatus, LIBRARY_ENV, LIBRARY_NAMES, PIP_REQUIREMENT};
 pub use status::{check_chunk_statuses, NvcompError, NvcompStatus};
 
 /// A compression format nvCOMP decompresses.

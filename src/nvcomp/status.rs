@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::library::{RawStatus, LIBRARY_ENV, PIP_REQUIREMENT, WHEEL_LIBRARY_PATH};
+use super::names::{RawStatus, LIBRARY_ENV, PIP_REQUIREMENT, WHEEL_LIBRARY_PATH};
 use super::Codec;
 
 macro_rules! statuses {

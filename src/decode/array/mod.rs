@@ -30,6 +30,9 @@ mod batch;
 mod column;
 mod memory;
 
+#[cfg(test)]
+pub(crate) mod testing;
+
 pub use batch::DeviceBatch;
 pub use column::DeviceColumn;
 pub use memory::{
@@ -139,7 +142,7 @@ impl DeviceArrayError {
     }
 }
 
-/// The result type of this module and of [`crate::decode::ffi`].
+/// The result type of this module and of the Arrow C Device export.
 pub type Result<T, E = DeviceArrayError> = std::result::Result<T, E>;
 
 impl From<crate::cuda::CudaError> for DeviceArrayError {

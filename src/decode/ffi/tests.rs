@@ -7,7 +7,7 @@
 
 use std::ffi::{c_void, CStr};
 use std::mem::{offset_of, size_of};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use arrow::array::{Array, Int32Array, StructArray};
@@ -16,20 +16,11 @@ use arrow::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow::record_batch::RecordBatch;
 
 use super::*;
+use crate::decode::array::testing::{Drops, FakeEvent};
 use crate::decode::array::{
     sample_batch, DeviceArrayError, DeviceBatch, DeviceBytes, DeviceColumn, DeviceMemory,
     MemoryLocation, ReadyEvent,
 };
-
-/// Counts drops of fake memory and events.
-#[derive(Debug, Default)]
-pub(crate) struct Drops(AtomicUsize);
-
-impl Drops {
-    fn count(&self) -> usize {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 /// "Device memory" at a made-up address on CUDA device 0.
 #[derive(Debug)]
@@ -55,38 +46,6 @@ unsafe impl DeviceMemory for FakeMemory {
     }
     fn location(&self) -> MemoryLocation {
         MemoryLocation::cuda(0)
-    }
-}
-
-/// A "CUevent" whose handle is a made-up pointer.
-#[derive(Debug)]
-pub(crate) struct FakeEvent {
-    handle: usize,
-    drops: Arc<Drops>,
-}
-
-impl FakeEvent {
-    pub(crate) fn new() -> FakeEvent {
-        FakeEvent {
-            handle: 0xe7e7_0000,
-            drops: Arc::default(),
-        }
-    }
-}
-
-impl Drop for FakeEvent {
-    fn drop(&mut self) {
-        self.drops.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-// SAFETY: never waited on by the driver in these tests.
-unsafe impl ReadyEvent for FakeEvent {
-    fn handle(&self) -> *mut c_void {
-        std::ptr::with_exposed_provenance_mut(self.handle)
-    }
-    fn wait(&self) -> crate::decode::array::Result<()> {
-        Ok(())
     }
 }
 
