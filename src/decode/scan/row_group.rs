@@ -59,6 +59,11 @@ pub(crate) struct InFlight {
     _up: PooledPinnedBuffer,
     /// The events that order this row group's work across streams.
     _ordering: Vec<Event>,
+    /// The row group's bytes, its scratch and its output, held until the
+    /// event even when no column keeps them (a buffer back in the pool while
+    /// this row group's copies and kernels still run would be handed to the
+    /// next row group, on another stream).
+    _inputs: Vec<DeviceBytes>,
     _fetched: Box<dyn Send>,
     pub(crate) times: RowGroupTimes,
     pub(crate) rows: usize,
@@ -510,6 +515,7 @@ where
         _keep: keep,
         _up: up_host,
         _ordering: ordering,
+        _inputs: vec![rg, scratch, output],
         _fetched: Box::new(fetched),
         times,
         rows,
