@@ -45,13 +45,14 @@ impl Gpu {
         check_compressed: bool,
         streams: usize,
     ) -> Result<Gpu, DecodeError> {
+        let (pool, pinned) = shared_pools(device, pool);
         Ok(Gpu {
             device,
             streams: (0..streams.max(1))
                 .map(|_| Stream::new(device))
                 .collect::<Result<_, _>>()?,
             nvcomp_stream: Stream::new(device)?,
-            pinned: PinnedPool::new(device, PINNED_POOL_BYTES),
+            pinned,
             pool,
             kernels: KernelSet::get(device)?,
             check_compressed,
@@ -107,4 +108,23 @@ impl ReadBack for PooledPinnedBuffer {
             .into()),
         }
     }
+}
+
+/// The process's pools on `device`: pinned row-group buffers (pinning costs
+/// about as much as the copy it serves) and device buffers are kept from one
+/// scan to the next, so a second scan allocates nothing. `pool` is the first
+/// scan's device pool; later scans on the device share it.
+fn shared_pools(device: Device, pool: Arc<DevicePool>) -> (Arc<DevicePool>, Arc<PinnedPool>) {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Pools = HashMap<usize, (Arc<DevicePool>, Arc<PinnedPool>)>;
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    pools
+        .entry(device.ordinal())
+        .or_insert_with(|| (pool, PinnedPool::new(device, PINNED_POOL_BYTES)))
+        .clone()
 }
