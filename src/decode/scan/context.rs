@@ -45,7 +45,7 @@ impl Gpu {
         check_compressed: bool,
         streams: usize,
     ) -> Result<Gpu, DecodeError> {
-        let (pool, pinned) = shared_pools(device, pool);
+        let pinned = shared_pinned_pool(device);
         Ok(Gpu {
             device,
             streams: (0..streams.max(1))
@@ -110,21 +110,21 @@ impl ReadBack for PooledPinnedBuffer {
     }
 }
 
-/// The process's pools on `device`: pinned row-group buffers (pinning costs
-/// about as much as the copy it serves) and device buffers are kept from one
-/// scan to the next, so a second scan allocates nothing. `pool` is the first
-/// scan's device pool; later scans on the device share it.
-fn shared_pools(device: Device, pool: Arc<DevicePool>) -> (Arc<DevicePool>, Arc<PinnedPool>) {
+/// The process's pinned pool on `device`: pinning costs about as much as
+/// the copy it serves, so row-group buffers are kept from one scan to the
+/// next (measured on the H200: SF 10 lineitem, all columns, 1.70 -> 0.77 s
+/// once later scans stopped re-pinning). Device memory stays per scan: a
+/// pool shared by scans of other shapes churned through `cuMemFree`.
+fn shared_pinned_pool(device: Device) -> Arc<PinnedPool> {
     use std::collections::HashMap;
     use std::sync::Mutex;
-    type Pools = HashMap<usize, (Arc<DevicePool>, Arc<PinnedPool>)>;
-    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<PinnedPool>>>> = OnceLock::new();
     let mut pools = POOLS
         .get_or_init(|| Mutex::new(HashMap::new()))
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     pools
         .entry(device.ordinal())
-        .or_insert_with(|| (pool, PinnedPool::new(device, PINNED_POOL_BYTES)))
+        .or_insert_with(|| PinnedPool::new(device, PINNED_POOL_BYTES))
         .clone()
 }
