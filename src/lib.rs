@@ -12,8 +12,11 @@
 //! [`store`] (one [`Source`](store::Source) for a local file on the engine
 //! or an object in any object store) → [`parquet`] (metadata, a plan
 //! without I/O, the fetch of its byte ranges into device or host memory,
-//! and an arrow-rs `AsyncFileReader`) → `datafusion` (a table provider on
-//! that reader; feature `datafusion`). [`report`] joins what was decided
+//! and an arrow-rs `AsyncFileReader`) → [`nvcomp`] (nvCOMP, loaded at run
+//! time) → [`decode`] (the GPU decoder: pages into Arrow columns in GPU
+//! memory, exported through the Arrow C Device Data Interface; see
+//! [`decode::scan::open`]) → `datafusion` (a table provider on the
+//! reader; feature `datafusion`). [`report`] joins what was decided
 //! and what happened into one verdict: did GPUDirect Storage carry the
 //! bytes? Every failure is an [`Error`] whose variant names its layer.
 //!

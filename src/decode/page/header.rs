@@ -256,7 +256,7 @@ pub struct CompactReader<'a> {
     pos: usize,
 }
 
-/// A struct field's header: its id and wire type (never [`T_STOP`]).
+/// A struct field's header: its id and wire type (never the stop marker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldHeader {
     /// Field id.
