@@ -34,7 +34,10 @@ impl PinnedPool {
     }
 
     /// A pinned buffer of at least `len` bytes: the smallest idle one that
-    /// fits and is at most twice the rounded size, else a new allocation.
+    /// fits, whatever its size (pinning a new buffer costs far more than the
+    /// idle memory a larger one holds: scans of narrower columns after wider
+    /// ones otherwise pinned and unpinned a buffer per row group), else a
+    /// new allocation.
     pub fn allocate(self: &Arc<Self>, len: usize) -> Result<PooledPinnedBuffer> {
         let want = len.max(1).div_ceil(PINNED_GRANULE) * PINNED_GRANULE;
         let reused = {
@@ -42,7 +45,7 @@ impl PinnedPool {
             let best = free
                 .iter()
                 .enumerate()
-                .filter(|(_, b)| b.len() >= want && b.len() <= want.saturating_mul(2))
+                .filter(|(_, b)| b.len() >= want)
                 .min_by_key(|(_, b)| b.len())
                 .map(|(i, _)| i);
             best.map(|i| free.swap_remove(i))
