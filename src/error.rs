@@ -18,16 +18,6 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An Arrow computation or IPC write failed.
-    #[error("{path}: {source}")]
-    Arrow {
-        /// The file concerned.
-        path: String,
-        /// Arrow's error.
-        #[source]
-        source: arrow::error::ArrowError,
-    },
-
     /// The GPU decoder failed (its error names file, column, row group and
     /// page where the input is at fault).
     #[error(transparent)]

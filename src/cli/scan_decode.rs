@@ -82,9 +82,11 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     let seconds = start.elapsed().as_secs_f64();
     if let Some(out) = &args.output {
         let shown = out.display().to_string();
-        let ipc = |e: arrow::error::ArrowError| Error::Arrow {
-            path: shown.clone(),
-            source: e,
+        let ipc = |e: arrow::error::ArrowError| {
+            Error::from(crate::parquet::ScanError::Arrow {
+                path: shown.clone(),
+                source: e,
+            })
         };
         let mut written = 0u64;
         for device_batch in &batches {

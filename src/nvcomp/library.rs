@@ -327,7 +327,7 @@ fn bind(path: &str, lib: libloading::Library) -> Result<Api, NvcompError> {
                 NvcompError::MissingSymbol {
                     library: path.to_string(),
                     symbol: $name,
-                    reason: e.to_string(),
+                    source: std::sync::Arc::new(e),
                 }
             })?
         };

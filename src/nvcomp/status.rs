@@ -142,14 +142,15 @@ pub enum NvcompError {
     },
 
     /// The library loaded but lacks a symbol every nvCOMP has.
-    #[error("{library} is not a usable nvCOMP: it lacks {symbol} ({reason}); gdscan needs {PIP_REQUIREMENT}")]
+    #[error("{library} is not a usable nvCOMP: it lacks {symbol} ({source}); gdscan needs {PIP_REQUIREMENT}")]
     MissingSymbol {
         /// The library's path or name.
         library: String,
         /// The missing symbol.
         symbol: &'static str,
-        /// The loader's message.
-        reason: String,
+        /// The loader's error (shared: the error is `Clone`, the loader's is not).
+        #[source]
+        source: std::sync::Arc<libloading::Error>,
     },
 
     /// The library lacks one of the entry points of a codec that was asked for.

@@ -63,6 +63,22 @@ pub enum DecodeError {
         /// nvCOMP's status, or the size mismatch.
         what: String,
     },
+    /// A Snappy or LZ4 page whose stream does not fit its page (checked on
+    /// the host before nvCOMP sees it).
+    #[error("{file}: column {column}, row group {row_group}, page {page}: {source}")]
+    CorruptCompressed {
+        /// The file.
+        file: String,
+        /// The column.
+        column: String,
+        /// Row group index in the file.
+        row_group: usize,
+        /// Page index in the chunk.
+        page: usize,
+        /// What the stream check found.
+        #[source]
+        source: crate::decode::page::validate::CompressedError,
+    },
     /// A kernel found a corrupt page.
     #[error(
         "{file}: column {column}, row group {row_group}, page {page}: {what} (at level {index})"

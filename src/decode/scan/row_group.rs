@@ -718,12 +718,12 @@ fn check_compressed(file: &str, plan: &DecodePlan, host: &[u8]) -> Result<(), De
         });
     match failed {
         None => Ok(()),
-        Some((j, e)) => Err(DecodeError::Decompress {
+        Some((j, source)) => Err(DecodeError::CorruptCompressed {
             file: file.to_string(),
             column: plan.columns[j.column].column.clone(),
             row_group: plan.row_group,
             page: j.page,
-            what: e.to_string(),
+            source,
         }),
     }
 }
