@@ -11,11 +11,16 @@
 //! fails the test. It needs a C++20 compiler (`$CXX`, else `c++`); without
 //! one the test says so and passes, unless GDSCAN_REQUIRE_KERNEL_EMU=1.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[test]
-fn kernels_under_cpu_emulation() {
+use gdscan::decode::kernels::check::SnappyCheck;
+use gdscan::decode::page::validate::{check_snappy, CompressedError};
+
+/// Builds `tests/kernel_emu/{source}` with the kernel sources; `None` (the
+/// test skipped, said on stderr) when there is no C++ compiler and
+/// GDSCAN_REQUIRE_KERNEL_EMU is not 1.
+fn build(source: &str, dir: &Path) -> Option<PathBuf> {
     let required = std::env::var("GDSCAN_REQUIRE_KERNEL_EMU").is_ok_and(|v| v == "1");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
     if Command::new(&cxx).arg("--version").output().is_err() {
@@ -23,17 +28,16 @@ fn kernels_under_cpu_emulation() {
             !required,
             "GDSCAN_REQUIRE_KERNEL_EMU=1 but no C++ compiler ({cxx})"
         );
-        eprintln!("SKIPPED kernels_under_cpu_emulation: no C++ compiler ({cxx}); set CXX");
-        return;
+        eprintln!("SKIPPED {source}: no C++ compiler ({cxx}); set CXX");
+        return None;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().unwrap();
     std::fs::write(
-        dir.path().join("gdscan_generated.cuh"),
+        dir.join("gdscan_generated.cuh"),
         gdscan::decode::kernels::task::generated_header(),
     )
     .unwrap();
-    let exe = dir.path().join("kernels_emu");
+    let exe = dir.join(source.trim_end_matches(".cpp"));
     let sanitize = std::env::var("GDSCAN_KERNEL_EMU_SANITIZE").is_ok_and(|v| v == "1");
     let out = Command::new(&cxx)
         .args(["-std=c++20", "-O1", "-fno-strict-aliasing", "-pthread"])
@@ -51,10 +55,10 @@ fn kernels_under_cpu_emulation() {
             "-I{}",
             root.join("src/decode/kernels/cuda").display()
         ))
-        .arg(format!("-I{}", dir.path().display()))
+        .arg(format!("-I{}", dir.display()))
         .arg("-o")
         .arg(&exe)
-        .arg(root.join("tests/kernel_emu/kernels_emu.cpp"))
+        .arg(root.join("tests/kernel_emu").join(source))
         .output()
         .unwrap();
     assert!(
@@ -62,6 +66,15 @@ fn kernels_under_cpu_emulation() {
         "{cxx} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    Some(exe)
+}
+
+#[test]
+fn kernels_under_cpu_emulation() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build("kernels_emu.cpp", dir.path()) else {
+        return;
+    };
     let run = Command::new(&exe)
         .env("ASAN_OPTIONS", "detect_leaks=0")
         .output()
@@ -74,4 +87,139 @@ fn kernels_under_cpu_emulation() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(stdout.contains("ALL OK"));
+}
+
+/// The words `gds_check_snappy` must write for the host check's verdict.
+fn expected_words(verdict: &Result<(), CompressedError>) -> [u32; 4] {
+    let code = |c: SnappyCheck| c as u32;
+    match verdict {
+        Ok(()) => [code(SnappyCheck::Ok), 0, 0, 0],
+        Err(CompressedError::Truncated { at }) => [code(SnappyCheck::Truncated), *at as u32, 0, 0],
+        Err(CompressedError::LengthMismatch { stream, .. }) => [
+            code(SnappyCheck::LengthMismatch),
+            0,
+            *stream as u32,
+            (*stream >> 32) as u32,
+        ],
+        Err(CompressedError::BadOffset {
+            at,
+            offset,
+            produced,
+        }) => [
+            code(SnappyCheck::BadOffset),
+            *at as u32,
+            *offset as u32,
+            *produced as u32,
+        ],
+        Err(CompressedError::Overrun { at, size }) => {
+            [code(SnappyCheck::Overrun), *at as u32, *size as u32, 0]
+        }
+        Err(CompressedError::Short { produced, size }) => {
+            [code(SnappyCheck::Short), 0, *produced as u32, *size as u32]
+        }
+        Err(e) => panic!("a verdict the GPU check has no code for: {e}"),
+    }
+}
+
+/// The GPU's Snappy check (run under emulation) gives the host check's
+/// verdict, position and figures on every stream: sound pages from the
+/// snap crate's encoder (text-like and random, several larger than the
+/// kernel's 8 KiB staging chunk, so elements straddle chunks), and the same
+/// pages bit-flipped, truncated, extended and declared with another size.
+/// Refused pages are pointed at the empty stream, sound ones never.
+#[test]
+fn snappy_check_under_cpu_emulation() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build("snappy_check_emu.cpp", dir.path()) else {
+        return;
+    };
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let words = [
+        "lineitem ",
+        "quickly ",
+        "final ",
+        "deposits ",
+        "the ",
+        "furiously ",
+        "x",
+    ];
+    let mut jobs: Vec<(Vec<u8>, usize)> = Vec::new();
+    for i in 0..40 {
+        let len = [0usize, 1, 7, 100, 5_000, 8_191, 8_192, 20_000, 70_000][i % 9];
+        let raw: Vec<u8> = if i % 3 == 0 {
+            (0..len).map(|_| next() as u8).collect()
+        } else {
+            let mut t = Vec::with_capacity(len);
+            while t.len() < len {
+                t.extend_from_slice(words[(next() % words.len() as u64) as usize].as_bytes());
+            }
+            t.truncate(len);
+            t
+        };
+        let packed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+        jobs.push((packed.clone(), raw.len()));
+        if packed.len() > 1 {
+            for _ in 0..4 {
+                let mut flipped = packed.clone();
+                let at = (next() % packed.len() as u64) as usize;
+                flipped[at] ^= 1 << (next() % 8);
+                jobs.push((flipped, raw.len()));
+            }
+            let cut = (next() % packed.len() as u64) as usize;
+            jobs.push((packed[..cut].to_vec(), raw.len()));
+        }
+        let mut longer = packed.clone();
+        longer.extend_from_slice(&[0x00, 0x05, 0x01]);
+        jobs.push((longer, raw.len()));
+        jobs.push((packed.clone(), raw.len() + 1));
+        jobs.push((packed, raw.len().saturating_sub(1)));
+    }
+    let mut input = Vec::new();
+    for (bytes, size) in &jobs {
+        input.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        input.extend_from_slice(&(*size as u32).to_le_bytes());
+        input.extend_from_slice(bytes);
+    }
+    let path = dir.path().join("jobs.bin");
+    std::fs::write(&path, input).unwrap();
+    let run = Command::new(&exe)
+        .arg(&path)
+        .env("ASAN_OPTIONS", "detect_leaks=0")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), jobs.len());
+    let mut refused = 0;
+    for (k, ((bytes, size), line)) in jobs.iter().zip(&lines).enumerate() {
+        let verdict = check_snappy(bytes, *size);
+        let expected = expected_words(&verdict);
+        let got: Vec<u32> = line.split(' ').map(|w| w.parse().unwrap()).collect();
+        assert_eq!(
+            &got[..4],
+            &expected[..],
+            "job {k} ({} bytes, size {size}): host says {verdict:?}",
+            bytes.len()
+        );
+        assert_eq!(got[4], u32::from(verdict.is_err()), "job {k}: rewritten");
+        refused += usize::from(verdict.is_err());
+    }
+    // The corruptions must actually exercise the refusal paths.
+    assert!(
+        refused > jobs.len() / 3,
+        "{refused} of {} refused",
+        jobs.len()
+    );
+    assert!(refused < jobs.len(), "sound pages must pass");
 }

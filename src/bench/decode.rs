@@ -34,6 +34,12 @@ pub(crate) struct DecodeBenchOptions {
     pub device: usize,
     /// Timed iterations per case, after one warm-up.
     pub iterations: usize,
+    /// Bytes of row groups decoded together (the decoder's default if None).
+    pub group_bytes: Option<u64>,
+    /// Groups queued on the GPU at once (the decoder's default if None).
+    pub depth: Option<usize>,
+    /// Where compressed pages are checked (the decoder's default if None).
+    pub check: Option<crate::decode::scan::CompressedCheck>,
 }
 
 /// One case's figures (seconds are medians of the timed iterations).
@@ -174,9 +180,13 @@ pub(crate) fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
                 .collect::<Result<Vec<_>>>()?;
             let (free_before, _) = device.memory_info()?;
             let start = Instant::now();
+            let defaults = DecodeOptions::default();
             let options = DecodeOptions {
                 device: opts.device,
-                ..DecodeOptions::default()
+                group_bytes: opts.group_bytes.unwrap_or(defaults.group_bytes),
+                depth: opts.depth.unwrap_or(defaults.depth),
+                check: opts.check.unwrap_or(defaults.check),
+                ..defaults
             };
             let mut stream = decode(inputs, options).map_err(Error::decode)?;
             let mut rows = 0u64;

@@ -79,6 +79,18 @@ pub struct BenchDecodeArgs {
     /// Timed runs per case, after one warm-up (medians are reported).
     #[arg(long, default_value = "5")]
     pub iterations: usize,
+    /// Stored MiB of row groups decoded together (one nvCOMP batch); the
+    /// decoder's default when not given.
+    #[arg(long)]
+    pub group_mib: Option<u64>,
+    /// Groups of row groups queued on the GPU at once; the decoder's
+    /// default when not given.
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// Where Snappy and LZ4 pages are checked before nvCOMP: host, gpu or
+    /// off (default: GDSCAN_DECODE_CHECK, else host).
+    #[arg(long)]
+    pub check: Option<crate::decode::scan::CompressedCheck>,
     /// Also write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -266,6 +278,9 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
                 cases: args.cases.clone(),
                 device: args.device,
                 iterations: args.iterations,
+                group_bytes: args.group_mib.map(|m| m << 20),
+                depth: args.depth,
+                check: args.check,
             };
             let report = crate::bench::decode::run(&opts)?;
             write_json(args.json.as_deref(), &report)?;

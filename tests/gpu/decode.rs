@@ -16,7 +16,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 
 use super::reference::{arrow_rs_decode, assert_same_values};
 use gdscan::cuda::driver;
-use gdscan::decode::scan::{open, DecodeError, DecodeOptions};
+use gdscan::decode::scan::{open, CompressedCheck, DecodeError, DecodeOptions};
 use gdscan::parquet::ScanRequest;
 
 const NEEDS_GPU: &str = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored";
@@ -31,7 +31,15 @@ fn assert_gpu() {
 
 /// Decodes `path` on GPU 0 and copies the batches back as one batch.
 fn gpu_decode(path: &Path, request: ScanRequest) -> Result<RecordBatch, DecodeError> {
-    let stream = open(path.to_str().unwrap(), request, DecodeOptions::default())?;
+    gpu_decode_with(path, request, DecodeOptions::default())
+}
+
+fn gpu_decode_with(
+    path: &Path,
+    request: ScanRequest,
+    options: DecodeOptions,
+) -> Result<RecordBatch, DecodeError> {
+    let stream = open(path.to_str().unwrap(), request, options)?;
     let schema = stream.schema().clone();
     let mut host = Vec::new();
     for batch in stream {
@@ -220,11 +228,26 @@ fn tpch_tables_in_every_writer_setting_decode_like_arrow_rs() {
 /// Bit flips and truncations inside the pages of a real file: the GPU
 /// decoder returns a typed error or exactly the values arrow-rs decodes
 /// from the same corrupted bytes; never a crash, never a hang, never other
-/// values.
+/// values. Compressed pages checked on the host (the default).
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn corrupt_pages_give_typed_errors_or_arrow_rs_values() {
+    corrupt_pages_with(CompressedCheck::Host);
+}
+
+/// The same with Snappy pages checked on the GPU (`gds_check_snappy`).
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn corrupt_pages_checked_on_the_gpu_give_typed_errors_or_arrow_rs_values() {
+    corrupt_pages_with(CompressedCheck::Gpu);
+}
+
+fn corrupt_pages_with(check: CompressedCheck) {
     assert_gpu();
+    let options = DecodeOptions {
+        check,
+        ..DecodeOptions::default()
+    };
     let dir = tempfile::tempdir().unwrap();
     let (mut typed, mut equal, mut arrow_failed, mut zstd_differs) = (0, 0, 0, 0);
     for (name, props) in variants().into_iter().step_by(3) {
@@ -261,7 +284,7 @@ fn corrupt_pages_give_typed_errors_or_arrow_rs_values() {
                 arrow_rs_decode(&Bytes::from(bad.clone()), None, None, None)
             });
             arrow_failed += usize::from(reference.is_err());
-            match gpu_decode(&path, ScanRequest::default()) {
+            match gpu_decode_with(&path, ScanRequest::default(), options.clone()) {
                 Err(e) => {
                     let text = e.to_string();
                     assert!(!text.is_empty());

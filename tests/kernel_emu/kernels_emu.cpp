@@ -80,7 +80,7 @@ static void run(std::vector<PageTask>& tasks, std::vector<DictTask>& dicts, std:
   status.assign(n + m, make_uint4(0xEE, 0xEE, 0xEE, 0xEE));
   uint4* sp = status.data();
   if (m) emu_launch(m, GDS_DICT_BLOCK, [&] { gds_dict_views(dp, m); });
-  emu_launch((n + GDS_WALK_BLOCK - 1) / GDS_WALK_BLOCK, GDS_WALK_BLOCK, [&] { gds_byte_array_walk(tp, n); });
+  emu_launch(n, GDS_WALK_BLOCK, [&] { gds_byte_array_walk(tp, n); });
   emu_launch(n, GDS_BLOCK, [&] { gds_decode_pages(tp, n); });
   emu_launch((n + m + 255) / 256, GDS_STATUS_BLOCK, [&] { gds_gather_status(tp, n, dp, m, sp); });
 }

@@ -3,8 +3,8 @@
 //!
 //! | kernel | grid | block | shared |
 //! |---|---|---|---|
-//! | `gds_dict_views` | one block per dictionary | [`DICT_BLOCK`] | 4 B static |
-//! | `gds_byte_array_walk` | one thread per page task | [`WALK_BLOCK`] | none |
+//! | `gds_dict_views` | one block per dictionary | [`DICT_BLOCK`] | ≈ 16 KiB static (the walk's staging) |
+//! | `gds_byte_array_walk` | one block per page task | [`WALK_BLOCK`] | ≈ 16 KiB static (the walk's staging) |
 //! | `gds_decode_pages` | one block per page task | [`DECODE_BLOCK`] | ≈ 9.5 KiB static (the run table) |
 //! | `gds_gather_status` | one thread per task | [`STATUS_BLOCK`] | none |
 //!
@@ -26,7 +26,8 @@ pub const DECODE_ITEMS: u32 = 4;
 /// Levels per tile of `gds_decode_pages` (its warp-0 scan covers
 /// `DECODE_ITEMS × warps` = 32 counts).
 pub const DECODE_TILE: u32 = DECODE_BLOCK * DECODE_ITEMS;
-/// Threads per block of `gds_byte_array_walk` (one page per thread).
+/// Threads per block of `gds_byte_array_walk` (one page per block: the
+/// threads stage the values section in shared memory, one walks it).
 pub const WALK_BLOCK: u32 = 128;
 /// Threads per block of `gds_dict_views`.
 pub const DICT_BLOCK: u32 = 256;
@@ -55,7 +56,7 @@ pub fn decode_pages_config(n_tasks: u32) -> Option<LaunchConfig> {
 /// `gds_byte_array_walk` over `n_tasks` page tasks (all of them: it skips
 /// those that are not PLAIN byte arrays).
 pub fn byte_array_walk_config(n_tasks: u32) -> Option<LaunchConfig> {
-    (n_tasks > 0).then(|| LaunchConfig::linear(blocks_for(n_tasks as u64, WALK_BLOCK), WALK_BLOCK))
+    (n_tasks > 0).then(|| LaunchConfig::linear(n_tasks.min(MAX_GRID), WALK_BLOCK))
 }
 
 /// `gds_dict_views` over `n_dicts` dictionaries.
@@ -136,12 +137,13 @@ mod tests {
     }
 
     #[test]
-    fn walk_and_status_are_one_thread_per_task() {
+    fn walk_is_one_block_per_task_and_status_one_thread() {
         assert_eq!(byte_array_walk_config(0), None);
         assert_eq!(byte_array_walk_config(1).unwrap().grid.0, 1);
-        assert_eq!(byte_array_walk_config(128).unwrap().grid.0, 1);
-        assert_eq!(byte_array_walk_config(129).unwrap().grid.0, 2);
+        assert_eq!(byte_array_walk_config(128).unwrap().grid.0, 128);
+        assert_eq!(byte_array_walk_config(129).unwrap().grid.0, 129);
         assert_eq!(byte_array_walk_config(129).unwrap().block.0, WALK_BLOCK);
+        assert_eq!(byte_array_walk_config(u32::MAX).unwrap().grid.0, MAX_GRID);
         assert_eq!(gather_status_config(0, 0), None);
         assert_eq!(gather_status_config(0, 1).unwrap().grid.0, 1);
         assert_eq!(gather_status_config(256, 1).unwrap().grid.0, 2);

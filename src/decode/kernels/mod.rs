@@ -11,8 +11,8 @@
 //! 1. `gds_dict_views` (one block per byte-array dictionary): the
 //!    dictionary's PLAIN values become 16-byte views, so that dictionary pages
 //!    of strings are a 16-byte gather like any fixed-width dictionary page;
-//! 2. `gds_byte_array_walk` (one thread per PLAIN byte-array page): the
-//!    value offsets of the page, into its scratch;
+//! 2. `gds_byte_array_walk` (one block per PLAIN byte-array page, staging
+//!    it in shared memory): the value offsets of the page, into its scratch;
 //! 3. `gds_decode_pages` (one block of 256 threads per page, whatever its
 //!    kind): definition levels → validity bits and value indices (block scan),
 //!    then values PLAIN or by dictionary, converted, to their rows;
@@ -51,6 +51,7 @@
 //! capability, or a cubin when NVRTC is newer than the driver) and loads the
 //! result once per device.
 
+pub mod check;
 pub mod error;
 pub mod launch;
 pub mod nvrtc;
@@ -80,6 +81,25 @@ pub struct KernelSet {
     byte_array_walk: Function,
     dict_views: Function,
     gather_status: Function,
+    check_snappy: Function,
+}
+
+/// Device addresses of a Snappy batch's arrays, for
+/// [`KernelSet::check_snappy`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SnappyJobs {
+    /// `n_jobs` compressed pointers (rewritten for refused jobs).
+    pub src: u64,
+    /// `n_jobs` compressed sizes (rewritten for refused jobs).
+    pub src_len: u64,
+    /// `n_jobs` uncompressed sizes (the page headers').
+    pub dst_len: u64,
+    /// Jobs.
+    pub n_jobs: u32,
+    /// `n_jobs` × [`check::CHECK_WORDS`] words of results.
+    pub results: u64,
+    /// A device byte holding 0: an empty Snappy stream.
+    pub dummy: u64,
 }
 
 /// Device addresses and counts of one row group's kernel work, for
@@ -140,6 +160,7 @@ impl KernelSet {
             byte_array_walk: module.function("gds_byte_array_walk")?,
             dict_views: module.function("gds_dict_views")?,
             gather_status: module.function("gds_gather_status")?,
+            check_snappy: module.function("gds_check_snappy")?,
             module,
         })
     }
@@ -160,13 +181,56 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 4] {
+    pub fn functions(&self) -> [(&'static str, &Function); 5] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_byte_array_walk", &self.byte_array_walk),
             ("gds_dict_views", &self.dict_views),
             ("gds_gather_status", &self.gather_status),
+            ("gds_check_snappy", &self.check_snappy),
         ]
+    }
+
+    /// Queues `gds_check_snappy` over the `n_jobs` jobs of a Snappy batch
+    /// (nvCOMP's arrays: compressed pointers and sizes, uncompressed sizes,
+    /// each `n_jobs` 8-byte words). A refused job's pointer and size are
+    /// rewritten to `dummy`, a one-byte empty stream; `results` receives
+    /// [`check::CHECK_WORDS`] words per job ([`check::snappy_check_error`]).
+    ///
+    /// # Safety
+    /// Every address must be live device memory of the sizes said, each
+    /// compressed pointer valid for its size, kept alive and unused by
+    /// other work until the stream has passed this launch.
+    pub unsafe fn check_snappy(
+        &self,
+        stream: &Stream,
+        jobs: SnappyJobs,
+    ) -> Result<(), KernelError> {
+        if jobs.n_jobs == 0 {
+            return Ok(());
+        }
+        let config = LaunchConfig::linear(jobs.n_jobs.min(launch::MAX_GRID), check::CHECK_BLOCK);
+        let SnappyJobs {
+            mut src,
+            mut src_len,
+            mut dst_len,
+            mut n_jobs,
+            mut results,
+            mut dummy,
+        } = jobs;
+        self.launch(
+            &self.check_snappy,
+            stream,
+            config,
+            &mut [
+                ptr(&mut src),
+                ptr(&mut src_len),
+                ptr(&mut dst_len),
+                ptr(&mut n_jobs),
+                ptr(&mut results),
+                ptr(&mut dummy),
+            ],
+        )
     }
 
     /// Queues `gds_dict_views` over `n_dicts` dictionary tasks at `dicts`.

@@ -49,7 +49,7 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 3] = [
+pub const SOURCES: [KernelSource; 4] = [
     KernelSource {
         name: "decode.cu",
         text: include_str!("cuda/decode.cu"),
@@ -64,6 +64,11 @@ pub const SOURCES: [KernelSource; 3] = [
         name: "status.cu",
         text: include_str!("cuda/status.cu"),
         entries: &["gds_gather_status"],
+    },
+    KernelSource {
+        name: "check.cu",
+        text: include_str!("cuda/check.cu"),
+        entries: &["gds_check_snappy"],
     },
 ];
 
@@ -603,7 +608,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 4);
+        assert_eq!(entry_points().count(), 5);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

@@ -445,6 +445,10 @@ pub fn generated_header() -> String {
     for code in PageErrorCode::ALL {
         let _ = writeln!(h, "#define {} {}u", code.c_name(), code as u32);
     }
+    let _ = writeln!(h, "#define GDS_CHECK_BLOCK {}u", super::check::CHECK_BLOCK);
+    for code in super::check::SnappyCheck::ALL {
+        let _ = writeln!(h, "#define {} {}u", code.c_name(), code as u32);
+    }
     h.push('\n');
     for (ty, size, fields) in [
         ("PageTask", size_of::<PageTask>(), page_task_fields()),

@@ -4,6 +4,7 @@
 use std::sync::{Arc, OnceLock};
 
 use super::error::DecodeError;
+use super::CompressedCheck;
 use crate::cuda::{Device, DevicePool, PinnedPool, PooledPinnedBuffer, Stream};
 use crate::decode::kernels::KernelSet;
 use crate::engine::{IoBufMut, Memory};
@@ -31,8 +32,8 @@ pub(crate) struct Gpu {
     pub(crate) pool: Arc<DevicePool>,
     pub(crate) pinned: Arc<PinnedPool>,
     pub(crate) kernels: Arc<KernelSet>,
-    /// Check Snappy and LZ4 pages on the host before nvCOMP sees them.
-    pub(crate) check_compressed: bool,
+    /// Where Snappy and LZ4 pages are checked before nvCOMP sees them.
+    pub(crate) check: CompressedCheck,
     nvcomp: OnceLock<Result<Arc<Nvcomp>, NvcompError>>,
 }
 
@@ -42,7 +43,7 @@ impl Gpu {
     pub(crate) fn new(
         device: Device,
         pool: Arc<DevicePool>,
-        check_compressed: bool,
+        check: CompressedCheck,
         streams: usize,
     ) -> Result<Gpu, DecodeError> {
         let pinned = shared_pinned_pool(device);
@@ -55,7 +56,7 @@ impl Gpu {
             pinned,
             pool,
             kernels: KernelSet::get(device)?,
-            check_compressed,
+            check,
             nvcomp: OnceLock::new(),
         })
     }

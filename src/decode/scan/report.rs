@@ -8,8 +8,20 @@ use serde::Serialize;
 /// Host-side measurements of one row group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RowGroupTimes {
-    /// Walking headers, planning and queueing the GPU work.
+    /// Walking headers, planning and queueing the GPU work (the sum of the
+    /// three below).
     pub(crate) host_plan: Duration,
+    /// Walking headers, planning and checking compressed pages (its share
+    /// of its group's time on the worker threads).
+    pub(crate) plan: Duration,
+    /// Allocating device memory and queueing the uploads.
+    pub(crate) stage: Duration,
+    /// Queueing nvCOMP and the kernels (its share of the group's).
+    pub(crate) queue: Duration,
+    /// Walking the headers and planning, on one worker thread.
+    pub(crate) walk: Duration,
+    /// Checking the compressed pages (wall time on the worker threads).
+    pub(crate) check: Duration,
     /// Waiting for the row group's event (GPU work not hidden behind the
     /// host's work on the next row group).
     pub(crate) wait: Duration,
@@ -36,6 +48,19 @@ pub struct DecodeReport {
     pub io_wait_seconds: f64,
     /// Seconds the host spent walking headers and queueing GPU work.
     pub host_seconds: f64,
+    /// Of which: walking headers, planning, checking compressed pages (on
+    /// worker threads, wall time).
+    pub plan_seconds: f64,
+    /// Of which: allocating device memory and queueing uploads.
+    pub stage_seconds: f64,
+    /// Thread time walking page headers and planning, summed over row
+    /// groups (planned several at once, so more than `plan_seconds`).
+    pub walk_thread_seconds: f64,
+    /// Time checking compressed pages, summed over row groups (each on
+    /// several threads).
+    pub check_thread_seconds: f64,
+    /// Of which: queueing nvCOMP and the kernels.
+    pub queue_seconds: f64,
     /// Seconds the host waited for GPU work (decompression and kernels not
     /// hidden behind the host's other work).
     pub gpu_wait_seconds: f64,
@@ -49,6 +74,11 @@ impl DecodeReport {
         self.pages_decompressed_nvcomp += t.compressed_pages;
         self.output_bytes += bytes as u64;
         self.host_seconds += t.host_plan.as_secs_f64();
+        self.plan_seconds += t.plan.as_secs_f64();
+        self.stage_seconds += t.stage.as_secs_f64();
+        self.queue_seconds += t.queue.as_secs_f64();
+        self.walk_thread_seconds += t.walk.as_secs_f64();
+        self.check_thread_seconds += t.check.as_secs_f64();
         self.gpu_wait_seconds += t.wait.as_secs_f64();
     }
 }

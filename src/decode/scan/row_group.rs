@@ -14,20 +14,20 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::context::Gpu;
 use super::error::DecodeError;
+use super::group::{GroupShared, SyncOnDrop};
+use super::host::HostPlan;
 use super::report::RowGroupTimes;
-use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer};
+use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::{DeviceBatch, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent};
 use crate::decode::kernels::{
     launch, parse_status, Conversion as KConversion, DictTask, Encoding as KEncoding, Kind,
     PageTask, RowGroupLaunch, FLAG_ROW_WINDOW, FLAG_V1_LEVELS,
 };
 use crate::decode::page::{
-    plan_fetched, BufferKind, ColumnDecode, Conversion, DecodePlan, EncodingClass, PageCodec,
-    PageVersion, Region,
+    BufferKind, ColumnDecode, Conversion, DecodePlan, EncodingClass, PageCodec, PageVersion, Region,
 };
-use crate::nvcomp::{BatchArgs, Codec};
+use crate::nvcomp::Codec;
 use crate::parquet::fetch::FetchedRowGroup;
-use crate::parquet::ScanPlan;
 
 /// Alignment of every section of the row group's device allocations.
 const ALIGN: usize = 256;
@@ -36,43 +36,27 @@ fn align(n: usize) -> usize {
     n.next_multiple_of(ALIGN)
 }
 
-/// A row group whose GPU work is queued.
+/// A row group whose GPU work is queued: its group's decompression, its
+/// kernels, its status copy and its event.
 pub(crate) struct InFlight {
-    event: Event,
-    file: String,
-    plan: DecodePlan,
-    schema: SchemaRef,
-    n_tasks: u32,
-    n_dicts: u32,
-    /// For each page task: (column index in the plan, page index in the chunk).
-    task_pages: Vec<(usize, usize)>,
-    /// For each dictionary task: its column.
-    dict_columns: Vec<usize>,
-    /// For each decompression job: (column, page, expected bytes).
-    jobs: Vec<(usize, usize, usize)>,
-    down: PooledPinnedBuffer,
-    status_len: usize,
-    columns: Vec<ColumnOut>,
-    column_rows: Vec<u64>,
-    /// Kept alive until the event: inputs and work areas of the kernels.
-    _keep: Vec<PooledDeviceBuffer>,
-    _up: PooledPinnedBuffer,
-    /// The events that order this row group's work across streams.
-    _ordering: Vec<Event>,
-    /// The row group's bytes, its scratch and its output, held until the
-    /// event even when no column keeps them (a buffer back in the pool while
-    /// this row group's copies and kernels still run would be handed to the
-    /// next row group, on another stream).
-    _inputs: Vec<DeviceBytes>,
-    _fetched: Box<dyn Send>,
+    /// Waits for the row group's event if dropped before [`finish`]
+    /// (an error elsewhere): declared first, so it runs before the buffers
+    /// below go back to their pools.
+    pub(crate) done: SyncOnDrop,
+    pub(crate) staged: Staged,
+    /// The group's nvCOMP results (and buffers, kept until the event).
+    pub(crate) group: Arc<GroupShared>,
+    /// Where each of `staged.jobs` is in the group's nvCOMP arrays.
+    pub(crate) nv_index: Vec<usize>,
+    /// The kernels' status, copied back.
+    pub(crate) down: PooledPinnedBuffer,
     pub(crate) times: RowGroupTimes,
-    pub(crate) rows: usize,
-    /// Bytes of the decoded columns' own buffers (values and validity).
-    pub(crate) output_bytes: usize,
+    /// The last row group of its group.
+    pub(crate) ends_group: bool,
 }
 
 /// Where one column's output lies.
-struct ColumnOut {
+pub(crate) struct ColumnOut {
     values: DeviceBytes,
     validity: Option<DeviceBytes>,
     /// Views' data buffers (row-group bytes, decompressed scratch).
@@ -161,46 +145,75 @@ impl Upload {
         self.bytes.extend_from_slice(data);
         at
     }
-    fn words(&mut self, words: &[u64]) -> usize {
-        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        self.section(&bytes)
-    }
 }
 
-/// Queues row group `fetched` of `file` on the GPU.
-pub(crate) fn launch<B>(
+/// One decompression job of a staged row group, with device addresses.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StagedJob {
+    pub(crate) codec: Codec,
+    pub(crate) src: u64,
+    pub(crate) src_len: usize,
+    pub(crate) dst: u64,
+    pub(crate) dst_len: usize,
+    /// (column in the plan, page in the chunk) for errors.
+    pub(crate) column: usize,
+    pub(crate) page: usize,
+}
+
+/// A row group whose bytes and kernel tasks are queued for upload on its
+/// stream, waiting for its group's decompression and its kernels.
+pub(crate) struct Staged {
+    pub(crate) file: String,
+    pub(crate) plan: DecodePlan,
+    pub(crate) schema: SchemaRef,
+    pub(crate) column_rows: Vec<u64>,
+    pub(crate) task_pages: Vec<(usize, usize)>,
+    pub(crate) dict_columns: Vec<usize>,
+    pub(crate) jobs: Vec<StagedJob>,
+    /// The kernels' launch (tasks and status area in `meta`).
+    pub(crate) work_launch: RowGroupLaunch,
+    pub(crate) status_len: usize,
+    pub(crate) columns: Vec<ColumnOut>,
+    /// Buffers the uploads, nvCOMP and the kernels use.
+    pub(crate) _keep: Vec<PooledDeviceBuffer>,
+    pub(crate) _up: PooledPinnedBuffer,
+    pub(crate) _inputs: Vec<DeviceBytes>,
+    pub(crate) _fetched: Box<dyn Send>,
+    pub(crate) rows: usize,
+    pub(crate) output_bytes: usize,
+    /// The host plan's walk and check times.
+    pub(crate) walk: std::time::Duration,
+    pub(crate) check: std::time::Duration,
+}
+
+/// Allocates a planned row group's device memory and queues its uploads
+/// (the row group's bytes, its kernel tasks) on `stream`.
+pub(crate) fn stage<B>(
     gpu: &Gpu,
     file: &str,
     metadata: &ParquetMetaData,
-    scan: &ScanPlan,
+    planned: HostPlan,
     fetched: FetchedRowGroup<B>,
     stream: &crate::cuda::Stream,
-) -> Result<InFlight, DecodeError>
+) -> Result<Staged, DecodeError>
 where
     B: std::ops::Deref<Target = [u8]> + Send + 'static,
 {
-    let started = std::time::Instant::now();
     let host: &[u8] = &fetched.buffer;
-    let plan =
-        plan_fetched(metadata, scan, fetched.index, host, &fetched.chunks).map_err(|source| {
-            DecodeError::Plan {
-                file: file.to_string(),
-                source,
-            }
-        })?;
+    let HostPlan {
+        plan,
+        specs,
+        column_rows,
+        walk,
+        check,
+    } = planned;
     let schema = schema_of(metadata, &plan);
-    let selection = scan
-        .row_groups
-        .iter()
-        .find(|r| r.index == fetched.index)
-        .and_then(|r| r.rows.clone());
-    let (specs, column_rows) = task_specs(&plan, selection.as_deref());
     let pool = &gpu.pool;
 
     // The row group's bytes, as stored.
     let rg = pool.allocate(host.len().max(1))?;
-    // SAFETY: the pinned host buffer is kept (in `_fetched`) and the device
-    // buffer (in `_keep` or a column) until the event recorded below.
+    // SAFETY: the pinned host buffer is kept (in `fetched`) and the device
+    // buffer (in `inputs`) until the row group's event.
     unsafe { stream.copy_to_device(rg.device_ptr(), host.as_ptr(), host.len())? };
     let scratch = pool.allocate(plan.scratch_bytes.max(1))?;
     let (rg_ptr, scratch_ptr) = (rg.device_ptr(), scratch.device_ptr());
@@ -286,170 +299,95 @@ where
         let kind = kind_of(c);
         let (v_at, _, n_at, validity_len) = out_layout[ci];
         let max_def = c.ty.nullable as u32;
-        {
-            let p = &c.pages[spec.page];
-            let encoding = encoding_of(p.class);
-            has_plain_byte_arrays |= kind == Kind::ByteArray && encoding == KEncoding::Plain;
-            let (view_buffer_index, view_buffer_base) = view_index(&p.data);
-            let (dict, dict_count, dict_len) = match (&c.dictionary, kind) {
-                (Some(d), Kind::ByteArray) => (
-                    dict_views_at[ci].unwrap_or(0),
-                    d.num_values,
-                    launch::dict_view_bytes(d.num_values) as u32,
-                ),
-                (Some(d), _) => (address(&d.data), d.num_values, d.data.len as u32),
-                (None, _) => (0, 0, 0),
-            };
-            let scratch_len = launch::scratch_bytes(kind, encoding, p.num_values) as u32;
-            tasks.push(PageTask {
-                data: address(&p.data),
-                def_levels: p.def_levels.as_ref().map(&address).unwrap_or(0),
-                dict,
-                out_values: output.address() + v_at as u64,
-                out_validity: if validity_len > 0 {
-                    output.address() + n_at as u64
-                } else {
-                    0
-                },
-                scratch: if scratch_len > 0 {
-                    work_ptr + work_offsets[t]
-                } else {
-                    0
-                },
-                view_buffer_base,
-                data_len: p.data.len as u32,
-                def_len: p.def_levels.as_ref().map(|r| r.len as u32).unwrap_or(0),
-                num_values: p.num_values,
-                dict_count,
-                dict_len,
-                out_row: spec.out_row as u32,
-                out_rows: column_rows[ci] as u32,
-                kind: kind as u32,
-                encoding: encoding as u32,
-                flags: if p.version == PageVersion::V1 && max_def > 0 {
-                    FLAG_V1_LEVELS
-                } else {
-                    0
-                } | if spec.window.is_some() {
-                    FLAG_ROW_WINDOW
-                } else {
-                    0
-                },
-                row_skip: spec.window.map(|w| w.0).unwrap_or(0),
-                row_take: spec.window.map(|w| w.1).unwrap_or(0),
-                max_def,
-                conversion: conversion_of(c.ty.conversion) as u32,
-                type_length: c.ty.type_length,
-                out_width: c.ty.out_width,
-                view_buffer_index,
-                scratch_len,
-                ..PageTask::default()
-            });
-        }
+        let p = &c.pages[spec.page];
+        let encoding = encoding_of(p.class);
+        has_plain_byte_arrays |= kind == Kind::ByteArray && encoding == KEncoding::Plain;
+        let (view_buffer_index, view_buffer_base) = view_index(&p.data);
+        let (dict, dict_count, dict_len) = match (&c.dictionary, kind) {
+            (Some(d), Kind::ByteArray) => (
+                dict_views_at[ci].unwrap_or(0),
+                d.num_values,
+                launch::dict_view_bytes(d.num_values) as u32,
+            ),
+            (Some(d), _) => (address(&d.data), d.num_values, d.data.len as u32),
+            (None, _) => (0, 0, 0),
+        };
+        let scratch_len = launch::scratch_bytes(kind, encoding, p.num_values) as u32;
+        let v1_levels = if p.version == PageVersion::V1 && max_def > 0 {
+            FLAG_V1_LEVELS
+        } else {
+            0
+        };
+        let windowed = if spec.window.is_some() {
+            FLAG_ROW_WINDOW
+        } else {
+            0
+        };
+        tasks.push(PageTask {
+            data: address(&p.data),
+            def_levels: p.def_levels.as_ref().map(&address).unwrap_or(0),
+            dict,
+            out_values: output.address() + v_at as u64,
+            out_validity: if validity_len > 0 {
+                output.address() + n_at as u64
+            } else {
+                0
+            },
+            scratch: if scratch_len > 0 {
+                work_ptr + work_offsets[t]
+            } else {
+                0
+            },
+            view_buffer_base,
+            data_len: p.data.len as u32,
+            def_len: p.def_levels.as_ref().map(|r| r.len as u32).unwrap_or(0),
+            num_values: p.num_values,
+            dict_count,
+            dict_len,
+            out_row: spec.out_row as u32,
+            out_rows: column_rows[ci] as u32,
+            kind: kind as u32,
+            encoding: encoding as u32,
+            flags: v1_levels | windowed,
+            row_skip: spec.window.map(|w| w.0).unwrap_or(0),
+            row_take: spec.window.map(|w| w.1).unwrap_or(0),
+            max_def,
+            conversion: conversion_of(c.ty.conversion) as u32,
+            type_length: c.ty.type_length,
+            out_width: c.ty.out_width,
+            view_buffer_index,
+            scratch_len,
+            ..PageTask::default()
+        });
     }
 
-    // nvCOMP reads out of bounds on corrupt Snappy / LZ4 (undefined
-    // behaviour by its documentation, a poisoned context in practice):
-    // every such page's structure is checked on the host first.
-    if gpu.check_compressed {
-        check_compressed(file, &plan, host)?;
-    }
+    // Decompression jobs (run by the group, one nvCOMP call per codec).
+    let jobs = plan
+        .jobs
+        .iter()
+        .map(|j| StagedJob {
+            codec: codec_of(j.codec),
+            src: rg_ptr + j.src_offset as u64,
+            src_len: j.src_len,
+            dst: scratch_ptr + j.dst_offset as u64,
+            dst_len: j.dst_len,
+            column: j.column,
+            page: j.page,
+        })
+        .collect();
 
-    // Decompression batches, one per codec.
+    // Tasks up, then the kernels' status area (copied back after them).
     let mut up = Upload::default();
     let tasks_at = up.section(crate::decode::kernels::task::page_tasks_as_bytes(&tasks));
     let dicts_at = up.section(crate::decode::kernels::task::dict_tasks_as_bytes(&dicts));
-    let n_jobs = plan.jobs.len();
     let status_len = launch::status_bytes(tasks.len() as u32, dicts.len() as u32) as usize;
-    // Download area: kernel status, then nvCOMP's actual sizes and statuses.
-    let actual_at = align(status_len);
-    let nv_status_at = align(actual_at + 8 * n_jobs);
-    let down_len = nv_status_at + 4 * n_jobs;
-    let mut batches = Vec::new();
-    let mut jobs = Vec::with_capacity(n_jobs);
-    let mut order = Vec::with_capacity(n_jobs);
-    for codec in [
-        PageCodec::Snappy,
-        PageCodec::Zstd,
-        PageCodec::Lz4Raw,
-        PageCodec::Gzip,
-    ] {
-        let selected: Vec<_> = plan.jobs.iter().filter(|j| j.codec == codec).collect();
-        if selected.is_empty() {
-            continue;
-        }
-        let first = order.len();
-        let src: Vec<u64> = selected
-            .iter()
-            .map(|j| rg_ptr + j.src_offset as u64)
-            .collect();
-        let src_len: Vec<u64> = selected.iter().map(|j| j.src_len as u64).collect();
-        let dst_len: Vec<u64> = selected.iter().map(|j| j.dst_len as u64).collect();
-        let dst: Vec<u64> = selected
-            .iter()
-            .map(|j| scratch_ptr + j.dst_offset as u64)
-            .collect();
-        for j in &selected {
-            jobs.push((j.column, j.page, j.dst_len));
-            order.push(());
-        }
-        let at = [
-            up.words(&src),
-            up.words(&src_len),
-            up.words(&dst_len),
-            up.words(&dst),
-        ];
-        let max_dst = selected.iter().map(|j| j.dst_len).max().unwrap_or(0);
-        let total: usize = selected.iter().map(|j| j.dst_len).sum();
-        batches.push((codec_of(codec), first, selected.len(), at, max_dst, total));
-    }
-    let meta = pool.allocate(align(up.bytes.len()).max(1) + down_len)?;
+    let up_len = align(up.bytes.len()).max(1);
+    let meta = pool.allocate(up_len + status_len.max(1))?;
     let meta_ptr = meta.device_ptr();
-    let down_dev = meta_ptr + align(up.bytes.len()).max(1) as u64;
     let mut up_host = gpu.pinned.allocate(up.bytes.len().max(1))?;
     up_host[..up.bytes.len()].copy_from_slice(&up.bytes);
-    // SAFETY: `up_host` and `meta` are kept until the event.
+    // SAFETY: `up_host` and `meta` are kept until the row group's event.
     unsafe { stream.copy_to_device(meta_ptr, up_host.as_ptr(), up.bytes.len().max(1))? };
-    let mut keep = Vec::new();
-    let mut times = RowGroupTimes::default();
-    // nvCOMP runs on the scan's nvCOMP stream, after this row group's
-    // uploads and before its kernels.
-    let mut ordering = Vec::new();
-    let nv_stream = &gpu.nvcomp_stream;
-    if !batches.is_empty() {
-        let mut uploaded = Event::new(gpu.device)?;
-        uploaded.record(stream)?;
-        nv_stream.wait_event(&uploaded)?;
-        ordering.push(uploaded);
-    }
-    let decompressing = !batches.is_empty();
-    for (codec, first, n, at, max_dst, total) in batches {
-        let nvcomp = gpu.nvcomp(codec)?;
-        let temp_bytes = nvcomp.temp_bytes(codec, n, max_dst, total)?;
-        let temp = pool.allocate(temp_bytes.max(1))?;
-        let args = BatchArgs {
-            compressed_ptrs: meta_ptr + at[0] as u64,
-            compressed_bytes: meta_ptr + at[1] as u64,
-            uncompressed_capacity: meta_ptr + at[2] as u64,
-            actual_uncompressed: down_dev + (actual_at + 8 * first) as u64,
-            num_chunks: n,
-            temp_ptr: temp.device_ptr(),
-            temp_bytes: temp.len(),
-            uncompressed_ptrs: meta_ptr + at[3] as u64,
-            statuses: down_dev + (nv_status_at + 4 * first) as u64,
-        };
-        // SAFETY: every array and buffer named lives until the event.
-        unsafe { nvcomp.decompress_async(codec, &args, nv_stream)? };
-        times.compressed_pages += n;
-        keep.push(temp);
-    }
-
-    if decompressing {
-        let mut decompressed = Event::new(gpu.device)?;
-        decompressed.record(nv_stream)?;
-        stream.wait_event(&decompressed)?;
-        ordering.push(decompressed);
-    }
     let work_launch = RowGroupLaunch {
         tasks: meta_ptr + tasks_at as u64,
         n_tasks: tasks.len() as u32,
@@ -459,16 +397,9 @@ where
             meta_ptr + dicts_at as u64
         },
         n_dicts: dicts.len() as u32,
-        status: down_dev,
+        status: meta_ptr + up_len as u64,
         has_plain_byte_arrays,
     };
-    // SAFETY: the tasks describe the allocations above, all kept until the event.
-    unsafe { gpu.kernels.decode_row_group(stream, &work_launch)? };
-    let mut down = gpu.pinned.allocate(down_len.max(1))?;
-    // SAFETY: `down` is kept until the event; `meta` likewise.
-    unsafe { stream.copy_to_host(down.as_mut_ptr(), down_dev, down_len.max(1))? };
-    let mut event = Event::new(gpu.device)?;
-    event.record(stream)?;
 
     // Columns: views keep the row-group bytes and the scratch alive.
     let rg = DeviceBytes::from_pooled(rg);
@@ -493,37 +424,40 @@ where
             variadic,
         });
     }
-    keep.push(work);
-    keep.push(meta);
-    times.host_plan = started.elapsed();
-    times.pages = tasks.len();
     let rows = column_rows.first().copied().unwrap_or(0) as usize;
-    Ok(InFlight {
-        event,
+    Ok(Staged {
         file: file.to_string(),
-        n_tasks: tasks.len() as u32,
-        n_dicts: dicts.len() as u32,
         plan,
         schema,
+        column_rows,
         task_pages,
         dict_columns,
         jobs,
-        down,
+        work_launch,
         status_len,
         columns,
-        column_rows,
-        _keep: keep,
+        _keep: vec![work, meta],
         _up: up_host,
-        _ordering: ordering,
         _inputs: vec![rg, scratch, output],
         _fetched: Box::new(fetched),
-        times,
         rows,
         output_bytes: out_len,
+        walk,
+        check,
     })
 }
 
 impl InFlight {
+    /// Rows of the batch.
+    pub(crate) fn rows(&self) -> usize {
+        self.staged.rows
+    }
+
+    /// Bytes of the decoded columns' own buffers (values and validity).
+    pub(crate) fn output_bytes(&self) -> usize {
+        self.staged.output_bytes
+    }
+
     /// Waits for the row group's event, checks every page and builds the
     /// batch.
     pub(crate) fn finish(
@@ -531,80 +465,100 @@ impl InFlight {
         device: usize,
     ) -> Result<(DeviceBatch, RowGroupTimes), DecodeError> {
         let waited = std::time::Instant::now();
-        self.event.synchronize()?;
+        self.done.event.wait()?;
         self.times.wait = waited.elapsed();
-        let down: &[u8] = &self.down;
-        let n_jobs = self.jobs.len();
-        let actual_at = align(self.status_len);
-        let nv_status_at = align(actual_at + 8 * n_jobs);
-        let plan = &self.plan;
+        let staged = &mut self.staged;
+        let plan = &staged.plan;
         let rg = plan.row_group;
-        for (k, &(ci, page, expected)) in self.jobs.iter().enumerate() {
-            let s = &down[nv_status_at + 4 * k..nv_status_at + 4 * k + 4];
-            let status = i32::from_le_bytes([s[0], s[1], s[2], s[3]]);
-            let a = &down[actual_at + 8 * k..actual_at + 8 * k + 8];
-            let actual = u64::from_le_bytes(a.try_into().expect("8 bytes")) as usize;
+        for (job, &k) in staged.jobs.iter().zip(&self.nv_index) {
+            if let Some(source) = self.group.check_error(k, job.dst_len) {
+                return Err(DecodeError::CorruptCompressed {
+                    file: staged.file.clone(),
+                    column: plan.columns[job.column].column.clone(),
+                    row_group: rg,
+                    page: job.page,
+                    source,
+                });
+            }
+            let (status, actual) = self.group.result(k);
             let what = if status != 0 {
                 Some(format!(
                     "{}",
                     crate::nvcomp::NvcompStatus::from_code(status)
                 ))
-            } else if actual != expected {
+            } else if actual != job.dst_len {
                 Some(format!(
-                    "{actual} bytes decompressed, the page header says {expected}"
+                    "{actual} bytes decompressed, the page header says {}",
+                    job.dst_len
                 ))
             } else {
                 None
             };
             if let Some(what) = what {
                 return Err(DecodeError::Decompress {
-                    file: self.file.clone(),
-                    column: plan.columns[ci].column.clone(),
+                    file: staged.file.clone(),
+                    column: plan.columns[job.column].column.clone(),
                     row_group: rg,
-                    page,
+                    page: job.page,
                     what,
                 });
             }
         }
-        let (pages, dicts) = parse_status(&down[..self.status_len], self.n_tasks, self.n_dicts)
-            .ok_or(DecodeError::StatusSize)?;
+        let (pages, dicts) = parse_status(
+            &self.down[..staged.status_len],
+            staged.work_launch.n_tasks,
+            staged.work_launch.n_dicts,
+        )
+        .ok_or(DecodeError::StatusSize)?;
         for (k, s) in dicts.iter().enumerate() {
             if let Some(code) = s.error() {
-                let ci = self.dict_columns[k];
-                return Err(corrupt(&self.file, plan, ci, 0, rg, code, s.error_index));
+                let ci = staged.dict_columns[k];
+                return Err(corrupt(&staged.file, plan, ci, 0, rg, code, s.error_index));
             }
         }
         let mut nulls = vec![0usize; plan.columns.len()];
         for (k, s) in pages.iter().enumerate() {
-            let (ci, page) = self.task_pages[k];
+            let (ci, page) = staged.task_pages[k];
             if let Some(code) = s.error() {
-                return Err(corrupt(&self.file, plan, ci, page, rg, code, s.error_index));
+                return Err(corrupt(
+                    &staged.file,
+                    plan,
+                    ci,
+                    page,
+                    rg,
+                    code,
+                    s.error_index,
+                ));
             }
             nulls[ci] += s.null_count as usize;
         }
-        let rows = self.rows;
         let mut columns = Vec::with_capacity(plan.columns.len());
-        for (ci, (c, out)) in plan.columns.iter().zip(self.columns.drain(..)).enumerate() {
+        for (ci, (c, out)) in plan
+            .columns
+            .iter()
+            .zip(staged.columns.drain(..))
+            .enumerate()
+        {
             let mut buffers = vec![out.values];
             buffers.extend(out.variadic);
             let data_type: DataType = c.ty.data_type.clone();
             columns.push(DeviceColumn::new(
                 data_type,
-                self.column_rows[ci] as usize,
+                staged.column_rows[ci] as usize,
                 Some(nulls[ci]),
                 out.validity,
                 buffers,
             )?);
         }
-        let ready: Arc<dyn ReadyEvent> = Arc::new(self.event);
+        let ready: Arc<dyn ReadyEvent> = self.done.event.clone();
         let batch = DeviceBatch::try_new(
-            self.schema.clone(),
-            rows,
+            staged.schema.clone(),
+            staged.rows,
             columns,
             MemoryLocation::cuda(device),
             Some(ready),
         )?;
-        Ok((batch, self.times))
+        Ok((batch, self.times.clone()))
     }
 }
 
@@ -627,103 +581,5 @@ fn corrupt(
             Err(n) => format!("unknown kernel error {n}"),
         },
         index,
-    }
-}
-
-/// One kernel task: a page of a column, whole or a window of its rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TaskSpec {
-    /// Column index in the plan.
-    pub(crate) column: usize,
-    /// Index in the column's `pages`.
-    pub(crate) page: usize,
-    /// First output row.
-    pub(crate) out_row: u64,
-    /// (rows skipped, rows taken) when only part of the page is written.
-    pub(crate) window: Option<(u32, u32)>,
-}
-
-/// The kernel tasks of a plan and each column's output rows. Without a
-/// row selection every kept page is written whole at its `out_row`. With
-/// one (page pruning: each column keeps the pages that overlap the
-/// selected rows, and columns' pages end at different rows), every page is
-/// cut to the selected rows it holds, so all columns hold exactly the same
-/// rows, in order.
-pub(crate) fn task_specs(
-    plan: &DecodePlan,
-    selection: Option<&[std::ops::Range<i64>]>,
-) -> (Vec<TaskSpec>, Vec<u64>) {
-    let mut specs = Vec::new();
-    let mut rows = Vec::with_capacity(plan.columns.len());
-    for (ci, c) in plan.columns.iter().enumerate() {
-        let Some(selection) = selection else {
-            specs.extend(c.pages.iter().enumerate().map(|(pi, p)| TaskSpec {
-                column: ci,
-                page: pi,
-                out_row: p.out_row,
-                window: None,
-            }));
-            rows.push(c.rows);
-            continue;
-        };
-        let selected_before = |row: i64| -> u64 {
-            selection
-                .iter()
-                .map(|r| (row.min(r.end) - r.start).max(0) as u64)
-                .sum()
-        };
-        for (pi, p) in c.pages.iter().enumerate() {
-            let first = p.first_row.unwrap_or(p.out_row) as i64;
-            let end = first + i64::from(p.num_rows);
-            for r in selection {
-                let (lo, hi) = (r.start.max(first), r.end.min(end));
-                if lo >= hi {
-                    continue;
-                }
-                specs.push(TaskSpec {
-                    column: ci,
-                    page: pi,
-                    out_row: selected_before(lo),
-                    window: Some(((lo - first) as u32, (hi - lo) as u32)),
-                });
-            }
-        }
-        rows.push(
-            selection
-                .iter()
-                .map(|r| (r.end - r.start).max(0) as u64)
-                .sum(),
-        );
-    }
-    (specs, rows)
-}
-
-/// Walks every Snappy and LZ4 page of the plan (in parallel) and refuses
-/// the row group at the first one whose elements would reach outside the
-/// page or produce another size than its header says.
-fn check_compressed(file: &str, plan: &DecodePlan, host: &[u8]) -> Result<(), DecodeError> {
-    use crate::decode::page::validate::{check_lz4_block, check_snappy};
-    use rayon::prelude::*;
-    let failed = plan
-        .jobs
-        .par_iter()
-        .filter(|j| matches!(j.codec, PageCodec::Snappy | PageCodec::Lz4Raw))
-        .find_map_first(|j| {
-            let src = host.get(j.src_offset..j.src_offset + j.src_len)?;
-            let checked = match j.codec {
-                PageCodec::Snappy => check_snappy(src, j.dst_len),
-                _ => check_lz4_block(src, j.dst_len),
-            };
-            checked.err().map(|e| (j, e))
-        });
-    match failed {
-        None => Ok(()),
-        Some((j, source)) => Err(DecodeError::CorruptCompressed {
-            file: file.to_string(),
-            column: plan.columns[j.column].column.clone(),
-            row_group: plan.row_group,
-            page: j.page,
-            source,
-        }),
     }
 }

@@ -1,0 +1,177 @@
+//! The host's share of a row group, with no CUDA call: walk the page
+//! headers, plan the pages, cut them to the selected rows and check every
+//! Snappy and LZ4 page. Pure, so the row groups of a group are planned on
+//! worker threads at once (rayon) while the GPU works on the group before.
+
+use std::ops::Range;
+
+use parquet::file::metadata::ParquetMetaData;
+
+use super::error::DecodeError;
+use super::CompressedCheck;
+use crate::decode::page::{plan_fetched, DecodePlan, PageCodec};
+use crate::parquet::fetch::ChunkSlice;
+use crate::parquet::ScanPlan;
+
+/// A row group planned on the host.
+#[derive(Debug)]
+pub(crate) struct HostPlan {
+    pub(crate) plan: DecodePlan,
+    /// One kernel task per page (or per page window).
+    pub(crate) specs: Vec<TaskSpec>,
+    /// Each column's output rows.
+    pub(crate) column_rows: Vec<u64>,
+    /// Time walking the headers and planning (one thread).
+    pub(crate) walk: std::time::Duration,
+    /// Time checking the compressed pages (wall, several threads).
+    pub(crate) check: std::time::Duration,
+}
+
+/// Plans row group `row_group` of `file` from its fetched bytes `host`.
+/// Compressed pages are checked here as `check` says (nvCOMP's behaviour
+/// on corrupt input is undefined): every Snappy and LZ4 page for
+/// [`CompressedCheck::Host`], the LZ4 pages for [`CompressedCheck::Gpu`]
+/// (Snappy pages are checked there, by `gds_check_snappy`).
+pub(crate) fn plan_host(
+    file: &str,
+    metadata: &ParquetMetaData,
+    scan: &ScanPlan,
+    row_group: usize,
+    host: &[u8],
+    chunks: &[ChunkSlice],
+    check: CompressedCheck,
+) -> Result<HostPlan, DecodeError> {
+    let started = std::time::Instant::now();
+    let plan = plan_fetched(metadata, scan, row_group, host, chunks).map_err(|source| {
+        DecodeError::Plan {
+            file: file.to_string(),
+            source,
+        }
+    })?;
+    let selection = scan
+        .row_groups
+        .iter()
+        .find(|r| r.index == row_group)
+        .and_then(|r| r.rows.clone());
+    let (specs, column_rows) = task_specs(&plan, selection.as_deref());
+    let walk = started.elapsed();
+    match check {
+        CompressedCheck::Host => {
+            check_compressed_pages(file, &plan, host, &[PageCodec::Snappy, PageCodec::Lz4Raw])?
+        }
+        CompressedCheck::Gpu => check_compressed_pages(file, &plan, host, &[PageCodec::Lz4Raw])?,
+        CompressedCheck::Off => {}
+    }
+    Ok(HostPlan {
+        plan,
+        specs,
+        column_rows,
+        walk,
+        check: started.elapsed() - walk,
+    })
+}
+
+/// One kernel task: a page of a column, whole or a window of its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TaskSpec {
+    /// Column index in the plan.
+    pub(crate) column: usize,
+    /// Index in the column's `pages`.
+    pub(crate) page: usize,
+    /// First output row.
+    pub(crate) out_row: u64,
+    /// (rows skipped, rows taken) when only part of the page is written.
+    pub(crate) window: Option<(u32, u32)>,
+}
+
+/// The kernel tasks of a plan and each column's output rows. Without a
+/// row selection every kept page is written whole at its `out_row`. With
+/// one (page pruning: each column keeps the pages that overlap the
+/// selected rows, and columns' pages end at different rows), every page is
+/// cut to the selected rows it holds, so all columns hold exactly the same
+/// rows, in order.
+pub(crate) fn task_specs(
+    plan: &DecodePlan,
+    selection: Option<&[Range<i64>]>,
+) -> (Vec<TaskSpec>, Vec<u64>) {
+    let mut specs = Vec::new();
+    let mut rows = Vec::with_capacity(plan.columns.len());
+    for (ci, c) in plan.columns.iter().enumerate() {
+        let Some(selection) = selection else {
+            specs.extend(c.pages.iter().enumerate().map(|(pi, p)| TaskSpec {
+                column: ci,
+                page: pi,
+                out_row: p.out_row,
+                window: None,
+            }));
+            rows.push(c.rows);
+            continue;
+        };
+        let selected_before = |row: i64| -> u64 {
+            selection
+                .iter()
+                .map(|r| (row.min(r.end) - r.start).max(0) as u64)
+                .sum()
+        };
+        for (pi, p) in c.pages.iter().enumerate() {
+            let first = p.first_row.unwrap_or(p.out_row) as i64;
+            let end = first + i64::from(p.num_rows);
+            for r in selection {
+                let (lo, hi) = (r.start.max(first), r.end.min(end));
+                if lo >= hi {
+                    continue;
+                }
+                specs.push(TaskSpec {
+                    column: ci,
+                    page: pi,
+                    out_row: selected_before(lo),
+                    window: Some(((lo - first) as u32, (hi - lo) as u32)),
+                });
+            }
+        }
+        rows.push(
+            selection
+                .iter()
+                .map(|r| (r.end - r.start).max(0) as u64)
+                .sum(),
+        );
+    }
+    (specs, rows)
+}
+
+/// Walks every page of the plan compressed with one of `codecs` (Snappy,
+/// LZ4; in parallel) and refuses the row group at the first one whose
+/// elements would reach outside the page or produce another size than its
+/// header says.
+fn check_compressed_pages(
+    file: &str,
+    plan: &DecodePlan,
+    host: &[u8],
+    codecs: &[PageCodec],
+) -> Result<(), DecodeError> {
+    use crate::decode::page::validate::{check_lz4_block, check_snappy};
+    use rayon::prelude::*;
+    let failed = plan
+        .jobs
+        .par_iter()
+        .filter(|j| codecs.contains(&j.codec))
+        .find_map_first(|j| {
+            let src = host.get(j.src_offset..j.src_offset + j.src_len)?;
+            let checked = match j.codec {
+                PageCodec::Snappy => check_snappy(src, j.dst_len),
+                PageCodec::Lz4Raw => check_lz4_block(src, j.dst_len),
+                _ => Ok(()),
+            };
+            checked.err().map(|e| (j, e))
+        });
+    match failed {
+        None => Ok(()),
+        Some((j, source)) => Err(DecodeError::CorruptCompressed {
+            file: file.to_string(),
+            column: plan.columns[j.column].column.clone(),
+            row_group: plan.row_group,
+            page: j.page,
+            source,
+        }),
+    }
+}
