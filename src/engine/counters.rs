@@ -152,6 +152,21 @@ pub fn global_counters() -> &'static PathCounters {
     GLOBAL.get_or_init(PathCounters::default)
 }
 
+/// The process-wide counters of the bytes that went to (or came from) device
+/// `ordinal`'s memory, for every path; host-memory transfers are not in any
+/// device's counters. Created on first use and kept for the process.
+pub fn device_counters(ordinal: usize) -> &'static PathCounters {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static DEVICES: OnceLock<Mutex<HashMap<usize, &'static PathCounters>>> = OnceLock::new();
+    DEVICES
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(ordinal)
+        .or_insert_with(|| Box::leak(Box::default()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +202,19 @@ mod tests {
         c.reset();
         assert_eq!(c.get(IoPath::PosixHost), PathTotals::default());
         assert_eq!(c.get(IoPath::RemoteStore), PathTotals::default());
+    }
+
+    #[test]
+    fn device_counters_are_one_set_per_ordinal() {
+        // Ordinals no real test uses, so concurrent tests do not interfere.
+        let a = device_counters(1000);
+        let b = device_counters(1001);
+        a.add(IoPath::PosixDeviceBounce, 11, Duration::from_nanos(1));
+        assert_eq!(
+            device_counters(1000).get(IoPath::PosixDeviceBounce).bytes,
+            11
+        );
+        assert_eq!(b.get(IoPath::PosixDeviceBounce).bytes, 0);
+        assert!(std::ptr::eq(a, device_counters(1000)));
     }
 }
