@@ -181,7 +181,10 @@ mod tests {
         let total: u64 = plans.iter().map(|p| p.totals.bytes_read).sum();
         assert_eq!(s.bytes.iter().sum::<u64>(), total);
         // Balanced within one row group's bytes.
-        let (max, min) = (*s.bytes.iter().max().unwrap(), *s.bytes.iter().min().unwrap());
+        let (max, min) = (
+            *s.bytes.iter().max().unwrap(),
+            *s.bytes.iter().min().unwrap(),
+        );
         assert!(
             max - min <= s.largest_row_group(),
             "shares {:?} differ by more than the largest row group {}",
@@ -213,7 +216,13 @@ mod tests {
     fn bytes_per_share_are_within_one_row_group_of_even() {
         for seed in 1..40u64 {
             let files: Vec<Arc<ScanPlan>> = (0..(seed % 5 + 1))
-                .map(|f| plan_of(&sizes(seed * 31 + f, (seed as usize * 7) % 50 + 1, 200 << 20)))
+                .map(|f| {
+                    plan_of(&sizes(
+                        seed * 31 + f,
+                        (seed as usize * 7) % 50 + 1,
+                        200 << 20,
+                    ))
+                })
                 .collect();
             for shares in 1..=8 {
                 check(&files, shares);

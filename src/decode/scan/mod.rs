@@ -31,6 +31,7 @@
 
 mod context;
 mod error;
+mod multi;
 mod report;
 mod row_group;
 
@@ -43,6 +44,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 pub use context::{DEVICE_POOL_BYTES, PINNED_POOL_BYTES};
 pub use error::DecodeError;
+pub use multi::{decode_multi, open_multi, DeviceShare, MultiDecodeStream};
 pub use report::DecodeReport;
 
 use context::{Gpu, PinnedAllocator};
@@ -243,6 +245,7 @@ impl DecodeStream {
             };
             self.report.io_wait_seconds += waited.elapsed().as_secs_f64();
             let fetched = fetched?;
+            self.report.bytes_read += fetched.bytes_read;
             let input = &self.inputs[fetched.file];
             let item = row_group::launch(
                 &self.gpu,
