@@ -6,6 +6,7 @@ use clap::{Args, Subcommand};
 
 use super::{parse_size_arg, Destination, EngineArgs, StoreArgs};
 use crate::bench::read::{render, run as run_read, BenchRoute, ReadBenchOptions};
+use crate::cuda::Devices;
 use crate::error::Result;
 
 /// Benchmarks.
@@ -182,6 +183,10 @@ pub struct BenchReadArgs {
     /// CUDA device.
     #[arg(long, default_value = "0")]
     pub device: usize,
+    /// GPUs, e.g. 0,1 or all: every case on the first alone, then on all at
+    /// once (the file cut into one part per GPU), in the same run.
+    #[arg(long, conflicts_with = "device")]
+    pub devices: Option<Devices>,
     /// Timed runs per case.
     #[arg(long, default_value = "3")]
     pub repeats: usize,
@@ -335,7 +340,10 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
                 size: args.size,
                 threads: args.threads_sweep.clone(),
                 routes: args.routes.clone(),
-                device: args.device,
+                devices: args
+                    .devices
+                    .clone()
+                    .unwrap_or_else(|| Devices::one(args.device)),
                 repeats: args.repeats,
                 base: args.engine.settings()?,
                 cold: args.cold,
