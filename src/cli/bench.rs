@@ -122,6 +122,10 @@ pub struct BenchTpchArgs {
     /// Host memory or a device.
     #[command(flatten)]
     pub destination: Destination,
+    /// GPUs, e.g. 0,1 or all (`--engine scan`): every query on the first
+    /// alone, then spread over all of them by bytes, in the same run.
+    #[arg(long, conflicts_with_all = ["device", "host"])]
+    pub devices: Option<Devices>,
     /// Timed iterations per query, after one warm-up (the median is reported).
     #[arg(long, default_value = "3")]
     pub iterations: usize,
@@ -249,6 +253,7 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
                 data: args.data.clone(),
                 queries: args.queries.clone(),
                 device: args.destination.device(),
+                devices: args.devices.clone(),
                 iterations: args.iterations,
                 cold: args.cold,
                 settings: args.engine.settings()?,

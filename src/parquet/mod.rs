@@ -11,6 +11,7 @@
 pub mod coalesce;
 pub mod error;
 pub mod fetch;
+pub mod fetch_spread;
 pub mod ipc_export;
 pub mod metadata;
 pub mod plan;
@@ -25,4 +26,5 @@ pub use metadata::{load as load_metadata, load_async as load_metadata_async, Met
 pub use plan::{plan, Projection, ScanPlan, ScanRequest};
 pub use predicate::Predicate;
 pub use reader::GdsParquetReader;
+pub use fetch_spread::{fetch_spread, SpreadFetch};
 pub use spread::{spread, Placement, Spread};
