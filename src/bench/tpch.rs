@@ -269,7 +269,14 @@ pub(crate) fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
         let one = [DeviceAllocator::new(multi[0])];
         let all: Vec<DeviceAllocator> = multi.iter().map(|&d| DeviceAllocator::new(d)).collect();
         for (_, table, case) in &cases {
-            queries.push(run_query(opts, &engine, *table, case, &one, &ordinals[..1])?);
+            queries.push(run_query(
+                opts,
+                &engine,
+                *table,
+                case,
+                &one,
+                &ordinals[..1],
+            )?);
             queries.push(run_query(opts, &engine, *table, case, &all, &ordinals)?);
         }
         names.join(", ")
@@ -286,7 +293,14 @@ pub(crate) fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
             }
             None => {
                 for (_, table, case) in &cases {
-                    queries.push(run_query(opts, &engine, *table, case, &[HostAllocator], &[])?);
+                    queries.push(run_query(
+                        opts,
+                        &engine,
+                        *table,
+                        case,
+                        &[HostAllocator],
+                        &[],
+                    )?);
                 }
                 "host".to_string()
             }
@@ -356,7 +370,11 @@ pub(crate) fn render(r: &TpchBenchReport) -> String {
         out += &format!(
             "{:<16} {:>5} {:>5} {:>14} {:>14} {:>6.3} {:>10} {:>10.4} {:>9.2}  {}{}\n",
             q.query,
-            if gpus.is_empty() { "host".to_string() } else { gpus.join(",") },
+            if gpus.is_empty() {
+                "host".to_string()
+            } else {
+                gpus.join(",")
+            },
             q.files,
             q.bytes_needed,
             q.bytes_read,

@@ -77,6 +77,10 @@ pub struct BenchDecodeArgs {
     /// The GPU.
     #[arg(long, default_value = "0")]
     pub device: usize,
+    /// GPUs, e.g. 0,1 or all: every case on the first alone, then spread
+    /// over all of them by bytes (raw scan and decode), in the same run.
+    #[arg(long, conflicts_with = "device")]
+    pub devices: Option<Devices>,
     /// Timed runs per case, after one warm-up (medians are reported).
     #[arg(long, default_value = "5")]
     pub iterations: usize,
@@ -275,6 +279,7 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
                 data: args.data.clone(),
                 cases: args.cases.clone(),
                 device: args.device,
+                devices: args.devices.clone(),
                 iterations: args.iterations,
             };
             let report = crate::bench::decode::run(&opts)?;
