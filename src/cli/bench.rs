@@ -159,6 +159,10 @@ pub struct BenchScanArgs {
     /// CUDA device.
     #[arg(long, default_value = "0")]
     pub device: usize,
+    /// GPUs, e.g. 0,1 or all: every case on the first alone, then spread
+    /// over all of them by bytes, in the same run.
+    #[arg(long, conflicts_with = "device")]
+    pub devices: Option<Devices>,
     /// Timed runs per case.
     #[arg(long, default_value = "3")]
     pub iterations: usize,
@@ -243,6 +247,10 @@ fn run_sql_bench(_args: &BenchTpchArgs) -> Result<String> {
 pub(super) fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
         BenchCommand::Tpch(args) => {
+            // A GPU that does not exist fails before any data is generated or read.
+            if let Some(d) = &args.devices {
+                d.open()?;
+            }
             if let Some(sf) = args.sf {
                 if !args.data.join("lineitem").is_dir() {
                     let mut gen = crate::tpch::GenOptions::new(sf, &args.data);
@@ -267,6 +275,9 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
             Ok(crate::bench::tpch::render(&report))
         }
         BenchCommand::Decode(args) => {
+            if let Some(d) = &args.devices {
+                d.open()?;
+            }
             if let Some(sf) = args.sf {
                 if !args.data.join("lineitem").is_dir() {
                     let mut gen = crate::tpch::GenOptions::new(sf, &args.data);
@@ -287,6 +298,9 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
             Ok(crate::bench::decode::render(&report))
         }
         BenchCommand::Scan(args) => {
+            if let Some(d) = &args.devices {
+                d.open()?;
+            }
             let file = match &args.file {
                 Some(f) => f.clone(),
                 None => {
@@ -298,6 +312,7 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
             let opts = crate::bench::scan::ScanBenchOptions {
                 file,
                 device: args.device,
+                devices: args.devices.clone(),
                 iterations: args.iterations,
                 settings: args.engine.settings()?,
                 cases: crate::bench::cases::lineitem_cases(),

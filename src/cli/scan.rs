@@ -302,7 +302,8 @@ pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
         for &d in &devices {
             source.prepare_device(d)?;
         }
-        let allocs: Vec<DeviceAllocator> = devices.iter().map(|&d| DeviceAllocator::new(d)).collect();
+        let allocs: Vec<DeviceAllocator> =
+            devices.iter().map(|&d| DeviceAllocator::new(d)).collect();
         let sums = std::sync::Mutex::new(Vec::new());
         let start = Instant::now();
         let out = crate::parquet::fetch_spread(

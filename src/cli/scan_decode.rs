@@ -85,8 +85,12 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         Stream::One(decode(inputs, options).map_err(Error::decode)?)
     } else {
         Stream::Many(
-            decode_multi(inputs, options, &crate::cuda::Devices::List(devices.clone()))
-                .map_err(Error::decode)?,
+            decode_multi(
+                inputs,
+                options,
+                &crate::cuda::Devices::List(devices.clone()),
+            )
+            .map_err(Error::decode)?,
         )
     };
     let mut writer: Option<FileWriter<std::fs::File>> = None;
