@@ -82,7 +82,7 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     }];
     let start = Instant::now();
     let mut stream = if devices.is_empty() {
-        Stream::One(decode(inputs, options).map_err(Error::decode)?)
+        Stream::One(Box::new(decode(inputs, options).map_err(Error::decode)?))
     } else {
         Stream::Many(
             decode_multi(
@@ -196,7 +196,7 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
 
 /// The decode on one GPU or several.
 enum Stream {
-    One(crate::decode::scan::DecodeStream),
+    One(Box<crate::decode::scan::DecodeStream>),
     Many(crate::decode::scan::MultiDecodeStream),
 }
 

@@ -240,12 +240,8 @@ fn two_gpus_raw_fetch_lands_each_share_on_its_gpu() {
     assert_eq!(out.bytes_read, out.spread.bytes);
     assert_eq!(landed, out.spread.bytes);
     assert_eq!(out.bytes_read.iter().sum::<u64>(), whole.totals.bytes_read);
-    for d in 0..2 {
-        assert_eq!(
-            total(d) - before[d],
-            out.spread.bytes[d],
-            "GPU {d}'s counters"
-        );
+    for (d, before) in before.iter().enumerate() {
+        assert_eq!(total(d) - before, out.spread.bytes[d], "GPU {d}'s counters");
         assert!(
             engine.bounce_buffers_allocated_on(d) > 0,
             "GPU {d}'s bounce pool"
