@@ -156,15 +156,31 @@ pub fn global_counters() -> &'static PathCounters {
 /// `ordinal`'s memory, for every path; host-memory transfers are not in any
 /// device's counters. Created on first use and kept for the process.
 pub fn device_counters(ordinal: usize) -> &'static PathCounters {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static DEVICES: OnceLock<Mutex<HashMap<usize, &'static PathCounters>>> = OnceLock::new();
-    DEVICES
-        .get_or_init(|| Mutex::new(HashMap::new()))
+    device_map()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .entry(ordinal)
         .or_insert_with(|| Box::leak(Box::default()))
+}
+
+/// The devices that have counters (every device the engine has moved bytes
+/// for, and any asked for by [`device_counters`]), in ordinal order.
+pub fn counted_devices() -> Vec<usize> {
+    let mut d: Vec<usize> = device_map()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .keys()
+        .copied()
+        .collect();
+    d.sort_unstable();
+    d
+}
+
+type DeviceMap = std::sync::Mutex<std::collections::HashMap<usize, &'static PathCounters>>;
+
+fn device_map() -> &'static DeviceMap {
+    static DEVICES: std::sync::OnceLock<DeviceMap> = std::sync::OnceLock::new();
+    DEVICES.get_or_init(Default::default)
 }
 
 #[cfg(test)]
@@ -216,5 +232,8 @@ mod tests {
         );
         assert_eq!(b.get(IoPath::PosixDeviceBounce).bytes, 0);
         assert!(std::ptr::eq(a, device_counters(1000)));
+        let listed = counted_devices();
+        assert!(listed.contains(&1000) && listed.contains(&1001));
+        assert!(listed.windows(2).all(|w| w[0] < w[1]));
     }
 }

@@ -28,7 +28,9 @@ mod transfer;
 
 use std::sync::{Arc, OnceLock};
 
-pub use counters::{device_counters, global_counters, IoPath, PathCounters, PathTotals};
+pub use counters::{
+    counted_devices, device_counters, global_counters, IoPath, PathCounters, PathTotals,
+};
 pub use error::IoError;
 pub use file_handle::FileHandle;
 pub use memory::{FillBuffer, IoBuf, IoBufMut, Memory};

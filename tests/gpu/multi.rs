@@ -248,6 +248,17 @@ fn two_gpus_raw_fetch_lands_each_share_on_its_gpu() {
         );
         assert!(out.spread.bytes[d] > 0);
     }
+    // The path report shows both GPUs' process-wide counters.
+    let report = gdscan::report::build(source.as_ref(), None);
+    for d in 0..2 {
+        let gpu = report
+            .per_device
+            .iter()
+            .find(|g| g.device == d)
+            .unwrap_or_else(|| panic!("GPU {d} missing from the path report"));
+        assert!(gpu.counters.iter().map(|c| c.bytes).sum::<u64>() >= out.spread.bytes[d]);
+    }
+    println!("{}", gdscan::report::render(&report));
 }
 
 /// A GPU that does not exist is `CudaError::NoSuchDevice` before any read:
