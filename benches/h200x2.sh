@@ -95,7 +95,7 @@ PY
       echo "== gdscan bench tpch --devices 0,1 (SF $sf, raw fetch), warm =="
       $gds bench tpch --data "$data" --devices 0,1 --iterations 5 \
           --json "$out/bench-tpch-sf$sf-2gpu.json" 2>&1 | tee "$out/bench-tpch-sf$sf-2gpu.txt"
-      echo "== the same, with 32 workers =="
+      echo "== the same, with 32 workers (the default is the core count clamped to 8..=16) =="
       KVIKIO_NTHREADS=32 $gds bench tpch --data "$data" --devices 0,1 --iterations 5 --queries scan,q1,q6 \
           --json "$out/bench-tpch-sf$sf-2gpu-t32.json" 2>&1 | tee "$out/bench-tpch-sf$sf-2gpu-t32.txt"
       echo "== cold (the disk's rate is shared) =="
@@ -107,6 +107,9 @@ PY
       echo "== gdscan bench decode --devices 0,1 (SF $sf lineitem; raw and decoded) =="
       $gds bench decode --data "$data" --devices 0,1 --cases all,q1,q6 --iterations 5 \
           --json "$out/bench-decode-sf$sf-2gpu.json" 2>&1 | tee "$out/bench-decode-sf$sf-2gpu.txt"
+      echo "== the same, with 32 workers (the default is the core count clamped to 8..=16) =="
+      KVIKIO_NTHREADS=32 $gds bench decode --data "$data" --devices 0,1 --cases all,q1 --iterations 5 \
+          --json "$out/bench-decode-sf$sf-2gpu-t32.json" 2>&1 | tee "$out/bench-decode-sf$sf-2gpu-t32.txt"
       ;;
     scan)
       f="$ext4_dir/lineitem-sf$sf.parquet"
