@@ -225,7 +225,11 @@ fn run_query<A: Allocator + Clone>(
     run_once(&prepared, allocs, cold)?; // warm-up
     let mut iterations = Vec::new();
     for _ in 0..opts.iterations.max(1) {
-        iterations.push(run_once(&prepared, allocs, cold)?);
+        let mut it = run_once(&prepared, allocs, cold)?;
+        if devices.is_empty() {
+            it.device_bytes.clear(); // host memory: no GPU's share
+        }
+        iterations.push(it);
     }
     let mut times: Vec<f64> = iterations.iter().map(|i| i.elapsed).collect();
     times.sort_by(|a, b| a.total_cmp(b));

@@ -1,5 +1,5 @@
 //! The raw fetch of one scan spread over several GPUs: the row groups are
-//! divided by bytes ([`spread`](super::spread::spread)), and each GPU runs
+//! divided by bytes ([`spread`]), and each GPU runs
 //! its own [`fetch`] of its share, on its own thread, through the same
 //! engine (whose workers keep a lane and a bounce pool per device).
 
