@@ -83,8 +83,9 @@ impl Devices {
         Devices::List(vec![ordinal])
     }
 
-    /// The ordinals this set names on a host with `count` devices: every
-    /// one of them exists, none twice, at least one. Pure: no driver call.
+    /// The ordinals this set names on a host with `count` devices, in order:
+    /// every one must exist and there must be at least one (an ordinal
+    /// listed twice counts once; parsing refuses it). Pure: no driver call.
     pub fn check(&self, count: usize) -> Result<Vec<usize>> {
         if count == 0 {
             return Err(CudaError::Unavailable(
@@ -148,6 +149,7 @@ mod tests {
     fn checks_ordinals_against_the_device_count() {
         assert_eq!(Devices::All.check(2), Ok(vec![0, 1]));
         assert_eq!(Devices::List(vec![1, 0]).check(2), Ok(vec![1, 0]));
+        assert_eq!(Devices::List(vec![1, 1, 0]).check(2), Ok(vec![1, 0]));
         assert_eq!(
             Devices::List(vec![0, 2]).check(2),
             Err(CudaError::NoSuchDevice {
