@@ -13,8 +13,8 @@
 #   read     gdscan bench read --devices 0,1: a warm $GDSCAN_BENCH_SIZE (4GiB)
 #            file on ext4 and /dev/shm, one GPU then two, CPU s/GB
 #   kvikio   KvikIO on the same files, one GPU then two, CPU s/GB
-#   tpch     gdscan bench tpch --devices 0,1 (raw fetch) at SF $GDSCAN_TPCH_SF
-#            (default 10), warm, then cold once
+#   tpch     gdscan bench tpch --devices 0,1 at SF $GDSCAN_TPCH_SF (default 10):
+#            raw fetch warm, decoded (--decode) warm, raw with 32 workers, cold
 #   decode   gdscan bench decode --devices 0,1 (raw and decoded) on the same data
 #   scan     gdscan bench scan --devices 0,1 on one SF $GDSCAN_TPCH_SF lineitem file
 # (default: all of them, in that order). Results go to $OUT (default
@@ -95,6 +95,9 @@ PY
       echo "== gdscan bench tpch --devices 0,1 (SF $sf, raw fetch), warm =="
       $gds bench tpch --data "$data" --devices 0,1 --iterations 5 \
           --json "$out/bench-tpch-sf$sf-2gpu.json" 2>&1 | tee "$out/bench-tpch-sf$sf-2gpu.txt"
+      echo "== decoded on the GPUs: gdscan bench tpch --devices 0,1 --decode (SF $sf) =="
+      $gds bench tpch --data "$data" --devices 0,1 --decode --iterations 5 \
+          --json "$out/bench-tpch-sf$sf-2gpu-decode.json" 2>&1 | tee "$out/bench-tpch-sf$sf-2gpu-decode.txt"
       echo "== the same, with 32 workers (the default is the core count clamped to 8..=16) =="
       KVIKIO_NTHREADS=32 $gds bench tpch --data "$data" --devices 0,1 --iterations 5 --queries scan,q1,q6 \
           --json "$out/bench-tpch-sf$sf-2gpu-t32.json" 2>&1 | tee "$out/bench-tpch-sf$sf-2gpu-t32.txt"

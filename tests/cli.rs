@@ -194,6 +194,15 @@ fn devices_are_checked_before_any_read() {
         );
     }
     assert!(!std::path::Path::new("/nonexistent/gdscan").exists());
+    let out = gdscan(&[
+        "bench",
+        "tpch",
+        "--data",
+        "/nonexistent/gdscan",
+        "--host",
+        "--decode",
+    ]);
+    assert_clean_failure(&out, "--decode decodes on the GPU");
     let out = gdscan(&["scan", "x.parquet", "--devices", "1,1"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("listed twice"));

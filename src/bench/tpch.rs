@@ -71,6 +71,9 @@ pub(crate) struct TpchBenchOptions {
     pub iterations: usize,
     /// Drop the files from the page cache before every iteration.
     pub cold: bool,
+    /// Decode on the GPU (file → Arrow columns in GPU memory) instead of
+    /// landing the raw bytes.
+    pub decode: bool,
     /// Engine settings.
     pub settings: Settings,
 }
@@ -123,6 +126,8 @@ pub(crate) struct Context {
     pub destination: String,
     /// Cold (page cache dropped) or warm.
     pub cold: bool,
+    /// Decoded on the GPU (else the raw bytes landed).
+    pub decode: bool,
     /// Why cold runs were not possible for some files, if so.
     pub cold_note: Option<String>,
     /// The settings.
@@ -158,6 +163,7 @@ pub(crate) fn table_files(data: &Path, table: Table) -> Result<Vec<PathBuf>> {
 
 struct Prepared {
     source: Arc<dyn Source>,
+    metadata: Arc<::parquet::file::metadata::ParquetMetaData>,
     plan: Arc<ScanPlan>,
     path: PathBuf,
 }
@@ -166,11 +172,15 @@ fn run_once<A: Allocator + Clone>(
     files: &[Prepared],
     allocs: &[A],
     cold: bool,
+    decode_on: Option<&[usize]>,
 ) -> Result<Iteration> {
     if cold {
         for f in files {
             drop_from_cache(&f.path)?;
         }
+    }
+    if let Some(devices) = decode_on {
+        return decode_once(files, devices);
     }
     let scans: Vec<SourceScan> = files
         .iter()
@@ -202,6 +212,52 @@ fn run_once<A: Allocator + Clone>(
     })
 }
 
+/// One decode of `files` on `devices` (spread by bytes when several):
+/// every batch consumed and dropped.
+fn decode_once(files: &[Prepared], devices: &[usize]) -> Result<Iteration> {
+    use crate::decode::scan::{decode, decode_multi, DecodeInput, DecodeOptions};
+    let inputs: Vec<DecodeInput> = files
+        .iter()
+        .map(|f| DecodeInput {
+            source: f.source.clone(),
+            metadata: f.metadata.clone(),
+            plan: f.plan.clone(),
+        })
+        .collect();
+    let start = Instant::now();
+    let mut rows = 0i64;
+    let (bytes_read, device_bytes) = if devices.len() == 1 {
+        let options = DecodeOptions {
+            device: devices[0],
+            ..DecodeOptions::default()
+        };
+        let mut stream = decode(inputs, options).map_err(Error::decode)?;
+        for batch in stream.by_ref() {
+            rows += batch.map_err(Error::decode)?.num_rows() as i64;
+        }
+        let read = stream.report().bytes_read;
+        (read, vec![read])
+    } else {
+        let set = Devices::List(devices.to_vec());
+        let mut stream =
+            decode_multi(inputs, DecodeOptions::default(), &set).map_err(Error::decode)?;
+        for batch in stream.by_ref() {
+            rows += batch.map_err(Error::decode)?.num_rows() as i64;
+        }
+        let shares = stream.shares();
+        (
+            shares.iter().map(|s| s.report.bytes_read).sum(),
+            shares.iter().map(|s| s.report.bytes_read).collect(),
+        )
+    };
+    Ok(Iteration {
+        elapsed: start.elapsed().as_secs_f64(),
+        row_count: rows,
+        bytes_read,
+        device_bytes,
+    })
+}
+
 fn run_query<A: Allocator + Clone>(
     opts: &TpchBenchOptions,
     engine: &Arc<Engine>,
@@ -217,15 +273,17 @@ fn run_query<A: Allocator + Clone>(
         let plan = case.plan(source.location(), &metadata)?;
         prepared.push(Prepared {
             source,
+            metadata,
             plan: Arc::new(plan),
             path,
         });
     }
     let cold = opts.cold && !prepared.iter().any(|p| on_tmpfs(&p.path));
-    run_once(&prepared, allocs, cold)?; // warm-up
+    let decode_on = opts.decode.then_some(devices);
+    run_once(&prepared, allocs, cold, decode_on)?; // warm-up
     let mut iterations = Vec::new();
     for _ in 0..opts.iterations.max(1) {
-        let mut it = run_once(&prepared, allocs, cold)?;
+        let mut it = run_once(&prepared, allocs, cold, decode_on)?;
         if devices.is_empty() {
             it.device_bytes.clear(); // host memory: no GPU's share
         }
@@ -296,6 +354,9 @@ pub(crate) fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
                 device.name()?
             }
             None => {
+                if opts.decode {
+                    return Err(BenchError::DecodeNeedsGpu.into());
+                }
                 for (_, table, case) in &cases {
                     queries.push(run_query(
                         opts,
@@ -325,6 +386,7 @@ pub(crate) fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
                 .unwrap_or(1),
             destination,
             cold: opts.cold,
+            decode: opts.decode,
             cold_note: tmpfs
                 .then(|| "files on tmpfs cannot be dropped from memory: measured warm".to_string()),
             settings: opts.settings.clone(),
@@ -337,10 +399,15 @@ pub(crate) fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
 /// The report as a table.
 pub(crate) fn render(r: &TpchBenchReport) -> String {
     let mut out = format!(
-        "gdscan bench tpch: {} into {} ({}){}\n{:<16} {:>5} {:>5} {:>14} {:>14} {:>6} {:>10} {:>10} {:>9}  bytes per GPU\n",
+        "gdscan bench tpch: {} into {} ({}{}){}\n{:<16} {:>5} {:>5} {:>14} {:>14} {:>6} {:>10} {:>10} {:>9}  bytes per GPU\n",
         r.context.data,
         r.context.destination,
         if r.context.cold { "cold" } else { "warm" },
+        if r.context.decode {
+            ", decoded on the GPU: rows are the rows decoded"
+        } else {
+            ""
+        },
         r.context.cold_note.as_deref().map(|n| format!(" — {n}")).unwrap_or_default(),
         "query",
         "gpus",

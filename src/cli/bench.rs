@@ -136,6 +136,10 @@ pub struct BenchTpchArgs {
     /// Drop the files from the page cache before every iteration.
     #[arg(long)]
     pub cold: bool,
+    /// `--engine scan`: decode on the GPU (nvCOMP and the kernels) into
+    /// Arrow columns instead of landing the raw bytes.
+    #[arg(long)]
+    pub decode: bool,
     /// Also write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -268,6 +272,7 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
                 devices: args.devices.clone(),
                 iterations: args.iterations,
                 cold: args.cold,
+                decode: args.decode,
                 settings: args.engine.settings()?,
             };
             let report = crate::bench::tpch::run(&opts)?;
