@@ -26,6 +26,30 @@ pub struct PathCount {
     pub retries: u64,
 }
 
+/// One GPU's counters, process-wide.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceCounts {
+    /// The GPU (CUDA ordinal).
+    pub device: usize,
+    /// Its paths that moved bytes.
+    pub counters: Vec<PathCount>,
+}
+
+/// Every GPU's process-wide counters, for the GPUs that received bytes.
+pub fn per_device() -> Vec<DeviceCounts> {
+    crate::engine::counted_devices()
+        .into_iter()
+        .map(|device| DeviceCounts {
+            device,
+            counters: path_counts(crate::engine::device_counters(device))
+                .into_iter()
+                .filter(|c| c.ops > 0)
+                .collect(),
+        })
+        .filter(|d| !d.counters.is_empty())
+        .collect()
+}
+
 /// A remote object's reads, for the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct StoreReport {
@@ -82,6 +106,9 @@ pub struct PathReport {
     pub stage2: Option<Stage2>,
     /// Our own counters for this handle.
     pub counters: Vec<PathCount>,
+    /// Bytes each GPU has received, process-wide (every handle and
+    /// source), per path: the GPUs that received any.
+    pub per_device: Vec<DeviceCounts>,
     /// cuFile's own counters, when read.
     pub cufile_stats: Option<CuFileStats>,
     /// A remote object's reads (absent for local files).
@@ -198,6 +225,7 @@ pub fn build(source: &dyn Source, cufile_stats: Option<CuFileStats>) -> PathRepo
         stage1: None,
         stage2,
         counters,
+        per_device: per_device(),
         cufile_stats,
         store: Some(StoreReport {
             object: source.location().to_string(),
@@ -231,6 +259,7 @@ fn build_local(handle: &FileHandle, cufile_stats: Option<CuFileStats>) -> PathRe
         stage1: handle.last_route(),
         stage2,
         counters,
+        per_device: per_device(),
         cufile_stats,
         store: None,
         verdict,
@@ -333,6 +362,14 @@ pub fn render(r: &PathReport) -> String {
                 String::new()
             }
         );
+    }
+    for d in &r.per_device {
+        let paths: Vec<String> = d
+            .counters
+            .iter()
+            .map(|c| format!("{}={}", c.path.name(), c.bytes))
+            .collect();
+        out += &format!("  GPU {} (process-wide): {}\n", d.device, paths.join(" "));
     }
     if let Some(s) = &r.store {
         out += &format!(

@@ -155,3 +155,55 @@ fn demo_generates_reads_and_verifies() {
         assert!(s.contains("no GPU here"), "{s}");
     }
 }
+
+/// `--devices` is checked before any read: the file named does not exist,
+/// yet the error is about the GPUs (no CUDA here; on a GPU machine, GPU 99
+/// does not exist). A malformed list is refused by the parser.
+#[test]
+fn devices_are_checked_before_any_read() {
+    for args in [
+        &["scan", "/nonexistent/gdscan/x.parquet", "--devices", "0,99"][..],
+        &[
+            "scan",
+            "/nonexistent/gdscan/x.parquet",
+            "--devices",
+            "0,99",
+            "--decode",
+        ][..],
+        &[
+            "bench",
+            "read",
+            "--dir",
+            "/nonexistent/gdscan",
+            "--size",
+            "1MiB",
+            "--devices",
+            "0,99",
+        ][..],
+    ] {
+        let out = gdscan(args);
+        assert_clean_failure(&out, "CUDA");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("is not available") || err.contains("device 99 does not exist"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains("nonexistent"),
+            "{args:?}: no read was tried: {err}"
+        );
+    }
+    assert!(!std::path::Path::new("/nonexistent/gdscan").exists());
+    let out = gdscan(&[
+        "bench",
+        "tpch",
+        "--data",
+        "/nonexistent/gdscan",
+        "--host",
+        "--decode",
+    ]);
+    assert_clean_failure(&out, "--decode decodes on the GPU");
+    let out = gdscan(&["scan", "x.parquet", "--devices", "1,1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("listed twice"));
+}

@@ -22,6 +22,8 @@ mod decode;
 mod device_array;
 #[path = "gpu/kernels.rs"]
 mod kernels;
+#[path = "gpu/multi.rs"]
+mod multi;
 #[path = "gpu/nvcomp.rs"]
 mod nvcomp;
 #[path = "gpu/reference.rs"]

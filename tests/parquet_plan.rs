@@ -470,6 +470,75 @@ fn a_multi_file_fetch_streams_every_file_in_order_with_exact_bytes() {
     }
 }
 
+/// A fetch spread over three shares (host memory here; one GPU each on a
+/// machine with several): every kept row group lands exactly once, in its
+/// share, with the file's bytes; each share reads the bytes the spread
+/// gave it, within one row group of the others.
+#[test]
+fn a_spread_fetch_lands_every_row_group_once_in_its_share() {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let paths: Vec<_> = dirs.iter().map(|d| write_file(d.path())).collect();
+    let contents: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let scans: Vec<SourceScan> = paths
+        .iter()
+        .map(|p| {
+            let source = open(p);
+            let meta = load(&source, MetadataOptions::default()).unwrap();
+            let plan = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
+            SourceScan::new(source, plan)
+        })
+        .collect();
+    let mut expected: Vec<(usize, usize)> = scans
+        .iter()
+        .enumerate()
+        .flat_map(|(f, s)| s.plan.row_groups.iter().map(move |r| (f, r.index)))
+        .collect();
+    assert!(expected.len() >= 4);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let out = gdscan::parquet::fetch_spread(
+        &scans,
+        vec![HostAllocator; 3],
+        FetchOptions::default(),
+        |share, rg| {
+            let file = &contents[rg.file];
+            for slice in &rg.chunks {
+                assert_eq!(slice.file_bytes(file), Some(rg.chunk_bytes(slice)?));
+            }
+            seen.lock()
+                .unwrap()
+                .push((share, rg.file, rg.index, rg.bytes_read));
+            Ok(())
+        },
+    )
+    .unwrap();
+    let seen = seen.into_inner().unwrap();
+    let mut got: Vec<(usize, usize)> = seen.iter().map(|&(_, f, i, _)| (f, i)).collect();
+    got.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(got, expected, "every row group once");
+    for &(share, f, i, _) in &seen {
+        let p = out
+            .spread
+            .placements
+            .iter()
+            .find(|p| p.file == f && p.row_group == i)
+            .unwrap();
+        assert_eq!(p.share, share, "file {f} row group {i}");
+    }
+    for share in 0..3 {
+        let bytes: u64 = seen.iter().filter(|s| s.0 == share).map(|s| s.3).sum();
+        assert_eq!(bytes, out.spread.bytes[share]);
+        assert_eq!(out.bytes_read[share], bytes);
+    }
+    let total: u64 = scans.iter().map(|s| s.plan.totals.bytes_read).sum();
+    assert_eq!(out.bytes_read.iter().sum::<u64>(), total);
+    let (max, min) = (
+        *out.spread.bytes.iter().max().unwrap(),
+        *out.spread.bytes.iter().min().unwrap(),
+    );
+    assert!(max - min <= out.spread.largest_row_group());
+}
+
 #[test]
 fn reading_back_outside_a_host_buffer_is_an_error() {
     let buffer = vec![7u8; 16];

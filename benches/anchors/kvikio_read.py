@@ -19,11 +19,22 @@ count it:
   5. copies the device bytes back in 256 MiB chunks and takes their zlib.crc32,
      so the caller can check the data against the file on disk.
 
+CPU cost: the process's user + system CPU seconds (resource.getrusage
+RUSAGE_SELF, every thread, KvikIO's pool included) are summed over the timed
+reads only, and reported per GB moved ("cpu_s_per_gb"), as gdscan's
+``bench read`` does.
+
+Several GPUs (``--devices 0,1``): the file is cut into one equal part per GPU
+(2 MiB boundaries), each part has its own CuPy buffer on its GPU, and the
+timed run submits every part's ``f.pread(buf, size, file_offset)`` at once
+(KvikIO's futures, one thread pool) before waiting for all; the CRC is taken
+over the parts in order. Without --devices, --device picks the one GPU.
+
 It prints one JSON object to stdout:
 
   {"tool": "kvikio", "version": ..., "compat_mode": ..., ...,
-   "results": [{"file", "bytes", "threads", "best_s", "median_s",
-                "best_gbps", "median_gbps", "crc32"}, ...]}
+   "results": [{"file", "bytes", "threads", "devices", "best_s", "median_s",
+                "best_gbps", "median_gbps", "cpu_s_per_gb", "crc32"}, ...]}
 
 GB/s means 1e9 bytes per second. A run that fails puts an "error" string in
 its result and makes the exit status 1. Progress notes go to stderr.
@@ -52,6 +63,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import sys
 import time
@@ -92,6 +104,41 @@ def parse_threads(text):
     return out
 
 
+def parse_devices(text):
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            n = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError("not a device ordinal: %r" % part)
+        if n < 0:
+            raise argparse.ArgumentTypeError("device ordinal must not be negative: %r" % part)
+        out.append(n)
+    if not out:
+        raise argparse.ArgumentTypeError("no device ordinals in %r" % text)
+    return out
+
+
+def parts_of(size, n):
+    """The file cut into n parts on 2 MiB boundaries: [(offset, length)]."""
+    align = 2 << 20
+    step = -(-(size // n) // align) * align
+    out = []
+    for i in range(n):
+        start = min(i * step, size)
+        end = size if i + 1 == n else min((i + 1) * step, size)
+        out.append((start, end - start))
+    return out
+
+
+def cpu_seconds():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="kvikio_read.py",
@@ -117,7 +164,14 @@ def parse_args(argv):
                    help="untimed KvikIO reads before the timed ones, per file and "
                    "thread count (default: 0)")
     p.add_argument("--device", type=int, default=0, help="CUDA device ordinal (default: 0)")
+    p.add_argument("--devices", type=parse_devices, default=None,
+                   help="comma-separated CUDA ordinals to read into at once, one "
+                   "equal part of the file each (default: --device alone)")
     args = p.parse_args(argv)
+    if args.devices is None:
+        args.devices = [args.device]
+    if len(set(args.devices)) != len(args.devices):
+        p.error("--devices lists a GPU twice")
     if args.repeats < 1:
         p.error("--repeats must be at least 1")
     if args.warmup < 0:
@@ -207,8 +261,7 @@ def warm_page_cache(path):
             pass
 
 
-def device_crc32(cupy, arr):
-    crc = 0
+def device_crc32(cupy, arr, crc=0):
     n = arr.size
     for off in range(0, n, CHUNK):
         host = cupy.asnumpy(arr[off:min(off + CHUNK, n)])
@@ -217,18 +270,30 @@ def device_crc32(cupy, arr):
     return crc & 0xFFFFFFFF
 
 
-def timed_read(cupy, kvikio, path, buf, size):
+def sync_all(cupy, devices):
+    for d in devices:
+        with cupy.cuda.Device(d):
+            cupy.cuda.runtime.deviceSynchronize()
+
+
+def timed_read(cupy, kvikio, path, bufs, parts, devices):
+    """One read of every part into its GPU's buffer: (seconds, CPU seconds)."""
+    c0 = cpu_seconds()
     t0 = time.perf_counter()
     with kvikio.CuFile(path, "r") as f:
-        got = f.pread(buf).get()
-    cupy.cuda.runtime.deviceSynchronize()
+        futures = [f.pread(buf, size=length, file_offset=off)
+                   for buf, (off, length) in zip(bufs, parts)]
+        got = [fut.get() for fut in futures]
+    sync_all(cupy, devices)
     t1 = time.perf_counter()
-    if got != size:
-        raise RuntimeError("short read: %d of %d bytes" % (got, size))
-    return t1 - t0
+    c1 = cpu_seconds()
+    for g, (off, length) in zip(got, parts):
+        if g != length:
+            raise RuntimeError("short read at %d: %d of %d bytes" % (off, g, length))
+    return t1 - t0, c1 - c0
 
 
-def bench_one(cupy, kvikio, path, size, buf, threads, args):
+def bench_one(cupy, kvikio, path, size, bufs, parts, threads, args):
     cfg = {"num_threads": threads, "compat_mode": compat_value(kvikio, args.compat)}
     if args.task_size is not None:
         cfg["task_size"] = args.task_size
@@ -238,26 +303,37 @@ def bench_one(cupy, kvikio, path, size, buf, threads, args):
 
     warm_page_cache(path)
     for _ in range(args.warmup):
-        timed_read(cupy, kvikio, path, buf, size)
+        timed_read(cupy, kvikio, path, bufs, parts, args.devices)
 
     times = []
+    cpu = 0.0
     for _ in range(args.repeats):
-        buf.fill(0)
-        cupy.cuda.runtime.deviceSynchronize()
-        times.append(timed_read(cupy, kvikio, path, buf, size))
+        for d, buf in zip(args.devices, bufs):
+            with cupy.cuda.Device(d):
+                buf.fill(0)
+        sync_all(cupy, args.devices)
+        t, c = timed_read(cupy, kvikio, path, bufs, parts, args.devices)
+        times.append(t)
+        cpu += c
 
     best = min(times)
     med = statistics.median(times)
+    crc = 0
+    for d, buf in zip(args.devices, bufs):
+        with cupy.cuda.Device(d):
+            crc = device_crc32(cupy, buf, crc)
     return {
         "file": path,
         "bytes": size,
         "threads": threads,
+        "devices": args.devices,
+        "cpu_s_per_gb": cpu / (size * len(times) / 1e9),
         "best_s": best,
         "median_s": med,
         "best_gbps": size / best / 1e9 if best > 0 else None,
         "median_gbps": size / med / 1e9 if med > 0 else None,
         "times_s": times,
-        "crc32": device_crc32(cupy, buf),
+        "crc32": crc,
     }
 
 
@@ -266,9 +342,16 @@ def main(argv=None):
     cupy, kvikio, cufile_path = import_gpu_modules()
 
     try:
-        cupy.cuda.Device(args.device).use()
+        count = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:
-        die("cannot use CUDA device %d: %s" % (args.device, e))
+        die("cannot count CUDA devices: %s" % e)
+    for d in args.devices:
+        if d >= count:
+            die("CUDA device %d does not exist (%d device(s))" % (d, count))
+    try:
+        cupy.cuda.Device(args.devices[0]).use()
+    except Exception as e:
+        die("cannot use CUDA device %d: %s" % (args.devices[0], e))
 
     results = []
     failed = False
@@ -278,8 +361,12 @@ def main(argv=None):
             results.append({"file": path, "bytes": 0, "error": "empty file"})
             failed = True
             continue
+        parts = parts_of(size, len(args.devices))
         try:
-            buf = cupy.empty(size, dtype=cupy.uint8)
+            bufs = []
+            for d, (_, length) in zip(args.devices, parts):
+                with cupy.cuda.Device(d):
+                    bufs.append(cupy.empty(max(length, 1), dtype=cupy.uint8))
         except Exception as e:
             for t in args.threads:
                 results.append({"file": path, "bytes": size, "threads": t,
@@ -287,19 +374,22 @@ def main(argv=None):
             failed = True
             continue
         for t in args.threads:
-            note("%s: %d bytes, %d threads, compat %s" % (path, size, t, args.compat))
+            note("%s: %d bytes, %d threads, compat %s, GPUs %s"
+                 % (path, size, t, args.compat, ",".join(map(str, args.devices))))
             try:
-                r = bench_one(cupy, kvikio, path, size, buf, t, args)
-                note("  best %.4f s (%.2f GB/s), median %.4f s"
-                     % (r["best_s"], r["best_gbps"], r["median_s"]))
+                r = bench_one(cupy, kvikio, path, size, bufs, parts, t, args)
+                note("  best %.4f s (%.2f GB/s), median %.4f s, %.3f CPU s/GB"
+                     % (r["best_s"], r["best_gbps"], r["median_s"], r["cpu_s_per_gb"]))
             except Exception as e:
                 r = {"file": path, "bytes": size, "threads": t,
                      "error": "%s: %s" % (type(e).__name__, e)}
                 note("  failed: %s" % r["error"])
                 failed = True
             results.append(r)
-        del buf
-        cupy.get_default_memory_pool().free_all_blocks()
+        del bufs
+        for d in args.devices:
+            with cupy.cuda.Device(d):
+                cupy.get_default_memory_pool().free_all_blocks()
 
     def safe_get(key):
         try:

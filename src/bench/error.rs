@@ -12,6 +12,10 @@ pub enum BenchError {
     #[error("<bench tpch>: unknown TPC-H query {0}: expected 1 to {max}", max = crate::tpch::TPCH_QUERY_COUNT)]
     UnknownQuery(usize),
 
+    /// `bench tpch --decode` into host memory.
+    #[error("<bench tpch>: --decode decodes on the GPU: give --device or --devices, not --host")]
+    DecodeNeedsGpu,
+
     /// A table folder without Parquet files.
     #[error("{0}: no .parquet files (generate them with `gdscan tpch gen`)")]
     NoData(String),

@@ -12,10 +12,11 @@ use serde::Serialize;
 use super::cases::ScanCase;
 use super::stats::{time_runs, Timing};
 use crate::config::Settings;
-use crate::cuda::{Device, DeviceBuffer};
+use crate::cuda::{Device, DeviceBuffer, Devices};
 use crate::engine::{Engine, FileHandle, IoPath, OpenMode};
 use crate::error::{Error, Result};
 use crate::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
+use crate::parquet::fetch_spread::fetch_spread;
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::ScanPlan;
 use crate::store::{LocalSource, Source};
@@ -27,6 +28,9 @@ pub(crate) struct ScanBenchOptions {
     pub file: PathBuf,
     /// CUDA device.
     pub device: usize,
+    /// Several GPUs (overrides `device`): every case on the first alone and
+    /// then spread over all of them by bytes, in the same run.
+    pub devices: Option<Devices>,
     /// Timed runs per case, after one warm-up.
     pub iterations: usize,
     /// Engine settings.
@@ -60,6 +64,13 @@ pub(crate) struct ScanCaseReport {
     pub speedup_over_naive: f64,
     /// Every landed chunk's bytes equal the file's.
     pub bytes_ok: bool,
+    /// The same scan spread over every GPU (with several; bytes = bytes read).
+    pub all_gpus: Option<Timing>,
+    /// Bytes each GPU's share read in the proof run, and whether every
+    /// landed chunk equals the file's (with several GPUs).
+    pub all_gpus_bytes: Vec<u64>,
+    /// Every chunk landed on the GPUs equals the file's (with several GPUs).
+    pub all_gpus_bytes_ok: Option<bool>,
     /// Bytes per path in the last run.
     pub path_bytes: Vec<(IoPath, u64)>,
 }
@@ -67,8 +78,10 @@ pub(crate) struct ScanCaseReport {
 /// The report.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct ScanBenchReport {
-    /// GPU.
+    /// GPU (every GPU, with several).
     pub device: String,
+    /// The GPUs of the spread runs (empty with one).
+    pub devices: Vec<usize>,
     /// The file.
     pub file: String,
     /// Its size.
@@ -83,9 +96,15 @@ pub(crate) struct ScanBenchReport {
 
 /// Runs the benchmark.
 pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
-    let device = Device::get(opts.device)?;
+    let all = match &opts.devices {
+        Some(d) => d.open()?,
+        None => vec![Device::get(opts.device)?],
+    };
+    let device = all[0];
     let engine = Engine::new(opts.settings.clone())?;
-    engine.preallocate_bounce_buffers(device)?;
+    for &d in &all {
+        engine.preallocate_bounce_buffers(d)?;
+    }
     let handle = Arc::new(FileHandle::open_with(engine, &opts.file, OpenMode::Read)?);
     let shown = handle.path().to_string();
     let file_bytes = handle.file_size()?;
@@ -135,6 +154,38 @@ pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
             }
         }
         let path_bytes = handle.counters().nonzero();
+        let (all_gpus, all_gpus_bytes, all_gpus_bytes_ok) = if all.len() > 1 {
+            let allocs: Vec<DeviceAllocator> =
+                all.iter().map(|&d| DeviceAllocator::new(d)).collect();
+            let scans = [SourceScan::new(source.clone(), plan.clone())];
+            let seconds = time_runs(opts.iterations, || {
+                fetch_spread(&scans, allocs.clone(), FetchOptions::default(), |_, rg| {
+                    drop(rg);
+                    Ok(())
+                })
+                .map(|_| ())
+            })?;
+            let ok = std::sync::atomic::AtomicBool::new(true);
+            let proof = fetch_spread(&scans, allocs.clone(), FetchOptions::default(), |_, rg| {
+                for slice in &rg.chunks {
+                    let landed = rg.chunk_bytes(slice)?;
+                    if slice.file_bytes(&file) != Some(landed) {
+                        ok.store(false, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                Ok(())
+            })?;
+            (
+                Some(Timing {
+                    bytes: plan.totals.bytes_read,
+                    seconds,
+                }),
+                proof.bytes_read,
+                Some(ok.into_inner()),
+            )
+        } else {
+            (None, Vec::new(), None)
+        };
         let ranges = plan.needed_ranges();
         let needed = plan.totals.bytes_needed;
         let mut staging = DeviceBuffer::new(device, needed.max(1) as usize)?;
@@ -173,11 +224,23 @@ pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
             gdscan,
             naive,
             bytes_ok,
+            all_gpus,
+            all_gpus_bytes,
+            all_gpus_bytes_ok,
             path_bytes,
         });
     }
     Ok(ScanBenchReport {
-        device: device.name()?,
+        device: all
+            .iter()
+            .map(|d| Ok(format!("{}: {}", d.ordinal(), d.name()?)))
+            .collect::<Result<Vec<_>>>()?
+            .join(", "),
+        devices: if all.len() > 1 {
+            all.iter().map(|d| d.ordinal()).collect()
+        } else {
+            Vec::new()
+        },
         file: shown,
         file_bytes,
         row_groups: metadata.num_row_groups(),
@@ -217,6 +280,22 @@ pub(crate) fn render(r: &ScanBenchReport) -> String {
             c.row_groups.1,
             if c.bytes_ok { "ok" } else { "MISMATCH" }
         );
+        if let Some(t) = &c.all_gpus {
+            let per: Vec<String> = c.all_gpus_bytes.iter().map(|b| b.to_string()).collect();
+            out += &format!(
+                "{:<6} on {} GPUs: {:.2} GB/s best, x{:.2} over 1 GPU, bytes per GPU {}  {}\n",
+                "",
+                r.devices.len(),
+                t.best_gbps(),
+                t.best_gbps() / c.gdscan.best_gbps(),
+                per.join("/"),
+                if c.all_gpus_bytes_ok == Some(true) {
+                    "ok"
+                } else {
+                    "MISMATCH"
+                }
+            );
+        }
     }
     out
 }

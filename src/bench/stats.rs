@@ -54,9 +54,41 @@ pub(crate) fn time_runs<F: FnMut() -> crate::error::Result<()>>(
     Ok(out)
 }
 
+/// CPU seconds (user plus system) the whole process has used so far, from
+/// `getrusage(RUSAGE_SELF)`: every thread, the engine's workers included.
+pub(crate) fn process_cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` is a valid out pointer for one rusage.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    // SAFETY: getrusage filled it.
+    let u = unsafe { usage.assume_init() };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(u.ru_utime) + secs(u.ru_stime)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn process_cpu_seconds_grow_with_work_on_another_thread() {
+        let before = process_cpu_seconds();
+        std::thread::spawn(|| {
+            let start = std::time::Instant::now();
+            let mut x = 0u64;
+            while start.elapsed().as_millis() < 200 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
+            x
+        })
+        .join()
+        .unwrap();
+        let spent = process_cpu_seconds() - before;
+        assert!(spent >= 0.1, "a 200 ms busy thread counted {spent} CPU s");
+    }
 
     #[test]
     fn best_and_median() {

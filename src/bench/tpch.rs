@@ -12,13 +12,14 @@ use serde::Serialize;
 use super::cases::{lineitem_query, ScanCase};
 use super::error::BenchError;
 use crate::config::Settings;
-use crate::cuda::Device;
+use crate::cuda::{Device, Devices};
 use crate::engine::Engine;
 use crate::engine::{drop_from_cache, on_tmpfs};
 use crate::error::{Error, Result};
 use crate::parquet::fetch::{
     fetch, Allocator, DeviceAllocator, FetchOptions, HostAllocator, SourceScan,
 };
+use crate::parquet::fetch_spread::fetch_spread;
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::plan::{Projection, ScanPlan};
 use crate::store::{LocalSource, Source};
@@ -63,10 +64,16 @@ pub(crate) struct TpchBenchOptions {
     pub queries: Vec<String>,
     /// CUDA device, or None for host memory.
     pub device: Option<usize>,
+    /// Several GPUs (overrides `device`): every query on the first alone,
+    /// then spread over all of them (row groups by bytes), back to back.
+    pub devices: Option<Devices>,
     /// Timed iterations per query, after one warm-up.
     pub iterations: usize,
     /// Drop the files from the page cache before every iteration.
     pub cold: bool,
+    /// Decode on the GPU (file → Arrow columns in GPU memory) instead of
+    /// landing the raw bytes.
+    pub decode: bool,
     /// Engine settings.
     pub settings: Settings,
 }
@@ -80,6 +87,9 @@ pub(crate) struct Iteration {
     pub row_count: i64,
     /// Bytes landed.
     pub bytes_read: u64,
+    /// Bytes each GPU's share landed (one entry per GPU; empty for host
+    /// memory).
+    pub device_bytes: Vec<u64>,
 }
 
 /// One query's results.
@@ -87,6 +97,8 @@ pub(crate) struct Iteration {
 pub(crate) struct QueryResult {
     /// Name.
     pub query: String,
+    /// The GPUs it landed on (empty: host memory).
+    pub devices: Vec<usize>,
     /// Files scanned.
     pub files: usize,
     /// Bytes the scan needs.
@@ -114,6 +126,8 @@ pub(crate) struct Context {
     pub destination: String,
     /// Cold (page cache dropped) or warm.
     pub cold: bool,
+    /// Decoded on the GPU (else the raw bytes landed).
+    pub decode: bool,
     /// Why cold runs were not possible for some files, if so.
     pub cold_note: Option<String>,
     /// The settings.
@@ -149,24 +163,43 @@ pub(crate) fn table_files(data: &Path, table: Table) -> Result<Vec<PathBuf>> {
 
 struct Prepared {
     source: Arc<dyn Source>,
+    metadata: Arc<::parquet::file::metadata::ParquetMetaData>,
     plan: Arc<ScanPlan>,
     path: PathBuf,
 }
 
-fn run_once<A: Allocator + Clone>(files: &[Prepared], alloc: &A, cold: bool) -> Result<Iteration> {
+fn run_once<A: Allocator + Clone>(
+    files: &[Prepared],
+    allocs: &[A],
+    cold: bool,
+    decode_on: Option<&[usize]>,
+) -> Result<Iteration> {
     if cold {
         for f in files {
             drop_from_cache(&f.path)?;
         }
     }
-    let scans = files
-        .iter()
-        .map(|f| SourceScan::new(f.source.clone(), f.plan.clone()));
-    let start = Instant::now();
-    let mut bytes_read = 0;
-    for rg in fetch(scans, alloc.clone(), FetchOptions::default()) {
-        bytes_read += rg?.bytes_read;
+    if let Some(devices) = decode_on {
+        return decode_once(files, devices);
     }
+    let scans: Vec<SourceScan> = files
+        .iter()
+        .map(|f| SourceScan::new(f.source.clone(), f.plan.clone()))
+        .collect();
+    let start = Instant::now();
+    let (bytes_read, device_bytes) = if allocs.len() == 1 {
+        let mut bytes_read = 0;
+        for rg in fetch(scans, allocs[0].clone(), FetchOptions::default()) {
+            bytes_read += rg?.bytes_read;
+        }
+        (bytes_read, vec![bytes_read])
+    } else {
+        let out = fetch_spread(&scans, allocs.to_vec(), FetchOptions::default(), |_, rg| {
+            drop(rg);
+            Ok(())
+        })?;
+        (out.bytes_read.iter().sum(), out.bytes_read)
+    };
     Ok(Iteration {
         elapsed: start.elapsed().as_secs_f64(),
         row_count: files
@@ -175,6 +208,53 @@ fn run_once<A: Allocator + Clone>(files: &[Prepared], alloc: &A, cold: bool) -> 
             .map(|r| r.num_rows)
             .sum(),
         bytes_read,
+        device_bytes,
+    })
+}
+
+/// One decode of `files` on `devices` (spread by bytes when several):
+/// every batch consumed and dropped.
+fn decode_once(files: &[Prepared], devices: &[usize]) -> Result<Iteration> {
+    use crate::decode::scan::{decode, decode_multi, DecodeInput, DecodeOptions};
+    let inputs: Vec<DecodeInput> = files
+        .iter()
+        .map(|f| DecodeInput {
+            source: f.source.clone(),
+            metadata: f.metadata.clone(),
+            plan: f.plan.clone(),
+        })
+        .collect();
+    let start = Instant::now();
+    let mut rows = 0i64;
+    let (bytes_read, device_bytes) = if devices.len() == 1 {
+        let options = DecodeOptions {
+            device: devices[0],
+            ..DecodeOptions::default()
+        };
+        let mut stream = decode(inputs, options).map_err(Error::decode)?;
+        for batch in stream.by_ref() {
+            rows += batch.map_err(Error::decode)?.num_rows() as i64;
+        }
+        let read = stream.report().bytes_read;
+        (read, vec![read])
+    } else {
+        let set = Devices::List(devices.to_vec());
+        let mut stream =
+            decode_multi(inputs, DecodeOptions::default(), &set).map_err(Error::decode)?;
+        for batch in stream.by_ref() {
+            rows += batch.map_err(Error::decode)?.num_rows() as i64;
+        }
+        let shares = stream.shares();
+        (
+            shares.iter().map(|s| s.report.bytes_read).sum(),
+            shares.iter().map(|s| s.report.bytes_read).collect(),
+        )
+    };
+    Ok(Iteration {
+        elapsed: start.elapsed().as_secs_f64(),
+        row_count: rows,
+        bytes_read,
+        device_bytes,
     })
 }
 
@@ -183,7 +263,8 @@ fn run_query<A: Allocator + Clone>(
     engine: &Arc<Engine>,
     table: Table,
     case: &ScanCase,
-    alloc: &A,
+    allocs: &[A],
+    devices: &[usize],
 ) -> Result<QueryResult> {
     let mut prepared = Vec::new();
     for path in table_files(&opts.data, table)? {
@@ -192,15 +273,21 @@ fn run_query<A: Allocator + Clone>(
         let plan = case.plan(source.location(), &metadata)?;
         prepared.push(Prepared {
             source,
+            metadata,
             plan: Arc::new(plan),
             path,
         });
     }
     let cold = opts.cold && !prepared.iter().any(|p| on_tmpfs(&p.path));
-    run_once(&prepared, alloc, cold)?; // warm-up
+    let decode_on = opts.decode.then_some(devices);
+    run_once(&prepared, allocs, cold, decode_on)?; // warm-up
     let mut iterations = Vec::new();
     for _ in 0..opts.iterations.max(1) {
-        iterations.push(run_once(&prepared, alloc, cold)?);
+        let mut it = run_once(&prepared, allocs, cold, decode_on)?;
+        if devices.is_empty() {
+            it.device_bytes.clear(); // host memory: no GPU's share
+        }
+        iterations.push(it);
     }
     let mut times: Vec<f64> = iterations.iter().map(|i| i.elapsed).collect();
     times.sort_by(|a, b| a.total_cmp(b));
@@ -211,6 +298,7 @@ fn run_query<A: Allocator + Clone>(
         .unwrap_or_default();
     Ok(QueryResult {
         query: case.name.clone(),
+        devices: devices.to_vec(),
         files: prepared.len(),
         bytes_needed: prepared.iter().map(|p| p.plan.totals.bytes_needed).sum(),
         bytes_read,
@@ -229,21 +317,58 @@ pub(crate) fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let mut queries = Vec::new();
-    let destination = match opts.device {
-        Some(ordinal) => {
-            let device = Device::get(ordinal)?;
+    let multi = match &opts.devices {
+        Some(d) => d.open()?,
+        None => Vec::new(),
+    };
+    let destination = if multi.len() > 1 {
+        let mut names = Vec::new();
+        for &device in &multi {
             engine.preallocate_bounce_buffers(device)?;
-            let alloc = DeviceAllocator::new(device);
-            for (_, table, case) in &cases {
-                queries.push(run_query(opts, &engine, *table, case, &alloc)?);
-            }
-            device.name()?
+            names.push(format!("{}: {}", device.ordinal(), device.name()?));
         }
-        None => {
-            for (_, table, case) in &cases {
-                queries.push(run_query(opts, &engine, *table, case, &HostAllocator)?);
+        let ordinals: Vec<usize> = multi.iter().map(|d| d.ordinal()).collect();
+        let one = [DeviceAllocator::new(multi[0])];
+        let all: Vec<DeviceAllocator> = multi.iter().map(|&d| DeviceAllocator::new(d)).collect();
+        for (_, table, case) in &cases {
+            queries.push(run_query(
+                opts,
+                &engine,
+                *table,
+                case,
+                &one,
+                &ordinals[..1],
+            )?);
+            queries.push(run_query(opts, &engine, *table, case, &all, &ordinals)?);
+        }
+        names.join(", ")
+    } else {
+        match multi.first().map(|d| d.ordinal()).or(opts.device) {
+            Some(ordinal) => {
+                let device = Device::get(ordinal)?;
+                engine.preallocate_bounce_buffers(device)?;
+                let alloc = [DeviceAllocator::new(device)];
+                for (_, table, case) in &cases {
+                    queries.push(run_query(opts, &engine, *table, case, &alloc, &[ordinal])?);
+                }
+                device.name()?
             }
-            "host".to_string()
+            None => {
+                if opts.decode {
+                    return Err(BenchError::DecodeNeedsGpu.into());
+                }
+                for (_, table, case) in &cases {
+                    queries.push(run_query(
+                        opts,
+                        &engine,
+                        *table,
+                        case,
+                        &[HostAllocator],
+                        &[],
+                    )?);
+                }
+                "host".to_string()
+            }
         }
     };
     let tmpfs = opts.cold
@@ -261,6 +386,7 @@ pub(crate) fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
                 .unwrap_or(1),
             destination,
             cold: opts.cold,
+            decode: opts.decode,
             cold_note: tmpfs
                 .then(|| "files on tmpfs cannot be dropped from memory: measured warm".to_string()),
             settings: opts.settings.clone(),
@@ -273,12 +399,18 @@ pub(crate) fn run(opts: &TpchBenchOptions) -> Result<TpchBenchReport> {
 /// The report as a table.
 pub(crate) fn render(r: &TpchBenchReport) -> String {
     let mut out = format!(
-        "gdscan bench tpch: {} into {} ({}){}\n{:<16} {:>5} {:>14} {:>14} {:>6} {:>10} {:>10} {:>9}\n",
+        "gdscan bench tpch: {} into {} ({}{}){}\n{:<16} {:>5} {:>5} {:>14} {:>14} {:>6} {:>10} {:>10} {:>9}  bytes per GPU\n",
         r.context.data,
         r.context.destination,
         if r.context.cold { "cold" } else { "warm" },
+        if r.context.decode {
+            ", decoded on the GPU: rows are the rows decoded"
+        } else {
+            ""
+        },
         r.context.cold_note.as_deref().map(|n| format!(" — {n}")).unwrap_or_default(),
         "query",
+        "gpus",
         "files",
         "needed",
         "read",
@@ -287,19 +419,42 @@ pub(crate) fn render(r: &TpchBenchReport) -> String {
         "median s",
         "GB/s"
     );
+    let mut one_gpu: Option<&QueryResult> = None;
     for q in &r.queries {
         let mut t: Vec<f64> = q.iterations.iter().map(|i| i.elapsed).collect();
         t.sort_by(|a, b| a.total_cmp(b));
+        let gpus: Vec<String> = q.devices.iter().map(|d| d.to_string()).collect();
+        let per_gpu: Vec<String> = q
+            .iterations
+            .last()
+            .map(|i| i.device_bytes.iter().map(|b| b.to_string()).collect())
+            .unwrap_or_default();
+        let speedup = match one_gpu {
+            Some(one) if one.query == q.query && q.devices.len() > 1 => {
+                format!("  x{:.2} over 1 GPU", q.median_gbps / one.median_gbps)
+            }
+            _ => String::new(),
+        };
+        if q.devices.len() == 1 {
+            one_gpu = Some(q);
+        }
         out += &format!(
-            "{:<16} {:>5} {:>14} {:>14} {:>6.3} {:>10} {:>10.4} {:>9.2}\n",
+            "{:<16} {:>5} {:>5} {:>14} {:>14} {:>6.3} {:>10} {:>10.4} {:>9.2}  {}{}\n",
             q.query,
+            if gpus.is_empty() {
+                "host".to_string()
+            } else {
+                gpus.join(",")
+            },
             q.files,
             q.bytes_needed,
             q.bytes_read,
             q.bytes_read as f64 / q.bytes_needed.max(1) as f64,
             q.iterations.first().map(|i| i.row_count).unwrap_or(0),
             t[t.len() / 2],
-            q.median_gbps
+            q.median_gbps,
+            per_gpu.join("/"),
+            speedup
         );
     }
     out

@@ -6,6 +6,7 @@ use clap::{Args, Subcommand};
 
 use super::{parse_size_arg, Destination, EngineArgs, StoreArgs};
 use crate::bench::read::{render, run as run_read, BenchRoute, ReadBenchOptions};
+use crate::cuda::Devices;
 use crate::error::Result;
 
 /// Benchmarks.
@@ -76,6 +77,10 @@ pub struct BenchDecodeArgs {
     /// The GPU.
     #[arg(long, default_value = "0")]
     pub device: usize,
+    /// GPUs, e.g. 0,1 or all: every case on the first alone, then spread
+    /// over all of them by bytes (raw scan and decode), in the same run.
+    #[arg(long, conflicts_with = "device")]
+    pub devices: Option<Devices>,
     /// Timed runs per case, after one warm-up (medians are reported).
     #[arg(long, default_value = "5")]
     pub iterations: usize,
@@ -133,12 +138,20 @@ pub struct BenchTpchArgs {
     /// Host memory or a device.
     #[command(flatten)]
     pub destination: Destination,
+    /// GPUs, e.g. 0,1 or all (`--engine scan`): every query on the first
+    /// alone, then spread over all of them by bytes, in the same run.
+    #[arg(long, conflicts_with_all = ["device", "host"])]
+    pub devices: Option<Devices>,
     /// Timed iterations per query, after one warm-up (the median is reported).
     #[arg(long, default_value = "3")]
     pub iterations: usize,
     /// Drop the files from the page cache before every iteration.
     #[arg(long)]
     pub cold: bool,
+    /// `--engine scan`: decode on the GPU (nvCOMP and the kernels) into
+    /// Arrow columns instead of landing the raw bytes.
+    #[arg(long)]
+    pub decode: bool,
     /// Also write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -162,6 +175,10 @@ pub struct BenchScanArgs {
     /// CUDA device.
     #[arg(long, default_value = "0")]
     pub device: usize,
+    /// GPUs, e.g. 0,1 or all: every case on the first alone, then spread
+    /// over all of them by bytes, in the same run.
+    #[arg(long, conflicts_with = "device")]
+    pub devices: Option<Devices>,
     /// Timed runs per case.
     #[arg(long, default_value = "3")]
     pub iterations: usize,
@@ -194,6 +211,10 @@ pub struct BenchReadArgs {
     /// CUDA device.
     #[arg(long, default_value = "0")]
     pub device: usize,
+    /// GPUs, e.g. 0,1 or all: every case on the first alone, then on all at
+    /// once (the file cut into one part per GPU), in the same run.
+    #[arg(long, conflicts_with = "device")]
+    pub devices: Option<Devices>,
     /// Timed runs per case.
     #[arg(long, default_value = "3")]
     pub repeats: usize,
@@ -242,6 +263,10 @@ fn run_sql_bench(_args: &BenchTpchArgs) -> Result<String> {
 pub(super) fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
         BenchCommand::Tpch(args) => {
+            // A GPU that does not exist fails before any data is generated or read.
+            if let Some(d) = &args.devices {
+                d.open()?;
+            }
             if let Some(sf) = args.sf {
                 if !args.data.join("lineitem").is_dir() {
                     let mut gen = crate::tpch::GenOptions::new(sf, &args.data);
@@ -256,8 +281,10 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
                 data: args.data.clone(),
                 queries: args.queries.clone(),
                 device: args.destination.device(),
+                devices: args.devices.clone(),
                 iterations: args.iterations,
                 cold: args.cold,
+                decode: args.decode,
                 settings: args.engine.settings()?,
             };
             let report = crate::bench::tpch::run(&opts)?;
@@ -265,6 +292,9 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
             Ok(crate::bench::tpch::render(&report))
         }
         BenchCommand::Decode(args) => {
+            if let Some(d) = &args.devices {
+                d.open()?;
+            }
             if let Some(sf) = args.sf {
                 if !args.data.join("lineitem").is_dir() {
                     let mut gen = crate::tpch::GenOptions::new(sf, &args.data);
@@ -277,6 +307,7 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
                 data: args.data.clone(),
                 cases: args.cases.clone(),
                 device: args.device,
+                devices: args.devices.clone(),
                 iterations: args.iterations,
                 group_bytes: args.group_mib.map(|m| m << 20),
                 depth: args.depth,
@@ -287,6 +318,9 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
             Ok(crate::bench::decode::render(&report))
         }
         BenchCommand::Scan(args) => {
+            if let Some(d) = &args.devices {
+                d.open()?;
+            }
             let file = match &args.file {
                 Some(f) => f.clone(),
                 None => {
@@ -298,6 +332,7 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
             let opts = crate::bench::scan::ScanBenchOptions {
                 file,
                 device: args.device,
+                devices: args.devices.clone(),
                 iterations: args.iterations,
                 settings: args.engine.settings()?,
                 cases: crate::bench::cases::lineitem_cases(),
@@ -350,7 +385,10 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
                 size: args.size,
                 threads: args.threads_sweep.clone(),
                 routes: args.routes.clone(),
-                device: args.device,
+                devices: args
+                    .devices
+                    .clone()
+                    .unwrap_or_else(|| Devices::one(args.device)),
                 repeats: args.repeats,
                 base: args.engine.settings()?,
                 cold: args.cold,

@@ -60,6 +60,7 @@ pub(super) fn run(args: &DemoArgs) -> Result<String> {
             host: !gpu,
             device: None,
         },
+        devices: None,
         checksum: false,
         stats: true,
         json: false,

@@ -8,8 +8,8 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{parse_size_arg, Destination, EngineArgs, StoreArgs};
-use crate::cuda::Device;
-use crate::engine::{Engine, IoPath};
+use crate::cuda::{Device, Devices};
+use crate::engine::{device_counters, Engine, IoPath};
 use crate::error::Result;
 use crate::parquet::coalesce::CoalesceOptions;
 use crate::parquet::fetch::{
@@ -201,6 +201,10 @@ pub struct ScanArgs {
     /// Host memory or a device.
     #[command(flatten)]
     pub destination: Destination,
+    /// Several GPUs, e.g. 0,1 or all: the row groups spread over them by
+    /// bytes, each landed (and with --decode decoded) on its GPU.
+    #[arg(long, conflicts_with_all = ["device", "host"])]
+    pub devices: Option<Devices>,
     /// Print each chunk's CRC-32 (as zlib.crc32) of the bytes where they landed.
     #[arg(long)]
     pub checksum: bool,
@@ -250,6 +254,9 @@ pub(super) struct ScanReport {
     pub gbps: f64,
     /// Bytes per path.
     pub paths: Vec<(IoPath, u64)>,
+    /// Bytes each GPU received (the engine's per-device counters; with
+    /// --devices).
+    pub device_bytes: Vec<(usize, u64)>,
     /// Requests to a remote store (0 for a local file), the footer's included.
     pub store_requests: u64,
     /// Their retries.
@@ -269,6 +276,11 @@ fn crc_of<B: ReadBack>(rg: &FetchedRowGroup<B>, slice: &ChunkSlice) -> Result<(u
 
 /// Runs `gdscan scan`.
 pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
+    // Every GPU asked for is opened before any read (the footer's included).
+    let devices = match &args.devices {
+        Some(d) => d.open()?,
+        None => Vec::new(),
+    };
     let (source, metadata, request, plan) = args.spec.prepare()?;
     let plan = Arc::new(plan);
     let mut checksums = Vec::new();
@@ -280,7 +292,51 @@ pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
         bytes,
         crc32: format!("{crc:08x}"),
     };
-    let (seconds, destination) = if args.destination.host {
+    let mut device_bytes = Vec::new();
+    let (seconds, destination) = if !devices.is_empty() {
+        let total = |d: &Device| -> u64 {
+            let c = device_counters(d.ordinal());
+            IoPath::ALL.iter().map(|&p| c.get(p).bytes).sum()
+        };
+        let before: Vec<u64> = devices.iter().map(total).collect();
+        for &d in &devices {
+            source.prepare_device(d)?;
+        }
+        let allocs: Vec<DeviceAllocator> =
+            devices.iter().map(|&d| DeviceAllocator::new(d)).collect();
+        let sums = std::sync::Mutex::new(Vec::new());
+        let start = Instant::now();
+        let out = crate::parquet::fetch_spread(
+            &[SourceScan::new(source.clone(), plan.clone())],
+            allocs,
+            FetchOptions::default(),
+            |_, rg| {
+                if args.checksum {
+                    let mut mine = Vec::with_capacity(rg.chunks.len());
+                    for slice in &rg.chunks {
+                        let (bytes, crc) = crc_of(&rg, slice)?;
+                        mine.push((slice.chunk, bytes, crc));
+                    }
+                    sums.lock().unwrap_or_else(|e| e.into_inner()).extend(mine);
+                }
+                Ok(())
+            },
+        )?;
+        let seconds = start.elapsed().as_secs_f64();
+        bytes_read = out.bytes_read.iter().sum();
+        let mut sums = sums.into_inner().unwrap_or_else(|e| e.into_inner());
+        sums.sort_by_key(|&(chunk, _, _)| chunk);
+        for (chunk, bytes, crc) in sums {
+            checksums.push(checksum_entry(chunk, bytes, crc));
+        }
+        device_bytes = devices
+            .iter()
+            .zip(&before)
+            .map(|(d, b)| (d.ordinal(), total(d) - b))
+            .collect();
+        let names: Vec<String> = devices.iter().map(|d| d.ordinal().to_string()).collect();
+        (seconds, format!("devices {}", names.join(",")))
+    } else if args.destination.host {
         let start = Instant::now();
         let mut held = Vec::new();
         for rg in fetch(
@@ -350,6 +406,7 @@ pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
         seconds,
         gbps: crate::report::gbps(bytes_read, seconds),
         paths,
+        device_bytes,
         store_requests: remote.ops,
         store_retries: remote.retries,
         checksums,
@@ -370,6 +427,14 @@ pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
         .map(|(p, b)| format!("{p}={b}"))
         .collect();
     out += &format!("path: {}\n", paths.join(" "));
+    if !result.device_bytes.is_empty() {
+        let per: Vec<String> = result
+            .device_bytes
+            .iter()
+            .map(|(d, b)| format!("gpu{d}={b}"))
+            .collect();
+        out += &format!("per GPU: {}\n", per.join(" "));
+    }
     if result.store_requests > 0 {
         out += &format!(
             "store: {} requests, {} retries\n",

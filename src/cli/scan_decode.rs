@@ -10,7 +10,10 @@ use arrow::ipc::writer::FileWriter;
 use serde::Serialize;
 
 use super::scan::ScanArgs;
-use crate::decode::scan::{decode, DecodeInput, DecodeOptions, DecodeReport};
+use crate::decode::array::DeviceBatch;
+use crate::decode::scan::{
+    decode, decode_multi, DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
+};
 use crate::error::{Error, Result};
 use crate::parquet::plan::{plan, Projection};
 
@@ -19,8 +22,12 @@ use crate::parquet::plan::{plan, Projection};
 pub(crate) struct DecodeScanReport {
     /// The object scanned.
     pub path: String,
-    /// The GPU.
+    /// The GPU (the first, with --devices).
     pub device: usize,
+    /// The GPUs, with --devices.
+    pub devices: Vec<usize>,
+    /// What each GPU did, with --devices.
+    pub shares: Vec<DeviceShare>,
     /// Row groups, rows, pages, bytes and times of the decoder.
     pub decoder: DecodeReport,
     /// Bytes read from the object.
@@ -33,6 +40,11 @@ pub(crate) struct DecodeScanReport {
 
 /// Runs `gdscan scan --decode`.
 pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
+    // Every GPU asked for is opened before any read (the footer's included).
+    let devices: Vec<usize> = match &args.devices {
+        Some(d) => d.open()?.iter().map(|d| d.ordinal()).collect(),
+        None => Vec::new(),
+    };
     let (source, metadata, request, scan_plan) = args.spec.prepare()?;
     let location = source.location().to_string();
     // The filter's columns are decoded too when --output applies it.
@@ -55,21 +67,32 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         }
     }
     let bytes_read = decode_plan.totals.bytes_read;
-    let device = args.destination.device.unwrap_or(0);
+    let device = devices
+        .first()
+        .copied()
+        .unwrap_or(args.destination.device.unwrap_or(0));
     let options = DecodeOptions {
         device,
         ..DecodeOptions::default()
     };
+    let inputs = vec![DecodeInput {
+        source: source.clone(),
+        metadata,
+        plan: Arc::new(decode_plan),
+    }];
     let start = Instant::now();
-    let mut stream = decode(
-        vec![DecodeInput {
-            source: source.clone(),
-            metadata,
-            plan: Arc::new(decode_plan),
-        }],
-        options,
-    )
-    .map_err(Error::decode)?;
+    let mut stream = if devices.is_empty() {
+        Stream::One(Box::new(decode(inputs, options).map_err(Error::decode)?))
+    } else {
+        Stream::Many(
+            decode_multi(
+                inputs,
+                options,
+                &crate::cuda::Devices::List(devices.clone()),
+            )
+            .map_err(Error::decode)?,
+        )
+    };
     let mut writer: Option<FileWriter<std::fs::File>> = None;
     let mut rows_written = None;
     let mut batches = Vec::new();
@@ -125,10 +148,16 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         }
         rows_written = Some(written);
     }
+    let (decoder, shares) = match &stream {
+        Stream::One(s) => (s.report().clone(), Vec::new()),
+        Stream::Many(s) => (s.report(), s.shares()),
+    };
     let report = DecodeScanReport {
         path: location,
         device,
-        decoder: stream.report().clone(),
+        devices: devices.clone(),
+        shares,
+        decoder,
         bytes_read,
         seconds,
         rows_written,
@@ -137,10 +166,22 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         return Ok(serde_json::to_string_pretty(&report).expect("report serialises") + "\n");
     }
     let d = &report.decoder;
+    let gpus = if report.devices.is_empty() {
+        format!("GPU {}", report.device)
+    } else {
+        let l: Vec<String> = report.devices.iter().map(|d| d.to_string()).collect();
+        format!("GPUs {}", l.join(","))
+    };
     let mut out = format!(
-        "decoded {} on GPU {}: {} rows, {} row groups, {} pages in {:.4} s ({} bytes read, {} bytes of Arrow columns)\n",
-        report.path, report.device, d.rows, d.row_groups, d.pages, report.seconds, report.bytes_read, d.output_bytes
+        "decoded {} on {gpus}: {} rows, {} row groups, {} pages in {:.4} s ({} bytes read, {} bytes of Arrow columns)\n",
+        report.path, d.rows, d.row_groups, d.pages, report.seconds, report.bytes_read, d.output_bytes
     );
+    for s in &report.shares {
+        out += &format!(
+            "GPU {}: {} row groups, {} bytes planned, {} bytes read, {} rows\n",
+            s.device, s.row_groups, s.planned_bytes, s.report.bytes_read, s.report.rows
+        );
+    }
     if args.stats {
         out += &format!(
             "decoder: pages decompressed by nvCOMP {} (none on the CPU); host {:.4} s, waiting for I/O {:.4} s, waiting for the GPU {:.4} s\n",
@@ -151,4 +192,29 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         out += &format!("wrote {rows} rows to {}\n", path.display());
     }
     Ok(out)
+}
+
+/// The decode on one GPU or several.
+enum Stream {
+    One(Box<crate::decode::scan::DecodeStream>),
+    Many(crate::decode::scan::MultiDecodeStream),
+}
+
+impl Stream {
+    fn schema(&self) -> &arrow::datatypes::SchemaRef {
+        match self {
+            Stream::One(s) => s.schema(),
+            Stream::Many(s) => s.schema(),
+        }
+    }
+}
+
+impl Iterator for Stream {
+    type Item = std::result::Result<DeviceBatch, DecodeError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Stream::One(s) => s.next(),
+            Stream::Many(s) => s.next(),
+        }
+    }
 }

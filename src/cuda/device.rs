@@ -7,6 +7,7 @@ use cudarc::driver::sys;
 
 use super::driver::{check, device_count, ensure};
 use super::error::{CudaError, Result};
+use super::numa::{placement_under, NumaPlacement};
 
 /// A CUDA device with its retained primary context.
 ///
@@ -96,6 +97,42 @@ impl Device {
         // SAFETY: the driver writes a NUL-terminated string into `buf`.
         let name = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
         Ok(name.to_string_lossy().into_owned())
+    }
+
+    /// The device's PCI bus id as the driver writes it (e.g. `0000:3B:00.0`).
+    pub fn pci_bus_id(&self) -> Result<String> {
+        let mut buf = [0 as std::ffi::c_char; 64];
+        let mut dev = 0;
+        // SAFETY: driver initialised, ordinal valid.
+        check("cuDeviceGet", unsafe {
+            sys::cuDeviceGet(&mut dev, self.ordinal as i32)
+        })?;
+        // SAFETY: `buf` holds 64 bytes, as passed.
+        check("cuDeviceGetPCIBusId", unsafe {
+            sys::cuDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as i32, dev)
+        })?;
+        // SAFETY: the driver writes a NUL-terminated string into `buf`.
+        let id = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+        Ok(id.to_string_lossy().into_owned())
+    }
+
+    /// Where the device sits: its PCI bus id, its NUMA node and the host's
+    /// node count, from sysfs (read once per device and kept).
+    pub fn numa(&self) -> Result<NumaPlacement> {
+        static PLACEMENTS: OnceLock<Mutex<HashMap<usize, NumaPlacement>>> = OnceLock::new();
+        let map = PLACEMENTS.get_or_init(|| Mutex::new(HashMap::new()));
+        if let Some(p) = map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&self.ordinal)
+        {
+            return Ok(p.clone());
+        }
+        let placement = placement_under(std::path::Path::new("/sys"), &self.pci_bus_id()?);
+        map.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(self.ordinal, placement.clone());
+        Ok(placement)
     }
 
     /// Free and total device memory in bytes.

@@ -5,6 +5,7 @@ use cudarc::driver::sys;
 use super::device::Device;
 use super::driver::{check, error_name};
 use super::error::{CudaError, Result};
+use super::numa::with_preferred_node;
 
 /// Page-locked host memory from `cuMemHostAlloc` (portable to all contexts),
 /// page-aligned, so it also serves O_DIRECT.
@@ -21,13 +22,17 @@ unsafe impl Send for PinnedBuffer {}
 unsafe impl Sync for PinnedBuffer {}
 
 impl PinnedBuffer {
-    /// Allocates `len` bytes (at least 1) of pinned memory.
+    /// Allocates `len` bytes (at least 1) of pinned memory, on the NUMA
+    /// node nearest `device` when the host has several (see
+    /// [`Device::numa`]).
     pub fn new(device: Device, len: usize) -> Result<PinnedBuffer> {
         device.bind()?;
+        let node = device.numa().ok().and_then(|p| p.preferred_node());
         let mut ptr = std::ptr::null_mut();
         // SAFETY: context bound; out pointer valid.
-        let status =
-            unsafe { sys::cuMemHostAlloc(&mut ptr, len.max(1), sys::CU_MEMHOSTALLOC_PORTABLE) };
+        let status = with_preferred_node(node, || unsafe {
+            sys::cuMemHostAlloc(&mut ptr, len.max(1), sys::CU_MEMHOSTALLOC_PORTABLE)
+        });
         if status != sys::CUresult::CUDA_SUCCESS {
             return Err(CudaError::PinnedMemory {
                 bytes: len,

@@ -8,17 +8,21 @@
 //! allocations so that steady scans never call `cuMemFree`.
 
 mod device;
+mod devices;
 pub mod driver;
 mod error;
 mod memory;
 pub mod module;
+mod numa;
 mod pinned_pool;
 mod pool;
 mod stream;
 
 pub use device::Device;
+pub use devices::{Devices, DevicesParseError};
 pub use error::CudaError;
 pub use memory::{DeviceBuffer, HostRegistration, PinnedBuffer};
+pub use numa::NumaPlacement;
 pub use pinned_pool::{PinnedPool, PooledPinnedBuffer};
 pub use pool::{DevicePool, PooledDeviceBuffer};
 pub use stream::{wait_foreign_event, Event, Stream};

@@ -1,17 +1,74 @@
-//! A bounded pool of pinned bounce buffers, shared by the workers and reused.
+//! Bounded pools of pinned bounce buffers, one per device, shared by the
+//! workers and reused.
 //!
-//! At most `capacity` buffers ever exist; a worker that finds the pool empty
-//! and full-grown waits for one to come back. Buffers are allocated lazily
-//! (pinning is expensive) and kept for reuse.
+//! At most `capacity` buffers of a device's pool ever exist; a worker that
+//! finds the pool empty and full-grown waits for one to come back. Buffers
+//! are allocated lazily (pinning is expensive), through the device's
+//! context and on its NUMA node when the host has several
+//! ([`PinnedBuffer::new`]), and kept for reuse. A pool per device, each
+//! with two buffers per worker, means a worker may keep a lane's buffers
+//! for several devices at once without ever starving another worker: of
+//! any one pool it holds at most its lane's two.
 
-use std::sync::{Condvar, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex};
 
 use crate::cuda::{Device, PinnedBuffer};
 use crate::error::Result;
 
-/// The pool.
+/// The pools of every device served so far, created on a device's first
+/// request.
+#[derive(Debug)]
+pub(crate) struct BouncePools {
+    buffer_size: usize,
+    capacity: usize,
+    pools: Mutex<HashMap<usize, Arc<BouncePool>>>,
+}
+
+impl BouncePools {
+    /// Pools of at most `capacity` buffers of `buffer_size` bytes each.
+    pub(crate) fn new(buffer_size: usize, capacity: usize) -> Self {
+        BouncePools {
+            buffer_size,
+            capacity,
+            pools: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `device`'s pool, created on first use.
+    pub(crate) fn of(&self, device: Device) -> Arc<BouncePool> {
+        self.pools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(device.ordinal())
+            .or_insert_with(|| Arc::new(BouncePool::new(device, self.buffer_size, self.capacity)))
+            .clone()
+    }
+
+    /// Buffers allocated so far, over every device.
+    pub(crate) fn allocated(&self) -> usize {
+        self.pools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|p| p.allocated())
+            .sum()
+    }
+
+    /// Buffers allocated so far for one device.
+    pub(crate) fn allocated_on(&self, device: usize) -> usize {
+        self.pools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&device)
+            .map_or(0, |p| p.allocated())
+    }
+}
+
+/// One device's pool.
 #[derive(Debug)]
 pub(crate) struct BouncePool {
+    device: Device,
     buffer_size: usize,
     capacity: usize,
     state: Mutex<PoolState>,
@@ -25,9 +82,11 @@ struct PoolState {
 }
 
 impl BouncePool {
-    /// A pool of at most `capacity` buffers of `buffer_size` bytes.
-    pub(crate) fn new(buffer_size: usize, capacity: usize) -> Self {
+    /// A pool of at most `capacity` buffers of `buffer_size` bytes, pinned
+    /// for `device`.
+    pub(crate) fn new(device: Device, buffer_size: usize, capacity: usize) -> Self {
         BouncePool {
+            device,
             buffer_size,
             capacity: capacity.max(1),
             state: Mutex::new(PoolState::default()),
@@ -48,9 +107,10 @@ impl BouncePool {
             .allocated
     }
 
-    /// Takes a buffer, allocating one (pinned through `device`'s context) if
-    /// the pool may still grow, else waiting for one to be returned.
-    pub(crate) fn acquire(&self, device: Device) -> Result<PinnedBuffer> {
+    /// Takes a buffer, allocating one (pinned through the device's context)
+    /// if the pool may still grow, else waiting for one to be returned.
+    pub(crate) fn acquire(&self) -> Result<PinnedBuffer> {
+        let device = self.device;
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(buf) = state.free.pop() {
@@ -73,7 +133,8 @@ impl BouncePool {
 
     /// Allocates buffers until the pool holds its full capacity (pinning is
     /// the slow part of a first device read); returns how many exist.
-    pub(crate) fn fill(&self, device: Device) -> Result<usize> {
+    pub(crate) fn fill(&self) -> Result<usize> {
+        let device = self.device;
         loop {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             if state.allocated >= self.capacity {

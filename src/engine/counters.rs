@@ -152,6 +152,37 @@ pub fn global_counters() -> &'static PathCounters {
     GLOBAL.get_or_init(PathCounters::default)
 }
 
+/// The process-wide counters of the bytes that went to (or came from) device
+/// `ordinal`'s memory, for every path; host-memory transfers are not in any
+/// device's counters. Created on first use and kept for the process.
+pub fn device_counters(ordinal: usize) -> &'static PathCounters {
+    device_map()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(ordinal)
+        .or_insert_with(|| Box::leak(Box::default()))
+}
+
+/// The devices that have counters (every device the engine has moved bytes
+/// for, and any asked for by [`device_counters`]), in ordinal order.
+pub fn counted_devices() -> Vec<usize> {
+    let mut d: Vec<usize> = device_map()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .keys()
+        .copied()
+        .collect();
+    d.sort_unstable();
+    d
+}
+
+type DeviceMap = std::sync::Mutex<std::collections::HashMap<usize, &'static PathCounters>>;
+
+fn device_map() -> &'static DeviceMap {
+    static DEVICES: std::sync::OnceLock<DeviceMap> = std::sync::OnceLock::new();
+    DEVICES.get_or_init(Default::default)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +218,22 @@ mod tests {
         c.reset();
         assert_eq!(c.get(IoPath::PosixHost), PathTotals::default());
         assert_eq!(c.get(IoPath::RemoteStore), PathTotals::default());
+    }
+
+    #[test]
+    fn device_counters_are_one_set_per_ordinal() {
+        // Ordinals no real test uses, so concurrent tests do not interfere.
+        let a = device_counters(1000);
+        let b = device_counters(1001);
+        a.add(IoPath::PosixDeviceBounce, 11, Duration::from_nanos(1));
+        assert_eq!(
+            device_counters(1000).get(IoPath::PosixDeviceBounce).bytes,
+            11
+        );
+        assert_eq!(b.get(IoPath::PosixDeviceBounce).bytes, 0);
+        assert!(std::ptr::eq(a, device_counters(1000)));
+        let listed = counted_devices();
+        assert!(listed.contains(&1000) && listed.contains(&1001));
+        assert!(listed.windows(2).all(|w| w[0] < w[1]));
     }
 }

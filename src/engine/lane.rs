@@ -38,6 +38,9 @@ struct Slot {
 #[derive(Debug)]
 pub(super) struct Lane {
     device: Device,
+    /// The device's bounce pool: the slots' buffers come from it and go
+    /// back to it.
+    pool: Arc<BouncePool>,
     stream: Stream,
     slots: Vec<Slot>,
     next: usize,
@@ -51,8 +54,9 @@ pub(super) struct Lane {
 }
 
 impl Lane {
-    /// Creates the stream and the slots' events on `device`.
-    pub(super) fn new(device: Device) -> Result<Lane> {
+    /// Creates the stream and the slots' events on `device`, whose bounce
+    /// buffers come from `pool`.
+    pub(super) fn new(device: Device, pool: Arc<BouncePool>) -> Result<Lane> {
         let stream = Stream::new(device)?;
         let slots = (0..SLOTS_PER_LANE)
             .map(|_| {
@@ -66,6 +70,7 @@ impl Lane {
             .collect::<Result<Vec<_>>>()?;
         Ok(Lane {
             device,
+            pool,
             stream,
             slots,
             next: 0,
@@ -78,6 +83,11 @@ impl Lane {
     /// The lane's device.
     pub(super) fn device(&self) -> Device {
         self.device
+    }
+
+    /// The size of the lane's bounce buffers.
+    pub(super) fn bounce_size(&self) -> usize {
+        self.pool.buffer_size()
     }
 
     /// The lane's stream.
@@ -141,12 +151,11 @@ impl Lane {
         Ok(())
     }
 
-    /// The slot's bounce buffer, taken from `pool` on first use.
-    pub(super) fn bounce(&mut self, index: usize, pool: &BouncePool) -> Result<&mut PinnedBuffer> {
-        let device = self.device;
+    /// The slot's bounce buffer, taken from the device's pool on first use.
+    pub(super) fn bounce(&mut self, index: usize) -> Result<&mut PinnedBuffer> {
         let slot = &mut self.slots[index];
         if slot.bounce.is_none() {
-            slot.bounce = Some(pool.acquire(device)?);
+            slot.bounce = Some(self.pool.acquire()?);
         }
         Ok(slot.bounce.as_mut().expect("just filled"))
     }
@@ -175,10 +184,11 @@ impl Lane {
     }
 
     /// Waits for every queued copy, drops registrations, returns the bounce
-    /// buffers to `pool` and completes every waiting request (a failed wait
-    /// fails them). The first error is returned, but every slot is drained
-    /// regardless.
-    pub(super) fn drain(&mut self, pool: &BouncePool) -> Result<()> {
+    /// buffers to the pool and completes every waiting request (a failed
+    /// wait fails them). The first error is returned, but every slot is
+    /// drained regardless.
+    pub(super) fn drain(&mut self) -> Result<()> {
+        let pool = &self.pool;
         let mut first_err = None;
         for slot in &mut self.slots {
             if let Err(e) = slot.event.synchronize() {

@@ -28,7 +28,9 @@ mod transfer;
 
 use std::sync::{Arc, OnceLock};
 
-pub use counters::{global_counters, IoPath, PathCounters, PathTotals};
+pub use counters::{
+    counted_devices, device_counters, global_counters, IoPath, PathCounters, PathTotals,
+};
 pub use error::IoError;
 pub use file_handle::FileHandle;
 pub use memory::{FillBuffer, IoBuf, IoBufMut, Memory};
@@ -41,23 +43,29 @@ pub use tasks::{Task, TaskSplit};
 
 use crate::config::Settings;
 use crate::error::Result;
-use bounce::BouncePool;
+use bounce::BouncePools;
 use lane::SLOTS_PER_LANE;
 use pool::WorkerPool;
 
-/// Settings plus the worker pool and the bounce-buffer pool they size.
+/// Settings plus the worker pool and the bounce-buffer pools they size.
+///
+/// One engine serves every device: a request's destination decides its
+/// device, and what a device needs (each worker's lane to it: a stream and
+/// two slots; its pool of pinned bounce buffers) is created on its first
+/// request, so feeding two GPUs at once costs no setup for the second until
+/// it is used.
 #[derive(Debug)]
 pub struct Engine {
     settings: Settings,
-    bounce: Arc<BouncePool>,
+    bounce: Arc<BouncePools>,
     pool: WorkerPool,
 }
 
 impl Engine {
-    /// Starts an engine: `settings.num_threads` workers and a bounce pool of
-    /// two buffers per worker (allocated on first use).
+    /// Starts an engine: `settings.num_threads` workers and, per device, a
+    /// bounce pool of two buffers per worker (allocated on first use).
     pub fn new(settings: Settings) -> Result<Arc<Engine>> {
-        let bounce = Arc::new(BouncePool::new(
+        let bounce = Arc::new(BouncePools::new(
             settings.bounce_buffer_size,
             settings.num_threads * SLOTS_PER_LANE,
         ));
@@ -95,12 +103,17 @@ impl Engine {
     /// milliseconds for the default 16 workers × 2 × 16 MiB). Returns the
     /// number of buffers.
     pub fn preallocate_bounce_buffers(&self, device: crate::cuda::Device) -> Result<usize> {
-        self.bounce.fill(device)
+        self.bounce.of(device).fill()
     }
 
-    /// Pinned bounce buffers allocated so far.
+    /// Pinned bounce buffers allocated so far, over every device.
     pub fn bounce_buffers_allocated(&self) -> usize {
         self.bounce.allocated()
+    }
+
+    /// Pinned bounce buffers allocated so far for device `ordinal`.
+    pub fn bounce_buffers_allocated_on(&self, ordinal: usize) -> usize {
+        self.bounce.allocated_on(ordinal)
     }
 
     pub(crate) fn pool(&self) -> &WorkerPool {

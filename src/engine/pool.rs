@@ -13,7 +13,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::bounce::BouncePool;
+use super::bounce::BouncePools;
 use super::error::IoError;
 use super::lane::Lane;
 use super::memory::Memory;
@@ -40,8 +40,8 @@ struct WorkerState {
 }
 
 impl WorkerPool {
-    /// Starts `count` workers sharing `bounce`.
-    pub(crate) fn new(count: usize, bounce: Arc<BouncePool>) -> Result<Self> {
+    /// Starts `count` workers sharing the per-device pools of `bounce`.
+    pub(crate) fn new(count: usize, bounce: Arc<BouncePools>) -> Result<Self> {
         let count = count.max(1);
         let mut queues = Vec::with_capacity(count);
         let mut threads = Vec::with_capacity(count);
@@ -116,14 +116,14 @@ impl Drop for WorkerPool {
     }
 }
 
-fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePool) {
+fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePools) {
     let mut state = WorkerState::default();
     loop {
         let req = match rx.try_recv() {
             Ok(req) => req,
             Err(TryRecvError::Empty) => {
                 // Out of work: finish what the lanes still hold before sleeping.
-                state.settle(bounce);
+                state.settle();
                 match rx.recv() {
                     Ok(req) => req,
                     Err(_) => break,
@@ -142,7 +142,7 @@ fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePool) {
             Err(_) => {
                 // A lane may be mid-pipeline after a panic: settle what it
                 // owes, then drop it entirely.
-                let _ = catch_unwind(AssertUnwindSafe(|| state.settle(bounce)));
+                let _ = catch_unwind(AssertUnwindSafe(|| state.settle()));
                 state.lanes.clear();
                 req.fail(Error::io(
                     &req.file.path,
@@ -153,7 +153,7 @@ fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePool) {
             }
         }
     }
-    state.settle(bounce);
+    state.settle();
 }
 
 /// How a worker's share of a request ended.
@@ -168,47 +168,99 @@ enum Share {
 impl WorkerState {
     /// Waits for every lane's copies and completes the requests waiting on
     /// them (a failed wait fails those requests).
-    fn settle(&mut self, bounce: &BouncePool) {
+    fn settle(&mut self) {
         for lane in self.lanes.values_mut() {
-            let _ = lane.drain(bounce);
+            let _ = lane.drain();
+        }
+    }
+
+    /// Completes, without blocking, what every lane has finished, so that
+    /// device requests are not held back while this worker reads into host
+    /// memory.
+    fn reap_all(&mut self) {
+        for lane in self.lanes.values_mut() {
+            let _ = lane.reap();
         }
     }
 }
 
 /// Claims and runs tasks of `req` until none are left. Device copies it
 /// queued are left to the lane, which completes this share once they finish.
-fn help(req: &Arc<Request>, state: &mut WorkerState, bounce: &BouncePool) -> Result<Share> {
+///
+/// A worker keeps a lane per device it has served, each holding at most its
+/// two slots' buffers of that device's own pool, so lanes of other devices
+/// need not be drained before serving this one (each pool has two buffers
+/// per worker: nobody can starve). Their finished copies are reaped between
+/// tasks instead, without waiting.
+fn help(req: &Arc<Request>, state: &mut WorkerState, bounce: &BouncePools) -> Result<Share> {
     let device = match req.memory {
         Memory::Device { device, .. } => Some(device),
         Memory::Host { .. } => None,
     };
-    // Only the lane of this request's device keeps bounce buffers and
-    // waiting requests (so workers on different devices can never hold each
-    // other's buffers); the others are settled first.
-    for (&ordinal, lane) in state.lanes.iter_mut() {
-        if device.map(|d| d.ordinal()) != Some(ordinal) {
-            let _ = lane.drain(bounce);
-        }
-    }
     let Some(device) = device else {
+        state.reap_all();
         while let Some(task) = req.claim() {
-            run_task(req, task, None, bounce)?;
+            run_task(req, task, None)?;
+            state.reap_all();
         }
         return Ok(Share::Done);
     };
     device.bind()?;
-    let lane = match state.lanes.entry(device.ordinal()) {
-        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-        std::collections::hash_map::Entry::Vacant(v) => v.insert(Lane::new(device)?),
+    let ordinal = device.ordinal();
+    let lane = match state.lanes.remove(&ordinal) {
+        Some(lane) => lane,
+        None => Lane::new(device, bounce.of(device))?,
     };
+    // Out of the map while it works (so the other lanes can be reaped), and
+    // back in it however this ends, a panic included (the worker then
+    // settles it with the others).
+    let mut held = HeldLane {
+        lanes: &mut state.lanes,
+        ordinal,
+        lane: Some(lane),
+    };
+    held.reap_others();
+    let lane = held.lane.as_mut().expect("held until drop");
     // Complete what earlier requests' copies have finished since.
     let _ = lane.reap();
     while let Some(task) = req.claim() {
-        if let Err(e) = run_task(req, task, Some(lane), bounce) {
-            let _ = lane.drain(bounce);
+        let lane = held.lane.as_mut().expect("held until drop");
+        if let Err(e) = run_task(req, task, Some(lane)) {
+            let _ = lane.drain();
             return Err(e);
         }
+        held.reap_others();
     }
-    lane.defer(req.clone());
+    held.lane
+        .as_mut()
+        .expect("held until drop")
+        .defer(req.clone());
     Ok(Share::Deferred)
+}
+
+/// A worker's lane to one device, taken out of its map while a request to
+/// that device runs, put back on drop.
+struct HeldLane<'a> {
+    lanes: &'a mut HashMap<usize, Lane>,
+    ordinal: usize,
+    lane: Option<Lane>,
+}
+
+impl HeldLane<'_> {
+    /// Completes, without blocking, what the lanes of the other devices
+    /// have finished, so that requests to one GPU are not held back while
+    /// this worker serves another.
+    fn reap_others(&mut self) {
+        for lane in self.lanes.values_mut() {
+            let _ = lane.reap();
+        }
+    }
+}
+
+impl Drop for HeldLane<'_> {
+    fn drop(&mut self) {
+        if let Some(lane) = self.lane.take() {
+            self.lanes.insert(self.ordinal, lane);
+        }
+    }
 }

@@ -2,8 +2,7 @@
 
 use std::time::Instant;
 
-use super::bounce::BouncePool;
-use super::counters::{global_counters, IoPath};
+use super::counters::{device_counters, global_counters, IoPath};
 use super::error::IoError;
 use super::lane::Lane;
 use super::memory::Memory;
@@ -16,12 +15,7 @@ use crate::error::{Error, Result};
 
 /// Runs one task of `req`. `lane` is the worker's lane to the request's
 /// device (None for host memory).
-pub(crate) fn run_task(
-    req: &Request,
-    task: Task,
-    lane: Option<&mut Lane>,
-    pool: &BouncePool,
-) -> Result<()> {
+pub(crate) fn run_task(req: &Request, task: Task, lane: Option<&mut Lane>) -> Result<()> {
     let start = Instant::now();
     let path = match (&req.transfer, lane) {
         (Transfer::ReadHost, _) => {
@@ -44,16 +38,16 @@ pub(crate) fn run_task(
             if read_device_mmap(req, task, mapping, lane)? {
                 IoPath::MmapRegistered
             } else {
-                read_device_bounce(req, task, lane, pool)?;
+                read_device_bounce(req, task, lane)?;
                 IoPath::PosixDeviceBounce
             }
         }
         (Transfer::ReadDeviceBounce, Some(lane)) => {
-            read_device_bounce(req, task, lane, pool)?;
+            read_device_bounce(req, task, lane)?;
             IoPath::PosixDeviceBounce
         }
         (Transfer::WriteDevice, Some(lane)) => {
-            write_device(req, task, lane, pool)?;
+            write_device(req, task, lane)?;
             IoPath::PosixDeviceBounce
         }
         (_, None) => unreachable!("device routes always get a lane"),
@@ -61,6 +55,9 @@ pub(crate) fn run_task(
     let elapsed = start.elapsed();
     req.file.counters.add(path, task.len as u64, elapsed);
     global_counters().add(path, task.len as u64, elapsed);
+    if let Memory::Device { device, .. } = req.memory {
+        device_counters(device.ordinal()).add(path, task.len as u64, elapsed);
+    }
     Ok(())
 }
 
@@ -121,15 +118,15 @@ fn write_host(req: &Request, task: Task) -> Result<()> {
     )
 }
 
-fn read_device_bounce(req: &Request, task: Task, lane: &mut Lane, pool: &BouncePool) -> Result<()> {
+fn read_device_bounce(req: &Request, task: Task, lane: &mut Lane) -> Result<()> {
     let dst = device_ptr(&req.memory) + task.buffer_offset as u64;
-    let chunk = req.bounce_size.min(pool.buffer_size()).max(1);
+    let chunk = req.bounce_size.min(lane.bounce_size()).max(1);
     let mut done = 0;
     while done < task.len {
         let n = chunk.min(task.len - done);
         let at = task.file_offset + done as u64;
         let slot = lane.next_slot()?;
-        let buf = lane.bounce(slot, pool)?;
+        let buf = lane.bounce(slot)?;
         let got = posix::read_into(
             &req.file.fds,
             &req.file.path,
@@ -176,21 +173,21 @@ fn read_device_mmap(req: &Request, task: Task, mapping: &Mapping, lane: &mut Lan
     Ok(true)
 }
 
-fn write_device(req: &Request, task: Task, lane: &mut Lane, pool: &BouncePool) -> Result<()> {
+fn write_device(req: &Request, task: Task, lane: &mut Lane) -> Result<()> {
     let src = device_ptr(&req.memory) + task.buffer_offset as u64;
-    let chunk = req.bounce_size.min(pool.buffer_size()).max(1);
+    let chunk = req.bounce_size.min(lane.bounce_size()).max(1);
     let mut done = 0;
     while done < task.len {
         let n = chunk.min(task.len - done);
         let slot = lane.next_slot()?;
-        let buf = lane.bounce(slot, pool)?;
+        let buf = lane.bounce(slot)?;
         let ptr = buf.as_mut_ptr();
         // SAFETY: the bounce buffer holds at least `n` bytes and is only
         // read after the copy completes (wait below).
         unsafe { lane.stream().copy_to_host(ptr, src + done as u64, n)? };
         lane.commit(slot, None)?;
         lane.wait(slot)?;
-        let buf = lane.bounce(slot, pool)?;
+        let buf = lane.bounce(slot)?;
         posix::write_from(
             &req.file.fds,
             &req.file.path,

@@ -4,22 +4,27 @@
 //! Flow: [`metadata`] (footer and page index through the engine, cached) →
 //! [`plan`](mod@plan) (no I/O: projection, row-group and page pruning with
 //! [`predicate`], coalescing with [`coalesce`]) → [`fetch`](mod@fetch) (each row group
-//! into one allocation with a chunk table, streamed). [`reader`] offers the
+//! into one allocation with a chunk table, streamed); [`spread`](mod@spread)
+//! divides a scan's row groups between GPUs by bytes. [`reader`] offers the
 //! same I/O to arrow-rs as an `AsyncFileReader`.
 
 pub mod coalesce;
 pub mod error;
 pub mod fetch;
+pub mod fetch_spread;
 pub mod ipc_export;
 pub mod metadata;
 pub mod plan;
 pub mod predicate;
 pub mod reader;
+pub mod spread;
 
 pub use coalesce::CoalesceOptions;
 pub use error::ScanError;
 pub use fetch::{fetch, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator, SourceScan};
+pub use fetch_spread::{fetch_spread, SpreadFetch};
 pub use metadata::{load as load_metadata, load_async as load_metadata_async, MetadataOptions};
 pub use plan::{plan, Projection, ScanPlan, ScanRequest};
 pub use predicate::Predicate;
 pub use reader::GdsParquetReader;
+pub use spread::{spread, Placement, Spread};

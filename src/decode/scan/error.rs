@@ -100,6 +100,16 @@ pub enum DecodeError {
     /// The status copied back from the device has the wrong size (a bug).
     #[error("the kernels' status array came back with the wrong size")]
     StatusSize,
+    /// The thread decoding one GPU's share of a scan over several GPUs
+    /// ended before handing over all of its row groups (it panicked); the
+    /// scan stops there, never with a row group missing.
+    #[error("the decode of GPU {device}'s share ended early: {row_groups} row group(s) missing")]
+    ShareEnded {
+        /// The GPU.
+        device: usize,
+        /// Row groups of its share not handed over.
+        row_groups: usize,
+    },
     /// Device arrays could not be built or copied.
     #[error(transparent)]
     Array(#[from] DeviceArrayError),

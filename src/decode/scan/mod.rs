@@ -33,6 +33,7 @@ mod context;
 mod error;
 mod group;
 mod host;
+mod multi;
 mod report;
 mod row_group;
 
@@ -45,6 +46,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 pub use context::{DEVICE_POOL_BYTES, PINNED_POOL_BYTES};
 pub use error::DecodeError;
+pub use multi::{decode_multi, open_multi, DeviceShare, MultiDecodeStream};
 pub use report::DecodeReport;
 
 use context::{Gpu, PinnedAllocator};
@@ -318,6 +320,7 @@ impl DecodeStream {
                 };
                 self.report.io_wait_seconds += waited.elapsed().as_secs_f64();
                 let next = next?;
+                self.report.bytes_read += next.bytes_read;
                 bytes += next.buffer.len() as u64;
                 fetched.push(next);
             }

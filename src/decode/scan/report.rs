@@ -42,6 +42,8 @@ pub struct DecodeReport {
     pub pages: usize,
     /// Pages decompressed on the GPU by nvCOMP (none ran on the CPU).
     pub pages_decompressed_nvcomp: usize,
+    /// Bytes the fetch read for the decoded row groups (the plan's bytes).
+    pub bytes_read: u64,
     /// Bytes of the decoded device columns.
     pub output_bytes: u64,
     /// Seconds spent waiting for the I/O (the fetch's next row group).

@@ -1,0 +1,276 @@
+//! One scan decoded on several GPUs at once.
+//!
+//! An orchestration above the single-GPU decoder: the scan's row groups are
+//! spread over the devices by bytes ([`crate::parquet::spread`]), each
+//! device runs its own [`decode`] of its share (its own fetch, pinned pool,
+//! streams, kernels and nvCOMP) on its own thread, and the batches are
+//! handed out in plan order, each on the GPU that decoded it
+//! ([`DeviceBatch::device_ordinal`], and `device_id` in its C Device
+//! array). A bad device ordinal is an error before any read.
+//!
+//! Each share's thread keeps at most `depth` finished batches ahead of the
+//! consumer; consecutive row groups sit on different GPUs, so consuming in
+//! plan order keeps every GPU busy.
+//!
+//! ```no_run
+//! use gdscan::cuda::Devices;
+//! use gdscan::decode::scan::{open_multi, DecodeOptions};
+//! use gdscan::parquet::ScanRequest;
+//!
+//! let stream = open_multi("lineitem.parquet", ScanRequest::default(), DecodeOptions::default(),
+//!                         &"all".parse::<Devices>()?)?;
+//! for batch in stream {
+//!     let batch = batch?;
+//!     println!("{} rows on GPU {:?}", batch.num_rows(), batch.device_ordinal());
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use arrow::datatypes::{Schema, SchemaRef};
+use serde::Serialize;
+
+use super::{decode, output_schema, DecodeError, DecodeInput, DecodeOptions, DecodeReport};
+use crate::cuda::Devices;
+use crate::decode::array::DeviceBatch;
+use crate::parquet::metadata::{load, MetadataOptions};
+use crate::parquet::spread::{spread, Spread};
+use crate::parquet::{plan, ScanPlan, ScanRequest};
+
+/// What one GPU did in a scan over several.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceShare {
+    /// The GPU (CUDA ordinal).
+    pub device: usize,
+    /// Row groups the spread gave it.
+    pub row_groups: usize,
+    /// Bytes the spread gave it (its row groups' planned reads).
+    pub planned_bytes: u64,
+    /// Its decoder's report so far (`bytes_read` is what its fetch read).
+    pub report: DecodeReport,
+}
+
+/// Opens `location`, plans `request` and starts decoding it on `devices`.
+pub fn open_multi(
+    location: &str,
+    request: ScanRequest,
+    options: DecodeOptions,
+    devices: &Devices,
+) -> Result<MultiDecodeStream, DecodeError> {
+    // The devices first: a bad ordinal reads nothing, not even the footer.
+    devices.open()?;
+    let source = crate::store::open(location, &options.store)?;
+    let metadata = load(&source, MetadataOptions::default())?;
+    let plan = plan(&metadata, &request).map_err(|source| DecodeError::Request {
+        file: location.to_string(),
+        source,
+    })?;
+    decode_multi(
+        vec![DecodeInput {
+            source,
+            metadata,
+            plan: Arc::new(plan),
+        }],
+        options,
+        devices,
+    )
+}
+
+/// Starts decoding `inputs` (files with their plans, one table) on
+/// `devices`, row groups spread by bytes. `options.device` is ignored.
+/// Every device is opened and every column checked before any read.
+pub fn decode_multi(
+    inputs: Vec<DecodeInput>,
+    options: DecodeOptions,
+    devices: &Devices,
+) -> Result<MultiDecodeStream, DecodeError> {
+    let ordinals: Vec<usize> = devices.open()?.iter().map(|d| d.ordinal()).collect();
+    let mut schema = None;
+    for input in &inputs {
+        let s = output_schema(input.source.location(), &input.metadata, &input.plan)?;
+        schema.get_or_insert(s);
+    }
+    let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
+    let plans: Vec<Arc<ScanPlan>> = inputs.iter().map(|i| i.plan.clone()).collect();
+    let spread = spread(&plans, ordinals.len());
+    let counts = spread.row_groups();
+    let reports = Arc::new(Mutex::new(
+        ordinals
+            .iter()
+            .enumerate()
+            .map(|(share, &device)| DeviceShare {
+                device,
+                row_groups: counts[share],
+                planned_bytes: spread.bytes[share],
+                report: DecodeReport::default(),
+            })
+            .collect::<Vec<_>>(),
+    ));
+    let depth = options.depth.max(1);
+    let mut receivers = Vec::with_capacity(ordinals.len());
+    let mut threads = Vec::with_capacity(ordinals.len());
+    for (share, &device) in ordinals.iter().enumerate() {
+        let cut = spread.plans_of(&plans, share);
+        let share_inputs: Vec<DecodeInput> = inputs
+            .iter()
+            .zip(cut)
+            .map(|(i, plan)| DecodeInput {
+                source: i.source.clone(),
+                metadata: i.metadata.clone(),
+                plan,
+            })
+            .collect();
+        let mut opts = options.clone();
+        opts.device = device;
+        let (tx, rx) = sync_channel(depth);
+        let reports = reports.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("gdscan-decode-gpu{device}"))
+            .spawn(move || {
+                let mut stream = match decode(share_inputs, opts) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                while let Some(item) = stream.next() {
+                    let failed = item.is_err();
+                    if let Some(r) = reports
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_mut(share)
+                    {
+                        r.report = stream.report().clone();
+                    }
+                    if tx.send(item).is_err() || failed {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| crate::Error::io("<decode>", "spawn thread", e))?;
+        receivers.push(rx);
+        threads.push(thread);
+    }
+    Ok(MultiDecodeStream {
+        schema,
+        spread,
+        devices: ordinals,
+        receivers,
+        threads,
+        next: 0,
+        reports,
+        failed: false,
+    })
+}
+
+/// Device batches of a scan over several GPUs, one per row group, in plan
+/// order; each lives on the GPU that decoded it. Dropping the stream stops
+/// every share (and waits for their threads); batches already handed out
+/// stay valid.
+pub struct MultiDecodeStream {
+    schema: SchemaRef,
+    spread: Spread,
+    devices: Vec<usize>,
+    receivers: Vec<Receiver<Result<DeviceBatch, DecodeError>>>,
+    threads: Vec<JoinHandle<()>>,
+    next: usize,
+    reports: Arc<Mutex<Vec<DeviceShare>>>,
+    failed: bool,
+}
+
+impl std::fmt::Debug for MultiDecodeStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MultiDecodeStream")
+            .field("devices", &self.devices)
+            .field("next", &self.next)
+            .finish()
+    }
+}
+
+impl MultiDecodeStream {
+    /// The batches' schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The GPUs, in share order.
+    pub fn devices(&self) -> &[usize] {
+        &self.devices
+    }
+
+    /// Which row group went to which share (index into [`Self::devices`]).
+    pub fn spread(&self) -> &Spread {
+        &self.spread
+    }
+
+    /// What each GPU has done so far.
+    pub fn shares(&self) -> Vec<DeviceShare> {
+        self.reports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The decoders' reports added together.
+    pub fn report(&self) -> DecodeReport {
+        let mut total = DecodeReport::default();
+        for s in self.shares() {
+            let r = s.report;
+            total.row_groups += r.row_groups;
+            total.rows += r.rows;
+            total.pages += r.pages;
+            total.pages_decompressed_nvcomp += r.pages_decompressed_nvcomp;
+            total.bytes_read += r.bytes_read;
+            total.output_bytes += r.output_bytes;
+            total.io_wait_seconds += r.io_wait_seconds;
+            total.host_seconds += r.host_seconds;
+            total.gpu_wait_seconds += r.gpu_wait_seconds;
+        }
+        total
+    }
+}
+
+impl Iterator for MultiDecodeStream {
+    type Item = Result<DeviceBatch, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let placement = *self.spread.placements.get(self.next)?;
+        let share = placement.share;
+        let item = match self.receivers[share].recv() {
+            Ok(item) => item,
+            Err(_) => {
+                let done = self.spread.placements[..self.next]
+                    .iter()
+                    .filter(|p| p.share == share)
+                    .count();
+                Err(DecodeError::ShareEnded {
+                    device: self.devices[share],
+                    row_groups: self.spread.row_groups()[share] - done,
+                })
+            }
+        };
+        self.next += 1;
+        if item.is_err() {
+            // A failed row group on any GPU ends the scan: never partial data.
+            self.failed = true;
+        }
+        Some(item)
+    }
+}
+
+impl Drop for MultiDecodeStream {
+    fn drop(&mut self) {
+        // Closing the channels stops each share after its current row group.
+        self.receivers.clear();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
