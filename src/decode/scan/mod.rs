@@ -95,7 +95,7 @@ impl Default for DecodeOptions {
             device: 0,
             fetch: FetchOptions::default(),
             depth: 2,
-            group_bytes: 256 << 20,
+            group_bytes: 128 << 20,
             store: StoreOptions::default(),
             check: CompressedCheck::from_env(),
         }
