@@ -40,6 +40,8 @@ pub(crate) struct Scanner {
     /// For each output column, its index in the decoded batches.
     order: Vec<usize>,
     device: Option<usize>,
+    /// The location, for errors.
+    location: String,
 }
 
 /// The file's location: a local path goes through the engine with the
@@ -94,6 +96,16 @@ fn reorder(decoded: &SchemaRef, columns: Option<&[String]>) -> (SchemaRef, Vec<u
     }
 }
 
+/// Metadata options as the CLI's scan takes them: the page index only when
+/// a filter can use it (arrow-rs reads pages through an offset index when it
+/// is loaded, and some writers' offset indexes list no pages).
+fn metadata_options(request: &ScanRequest) -> MetadataOptions {
+    MetadataOptions {
+        page_index: request.predicate.is_some(),
+        ..MetadataOptions::default()
+    }
+}
+
 fn parquet_error(location: &str, e: parquet::errors::ParquetError) -> PyErr {
     match e {
         parquet::errors::ParquetError::External(inner) => match inner.downcast::<gdscan::Error>() {
@@ -111,7 +123,7 @@ fn host_stream(
     request: &ScanRequest,
 ) -> PyResult<ParquetRecordBatchStream<GdsParquetReader>> {
     let source = source_of(location)?;
-    let metadata = load_metadata(&source, MetadataOptions::default()).map_err(to_py)?;
+    let metadata = load_metadata(&source, metadata_options(request)).map_err(to_py)?;
     let plan = plan(&metadata, request).map_err(|e| to_py(e.in_file(location)))?;
     let schema = metadata.file_metadata().schema_descr_ptr();
     let arrow_meta = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())
@@ -140,15 +152,24 @@ fn host_stream(
         .iter()
         .map(|r| r.num_rows as usize)
         .max()
-        .unwrap_or(1)
+        .unwrap_or(0)
         .max(1);
-    ParquetRecordBatchStreamBuilder::new_with_metadata(GdsParquetReader::new(source), arrow_meta)
-        .with_projection(ProjectionMask::leaves(&schema, plan.leaves.clone()))
-        .with_row_groups(plan.row_groups.iter().map(|r| r.index).collect())
-        .with_row_selection(RowSelection::from(selectors))
-        .with_batch_size(batch_size)
-        .build()
-        .map_err(|e| parquet_error(location, e))
+    let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(
+        GdsParquetReader::new(source),
+        arrow_meta,
+    )
+    .with_projection(ProjectionMask::leaves(&schema, plan.leaves.clone()))
+    .with_row_groups(plan.row_groups.iter().map(|r| r.index).collect());
+    // One batch per row group. arrow-rs clamps the batch size to the
+    // footer's row count, which some writers leave at 0
+    // (repeated_no_annotation.parquet): then keep its default.
+    if metadata.file_metadata().num_rows() >= batch_size as i64 {
+        builder = builder.with_batch_size(batch_size);
+    }
+    if plan.row_groups.iter().any(|r| r.rows.is_some()) {
+        builder = builder.with_row_selection(RowSelection::from(selectors));
+    }
+    builder.build().map_err(|e| parquet_error(location, e))
 }
 
 impl Scanner {
@@ -174,7 +195,7 @@ impl Scanner {
                     }
                     let source = source_of(location)?;
                     let metadata =
-                        load_metadata(&source, MetadataOptions::default()).map_err(to_py)?;
+                        load_metadata(&source, metadata_options(&request)).map_err(to_py)?;
                     let plan = plan(&metadata, &request).map_err(|e| to_py(e.in_file(location)))?;
                     gdscan::decode::scan::decode(
                         vec![gdscan::decode::scan::DecodeInput {
@@ -201,6 +222,7 @@ impl Scanner {
             schema,
             order,
             device,
+            location: location.to_string(),
         })
     }
 
@@ -214,9 +236,10 @@ impl Scanner {
         let schema = self.schema.clone();
         let order = &self.order;
         let cell = &self.inner;
+        let location = self.location.as_str();
         py.detach(|| -> PyResult<Option<Batches>> {
             let mut inner = cell.lock().unwrap_or_else(|e| e.into_inner());
-            let result = next_of(&mut inner, schema, order);
+            let result = next_of(&mut inner, schema, order, location);
             if !matches!(result, Ok(Some(_))) {
                 // An error ends the scan: never batches after a failed one.
                 *inner = Inner::Done;
@@ -227,7 +250,12 @@ impl Scanner {
 }
 
 /// The next batch of `inner`, its columns in `order`.
-fn next_of(inner: &mut Inner, schema: SchemaRef, order: &[usize]) -> PyResult<Option<Batches>> {
+fn next_of(
+    inner: &mut Inner,
+    schema: SchemaRef,
+    order: &[usize],
+    location: &str,
+) -> PyResult<Option<Batches>> {
     match inner {
         Inner::Device(stream) => match stream.next() {
             None => Ok(None),
@@ -248,12 +276,12 @@ fn next_of(inner: &mut Inner, schema: SchemaRef, order: &[usize]) -> PyResult<Op
         Inner::Host(stream) => match futures::executor::block_on(stream.next()) {
             None => Ok(None),
             Some(batch) => {
-                let batch = batch.map_err(|e| parquet_error("", e))?;
+                let batch = batch.map_err(|e| parquet_error(location, e))?;
                 let batch = RecordBatch::try_new(
                     schema,
                     order.iter().map(|&i| batch.column(i).clone()).collect(),
                 )
-                .map_err(|e| ParquetError::new_err(e.to_string()))?;
+                .map_err(|e| ParquetError::new_err(format!("{location}: {e}")))?;
                 Ok(Some(Batches::Host(vec![batch])))
             }
         },
