@@ -8,7 +8,9 @@
 #   .carry/pyarrow-*.tar.xz  pyarrow 26 for CPython 3.12, its wheel's files
 #                        without Flight, S3, ORC, headers and tests (the wheel
 #                        itself is 55 MB; this is the size that fits a carry)
-#   nvCOMP as for benches/h200.sh (GDSCAN_NVCOMP_LIBRARY or the wheel on the path)
+#   nvCOMP: GDSCAN_NVCOMP_LIBRARY, or the wheel nvidia-libnvcomp-cu13==6.0.0.12
+#                        anywhere under .whl/ (installed beside the others,
+#                        and GDSCAN_NVCOMP_LIBRARY pointed at its libnvcomp.so.6)
 # Installs the wheels into /tmp/pysite (no index, no dependencies fetched),
 # generates TPC-H lineitem SF ${GDSCAN_TPCH_SF:-1}, runs the GPU pytest with
 # GDSCAN_REQUIRE_GPU=1 (a missing GPU, CuPy, PyTorch or file fails it), then
@@ -27,7 +29,13 @@ for xz in .carry/*.xz; do
 done
 site=/tmp/pysite
 rm -rf "$site"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/py/*.whl || exit 1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" \
+  .whl/py/*.whl $(find .whl -name 'nvidia_libnvcomp*.whl' 2>/dev/null | head -n 1) || exit 1
+if [ -z "${GDSCAN_NVCOMP_LIBRARY:-}" ]; then
+  GDSCAN_NVCOMP_LIBRARY=$(find "$site" -name libnvcomp.so.6 | head -n 1)
+  [ -n "$GDSCAN_NVCOMP_LIBRARY" ] && export GDSCAN_NVCOMP_LIBRARY
+fi
+echo "GDSCAN_NVCOMP_LIBRARY=${GDSCAN_NVCOMP_LIBRARY:-<unset>}"
 for tarball in .carry/pyarrow-*.tar.xz; do
   [ -f "$tarball" ] || continue
   python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$tarball" "$site" || exit 1

@@ -202,7 +202,8 @@ def test_device_capsule_read_by_hand(lineitem):
     if device_array.sync_event:
         event = ctypes.c_void_p.from_address(device_array.sync_event).value
         cp.cuda.runtime.streamWaitEvent(cp.cuda.get_current_stream().ptr, event)
-    for i, (name, dtype) in enumerate([("l_orderkey", cp.int64), ("l_linenumber", cp.int32)]):
+    for i, name in enumerate(["l_orderkey", "l_linenumber"]):
+        dtype = np.dtype(schema.field(name).type.to_pandas_dtype())
         child = device_array.array.children[i].contents
         assert child.length == table.num_rows and child.n_buffers == 2
         values = child.buffers[1]
@@ -221,7 +222,7 @@ def test_device_capsule_through_pyarrow(lineitem):
     table = gdscan.read_parquet(path, columns=["l_orderkey", "l_shipdate"], device=0).batch(0)
     try:
         batch = pa.RecordBatch._import_from_c_device_capsule(*table.__arrow_c_device_array__())
-    except (pa.ArrowNotImplementedError, NotImplementedError, pa.ArrowInvalid) as e:
+    except (pa.ArrowException, NotImplementedError) as e:
         pytest.skip(f"this pyarrow cannot import CUDA device arrays (built without CUDA): {e}")
     assert batch.device_type == pa.DeviceAllocationType.CUDA
     assert batch.num_rows == table.num_rows
