@@ -32,9 +32,13 @@ rm -rf "$site"
 # GDSCAN_PY_WITH_KVIKIO=1 also installs .whl/*.whl (the KvikIO 26.10 wheels
 # benches/h200.sh uses), for the benchmark's kvikio.CuFile.pread anchor.
 extra=()
-[ "${GDSCAN_PY_WITH_KVIKIO:-0}" = 1 ] && extra=(.whl/*.whl)
+if [ "${GDSCAN_PY_WITH_KVIKIO:-0}" = 1 ]; then
+  extra=(.whl/*.whl)
+else
+  extra=($(find .whl -name 'nvidia_libnvcomp*.whl' 2>/dev/null | head -n 1))
+fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" \
-  .whl/py/*.whl "${extra[@]}" $(find .whl -name 'nvidia_libnvcomp*.whl' 2>/dev/null | head -n 1) || exit 1
+  .whl/py/*.whl "${extra[@]}" || exit 1
 if [ -z "${GDSCAN_NVCOMP_LIBRARY:-}" ]; then
   GDSCAN_NVCOMP_LIBRARY=$(find "$site" -name libnvcomp.so.6 | head -n 1)
   [ -n "$GDSCAN_NVCOMP_LIBRARY" ] && export GDSCAN_NVCOMP_LIBRARY
