@@ -59,6 +59,19 @@ impl Stream {
         )
     }
 
+    /// Queues a device-to-device copy of `len` bytes (both on this
+    /// stream's device).
+    ///
+    /// # Safety
+    /// `src` and `dst` must be device allocations of at least `len` bytes
+    /// that stay allocated (and `src` unchanged) until the copy has completed.
+    pub unsafe fn copy_device_to_device(&self, dst: u64, src: u64, len: usize) -> Result<()> {
+        check(
+            "cuMemcpyDtoDAsync",
+            sys::cuMemcpyDtoDAsync_v2(dst, src, len, self.raw),
+        )
+    }
+
     /// Makes work queued on this stream after this call wait until `event`
     /// (recorded on any stream of the same device) has completed; the host
     /// does not wait.

@@ -1,0 +1,105 @@
+"""gdscan from Python: a KvikIO-shaped file API on gdscan's I/O engine, and
+a Parquet reader that decodes on the GPU and hands the columns to cuDF,
+CuPy, PyTorch or pyarrow without a copy.
+
+    import gdscan
+    with gdscan.CuFile("data.bin", "r") as f:
+        future = f.pread(cupy_array)      # like kvikio.CuFile
+        n = future.get()
+    table = gdscan.read_parquet("lineitem.parquet", columns=["l_orderkey"])
+    cupy.asarray(table.column("l_orderkey"))   # same device memory
+    table.to_arrow()                           # a pyarrow.Table, copied back
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Iterator, Optional, Sequence
+
+from . import defaults
+from ._gdscan import (
+    Column,
+    ConfigError,
+    CudaError,
+    CuFile,
+    CuFileError,
+    DecodeError,
+    GdscanError,
+    IOFuture,
+    IoError,
+    ParquetError,
+    Scanner,
+    StoreError,
+    Table,
+    cuda_available,
+)
+from ._gdscan import _read_parquet, _scan
+
+__all__ = [
+    "Column",
+    "ConfigError",
+    "CudaError",
+    "CuFile",
+    "CuFileError",
+    "DecodeError",
+    "GdscanError",
+    "IOFuture",
+    "IoError",
+    "ParquetError",
+    "Scanner",
+    "StoreError",
+    "Table",
+    "cuda_available",
+    "defaults",
+    "read_parquet",
+    "scan",
+]
+
+_DEFAULT = object()
+
+
+def _device(device) -> Optional[int]:
+    """The device to decode on: the default (0) falls back to host memory,
+    with a warning, where there is no GPU; an explicit device does not."""
+    if device is _DEFAULT:
+        if cuda_available():
+            return 0
+        warnings.warn(
+            "gdscan: no CUDA GPU found; decoding on the CPU into host memory (device=None)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None
+    return device
+
+
+def _columns(columns: Optional[Sequence[str]]):
+    if columns is None:
+        return None
+    if isinstance(columns, str):
+        raise TypeError("columns takes a list of names, not a string")
+    return list(columns)
+
+
+def read_parquet(path_or_url, columns: Optional[Sequence[str]] = None,
+                 filter: Optional[str] = None, device=_DEFAULT) -> Table:
+    """Reads a Parquet file (a path or an s3://, gs://, az://, http(s)://,
+    file:// URL) into a :class:`Table`.
+
+    ``columns``: the columns to read (default all), in that order.
+    ``filter``: gdscan's predicate (``"l_shipdate >= DATE '1994-01-01' AND
+    l_discount < 0.05"``); row groups and pages whose statistics rule it out
+    are skipped, and the table holds the rows of the pages kept (a superset
+    of the matching rows: filter them afterwards for exact rows).
+    ``device``: the CUDA ordinal to decode on (default 0); ``None`` decodes on
+    the CPU (arrow-rs) into host memory. Without a GPU the default call
+    decodes on the CPU and warns.
+    """
+    return _read_parquet(str(path_or_url), _columns(columns), filter, _device(device))
+
+
+def scan(path_or_url, columns: Optional[Sequence[str]] = None,
+         filter: Optional[str] = None, device=_DEFAULT) -> Iterator[Table]:
+    """As :func:`read_parquet`, one row group at a time: yields one-batch
+    tables, so memory holds only the batches the caller keeps."""
+    return _scan(str(path_or_url), _columns(columns), filter, _device(device))
