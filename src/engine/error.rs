@@ -25,6 +25,20 @@ pub enum IoError {
         path: String,
     },
 
+    /// The path names something whose bytes are not a file's contents at
+    /// fixed offsets: a FIFO, a socket, a character device (`/dev/zero`), a
+    /// `/proc` or `/sys` pseudo-file. Refused before any read, so that
+    /// nothing blocks waiting for a writer. Regular files and block devices
+    /// are served.
+    #[error("cannot use {path}: it is a {kind}, not a regular file or a block device")]
+    NotAFile {
+        /// The path as given.
+        path: String,
+        /// What it is, in words ("FIFO", "socket", "character device",
+        /// "procfs/sysfs pseudo-file").
+        kind: &'static str,
+    },
+
     /// An operating-system I/O call failed.
     #[error("{op} on {path} failed: {source}")]
     Os {
