@@ -24,6 +24,8 @@ mod device_array;
 mod kernels;
 #[path = "gpu/nvcomp.rs"]
 mod nvcomp;
+#[path = "gpu/oom.rs"]
+mod oom;
 #[path = "gpu/reference.rs"]
 mod reference;
 

@@ -51,6 +51,23 @@ pub enum IoError {
         source: std::io::Error,
     },
 
+    /// A `pread` or `pwrite` of a request's piece failed: the file, the
+    /// offset of the failing call and the piece's length.
+    #[error("{op} on {path} at offset {offset} (piece of {len} bytes) failed: {source}")]
+    Transfer {
+        /// The path as given.
+        path: String,
+        /// "pread" or "pwrite".
+        op: &'static str,
+        /// File offset of the system call that failed.
+        offset: u64,
+        /// Length of the piece being transferred.
+        len: usize,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
     /// The open mode is not one of r, w, r+, w+.
     #[error("invalid open mode {0:?}: expected r, w, r+ or w+")]
     InvalidMode(String),

@@ -71,7 +71,11 @@ impl FileHandle {
             engine,
             shared: Arc::new(FileShared {
                 path: path_str,
-                fds: Descriptors { buffered, direct },
+                fds: Descriptors {
+                    buffered,
+                    direct,
+                    faults: OnceLock::new(),
+                },
                 counters: PathCounters::default(),
                 cufile: OnceLock::new(),
             }),
@@ -81,6 +85,14 @@ impl FileHandle {
             last_route: Mutex::new(None),
             task_size: None,
         })
+    }
+
+    /// Test seam: every later `pread`/`pwrite` the engine makes for this
+    /// handle's file asks `injector` first (see `engine::faults`). Set
+    /// once; false when an injector was already set.
+    #[doc(hidden)]
+    pub fn inject_faults(&self, injector: Arc<dyn super::faults::FaultInjector>) -> bool {
+        self.shared.fds.faults.set(injector).is_ok()
     }
 
     /// The path as given.

@@ -11,6 +11,7 @@ mod bounce;
 mod counters;
 mod direct;
 mod error;
+mod faults;
 mod file_handle;
 mod lane;
 mod lazy_cufile;
@@ -30,6 +31,8 @@ use std::sync::{Arc, OnceLock};
 
 pub use counters::{global_counters, IoPath, PathCounters, PathTotals};
 pub use error::IoError;
+#[doc(hidden)]
+pub use faults::{Fault, FaultInjector};
 pub use file_handle::FileHandle;
 pub use memory::{FillBuffer, IoBuf, IoBufMut, Memory};
 pub use open_file::OpenMode;

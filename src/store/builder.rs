@@ -3,6 +3,7 @@
 //! with bounded timeouts and retries and an HTTP client that counts its
 //! attempts.
 
+use super::redact::redact;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,7 +38,7 @@ fn client_settings(options: &StoreOptions) -> [(ClientConfigKey, String); 2] {
 fn key<K: std::str::FromStr>(url: &Url, key: &str) -> Result<K> {
     key.to_ascii_lowercase().parse().map_err(|_| {
         StoreError::Location {
-            location: url.to_string(),
+            location: redact(url.as_str()),
             reason: format!("unknown store option {key:?}"),
         }
         .into()
@@ -59,7 +60,7 @@ pub(crate) fn build(
     let connector = CountingConnector::new(counts.clone());
     let retry = options.retry_config();
     let failed = |e: object_store::Error| StoreError::Configure {
-        location: url.to_string(),
+        location: redact(url.as_str()),
         source: e,
     };
     // The four builders share no trait but take the same steps after their
@@ -104,7 +105,7 @@ pub(crate) fn build(
         ),
         other => {
             return Err(StoreError::Location {
-                location: url.to_string(),
+                location: redact(url.as_str()),
                 reason: format!("{other:?} is not a remote store"),
             }
             .into())
