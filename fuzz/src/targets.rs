@@ -102,13 +102,15 @@ fn source(data: &[u8]) -> Option<(PathBuf, Arc<dyn Source>)> {
 }
 
 /// Footer, metadata and page index, then plans over them (every column;
-/// one column with a filter on it): every range a plan asks for lies inside
-/// the file.
+/// one column with a filter on it), then the plans' fetches into host
+/// memory: every row group handed out holds exactly the file's bytes at its
+/// chunks' ranges, all inside the file; a plan whose ranges leave the file
+/// (the footer lies: the plan cannot know the file's size) fails its fetch
+/// with an error, never a panic or partial data.
 pub fn metadata_plan(data: &[u8]) {
     let Some((path, source)) = source(data) else {
         return;
     };
-    let size = data.len() as u64;
     if let Ok(meta) = metadata::load(&source, MetadataOptions::default()) {
         let mut requests = vec![ScanRequest::default()];
         let fields = meta.file_metadata().schema_descr().columns().to_vec();
@@ -131,20 +133,42 @@ pub fn metadata_plan(data: &[u8]) {
         }
         for request in requests {
             if let Ok(p) = plan(&meta, &request) {
-                for r in &p.requests {
-                    assert!(
-                        r.range.start <= r.range.end && r.range.end <= size,
-                        "request {:?} outside a file of {size} bytes",
-                        r.range
-                    );
-                }
-                for r in p.needed_ranges() {
-                    assert!(r.end <= size, "needed {r:?} outside {size} bytes");
-                }
+                check_fetch(&source, data, Arc::new(p));
             }
         }
     }
     let _ = std::fs::remove_file(path);
+}
+
+fn check_fetch(source: &Arc<dyn Source>, data: &[u8], p: Arc<gdscan::parquet::ScanPlan>) {
+    use gdscan::parquet::fetch::{fetch, FetchOptions, HostAllocator, SourceScan};
+    let size = data.len() as u64;
+    for rg in fetch(
+        [SourceScan::new(source.clone(), p.clone())],
+        HostAllocator,
+        FetchOptions::default(),
+    ) {
+        let Ok(rg) = rg else {
+            return;
+        };
+        for slice in &rg.chunks {
+            let c = &p.chunks[slice.chunk];
+            let mut want = Vec::new();
+            for r in &c.ranges {
+                assert!(
+                    r.start <= r.end && r.end <= size,
+                    "{r:?} handed out past {size} bytes"
+                );
+                want.extend_from_slice(&data[r.start as usize..r.end as usize]);
+            }
+            let got = rg.chunk_bytes(slice).expect("host bytes");
+            assert!(
+                got == want,
+                "chunk {} differs from the file's bytes",
+                slice.chunk
+            );
+        }
+    }
 }
 
 /// Decodes every row through gdscan's `AsyncFileReader` and through
