@@ -459,7 +459,10 @@ fn a_seeded_storm_of_stalls_resets_and_short_bodies_ends_right_or_typed() {
         let started = Instant::now();
         let outcome = open(&f.url, &opts).and_then(|remote| {
             let meta = load(&remote, MetadataOptions::default())?;
-            let plan = Arc::new(gdscan::parquet::plan(&meta, &all_columns())?);
+            let plan = Arc::new(
+                gdscan::parquet::plan(&meta, &all_columns())
+                    .map_err(|e| e.in_file(remote.location()))?,
+            );
             host_crcs(&remote, &plan)
         });
         let took = started.elapsed();
