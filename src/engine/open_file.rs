@@ -118,6 +118,8 @@ pub(crate) fn is_pseudo_file(file: &File) -> bool {
         return false;
     }
     // SAFETY: fstatfs succeeded and filled the structure.
+    // f_type's integer type differs between platforms.
+    #[allow(clippy::unnecessary_cast)]
     let magic = unsafe { st.assume_init() }.f_type as i64;
     magic == PROC_SUPER_MAGIC || magic == SYSFS_MAGIC
 }
