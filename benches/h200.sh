@@ -7,9 +7,11 @@
 # and KvikIO's wheels in .whl/ (see BENCHMARKS.md).
 # Usage: bash benches/h200.sh [tests] [udev] [tests-udev] [bench] [kvikio]
 #   tests       doctor, read --stats and the GPU tests without the udev entry
-#               (cuFile's registration fails with 5027, AUTO falls back)
+#               (AUTO declines cuFile: no nvidia-fs, so stage 2 would be its
+#               compat path; OFF's registration fails with 5027)
 #   udev        add the udev entry that lets cuFile register files on the disk
-#   tests-udev  the same again, expecting cuFile to register
+#   tests-udev  the same again, expecting OFF's handle to register (AUTO
+#               still takes the bounce route)
 #   bench       gdscan bench read (4 GiB, ext4 and /dev/shm, warm and cold)
 #   kvikio      KvikIO 26.10 on the same files
 #   parquet     gdscan bench scan on TPC-H lineitem (SF $GDSCAN_TPCH_SF, default 1),
@@ -78,8 +80,9 @@ add_udev_entry() {
 }
 
 remove_udev_entry() {
-  # With the entry, AUTO takes cuFile's compat path (no nvidia-fs: O_DIRECT,
-  # ~2 GB/s on cached files); the scan benchmarks measure gdscan's own path.
+  # With the entry, KvikIO's AUTO (and gdscan's before issue 18) took cuFile's
+  # compat path (no nvidia-fs: O_DIRECT, ~2 GB/s on cached files); gdscan's
+  # AUTO no longer does, and the benchmarks keep the setup they were measured in.
   # Only the entries add_udev_entry writes are removed.
   local dev disk diskdev d
   dev=$(python3 -c "import os,sys; d=os.stat(sys.argv[1]).st_dev; print(f'{os.major(d)}:{os.minor(d)}')" "$ext4_dir")

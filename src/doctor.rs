@@ -222,6 +222,9 @@ fn file_report(path: &Path, settings: &Settings) -> FileReport {
         CuFileAvailability::Ready => "ready".to_string(),
         CuFileAvailability::Disabled => "disabled (KVIKIO_COMPAT_MODE=ON)".to_string(),
         CuFileAvailability::Unavailable(why) => format!("unavailable: {why}"),
+        CuFileAvailability::CompatPathOnly(why) => format!(
+            "declined by AUTO: cuFile would run its POSIX compat path ({why}); KVIKIO_COMPAT_MODE=OFF forces it"
+        ),
     };
     let (stage1, problem) = match size {
         Some(0) | None => (None, Some("empty file: no read to decide".to_string())),

@@ -133,7 +133,7 @@ pub fn stage2() -> Option<Stage2> {
         library: info.library.clone(),
         version: info.version.clone(),
         nvfs_version: format!("{}.{}", info.nvfs_version.0, info.nvfs_version.1),
-        gds_possible: info.nvfs_present,
+        gds_possible: crate::cufile::driver::gds_stage2(info).is_ok(),
         allow_compat_mode: allow,
         prediction: predict_stage2(info, allow),
     })
@@ -249,6 +249,7 @@ fn build_local(handle: &FileHandle, cufile_stats: Option<CuFileStats>) -> PathRe
         CuFileAvailability::Ready => ("ready", None),
         CuFileAvailability::Disabled => ("disabled", None),
         CuFileAvailability::Unavailable(why) => ("unavailable", Some(why.clone())),
+        CuFileAvailability::CompatPathOnly(why) => ("compat-path-only", Some(why.clone())),
     };
     let stage2 = stage2();
     let verdict = verdict(&counters, cufile_stats.as_ref(), stage2.as_ref());

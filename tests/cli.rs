@@ -115,6 +115,41 @@ fn bad_inputs_exit_1_with_a_message_naming_the_cause() {
     assert_clean_failure(&out, "KVIKIO_TASK_SIZE");
 }
 
+/// `gdscan read FIFO --host` blocked forever in `open` (a FIFO waits for a
+/// writer); it is refused at once, as are a socket and `/dev/zero`.
+#[test]
+fn special_files_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let sock = dir.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    for (path, kind) in [
+        (fifo.to_str().unwrap(), "it is a FIFO"),
+        (sock.to_str().unwrap(), "it is a socket"),
+        ("/dev/zero", "it is a character device"),
+        ("/proc/self/status", "procfs/sysfs pseudo-file"),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gdscan"))
+            .args(["read", path, "--host"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("gdscan read {path} --host hangs");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_clean_failure(&child.wait_with_output().unwrap(), kind);
+    }
+}
+
 #[test]
 fn device_read_without_a_gpu_is_a_clean_error() {
     if gdscan::cuda::driver::is_available() {

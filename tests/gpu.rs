@@ -26,6 +26,8 @@ mod kernels;
 mod multi;
 #[path = "gpu/nvcomp.rs"]
 mod nvcomp;
+#[path = "gpu/oom.rs"]
+mod oom;
 #[path = "gpu/reference.rs"]
 mod reference;
 
@@ -474,10 +476,128 @@ fn compat_engine(compat: CompatMode) -> Arc<Engine> {
     .unwrap()
 }
 
+/// cuFile on a registered file, through `handle` (compat OFF, or AUTO where
+/// stage 2 is GDS): bytes right, route and counters, cuFile's own level-3
+/// statistics, the path report's verdict, a write, and a small request on
+/// POSIX.
+fn check_cufile_registered(handle: &Arc<FileHandle>, data: &[u8], dev: Device) {
+    use gdscan::cufile::{driver as cf_driver, stats};
+    let len = data.len();
+    stats::start(true).unwrap();
+    let before = stats::read().unwrap();
+    let mut buf = DeviceBuffer::new(dev, len).unwrap();
+    buf.fill(0).unwrap();
+    assert_eq!(handle.pread(&mut buf, len, 0).unwrap(), len);
+    assert_eq!(device_bytes(&buf, len), data, "bytes through cuFile");
+    assert_eq!(handle.last_route().unwrap().route, DeviceRoute::CuFile);
+    assert_eq!(handle.counters().get(IoPath::CuFile).bytes, len as u64);
+    let s = stats::read().unwrap().since(&before);
+    let info = cf_driver::opened().expect("driver open");
+    let (total, nvfs, posix) = s.read_split();
+    assert!(total > 0, "cuFile's level-3 stats counted the reads: {s:?}");
+    let report = gdscan::report::build(&local(handle), Some(s.clone()));
+    eprintln!(
+        "--- path report (cuFile registered) ---\n{}",
+        gdscan::report::render(&report)
+    );
+    if cf_driver::gds_stage2(info).is_err() {
+        assert_eq!(nvfs, 0, "no nvidia-fs, so no nvfs reads");
+        assert!(posix > 0, "cuFile's compat path served the reads");
+        assert!(
+            report
+                .verdict
+                .starts_with("cuFile reached, GDS not used: bytes via nvfs: 0"),
+            "{}",
+            report.verdict
+        );
+    }
+    // Writes through cuFile, with the source buffer registered (scoped).
+    let out = disk_file(&[]);
+    let w = FileHandle::open_with(
+        compat_engine(CompatMode::Off),
+        out.path(),
+        OpenMode::ReadWrite,
+    )
+    .unwrap();
+    {
+        let _reg = gdscan::cufile::BufferRegistration::new(&buf).unwrap();
+        assert_eq!(w.pwrite(&buf, len, 0).unwrap(), len);
+    }
+    assert_eq!(w.last_route().unwrap().route, DeviceRoute::CuFile);
+    assert_eq!(
+        std::fs::read(out.path()).unwrap(),
+        data,
+        "bytes written through cuFile"
+    );
+    // A small request stays on POSIX even though cuFile is ready.
+    let mut small = DeviceBuffer::new(dev, 4096).unwrap();
+    handle.pread(&mut small, 4096, 0).unwrap();
+    let d = handle.last_route().unwrap();
+    assert_eq!(d.route, DeviceRoute::Bounce);
+    assert!(d.reason.contains("KVIKIO_GDS_THRESHOLD"), "{}", d.reason);
+}
+
+/// A read through `handle` that stage 1 sent to the bounce route with
+/// `reason_prefix`: bytes right, counters, and the path report's verdict.
+fn check_bounce_fallback(handle: &Arc<FileHandle>, data: &[u8], dev: Device, reason_prefix: &str) {
+    let len = data.len();
+    let mut buf = DeviceBuffer::new(dev, len).unwrap();
+    assert_eq!(handle.pread(&mut buf, len, 0).unwrap(), len);
+    assert_eq!(device_bytes(&buf, len), data);
+    let d = handle.last_route().unwrap();
+    assert_eq!(d.route, DeviceRoute::Bounce);
+    assert!(d.reason.starts_with(reason_prefix), "{}", d.reason);
+    assert_eq!(handle.counters().get(IoPath::CuFile).bytes, 0);
+    assert_eq!(
+        handle.counters().get(IoPath::PosixDeviceBounce).bytes,
+        len as u64
+    );
+    let report = gdscan::report::build(&local(handle), None);
+    eprintln!(
+        "--- path report (bounce route) ---\n{}",
+        gdscan::report::render(&report)
+    );
+    assert!(
+        report.verdict.starts_with("cuFile not used; GDS: no"),
+        "{}",
+        report.verdict
+    );
+}
+
+/// A cuFile registration that failed: the reason names the step, and
+/// matches the scenario (`fallback`: 5027 without the udev entry).
+fn check_registration_failed(why: &str) {
+    assert_ne!(
+        expected_cufile().as_deref(),
+        Some("registered"),
+        "cuFile did not register: {why}"
+    );
+    eprintln!("--- cuFile unavailable: {why} ---");
+    if gdscan::cufile::find_library().is_ok() {
+        assert!(
+            why.contains("cuFileHandleRegister failed")
+                || why.contains("O_DIRECT")
+                || why.contains("cuFileDriverOpen"),
+            "the reason names the failing step: {why}"
+        );
+    }
+    if expected_cufile().as_deref() == Some("fallback") {
+        assert!(
+            why.contains("(5027)"),
+            "without the udev entry registration fails with 5027: {why}"
+        );
+    }
+}
+
+/// Stage 1 under AUTO and OFF, proven by stage 2. AUTO takes cuFile only
+/// when stage 2 is GDS: on a machine without nvidia-fs (the H200 VM) it
+/// declines cuFile with the reason and takes the bounce route, in both
+/// scenarios (udev entry or not). OFF forces cuFile: with the udev entry it
+/// registers and cuFile's compat path serves the reads (its statistics say
+/// so); without it, it fails with the registration's 5027.
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn cufile_stage1_and_stage2_are_proven() {
-    use gdscan::cufile::{driver as cf_driver, stats};
     use gdscan::engine::CuFileAvailability;
     let dev = gpu();
     let data = pseudo_random((8 << 20) + 4096, 11);
@@ -489,113 +609,46 @@ fn cufile_stage1_and_stage2_are_proven() {
     );
     match auto.cufile().clone() {
         CuFileAvailability::Ready => {
+            let info = gdscan::cufile::driver::opened().expect("driver open");
+            assert!(
+                gdscan::cufile::driver::gds_stage2(info).is_ok(),
+                "AUTO registered a file although stage 2 is not GDS"
+            );
+            check_cufile_registered(&auto, &data, dev);
+        }
+        CuFileAvailability::CompatPathOnly(why) => {
+            eprintln!("--- AUTO declined cuFile: {why} ---");
+            let info = gdscan::cufile::driver::opened().expect("driver open");
+            assert_eq!(gdscan::cufile::driver::gds_stage2(info), Err(why.clone()));
+            check_bounce_fallback(
+                &auto,
+                &data,
+                dev,
+                &format!("cuFile would run its POSIX compat path: {why}"),
+            );
+        }
+        CuFileAvailability::Unavailable(why) => {
+            check_registration_failed(&why);
+            check_bounce_fallback(&auto, &data, dev, &format!("cuFile unavailable: {why}"));
+        }
+        CuFileAvailability::Disabled => panic!("AUTO never disables cuFile"),
+    }
+    // OFF forces cuFile whatever stage 2 will be.
+    let off = Arc::new(
+        FileHandle::open_with(compat_engine(CompatMode::Off), file.path(), OpenMode::Read).unwrap(),
+    );
+    match off.cufile().clone() {
+        CuFileAvailability::Ready => {
             assert_ne!(
                 expected_cufile().as_deref(),
                 Some("fallback"),
                 "cuFile registered unexpectedly"
             );
-            stats::start(true).unwrap();
-            let before = stats::read().unwrap();
-            let mut buf = DeviceBuffer::new(dev, len).unwrap();
-            buf.fill(0).unwrap();
-            assert_eq!(auto.pread(&mut buf, len, 0).unwrap(), len);
-            assert_eq!(device_bytes(&buf, len), data, "bytes through cuFile");
-            assert_eq!(auto.last_route().unwrap().route, DeviceRoute::CuFile);
-            assert_eq!(auto.counters().get(IoPath::CuFile).bytes, len as u64);
-            let s = stats::read().unwrap().since(&before);
-            let info = cf_driver::opened().expect("driver open");
-            let (total, nvfs, posix) = s.read_split();
-            assert!(total > 0, "cuFile's level-3 stats counted the reads: {s:?}");
-            let report = gdscan::report::build(&local(&auto), Some(s.clone()));
-            eprintln!(
-                "--- path report (cuFile registered) ---\n{}",
-                gdscan::report::render(&report)
-            );
-            if !info.nvfs_present {
-                assert_eq!(nvfs, 0, "no nvidia-fs, so no nvfs reads");
-                assert!(posix > 0, "cuFile's compat path served the reads");
-                assert!(
-                    report
-                        .verdict
-                        .starts_with("cuFile reached, GDS not used: bytes via nvfs: 0"),
-                    "{}",
-                    report.verdict
-                );
-            }
-            // Writes through cuFile, with the source buffer registered (scoped).
-            let out = disk_file(&[]);
-            let w = FileHandle::open_with(
-                compat_engine(CompatMode::Off),
-                out.path(),
-                OpenMode::ReadWrite,
-            )
-            .unwrap();
-            {
-                let _reg = gdscan::cufile::BufferRegistration::new(&buf).unwrap();
-                assert_eq!(w.pwrite(&buf, len, 0).unwrap(), len);
-            }
-            assert_eq!(w.last_route().unwrap().route, DeviceRoute::CuFile);
-            assert_eq!(
-                std::fs::read(out.path()).unwrap(),
-                data,
-                "bytes written through cuFile"
-            );
-            // A small request stays on POSIX even though cuFile is ready.
-            let mut small = DeviceBuffer::new(dev, 4096).unwrap();
-            auto.pread(&mut small, 4096, 0).unwrap();
-            let d = auto.last_route().unwrap();
-            assert_eq!(d.route, DeviceRoute::Bounce);
-            assert!(d.reason.contains("KVIKIO_GDS_THRESHOLD"), "{}", d.reason);
+            check_cufile_registered(&off, &data, dev);
         }
         CuFileAvailability::Unavailable(why) => {
-            assert_ne!(
-                expected_cufile().as_deref(),
-                Some("registered"),
-                "cuFile did not register: {why}"
-            );
-            eprintln!("--- cuFile unavailable: {why} ---");
-            if gdscan::cufile::find_library().is_ok() {
-                assert!(
-                    why.contains("cuFileHandleRegister failed")
-                        || why.contains("O_DIRECT")
-                        || why.contains("cuFileDriverOpen"),
-                    "the reason names the failing step: {why}"
-                );
-            }
-            if expected_cufile().as_deref() == Some("fallback") {
-                assert!(
-                    why.contains("(5027)"),
-                    "without the udev entry registration fails with 5027: {why}"
-                );
-            }
+            check_registration_failed(&why);
             let mut buf = DeviceBuffer::new(dev, len).unwrap();
-            assert_eq!(auto.pread(&mut buf, len, 0).unwrap(), len);
-            assert_eq!(device_bytes(&buf, len), data);
-            let d = auto.last_route().unwrap();
-            assert_eq!(d.route, DeviceRoute::Bounce);
-            assert!(
-                d.reason.starts_with(&format!("cuFile unavailable: {why}")),
-                "{}",
-                d.reason
-            );
-            assert_eq!(auto.counters().get(IoPath::CuFile).bytes, 0);
-            assert_eq!(
-                auto.counters().get(IoPath::PosixDeviceBounce).bytes,
-                len as u64
-            );
-            let report = gdscan::report::build(&local(&auto), None);
-            eprintln!(
-                "--- path report (fallback) ---\n{}",
-                gdscan::report::render(&report)
-            );
-            assert!(
-                report.verdict.starts_with("cuFile not used; GDS: no"),
-                "{}",
-                report.verdict
-            );
-            let off =
-                FileHandle::open_with(compat_engine(CompatMode::Off), file.path(), OpenMode::Read)
-                    .unwrap();
             let err = off.pread(&mut buf, len, 0).unwrap_err();
             assert!(
                 matches!(err, Error::Io(IoError::CuFileRequired { .. })),
@@ -603,7 +656,7 @@ fn cufile_stage1_and_stage2_are_proven() {
             );
             assert!(err.to_string().contains(&why), "{err}");
         }
-        CuFileAvailability::Disabled => panic!("AUTO never disables cuFile"),
+        other => panic!("OFF never declines cuFile: {other:?}"),
     }
 }
 

@@ -32,6 +32,10 @@ pub struct DriverInfo {
     pub status_flags: u32,
     /// Raw control flags (poll mode, compat mode).
     pub control_flags: u32,
+    /// Whether the nvidia-fs kernel module is loaded, seen by the kernel
+    /// (`/proc/driver/nvidia-fs` or `nvidia_fs` in `/proc/modules`), apart
+    /// from what cuFile reports.
+    pub nvfs_module_loaded: bool,
     /// The overrides applied before the driver opened.
     pub applied: CuFileOverrides,
 }
@@ -129,8 +133,45 @@ fn open_once(overrides: &CuFileOverrides) -> Result<DriverInfo, CuFileError> {
         poll_threshold_size: props.nvfs.poll_thresh_size,
         status_flags: props.nvfs.dstatusflags,
         control_flags: props.nvfs.dcontrolflags,
+        nvfs_module_loaded: nvfs_module_loaded(),
         applied: overrides.clone(),
     })
+}
+
+/// Bit of `dstatusflags` by which cuFile reports NVMe PCI P2PDMA support
+/// (`CU_FILE_NVME_P2P_SUPPORTED`): GDS without nvidia-fs, through the
+/// upstream kernel's P2PDMA.
+pub const NVME_P2P_SUPPORTED_BIT: u32 = 11;
+
+/// Whether the kernel has the nvidia-fs module loaded.
+fn nvfs_module_loaded() -> bool {
+    std::path::Path::new("/proc/driver/nvidia-fs").exists()
+        || std::fs::read_to_string("/proc/modules")
+            .map(|m| m.lines().any(|l| l.split(' ').next() == Some("nvidia_fs")))
+            .unwrap_or(false)
+}
+
+/// Whether stage 2 will move data by GPUDirect Storage: `Ok(how)` when
+/// nvidia-fs is loaded (cuFile reports its version, or the kernel lists the
+/// module) or cuFile reports NVMe PCI P2PDMA support; otherwise `Err(why
+/// not)`: cuFile would serve reads through its POSIX compat path. AUTO
+/// takes cuFile only on `Ok` (stage 1, `engine::route`).
+pub fn gds_stage2(info: &DriverInfo) -> Result<String, String> {
+    if info.nvfs_present {
+        Ok(format!(
+            "nvidia-fs {}.{} is loaded",
+            info.nvfs_version.0, info.nvfs_version.1
+        ))
+    } else if info.nvfs_module_loaded {
+        Ok("the nvidia-fs module is loaded (/proc)".to_string())
+    } else if info.status_flags & (1 << NVME_P2P_SUPPORTED_BIT) != 0 {
+        Ok("cuFile reports NVMe PCI P2PDMA support".to_string())
+    } else {
+        Err(
+            "no nvidia-fs (cuFile reports version 0.0, the kernel lists no nvidia_fs module) and no PCI P2PDMA support reported by cuFile"
+                .to_string(),
+        )
+    }
 }
 
 extern "C" fn shutdown_at_exit() {
@@ -178,12 +219,21 @@ mod tests {
             poll_threshold_size: 0,
             status_flags: 0,
             control_flags: 0,
+            nvfs_module_loaded: false,
             applied: CuFileOverrides::default(),
         };
+        assert!(gds_stage2(&info).is_err());
+        info.status_flags = 1 << NVME_P2P_SUPPORTED_BIT;
+        assert!(gds_stage2(&info).unwrap().contains("P2PDMA"));
+        info.status_flags = 0;
+        info.nvfs_module_loaded = true;
+        assert!(gds_stage2(&info).unwrap().contains("module"));
+        info.nvfs_module_loaded = false;
         assert!(predict_stage2(&info, Some(true)).contains("POSIX compat path, not GDS"));
         assert!(predict_stage2(&info, Some(false)).contains("will fail"));
         info.nvfs_version = (2, 20);
         info.nvfs_present = true;
         assert!(predict_stage2(&info, Some(true)).contains("nvidia-fs 2.20"));
+        assert!(gds_stage2(&info).unwrap().contains("nvidia-fs 2.20"));
     }
 }

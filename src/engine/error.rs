@@ -25,6 +25,20 @@ pub enum IoError {
         path: String,
     },
 
+    /// The path names something whose bytes are not a file's contents at
+    /// fixed offsets: a FIFO, a socket, a character device (`/dev/zero`), a
+    /// `/proc` or `/sys` pseudo-file. Refused before any read, so that
+    /// nothing blocks waiting for a writer. Regular files and block devices
+    /// are served.
+    #[error("cannot use {path}: it is a {kind}, not a regular file or a block device")]
+    NotAFile {
+        /// The path as given.
+        path: String,
+        /// What it is, in words ("FIFO", "socket", "character device",
+        /// "procfs/sysfs pseudo-file").
+        kind: &'static str,
+    },
+
     /// An operating-system I/O call failed.
     #[error("{op} on {path} failed: {source}")]
     Os {
@@ -32,6 +46,23 @@ pub enum IoError {
         path: String,
         /// The operation, e.g. "pread" or "open".
         op: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A `pread` or `pwrite` of a request's piece failed: the file, the
+    /// offset of the failing call and the piece's length.
+    #[error("{op} on {path} at offset {offset} (piece of {len} bytes) failed: {source}")]
+    Transfer {
+        /// The path as given.
+        path: String,
+        /// "pread" or "pwrite".
+        op: &'static str,
+        /// File offset of the system call that failed.
+        offset: u64,
+        /// Length of the piece being transferred.
+        len: usize,
         /// The operating system's error.
         #[source]
         source: std::io::Error,

@@ -6,7 +6,7 @@ use super::counters::PathCounters;
 use super::error::IoError;
 use super::lazy_cufile::LazyCuFile;
 use super::memory::{IoBuf, IoBufMut, Memory};
-use super::open_file::{open_direct, FileShared, OpenMode};
+use super::open_file::{open_checked, open_direct, FileShared, OpenMode};
 use super::page_cache::probe_cached;
 use super::posix::Descriptors;
 use super::request::{IoFuture, Request, Transfer};
@@ -46,16 +46,12 @@ impl FileHandle {
         mode: OpenMode,
     ) -> Result<FileHandle> {
         let path_str = path.as_ref().display().to_string();
-        let buffered = mode
-            .options()
-            .open(path.as_ref())
-            .map_err(|e| Error::from_open(&path_str, e))?;
+        // Refuses FIFOs, sockets, character devices and /proc files before
+        // anything could block on them.
+        let buffered = open_checked(path.as_ref(), mode)?;
         let meta = buffered
             .metadata()
             .map_err(|e| Error::io(&path_str, "fstat", e))?;
-        if meta.is_dir() {
-            return Err(IoError::IsDirectory { path: path_str }.into());
-        }
         let settings = engine.settings();
         let wants_direct = (mode.can_read() && settings.auto_direct_io_read)
             || (mode.can_write() && settings.auto_direct_io_write);
@@ -75,7 +71,11 @@ impl FileHandle {
             engine,
             shared: Arc::new(FileShared {
                 path: path_str,
-                fds: Descriptors { buffered, direct },
+                fds: Descriptors {
+                    buffered,
+                    direct,
+                    faults: OnceLock::new(),
+                },
                 counters: PathCounters::default(),
                 cufile: OnceLock::new(),
             }),
@@ -85,6 +85,14 @@ impl FileHandle {
             last_route: Mutex::new(None),
             task_size: None,
         })
+    }
+
+    /// Test seam: every later `pread`/`pwrite` the engine makes for this
+    /// handle's file asks `injector` first (see `engine::faults`). Set
+    /// once; false when an injector was already set.
+    #[doc(hidden)]
+    pub fn inject_faults(&self, injector: Arc<dyn super::faults::FaultInjector>) -> bool {
+        self.shared.fds.faults.set(injector).is_ok()
     }
 
     /// The path as given.

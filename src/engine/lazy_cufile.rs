@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use super::open_file::{FileShared, OpenMode};
 use super::route::CuFileAvailability;
 use crate::config::{CompatMode, Settings};
+use crate::cufile::driver::gds_stage2;
 use crate::cufile::CuFileError;
 use crate::cufile::CuFileHandle;
 use crate::error::Result;
@@ -43,6 +44,12 @@ impl LazyCuFile {
                 Ok(Some(unavailable)) => return unavailable,
                 Err(refused) => return CuFileAvailability::Unavailable(refused.to_string()),
                 Ok(None) => {}
+            }
+            // AUTO takes cuFile only when stage 2 will be GDS (route.rs).
+            if settings.compat_mode == CompatMode::Auto {
+                if let Some(Err(why)) = crate::cufile::driver::opened().map(gds_stage2) {
+                    return CuFileAvailability::CompatPathOnly(why);
+                }
             }
             match CuFileHandle::register(
                 std::path::Path::new(&file.path),

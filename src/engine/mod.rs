@@ -11,6 +11,7 @@ mod bounce;
 mod counters;
 mod direct;
 mod error;
+mod faults;
 mod file_handle;
 mod lane;
 mod lazy_cufile;
@@ -32,6 +33,8 @@ pub use counters::{
     counted_devices, device_counters, global_counters, IoPath, PathCounters, PathTotals,
 };
 pub use error::IoError;
+#[doc(hidden)]
+pub use faults::{Fault, FaultInjector};
 pub use file_handle::FileHandle;
 pub use memory::{FillBuffer, IoBuf, IoBufMut, Memory};
 pub use open_file::OpenMode;

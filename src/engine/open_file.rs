@@ -87,3 +87,90 @@ pub(crate) fn open_direct(path: &std::path::Path, mode: OpenMode) -> std::io::Re
         .custom_flags(libc::O_DIRECT);
     o.open(path)
 }
+
+/// What `meta` describes when it is something the engine refuses (not a
+/// regular file, a block device or a directory, which has its own error).
+pub(crate) fn refused_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        Some("FIFO")
+    } else if t.is_socket() {
+        Some("socket")
+    } else if t.is_char_device() {
+        Some("character device")
+    } else if t.is_file() || t.is_block_device() || t.is_dir() {
+        None
+    } else {
+        Some("special file")
+    }
+}
+
+/// Whether `file` lives on procfs or sysfs, whose files report a size that
+/// is not their content's (0, or 4096) and change between reads.
+pub(crate) fn is_pseudo_file(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+    const SYSFS_MAGIC: i64 = 0x6265_6572;
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: a valid descriptor and a zeroed out structure to fill.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), st.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: fstatfs succeeded and filled the structure.
+    // f_type's integer type differs between platforms.
+    #[allow(clippy::unnecessary_cast)]
+    let magic = unsafe { st.assume_init() }.f_type as i64;
+    magic == PROC_SUPER_MAGIC || magic == SYSFS_MAGIC
+}
+
+/// Opens `path` in `mode` without ever blocking in `open` (a FIFO without a
+/// writer would wait forever): the path is examined first and refused when
+/// it is not a regular file or a block device, then opened with
+/// `O_NONBLOCK` (against a swap between the check and the open), examined
+/// again through the descriptor, and `O_NONBLOCK` cleared.
+pub(crate) fn open_checked(path: &std::path::Path, mode: OpenMode) -> Result<File> {
+    use std::os::fd::AsRawFd;
+    let path_str = path.display().to_string();
+    let refuse = |kind| -> Error {
+        IoError::NotAFile {
+            path: path_str.clone(),
+            kind,
+        }
+        .into()
+    };
+    if let Ok(meta) = std::fs::metadata(path) {
+        if let Some(kind) = refused_kind(&meta) {
+            return Err(refuse(kind));
+        }
+    }
+    let mut options = mode.options();
+    options.custom_flags(libc::O_NONBLOCK);
+    let file = options
+        .open(path)
+        .map_err(|e| Error::from_open(&path_str, e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(&path_str, "fstat", e))?;
+    if meta.is_dir() {
+        return Err(IoError::IsDirectory { path: path_str }.into());
+    }
+    if let Some(kind) = refused_kind(&meta) {
+        return Err(refuse(kind));
+    }
+    if meta.is_file() && is_pseudo_file(&file) {
+        return Err(refuse("procfs/sysfs pseudo-file"));
+    }
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above; clearing O_NONBLOCK only.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(Error::io(
+            &path_str,
+            "fcntl",
+            std::io::Error::last_os_error(),
+        ));
+    }
+    Ok(file)
+}

@@ -1,8 +1,15 @@
 //! Stage 1: which route a device request takes, and why.
 //!
-//! KvikIO's rules, which cuDF users know: `KVIKIO_COMPAT_MODE=ON` never uses
-//! cuFile; `OFF` uses cuFile or fails with the reason; `AUTO` uses cuFile when
-//! the library loads, the driver opens and the file registers, else POSIX.
+//! KvikIO's rules, which cuDF users know, with one difference in AUTO:
+//! `KVIKIO_COMPAT_MODE=ON` never uses cuFile; `OFF` uses cuFile or fails
+//! with the reason; `AUTO` uses cuFile when the library loads, the driver
+//! opens, stage 2 will move the data by GPUDirect Storage (nvidia-fs loaded,
+//! or cuFile reports PCI P2PDMA support) and the file registers, else POSIX.
+//! KvikIO's AUTO takes cuFile once the file registers, even when cuFile will
+//! serve it through its own POSIX compat path (O_DIRECT, no page cache),
+//! which was measured 27 × slower than the bounce route on cached data and no
+//! faster cold (H200, BENCHMARKS.md); gdscan's AUTO takes the bounce route
+//! then and says so. `OFF` still forces cuFile, compat path included.
 //! Requests below `KVIKIO_GDS_THRESHOLD` take POSIX in every mode, and host
 //! memory always does. Every POSIX choice records why.
 //!
@@ -27,6 +34,10 @@ use crate::error::Result;
 pub enum CuFileAvailability {
     /// Library loaded, driver open, file registered.
     Ready,
+    /// AUTO declined cuFile: its driver is open but stage 2 would be
+    /// cuFile's POSIX compat path, not GPUDirect Storage (why, in words).
+    /// The file is not registered.
+    CompatPathOnly(String),
     /// `KVIKIO_COMPAT_MODE=ON`: cuFile is never tried.
     Disabled,
     /// Tried and failed, with the reason.
@@ -75,6 +86,9 @@ pub(crate) fn decide_cufile(
             .into())
         }
         CuFileAvailability::Unavailable(why) => Ok(Err(format!("cuFile unavailable: {why}"))),
+        CuFileAvailability::CompatPathOnly(why) => Ok(Err(format!(
+            "cuFile would run its POSIX compat path: {why}; KVIKIO_COMPAT_MODE=AUTO takes the bounce route (KVIKIO_COMPAT_MODE=OFF forces cuFile)"
+        ))),
         CuFileAvailability::Disabled => Ok(Err("cuFile disabled".into())),
     }
 }
@@ -136,5 +150,58 @@ pub(crate) fn decide_posix(
             "auto: bounce buffers beat page-cache registration (measured on the H200, see BENCHMARKS.md)"
                 .into(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(compat: CompatMode) -> Settings {
+        Settings::builder().compat_mode(compat).build().unwrap()
+    }
+
+    #[test]
+    fn auto_declines_cufile_when_stage2_is_its_compat_path() {
+        let why = "no nvidia-fs".to_string();
+        let d = decide_cufile(
+            &settings(CompatMode::Auto),
+            &CuFileAvailability::CompatPathOnly(why),
+            "f",
+            1 << 20,
+        )
+        .unwrap()
+        .unwrap_err();
+        assert!(
+            d.starts_with("cuFile would run its POSIX compat path: no nvidia-fs;"),
+            "{d}"
+        );
+    }
+
+    #[test]
+    fn a_registered_file_takes_cufile_above_the_threshold() {
+        for compat in [CompatMode::Auto, CompatMode::Off] {
+            let d = decide_cufile(&settings(compat), &CuFileAvailability::Ready, "f", 1 << 20)
+                .unwrap()
+                .unwrap();
+            assert_eq!(d.route, DeviceRoute::CuFile);
+            let small = decide_cufile(&settings(compat), &CuFileAvailability::Ready, "f", 100)
+                .unwrap()
+                .unwrap_err();
+            assert!(small.contains("KVIKIO_GDS_THRESHOLD"), "{small}");
+        }
+    }
+
+    #[test]
+    fn off_without_cufile_is_an_error_naming_the_file() {
+        let err = decide_cufile(
+            &settings(CompatMode::Off),
+            &CuFileAvailability::Unavailable("nope".into()),
+            "/x/f",
+            1 << 20,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("/x/f"), "{err}");
+        assert!(err.to_string().contains("nope"), "{err}");
     }
 }

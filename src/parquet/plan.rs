@@ -318,10 +318,20 @@ fn selected_rows(
     selection
 }
 
+/// A column chunk's offset and length as the footer states them, or None
+/// when either is negative. (The parquet crate's `byte_range` asserts
+/// instead: a corrupt footer made the plan panic, found by fuzzing.)
+pub(crate) fn chunk_byte_range(col: &ColumnChunkMetaData) -> Option<(u64, u64)> {
+    let start = col
+        .dictionary_page_offset()
+        .unwrap_or_else(|| col.data_page_offset());
+    let len = col.compressed_size();
+    Some((u64::try_from(start).ok()?, u64::try_from(len).ok()?))
+}
+
 fn chunk_range(row_group: usize, col: &ColumnChunkMetaData) -> Result<Range<u64>, PlanError> {
-    let (start, len) = col.byte_range();
-    match start.checked_add(len) {
-        Some(end) => Ok(start..end),
+    match chunk_byte_range(col).and_then(|(start, len)| Some(start..start.checked_add(len)?)) {
+        Some(range) => Ok(range),
         None => Err(PlanError::BadRange {
             row_group,
             column: col.column_path().string(),

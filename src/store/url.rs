@@ -16,6 +16,7 @@ use url::Url;
 use super::error::StoreError;
 use super::local::LocalSource;
 use super::options::StoreOptions;
+use super::redact::redact;
 use super::remote::RemoteSource;
 use super::source::Source;
 use crate::engine::Engine;
@@ -39,7 +40,7 @@ pub enum Target {
 
 fn bad(location: &str, reason: impl Into<String>) -> Error {
     StoreError::Location {
-        location: location.to_string(),
+        location: redact(location),
         reason: reason.into(),
     }
     .into()
@@ -117,7 +118,7 @@ fn open_remote(
     Ok(Arc::new(RemoteSource::open(
         store,
         path,
-        location,
+        redact(location),
         options.clone(),
         Some(counts),
     )?))
@@ -172,7 +173,7 @@ pub fn list_prefix(
     };
     let base = base.to_string();
     let (store, _counts) = super::builder::build(&url, scheme, options, &[])?;
-    let shown = location.to_string();
+    let shown = redact(location);
     let listed = super::runtime::block_on(async move {
         use futures::TryStreamExt;
         let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);

@@ -22,6 +22,10 @@ pub enum Fault {
     /// Headers claiming the full range, but a body (and Content-Length) of
     /// this many bytes.
     ShortBody(usize),
+    /// Waits this long, then answers normally.
+    Stall(Duration),
+    /// Closes the connection without answering.
+    Reset,
 }
 
 struct Object {
@@ -101,6 +105,11 @@ impl RangeServer {
                 etag,
             },
         );
+    }
+
+    /// Drops the faults not yet served.
+    pub fn clear_faults(&self) {
+        self.state.faults.lock().unwrap().clear();
     }
 
     /// The next `n` GETs get `fault`.
@@ -242,6 +251,13 @@ fn serve(state: &State, stream: TcpStream) {
         } else {
             state.faults.lock().unwrap().pop_front()
         };
+        if let Some(Fault::Stall(d)) = fault {
+            std::thread::sleep(d);
+        }
+        if let Some(Fault::Reset) = fault {
+            let _ = out.shutdown(Shutdown::Both);
+            break;
+        }
         if let Some(Fault::Status(code)) = fault {
             let body = b"injected failure";
             if !respond(

@@ -1128,7 +1128,9 @@ fn check_page_ranges(
 /// must add up to the chunk's.
 fn check_whole_chunk(planner: &ColumnPlanner<'_, '_>, values: u64) -> Result<(), DecodePlanError> {
     let pages = planner.input.pages;
-    let (start, len) = planner.input.meta.byte_range();
+    let Some((start, len)) = crate::parquet::plan::chunk_byte_range(planner.input.meta) else {
+        return Err(planner.bad_chunk("the chunk's offset or length is negative".to_string()));
+    };
     let whole = match (pages.first(), pages.last()) {
         (Some(first), Some(last)) => {
             first.file_offset == start

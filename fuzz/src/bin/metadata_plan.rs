@@ -1,0 +1,8 @@
+//! AFL target `metadata_plan` (see `gdscan_fuzz::metadata_plan`).
+fn main() {
+    // No abort-on-panic hook: the oracle's panics are caught inside the
+    // target; any other panic still aborts (a crash for AFL).
+    afl::fuzz_nohook!(|data: &[u8]| {
+        gdscan_fuzz::metadata_plan(data);
+    });
+}

@@ -1,0 +1,174 @@
+//! cuFile's failures and stage 1 without a GPU: a fake `libcufile.so` and a
+//! fake `libcuda.so` (cuInit alone), compiled here from C with the `cc`
+//! crate (tests/cufile_fake/*.c), named with `GDSCAN_CUFILE_LIBRARY` and
+//! `LD_LIBRARY_PATH`. The fake's mode (driver open fails, registration
+//! fails, no nvidia-fs, nvidia-fs present, P2PDMA reported) is set per run;
+//! each run is this binary again as a child (the loader reads
+//! `LD_LIBRARY_PATH` at start), which prints stage 1 for AUTO and OFF. The
+//! parent checks each: AUTO falls back with the reason, or declines cuFile
+//! when stage 2 would be its compat path, or takes cuFile where stage 2 is
+//! GDS; OFF takes cuFile or fails with a typed error naming the reason;
+//! nothing panics.
+//!
+//! A harness-less test (`harness = false` in Cargo.toml): `main` is the
+//! parent, or the child when `GDSCAN_FAKE_CUFILE_CHILD` is set.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gdscan::engine::IoError;
+use gdscan::{CompatMode, Engine, Error, FileHandle, OpenMode, Settings};
+
+const CHILD: &str = "GDSCAN_FAKE_CUFILE_CHILD";
+
+fn main() {
+    if let Ok(file) = std::env::var(CHILD) {
+        child(Path::new(&file));
+        return;
+    }
+    if std::env::args().any(|a| a == "--list") {
+        println!("fake_libcufile: test");
+        return;
+    }
+    parent();
+    println!("test fake_libcufile ... ok");
+}
+
+/// Stage 1 for AUTO and OFF on `file`, one line each.
+fn child(file: &Path) {
+    for compat in [CompatMode::Auto, CompatMode::Off] {
+        let engine = Engine::new(
+            Settings::builder()
+                .compat_mode(compat)
+                .num_threads(1)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+        let h = FileHandle::open_with(engine, file, OpenMode::Read).unwrap();
+        let availability = format!("{:?}", h.cufile());
+        match h.device_route(1 << 20, 0) {
+            Ok(d) => println!(
+                "{compat} {availability} route={:?} reason={}",
+                d.route, d.reason
+            ),
+            Err(Error::Io(e @ IoError::CuFileRequired { .. })) => {
+                println!("{compat} {availability} error=CuFileRequired: {e}")
+            }
+            Err(other) => println!("{compat} {availability} error=other: {other:?}"),
+        }
+    }
+}
+
+/// Compiles `source` into the shared library `out` with the cc crate's
+/// compiler.
+fn build_library(source: &Path, out: &Path) {
+    let target = "x86_64-unknown-linux-gnu";
+    let compiler = cc::Build::new()
+        .target(target)
+        .host(target)
+        .opt_level(0)
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .get_compiler();
+    let status = compiler
+        .to_command()
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(out)
+        .arg(source)
+        .status()
+        .expect("run the C compiler");
+    assert!(status.success(), "compiling {}", source.display());
+}
+
+fn parent() {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // O_DIRECT (for the registration) needs a real file system, not tmpfs.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let libs = dir.path().join("lib");
+    std::fs::create_dir(&libs).unwrap();
+    let cufile = libs.join("libcufile.so.0");
+    build_library(&manifest.join("tests/cufile_fake/fake_cufile.c"), &cufile);
+    build_library(
+        &manifest.join("tests/cufile_fake/fake_cuda.c"),
+        &libs.join("libcuda.so"),
+    );
+    let file = dir.path().join("data.bin");
+    std::fs::write(&file, vec![5u8; 2 << 20]).unwrap();
+    let file_str = file.display().to_string();
+
+    let run = |mode: &str| -> (String, String) {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .env(CHILD, &file)
+            .env("FAKE_CUFILE_MODE", mode)
+            .env("GDSCAN_CUFILE_LIBRARY", &cufile)
+            .env("LD_LIBRARY_PATH", &libs)
+            .env_remove("KVIKIO_COMPAT_MODE")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success() && !stderr.contains("panicked"),
+            "{mode}: {stdout}{stderr}"
+        );
+        let mut lines = stdout.lines();
+        let (auto, off) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
+        eprintln!("{mode}:\n  {auto}\n  {off}");
+        (auto.to_string(), off.to_string())
+    };
+
+    // The driver does not open: AUTO falls back with the reason, OFF fails
+    // with it.
+    let (auto, off) = run("open_fail");
+    assert!(auto.starts_with("AUTO Unavailable("), "{auto}");
+    assert!(
+        auto.contains("route=Bounce reason=cuFile unavailable: cuFileDriverOpen failed"),
+        "{auto}"
+    );
+    assert!(auto.contains("5011"), "{auto}");
+    assert!(off.contains("error=CuFileRequired"), "{off}");
+    assert!(
+        off.contains("cuFileDriverOpen failed") && off.contains(&file_str),
+        "{off}"
+    );
+
+    // The driver opens, no nvidia-fs, the file does not register: AUTO
+    // never tries to register (stage 2 would be the compat path); OFF
+    // fails with the registration's 5027.
+    let (auto, off) = run("register_fail");
+    assert!(auto.starts_with("AUTO CompatPathOnly("), "{auto}");
+    assert!(
+        off.contains("error=CuFileRequired") && off.contains("5027"),
+        "{off}"
+    );
+    assert!(off.contains("cuFileHandleRegister failed"), "{off}");
+
+    // No nvidia-fs, no P2PDMA: AUTO declines cuFile (its compat path) and
+    // takes the bounce route with the reason; OFF forces cuFile.
+    let (auto, off) = run("compat");
+    assert!(auto.starts_with("AUTO CompatPathOnly("), "{auto}");
+    assert!(
+        auto.contains("route=Bounce reason=cuFile would run its POSIX compat path: no nvidia-fs"),
+        "{auto}"
+    );
+    assert!(off.starts_with("OFF Ready route=CuFile"), "{off}");
+
+    // nvidia-fs loaded: AUTO takes cuFile.
+    let (auto, off) = run("nvfs");
+    assert!(auto.starts_with("AUTO Ready route=CuFile"), "{auto}");
+    assert!(off.starts_with("OFF Ready route=CuFile"), "{off}");
+
+    // nvidia-fs loaded but the file does not register: AUTO falls back with
+    // the registration's reason.
+    let (auto, _) = run("nvfs,register_fail");
+    assert!(auto.starts_with("AUTO Unavailable("), "{auto}");
+    assert!(
+        auto.contains("route=Bounce reason=cuFile unavailable: cuFileHandleRegister failed"),
+        "{auto}"
+    );
+
+    // P2PDMA reported without nvidia-fs: AUTO takes cuFile.
+    let (auto, _) = run("p2p");
+    assert!(auto.starts_with("AUTO Ready route=CuFile"), "{auto}");
+}
