@@ -155,7 +155,10 @@ impl GdsTable {
         self.files
             .iter()
             .map(|f| {
-                let file = PartitionedFile::new(f.file.location.clone(), f.file.size)
+                // The path DataFusion shows (EXPLAIN, metrics, errors) has
+                // no credentials; gdscan's reader takes the location itself.
+                let shown = crate::store::redact(&f.file.location);
+                let file = PartitionedFile::new(shown, f.file.size)
                     .with_statistics(f.statistics.clone())
                     .with_extension(GdsLocation(f.file.location.clone()));
                 match plan_file(&f.metadata, columns, predicate, read_ahead) {
