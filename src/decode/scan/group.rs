@@ -38,18 +38,42 @@ use crate::nvcomp::{BatchArgs, Codec};
 /// Alignment of the sections of the group's nvCOMP arrays.
 const ALIGN: usize = 256;
 
-/// Waits for an event when dropped: the buffers of work that may still be
-/// running go back to their pools only after it (an error path drops
-/// queued work without finishing it).
+/// Waits for an event when dropped, unless it was already waited for: the
+/// buffers of work that may still be running go back to their pools only
+/// after it (an error path drops queued work without finishing it).
 pub(crate) struct SyncOnDrop {
-    pub(crate) event: Arc<Event>,
+    event: Arc<Event>,
+    waited: bool,
+}
+
+impl SyncOnDrop {
+    pub(crate) fn new(event: Arc<Event>) -> SyncOnDrop {
+        SyncOnDrop {
+            event,
+            waited: false,
+        }
+    }
+
+    /// The event.
+    pub(crate) fn event(&self) -> &Arc<Event> {
+        &self.event
+    }
+
+    /// Blocks until the event has completed; dropping then waits no more.
+    pub(crate) fn wait(&mut self) -> Result<(), crate::cuda::CudaError> {
+        self.event.wait()?;
+        self.waited = true;
+        Ok(())
+    }
 }
 
 impl Drop for SyncOnDrop {
     fn drop(&mut self) {
-        // Nothing to report to: the error that dropped the work is the
-        // one the caller sees.
-        let _ = self.event.wait();
+        if !self.waited {
+            // Nothing to report to: the error that dropped the work is the
+            // one the caller sees.
+            let _ = self.event.wait();
+        }
     }
 }
 
@@ -137,11 +161,14 @@ pub(crate) fn launch_group(
     };
     let mut decompressed = None;
     if n_jobs > 0 {
-        // 1. nvCOMP waits for every row group's bytes.
+        // 1. nvCOMP waits for every row group's bytes: once per stream, as
+        //    a stream's last upload follows its earlier ones.
+        let mut waited_for: Vec<&Stream> = Vec::new();
         for (s, stream) in staged.iter().zip(streams) {
-            if s.jobs.is_empty() {
+            if s.jobs.is_empty() || waited_for.iter().any(|w| std::ptr::eq(*w, *stream)) {
                 continue;
             }
+            waited_for.push(stream);
             let mut uploaded = Event::new(gpu.device)?;
             uploaded.record(stream)?;
             nv_stream.wait_event(&uploaded)?;
@@ -238,9 +265,7 @@ pub(crate) fn launch_group(
         let mut done = Event::new(gpu.device)?;
         done.record(nv_stream)?;
         let done = Arc::new(done);
-        shared._done = Some(SyncOnDrop {
-            event: done.clone(),
-        });
+        shared._done = Some(SyncOnDrop::new(done.clone()));
         shared.results = Some(results);
         shared.statuses_at = statuses_at;
         shared.checks_at = checks_at;
@@ -278,9 +303,7 @@ pub(crate) fn launch_group(
             ..RowGroupTimes::default()
         };
         queued.push(InFlight {
-            done: SyncOnDrop {
-                event: Arc::new(event),
-            },
+            done: SyncOnDrop::new(Arc::new(event)),
             staged: s,
             group: shared.clone(),
             nv_index,

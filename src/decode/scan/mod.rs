@@ -380,7 +380,6 @@ impl DecodeStream {
         // The group's host time, shared out over its row groups.
         let n = queued.len().max(1) as u32;
         for item in &mut queued {
-            item.times.host_plan = queued_at / n;
             item.times.plan = planned_at / n;
             item.times.stage = (staged_at - planned_at) / n;
             item.times.queue = (queued_at - staged_at) / n;

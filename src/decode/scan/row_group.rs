@@ -465,7 +465,7 @@ impl InFlight {
         device: usize,
     ) -> Result<(DeviceBatch, RowGroupTimes), DecodeError> {
         let waited = std::time::Instant::now();
-        self.done.event.wait()?;
+        self.done.wait()?;
         self.times.wait = waited.elapsed();
         let staged = &mut self.staged;
         let plan = &staged.plan;
@@ -550,7 +550,7 @@ impl InFlight {
                 buffers,
             )?);
         }
-        let ready: Arc<dyn ReadyEvent> = self.done.event.clone();
+        let ready: Arc<dyn ReadyEvent> = self.done.event().clone();
         let batch = DeviceBatch::try_new(
             staged.schema.clone(),
             staged.rows,
