@@ -275,3 +275,57 @@ mod regressions {
         );
     }
 }
+
+/// Every input on which AFL's `reader` target panicked (fuzz/findings/reader,
+/// 28 files): gdscan's load refuses the footers arrow-rs would assert on
+/// (sanity::check); on the rest arrow-rs's decoder panics on the bytes
+/// whether gdscan or memory supplies them (the target accepts only that);
+/// and `scan --output`'s decode (`write_ipc`) returns an error for every
+/// one that does not decode, never a panic.
+#[test]
+fn reader_findings_are_errors() {
+    use gdscan::parquet::ipc_export::write_ipc;
+    use gdscan::parquet::metadata::{load, MetadataOptions};
+    use gdscan::parquet::plan::{plan, Projection, ScanRequest};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/reader");
+    let files = files_in(&dir);
+    assert_eq!(files.len(), 28, "the findings are in the checkout");
+    let mut panics = Vec::new();
+    let (mut refused_at_load, mut decode_errors) = (0, 0);
+    let out = tempfile::tempdir().unwrap();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        let data = std::fs::read(f).unwrap();
+        if let Err(p) = std::panic::catch_unwind(|| targets::reader(&data)) {
+            panics.push(format!("reader {name}: {}", targets::panic_text(&*p)));
+        }
+        gdscan::parquet::metadata::clear_cache();
+        let outcome = std::panic::catch_unwind(|| {
+            let source = gdscan::store::open(f.to_str().unwrap(), &Default::default())?;
+            let meta = match load(&source, MetadataOptions::default()) {
+                Ok(m) => m,
+                Err(e) => return Ok::<_, gdscan::Error>(Err(("load", e))),
+            };
+            let p = plan(&meta, &ScanRequest::default()).map_err(|e| e.in_file(&name))?;
+            let to = out.path().join(format!("{name}.arrow"));
+            Ok(write_ipc(source, meta, &p, &Projection::All, None, &to).map_err(|e| ("decode", e)))
+        });
+        match outcome {
+            Err(p) => panics.push(format!("write_ipc {name}: {}", targets::panic_text(&*p))),
+            Ok(Ok(Err(("load", _)))) => refused_at_load += 1,
+            Ok(Ok(Err(_))) | Ok(Err(_)) => decode_errors += 1,
+            Ok(Ok(Ok(_rows))) => {}
+        }
+    }
+    assert!(
+        panics.is_empty(),
+        "{} panics:\n{}",
+        panics.len(),
+        panics.join("\n")
+    );
+    eprintln!(
+        "{refused_at_load} refused at load, {decode_errors} decode errors of {}",
+        files.len()
+    );
+    assert!(refused_at_load > 0 && decode_errors > 0);
+}

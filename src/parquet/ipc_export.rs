@@ -10,7 +10,7 @@ use ::parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use ::parquet::file::metadata::ParquetMetaData;
 use arrow::compute::filter_record_batch;
 use arrow::ipc::writer::FileWriter;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 
 use super::error::ScanError;
 use super::plan::{resolve_projection, Projection, ScanPlan};
@@ -75,8 +75,17 @@ pub fn write_ipc(
     let mut rows = 0u64;
     let outcome: Result<()> = futures::executor::block_on(async {
         let mut file = Some(file);
-        while let Some(batch) = stream.next().await {
-            let batch = batch.map_err(pq)?;
+        loop {
+            // arrow-rs's decoder panics on some corrupt pages (found by
+            // fuzzing, fuzz/findings/reader): a typed error here.
+            let next = std::panic::AssertUnwindSafe(stream.next())
+                .catch_unwind()
+                .await;
+            let batch = match next {
+                Ok(Some(batch)) => batch.map_err(pq)?,
+                Ok(None) => break,
+                Err(panic) => return Err(pq(decoder_panicked(&*panic))),
+            };
             let batch = match predicate {
                 Some(p) => {
                     let mask = p.evaluate(&batch).map_err(arrow)?;
@@ -133,4 +142,17 @@ pub fn write_ipc(
     }
     std::fs::rename(&tmp, out).map_err(|e| Error::io(&shown, "rename", e))?;
     Ok(rows)
+}
+
+/// arrow-rs's decoder panicked on the file's bytes: the panic as a
+/// parquet error.
+fn decoder_panicked(panic: &(dyn std::any::Any + Send)) -> ::parquet::errors::ParquetError {
+    let text = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or(panic.downcast_ref::<&str>().copied())
+        .unwrap_or("no message");
+    ::parquet::errors::ParquetError::General(format!(
+        "arrow-rs's decoder failed on corrupt data (it panicked: {text})"
+    ))
 }

@@ -271,7 +271,9 @@ fn finish(
     source: &dyn Source,
     parsed: ::parquet::errors::Result<ParquetMetaData>,
 ) -> Result<Arc<ParquetMetaData>> {
-    let metadata = parsed.map_err(|e| Error::from_parquet(source.location(), e))?;
+    let metadata = parsed
+        .and_then(|m| super::sanity::check(&m, source.size()).map(|()| m))
+        .map_err(|e| Error::from_parquet(source.location(), e))?;
     Ok(remember(key, metadata))
 }
 

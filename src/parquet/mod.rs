@@ -17,6 +17,7 @@ pub mod metadata;
 pub mod plan;
 pub mod predicate;
 pub mod reader;
+pub mod sanity;
 pub mod spread;
 
 pub use coalesce::CoalesceOptions;
