@@ -5,7 +5,7 @@
 #   .carry/gpu-tests   GPU tests     (cargo test --release --no-default-features --features cli --test gpu --no-run)
 # (or xz-compressed as .carry/NAME.xz), KvikIO's wheels in .whl/ and the nvCOMP
 # wheel unpacked so that GDSCAN_NVCOMP_LIBRARY names libnvcomp.so.6.
-# Usage: bash benches/h200x2.sh [topo] [tests] [ceiling] [read] [kvikio] [tpch] [decode] [scan]
+# Usage: bash benches/h200x2.sh [topo] [tests] [ceiling] [read] [kvikio] [tpch] [decode] [check] [scan]
 #   topo     GPUs, NVLink, NUMA nodes (sysfs) and what gdscan pins where
 #   tests    every GPU test, the two-GPU ones included (they fail, not skip,
 #            with fewer than two GPUs)
@@ -16,6 +16,8 @@
 #   tpch     gdscan bench tpch --devices 0,1 at SF $GDSCAN_TPCH_SF (default 10):
 #            raw fetch warm, decoded (--decode) warm, raw with 32 workers, cold
 #   decode   gdscan bench decode --devices 0,1 (raw and decoded) on the same data
+#   check    gdscan bench decode --devices 0,1 with the Snappy check on the
+#            host, on the GPU and off (where the check's cost shows)
 #   scan     gdscan bench scan --devices 0,1 on one SF $GDSCAN_TPCH_SF lineitem file
 # (default: all of them, in that order). Results go to $OUT (default
 # benches/results/<date>-h200x2); copy them into benches/results/ here.
@@ -113,6 +115,14 @@ PY
       echo "== the same, with 32 workers (the default is the core count clamped to 8..=16) =="
       KVIKIO_NTHREADS=32 $gds bench decode --data "$data" --devices 0,1 --cases all,q1 --iterations 5 \
           --json "$out/bench-decode-sf$sf-2gpu-t32.json" 2>&1 | tee "$out/bench-decode-sf$sf-2gpu-t32.txt"
+      ;;
+    check)
+      [ -d "$data/lineitem" ] || $gds tpch gen --sf "$sf" --out "$data" --quiet
+      for check in host gpu off; do
+        echo "== gdscan bench decode --devices 0,1 --check $check (SF $sf lineitem) =="
+        $gds bench decode --data "$data" --devices 0,1 --cases all,q1,q6 --iterations 5 --check "$check" \
+            --json "$out/bench-decode-sf$sf-2gpu-check-$check.json" 2>&1 | tee "$out/bench-decode-sf$sf-2gpu-check-$check.txt"
+      done
       ;;
     scan)
       f="$ext4_dir/lineitem-sf$sf.parquet"

@@ -79,5 +79,39 @@ fn host_scan(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, planning, host_scan);
+/// The host's structural check of Snappy pages before nvCOMP (the
+/// decoder's default), over every page of SF 0.1 lineitem as written.
+fn snappy_check(c: &mut Criterion) {
+    use gdscan::decode::page::parse_page_header;
+    use gdscan::decode::page::validate::check_snappy;
+    let (_dir, path, source) = setup();
+    let meta = load(&source, MetadataOptions::default()).unwrap();
+    let file = std::fs::read(&path).unwrap();
+    let mut pages: Vec<(std::ops::Range<usize>, usize)> = Vec::new();
+    for rg in meta.row_groups() {
+        for col in rg.columns() {
+            let (start, len) = col.byte_range();
+            let (mut at, end) = (start as usize, (start + len) as usize);
+            while at < end {
+                let (h, used) = parse_page_header(&file[at..end]).unwrap();
+                let body = at + used..at + used + h.compressed_size as usize;
+                at = body.end;
+                pages.push((body, h.uncompressed_size as usize));
+            }
+        }
+    }
+    let bytes: usize = pages.iter().map(|(r, _)| r.len()).sum();
+    let mut group = c.benchmark_group("snappy_check");
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.bench_function("lineitem_sf0.1_pages", |b| {
+        b.iter(|| {
+            for (r, size) in &pages {
+                check_snappy(&file[r.clone()], *size).unwrap();
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, planning, host_scan, snappy_check);
 criterion_main!(benches);

@@ -123,8 +123,9 @@ fn expected_words(verdict: &Result<(), CompressedError>) -> [u32; 4] {
 
 /// The GPU's Snappy check (run under emulation) gives the host check's
 /// verdict, position and figures on every stream: sound pages from the
-/// snap crate's encoder (text-like and random, several larger than the
-/// kernel's 8 KiB staging chunk, so elements straddle chunks), and the same
+/// snap crate's encoder (text-like and random, from empty to 70 000 bytes:
+/// literal runs longer than the warp's 32-byte window, with one- to
+/// three-byte length extensions, and elements across windows), and the same
 /// pages bit-flipped, truncated, extended and declared with another size.
 /// Refused pages are pointed at the empty stream, sound ones never.
 #[test]

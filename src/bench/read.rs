@@ -156,6 +156,11 @@ pub(crate) struct FileReport {
     /// One pread into pageable memory, then one cuMemcpyHtoD from it (per
     /// GPU, all at once).
     pub naive: Timing,
+    /// The host side alone: as many threads as the widest case pread the
+    /// whole file, a task-sized slice at a time, into pinned buffers, with
+    /// no copy to a GPU (what the page cache and the host's memory allow
+    /// the bounce route).
+    pub page_cache_copy: Timing,
     /// Ours.
     pub cases: Vec<Case>,
     /// Cases that could not run, with why.
@@ -180,6 +185,10 @@ pub(crate) struct Scaling {
     /// The pinned ceiling's speedup in the same run (what the links and the
     /// host's memory allow).
     pub ceiling_speedup: f64,
+    /// The page-cache copy limit of the wider run (GB/s, no GPU).
+    pub page_cache_copy_gbps: f64,
+    /// `all_gbps / page_cache_copy_gbps`.
+    pub of_page_cache_copy: f64,
 }
 
 /// The whole report.
@@ -256,6 +265,8 @@ fn scaling(files: &[FileReport]) -> Vec<Scaling> {
                     speedup: cn.timing.best_gbps() / c1.timing.best_gbps(),
                     ceiling_speedup: all.pinned_ceiling.best_gbps()
                         / one.pinned_ceiling.best_gbps(),
+                    page_cache_copy_gbps: all.page_cache_copy.best_gbps(),
+                    of_page_cache_copy: cn.timing.best_gbps() / all.page_cache_copy.best_gbps(),
                 });
             }
         }
@@ -429,9 +440,10 @@ fn run_file(opts: &ReadBenchOptions, devices: &[Device], path: &PathBuf) -> Resu
         }
     };
 
+    let max_threads = opts.threads.iter().copied().max().unwrap_or(1);
+    let page_cache_copy = page_cache_copy(opts, path, devices[0], max_threads)?;
     let mut cases = Vec::new();
     let mut failed = Vec::new();
-    let max_threads = opts.threads.iter().copied().max().unwrap_or(1);
     let can_drop = !on_tmpfs(path);
     let target = Target {
         path,
@@ -473,8 +485,44 @@ fn run_file(opts: &ReadBenchOptions, devices: &[Device], path: &PathBuf) -> Resu
         crc32: crc,
         pinned_ceiling,
         naive,
+        page_cache_copy,
         cases,
         failed,
+    })
+}
+
+/// `threads` threads pread all of `path`, one task-sized slice after
+/// another (taken in turn), each into its own pinned buffer on `device`'s
+/// context: the bounce route's host side without its copies to the GPU.
+fn page_cache_copy(
+    opts: &ReadBenchOptions,
+    path: &PathBuf,
+    device: Device,
+    threads: usize,
+) -> Result<Timing> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let shown = path.display().to_string();
+    let f = std::fs::File::open(path).map_err(|e| Error::from_open(&shown, e))?;
+    let slice = opts.base.task_size.clamp(1 << 20, 64 << 20) as u64;
+    let mut buffers: Vec<PinnedBuffer> = (0..threads.max(1))
+        .map(|_| PinnedBuffer::new(device, slice as usize))
+        .collect::<std::result::Result<_, _>>()?;
+    let next = AtomicU64::new(0);
+    let seconds = time_runs(opts.repeats, || {
+        next.store(0, Ordering::Relaxed);
+        each_part(&mut buffers, |_, buf| loop {
+            let off = next.fetch_add(slice, Ordering::Relaxed);
+            if off >= opts.size {
+                return Ok(());
+            }
+            let len = slice.min(opts.size - off) as usize;
+            f.read_exact_at(&mut buf.as_mut_slice()[..len], off)
+                .map_err(|e| Error::io(&shown, "pread", e))?;
+        })
+    })?;
+    Ok(Timing {
+        bytes: opts.size,
+        seconds,
     })
 }
 
@@ -621,6 +669,11 @@ pub(crate) fn render(report: &ReadBenchReport) -> String {
             "{}  baseline: 1 pread, 1 pageable copy",
             base("naive", &f.naive)
         );
+        let _ = writeln!(
+            out,
+            "{}  host side alone: preads into pinned memory, no GPU",
+            base("page cache -> pinned", &f.page_cache_copy)
+        );
         for c in &f.cases {
             let paths: Vec<String> = c
                 .path_bytes
@@ -664,7 +717,7 @@ pub(crate) fn render(report: &ReadBenchReport) -> String {
         for s in &report.scaling {
             let _ = writeln!(
                 out,
-                "{} {:<24} 1 GPU {:>7.2}  {} GPUs {:>7.2}  x{:.2} (ceiling x{:.2}, {:.2} of it)",
+                "{} {:<24} 1 GPU {:>7.2}  {} GPUs {:>7.2}  x{:.2} (ceiling x{:.2}, {:.2} of it; page-cache copy limit {:.2} GB/s, {:.2} of it)",
                 s.file,
                 s.case,
                 s.one_gbps,
@@ -672,7 +725,9 @@ pub(crate) fn render(report: &ReadBenchReport) -> String {
                 s.all_gbps,
                 s.speedup,
                 s.ceiling_speedup,
-                s.speedup / s.ceiling_speedup
+                s.speedup / s.ceiling_speedup,
+                s.page_cache_copy_gbps,
+                s.of_page_cache_copy
             );
         }
     }

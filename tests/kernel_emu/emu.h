@@ -4,7 +4,7 @@
 //
 // One std::thread per CUDA thread; the blocks of a launch run one after
 // another, so `__shared__` is a function-level static. __syncthreads is a
-// block barrier, __syncwarp / __ballot_sync / __shfl_up_sync use a barrier
+// block barrier, __syncwarp / __ballot_sync / __shfl_up_sync / __shfl_sync use a barrier
 // per warp (a kernel that calls them from diverged threads hangs here, as
 // it would misbehave on the GPU). Device memory is host memory. What this
 // does NOT model: the GPU's memory model and timing, alignment faults, and
@@ -76,6 +76,15 @@ inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d) {
   __syncwarp();
   return r;
 }
+inline unsigned __shfl_sync(unsigned, unsigned v, int from) {
+  unsigned w = emu_tid() / 32, lane = emu_tid() % 32;
+  emu->shfl[w][lane] = v;
+  __syncwarp();
+  unsigned r = emu->shfl[w][from & 31];
+  __syncwarp();
+  return r;
+}
+inline int __ffs(unsigned x) { return __builtin_ffs(x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __clz(unsigned x) { return x == 0 ? 32 : __builtin_clz(x); }
 inline unsigned atomicOr(unsigned* p, unsigned v) { return std::atomic_ref<unsigned>(*p).fetch_or(v); }

@@ -4,7 +4,7 @@
 
 use crate::decode::page::validate::CompressedError;
 
-/// Threads per block of `gds_check_snappy` (one block per Snappy page).
+/// Threads per block of `gds_check_snappy` (a warp per Snappy page).
 pub const CHECK_BLOCK: u32 = 128;
 /// 32-bit words per job of the check's results: `[code, at, a, b]`.
 pub const CHECK_WORDS: u32 = 4;

@@ -209,7 +209,9 @@ impl KernelSet {
         if jobs.n_jobs == 0 {
             return Ok(());
         }
-        let config = LaunchConfig::linear(jobs.n_jobs.min(launch::MAX_GRID), check::CHECK_BLOCK);
+        // One warp per job.
+        let blocks = jobs.n_jobs.div_ceil(check::CHECK_BLOCK / 32);
+        let config = LaunchConfig::linear(blocks.min(launch::MAX_GRID), check::CHECK_BLOCK);
         let SnappyJobs {
             mut src,
             mut src_len,

@@ -10,22 +10,22 @@
 // positions reported, moved to the GPU: on the host it cost 0.35 s of 16
 // cores for SF 10 lineitem's 2.15 GB.
 //
-// gds_check_snappy: one block per job of a Snappy batch (the arrays nvCOMP
-// takes). The block stages GDS_CHECK_CHUNK bytes of the stream at a time
-// in shared memory; thread 0 walks the elements there. A refused job is
-// pointed at `dummy`, a one-byte stream of nothing, so nvCOMP never reads
-// it; its result says why: [code, at, a, b] (GDS_SNAPPY_*).
+// gds_check_snappy: one warp per job of a Snappy batch (the arrays nvCOMP
+// takes). The warp moves through the stream 32 bytes at a time: each lane
+// parses the element that would start at its byte, pointer doubling over
+// the lanes' "next element" links finds the elements the stream really
+// has in those 32 bytes (the chain from the window's first element), a
+// scan of their output lengths gives each one the bytes produced before
+// it, and a ballot picks the first that fails. Elements are at least two
+// bytes long, so a window holds at most 16 and four doubling rounds find
+// them all. A literal run longer than the window is skipped whole. A
+// refused job is pointed at `dummy`, a one-byte stream of nothing, so
+// nvCOMP never reads it; its result says why: [code, at, a, b]
+// (GDS_SNAPPY_*).
 #include "common.cuh"
 
-#define GDS_CHECK_CHUNK 8192u
-
-struct CheckShared {
-  u8 stage[GDS_CHECK_CHUNK];
-  u32 at;        // next element (offset in the stream)
-  u64 produced;  // bytes the elements before it produce
-  u32 done;      // refused, or the end reached
-  u32 result[4];
-};
+#define GDS_CHECK_WARPS (GDS_CHECK_BLOCK / 32u)
+#define GDS_FULL_WARP 0xffffffffu
 
 __device__ __forceinline__ u32 gds_le_bytes(const u8* p, u32 n) {
   u32 v = 0;
@@ -33,7 +33,7 @@ __device__ __forceinline__ u32 gds_le_bytes(const u8* p, u32 n) {
   return v;
 }
 
-// Thread 0: the varint preamble (the uncompressed length, at most 5
+// The varint preamble (the uncompressed length, at most 5
 // bytes). Returns the stream offset after it, or fills `r` and returns 0.
 __device__ u32 gds_snappy_preamble(const u8* data, u32 len, u64 size, u32* r) {
   u64 declared = 0;
@@ -58,96 +58,147 @@ __device__ u32 gds_snappy_preamble(const u8* data, u32 len, u64 size, u32* r) {
   return at;
 }
 
+// Inclusive sum over the warp's lanes of a 64-bit value.
+__device__ __forceinline__ u64 gds_warp_inclusive_sum(u64 v, u32 lane) {
+  for (u32 d = 1; d < 32; d <<= 1) {
+    const u32 lo = __shfl_up_sync(GDS_FULL_WARP, (u32)v, d);
+    const u32 hi = __shfl_up_sync(GDS_FULL_WARP, (u32)(v >> 32), d);
+    if (lane >= d) v += ((u64)hi << 32) | lo;
+  }
+  return v;
+}
+
+// One lane's view of the element that would start at stream offset `pos`:
+// where the next one starts, what it produces, and whether its bytes are
+// all inside the stream.
+struct SnappyElement {
+  u64 next;     // offset after it (meaningless when truncated)
+  u64 length;   // bytes it produces
+  u32 offset;   // a copy's distance back (0 for a literal run)
+  u32 copy;     // 1 for a copy
+  u32 code;     // GDS_SNAPPY_OK or GDS_SNAPPY_TRUNCATED
+  u32 at;       // where a truncation is reported (as the host check does)
+};
+
+__device__ __forceinline__ SnappyElement gds_snappy_element(const u8* data, u32 len, u64 pos) {
+  SnappyElement e;
+  e.next = ~0ull; e.length = 0; e.offset = 0; e.copy = 0; e.code = GDS_SNAPPY_OK; e.at = 0;
+  const u32 tag = data[pos];
+  const u32 kind = tag & 3;
+  const u32 extra = kind == 0 ? ((tag >> 2) >= 60 ? (tag >> 2) - 59 : 0) : (kind == 1 ? 1 : (kind == 2 ? 2 : 4));
+  if (pos + 1 + extra > len) {
+    // The element's header passes the end (reported after its tag).
+    e.code = GDS_SNAPPY_TRUNCATED; e.at = (u32)(pos + 1);
+    return e;
+  }
+  const u8* const q = data + pos;
+  if (kind == 0) {
+    e.length = (u64)((tag >> 2) >= 60 ? gds_le_bytes(q + 1, extra) : (tag >> 2)) + 1;
+    if (pos + 1 + extra + e.length > len) {
+      e.code = GDS_SNAPPY_TRUNCATED; e.at = (u32)pos;
+      return e;
+    }
+    e.next = pos + 1 + extra + e.length;
+  } else {
+    e.copy = 1;
+    if (kind == 1) {
+      e.length = 4 + ((tag >> 2) & 7);
+      e.offset = ((tag >> 5) << 8) | q[1];
+    } else {
+      e.length = (tag >> 2) + 1;
+      e.offset = gds_le_bytes(q + 1, extra);
+    }
+    e.next = pos + 1 + extra;
+  }
+  return e;
+}
+
+// Checks one stream with the whole warp; every lane returns the same result.
+__device__ void gds_check_snappy_warp(const u8* data, u64 len64, u64 size, u32 lane, u32* r) {
+  r[0] = GDS_SNAPPY_OK; r[1] = 0; r[2] = 0; r[3] = 0;
+  if (len64 > 0xffffffffull || size > 0xffffffffull) {
+    // Pages are under 2 GiB (the page header's sizes are i32).
+    r[0] = GDS_SNAPPY_OVERRUN; r[2] = (u32)size;
+    return;
+  }
+  const u32 len = (u32)len64;
+  // Every lane reads the preamble (a few bytes) and agrees on it.
+  u64 at = gds_snappy_preamble(data, len, size, r);
+  if (r[0] != GDS_SNAPPY_OK) return;
+  u64 produced = 0;
+  while (at < len) {
+    const u64 pos = at + lane;
+    SnappyElement e;
+    if (pos < len) {
+      e = gds_snappy_element(data, len, pos);
+    } else {
+      e.next = ~0ull; e.length = 0; e.offset = 0; e.copy = 0; e.code = GDS_SNAPPY_OK; e.at = 0;
+    }
+    // The lane of the element after this one, when inside the window
+    // (32 or more: outside it, or none).
+    u32 link = e.code == GDS_SNAPPY_OK && e.next - at < 32 ? (u32)(e.next - at) : 32u;
+    u32 reach = (1u << lane) | (link < 32 ? 1u << link : 0u);
+    for (u32 round = 0; round < 4; ++round) {
+      const u32 their_reach = __shfl_sync(GDS_FULL_WARP, reach, link & 31);
+      const u32 their_link = __shfl_sync(GDS_FULL_WARP, link, link & 31);
+      if (link < 32) {
+        reach |= their_reach;
+        link = their_link;
+      }
+    }
+    // The stream's elements in this window: the chain from lane 0, within
+    // the stream.
+    u32 members = __shfl_sync(GDS_FULL_WARP, reach, 0);
+    if (len - at < 32) members &= (1u << (u32)(len - at)) - 1u;
+    const bool member = (members >> lane) & 1u;
+    const u64 mine = member ? e.length : 0;
+    const u64 through = gds_warp_inclusive_sum(mine, lane);
+    const u64 before = produced + through - mine;
+    u32 code = GDS_SNAPPY_OK, c_at = 0, c_a = 0, c_b = 0;
+    if (member) {
+      if (e.code != GDS_SNAPPY_OK) {
+        code = e.code; c_at = e.at;
+      } else if (e.copy && (e.offset == 0 || (u64)e.offset > before)) {
+        code = GDS_SNAPPY_BAD_OFFSET; c_at = (u32)pos; c_a = e.offset; c_b = (u32)before;
+      } else if (before + e.length > size) {
+        code = GDS_SNAPPY_OVERRUN; c_at = (u32)pos; c_a = (u32)size;
+      }
+    }
+    const u32 failed = __ballot_sync(GDS_FULL_WARP, code != GDS_SNAPPY_OK);
+    if (failed != 0) {
+      const u32 first = __ffs(failed) - 1;
+      r[0] = __shfl_sync(GDS_FULL_WARP, code, first);
+      r[1] = __shfl_sync(GDS_FULL_WARP, c_at, first);
+      r[2] = __shfl_sync(GDS_FULL_WARP, c_a, first);
+      r[3] = __shfl_sync(GDS_FULL_WARP, c_b, first);
+      return;
+    }
+    // On to the element after the window's last one.
+    const u32 last = 31 - __clz(members);
+    const u32 next_lo = __shfl_sync(GDS_FULL_WARP, (u32)e.next, last);
+    const u32 next_hi = __shfl_sync(GDS_FULL_WARP, (u32)(e.next >> 32), last);
+    produced += __shfl_sync(GDS_FULL_WARP, (u32)through, 31) |
+                ((u64)__shfl_sync(GDS_FULL_WARP, (u32)(through >> 32), 31) << 32);
+    at = ((u64)next_hi << 32) | next_lo;
+  }
+  if (produced != size) {
+    r[0] = GDS_SNAPPY_SHORT; r[2] = (u32)produced; r[3] = (u32)size;
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(GDS_CHECK_BLOCK) gds_check_snappy(
     u64* src, u64* src_len, const u64* dst_len, u32 n_jobs, u32* results, u64 dummy) {
-  __shared__ CheckShared sh;
-  for (u32 j = blockIdx.x; j < n_jobs; j += gridDim.x) {
-    const u8* const data = (const u8*)src[j];
-    const u64 len64 = src_len[j];
-    const u64 size = dst_len[j];
-    if (threadIdx.x == 0) {
-      sh.result[0] = GDS_SNAPPY_OK; sh.result[1] = 0; sh.result[2] = 0; sh.result[3] = 0;
-      sh.produced = 0;
-      sh.done = 0;
-      if (len64 > 0xffffffffull || size > 0xffffffffull) {
-        // Pages are under 2 GiB (the page header's sizes are i32).
-        sh.result[0] = GDS_SNAPPY_OVERRUN; sh.result[2] = (u32)size;
-        sh.done = 1;
-      } else {
-        sh.at = gds_snappy_preamble(data, (u32)len64, size, sh.result);
-        if (sh.result[0] != GDS_SNAPPY_OK) sh.done = 1;
-      }
-    }
-    __syncthreads();
-    const u32 len = (u32)len64;
-    while (true) {
-      const u32 at = sh.at;
-      const bool stop = sh.done != 0 || at >= len;
-      __syncthreads();
-      if (stop) break;
-      const u32 chunk = len - at < GDS_CHECK_CHUNK ? len - at : GDS_CHECK_CHUNK;
-      const bool last = at + chunk == len;
-      for (u32 b = threadIdx.x; b < chunk; b += blockDim.x) sh.stage[b] = data[at + b];
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        u32 p = 0;
-        u64 produced = sh.produced;
-        u32* const r = sh.result;
-        while (p < chunk) {
-          const u8* const q = sh.stage + p;
-          const u32 tag = q[0];
-          const u32 kind = tag & 3;
-          const u32 extra = kind == 0 ? ((tag >> 2) >= 60 ? (tag >> 2) - 59 : 0) : (kind == 1 ? 1 : (kind == 2 ? 2 : 4));
-          if (1 + extra > chunk - p) {
-            // The element's header passes the chunk: the next chunk starts
-            // at it; at the stream's end it is truncated (after its tag).
-            if (last) { r[0] = GDS_SNAPPY_TRUNCATED; r[1] = at + p + 1; }
-            break;
-          }
-          const u32 start = at + p;
-          u64 elen;
-          u32 offset = 0;
-          if (kind == 0) {
-            elen = (u64)((tag >> 2) >= 60 ? gds_le_bytes(q + 1, extra) : (tag >> 2)) + 1;
-            if ((u64)start + 1 + extra + elen > (u64)len) { r[0] = GDS_SNAPPY_TRUNCATED; r[1] = start; break; }
-            p += 1 + extra + (u32)elen;
-          } else {
-            if (kind == 1) {
-              elen = 4 + ((tag >> 2) & 7);
-              offset = ((tag >> 5) << 8) | q[1];
-            } else {
-              elen = (tag >> 2) + 1;
-              offset = gds_le_bytes(q + 1, extra);
-            }
-            p += 1 + extra;
-            if (offset == 0 || (u64)offset > produced) {
-              r[0] = GDS_SNAPPY_BAD_OFFSET; r[1] = start; r[2] = offset; r[3] = (u32)produced;
-              break;
-            }
-          }
-          produced += elen;
-          if (produced > size) { r[0] = GDS_SNAPPY_OVERRUN; r[1] = start; r[2] = (u32)size; break; }
-        }
-        // p may pass the chunk (a literal run skipped whole): the next
-        // chunk starts after it.
-        sh.at = at + p;
-        sh.produced = produced;
-        if (r[0] != GDS_SNAPPY_OK || (last && at + p >= len)) sh.done = 1;
-      }
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-      u32* const r = sh.result;
-      if (r[0] == GDS_SNAPPY_OK && sh.produced != size) {
-        r[0] = GDS_SNAPPY_SHORT; r[2] = (u32)sh.produced; r[3] = (u32)size;
-      }
+  const u32 lane = threadIdx.x & 31u;
+  const u32 warp = threadIdx.x >> 5;
+  for (u32 j = blockIdx.x * GDS_CHECK_WARPS + warp; j < n_jobs; j += gridDim.x * GDS_CHECK_WARPS) {
+    u32 r[4];
+    gds_check_snappy_warp((const u8*)src[j], src_len[j], dst_len[j], lane, r);
+    if (lane == 0) {
       for (u32 w = 0; w < 4; ++w) results[4 * (u64)j + w] = r[w];
       if (r[0] != GDS_SNAPPY_OK) {
         src[j] = dummy;
         src_len[j] = 1;
       }
     }
-    // sh is reused by the block's next job.
-    __syncthreads();
   }
 }
