@@ -13,6 +13,7 @@ CuPy, PyTorch or pyarrow without a copy.
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Iterator, Optional, Sequence
 
@@ -73,6 +74,16 @@ def _device(device) -> Optional[int]:
     return device
 
 
+def _locations(path_or_url):
+    """One location, or a list of them (read as one table, in order)."""
+    if isinstance(path_or_url, (str, bytes)) or hasattr(path_or_url, "__fspath__"):
+        return [os.fsdecode(path_or_url)]
+    locations = [os.fsdecode(p) for p in path_or_url]
+    if not locations:
+        raise ValueError("no file to read: the list of locations is empty")
+    return locations
+
+
 def _columns(columns: Optional[Sequence[str]]):
     if columns is None:
         return None
@@ -84,7 +95,9 @@ def _columns(columns: Optional[Sequence[str]]):
 def read_parquet(path_or_url, columns: Optional[Sequence[str]] = None,
                  filter: Optional[str] = None, device=_DEFAULT) -> Table:
     """Reads a Parquet file (a path or an s3://, gs://, az://, http(s)://,
-    file:// URL) into a :class:`Table`.
+    file:// URL), or a list of them with one schema, into a :class:`Table`
+    (the files' row groups in order; on the GPU one decode pipeline runs
+    over all of them, as ``cudf.read_parquet`` does for a list).
 
     ``columns``: the columns to read (default all), in that order.
     ``filter``: gdscan's predicate (``"l_shipdate >= DATE '1994-01-01' AND
@@ -95,11 +108,11 @@ def read_parquet(path_or_url, columns: Optional[Sequence[str]] = None,
     the CPU (arrow-rs) into host memory. Without a GPU the default call
     decodes on the CPU and warns.
     """
-    return _read_parquet(str(path_or_url), _columns(columns), filter, _device(device))
+    return _read_parquet(_locations(path_or_url), _columns(columns), filter, _device(device))
 
 
 def scan(path_or_url, columns: Optional[Sequence[str]] = None,
          filter: Optional[str] = None, device=_DEFAULT) -> Iterator[Table]:
     """As :func:`read_parquet`, one row group at a time: yields one-batch
     tables, so memory holds only the batches the caller keeps."""
-    return _scan(str(path_or_url), _columns(columns), filter, _device(device))
+    return _scan(_locations(path_or_url), _columns(columns), filter, _device(device))

@@ -26,8 +26,15 @@ use crate::table::{Batches, Table};
 /// Where the batches come from.
 enum Inner {
     Device(Box<DecodeStream>),
-    Host(Box<ParquetRecordBatchStream<GdsParquetReader>>),
+    /// One arrow-rs stream per file, read in turn (front first).
+    Host(std::collections::VecDeque<HostStream>),
     Done,
+}
+
+/// A file's arrow-rs stream and its location (for errors).
+struct HostStream {
+    stream: Box<ParquetRecordBatchStream<GdsParquetReader>>,
+    location: String,
 }
 
 /// Batches of a scan, one per kept row group, in file order:
@@ -40,8 +47,6 @@ pub(crate) struct Scanner {
     /// For each output column, its index in the decoded batches.
     order: Vec<usize>,
     device: Option<usize>,
-    /// The location, for errors.
-    location: String,
 }
 
 /// The file's location: a local path goes through the engine with the
@@ -173,14 +178,20 @@ fn host_stream(
 }
 
 impl Scanner {
-    /// Plans the scan and opens its source (no row group read yet).
+    /// Plans the scan of every location and opens their sources (no row
+    /// group read yet). Every file must decode to the same schema.
     pub(crate) fn open(
         py: Python<'_>,
-        location: &str,
+        locations: &[String],
         columns: Option<Vec<String>>,
         filter: Option<&str>,
         device: Option<usize>,
     ) -> PyResult<Scanner> {
+        if locations.is_empty() {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "no file to read: the list of locations is empty",
+            ));
+        }
         let request = request(columns.clone(), filter)?;
         let (inner, decoded) = match device {
             Some(ordinal) => {
@@ -190,30 +201,52 @@ impl Scanner {
                         device: ordinal,
                         ..DecodeOptions::default()
                     };
-                    if location.contains("://") {
-                        return open(location, request, options).map_err(decode_to_py);
+                    if let [location] = locations {
+                        if location.contains("://") {
+                            return open(location, request, options).map_err(decode_to_py);
+                        }
                     }
-                    let source = source_of(location)?;
-                    let metadata =
-                        load_metadata(&source, metadata_options(&request)).map_err(to_py)?;
-                    let plan = plan(&metadata, &request).map_err(|e| to_py(e.in_file(location)))?;
-                    gdscan::decode::scan::decode(
-                        vec![gdscan::decode::scan::DecodeInput {
+                    let mut inputs = Vec::with_capacity(locations.len());
+                    for location in locations {
+                        let source = source_of(location)?;
+                        let metadata =
+                            load_metadata(&source, metadata_options(&request)).map_err(to_py)?;
+                        let plan =
+                            plan(&metadata, &request).map_err(|e| to_py(e.in_file(location)))?;
+                        inputs.push(gdscan::decode::scan::DecodeInput {
                             source,
                             metadata,
                             plan: Arc::new(plan),
-                        }],
-                        options,
-                    )
-                    .map_err(decode_to_py)
+                        });
+                    }
+                    gdscan::decode::scan::decode(inputs, options).map_err(decode_to_py)
                 })?;
                 let schema = stream.schema().clone();
                 (Inner::Device(Box::new(stream)), schema)
             }
             None => {
-                let stream = py.detach(|| host_stream(location, &request))?;
-                let schema = stream.schema().clone();
-                (Inner::Host(Box::new(stream)), schema)
+                let streams = py.detach(|| -> PyResult<Vec<HostStream>> {
+                    locations
+                        .iter()
+                        .map(|location| {
+                            Ok(HostStream {
+                                stream: Box::new(host_stream(location, &request)?),
+                                location: location.clone(),
+                            })
+                        })
+                        .collect()
+                })?;
+                let schema = streams[0].stream.schema().clone();
+                if let Some(other) = streams
+                    .iter()
+                    .find(|s| s.stream.schema().fields() != schema.fields())
+                {
+                    return Err(ParquetError::new_err(format!(
+                        "{}: its columns differ from {}'s: every file of one read must have the same schema",
+                        other.location, streams[0].location
+                    )));
+                }
+                (Inner::Host(streams.into()), schema)
             }
         };
         let (schema, order) = reorder(&decoded, columns.as_deref());
@@ -222,7 +255,6 @@ impl Scanner {
             schema,
             order,
             device,
-            location: location.to_string(),
         })
     }
 
@@ -236,10 +268,9 @@ impl Scanner {
         let schema = self.schema.clone();
         let order = &self.order;
         let cell = &self.inner;
-        let location = self.location.as_str();
         py.detach(|| -> PyResult<Option<Batches>> {
             let mut inner = cell.lock().unwrap_or_else(|e| e.into_inner());
-            let result = next_of(&mut inner, schema, order, location);
+            let result = next_of(&mut inner, schema, order);
             if !matches!(result, Ok(Some(_))) {
                 // An error ends the scan: never batches after a failed one.
                 *inner = Inner::Done;
@@ -250,12 +281,7 @@ impl Scanner {
 }
 
 /// The next batch of `inner`, its columns in `order`.
-fn next_of(
-    inner: &mut Inner,
-    schema: SchemaRef,
-    order: &[usize],
-    location: &str,
-) -> PyResult<Option<Batches>> {
+fn next_of(inner: &mut Inner, schema: SchemaRef, order: &[usize]) -> PyResult<Option<Batches>> {
     match inner {
         Inner::Device(stream) => match stream.next() {
             None => Ok(None),
@@ -273,16 +299,24 @@ fn next_of(
                 Ok(Some(Batches::Device(vec![batch])))
             }
         },
-        Inner::Host(stream) => match futures::executor::block_on(stream.next()) {
-            None => Ok(None),
-            Some(batch) => {
-                let batch = batch.map_err(|e| parquet_error(location, e))?;
-                let batch = RecordBatch::try_new(
-                    schema,
-                    order.iter().map(|&i| batch.column(i).clone()).collect(),
-                )
-                .map_err(|e| ParquetError::new_err(format!("{location}: {e}")))?;
-                Ok(Some(Batches::Host(vec![batch])))
+        Inner::Host(streams) => loop {
+            let Some(front) = streams.front_mut() else {
+                return Ok(None);
+            };
+            match futures::executor::block_on(front.stream.next()) {
+                None => {
+                    streams.pop_front();
+                }
+                Some(batch) => {
+                    let location = front.location.as_str();
+                    let batch = batch.map_err(|e| parquet_error(location, e))?;
+                    let batch = RecordBatch::try_new(
+                        schema,
+                        order.iter().map(|&i| batch.column(i).clone()).collect(),
+                    )
+                    .map_err(|e| ParquetError::new_err(format!("{location}: {e}")))?;
+                    return Ok(Some(Batches::Host(vec![batch])));
+                }
             }
         },
         Inner::Done => Ok(None),
@@ -308,30 +342,30 @@ impl Scanner {
     }
 }
 
-/// Opens a scan (see `gdscan.scan`).
+/// Opens a scan (see `gdscan.scan`) of one or more locations.
 #[pyfunction]
-#[pyo3(signature = (location, columns = None, filter = None, device = None))]
+#[pyo3(signature = (locations, columns = None, filter = None, device = None))]
 pub(crate) fn _scan(
     py: Python<'_>,
-    location: &str,
+    locations: Vec<String>,
     columns: Option<Vec<String>>,
     filter: Option<&str>,
     device: Option<usize>,
 ) -> PyResult<Scanner> {
-    Scanner::open(py, location, columns, filter, device)
+    Scanner::open(py, &locations, columns, filter, device)
 }
 
 /// Reads every kept row group into one table (see `gdscan.read_parquet`).
 #[pyfunction]
-#[pyo3(signature = (location, columns = None, filter = None, device = None))]
+#[pyo3(signature = (locations, columns = None, filter = None, device = None))]
 pub(crate) fn _read_parquet(
     py: Python<'_>,
-    location: &str,
+    locations: Vec<String>,
     columns: Option<Vec<String>>,
     filter: Option<&str>,
     device: Option<usize>,
 ) -> PyResult<Table> {
-    let scanner = Scanner::open(py, location, columns, filter, device)?;
+    let scanner = Scanner::open(py, &locations, columns, filter, device)?;
     let mut device_batches = Vec::new();
     let mut host_batches = Vec::new();
     while let Some(b) = scanner.next_batch(py)? {

@@ -55,6 +55,28 @@ def test_generated_file_equals_pyarrow(generated):
     assert arrow.equals(table)
 
 
+def test_a_list_of_files_reads_as_one_table(generated, tmp_path):
+    path, table = generated
+    second = tmp_path / "second.parquet"
+    shutil.copy(path, second)
+    got = read_host([path, str(second)], columns=["id", "name"])
+    assert got.num_batches == 20
+    want = pa.concat_tables([table, table]).select(["id", "name"])
+    assert got.to_arrow().equals(want.combine_chunks())
+    scanned = [t.num_rows for t in gdscan.scan([path, second], device=None)]
+    assert sum(scanned) == 2 * table.num_rows
+
+
+def test_a_list_of_files_with_other_columns_is_refused(generated, tmp_path):
+    path, _ = generated
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int32())}), other)
+    with pytest.raises(gdscan.ParquetError, match="same schema"):
+        read_host([path, other])
+    with pytest.raises(ValueError, match="empty"):
+        read_host([])
+
+
 def test_columns_in_the_order_asked(generated):
     path, table = generated
     got = read_host(path, columns=["name", "id", "price"]).to_arrow()

@@ -113,6 +113,14 @@ pub enum DecodeError {
     /// Device arrays could not be built or copied.
     #[error(transparent)]
     Array(#[from] DeviceArrayError),
+    /// The files of one decode do not decode to the same columns.
+    #[error("{file}: its columns differ from {first}'s: every file of one decode must have the same schema")]
+    SchemaMismatch {
+        /// The file that differs.
+        file: String,
+        /// The first file.
+        first: String,
+    },
 }
 
 impl From<crate::Error> for DecodeError {

@@ -221,10 +221,19 @@ pub fn decode(
     inputs: Vec<DecodeInput>,
     options: DecodeOptions,
 ) -> Result<DecodeStream, DecodeError> {
-    let mut schema = None;
+    let mut schema: Option<SchemaRef> = None;
     for input in &inputs {
         let s = output_schema(input.source.location(), &input.metadata, &input.plan)?;
-        schema.get_or_insert(s);
+        match &schema {
+            None => schema = Some(s),
+            Some(first) if first.fields() != s.fields() => {
+                return Err(DecodeError::SchemaMismatch {
+                    file: input.source.location().to_string(),
+                    first: inputs[0].source.location().to_string(),
+                })
+            }
+            Some(_) => {}
+        }
     }
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
     let device = Device::get(options.device)?;
