@@ -22,6 +22,13 @@ use super::request::Request;
 use crate::cuda::{Device, Event, HostRegistration, PinnedBuffer, Stream};
 use crate::error::Result;
 
+/// Whether workers spin on their copies' events (`GDSCAN_SPIN_WAIT=1`)
+/// rather than sleep on them (the default).
+fn spin_wait() -> bool {
+    static SPIN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SPIN.get_or_init(|| std::env::var("GDSCAN_SPIN_WAIT").is_ok_and(|v| v == "1"))
+}
+
 /// Slots per lane: two is enough to overlap one read with one copy.
 pub(super) const SLOTS_PER_LANE: usize = 2;
 
@@ -61,7 +68,13 @@ impl Lane {
         let slots = (0..SLOTS_PER_LANE)
             .map(|_| {
                 Ok(Slot {
-                    event: Event::new(device)?,
+                    // Workers sleep on their copies (GDSCAN_SPIN_WAIT=1:
+                    // they spin, as before; kept for measuring the two).
+                    event: if spin_wait() {
+                        Event::new(device)?
+                    } else {
+                        Event::new_blocking(device)?
+                    },
                     seq: 0,
                     bounce: None,
                     registration: None,
