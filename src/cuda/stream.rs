@@ -122,31 +122,13 @@ unsafe impl Send for Event {}
 unsafe impl Sync for Event {}
 
 impl Event {
-    /// Creates an event on `device`. A thread waiting on it spins or yields
-    /// as the context's scheduling policy says (for the short waits of the
-    /// decoder).
+    /// Creates an event on `device`.
     pub fn new(device: Device) -> Result<Event> {
-        Event::with_flags(device, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
-    }
-
-    /// Creates an event on `device` that a waiting thread sleeps on
-    /// (`CU_EVENT_BLOCKING_SYNC`) instead of spinning: the engine's workers
-    /// wait on their copies with it, so that waiting workers leave the cores
-    /// to the ones copying from the page cache.
-    pub fn new_blocking(device: Device) -> Result<Event> {
-        Event::with_flags(
-            device,
-            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32
-                | sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32,
-        )
-    }
-
-    fn with_flags(device: Device, flags: u32) -> Result<Event> {
         device.bind()?;
         let mut raw = std::ptr::null_mut();
         // SAFETY: context bound; out pointer valid.
         check("cuEventCreate", unsafe {
-            sys::cuEventCreate(&mut raw, flags)
+            sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
         })?;
         Ok(Event {
             device,

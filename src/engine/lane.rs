@@ -22,13 +22,6 @@ use super::request::Request;
 use crate::cuda::{Device, Event, HostRegistration, PinnedBuffer, Stream};
 use crate::error::Result;
 
-/// Whether workers spin on their copies' events (`GDSCAN_SPIN_WAIT=1`)
-/// rather than sleep on them (the default).
-fn spin_wait() -> bool {
-    static SPIN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SPIN.get_or_init(|| std::env::var("GDSCAN_SPIN_WAIT").is_ok_and(|v| v == "1"))
-}
-
 /// Slots per lane: two is enough to overlap one read with one copy.
 pub(super) const SLOTS_PER_LANE: usize = 2;
 
@@ -68,13 +61,7 @@ impl Lane {
         let slots = (0..SLOTS_PER_LANE)
             .map(|_| {
                 Ok(Slot {
-                    // Workers sleep on their copies (GDSCAN_SPIN_WAIT=1:
-                    // they spin, as before; kept for measuring the two).
-                    event: if spin_wait() {
-                        Event::new(device)?
-                    } else {
-                        Event::new_blocking(device)?
-                    },
+                    event: Event::new(device)?,
                     seq: 0,
                     bounce: None,
                     registration: None,

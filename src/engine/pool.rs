@@ -5,14 +5,8 @@
 //! from the request's counter until none are left. The queues hold requests,
 //! at most [`QUEUE_DEPTH`] per worker, so memory stays constant whatever the
 //! request's size (KvikIO queues every task at once: its issue #1064).
-//!
-//! A worker serves the requests it holds in turns of [`TASKS_PER_TURN`]
-//! tasks, so concurrent requests (a scan's share for each GPU) progress
-//! together instead of the first one taking every worker until it is done
-//! (measured on two H200s: one GPU at a time, 52 GB/s, where the links and
-//! the page cache allow twice that).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
@@ -122,45 +116,25 @@ impl Drop for WorkerPool {
     }
 }
 
-/// Tasks a worker runs of one request before turning to the next of its
-/// requests: concurrent requests (one per GPU of a scan over several) are
-/// served side by side, not one after the other.
-pub(super) const TASKS_PER_TURN: usize = 4;
-
 fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePools) {
     let mut state = WorkerState::default();
-    // The requests this worker is helping, served in turns.
-    let mut active: VecDeque<Arc<Request>> = VecDeque::new();
-    let mut open = true;
     loop {
-        while open && active.len() < QUEUE_DEPTH {
-            match rx.try_recv() {
-                Ok(req) => active.push_back(req),
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => open = false,
-            }
-        }
-        let Some(req) = active.pop_front() else {
-            if !open {
-                break;
-            }
-            // Out of work: finish what the lanes still hold before sleeping.
-            state.settle();
-            match rx.recv() {
-                Ok(req) => {
-                    active.push_back(req);
-                    continue;
+        let req = match rx.try_recv() {
+            Ok(req) => req,
+            Err(TryRecvError::Empty) => {
+                // Out of work: finish what the lanes still hold before sleeping.
+                state.settle();
+                match rx.recv() {
+                    Ok(req) => req,
+                    Err(_) => break,
                 }
-                Err(_) => break,
             }
+            Err(TryRecvError::Disconnected) => break,
         };
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            help(&req, &mut state, bounce, TASKS_PER_TURN)
-        }));
+        let outcome = catch_unwind(AssertUnwindSafe(|| help(&req, &mut state, bounce)));
         match outcome {
-            Ok(Ok(Turn::More)) => active.push_back(req),
-            Ok(Ok(Turn::Over(Share::Deferred))) => {}
-            Ok(Ok(Turn::Over(Share::Done))) => req.helper_done(),
+            Ok(Ok(Share::Deferred)) => {}
+            Ok(Ok(Share::Done)) => req.helper_done(),
             Ok(Err(e)) => {
                 req.fail(e);
                 req.helper_done();
@@ -180,14 +154,6 @@ fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePools) {
         }
     }
     state.settle();
-}
-
-/// How a worker's turn at a request ended.
-enum Turn {
-    /// It ran its share of tasks for this turn; the request may have more.
-    More,
-    /// No task was left: the worker's share is over.
-    Over(Share),
 }
 
 /// How a worker's share of a request ended.
@@ -218,35 +184,26 @@ impl WorkerState {
     }
 }
 
-/// Claims and runs up to `turn` tasks of `req`; when none is left, its
-/// share is over. Device copies it queued are left to the lane, which
-/// completes this share once they finish.
+/// Claims and runs tasks of `req` until none are left. Device copies it
+/// queued are left to the lane, which completes this share once they finish.
 ///
 /// A worker keeps a lane per device it has served, each holding at most its
 /// two slots' buffers of that device's own pool, so lanes of other devices
 /// need not be drained before serving this one (each pool has two buffers
 /// per worker: nobody can starve). Their finished copies are reaped between
 /// tasks instead, without waiting.
-fn help(
-    req: &Arc<Request>,
-    state: &mut WorkerState,
-    bounce: &BouncePools,
-    turn: usize,
-) -> Result<Turn> {
+fn help(req: &Arc<Request>, state: &mut WorkerState, bounce: &BouncePools) -> Result<Share> {
     let device = match req.memory {
         Memory::Device { device, .. } => Some(device),
         Memory::Host { .. } => None,
     };
     let Some(device) = device else {
         state.reap_all();
-        for _ in 0..turn {
-            let Some(task) = req.claim() else {
-                return Ok(Turn::Over(Share::Done));
-            };
+        while let Some(task) = req.claim() {
             run_task(req, task, None)?;
             state.reap_all();
         }
-        return Ok(Turn::More);
+        return Ok(Share::Done);
     };
     device.bind()?;
     let ordinal = device.ordinal();
@@ -266,14 +223,7 @@ fn help(
     let lane = held.lane.as_mut().expect("held until drop");
     // Complete what earlier requests' copies have finished since.
     let _ = lane.reap();
-    for _ in 0..turn {
-        let Some(task) = req.claim() else {
-            held.lane
-                .as_mut()
-                .expect("held until drop")
-                .defer(req.clone());
-            return Ok(Turn::Over(Share::Deferred));
-        };
+    while let Some(task) = req.claim() {
         let lane = held.lane.as_mut().expect("held until drop");
         if let Err(e) = run_task(req, task, Some(lane)) {
             let _ = lane.drain();
@@ -281,7 +231,11 @@ fn help(
         }
         held.reap_others();
     }
-    Ok(Turn::More)
+    held.lane
+        .as_mut()
+        .expect("held until drop")
+        .defer(req.clone());
+    Ok(Share::Deferred)
 }
 
 /// A worker's lane to one device, taken out of its map while a request to
