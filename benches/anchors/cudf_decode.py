@@ -40,7 +40,7 @@ def main():
 
     files = sorted(glob.glob(os.path.join(args.data, "lineitem", "*.parquet")))
     assert files, f"no lineitem files under {args.data}"
-    out = {"reader": "pylibcudf.io.parquet.read_parquet", "version": plc.__version__,
+    out = {"reader": "pylibcudf.io.parquet.read_parquet", "version": __import__("importlib.metadata").metadata.version("pylibcudf-cu13"),
            "kvikio_nthreads": os.environ.get("KVIKIO_NTHREADS", "<default>"),
            "files": len(files), "file_bytes": sum(os.path.getsize(f) for f in files), "cases": {}}
     for name in args.cases.split(","):

@@ -255,12 +255,21 @@ impl parquet::arrow::async_reader::AsyncFileReader for InMemory {
         'a,
         parquet::errors::Result<Arc<parquet::file::metadata::ParquetMetaData>>,
     > {
-        let _ = options;
+        // As gdscan's reader: the page index (when the file has one) only
+        // when the options ask for it.
+        use parquet::file::metadata::PageIndexPolicy;
+        let page_index = options.is_some_and(|o| {
+            o.column_index_policy() != PageIndexPolicy::Skip
+                || o.offset_index_policy() != PageIndexPolicy::Skip
+        });
         let bytes = self.0.clone();
         Box::pin(async move {
-            // As gdscan's reader: the page index when the file has one.
             let reader = parquet::file::metadata::ParquetMetaDataReader::new()
-                .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
+                .with_page_index_policy(if page_index {
+                    PageIndexPolicy::Optional
+                } else {
+                    PageIndexPolicy::Skip
+                });
             Ok(Arc::new(reader.parse_and_finish(&bytes)?))
         })
     }
