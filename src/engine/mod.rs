@@ -9,6 +9,7 @@
 
 mod bounce;
 mod counters;
+mod cufile_loop;
 mod direct;
 mod error;
 mod faults;

@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use super::counters::{device_counters, global_counters, IoPath};
+use super::cufile_loop::{transfer_all, Shortfall};
 use super::error::IoError;
 use super::lane::Lane;
 use super::memory::Memory;
@@ -209,25 +210,38 @@ fn cufile_task(req: &Request, task: Task, write: bool) -> Result<()> {
         .expect("cuFile routes are only chosen for registered files");
     let base = device_ptr(&req.memory);
     let op = if write { "cuFileWrite" } else { "cuFileRead" };
-    let mut done = 0usize;
-    while done < task.len {
+    let moved = transfer_all(task.len, |asked, done| {
         let at = task.file_offset + done as u64;
         // SAFETY: the destination (or source) range lies inside the request's
         // device memory, which outlives the request.
-        let ret = unsafe {
+        unsafe {
             if write {
-                handle.write_raw(base, task.len - done, at, task.buffer_offset + done)
+                handle.write_raw(base, asked, at, task.buffer_offset + done)
             } else {
-                handle.read_raw(base, task.len - done, at, task.buffer_offset + done)
+                handle.read_raw(base, asked, at, task.buffer_offset + done)
             }
-        };
-        if ret < 0 {
-            return Err(crate::cufile::status::io_error(op, &req.file.path, ret));
         }
-        if ret == 0 {
-            return Err(short_read(req, at, task.len - done, 0));
+    });
+    match moved {
+        Ok(()) => Ok(()),
+        Err(Shortfall::Failed { ret, .. }) => {
+            Err(crate::cufile::status::io_error(op, &req.file.path, ret))
         }
-        done += ret as usize;
+        Err(Shortfall::Ended { done }) => Err(short_read(
+            req,
+            task.file_offset + done as u64,
+            task.len - done,
+            0,
+        )),
+        Err(Shortfall::Overcount { done, asked, ret }) => Err(IoError::Transfer {
+            path: req.file.path.clone(),
+            op,
+            offset: task.file_offset + done as u64,
+            len: asked,
+            source: std::io::Error::other(format!(
+                "cuFile reported {ret} bytes moved where {asked} were asked"
+            )),
+        }
+        .into()),
     }
-    Ok(())
 }
