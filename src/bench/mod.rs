@@ -2,6 +2,7 @@
 //! run, reported as rates and ratios (never a lone absolute figure).
 
 pub(crate) mod cases;
+pub(crate) mod chart;
 pub mod data;
 pub(crate) mod decode;
 mod error;

@@ -31,6 +31,29 @@ pub enum BenchCommand {
     /// lineitem scans from an object store (S3: AWS_* environment) at several
     /// concurrencies, against object_store's get_ranges plus a copy.
     Store(BenchStoreArgs),
+    /// The chart of a saved `bench decode --json` report (and cuDF's, from
+    /// benches/anchors/cudf_decode.py --json) as SVG.
+    Chart(BenchChartArgs),
+}
+
+/// Arguments of `gdscan bench chart`.
+#[derive(Debug, Args)]
+pub struct BenchChartArgs {
+    /// A `gdscan bench decode --json` report.
+    #[arg(long)]
+    pub decode: PathBuf,
+    /// cuDF's report on the same files (benches/anchors/cudf_decode.py --json).
+    #[arg(long)]
+    pub cudf: Option<PathBuf>,
+    /// The SVG to write.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The chart's title.
+    #[arg(
+        long,
+        default_value = "gdscan bench decode: file to decoded GPU columns"
+    )]
+    pub title: String,
 }
 
 /// Arguments of `gdscan bench store`.
@@ -99,6 +122,14 @@ pub struct BenchDecodeArgs {
     /// Also write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Also draw the one-GPU cases as an SVG chart (time per stage beside
+    /// the PCIe floor; with --cudf, cuDF's total).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// cuDF's report on the same files for the chart
+    /// (benches/anchors/cudf_decode.py --json).
+    #[arg(long, requires = "plot")]
+    pub cudf: Option<PathBuf>,
 }
 
 /// What `gdscan bench tpch` measures.
@@ -226,6 +257,25 @@ pub struct BenchReadArgs {
     pub engine: EngineArgs,
 }
 
+fn read_json(path: &std::path::Path) -> Result<serde_json::Value> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| crate::Error::from_open(&shown, e))?;
+    serde_json::from_str(&text)
+        .map_err(|e| crate::Error::io(&shown, "parse JSON", std::io::Error::other(e)))
+}
+
+/// Draws the decode chart of `report` (with cuDF's medians from `cudf`).
+fn draw_chart(
+    report: &serde_json::Value,
+    cudf: Option<&std::path::Path>,
+    out: &std::path::Path,
+    title: &str,
+) -> Result<()> {
+    let cudf = cudf.map(read_json).transpose()?;
+    let cases = crate::bench::chart::cases_from_json(report, cudf.as_ref())?;
+    crate::bench::chart::write(&cases, title, out)
+}
+
 /// Writes `report` as JSON to `path`, when given.
 fn write_json(path: Option<&std::path::Path>, report: &impl serde::Serialize) -> Result<()> {
     if let Some(path) = path {
@@ -315,7 +365,16 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
             };
             let report = crate::bench::decode::run(&opts)?;
             write_json(args.json.as_deref(), &report)?;
+            if let Some(plot) = &args.plot {
+                let value = serde_json::to_value(&report).expect("report serialises");
+                draw_chart(&value, args.cudf.as_deref(), plot, "gdscan bench decode")?;
+            }
             Ok(crate::bench::decode::render(&report))
+        }
+        BenchCommand::Chart(args) => {
+            let value = read_json(&args.decode)?;
+            draw_chart(&value, args.cudf.as_deref(), &args.out, &args.title)?;
+            Ok(format!("wrote {}", args.out.display()))
         }
         BenchCommand::Scan(args) => {
             if let Some(d) = &args.devices {
