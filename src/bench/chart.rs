@@ -162,10 +162,7 @@ pub(crate) fn svg(cases: &[ChartCase], title: &str) -> Result<String> {
     let mut text = String::new();
     {
         let root = SVGBackend::with_string(&mut text, (1000, height)).into_drawing_area();
-        let fail = |e: &dyn std::fmt::Display| {
-            Error::io("<chart>", "draw", std::io::Error::other(e.to_string()))
-        };
-        root.fill(&WHITE).map_err(|e| fail(&e))?;
+        root.fill(&WHITE).map_err(draw_error)?;
         let n = rows.len();
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
@@ -173,7 +170,7 @@ pub(crate) fn svg(cases: &[ChartCase], title: &str) -> Result<String> {
             .x_label_area_size(36)
             .y_label_area_size(230)
             .build_cartesian_2d(0f64..xmax, (0..n).into_segmented())
-            .map_err(|e| fail(&e))?;
+            .map_err(draw_error)?;
         let labels: Vec<String> = rows.iter().rev().map(|(l, _)| l.clone()).collect();
         chart
             .configure_mesh()
@@ -185,7 +182,7 @@ pub(crate) fn svg(cases: &[ChartCase], title: &str) -> Result<String> {
                 _ => String::new(),
             })
             .draw()
-            .map_err(|e| fail(&e))?;
+            .map_err(draw_error)?;
         for colour in 0..COLOURS.len() {
             let rects: Vec<Rectangle<(f64, SegmentValue<usize>)>> = rows
                 .iter()
@@ -208,7 +205,7 @@ pub(crate) fn svg(cases: &[ChartCase], title: &str) -> Result<String> {
             }
             chart
                 .draw_series(rects)
-                .map_err(|e| fail(&e))?
+                .map_err(draw_error)?
                 .label(NAMES[colour])
                 .legend(move |(x, y)| {
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], COLOURS[colour].filled())
@@ -220,10 +217,15 @@ pub(crate) fn svg(cases: &[ChartCase], title: &str) -> Result<String> {
             .background_style(WHITE.mix(0.9))
             .border_style(BLACK)
             .draw()
-            .map_err(|e| fail(&e))?;
-        root.present().map_err(|e| fail(&e))?;
+            .map_err(draw_error)?;
+        root.present().map_err(draw_error)?;
     }
     Ok(text)
+}
+
+/// A plotters failure, kept as the error's source.
+fn draw_error<E: std::error::Error + Send + Sync + 'static>(e: E) -> Error {
+    Error::io("<chart>", "draw", std::io::Error::other(e))
 }
 
 /// Writes the chart of `cases` to `path`.

@@ -147,11 +147,7 @@ pub fn write_ipc(
 /// arrow-rs's decoder panicked on the file's bytes: the panic as a
 /// parquet error.
 fn decoder_panicked(panic: &(dyn std::any::Any + Send)) -> ::parquet::errors::ParquetError {
-    let text = panic
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or(panic.downcast_ref::<&str>().copied())
-        .unwrap_or("no message");
+    let text = super::sanity::panic_message(panic).unwrap_or("no message");
     ::parquet::errors::ParquetError::General(format!(
         "arrow-rs's decoder failed on corrupt data (it panicked: {text})"
     ))

@@ -90,11 +90,16 @@ pub fn check(meta: &ParquetMetaData, file_size: u64) -> Result<(), ParquetError>
         Ok(Err(e)) => Err(e),
         Err(panic) => Err(ParquetError::General(format!(
             "the schema has no Arrow form: {}",
-            panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or(panic.downcast_ref::<&str>().copied())
-                .unwrap_or("the conversion failed")
+            panic_message(&*panic).unwrap_or("the conversion failed")
         ))),
     }
+}
+
+/// The message a panic carried (`panic!` with a literal or a format), if
+/// any: for turning arrow-rs's panics on corrupt input into errors.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> Option<&str> {
+    panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or(panic.downcast_ref::<&str>().copied())
 }
