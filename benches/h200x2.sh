@@ -5,7 +5,7 @@
 #   .carry/gpu-tests   GPU tests     (cargo test --release --no-default-features --features cli --test gpu --no-run)
 # (or xz-compressed as .carry/NAME.xz), KvikIO's wheels in .whl/ and the nvCOMP
 # wheel unpacked so that GDSCAN_NVCOMP_LIBRARY names libnvcomp.so.6.
-# Usage: bash benches/h200x2.sh [topo] [tests] [ceiling] [read] [kvikio] [tpch] [decode] [check] [scan]
+# Usage: bash benches/h200x2.sh [topo] [tests] [ceiling] [read] [kvikio] [tpch] [decode] [check] [scaling] [scan]
 #   topo     GPUs, NVLink, NUMA nodes (sysfs) and what gdscan pins where
 #   tests    every GPU test, the two-GPU ones included (they fail, not skip,
 #            with fewer than two GPUs)
@@ -18,6 +18,8 @@
 #   decode   gdscan bench decode --devices 0,1 (raw and decoded) on the same data
 #   check    gdscan bench decode --devices 0,1 with the Snappy check on the
 #            host, on the GPU and off (where the check's cost shows)
+#   scaling  gdscan bench decode on one GPU at SF 1, 10 and 30 (lineitem):
+#            seconds per GB and peak device memory as the work grows
 #   scan     gdscan bench scan --devices 0,1 on one SF $GDSCAN_TPCH_SF lineitem file
 # (default: all of them, in that order). Results go to $OUT (default
 # benches/results/<date>-h200x2); copy them into benches/results/ here.
@@ -123,6 +125,28 @@ PY
         $gds bench decode --data "$data" --devices 0,1 --cases all,q1,q6 --iterations 5 --check "$check" \
             --json "$out/bench-decode-sf$sf-2gpu-check-$check.json" 2>&1 | tee "$out/bench-decode-sf$sf-2gpu-check-$check.txt"
       done
+      ;;
+    scaling)
+      # Cost as the work grows: the same decode at SF 1, 10 and 30 (lineitem
+      # only; GDSCAN_SCALING_SFS overrides), seconds per GB read and peak
+      # device memory from each report (batches are released as consumed).
+      for s in ${GDSCAN_SCALING_SFS:-1 10 30}; do
+        d="$ext4_dir/tpch-sf$s"
+        [ -d "$d/lineitem" ] || $gds tpch gen --sf "$s" --out "$d" --tables lineitem --quiet
+        echo "== gdscan bench decode --device 0 (SF $s lineitem) =="
+        $gds bench decode --data "$d" --device 0 --cases all,q1,q6 --iterations 5 \
+            --json "$out/bench-decode-scaling-sf$s.json" 2>&1 | tee "$out/bench-decode-scaling-sf$s.txt"
+      done
+      python3 - "$out" ${GDSCAN_SCALING_SFS:-1 10 30} <<'PY'
+import json, sys
+out, sfs = sys.argv[1], sys.argv[2:]
+print("case  SF   GB read  decode s  s/GB    peak device MB")
+for sf in sfs:
+    d = json.load(open(f"{out}/bench-decode-scaling-sf{sf}.json"))
+    for c in d["cases"]:
+        gb = c["bytes_read"] / 1e9
+        print(f'{c["case"]:<5} {sf:>3} {gb:8.3f} {c["decode_seconds"]:9.4f} {c["decode_seconds"] / gb:7.4f} {c["peak_device_bytes"] / 1e6:10.0f}')
+PY
       ;;
     scan)
       f="$ext4_dir/lineitem-sf$sf.parquet"

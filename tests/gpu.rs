@@ -28,6 +28,8 @@ mod multi;
 mod nvcomp;
 #[path = "gpu/oom.rs"]
 mod oom;
+#[path = "gpu/property.rs"]
+mod property;
 #[path = "gpu/reference.rs"]
 mod reference;
 

@@ -34,21 +34,23 @@ impl PinnedPool {
     }
 
     /// A pinned buffer of at least `len` bytes: the smallest idle one that
-    /// fits, whatever its size (pinning a new buffer costs far more than the
-    /// idle memory a larger one holds: scans of narrower columns after wider
-    /// ones otherwise pinned and unpinned a buffer per row group), else a
-    /// new allocation.
+    /// fits and wastes at most [`reuse_limit`] of it, else a new allocation.
+    /// (Any idle buffer that fits, whatever its size, let a scan's small
+    /// buffers take the large ones a wider scan before it had left, so its
+    /// row groups pinned new ones while the cache stayed full of the
+    /// others.)
     pub fn allocate(self: &Arc<Self>, len: usize) -> Result<PooledPinnedBuffer> {
         let want = len.max(1).div_ceil(PINNED_GRANULE) * PINNED_GRANULE;
+        let limit = reuse_limit(want);
         let reused = {
             let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
             let best = free
                 .iter()
                 .enumerate()
-                .filter(|(_, b)| b.len() >= want)
+                .filter(|(_, b)| b.len() >= want && b.len() <= limit)
                 .min_by_key(|(_, b)| b.len())
                 .map(|(i, _)| i);
-            best.map(|i| free.swap_remove(i))
+            best.map(|i| free.remove(i))
         };
         let buffer = match reused {
             Some(b) => b,
@@ -61,13 +63,33 @@ impl PinnedPool {
         })
     }
 
+    /// Keeps a returned buffer as the most recently used one and unpins the
+    /// least recently returned ones while the idle bytes exceed the cap, so
+    /// the cache follows the working set when a scan of another shape
+    /// starts (keeping the old buffers and unpinning the new ones would pin
+    /// and unpin a buffer per row group from then on).
     fn give_back(&self, buffer: PinnedBuffer) {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        let held: usize = free.iter().map(|b| b.len()).sum();
-        if held + buffer.len() <= self.max_cached_bytes {
+        let evicted = {
+            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
             free.push(buffer);
-        }
+            let mut held: usize = free.iter().map(|b| b.len()).sum();
+            let mut evicted = Vec::new();
+            while held > self.max_cached_bytes && !free.is_empty() {
+                let oldest = free.remove(0);
+                held -= oldest.len();
+                evicted.push(oldest);
+            }
+            evicted
+        };
+        // Unpinned outside the lock: it costs milliseconds.
+        drop(evicted);
     }
+}
+
+/// The largest idle buffer a request for `want` bytes takes: twice its
+/// size, and at least 8 MiB more (small buffers differ little in cost).
+pub(crate) fn reuse_limit(want: usize) -> usize {
+    want.saturating_mul(2).max(want.saturating_add(8 << 20))
 }
 
 /// A pinned buffer of `len` bytes lent by a [`PinnedPool`]; it goes back to
@@ -116,5 +138,19 @@ impl Drop for PooledPinnedBuffer {
         if let Some(b) = self.buffer.take() {
             self.pool.give_back(b);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reuse_limit;
+
+    #[test]
+    fn small_requests_take_buffers_a_little_larger_large_ones_up_to_twice() {
+        let mib = 1usize << 20;
+        assert_eq!(reuse_limit(2 * mib), 10 * mib);
+        assert_eq!(reuse_limit(8 * mib), 16 * mib);
+        assert_eq!(reuse_limit(40 * mib), 80 * mib);
+        assert_eq!(reuse_limit(usize::MAX), usize::MAX);
     }
 }

@@ -110,6 +110,24 @@ pub enum DecodeError {
         /// Row groups of its share not handed over.
         row_groups: usize,
     },
+    /// Planning a row group on the host panicked (a bug); the scan stops
+    /// there.
+    #[error("{file}: row group {row_group}: planning panicked: {message}")]
+    PlanPanicked {
+        /// The file.
+        file: String,
+        /// The row group.
+        row_group: usize,
+        /// The panic's message.
+        message: String,
+    },
+    /// The thread that plans row groups ahead of the GPU ended before the
+    /// fetch did; the scan stops there, never with row groups missing.
+    #[error("the row-group planner ended early: {why}")]
+    PlannerEnded {
+        /// What ended it.
+        why: String,
+    },
     /// Device arrays could not be built or copied.
     #[error(transparent)]
     Array(#[from] DeviceArrayError),

@@ -34,6 +34,7 @@ mod error;
 mod group;
 mod host;
 mod multi;
+mod planner;
 mod report;
 mod row_group;
 
@@ -50,16 +51,16 @@ pub use multi::{decode_multi, open_multi, DeviceShare, MultiDecodeStream};
 pub use report::DecodeReport;
 
 use context::{Gpu, PinnedAllocator};
-use host::HostPlan;
+use planner::{PlanAhead, PlannedGroup};
 use row_group::InFlight;
 
 /// Streams a scan's row groups take in turn (uploads and kernels).
 const STREAMS: usize = 4;
 
-use crate::cuda::{Device, DevicePool, PooledPinnedBuffer};
+use crate::cuda::{Device, DevicePool};
 use crate::decode::array::DeviceBatch;
 use crate::decode::page::{check_chunk, column_type, DecodePlanError};
-use crate::parquet::fetch::{fetch, FetchOptions, FetchedRowGroup, RowGroupStream, SourceScan};
+use crate::parquet::fetch::{fetch, FetchOptions, SourceScan};
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::{plan, ScanPlan, ScanRequest};
 use crate::store::{Source, StoreOptions};
@@ -246,9 +247,10 @@ pub fn decode(
             plan: i.plan.clone(),
         })
         .collect();
-    // The stream holds `depth` groups while it collects the next: the fetch
-    // must let that many bytes through, or it would wait for row groups
-    // the stream holds.
+    // The stream holds `depth` groups while it collects the next, and the
+    // planner works on the one after: the fetch must let that many bytes
+    // through, or it would wait for row groups the stream holds (and the
+    // planner could not run ahead of the GPU).
     let depth = options.depth.max(1);
     let largest = inputs
         .iter()
@@ -256,16 +258,17 @@ pub fn decode(
         .max()
         .unwrap_or(0);
     let mut fetch_options = options.fetch;
-    let needed = (depth as u64 + 1).saturating_mul(options.group_bytes.saturating_add(largest));
+    let needed = (depth as u64 + 2).saturating_mul(options.group_bytes.saturating_add(largest));
     fetch_options.max_bytes_in_flight = fetch_options.max_bytes_in_flight.max(needed);
     let fetch = fetch(scans, PinnedAllocator(gpu.pinned.clone()), fetch_options);
+    let inputs = Arc::new(inputs);
+    let planned = PlanAhead::start(fetch, inputs.clone(), gpu.check, options.group_bytes);
     Ok(DecodeStream {
         queue: VecDeque::new(),
         gpu,
         inputs,
-        fetch,
+        planned,
         depth,
-        group_bytes: options.group_bytes,
         groups_queued: 0,
         launched: 0,
         schema,
@@ -280,10 +283,11 @@ pub struct DecodeStream {
     /// First: queued work is waited for before the rest is dropped.
     queue: VecDeque<InFlight>,
     gpu: Gpu,
-    inputs: Vec<DecodeInput>,
-    fetch: RowGroupStream<PooledPinnedBuffer>,
+    inputs: Arc<Vec<DecodeInput>>,
+    /// After `queue`: the queued work's fetched bytes go back to the
+    /// fetch's budget before the planner is joined.
+    planned: PlanAhead,
     depth: usize,
-    group_bytes: u64,
     /// Groups with a row group in `queue`.
     groups_queued: usize,
     launched: usize,
@@ -320,65 +324,37 @@ impl DecodeStream {
     /// Queues groups until `depth` are on the GPU or the fetch ends.
     fn fill(&mut self) -> Result<(), DecodeError> {
         while self.groups_queued < self.depth {
-            let mut fetched = Vec::new();
-            let mut bytes = 0u64;
-            while bytes < self.group_bytes {
-                let waited = Instant::now();
-                let Some(next) = self.fetch.next() else {
-                    break;
-                };
-                self.report.io_wait_seconds += waited.elapsed().as_secs_f64();
-                let next = next?;
-                self.report.bytes_read += next.bytes_read;
-                bytes += next.buffer.len() as u64;
-                fetched.push(next);
-            }
-            if fetched.is_empty() {
+            let waited = Instant::now();
+            let Some(group) = self.planned.next() else {
                 return Ok(());
-            }
-            self.launch_group(fetched)?;
+            };
+            self.report.io_wait_seconds += waited.elapsed().as_secs_f64();
+            let group = group?;
+            self.report.fetch_wait_seconds += group.fetch_wait;
+            self.report.plan_seconds += group.plan;
+            self.launch_group(group)?;
         }
         Ok(())
     }
 
-    /// Plans the row groups of a group on worker threads, stages them and
+    /// Stages the row groups of a group (planned ahead by the planner) and
     /// queues the group.
-    fn launch_group(
-        &mut self,
-        fetched: Vec<FetchedRowGroup<PooledPinnedBuffer>>,
-    ) -> Result<(), DecodeError> {
-        use rayon::prelude::*;
+    fn launch_group(&mut self, group: PlannedGroup) -> Result<(), DecodeError> {
+        let planned = group.row_groups;
+        self.report.bytes_read += planned.iter().map(|p| p.fetched.bytes_read).sum::<u64>();
         let started = Instant::now();
-        let inputs = &self.inputs;
-        let check = self.gpu.check;
-        let planned: Vec<HostPlan> = fetched
-            .par_iter()
-            .map(|f| {
-                let input = &inputs[f.file];
-                host::plan_host(
-                    input.source.location(),
-                    &input.metadata,
-                    &input.plan,
-                    f.index,
-                    &f.buffer,
-                    &f.chunks,
-                    check,
-                )
-            })
-            .collect::<Result<_, _>>()?;
-        let planned_at = started.elapsed();
-        let streams: Vec<&crate::cuda::Stream> = (0..fetched.len())
+        let streams: Vec<&crate::cuda::Stream> = (0..planned.len())
             .map(|i| &self.gpu.streams[(self.launched + i) % self.gpu.streams.len()])
             .collect();
-        let mut staged = Vec::with_capacity(fetched.len());
-        for ((f, p), stream) in fetched.into_iter().zip(planned).zip(&streams) {
-            let input = &self.inputs[f.file];
+        let mut staged = Vec::with_capacity(planned.len());
+        for (p, stream) in planned.into_iter().zip(&streams) {
+            let input = &self.inputs[p.fetched.file];
             staged.push(row_group::stage(
                 &self.gpu,
                 input.source.location(),
                 &input.metadata,
-                p,
-                f,
+                p.plan,
+                p.fetched,
                 stream,
             )?);
         }
@@ -389,8 +365,7 @@ impl DecodeStream {
         // The group's host time, shared out over its row groups.
         let n = queued.len().max(1) as u32;
         for item in &mut queued {
-            item.times.plan = planned_at / n;
-            item.times.stage = (staged_at - planned_at) / n;
+            item.times.stage = staged_at / n;
             item.times.queue = (queued_at - staged_at) / n;
         }
         self.groups_queued += 1;

@@ -8,9 +8,6 @@ use serde::Serialize;
 /// Host-side measurements of one row group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RowGroupTimes {
-    /// Walking headers, planning and checking compressed pages (its share
-    /// of its group's time on the worker threads).
-    pub(crate) plan: Duration,
     /// Allocating device memory and queueing the uploads.
     pub(crate) stage: Duration,
     /// Queueing nvCOMP and the kernels (its share of the group's).
@@ -43,14 +40,20 @@ pub struct DecodeReport {
     pub bytes_read: u64,
     /// Bytes of the decoded device columns.
     pub output_bytes: u64,
-    /// Seconds spent waiting for the I/O (the fetch's next row group).
+    /// Seconds the decoder waited for its next row group, fetched and
+    /// planned (the I/O, or planning when it falls behind).
     pub io_wait_seconds: f64,
-    /// Seconds the host spent walking headers and queueing GPU work.
+    /// Seconds the planning thread waited for the fetch (ahead of the
+    /// decoder: on its path only as far as `io_wait_seconds` shows).
+    pub fetch_wait_seconds: f64,
+    /// Seconds the decoder's thread spent staging and queueing GPU work.
     pub host_seconds: f64,
-    /// Of which: walking headers, planning, checking compressed pages (on
-    /// worker threads, wall time).
+    /// Walking headers, planning, checking compressed pages: wall time of
+    /// the planning thread, a group at a time on every worker thread. Done
+    /// a group ahead of the decoder, overlapping the GPU's work; not part
+    /// of `host_seconds`.
     pub plan_seconds: f64,
-    /// Of which: allocating device memory and queueing uploads.
+    /// Of `host_seconds`: allocating device memory and queueing uploads.
     pub stage_seconds: f64,
     /// Thread time walking page headers and planning, summed over row
     /// groups (planned several at once, so more than `plan_seconds`).
@@ -58,7 +61,7 @@ pub struct DecodeReport {
     /// Time checking compressed pages, summed over row groups (each on
     /// several threads).
     pub check_thread_seconds: f64,
-    /// Of which: queueing nvCOMP and the kernels.
+    /// Of `host_seconds`: queueing nvCOMP and the kernels.
     pub queue_seconds: f64,
     /// Seconds the host waited for GPU work (decompression and kernels not
     /// hidden behind the host's other work).
@@ -72,8 +75,7 @@ impl DecodeReport {
         self.pages += t.pages;
         self.pages_decompressed_nvcomp += t.compressed_pages;
         self.output_bytes += bytes as u64;
-        self.host_seconds += (t.plan + t.stage + t.queue).as_secs_f64();
-        self.plan_seconds += t.plan.as_secs_f64();
+        self.host_seconds += (t.stage + t.queue).as_secs_f64();
         self.stage_seconds += t.stage.as_secs_f64();
         self.queue_seconds += t.queue.as_secs_f64();
         self.walk_thread_seconds += t.walk.as_secs_f64();
