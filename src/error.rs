@@ -55,6 +55,11 @@ pub enum Error {
     #[error(transparent)]
     DataFusion(#[from] crate::datafusion::SqlError),
 
+    /// Ballista: gdscan's codecs, a scheduler or an executor.
+    #[cfg(feature = "ballista")]
+    #[error(transparent)]
+    Cluster(#[from] crate::ballista::ClusterError),
+
     /// The benchmarks: a query or the data they need is missing.
     #[cfg(feature = "cli")]
     #[error(transparent)]

@@ -169,6 +169,8 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+#[cfg(feature = "ballista")]
+pub mod ballista;
 #[cfg(feature = "cli")]
 pub mod bench;
 pub mod checksum;

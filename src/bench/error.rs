@@ -15,6 +15,9 @@ pub enum BenchError {
     /// `bench tpch --decode` into host memory.
     #[error("<bench tpch>: --decode decodes on the GPU: give --device or --devices, not --host")]
     DecodeNeedsGpu,
+    /// `bench tpch --engine ballista`: the local cluster failed to start.
+    #[error("<bench tpch --engine ballista>: {0}")]
+    Cluster(String),
 
     /// A table folder without Parquet files.
     #[error("{0}: no .parquet files (generate them with `gdscan tpch gen`)")]

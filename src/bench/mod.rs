@@ -13,6 +13,8 @@ pub(crate) mod scan;
 pub(crate) mod stats;
 pub(crate) mod store;
 pub(crate) mod tpch;
+#[cfg(feature = "ballista")]
+pub(crate) mod tpch_ballista;
 #[cfg(feature = "datafusion")]
 pub(crate) mod tpch_sql;
 

@@ -141,6 +141,10 @@ pub enum TpchEngine {
     /// The 22 TPC-H queries through DataFusion: gdscan's provider against
     /// DataFusion's `ListingTable` (needs the `datafusion` feature).
     Datafusion,
+    /// The 22 TPC-H queries on a Ballista cluster on this host (a scheduler
+    /// and `--executors` executors reading through gdscan) against
+    /// single-node gdscan and DataFusion (needs the `ballista` feature).
+    Ballista,
 }
 
 /// Arguments of `gdscan bench tpch`.
@@ -166,6 +170,13 @@ pub struct BenchTpchArgs {
     /// the available CPUs).
     #[arg(long)]
     pub partitions: Option<usize>,
+    /// Executors of `--engine ballista`.
+    #[arg(long, default_value_t = 2)]
+    pub executors: usize,
+    /// Tasks each executor of `--engine ballista` runs at once (default:
+    /// the available CPUs / executors).
+    #[arg(long)]
+    pub concurrent_tasks: Option<usize>,
     /// Host memory or a device.
     #[command(flatten)]
     pub destination: Destination,
@@ -309,6 +320,36 @@ fn run_sql_bench(_args: &BenchTpchArgs) -> Result<String> {
     Err(super::CliError::NoDataFusion.into())
 }
 
+/// `bench tpch --engine ballista`.
+#[cfg(feature = "ballista")]
+fn run_ballista_bench(args: &BenchTpchArgs) -> Result<String> {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let executors = args.executors.max(1);
+    let opts = crate::bench::tpch_ballista::BallistaBenchOptions {
+        data: args.data.clone(),
+        queries: args.query.clone(),
+        iterations: args.iterations,
+        partitions: args.partitions,
+        executors,
+        concurrent_tasks: args
+            .concurrent_tasks
+            .unwrap_or_else(|| (cpus / executors).max(1)),
+        settings: args.engine.settings()?,
+        task_size: args.engine.table_task_size(),
+    };
+    let report = crate::bench::tpch_ballista::run(&opts)?;
+    write_json(args.json.as_deref(), &report)?;
+    Ok(crate::bench::tpch_ballista::render(&report))
+}
+
+/// `bench tpch --engine ballista` in a build without Ballista.
+#[cfg(not(feature = "ballista"))]
+fn run_ballista_bench(_args: &BenchTpchArgs) -> Result<String> {
+    Err(super::CliError::NoBallista.into())
+}
+
 /// Runs a bench command.
 pub(super) fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
@@ -326,6 +367,9 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
             }
             if args.kind == TpchEngine::Datafusion {
                 return run_sql_bench(&args);
+            }
+            if args.kind == TpchEngine::Ballista {
+                return run_ballista_bench(&args);
             }
             let opts = crate::bench::tpch::TpchBenchOptions {
                 data: args.data.clone(),

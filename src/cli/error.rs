@@ -12,6 +12,15 @@ pub enum CliError {
     #[error("<bench tpch>: --engine datafusion needs gdscan built with the `datafusion` feature")]
     NoDataFusion,
 
+    /// `gdscan sql --ballista` with `--reader datafusion` (the cluster's
+    /// executors read through gdscan).
+    #[error("<sql>: --ballista reads through gdscan only (leave out --reader datafusion)")]
+    BallistaReader,
+
+    /// `gdscan bench tpch --engine ballista` from a build without it.
+    #[error("<bench tpch>: --engine ballista needs gdscan built with the `ballista` feature")]
+    NoBallista,
+
     /// `gdscan bench store --case` with a case it does not know.
     #[error("{url}: unknown case {name:?}: expected all, q1, q6, q14 or q19")]
     UnknownCase {

@@ -1,6 +1,8 @@
 //! The CLI's arguments (clap) and commands. Each command returns the text to
 //! print, so the binary only prints and sets the exit code.
 
+#[cfg(feature = "ballista")]
+mod ballista;
 mod bench;
 mod demo;
 mod doctor;
@@ -51,6 +53,11 @@ pub enum Command {
     /// Run one SQL statement (DataFusion) over Parquet tables read through gdscan.
     #[cfg(feature = "datafusion")]
     Sql(sql::SqlArgs),
+    /// A Ballista cluster whose executors read through gdscan: `ballista
+    /// scheduler`, `ballista executor`.
+    #[cfg(feature = "ballista")]
+    #[command(subcommand)]
+    Ballista(ballista::BallistaCommand),
 }
 
 /// Engine settings shared by the commands; each overrides the KVIKIO_* environment.
@@ -225,5 +232,7 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Tpch(cmd) => tpch::run(cmd),
         #[cfg(feature = "datafusion")]
         Command::Sql(args) => sql::run(&args),
+        #[cfg(feature = "ballista")]
+        Command::Ballista(cmd) => ballista::run(cmd),
     }
 }

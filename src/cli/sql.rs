@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use ::datafusion::prelude::SessionContext;
 use clap::Args;
 
 use super::CliError;
@@ -29,6 +30,12 @@ pub struct SqlArgs {
     /// (DataFusion's own `ListingTable`, for comparison).
     #[arg(long, value_enum, default_value = "gdscan")]
     pub reader: Reader,
+    /// Run on a Ballista cluster: its scheduler, HOST:PORT, or `standalone`
+    /// (a scheduler and an executor in this process); the tables are read
+    /// through gdscan on the executors (`--reader gdscan` only).
+    #[cfg(feature = "ballista")]
+    #[arg(long, value_name = "HOST:PORT")]
+    pub ballista: Option<String>,
     /// DataFusion's target partitions (default: the available CPUs).
     #[arg(long)]
     pub partitions: Option<usize>,
@@ -58,6 +65,25 @@ fn table_arg(arg: &str) -> Result<(&str, &str)> {
     }
 }
 
+/// The session: single node, or a Ballista cluster's client.
+fn session(args: &SqlArgs, rt: &tokio::runtime::Runtime) -> Result<SessionContext> {
+    #[cfg(feature = "ballista")]
+    if let Some(scheduler) = &args.ballista {
+        if args.reader != Reader::Gdscan {
+            return Err(CliError::BallistaReader.into());
+        }
+        let ctx = rt.block_on(async {
+            match scheduler.as_str() {
+                "standalone" => crate::ballista::standalone(args.partitions).await,
+                _ => crate::ballista::remote(scheduler, args.partitions).await,
+            }
+        })?;
+        return Ok(ctx);
+    }
+    let _ = rt;
+    Ok(context(args.partitions))
+}
+
 /// Registers the tables, runs the statement, returns its result as text.
 pub(super) fn run(args: &SqlArgs) -> Result<String> {
     let options = GdsTableOptions {
@@ -65,7 +91,15 @@ pub(super) fn run(args: &SqlArgs) -> Result<String> {
         task_size: args.engine.table_task_size(),
         ..Default::default()
     };
-    let ctx = context(args.partitions);
+    #[cfg(feature = "ballista")]
+    let rt = match &args.ballista {
+        Some(_) => crate::ballista::runtime()
+            .map_err(|e| crate::Error::io("<tokio runtime>", "start", e))?,
+        None => runtime()?,
+    };
+    #[cfg(not(feature = "ballista"))]
+    let rt = runtime()?;
+    let ctx = session(args, &rt)?;
     let tables = args
         .tables
         .iter()
@@ -79,7 +113,7 @@ pub(super) fn run(args: &SqlArgs) -> Result<String> {
             register_parquet(&ctx, name, path, options.clone())?;
         }
     }
-    runtime()?.block_on(async {
+    rt.block_on(async {
         if args.reader == Reader::Datafusion {
             if let Some(dir) = &args.tpch {
                 register_tpch_listing(&ctx, dir).await?;

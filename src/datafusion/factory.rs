@@ -19,7 +19,7 @@ use super::to_datafusion;
 /// Where a file of a [`GdsTable`](super::GdsTable) is, attached to its
 /// `PartitionedFile` (whose object-store path cannot hold every location).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct GdsLocation(pub String);
+pub struct GdsLocation(pub String);
 
 /// Opens gdscan's reader ([`open_reader`]) for each file range, wrapped so
 /// that its reads show in the scan's metrics and, when the file carries
@@ -34,6 +34,11 @@ impl GdsReaderFactory {
     /// A factory whose readers use `options` (engine, coalescing).
     pub fn new(options: GdsTableOptions) -> Self {
         GdsReaderFactory { options }
+    }
+
+    /// The options its readers use.
+    pub fn options(&self) -> &GdsTableOptions {
+        &self.options
     }
 }
 

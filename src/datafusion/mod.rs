@@ -38,9 +38,9 @@ mod session;
 mod table;
 
 pub use error::SqlError;
-pub use factory::GdsReaderFactory;
+pub use factory::{GdsLocation, GdsReaderFactory};
 pub use file_plan::{plan_file, FileScanPlan, PlannedRowGroup};
-pub use location::{list_files, open_reader};
+pub use location::{list_files, open_reader, TableFile};
 pub use metered::MeteredReader;
 pub use metrics::{scan_totals, ScanTotals};
 pub use options::{GdsTableOptions, TABLE_TASK_SIZE};

@@ -136,6 +136,11 @@ impl GdsTable {
         &self.location
     }
 
+    /// The options the table was opened with (its readers use them).
+    pub fn options(&self) -> &GdsTableOptions {
+        self.factory.options()
+    }
+
     /// The table's files (locations and sizes), sorted.
     pub fn files(&self) -> Vec<TableFile> {
         self.files.iter().map(|f| f.file.clone()).collect()
@@ -160,7 +165,8 @@ impl GdsTable {
                 let shown = crate::store::redact(&f.file.location);
                 let file = PartitionedFile::new(shown, f.file.size)
                     .with_statistics(f.statistics.clone())
-                    .with_extension(GdsLocation(f.file.location.clone()));
+                    .with_extension(GdsLocation(f.file.location.clone()))
+                    .with_extension(self.factory.clone());
                 match plan_file(&f.metadata, columns, predicate, read_ahead) {
                     Some((access, plan)) => {
                         file.with_extension(access).with_extension(Arc::new(plan))

@@ -1,0 +1,192 @@
+//! The physical codec: a [`GdsScanExec`] travels from the scheduler to the
+//! executors as a header with what DataFusion's protobuf of its child
+//! `DataSourceExec` (files, byte ranges, projection, predicate, Parquet
+//! options; written by DataFusion as the node's input) drops: the reader's
+//! options and, per file of each group, gdscan's location, access plan and
+//! read-ahead plan. The executor puts them back and gives the scan gdscan's
+//! reader factory again.
+
+use std::sync::Arc;
+
+use ::datafusion::datasource::listing::PartitionedFile;
+use ::datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
+use ::datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use ::datafusion::datasource::source::DataSourceExec;
+use ::datafusion::error::Result;
+use ::datafusion::execution::TaskContext;
+use ::datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+
+use super::error::ClusterError;
+use super::scan_exec::{gds_factory, GdsScanExec};
+use super::wire::{self, FileExtras, Scan, TableOptions, SCAN_TAG};
+use crate::datafusion::{FileScanPlan, GdsLocation, GdsReaderFactory};
+
+/// Ballista's physical codec with gdscan's scans: a [`GdsScanExec`] is
+/// written by gdscan, everything else by `inner` (Ballista's own).
+#[derive(Debug)]
+pub struct GdsPhysicalCodec {
+    inner: Arc<dyn PhysicalExtensionCodec>,
+}
+
+impl GdsPhysicalCodec {
+    /// gdscan's scans on top of `inner`.
+    pub fn new(inner: Arc<dyn PhysicalExtensionCodec>) -> Self {
+        GdsPhysicalCodec { inner }
+    }
+}
+
+impl Default for GdsPhysicalCodec {
+    /// gdscan's scans on top of Ballista's codec.
+    fn default() -> Self {
+        GdsPhysicalCodec::new(Arc::new(
+            ballista_core::serde::BallistaPhysicalExtensionCodec::default(),
+        ))
+    }
+}
+
+fn wire_error(what: &str) -> ClusterError {
+    ClusterError::Wire(what.to_string())
+}
+
+/// What gdscan attached to each file of `exec`'s groups.
+fn extras(exec: &DataSourceExec) -> Result<Vec<Vec<FileExtras>>> {
+    let (config, _) = exec
+        .downcast_to_file_source::<ParquetSource>()
+        .ok_or_else(|| wire_error("a gdscan scan without a Parquet source"))?;
+    Ok(config
+        .file_groups
+        .iter()
+        .map(|group| {
+            group
+                .iter()
+                .map(|f| {
+                    FileExtras::new(
+                        f.extension::<GdsLocation>().map(|l| l.0.clone()),
+                        f.extension::<ParquetAccessPlan>(),
+                        f.extension::<Arc<FileScanPlan>>().map(|p| p.as_ref()),
+                    )
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// `file` with what gdscan attached to it back.
+fn restore(
+    file: &PartitionedFile,
+    extras: &FileExtras,
+    factory: &Arc<GdsReaderFactory>,
+) -> PartitionedFile {
+    let mut file = file.clone().with_extension(factory.clone());
+    if let Some(location) = &extras.location {
+        file = file.with_extension(GdsLocation(location.clone()));
+    }
+    if let Some(access) = extras.access_plan() {
+        file = file.with_extension(access);
+    }
+    if let Some(plan) = extras.scan_plan() {
+        file = file.with_extension(Arc::new(plan));
+    }
+    file
+}
+
+/// The decoded `DataSourceExec` as gdscan's scan: its Parquet source with
+/// gdscan's reader factory, its files with their extras.
+fn rebuild(plan: Arc<dyn ExecutionPlan>, scan: Scan) -> Result<Arc<dyn ExecutionPlan>> {
+    let exec = plan
+        .downcast_ref::<DataSourceExec>()
+        .ok_or_else(|| wire_error("a gdscan scan that is not a DataSourceExec"))?;
+    let (config, source) = exec
+        .downcast_to_file_source::<ParquetSource>()
+        .ok_or_else(|| wire_error("a gdscan scan without a Parquet source"))?;
+    if config.file_groups.len() != scan.groups.len() {
+        return Err(ClusterError::Wire(format!(
+            "{} file groups, {} in gdscan's header",
+            config.file_groups.len(),
+            scan.groups.len()
+        ))
+        .into());
+    }
+    let factory = Arc::new(GdsReaderFactory::new(scan.options.into_options()?));
+    let mut groups = Vec::with_capacity(scan.groups.len());
+    for (group, extras) in config.file_groups.iter().zip(&scan.groups) {
+        if group.len() != extras.len() {
+            return Err(ClusterError::Wire(format!(
+                "{} files in a group, {} in gdscan's header",
+                group.len(),
+                extras.len()
+            ))
+            .into());
+        }
+        let files: Vec<PartitionedFile> = group
+            .iter()
+            .zip(extras)
+            .map(|(f, x)| restore(f, x, &factory))
+            .collect();
+        let mut rebuilt = FileGroup::new(files);
+        if let Some(statistics) = group.file_statistics(None) {
+            rebuilt = rebuilt.with_statistics(Arc::new(statistics.clone()));
+        }
+        groups.push(rebuilt);
+    }
+    let source = source.clone().with_parquet_file_reader_factory(factory);
+    // Each partition reads its own file group, as the scheduler assigned
+    // them (DataFusion's work stealing between partitions, off when the
+    // order is to be preserved, would move files between them).
+    let config = FileScanConfigBuilder::from(config.clone())
+        .with_source(Arc::new(source))
+        .with_file_groups(groups)
+        .with_preserve_order(true)
+        .build();
+    Ok(DataSourceExec::from_data_source(config))
+}
+
+impl PhysicalExtensionCodec for GdsPhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let Some(bytes) = wire::untag(buf, SCAN_TAG) else {
+            return self.inner.try_decode(buf, inputs, ctx, proto_converter);
+        };
+        let (scan, _): (Scan, _) = wire::decode(bytes)?;
+        // The scan itself came as the node's child, written by DataFusion
+        // (files, byte ranges, projection, predicate) and cut by the
+        // scheduler to the task's partitions.
+        let [child] = inputs else {
+            return Err(ClusterError::Wire(format!(
+                "a GdsScanExec with {} children, not one",
+                inputs.len()
+            ))
+            .into());
+        };
+        Ok(Arc::new(GdsScanExec::new(rebuild(child.clone(), scan)?)))
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
+        let Some(scan) = node.downcast_ref::<GdsScanExec>() else {
+            return self.inner.try_encode(node, buf, proto_converter);
+        };
+        let input = scan.input();
+        let factory = gds_factory(input.as_ref())
+            .ok_or_else(|| wire_error("a GdsScanExec over something else"))?;
+        let exec = input
+            .downcast_ref::<DataSourceExec>()
+            .ok_or_else(|| wire_error("a GdsScanExec over something else"))?;
+        let header = Scan {
+            options: TableOptions::from(factory.options()),
+            groups: extras(exec)?,
+        };
+        wire::encode(SCAN_TAG, &header, &[], buf)?;
+        Ok(())
+    }
+}
