@@ -12,7 +12,9 @@ set -uo pipefail
 out=${OUT:-/tmp/gdscan-out}
 mkdir -p "$out"
 if [ -f .carry/gdscan-ballista.xz ] && [ ! -x .carry/gdscan-ballista ]; then
-  xz -dk .carry/gdscan-ballista.xz && chmod +x .carry/gdscan-ballista
+  # (the GPU machine has Python's lzma, not always xz)
+  python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" \
+    .carry/gdscan-ballista.xz .carry/gdscan-ballista && chmod +x .carry/gdscan-ballista
 fi
 bin=.carry/gdscan-ballista
 [ -x "$bin" ] || { echo "missing $bin (see the header)" >&2; exit 1; }
