@@ -6,8 +6,9 @@
 //! and drops the reader factory and what gdscan attached to the files, so
 //! the executors would read with DataFusion's reader. Once the scheduler
 //! has optimized a plan (every rule has seen the plain `DataSourceExec`),
-//! [`MarkGdsScans`] wraps each gdscan scan in a [`GdsScanExec`], which
-//! only the physical codec writes.
+//! [`MarkGdsScans`] puts each gdscan scan under a [`GdsScanExec`], which
+//! only the physical codec writes (the scan below it is DataFusion's to
+//! write, after Ballista's scheduler has cut it to a task's partitions).
 
 use std::fmt;
 use std::sync::Arc;

@@ -139,18 +139,11 @@ fn column(rng: &mut Rng, t: &DataType, n: usize, distinct: u64, nulls: f64) -> A
                 _ => Arc::new(values.collect::<TimestampNanosecondArray>()),
             }
         }
-        DataType::Utf8 => Arc::new(
-            s.map(|v| v.map(|v| text(v, 40)))
-                .collect::<StringArray>(),
-        ),
+        DataType::Utf8 => Arc::new(s.map(|v| v.map(|v| text(v, 40))).collect::<StringArray>()),
         DataType::Binary => {
-            let values: Vec<Option<Vec<u8>>> = seeds.iter().map(|v| v.map(|v| bytes_of(v, 33))).collect();
-            Arc::new(
-                values
-                    .iter()
-                    .map(|v| v.as_deref())
-                    .collect::<BinaryArray>(),
-            )
+            let values: Vec<Option<Vec<u8>>> =
+                seeds.iter().map(|v| v.map(|v| bytes_of(v, 33))).collect();
+            Arc::new(values.iter().map(|v| v.as_deref()).collect::<BinaryArray>())
         }
         DataType::FixedSizeBinary(w) => {
             let w = *w as usize;
@@ -260,7 +253,11 @@ fn run_case(seed: u64, dir: &Path) -> String {
         schema
             .fields()
             .iter()
-            .map(|f| format!("{}{}", f.data_type(), if f.is_nullable() { "?" } else { "" }))
+            .map(|f| format!(
+                "{}{}",
+                f.data_type(),
+                if f.is_nullable() { "?" } else { "" }
+            ))
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -291,7 +288,10 @@ fn run_case(seed: u64, dir: &Path) -> String {
     let mut host = Vec::new();
     for b in stream {
         let b = b.unwrap_or_else(|e| panic!("{what}: decode: {e}"));
-        host.push(b.to_host().unwrap_or_else(|e| panic!("{what}: copy back: {e}")));
+        host.push(
+            b.to_host()
+                .unwrap_or_else(|e| panic!("{what}: copy back: {e}")),
+        );
     }
     let got = if host.is_empty() {
         RecordBatch::new_empty(expected.schema())
