@@ -54,8 +54,9 @@ use context::{Gpu, PinnedAllocator};
 use planner::{PlanAhead, PlannedGroup};
 use row_group::InFlight;
 
-/// Streams a scan's row groups take in turn (uploads and kernels).
-const STREAMS: usize = 4;
+/// Streams a scan's row groups take in turn (uploads and kernels), unless
+/// `GDSCAN_DECODE_STREAMS` says otherwise.
+const STREAMS: usize = 8;
 
 use crate::cuda::{Device, DevicePool};
 use crate::decode::array::DeviceBatch;
@@ -88,6 +89,10 @@ pub struct DecodeOptions {
     /// (an out-of-bounds read that poisons the CUDA context was seen).
     /// `GDSCAN_DECODE_CHECK=host|gpu|off` sets the default.
     pub check: CompressedCheck,
+    /// Streams the row groups take in turn (their uploads and kernels;
+    /// nvCOMP has its own): row groups on different streams run their
+    /// kernels at once. `GDSCAN_DECODE_STREAMS` sets the default (8).
+    pub streams: usize,
 }
 
 impl Default for DecodeOptions {
@@ -99,6 +104,11 @@ impl Default for DecodeOptions {
             group_bytes: 128 << 20,
             store: StoreOptions::default(),
             check: CompressedCheck::from_env(),
+            streams: std::env::var("GDSCAN_DECODE_STREAMS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|&n: &usize| n > 0)
+                .unwrap_or(STREAMS),
         }
     }
 }
@@ -239,7 +249,7 @@ pub fn decode(
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
     let device = Device::get(options.device)?;
     let pool = DevicePool::new(device, DEVICE_POOL_BYTES);
-    let gpu = Gpu::new(device, pool, options.check, STREAMS)?;
+    let gpu = Gpu::new(device, pool, options.check, options.streams.max(1))?;
     let scans: Vec<SourceScan> = inputs
         .iter()
         .map(|i| SourceScan {
