@@ -38,9 +38,10 @@ use crate::datafusion::GdsReaderFactory;
 /// The scan stays a child, not hidden inside: Ballista's scheduler cuts
 /// each task's plan down to the task's partitions by rewriting the
 /// `DataSourceExec` leaves it can see (their file groups), and a task that
-/// runs partitions `[2, 3]` of a stage executes its local partitions 0 and
-/// 1. Hidden in a leaf of gdscan's, the scan would keep every file group:
-/// tasks would read the first groups again and never the last ones.
+/// runs partitions `[2, 3]` of a stage executes them as its local
+/// partitions `[0, 1]`. Hidden in a leaf of gdscan's, the scan would keep
+/// every file group: tasks would read the first groups again and never the
+/// last ones.
 #[derive(Debug)]
 pub struct GdsScanExec {
     input: Arc<dyn ExecutionPlan>,

@@ -34,7 +34,8 @@ impl PinnedPool {
     }
 
     /// A pinned buffer of at least `len` bytes: the smallest idle one that
-    /// fits and wastes at most [`reuse_limit`] of it, else a new allocation.
+    /// fits and is at most twice the size asked (or 8 MiB more, for small
+    /// sizes), else a new allocation.
     /// (Any idle buffer that fits, whatever its size, let a scan's small
     /// buffers take the large ones a wider scan before it had left, so its
     /// row groups pinned new ones while the cache stayed full of the

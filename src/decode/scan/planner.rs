@@ -162,7 +162,7 @@ impl Iterator for PlanAhead {
     type Item = Result<PlannedGroup, DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(group) = self.groups.as_ref()?.recv().ok() {
+        if let Ok(group) = self.groups.as_ref()?.recv() {
             return Some(group);
         }
         // The thread ended: the fetch is done, or the thread could not
