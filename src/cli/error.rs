@@ -4,6 +4,10 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CliError {
+    /// `gdscan sql --timeout`: the statement did not finish in time.
+    #[error("<sql>: the statement did not finish within {0} s (--timeout); on a Ballista cluster an executor may have been lost")]
+    Timeout(u64),
+
     /// `gdscan sql --table` without `NAME=PATH`.
     #[error("{0}: --table expects NAME=PATH")]
     BadTable(String),

@@ -39,6 +39,11 @@ pub struct SqlArgs {
     /// DataFusion's target partitions (default: the available CPUs).
     #[arg(long)]
     pub partitions: Option<usize>,
+    /// Fail with an error when the statement has not finished after this
+    /// many seconds (a Ballista cluster that lost an executor mid-query
+    /// may not answer at all).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
     /// Engine settings.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -123,9 +128,17 @@ pub(super) fn run(args: &SqlArgs) -> Result<String> {
                     .await?;
             }
         }
-        let df = ctx.sql(&args.sql).await?;
-        let schema = df.schema().inner().clone();
-        let batches = df.collect().await?;
-        format_batches(&schema, &batches, args.format)
+        let query = async {
+            let df = ctx.sql(&args.sql).await?;
+            let schema = df.schema().inner().clone();
+            let batches = df.collect().await?;
+            format_batches(&schema, &batches, args.format)
+        };
+        match args.timeout {
+            None => query.await,
+            Some(seconds) => tokio::time::timeout(std::time::Duration::from_secs(seconds), query)
+                .await
+                .map_err(|_| CliError::Timeout(seconds))?,
+        }
     })
 }

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .thread_name("gdscan-sql")
+        .enable_time()
         .build()
         .map_err(|e| Error::io("<tokio runtime>", "start", e))
 }
