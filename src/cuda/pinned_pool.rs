@@ -9,6 +9,7 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
 
+use super::pool::keep_newest;
 use super::{Device, PinnedBuffer};
 use crate::error::Result;
 
@@ -72,15 +73,7 @@ impl PinnedPool {
     fn give_back(&self, buffer: PinnedBuffer) {
         let evicted = {
             let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-            free.push(buffer);
-            let mut held: usize = free.iter().map(|b| b.len()).sum();
-            let mut evicted = Vec::new();
-            while held > self.max_cached_bytes && !free.is_empty() {
-                let oldest = free.remove(0);
-                held -= oldest.len();
-                evicted.push(oldest);
-            }
-            evicted
+            keep_newest(&mut free, buffer, self.max_cached_bytes, PinnedBuffer::len)
         };
         // Unpinned outside the lock: it costs milliseconds.
         drop(evicted);

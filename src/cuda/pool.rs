@@ -101,19 +101,32 @@ impl DevicePool {
     fn give_back(&self, buffer: DeviceBuffer) {
         let evicted = {
             let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-            free.push(buffer);
-            let mut held: usize = free.iter().map(|b| b.len()).sum();
-            let mut evicted = Vec::new();
-            while held > self.max_cached_bytes && !free.is_empty() {
-                let oldest = free.remove(0);
-                held -= oldest.len();
-                evicted.push(oldest);
-            }
-            evicted
+            keep_newest(&mut free, buffer, self.max_cached_bytes, DeviceBuffer::len)
         };
         // Freed outside the lock: cuMemFree waits for the device.
         drop(evicted);
     }
+}
+
+/// Pushes `returned` as the most recently used of the idle buffers `free`
+/// (oldest first) and takes out the least recently returned ones while
+/// their bytes (`len` of each) exceed `cap`; the caller frees those
+/// outside its lock. Shared by the device and the pinned pool.
+pub(crate) fn keep_newest<T>(
+    free: &mut Vec<T>,
+    returned: T,
+    cap: usize,
+    len: impl Fn(&T) -> usize,
+) -> Vec<T> {
+    free.push(returned);
+    let mut held: usize = free.iter().map(&len).sum();
+    let mut evicted = Vec::new();
+    while held > cap && !free.is_empty() {
+        let oldest = free.remove(0);
+        held -= len(&oldest);
+        evicted.push(oldest);
+    }
+    evicted
 }
 
 fn round_up(len: usize) -> usize {
@@ -185,5 +198,26 @@ mod tests {
         assert_eq!(round_up(1), super::GRANULE);
         assert_eq!(round_up(super::GRANULE), super::GRANULE);
         assert_eq!(round_up(super::GRANULE + 1), 2 * super::GRANULE);
+    }
+}
+
+#[cfg(test)]
+mod keep_newest_tests {
+    use super::keep_newest;
+
+    #[test]
+    fn the_returned_buffer_stays_and_the_oldest_go_while_over_the_cap() {
+        let mut free = vec![40usize, 30, 20];
+        // 140 bytes: the oldest (40) goes, 100 is within the cap.
+        let evicted = keep_newest(&mut free, 50, 100, |n| *n);
+        assert_eq!(evicted, vec![40]);
+        assert_eq!(free, vec![30, 20, 50]);
+        // 110 bytes: the oldest left (30) goes.
+        let evicted = keep_newest(&mut free, 10, 100, |n| *n);
+        assert_eq!(evicted, vec![30]);
+        assert_eq!(free, vec![20, 50, 10]);
+        // Within the cap: nothing goes.
+        let evicted = keep_newest(&mut free, 5, 100, |n| *n);
+        assert!(evicted.is_empty());
     }
 }
