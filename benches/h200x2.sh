@@ -5,7 +5,7 @@
 #   .carry/gpu-tests   GPU tests     (cargo test --release --no-default-features --features cli --test gpu --no-run)
 # (or xz-compressed as .carry/NAME.xz), KvikIO's wheels in .whl/ and the nvCOMP
 # wheel unpacked so that GDSCAN_NVCOMP_LIBRARY names libnvcomp.so.6.
-# Usage: bash benches/h200x2.sh [topo] [tests] [ceiling] [read] [kvikio] [tpch] [decode] [check] [scaling] [scan]
+# Usage: bash benches/h200x2.sh [topo] [tests] [ceiling] [read] [kvikio] [tpch] [decode] [check] [scaling] [scan] [trace]
 #   topo     GPUs, NVLink, NUMA nodes (sysfs) and what gdscan pins where
 #   tests    every GPU test, the two-GPU ones included (they fail, not skip,
 #            with fewer than two GPUs)
@@ -21,6 +21,9 @@
 #   scaling  gdscan bench decode on one GPU at SF 1, 10 and 30 (lineitem):
 #            seconds per GB and peak device memory as the work grows
 #   scan     gdscan bench scan --devices 0,1 on one SF $GDSCAN_TPCH_SF lineitem file
+#   trace    one GPU, SF $GDSCAN_TPCH_SF lineitem: the decoder's timeline
+#            (GDSCAN_DECODE_TRACE) per case and check, and the device pool
+#            shared by scans against one pool per scan (GDSCAN_DEVICE_POOL)
 # (default: all of them, in that order). Results go to $OUT (default
 # benches/results/<date>-h200x2); copy them into benches/results/ here.
 set -uo pipefail
@@ -162,6 +165,22 @@ PY
       else
         echo "CHECKSUM MISMATCH between the two-GPU and one-GPU scans"
       fi
+      ;;
+    trace)
+      [ -d "$data/lineitem" ] || $gds tpch gen --sf "$sf" --out "$data" --tables lineitem --quiet
+      for pool in scan shared; do
+        echo "== gdscan bench decode --device 0, device pool per $pool (SF $sf lineitem) =="
+        GDSCAN_DEVICE_POOL=$pool $gds bench decode --data "$data" --device 0 --cases all,q1,q6 --iterations 5 \
+            --json "$out/bench-decode-pool-$pool.json" 2>&1 | tee "$out/bench-decode-pool-$pool.txt"
+      done
+      for check in ${GDSCAN_TRACE_CHECKS:-host off}; do
+        for c in all q1 q6; do
+          GDSCAN_DECODE_TRACE="$out/trace-$c-$check.jsonl" $gds bench decode --data "$data" --device 0 \
+              --cases "$c" --iterations 2 --check "$check" --json "$out/bench-decode-trace-$c-$check.json" \
+              > "$out/bench-decode-trace-$c-$check.txt" 2>&1
+          tail -n 1 "$out/bench-decode-trace-$c-$check.txt"
+        done
+      done
       ;;
     *) echo "unknown step $step" ;;
   esac

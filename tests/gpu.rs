@@ -2,7 +2,7 @@
 //! machine run all of them with
 //!
 //! ```text
-//! cargo test --release --test gpu -- --ignored
+//! cargo test --release --test gpu -- --ignored --test-threads 1
 //! ```
 //!
 //! (or the carried binary: `./gpu-tests --ignored --test-threads 1`).

@@ -330,12 +330,16 @@ fn run_case(
             (stream.report(), stream.shares())
         };
         let seconds = start.elapsed().as_secs_f64();
+        // New device memory taken during the scan, or (the decoder's pool
+        // outlives a scan, so a later scan takes little new memory) the
+        // most its pool had handed out at once, whichever is larger.
         let peak = free_before
             .iter()
             .zip(&min_free)
             .map(|(b, m)| (b - m) as u64)
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(report.device_pool.peak_in_use_bytes);
         Ok((seconds, report, shares, rows, peak))
     };
     raw_once()?;

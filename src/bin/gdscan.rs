@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Before any thread or CUDA call (see the function's documentation).
+    gdscan::cuda::driver::request_hardware_queues();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(

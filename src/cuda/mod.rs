@@ -24,5 +24,5 @@ pub use error::CudaError;
 pub use memory::{DeviceBuffer, HostRegistration, PinnedBuffer};
 pub use numa::NumaPlacement;
 pub use pinned_pool::{PinnedPool, PooledPinnedBuffer};
-pub use pool::{DevicePool, PooledDeviceBuffer};
+pub use pool::{DevicePool, PoolStats, PooledDeviceBuffer};
 pub use stream::{wait_foreign_event, Event, Stream};

@@ -8,8 +8,9 @@
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
-use super::pool::keep_newest;
+use super::pool::{keep_newest, PoolCounters, PoolStats};
 use super::{Device, PinnedBuffer};
 use crate::error::Result;
 
@@ -22,6 +23,7 @@ pub struct PinnedPool {
     device: Device,
     max_cached_bytes: usize,
     free: Mutex<Vec<PinnedBuffer>>,
+    counters: PoolCounters,
 }
 
 impl PinnedPool {
@@ -31,7 +33,13 @@ impl PinnedPool {
             device,
             max_cached_bytes,
             free: Mutex::new(Vec::new()),
+            counters: PoolCounters::default(),
         })
+    }
+
+    /// What the pool has done since it was made (see [`PoolStats`]).
+    pub fn stats(&self) -> PoolStats {
+        self.counters.snapshot()
     }
 
     /// A pinned buffer of at least `len` bytes: the smallest idle one that
@@ -56,8 +64,14 @@ impl PinnedPool {
         };
         let buffer = match reused {
             Some(b) => b,
-            None => PinnedBuffer::new(self.device, want)?,
+            None => {
+                let started = Instant::now();
+                let made = PinnedBuffer::new(self.device, want)?;
+                self.counters.created(want, started);
+                made
+            }
         };
+        self.counters.handed_out(buffer.len());
         Ok(PooledPinnedBuffer {
             buffer: Some(buffer),
             len,
@@ -70,11 +84,19 @@ impl PinnedPool {
     /// the cache follows the working set when a scan of another shape
     /// starts (keeping the old buffers and unpinning the new ones would pin
     /// and unpin a buffer per row group from then on).
+    /// Unpins every idle buffer (those handed out stay theirs).
+    pub fn trim(&self) {
+        let idle = std::mem::take(&mut *self.free.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(idle);
+    }
+
     fn give_back(&self, buffer: PinnedBuffer) {
+        self.counters.returned(buffer.len());
         let evicted = {
             let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
             keep_newest(&mut free, buffer, self.max_cached_bytes, PinnedBuffer::len)
         };
+        self.counters.evicted(evicted.len());
         // Unpinned outside the lock: it costs milliseconds.
         drop(evicted);
     }

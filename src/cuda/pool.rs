@@ -11,7 +11,9 @@
 //! that, exactly as it must before freeing memory with `cuMemFree`'s
 //! stream-unordered cousins.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use super::error::{CudaError, Result};
 use super::{Device, DeviceBuffer};
@@ -26,6 +28,7 @@ pub struct DevicePool {
     device: Device,
     max_cached_bytes: usize,
     free: Mutex<Vec<DeviceBuffer>>,
+    counters: PoolCounters,
 }
 
 impl DevicePool {
@@ -36,6 +39,7 @@ impl DevicePool {
             device,
             max_cached_bytes,
             free: Mutex::new(Vec::new()),
+            counters: PoolCounters::default(),
         })
     }
 
@@ -53,6 +57,18 @@ impl DevicePool {
     pub fn cached_bytes(&self) -> usize {
         let free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         free.iter().map(|b| b.len()).sum()
+    }
+
+    /// What the pool has done since it was made: allocations that missed
+    /// the cache (and the time spent making them), buffers evicted.
+    pub fn stats(&self) -> PoolStats {
+        self.counters.snapshot()
+    }
+
+    /// Starts a new high-water mark of the bytes handed out
+    /// ([`PoolStats::peak_in_use_bytes`]) from what is handed out now.
+    pub fn reset_peak(&self) {
+        self.counters.reset_peak();
     }
 
     /// A buffer of `len` bytes: the smallest idle one that fits and is not
@@ -73,15 +89,21 @@ impl DevicePool {
         };
         let buffer = match reused {
             Some(b) => b,
-            None => match DeviceBuffer::new(self.device, want) {
-                Ok(b) => b,
-                Err(CudaError::OutOfMemory { .. }) if self.cached() > 0 => {
-                    self.trim();
-                    DeviceBuffer::new(self.device, want)?
-                }
-                Err(e) => return Err(e),
-            },
+            None => {
+                let started = Instant::now();
+                let made = match DeviceBuffer::new(self.device, want) {
+                    Ok(b) => b,
+                    Err(CudaError::OutOfMemory { .. }) if self.cached() > 0 => {
+                        self.trim();
+                        DeviceBuffer::new(self.device, want)?
+                    }
+                    Err(e) => return Err(e),
+                };
+                self.counters.created(want, started);
+                made
+            }
         };
+        self.counters.handed_out(buffer.len());
         Ok(PooledDeviceBuffer {
             buffer: Some(buffer),
             len,
@@ -99,12 +121,121 @@ impl DevicePool {
     /// least recently returned ones while the idle bytes exceed the cap
     /// (so the cache follows the working set when row-group sizes change).
     fn give_back(&self, buffer: DeviceBuffer) {
+        self.counters.returned(buffer.len());
         let evicted = {
             let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
             keep_newest(&mut free, buffer, self.max_cached_bytes, DeviceBuffer::len)
         };
+        self.counters.evicted(evicted.len());
         // Freed outside the lock: cuMemFree waits for the device.
         drop(evicted);
+    }
+}
+
+/// A caching pool's counters at one moment ([`DevicePool::stats`],
+/// [`PinnedPool::stats`](super::PinnedPool::stats)). Subtract two snapshots
+/// to see what one piece of work cost.
+///
+/// ```
+/// use gdscan::cuda::PoolStats;
+/// let before = PoolStats::default();
+/// let after = PoolStats {
+///     created: 3,
+///     created_bytes: 6 << 20,
+///     create_seconds: 0.002,
+///     evicted: 1,
+///     peak_in_use_bytes: 8 << 20,
+/// };
+/// let cost = after.since(&before);
+/// assert_eq!(cost.created, 3);
+/// assert_eq!(cost.evicted, 1);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct PoolStats {
+    /// Buffers made because no cached one fitted (`cuMemAlloc`, or pinning).
+    pub created: u64,
+    /// Their bytes.
+    pub created_bytes: u64,
+    /// Seconds spent making them.
+    pub create_seconds: f64,
+    /// Cached buffers freed to stay under the pool's cap.
+    pub evicted: u64,
+    /// The most bytes handed out at once since the pool was made or its
+    /// peak was last reset ([`DevicePool::reset_peak`]); not a count, so
+    /// [`PoolStats::since`] and [`PoolStats::plus`] keep the larger.
+    pub peak_in_use_bytes: u64,
+}
+
+impl PoolStats {
+    /// Both counts together (two pools, or two scans).
+    pub fn plus(&self, other: &PoolStats) -> PoolStats {
+        PoolStats {
+            created: self.created + other.created,
+            created_bytes: self.created_bytes + other.created_bytes,
+            create_seconds: self.create_seconds + other.create_seconds,
+            evicted: self.evicted + other.evicted,
+            peak_in_use_bytes: self.peak_in_use_bytes.max(other.peak_in_use_bytes),
+        }
+    }
+
+    /// What happened between `earlier` and `self`.
+    pub fn since(&self, earlier: &PoolStats) -> PoolStats {
+        PoolStats {
+            created: self.created.saturating_sub(earlier.created),
+            created_bytes: self.created_bytes.saturating_sub(earlier.created_bytes),
+            create_seconds: (self.create_seconds - earlier.create_seconds).max(0.0),
+            evicted: self.evicted.saturating_sub(earlier.evicted),
+            peak_in_use_bytes: self.peak_in_use_bytes,
+        }
+    }
+}
+
+/// The live counters behind [`PoolStats`].
+#[derive(Debug, Default)]
+pub(crate) struct PoolCounters {
+    created: AtomicU64,
+    created_bytes: AtomicU64,
+    create_nanos: AtomicU64,
+    evicted: AtomicU64,
+    in_use: AtomicU64,
+    peak_in_use: AtomicU64,
+}
+
+impl PoolCounters {
+    pub(crate) fn created(&self, bytes: usize, started: Instant) {
+        self.created.fetch_add(1, Ordering::Relaxed);
+        self.created_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.create_nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn handed_out(&self, bytes: usize) {
+        let now = self.in_use.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
+        self.peak_in_use.fetch_max(now, Ordering::Relaxed);
+    }
+
+    pub(crate) fn returned(&self, bytes: usize) {
+        self.in_use.fetch_sub(bytes as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn reset_peak(&self) {
+        self.peak_in_use
+            .store(self.in_use.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    pub(crate) fn evicted(&self, n: usize) {
+        self.evicted.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> PoolStats {
+        PoolStats {
+            created: self.created.load(Ordering::Relaxed),
+            created_bytes: self.created_bytes.load(Ordering::Relaxed),
+            create_seconds: self.create_nanos.load(Ordering::Relaxed) as f64 * 1e-9,
+            evicted: self.evicted.load(Ordering::Relaxed),
+            peak_in_use_bytes: self.peak_in_use.load(Ordering::Relaxed),
+        }
     }
 }
 

@@ -106,7 +106,8 @@ impl Drop for Stream {
     }
 }
 
-/// A CUDA event without timing, used to wait for one point in a stream.
+/// A CUDA event, used to wait for one point in a stream (without timing,
+/// unless made with [`Event::timed`]).
 #[derive(Debug)]
 pub struct Event {
     device: Device,
@@ -135,6 +136,35 @@ impl Event {
             raw,
             recorded: false,
         })
+    }
+
+    /// Creates an event on `device` that keeps a timestamp, for
+    /// [`Event::elapsed_ms_since`] (timing costs a little at every record:
+    /// use [`Event::new`] where only ordering matters).
+    pub fn timed(device: Device) -> Result<Event> {
+        device.bind()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: context bound; out pointer valid.
+        check("cuEventCreate", unsafe {
+            sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32)
+        })?;
+        Ok(Event {
+            device,
+            raw,
+            recorded: false,
+        })
+    }
+
+    /// Milliseconds from `start` to this event; both must be timed
+    /// ([`Event::timed`]), recorded, complete and on the same device.
+    pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
+        self.device.bind()?;
+        let mut ms = 0f32;
+        // SAFETY: both events are alive; the out pointer is valid.
+        check("cuEventElapsedTime", unsafe {
+            sys::cuEventElapsedTime_v2(&mut ms, start.raw, self.raw)
+        })?;
+        Ok(ms)
     }
 
     /// Records the event at the current end of `stream`.

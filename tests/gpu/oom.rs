@@ -150,6 +150,9 @@ fn device_memory_exhaustion_is_a_typed_error_and_the_next_scan_works() {
     let row_group = p.row_groups[0].bytes as usize;
     assert!(row_group > 8 << 20, "{row_group}");
 
+    // The decoder's pools keep the warm-up's buffers for the next scan:
+    // give them back, so that the hog below takes the memory they held.
+    gdscan::decode::scan::release_cached_memory();
     let held = hog(dev, row_group / 4);
     let (free, _) = dev.memory_info().unwrap();
     eprintln!(
@@ -188,4 +191,63 @@ fn device_memory_exhaustion_is_a_typed_error_and_the_next_scan_works() {
         decode_values(&path).unwrap() == want,
         "values after recovery"
     );
+}
+
+/// Decodes `path`; returns the values and the decoder's report.
+fn decode_with_report(path: &std::path::Path) -> (Vec<i64>, gdscan::decode::scan::DecodeReport) {
+    let mut stream = open(
+        path.to_str().unwrap(),
+        ScanRequest::default(),
+        DecodeOptions::default(),
+    )
+    .unwrap();
+    let mut values = Vec::new();
+    for batch in stream.by_ref() {
+        let host = batch.unwrap().to_host().unwrap();
+        let col = host
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap()
+            .clone();
+        values.extend(col.values().iter().copied());
+    }
+    (values, stream.report().clone())
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn a_second_scan_takes_its_device_memory_from_the_pool() {
+    assert!(
+        driver::is_available(),
+        "no usable GPU: {:?}",
+        driver::ensure().err()
+    );
+    let dir = tempfile::tempdir_in(".").unwrap();
+    let path = big_row_group_file(dir.path());
+    let want = arrow_values(&std::fs::read(&path).unwrap());
+    gdscan::decode::scan::release_cached_memory();
+    let (first, r1) = decode_with_report(&path);
+    assert!(first == want, "first scan's values");
+    assert!(r1.device_pool.created > 0, "{:?}", r1.device_pool);
+    // The file's row group is 16 MiB: the scan held at least that.
+    assert!(
+        r1.device_pool.peak_in_use_bytes >= 16 << 20,
+        "{:?}",
+        r1.device_pool
+    );
+    let (second, r2) = decode_with_report(&path);
+    assert!(second == want, "second scan's values");
+    assert_eq!(r2.device_pool.created, 0, "{:?}", r2.device_pool);
+    assert_eq!(r2.device_pool.create_seconds, 0.0);
+    assert!(
+        r2.device_pool.peak_in_use_bytes >= 16 << 20,
+        "{:?}",
+        r2.device_pool
+    );
+    // Given back, the next scan allocates again.
+    gdscan::decode::scan::release_cached_memory();
+    let (third, r3) = decode_with_report(&path);
+    assert!(third == want, "third scan's values");
+    assert!(r3.device_pool.created > 0, "{:?}", r3.device_pool);
 }

@@ -354,19 +354,42 @@ impl KernelSet {
         stream: &Stream,
         work: &RowGroupLaunch,
     ) -> Result<(), KernelError> {
-        self.dict_views(stream, work.dicts, work.n_dicts)?;
+        // SAFETY: as the caller promised.
+        unsafe { self.decode_row_group_marked(stream, work, |_| Ok(())) }
+    }
+
+    /// [`KernelSet::decode_row_group`], calling `after(kernel)` once each
+    /// kernel is queued (with the kernel's name), so that a caller can
+    /// record events between them (the decoder's trace does).
+    ///
+    /// # Safety
+    /// As [`KernelSet::decode_row_group`].
+    pub unsafe fn decode_row_group_marked(
+        &self,
+        stream: &Stream,
+        work: &RowGroupLaunch,
+        mut after: impl FnMut(&'static str) -> Result<(), KernelError>,
+    ) -> Result<(), KernelError> {
+        // SAFETY (all four): as the caller promised.
+        unsafe { self.dict_views(stream, work.dicts, work.n_dicts)? };
+        after("dict_views")?;
         if work.has_plain_byte_arrays {
-            self.byte_array_walk(stream, work.tasks, work.n_tasks)?;
+            unsafe { self.byte_array_walk(stream, work.tasks, work.n_tasks)? };
+            after("byte_array_walk")?;
         }
-        self.decode_pages(stream, work.tasks, work.n_tasks)?;
-        self.gather_status(
-            stream,
-            work.tasks,
-            work.n_tasks,
-            work.dicts,
-            work.n_dicts,
-            work.status,
-        )
+        unsafe { self.decode_pages(stream, work.tasks, work.n_tasks)? };
+        after("decode_pages")?;
+        unsafe {
+            self.gather_status(
+                stream,
+                work.tasks,
+                work.n_tasks,
+                work.dicts,
+                work.n_dicts,
+                work.status,
+            )?
+        };
+        after("gather_status")
     }
 
     unsafe fn launch(

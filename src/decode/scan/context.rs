@@ -1,7 +1,8 @@
 //! What a scan keeps per GPU: its stream, its pools, the kernels loaded on
 //! it and nvCOMP (loaded when a compressed page first needs it).
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::error::DecodeError;
 use super::CompressedCheck;
@@ -11,9 +12,9 @@ use crate::engine::{IoBufMut, Memory};
 use crate::nvcomp::{Codec, Nvcomp, NvcompError};
 use crate::parquet::fetch::{Allocator, ReadBack};
 
-/// Idle device memory a scan's pool keeps for reuse.
+/// Idle device memory the decoder's pool keeps per device for reuse.
 pub const DEVICE_POOL_BYTES: usize = 4 << 30;
-/// Idle pinned host memory a scan's pool keeps for reuse.
+/// Idle pinned host memory the decoder's pool keeps per device for reuse.
 pub const PINNED_POOL_BYTES: usize = 2 << 30;
 
 /// One GPU's resources for a scan.
@@ -29,6 +30,12 @@ pub(crate) struct Gpu {
     /// with compute-sanitizer), so row groups take turns on it, ordered
     /// with events against their own streams.
     pub(crate) nvcomp_stream: Stream,
+    /// The stream every row group's uploads (its bytes, its tasks, the
+    /// zeroing of its output) are queued on: apart from the row groups'
+    /// streams, so that the next group's copies never wait behind the
+    /// kernels queued for the group before (measured: they did, and
+    /// nvCOMP then sat idle 3-4 ms per group).
+    pub(crate) upload_stream: Stream,
     pub(crate) pool: Arc<DevicePool>,
     pub(crate) pinned: Arc<PinnedPool>,
     pub(crate) kernels: Arc<KernelSet>,
@@ -53,6 +60,7 @@ impl Gpu {
                 .map(|_| Stream::new(device))
                 .collect::<Result<_, _>>()?,
             nvcomp_stream: Stream::new(device)?,
+            upload_stream: Stream::new(device)?,
             pinned,
             pool,
             kernels: KernelSet::get(device)?,
@@ -111,21 +119,67 @@ impl ReadBack for PooledPinnedBuffer {
     }
 }
 
-/// The process's pinned pool on `device`: pinning costs about as much as
-/// the copy it serves, so row-group buffers are kept from one scan to the
-/// next (measured on the H200: SF 10 lineitem, all columns, 1.70 -> 0.77 s
-/// once later scans stopped re-pinning). Device memory stays per scan: a
-/// pool shared by scans of other shapes churned through `cuMemFree`.
+/// The process's pinned pool for `device` (made on first use): every scan
+/// shares it, so a scan reuses the buffers the ones before it pinned.
 fn shared_pinned_pool(device: Device) -> Arc<PinnedPool> {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<PinnedPool>>>> = OnceLock::new();
-    let mut pools = POOLS
+    per_device(&PINNED_POOLS, device, || {
+        PinnedPool::new(device, PINNED_POOL_BYTES)
+    })
+}
+
+/// The process's device pool for `device` (made on first use): every scan
+/// shares it, so a scan after the first allocates nothing while its
+/// working set fits in [`DEVICE_POOL_BYTES`] (`cuMemAlloc` of a large
+/// buffer costs tenths of a millisecond, and `cuMemFree` waits for the
+/// whole device). [`release_cached_memory`] gives the idle part back.
+pub(crate) fn shared_device_pool(device: Device) -> Arc<DevicePool> {
+    per_device(&DEVICE_POOLS, device, || {
+        DevicePool::new(device, DEVICE_POOL_BYTES)
+    })
+}
+
+/// Frees the device and pinned memory that the decoder's pools keep idle
+/// for the next scans (buffers still held by batches stay theirs and go
+/// back to the pools when released). A process that is done decoding, or
+/// that needs the memory for something else, calls this.
+///
+/// ```no_run
+/// gdscan::decode::scan::release_cached_memory();
+/// ```
+pub fn release_cached_memory() {
+    for pool in all(&DEVICE_POOLS) {
+        pool.trim();
+    }
+    for pool in all(&PINNED_POOLS) {
+        pool.trim();
+    }
+}
+
+/// The pools made so far, per device ordinal.
+type PerDevice<T> = OnceLock<Mutex<HashMap<usize, Arc<T>>>>;
+static DEVICE_POOLS: PerDevice<DevicePool> = OnceLock::new();
+static PINNED_POOLS: PerDevice<PinnedPool> = OnceLock::new();
+
+fn all<T>(pools: &'static PerDevice<T>) -> Vec<Arc<T>> {
+    match pools.get() {
+        Some(m) => m
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+fn per_device<T>(
+    pools: &'static PerDevice<T>,
+    device: Device,
+    make: impl FnOnce() -> Arc<T>,
+) -> Arc<T> {
+    let mut pools = pools
         .get_or_init(|| Mutex::new(HashMap::new()))
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    pools
-        .entry(device.ordinal())
-        .or_insert_with(|| PinnedPool::new(device, PINNED_POOL_BYTES))
-        .clone()
+    pools.entry(device.ordinal()).or_insert_with(make).clone()
 }

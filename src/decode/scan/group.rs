@@ -28,6 +28,7 @@ use super::context::Gpu;
 use super::error::DecodeError;
 use super::report::RowGroupTimes;
 use super::row_group::{InFlight, Staged};
+use super::trace::{Trace, NVCOMP_STREAM, UPLOAD_STREAM};
 use super::CompressedCheck;
 use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
 use crate::decode::kernels::check::snappy_check_error;
@@ -92,7 +93,7 @@ pub(crate) struct GroupShared {
     _up: Option<PooledPinnedBuffer>,
     _meta: Option<PooledDeviceBuffer>,
     _temps: Vec<PooledDeviceBuffer>,
-    _ordering: Vec<Event>,
+    _uploaded: Option<Arc<Event>>,
 }
 
 impl GroupShared {
@@ -141,11 +142,11 @@ pub(crate) fn launch_group(
     gpu: &Gpu,
     staged: Vec<Staged>,
     streams: &[&Stream],
+    mut trace: Option<&mut TraceGroup<'_>>,
 ) -> Result<Vec<InFlight>, DecodeError> {
     let pool = &gpu.pool;
     let nv_stream = &gpu.nvcomp_stream;
     let n_jobs: usize = staged.iter().map(|s| s.jobs.len()).sum();
-    let mut ordering = Vec::new();
     let mut nv_index: Vec<Vec<usize>> = staged.iter().map(|s| vec![0; s.jobs.len()]).collect();
     let mut compressed_pages = vec![0usize; staged.len()];
     let mut shared = GroupShared {
@@ -157,23 +158,16 @@ pub(crate) fn launch_group(
         _up: None,
         _meta: None,
         _temps: Vec::new(),
-        _ordering: Vec::new(),
+        _uploaded: None,
     };
     let mut decompressed = None;
-    if n_jobs > 0 {
-        // 1. nvCOMP waits for every row group's bytes: once per stream, as
-        //    a stream's last upload follows its earlier ones.
-        let mut waited_for: Vec<&Stream> = Vec::new();
-        for (s, stream) in staged.iter().zip(streams) {
-            if s.jobs.is_empty() || waited_for.iter().any(|w| std::ptr::eq(*w, *stream)) {
-                continue;
-            }
-            waited_for.push(stream);
-            let mut uploaded = Event::new(gpu.device)?;
-            uploaded.record(stream)?;
-            nv_stream.wait_event(&uploaded)?;
-            ordering.push(uploaded);
-        }
+    let up_stream = &gpu.upload_stream;
+    // The event everything after waits for: the group's uploads (queued on
+    // the upload stream by `stage`), its job arrays and their check.
+    let mut uploaded = Event::new(gpu.device)?;
+    if n_jobs == 0 {
+        uploaded.record(up_stream)?;
+    } else {
         // 2. The job arrays, codec by codec: [src ptrs][src lens][dst lens][dst ptrs].
         let mut words: Vec<u64> = Vec::with_capacity(4 * n_jobs);
         let mut calls = Vec::new();
@@ -220,15 +214,17 @@ pub(crate) fn launch_group(
         let mut up = gpu.pinned.allocate(up_bytes.len())?;
         up[..up_bytes.len()].copy_from_slice(&up_bytes);
         // SAFETY: `up` and `meta` live in `shared` until the group's event.
-        unsafe { nv_stream.copy_to_device(meta_ptr, up.as_ptr(), up_bytes.len())? };
-        for (codec, first, n, at, max_dst, total) in calls {
-            let word = |i: usize| meta_ptr + 8 * i as u64;
+        unsafe { up_stream.copy_to_device(meta_ptr, up.as_ptr(), up_bytes.len())? };
+        let word = |i: usize| meta_ptr + 8 * i as u64;
+        // The check runs on the upload stream, beside the previous group's
+        // nvCOMP call (which leaves most of the GPU idle).
+        for &(codec, _, n, at, ..) in &calls {
             if codec == Codec::Snappy && checked > 0 {
                 // SAFETY: the arrays and the pages they point to live until
                 // the group's event; `results_dev` has room for the checks.
                 unsafe {
                     gpu.kernels.check_snappy(
-                        nv_stream,
+                        up_stream,
                         SnappyJobs {
                             src: word(at),
                             src_len: word(at + n),
@@ -240,6 +236,13 @@ pub(crate) fn launch_group(
                     )?
                 };
             }
+        }
+        uploaded.record(up_stream)?;
+        nv_stream.wait_event(&uploaded)?;
+        if let Some(t) = trace.as_deref_mut() {
+            t.mark("nvcomp_start", None, nv_stream)?;
+        }
+        for (codec, first, n, at, max_dst, total) in calls {
             let nvcomp = gpu.nvcomp(codec)?;
             let temp_bytes = nvcomp.temp_bytes(codec, n, max_dst, total)?;
             let temp = pool.allocate(temp_bytes.max(1))?;
@@ -262,6 +265,9 @@ pub(crate) fn launch_group(
         let mut results = gpu.pinned.allocate(results_len)?;
         // SAFETY: `results` lives in `shared` until the group's event.
         unsafe { nv_stream.copy_to_host(results.as_mut_ptr(), results_dev, results_len)? };
+        if let Some(t) = trace.as_deref_mut() {
+            t.mark("nvcomp_end", None, nv_stream)?;
+        }
         let mut done = Event::new(gpu.device)?;
         done.record(nv_stream)?;
         let done = Arc::new(done);
@@ -274,21 +280,36 @@ pub(crate) fn launch_group(
         shared._meta = Some(meta);
         decompressed = Some(done);
     }
-    shared._ordering = ordering;
+    if let Some(t) = trace.as_deref_mut() {
+        t.mark("uploaded", None, up_stream)?;
+    }
+    let uploaded = Arc::new(uploaded);
+    shared._uploaded = Some(uploaded.clone());
     let shared = Arc::new(shared);
 
     // 3. Kernels, status and event per row group.
     let last = staged.len().saturating_sub(1);
     let mut queued = Vec::with_capacity(staged.len());
     for (r, ((s, stream), nv_index)) in staged.into_iter().zip(streams).zip(nv_index).enumerate() {
-        if let Some(done) = &decompressed {
-            if !s.jobs.is_empty() {
-                stream.wait_event(done)?;
+        match &decompressed {
+            Some(done) if !s.jobs.is_empty() => stream.wait_event(done)?,
+            _ => stream.wait_event(&uploaded)?,
+        }
+        match trace.as_deref_mut() {
+            // SAFETY: the tasks describe the row group's allocations, kept
+            // in `s` until its event.
+            None => unsafe { gpu.kernels.decode_row_group(stream, &s.work_launch)? },
+            Some(t) => {
+                t.mark("kernels_start", Some(r), stream)?;
+                // SAFETY: as above.
+                unsafe {
+                    gpu.kernels
+                        .decode_row_group_marked(stream, &s.work_launch, |kernel| {
+                            Ok(t.mark(kernel, Some(r), stream)?)
+                        })?
+                };
             }
         }
-        // SAFETY: the tasks describe the row group's allocations, kept in
-        // `s` until its event.
-        unsafe { gpu.kernels.decode_row_group(stream, &s.work_launch)? };
         let status_len = s.status_len.max(1);
         let mut down = gpu.pinned.allocate(status_len)?;
         // SAFETY: `down` and the status area are kept until the event.
@@ -313,4 +334,41 @@ pub(crate) fn launch_group(
         });
     }
     Ok(queued)
+}
+
+/// A group's view of the scan's trace: the group's number, its first row
+/// group's number and the stream indices, so that marks are labelled.
+pub(crate) struct TraceGroup<'a> {
+    pub(crate) trace: &'a mut Trace,
+    pub(crate) group: usize,
+    pub(crate) first_row_group: usize,
+    pub(crate) nv_stream: &'a Stream,
+    pub(crate) streams: &'a [Stream],
+}
+
+impl TraceGroup<'_> {
+    /// Marks `stream` (one of the scan's streams, or nvCOMP's) with `what`
+    /// for row group `r` of the group (`None`: the group as a whole).
+    fn mark(
+        &mut self,
+        what: &'static str,
+        r: Option<usize>,
+        stream: &Stream,
+    ) -> Result<(), crate::cuda::CudaError> {
+        let index = if std::ptr::eq(stream, self.nv_stream) {
+            NVCOMP_STREAM
+        } else {
+            self.streams
+                .iter()
+                .position(|s| std::ptr::eq(s, stream))
+                .unwrap_or(UPLOAD_STREAM)
+        };
+        self.trace.mark(
+            what,
+            self.group,
+            r.map(|r| self.first_row_group + r),
+            index,
+            stream,
+        )
+    }
 }

@@ -37,6 +37,7 @@ mod multi;
 mod planner;
 mod report;
 mod row_group;
+mod trace;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -45,7 +46,7 @@ use std::time::Instant;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 
-pub use context::{DEVICE_POOL_BYTES, PINNED_POOL_BYTES};
+pub use context::{release_cached_memory, DEVICE_POOL_BYTES, PINNED_POOL_BYTES};
 pub use error::DecodeError;
 pub use multi::{decode_multi, open_multi, DeviceShare, MultiDecodeStream};
 pub use report::DecodeReport;
@@ -53,6 +54,7 @@ pub use report::DecodeReport;
 use context::{Gpu, PinnedAllocator};
 use planner::{PlanAhead, PlannedGroup};
 use row_group::InFlight;
+use trace::Trace;
 
 /// Streams a scan's row groups take in turn (uploads and kernels), unless
 /// `GDSCAN_DECODE_STREAMS` says otherwise.
@@ -248,7 +250,12 @@ pub fn decode(
     }
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
     let device = Device::get(options.device)?;
-    let pool = DevicePool::new(device, DEVICE_POOL_BYTES);
+    // GDSCAN_DEVICE_POOL=scan gives the scan a pool of its own (freed at
+    // its end), for comparing with the shared one.
+    let pool = match std::env::var("GDSCAN_DEVICE_POOL").as_deref() {
+        Ok("scan") => DevicePool::new(device, DEVICE_POOL_BYTES),
+        _ => context::shared_device_pool(device),
+    };
     let gpu = Gpu::new(device, pool, options.check, options.streams.max(1))?;
     let scans: Vec<SourceScan> = inputs
         .iter()
@@ -272,8 +279,16 @@ pub fn decode(
     fetch_options.max_bytes_in_flight = fetch_options.max_bytes_in_flight.max(needed);
     let fetch = fetch(scans, PinnedAllocator(gpu.pinned.clone()), fetch_options);
     let inputs = Arc::new(inputs);
+    let trace = Trace::from_env(device, &gpu.streams[0])?;
+    // The device pool's high-water mark from here is this scan's (shared
+    // by any scan running beside it on the device).
+    gpu.pool.reset_peak();
+    let pools_at_start = (gpu.pool.stats(), gpu.pinned.stats());
     let planned = PlanAhead::start(fetch, inputs.clone(), gpu.check, options.group_bytes);
     Ok(DecodeStream {
+        trace,
+        pools_at_start,
+        groups_launched: 0,
         queue: VecDeque::new(),
         gpu,
         inputs,
@@ -292,6 +307,12 @@ pub fn decode(
 pub struct DecodeStream {
     /// First: queued work is waited for before the rest is dropped.
     queue: VecDeque<InFlight>,
+    /// The timeline, when `GDSCAN_DECODE_TRACE` asks for one.
+    trace: Option<Trace>,
+    /// The pools' counters when the scan started.
+    pools_at_start: (crate::cuda::PoolStats, crate::cuda::PoolStats),
+    /// Groups handed to the GPU so far.
+    groups_launched: usize,
     gpu: Gpu,
     inputs: Arc<Vec<DecodeInput>>,
     /// After `queue`: the queued work's fetched bytes go back to the
@@ -339,6 +360,9 @@ impl DecodeStream {
                 return Ok(());
             };
             self.report.io_wait_seconds += waited.elapsed().as_secs_f64();
+            if let Some(t) = &mut self.trace {
+                t.span("plan_wait", self.groups_launched, waited);
+            }
             let group = group?;
             self.report.fetch_wait_seconds += group.fetch_wait;
             self.report.plan_seconds += group.plan;
@@ -357,7 +381,7 @@ impl DecodeStream {
             .map(|i| &self.gpu.streams[(self.launched + i) % self.gpu.streams.len()])
             .collect();
         let mut staged = Vec::with_capacity(planned.len());
-        for (p, stream) in planned.into_iter().zip(&streams) {
+        for p in planned {
             let input = &self.inputs[p.fetched.file];
             staged.push(row_group::stage(
                 &self.gpu,
@@ -365,12 +389,30 @@ impl DecodeStream {
                 &input.metadata,
                 p.plan,
                 p.fetched,
-                stream,
+                &self.gpu.upload_stream,
             )?);
         }
+        let first_row_group = self.launched;
         self.launched += staged.len();
         let staged_at = started.elapsed();
-        let mut queued = group::launch_group(&self.gpu, staged, &streams)?;
+        let group_index = self.groups_launched;
+        self.groups_launched += 1;
+        let mut traced = self.trace.as_mut().map(|trace| {
+            trace.span("stage", group_index, started);
+            group::TraceGroup {
+                trace,
+                group: group_index,
+                first_row_group,
+                nv_stream: &self.gpu.nvcomp_stream,
+                streams: &self.gpu.streams,
+            }
+        });
+        let queue_started = std::time::Instant::now();
+        let mut queued = group::launch_group(&self.gpu, staged, &streams, traced.as_mut())?;
+        drop(traced);
+        if let Some(t) = &mut self.trace {
+            t.span("queue", group_index, queue_started);
+        }
         let queued_at = started.elapsed();
         // The group's host time, shared out over its row groups.
         let n = queued.len().max(1) as u32;
@@ -392,13 +434,28 @@ impl DecodeStream {
             self.groups_queued -= 1;
         }
         let (rows, bytes) = (item.rows(), item.output_bytes());
-        Some(
-            item.finish(self.gpu.device.ordinal())
-                .map(|(batch, times)| {
-                    self.report.add(rows, bytes, &times);
-                    batch
-                }),
-        )
+        let finish_started = std::time::Instant::now();
+        let finished = item.finish(self.gpu.device.ordinal());
+        if let Some(t) = &mut self.trace {
+            t.span("finish", self.groups_launched, finish_started);
+        }
+        self.report.device_pool = self.gpu.pool.stats().since(&self.pools_at_start.0);
+        self.report.pinned_pool = self.gpu.pinned.stats().since(&self.pools_at_start.1);
+        Some(finished.map(|(batch, times)| {
+            self.report.add(rows, bytes, &times);
+            batch
+        }))
+    }
+}
+
+impl Drop for DecodeStream {
+    fn drop(&mut self) {
+        if let Some(trace) = &self.trace {
+            // A diagnostic: a trace that cannot be written is said, not fatal.
+            if let Err(e) = trace.write() {
+                eprintln!("gdscan: GDSCAN_DECODE_TRACE: {e}");
+            }
+        }
     }
 }
 

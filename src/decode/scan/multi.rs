@@ -219,22 +219,7 @@ impl MultiDecodeStream {
     pub fn report(&self) -> DecodeReport {
         let mut total = DecodeReport::default();
         for s in self.shares() {
-            let r = s.report;
-            total.row_groups += r.row_groups;
-            total.rows += r.rows;
-            total.pages += r.pages;
-            total.pages_decompressed_nvcomp += r.pages_decompressed_nvcomp;
-            total.bytes_read += r.bytes_read;
-            total.output_bytes += r.output_bytes;
-            total.io_wait_seconds += r.io_wait_seconds;
-            total.fetch_wait_seconds += r.fetch_wait_seconds;
-            total.host_seconds += r.host_seconds;
-            total.plan_seconds += r.plan_seconds;
-            total.stage_seconds += r.stage_seconds;
-            total.queue_seconds += r.queue_seconds;
-            total.walk_thread_seconds += r.walk_thread_seconds;
-            total.check_thread_seconds += r.check_thread_seconds;
-            total.gpu_wait_seconds += r.gpu_wait_seconds;
+            total.merge(&s.report);
         }
         total
     }

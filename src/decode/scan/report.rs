@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::cuda::PoolStats;
+
 /// Host-side measurements of one row group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RowGroupTimes {
@@ -66,9 +68,38 @@ pub struct DecodeReport {
     /// Seconds the host waited for GPU work (decompression and kernels not
     /// hidden behind the host's other work).
     pub gpu_wait_seconds: f64,
+    /// The device pool during the scan: buffers it had to allocate (a
+    /// scan after the first allocates little while its working set fits
+    /// the pool) and buffers it freed.
+    pub device_pool: PoolStats,
+    /// The pinned pool during the scan, likewise (shared with every scan
+    /// on the device running at the same time).
+    pub pinned_pool: PoolStats,
 }
 
 impl DecodeReport {
+    /// Adds `other`'s counts and times to these (several devices' reports
+    /// into one).
+    pub fn merge(&mut self, other: &DecodeReport) {
+        self.row_groups += other.row_groups;
+        self.rows += other.rows;
+        self.pages += other.pages;
+        self.pages_decompressed_nvcomp += other.pages_decompressed_nvcomp;
+        self.bytes_read += other.bytes_read;
+        self.output_bytes += other.output_bytes;
+        self.io_wait_seconds += other.io_wait_seconds;
+        self.fetch_wait_seconds += other.fetch_wait_seconds;
+        self.host_seconds += other.host_seconds;
+        self.plan_seconds += other.plan_seconds;
+        self.stage_seconds += other.stage_seconds;
+        self.queue_seconds += other.queue_seconds;
+        self.walk_thread_seconds += other.walk_thread_seconds;
+        self.check_thread_seconds += other.check_thread_seconds;
+        self.gpu_wait_seconds += other.gpu_wait_seconds;
+        self.device_pool = self.device_pool.plus(&other.device_pool);
+        self.pinned_pool = self.pinned_pool.plus(&other.pinned_pool);
+    }
+
     pub(crate) fn add(&mut self, rows: usize, bytes: usize, t: &RowGroupTimes) {
         self.row_groups += 1;
         self.rows += rows as u64;

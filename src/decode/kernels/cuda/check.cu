@@ -25,13 +25,10 @@
 #include "common.cuh"
 
 #define GDS_CHECK_WARPS (GDS_CHECK_BLOCK / 32u)
+// Bytes of a stream each warp holds in shared memory (a multiple of 4, at
+// least a window's 37 bytes plus 3 of alignment).
+#define GDS_CHECK_STAGE 2048u
 #define GDS_FULL_WARP 0xffffffffu
-
-__device__ __forceinline__ u32 gds_le_bytes(const u8* p, u32 n) {
-  u32 v = 0;
-  for (u32 b = 0; b < n; ++b) v |= (u32)p[b] << (8 * b);
-  return v;
-}
 
 // The varint preamble (the uncompressed length, at most 5
 // bytes). Returns the stream offset after it, or fills `r` and returns 0.
@@ -80,10 +77,12 @@ struct SnappyElement {
   u32 at;       // where a truncation is reported (as the host check does)
 };
 
-__device__ __forceinline__ SnappyElement gds_snappy_element(const u8* data, u32 len, u64 pos) {
+// `at(p)` returns the stream's byte at offset p (< len).
+template <typename At>
+__device__ __forceinline__ SnappyElement gds_snappy_element(At at, u32 len, u64 pos) {
   SnappyElement e;
   e.next = ~0ull; e.length = 0; e.offset = 0; e.copy = 0; e.code = GDS_SNAPPY_OK; e.at = 0;
-  const u32 tag = data[pos];
+  const u32 tag = at(pos);
   const u32 kind = tag & 3;
   const u32 extra = kind == 0 ? ((tag >> 2) >= 60 ? (tag >> 2) - 59 : 0) : (kind == 1 ? 1 : (kind == 2 ? 2 : 4));
   if (pos + 1 + extra > len) {
@@ -91,9 +90,10 @@ __device__ __forceinline__ SnappyElement gds_snappy_element(const u8* data, u32 
     e.code = GDS_SNAPPY_TRUNCATED; e.at = (u32)(pos + 1);
     return e;
   }
-  const u8* const q = data + pos;
+  u32 ext = 0;
+  for (u32 b = 0; b < extra; ++b) ext |= (u32)at(pos + 1 + b) << (8 * b);
   if (kind == 0) {
-    e.length = (u64)((tag >> 2) >= 60 ? gds_le_bytes(q + 1, extra) : (tag >> 2)) + 1;
+    e.length = (u64)((tag >> 2) >= 60 ? ext : (tag >> 2)) + 1;
     if (pos + 1 + extra + e.length > len) {
       e.code = GDS_SNAPPY_TRUNCATED; e.at = (u32)pos;
       return e;
@@ -103,18 +103,34 @@ __device__ __forceinline__ SnappyElement gds_snappy_element(const u8* data, u32 
     e.copy = 1;
     if (kind == 1) {
       e.length = 4 + ((tag >> 2) & 7);
-      e.offset = ((tag >> 5) << 8) | q[1];
+      e.offset = ((tag >> 5) << 8) | ext;
     } else {
       e.length = (tag >> 2) + 1;
-      e.offset = gds_le_bytes(q + 1, extra);
+      e.offset = ext;
     }
     e.next = pos + 1 + extra;
   }
   return e;
 }
 
+// Copies stream bytes [base, base + n) into the warp's stage (n <=
+// GDS_CHECK_STAGE), four bytes a load where the source allows; the caller
+// picks base so that data + base is 4-byte aligned.
+__device__ __forceinline__ void gds_stage_bytes(const u8* data, u32 base, u32 n, u8* stage, u32 lane) {
+  const u32 words = n >> 2;
+  const u32* src = (const u32*)(data + base);
+  for (u32 w = lane; w < words; w += 32) ((u32*)stage)[w] = src[w];
+  for (u32 b = (words << 2) + lane; b < n; b += 32) stage[b] = data[base + b];
+  __syncwarp();
+}
+
 // Checks one stream with the whole warp; every lane returns the same result.
-__device__ void gds_check_snappy_warp(const u8* data, u64 len64, u64 size, u32 lane, u32* r) {
+// The stream is read through `stage`, the warp's GDS_CHECK_STAGE bytes of
+// shared memory, refilled with coalesced loads whenever the next window
+// (32 element starts and their up to 5 header bytes) is not all inside it:
+// parsed straight from global memory, every window paid a load's latency
+// (the check took 23 ms per 128 MiB group on the H200, more than nvCOMP).
+__device__ void gds_check_snappy_warp(const u8* data, u64 len64, u64 size, u32 lane, u32* r, u8* stage) {
   r[0] = GDS_SNAPPY_OK; r[1] = 0; r[2] = 0; r[3] = 0;
   if (len64 > 0xffffffffull || size > 0xffffffffull) {
     // Pages are under 2 GiB (the page header's sizes are i32).
@@ -126,11 +142,28 @@ __device__ void gds_check_snappy_warp(const u8* data, u64 len64, u64 size, u32 l
   u64 at = gds_snappy_preamble(data, len, size, r);
   if (r[0] != GDS_SNAPPY_OK) return;
   u64 produced = 0;
+  u32 base = 0, staged = 0;  // the stage holds stream bytes [base, base + staged)
   while (at < len) {
     const u64 pos = at + lane;
+    // The window reads bytes [at, min(at + 37, len)).
+    const u32 need_end = len - at < 37 ? len : (u32)at + 37;
+    if (at < base || need_end > base + staged) {
+      const u32 mis = (u32)(((u64)(data + at)) & 3);
+      base = (u32)at - ((u32)at >= mis ? mis : 0);
+      staged = len - base < GDS_CHECK_STAGE ? len - base : GDS_CHECK_STAGE;
+      __syncwarp();
+      if ((((u64)(data + base)) & 3) == 0) {
+        gds_stage_bytes(data, base, staged, stage, lane);
+      } else {
+        for (u32 b = lane; b < staged; b += 32) stage[b] = data[base + b];
+        __syncwarp();
+      }
+    }
+    const u8* const view = stage;
+    const u32 from = base;
     SnappyElement e;
     if (pos < len) {
-      e = gds_snappy_element(data, len, pos);
+      e = gds_snappy_element([&](u64 p) { return (u32)view[p - from]; }, len, pos);
     } else {
       e.next = ~0ull; e.length = 0; e.offset = 0; e.copy = 0; e.code = GDS_SNAPPY_OK; e.at = 0;
     }
@@ -188,11 +221,12 @@ __device__ void gds_check_snappy_warp(const u8* data, u64 len64, u64 size, u32 l
 
 extern "C" __global__ void __launch_bounds__(GDS_CHECK_BLOCK) gds_check_snappy(
     u64* src, u64* src_len, const u64* dst_len, u32 n_jobs, u32* results, u64 dummy) {
+  alignas(16) __shared__ u8 stages[GDS_CHECK_WARPS][GDS_CHECK_STAGE];
   const u32 lane = threadIdx.x & 31u;
   const u32 warp = threadIdx.x >> 5;
   for (u32 j = blockIdx.x * GDS_CHECK_WARPS + warp; j < n_jobs; j += gridDim.x * GDS_CHECK_WARPS) {
     u32 r[4];
-    gds_check_snappy_warp((const u8*)src[j], src_len[j], dst_len[j], lane, r);
+    gds_check_snappy_warp((const u8*)src[j], src_len[j], dst_len[j], lane, r, stages[warp]);
     if (lane == 0) {
       for (u32 w = 0; w < 4; ++w) results[4 * (u64)j + w] = r[w];
       if (r[0] != GDS_SNAPPY_OK) {
