@@ -116,7 +116,8 @@ pub struct BenchDecodeArgs {
     #[arg(long)]
     pub depth: Option<usize>,
     /// Where Snappy and LZ4 pages are checked before nvCOMP: host, gpu or
-    /// off (default: GDSCAN_DECODE_CHECK, else host).
+    /// off (default: GDSCAN_DECODE_CHECK, else gpu: small Snappy pages on
+    /// the GPU, long ones and LZ4 on the host).
     #[arg(long)]
     pub check: Option<crate::decode::scan::CompressedCheck>,
     /// Also write the report as JSON to this file.

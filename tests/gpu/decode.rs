@@ -228,7 +228,7 @@ fn tpch_tables_in_every_writer_setting_decode_like_arrow_rs() {
 /// Bit flips and truncations inside the pages of a real file: the GPU
 /// decoder returns a typed error or exactly the values arrow-rs decodes
 /// from the same corrupted bytes; never a crash, never a hang, never other
-/// values. Compressed pages checked on the host (the default).
+/// values. Compressed pages checked on the host.
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn corrupt_pages_give_typed_errors_or_arrow_rs_values() {

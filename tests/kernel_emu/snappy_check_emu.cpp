@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   std::vector<u32> results(4 * (size_t)n, 0xEEEEEEEEu);
   static uint8_t dummy = 0;
   emu_launch(n < 64 ? n : 64, GDS_CHECK_BLOCK, [&] {
-    gds_check_snappy(src.data(), src_len.data(), dst_len.data(), n, results.data(), (u64)&dummy);
+    gds_check_snappy(src.data(), src_len.data(), dst_len.data(), n, results.data(), (u64)&dummy, ~0ull);
   });
   for (u32 j = 0; j < n; ++j) {
     const bool rewritten = src[j] == (u64)&dummy && src_len[j] == 1;

@@ -100,6 +100,9 @@ pub struct SnappyJobs {
     pub results: u64,
     /// A device byte holding 0: an empty Snappy stream.
     pub dummy: u64,
+    /// Jobs with longer streams are left alone (reported sound): the
+    /// caller has checked them elsewhere.
+    pub max_len: u64,
 }
 
 /// Device addresses and counts of one row group's kernel work, for
@@ -219,6 +222,7 @@ impl KernelSet {
             mut n_jobs,
             mut results,
             mut dummy,
+            mut max_len,
         } = jobs;
         self.launch(
             &self.check_snappy,
@@ -231,6 +235,7 @@ impl KernelSet {
                 ptr(&mut n_jobs),
                 ptr(&mut results),
                 ptr(&mut dummy),
+                ptr(&mut max_len),
             ],
         )
     }

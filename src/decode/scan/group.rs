@@ -232,6 +232,7 @@ pub(crate) fn launch_group(
                             n_jobs: n as u32,
                             results: results_dev + checks_at as u64,
                             dummy: word(dummy_word),
+                            max_len: super::gpu_check_max_bytes() as u64,
                         },
                     )?
                 };

@@ -56,10 +56,14 @@ pub(crate) fn plan_host(
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
     let walk = started.elapsed();
     match check {
-        CompressedCheck::Host => {
-            check_compressed_pages(file, &plan, host, &[PageCodec::Snappy, PageCodec::Lz4Raw])?
-        }
-        CompressedCheck::Gpu => check_compressed_pages(file, &plan, host, &[PageCodec::Lz4Raw])?,
+        CompressedCheck::Host => check_compressed_pages(file, &plan, host, |job| {
+            matches!(job.codec, PageCodec::Snappy | PageCodec::Lz4Raw)
+        })?,
+        // The GPU checks Snappy pages up to its limit.
+        CompressedCheck::Gpu => check_compressed_pages(file, &plan, host, |job| {
+            job.codec == PageCodec::Lz4Raw
+                || (job.codec == PageCodec::Snappy && job.src_len > super::gpu_check_max_bytes())
+        })?,
         CompressedCheck::Off => {}
     }
     Ok(HostPlan {
@@ -147,14 +151,14 @@ fn check_compressed_pages(
     file: &str,
     plan: &DecodePlan,
     host: &[u8],
-    codecs: &[PageCodec],
+    picked: impl Fn(&crate::decode::page::plan::DecompressJob) -> bool + Sync,
 ) -> Result<(), DecodeError> {
     use crate::decode::page::validate::{check_lz4_block, check_snappy};
     use rayon::prelude::*;
     let failed = plan
         .jobs
         .par_iter()
-        .filter(|j| codecs.contains(&j.codec))
+        .filter(|j| picked(j))
         .find_map_first(|j| {
             let src = host.get(j.src_offset..j.src_offset + j.src_len)?;
             let checked = match j.codec {

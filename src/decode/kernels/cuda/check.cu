@@ -11,7 +11,8 @@
 // cores for SF 10 lineitem's 2.15 GB.
 //
 // gds_check_snappy: one warp per job of a Snappy batch (the arrays nvCOMP
-// takes). The warp moves through the stream 32 bytes at a time: each lane
+// takes) whose stream is at most `max_len` bytes (the host checks the
+// longer ones, see src/decode/scan/host.rs). The warp moves through the stream 32 bytes at a time: each lane
 // parses the element that would start at its byte, pointer doubling over
 // the lanes' "next element" links finds the elements the stream really
 // has in those 32 bytes (the chain from the window's first element), a
@@ -220,12 +221,20 @@ __device__ void gds_check_snappy_warp(const u8* data, u64 len64, u64 size, u32 l
 }
 
 extern "C" __global__ void __launch_bounds__(GDS_CHECK_BLOCK) gds_check_snappy(
-    u64* src, u64* src_len, const u64* dst_len, u32 n_jobs, u32* results, u64 dummy) {
+    u64* src, u64* src_len, const u64* dst_len, u32 n_jobs, u32* results, u64 dummy, u64 max_len) {
   alignas(16) __shared__ u8 stages[GDS_CHECK_WARPS][GDS_CHECK_STAGE];
   const u32 lane = threadIdx.x & 31u;
   const u32 warp = threadIdx.x >> 5;
   for (u32 j = blockIdx.x * GDS_CHECK_WARPS + warp; j < n_jobs; j += gridDim.x * GDS_CHECK_WARPS) {
     u32 r[4];
+    if (src_len[j] > max_len) {
+      // Longer pages are checked by the host before they are staged: the
+      // check lasts as long as its longest page.
+      if (lane == 0) {
+        for (u32 w = 0; w < 4; ++w) results[4 * (u64)j + w] = GDS_SNAPPY_OK;
+      }
+      continue;
+    }
     gds_check_snappy_warp((const u8*)src[j], src_len[j], dst_len[j], lane, r, stages[warp]);
     if (lane == 0) {
       for (u32 w = 0; w < 4; ++w) results[4 * (u64)j + w] = r[w];
