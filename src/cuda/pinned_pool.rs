@@ -84,6 +84,12 @@ impl PinnedPool {
     /// the cache follows the working set when a scan of another shape
     /// starts (keeping the old buffers and unpinning the new ones would pin
     /// and unpin a buffer per row group from then on).
+    /// Starts a new high-water mark of the bytes handed out
+    /// ([`PoolStats::peak_in_use_bytes`]) from what is handed out now.
+    pub fn reset_peak(&self) {
+        self.counters.reset_peak();
+    }
+
     /// Unpins every idle buffer (those handed out stay theirs).
     pub fn trim(&self) {
         let idle = std::mem::take(&mut *self.free.lock().unwrap_or_else(|e| e.into_inner()));

@@ -308,6 +308,7 @@ pub fn decode(
     // The device pool's high-water mark from here is this scan's (shared
     // by any scan running beside it on the device).
     gpu.pool.reset_peak();
+    gpu.pinned.reset_peak();
     let pools_at_start = (gpu.pool.stats(), gpu.pinned.stats());
     let planned = PlanAhead::start(fetch, inputs.clone(), gpu.check, options.group_bytes);
     Ok(DecodeStream {
