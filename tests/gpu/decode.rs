@@ -557,3 +557,104 @@ fn page_pruned_scans_decode_the_selected_rows_like_arrow_rs() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn the_timeline_has_every_phase_of_every_row_group_in_order() {
+    assert_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mixed.parquet");
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(4_000))
+        .build();
+    write_mixed(&path, &props);
+    let file = Bytes::from(std::fs::read(&path).unwrap());
+    let row_groups = ParquetRecordBatchReaderBuilder::try_new(file.clone())
+        .unwrap()
+        .metadata()
+        .num_row_groups();
+    assert!(row_groups >= 5, "{row_groups}");
+    let trace = dir.path().join("trace.jsonl");
+    let options = DecodeOptions {
+        trace: Some(trace.clone()),
+        // Several groups: each row group is well under 1 MiB.
+        group_bytes: 1 << 18,
+        ..DecodeOptions::default()
+    };
+    let got = gpu_decode_with(&path, ScanRequest::default(), options).unwrap();
+    assert_same_values(
+        "traced scan",
+        &arrow_rs_decode(&file, None, None, None),
+        &got,
+    );
+
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let gpu = |what: &str, key: &str, value: u64| -> Vec<f64> {
+        lines
+            .iter()
+            .filter(|l| l["side"] == "gpu" && l["what"] == what && l[key] == value)
+            .map(|l| l["ms"].as_f64().unwrap())
+            .collect()
+    };
+    // Every row group's kernels, once each, after its group's uploads and
+    // decompression, in launch order.
+    let groups: std::collections::BTreeSet<u64> = lines
+        .iter()
+        .filter(|l| l["side"] == "gpu")
+        .map(|l| l["group"].as_u64().unwrap())
+        .collect();
+    assert!(groups.len() >= 2, "{groups:?}");
+    for g in &groups {
+        let uploaded = gpu("uploaded", "group", *g);
+        let (start, end) = (
+            gpu("nvcomp_start", "group", *g),
+            gpu("nvcomp_end", "group", *g),
+        );
+        assert_eq!(
+            (uploaded.len(), start.len(), end.len()),
+            (1, 1, 1),
+            "group {g}"
+        );
+        assert!(
+            uploaded[0] >= 0.0 && uploaded[0] <= start[0] && start[0] <= end[0],
+            "group {g}"
+        );
+        // Every row group's kernels start after the group's uploads; those
+        // of row groups with compressed pages (here, all with any) after
+        // nvCOMP's call.
+        let kernels: Vec<f64> = lines
+            .iter()
+            .filter(|l| l["side"] == "gpu" && l["group"] == *g && l["what"] == "kernels_start")
+            .map(|l| l["ms"].as_f64().unwrap())
+            .collect();
+        assert!(!kernels.is_empty(), "group {g}");
+        for k in &kernels {
+            assert!(*k >= uploaded[0], "group {g}: kernels before the uploads");
+        }
+        let latest = kernels.iter().cloned().fold(f64::MIN, f64::max);
+        assert!(
+            latest >= end[0],
+            "group {g}: every kernel before nvCOMP ended"
+        );
+    }
+    for r in 0..row_groups as u64 {
+        let k = gpu("kernels_start", "row_group", r);
+        let done = gpu("gather_status", "row_group", r);
+        assert_eq!((k.len(), done.len()), (1, 1), "row group {r}");
+        assert!(k[0] <= done[0], "row group {r}");
+    }
+    // The decoder's own spans: each ends after it starts.
+    let spans: Vec<&serde_json::Value> = lines.iter().filter(|l| l["side"] == "host").collect();
+    assert!(spans.iter().any(|l| l["what"] == "finish"));
+    for s in spans {
+        assert!(
+            s["start_ms"].as_f64().unwrap() <= s["end_ms"].as_f64().unwrap(),
+            "{s}"
+        );
+    }
+}

@@ -166,6 +166,9 @@ pub(crate) fn launch_group(
     // the upload stream by `stage`), its job arrays and their check.
     let mut uploaded = Event::new(gpu.device)?;
     if n_jobs == 0 {
+        if let Some(t) = trace.as_deref_mut() {
+            t.mark("uploaded", None, up_stream)?;
+        }
         uploaded.record(up_stream)?;
     } else {
         // 2. The job arrays, codec by codec: [src ptrs][src lens][dst lens][dst ptrs].
@@ -238,6 +241,11 @@ pub(crate) fn launch_group(
                 };
             }
         }
+        // The mark before the event, so that it is never later than the
+        // work waiting for the event.
+        if let Some(t) = trace.as_deref_mut() {
+            t.mark("uploaded", None, up_stream)?;
+        }
         uploaded.record(up_stream)?;
         nv_stream.wait_event(&uploaded)?;
         if let Some(t) = trace.as_deref_mut() {
@@ -280,9 +288,6 @@ pub(crate) fn launch_group(
         shared._up = Some(up);
         shared._meta = Some(meta);
         decompressed = Some(done);
-    }
-    if let Some(t) = trace.as_deref_mut() {
-        t.mark("uploaded", None, up_stream)?;
     }
     let uploaded = Arc::new(uploaded);
     shared._uploaded = Some(uploaded.clone());

@@ -29,9 +29,7 @@ pub(crate) struct HostPlan {
 
 /// Plans row group `row_group` of `file` from its fetched bytes `host`.
 /// Compressed pages are checked here as `check` says (nvCOMP's behaviour
-/// on corrupt input is undefined): every Snappy and LZ4 page for
-/// [`CompressedCheck::Host`], the LZ4 pages for [`CompressedCheck::Gpu`]
-/// (Snappy pages are checked there, by `gds_check_snappy`).
+/// on corrupt input is undefined; see [`checked_on_host`]).
 pub(crate) fn plan_host(
     file: &str,
     metadata: &ParquetMetaData,
@@ -55,16 +53,11 @@ pub(crate) fn plan_host(
         .and_then(|r| r.rows.clone());
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
     let walk = started.elapsed();
-    match check {
-        CompressedCheck::Host => check_compressed_pages(file, &plan, host, |job| {
-            matches!(job.codec, PageCodec::Snappy | PageCodec::Lz4Raw)
-        })?,
-        // The GPU checks Snappy pages up to its limit.
-        CompressedCheck::Gpu => check_compressed_pages(file, &plan, host, |job| {
-            job.codec == PageCodec::Lz4Raw
-                || (job.codec == PageCodec::Snappy && job.src_len > super::gpu_check_max_bytes())
-        })?,
-        CompressedCheck::Off => {}
+    if check != CompressedCheck::Off {
+        let gpu_max = super::gpu_check_max_bytes();
+        check_compressed_pages(file, &plan, host, |job| {
+            checked_on_host(check, job.codec, job.src_len, gpu_max)
+        })?;
     }
     Ok(HostPlan {
         plan,
@@ -76,6 +69,27 @@ pub(crate) fn plan_host(
 }
 
 /// One kernel task: a page of a column, whole or a window of its rows.
+/// Whether a page of `codec`, `stored` bytes long, is checked on the host
+/// under `check`: every Snappy and LZ4 page for [`CompressedCheck::Host`];
+/// for [`CompressedCheck::Gpu`] LZ4 pages and Snappy pages longer than
+/// `gpu_max` (the GPU's `gds_check_snappy` takes the others); none for
+/// [`CompressedCheck::Off`]. Other codecs have no check (nvCOMP's Zstd and
+/// Deflate decoders bound their reads themselves).
+pub(crate) fn checked_on_host(
+    check: CompressedCheck,
+    codec: PageCodec,
+    stored: usize,
+    gpu_max: usize,
+) -> bool {
+    match (check, codec) {
+        (CompressedCheck::Off, _) => false,
+        (_, PageCodec::Lz4Raw) => true,
+        (CompressedCheck::Host, PageCodec::Snappy) => true,
+        (CompressedCheck::Gpu, PageCodec::Snappy) => stored > gpu_max,
+        _ => false,
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TaskSpec {
     /// Column index in the plan.
@@ -177,5 +191,48 @@ fn check_compressed_pages(
             page: j.page,
             source,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gpu_takes_short_snappy_pages_and_the_host_the_rest() {
+        let max = 128 << 10;
+        for stored in [0, 1, max - 1, max] {
+            assert!(!checked_on_host(
+                CompressedCheck::Gpu,
+                PageCodec::Snappy,
+                stored,
+                max
+            ));
+            assert!(checked_on_host(
+                CompressedCheck::Host,
+                PageCodec::Snappy,
+                stored,
+                max
+            ));
+        }
+        for stored in [max + 1, 1 << 20, usize::MAX] {
+            assert!(checked_on_host(
+                CompressedCheck::Gpu,
+                PageCodec::Snappy,
+                stored,
+                max
+            ));
+        }
+        for check in [CompressedCheck::Host, CompressedCheck::Gpu] {
+            assert!(checked_on_host(check, PageCodec::Lz4Raw, 1, max));
+        }
+        for codec in [PageCodec::Snappy, PageCodec::Lz4Raw] {
+            assert!(!checked_on_host(CompressedCheck::Off, codec, 1 << 20, max));
+        }
+        for check in [CompressedCheck::Host, CompressedCheck::Gpu] {
+            for codec in [PageCodec::Zstd, PageCodec::Gzip] {
+                assert!(!checked_on_host(check, codec, 1 << 20, max));
+            }
+        }
     }
 }

@@ -91,10 +91,15 @@ pub struct DecodeOptions {
     /// (an out-of-bounds read that poisons the CUDA context was seen).
     /// `GDSCAN_DECODE_CHECK=host|gpu|off` sets the default.
     pub check: CompressedCheck,
-    /// Streams the row groups take in turn (their uploads and kernels;
-    /// nvCOMP has its own): row groups on different streams run their
-    /// kernels at once. `GDSCAN_DECODE_STREAMS` sets the default (8).
+    /// Streams the row groups' kernels take in turn (uploads and nvCOMP
+    /// have one each): row groups on different streams run their kernels
+    /// at once. `GDSCAN_DECODE_STREAMS` sets the default (8).
     pub streams: usize,
+    /// A file to write the scan's timeline to when it ends (GPU events per
+    /// group and row group, the decoder's waits; JSON lines, see
+    /// `benches/trace_summary.py`). `GDSCAN_DECODE_TRACE` sets the
+    /// default; none records nothing.
+    pub trace: Option<std::path::PathBuf>,
 }
 
 impl Default for DecodeOptions {
@@ -111,6 +116,7 @@ impl Default for DecodeOptions {
                 .and_then(|v| v.parse().ok())
                 .filter(|&n: &usize| n > 0)
                 .unwrap_or(STREAMS),
+            trace: std::env::var_os("GDSCAN_DECODE_TRACE").map(std::path::PathBuf::from),
         }
     }
 }
@@ -304,7 +310,10 @@ pub fn decode(
     fetch_options.max_bytes_in_flight = fetch_options.max_bytes_in_flight.max(needed);
     let fetch = fetch(scans, PinnedAllocator(gpu.pinned.clone()), fetch_options);
     let inputs = Arc::new(inputs);
-    let trace = Trace::from_env(device, &gpu.streams[0])?;
+    let trace = match &options.trace {
+        Some(path) => Some(Trace::start(path.clone(), device, &gpu.streams[0])?),
+        None => None,
+    };
     // The device pool's high-water mark from here is this scan's (shared
     // by any scan running beside it on the device).
     gpu.pool.reset_peak();
@@ -423,19 +432,20 @@ impl DecodeStream {
         let staged_at = started.elapsed();
         let group_index = self.groups_launched;
         self.groups_launched += 1;
-        let mut traced = self.trace.as_mut().map(|trace| {
-            trace.span("stage", group_index, started);
-            group::TraceGroup {
-                trace,
-                group: group_index,
-                first_row_group,
-                nv_stream: &self.gpu.nvcomp_stream,
-                streams: &self.gpu.streams,
-            }
-        });
         let queue_started = std::time::Instant::now();
-        let mut queued = group::launch_group(&self.gpu, staged, &streams, traced.as_mut())?;
-        drop(traced);
+        let mut queued = {
+            let mut traced = self.trace.as_mut().map(|trace| {
+                trace.span("stage", group_index, started);
+                group::TraceGroup {
+                    trace,
+                    group: group_index,
+                    first_row_group,
+                    nv_stream: &self.gpu.nvcomp_stream,
+                    streams: &self.gpu.streams,
+                }
+            });
+            group::launch_group(&self.gpu, staged, &streams, traced.as_mut())?
+        };
         if let Some(t) = &mut self.trace {
             t.span("queue", group_index, queue_started);
         }

@@ -2,7 +2,8 @@
 //! system profiler is at hand (the GPU machine has Nsight Compute, which
 //! serialises kernels, but not Nsight Systems).
 //!
-//! With `GDSCAN_DECODE_TRACE=FILE`, the decoder records timed CUDA events at
+//! With `DecodeOptions::trace` (default: `GDSCAN_DECODE_TRACE=FILE`), the
+//! decoder records timed CUDA events at
 //! the points where its GPU work changes phase (a row group's upload done,
 //! nvCOMP's call for a group starting and ending, each kernel of a row group
 //! ending) and host spans around its own waits, and writes them when the
@@ -52,23 +53,24 @@ pub(crate) struct Trace {
 }
 
 impl Trace {
-    /// A trace when `GDSCAN_DECODE_TRACE` names a file, with its origin
-    /// recorded on `stream` and waited for.
-    pub(crate) fn from_env(device: Device, stream: &Stream) -> Result<Option<Trace>, CudaError> {
-        let Some(path) = std::env::var_os("GDSCAN_DECODE_TRACE") else {
-            return Ok(None);
-        };
+    /// A trace to be written to `path`, with its origin recorded on
+    /// `stream` and waited for.
+    pub(crate) fn start(
+        path: PathBuf,
+        device: Device,
+        stream: &Stream,
+    ) -> Result<Trace, CudaError> {
         let mut origin = Event::timed(device)?;
         origin.record(stream)?;
         origin.wait()?;
-        Ok(Some(Trace {
-            path: PathBuf::from(path),
+        Ok(Trace {
+            path,
             device,
             origin,
             origin_host: Instant::now(),
             gpu: Vec::new(),
             host: Vec::new(),
-        }))
+        })
     }
 
     /// Records a timed event named `what` at the current end of `stream`
