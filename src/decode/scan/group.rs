@@ -13,14 +13,21 @@
 //! A group hands nvCOMP thousands of pages at once.
 //!
 //! Order of the work (no host wait anywhere here):
-//! 1. each row group's uploads on its stream ([`super::row_group::stage`]),
-//!    then an event the nvCOMP stream waits for;
-//! 2. on the nvCOMP stream: the group's job arrays up, the Snappy check
-//!    (`gds_check_snappy`: a refused page is pointed at an empty stream, so
-//!    nvCOMP never reads it), one call per codec, the actual sizes,
-//!    statuses and check results down, the `decompressed` event;
-//! 3. each row group's stream waits for `decompressed`, runs the kernels,
-//!    copies its status down and records the row group's event.
+//! 1. on the upload stream: each row group's uploads
+//!    ([`super::row_group::stage`]), then the group's job arrays and the
+//!    Snappy check of its short pages (`gds_check_snappy`: a refused page
+//!    is pointed at an empty stream, so nvCOMP never reads it), then the
+//!    `uploaded` event. The next group's uploads and check so run beside
+//!    this group's nvCOMP call, never behind its kernels;
+//! 2. on the nvCOMP stream, after `uploaded`: one call per codec, the
+//!    actual sizes, statuses and check results down, the `decompressed`
+//!    event;
+//! 3. each row group's stream waits for `decompressed` (or `uploaded`,
+//!    when it has no compressed page), runs the kernels, copies its status
+//!    down and records the row group's event.
+//!
+//! With a timeline asked for ([`TraceGroup`]), timed events mark each
+//! phase.
 
 use std::sync::Arc;
 
