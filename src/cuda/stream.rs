@@ -125,28 +125,22 @@ unsafe impl Sync for Event {}
 impl Event {
     /// Creates an event on `device`.
     pub fn new(device: Device) -> Result<Event> {
-        device.bind()?;
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: context bound; out pointer valid.
-        check("cuEventCreate", unsafe {
-            sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
-        })?;
-        Ok(Event {
-            device,
-            raw,
-            recorded: false,
-        })
+        Event::create(device, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
     }
 
     /// Creates an event on `device` that keeps a timestamp, for
     /// [`Event::elapsed_ms_since`] (timing costs a little at every record:
     /// use [`Event::new`] where only ordering matters).
     pub fn timed(device: Device) -> Result<Event> {
+        Event::create(device, sys::CUevent_flags::CU_EVENT_DEFAULT)
+    }
+
+    fn create(device: Device, flags: sys::CUevent_flags) -> Result<Event> {
         device.bind()?;
         let mut raw = std::ptr::null_mut();
         // SAFETY: context bound; out pointer valid.
         check("cuEventCreate", unsafe {
-            sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32)
+            sys::cuEventCreate(&mut raw, flags as u32)
         })?;
         Ok(Event {
             device,

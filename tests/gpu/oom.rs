@@ -88,22 +88,7 @@ fn hog(dev: Device, leave: usize) -> Vec<DeviceBuffer> {
 
 /// Decodes `path` on the GPU; returns the values, copied back.
 fn decode_values(path: &std::path::Path) -> Result<Vec<i64>, DecodeError> {
-    let mut values = Vec::new();
-    for batch in open(
-        path.to_str().unwrap(),
-        ScanRequest::default(),
-        DecodeOptions::default(),
-    )? {
-        let host = batch?.to_host()?;
-        let col = host
-            .column(0)
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .expect("int64")
-            .clone();
-        values.extend(col.values().iter().copied());
-    }
-    Ok(values)
+    decode_with_report(path).map(|(values, _)| values)
 }
 
 /// arrow-rs's values of the file.
@@ -193,26 +178,28 @@ fn device_memory_exhaustion_is_a_typed_error_and_the_next_scan_works() {
     );
 }
 
-/// Decodes `path`; returns the values and the decoder's report.
-fn decode_with_report(path: &std::path::Path) -> (Vec<i64>, gdscan::decode::scan::DecodeReport) {
+/// Decodes `path` on the GPU; returns the values, copied back, and the
+/// decoder's report.
+fn decode_with_report(
+    path: &std::path::Path,
+) -> Result<(Vec<i64>, gdscan::decode::scan::DecodeReport), DecodeError> {
     let mut stream = open(
         path.to_str().unwrap(),
         ScanRequest::default(),
         DecodeOptions::default(),
-    )
-    .unwrap();
+    )?;
     let mut values = Vec::new();
     for batch in stream.by_ref() {
-        let host = batch.unwrap().to_host().unwrap();
+        let host = batch?.to_host()?;
         let col = host
             .column(0)
             .as_any()
             .downcast_ref::<Int64Array>()
-            .unwrap()
+            .expect("int64")
             .clone();
         values.extend(col.values().iter().copied());
     }
-    (values, stream.report().clone())
+    Ok((values, stream.report().clone()))
 }
 
 #[test]
@@ -227,7 +214,7 @@ fn a_second_scan_takes_its_device_memory_from_the_pool() {
     let path = big_row_group_file(dir.path());
     let want = arrow_values(&std::fs::read(&path).unwrap());
     gdscan::decode::scan::release_cached_memory();
-    let (first, r1) = decode_with_report(&path);
+    let (first, r1) = decode_with_report(&path).unwrap();
     assert!(first == want, "first scan's values");
     assert!(r1.device_pool.created > 0, "{:?}", r1.device_pool);
     // The file's row group is 16 MiB: the scan held at least that.
@@ -236,7 +223,7 @@ fn a_second_scan_takes_its_device_memory_from_the_pool() {
         "{:?}",
         r1.device_pool
     );
-    let (second, r2) = decode_with_report(&path);
+    let (second, r2) = decode_with_report(&path).unwrap();
     assert!(second == want, "second scan's values");
     assert_eq!(r2.device_pool.created, 0, "{:?}", r2.device_pool);
     assert_eq!(r2.device_pool.create_seconds, 0.0);
@@ -247,7 +234,7 @@ fn a_second_scan_takes_its_device_memory_from_the_pool() {
     );
     // Given back, the next scan allocates again.
     gdscan::decode::scan::release_cached_memory();
-    let (third, r3) = decode_with_report(&path);
+    let (third, r3) = decode_with_report(&path).unwrap();
     assert!(third == want, "third scan's values");
     assert!(r3.device_pool.created > 0, "{:?}", r3.device_pool);
 }

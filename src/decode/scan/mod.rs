@@ -56,7 +56,7 @@ use planner::{PlanAhead, PlannedGroup};
 use row_group::InFlight;
 use trace::Trace;
 
-/// Streams a scan's row groups take in turn (uploads and kernels), unless
+/// Streams a scan's row groups' kernels take in turn, unless
 /// `GDSCAN_DECODE_STREAMS` says otherwise.
 const STREAMS: usize = 8;
 
