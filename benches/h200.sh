@@ -28,7 +28,13 @@
 #               "warm cold"; GDSCAN_SQL_QUERIES, e.g. "6 17", default all;
 #               GDSCAN_SQL_CONFIGS, settings to compare in one run, separated
 #               by ';', e.g. "default;GDSCAN_READ_AHEAD=0 KVIKIO_NTHREADS=32")
-# (default: all of them, in that order). Full logs go to $OUT.
+#   decode      gdscan bench decode on SF $GDSCAN_DECODE_SF (default 10) lineitem,
+#               cases all, q1, q6, once per configuration in GDSCAN_DECODE_CONFIGS
+#               (settings separated by ';', e.g. "default;GDSCAN_SNAPPY_SPLIT=0",
+#               default "default"), all in one call so the ratios compare, then
+#               the decoder's timeline (GDSCAN_DECODE_TRACE) of each case under
+#               the first configuration; needs GDSCAN_NVCOMP_LIBRARY
+# (default: all of them but decode, in that order). Full logs go to $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/gdscan-out}
 mkdir -p "$out"
@@ -100,6 +106,27 @@ for step in $steps; do
   case $step in parquet|tpch|store|sql) remove_udev_entry ;; esac
   case $step in
     tests) run_scenario fallback ;;
+    decode)
+      sf=${GDSCAN_DECODE_SF:-10}
+      data="$ext4_dir/tpch-sf$sf"
+      [ -d "$data/lineitem" ] || ./.carry/gdscan tpch gen --sf "$sf" --out "$data" --tables lineitem --quiet
+      IFS=';' read -r -a configs <<< "${GDSCAN_DECODE_CONFIGS:-default}"
+      n=0
+      for config in "${configs[@]}"; do
+        n=$((n + 1))
+        settings=${config/#default/}
+        echo "== [$n] gdscan bench decode, SF $sf lineitem, ${config} =="
+        env $settings ./.carry/gdscan bench decode --data "$data" --device 0 --cases all,q1,q6 \
+            --iterations 5 --json "$out/decode-$n.json" > "$out/decode-$n.txt" 2>&1
+        tail -n 4 "$out/decode-$n.txt"
+      done
+      settings=${configs[0]/#default/}
+      for c in all q1 q6; do
+        env $settings GDSCAN_DECODE_TRACE="$out/trace-$c.jsonl" ./.carry/gdscan bench decode --data "$data" \
+            --device 0 --cases "$c" --iterations 2 > /dev/null 2>&1
+        python3 benches/trace_summary.py "$out/trace-$c.jsonl" | tail -n 1
+      done
+      ;;
     udev) add_udev_entry ;;
     tests-udev) run_scenario registered ;;
     bench)

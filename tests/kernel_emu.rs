@@ -224,3 +224,79 @@ fn snappy_check_under_cpu_emulation() {
     );
     assert!(refused < jobs.len(), "sound pages must pass");
 }
+
+/// `gds_snappy_pieces` (under emulation) turns each piece of split Snappy
+/// pages into a stream of its own that the snap crate decompresses alone to
+/// that piece of the page: text-like and random pages of one to sixteen
+/// 64 KiB pieces, the last piece short or whole.
+#[test]
+fn snappy_pieces_under_cpu_emulation() {
+    use gdscan::decode::kernels::check::piece_streams;
+    use gdscan::decode::page::validate::{snappy_pieces, SNAPPY_BLOCK};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build("snappy_pieces_emu.cpp", dir.path()) else {
+        return;
+    };
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let words = ["lineitem ", "quickly ", "final ", "deposits ", "the "];
+    let mut expected: Vec<Vec<u8>> = Vec::new();
+    let mut input = Vec::new();
+    for (i, size) in [65_537usize, 131_072, 200_000, 1 << 20, 300_001]
+        .into_iter()
+        .enumerate()
+    {
+        let raw: Vec<u8> = if i == 4 {
+            (0..size).map(|_| next() as u8).collect()
+        } else {
+            let mut t = Vec::with_capacity(size);
+            while t.len() < size {
+                t.extend_from_slice(words[(next() % words.len() as u64) as usize].as_bytes());
+            }
+            t.truncate(size);
+            t
+        };
+        let stream = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+        let pieces = snappy_pieces(&stream, size, SNAPPY_BLOCK)
+            .unwrap()
+            .expect("the snap crate compresses in 64 KiB fragments");
+        let mut used = 0;
+        for p in piece_streams(&pieces, stream.len(), size, &mut used) {
+            input.extend_from_slice(&(p.elements.len() as u32).to_le_bytes());
+            input.extend_from_slice(&(p.out_len as u32).to_le_bytes());
+            input.extend_from_slice(&stream[p.elements.clone()]);
+            expected.push(raw[p.out_at..p.out_at + p.out_len].to_vec());
+        }
+    }
+    let (tasks, made) = (dir.path().join("tasks.bin"), dir.path().join("made.bin"));
+    std::fs::write(&tasks, input).unwrap();
+    let run = Command::new(&exe)
+        .arg(&tasks)
+        .arg(&made)
+        .env("ASAN_OPTIONS", "detect_leaks=0")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let made = std::fs::read(&made).unwrap();
+    let mut at = 0;
+    for (k, want) in expected.iter().enumerate() {
+        let len = u32::from_le_bytes(made[at..at + 4].try_into().unwrap()) as usize;
+        let piece = &made[at + 4..at + 4 + len];
+        at += 4 + len;
+        let got = snap::raw::Decoder::new()
+            .decompress_vec(piece)
+            .unwrap_or_else(|e| panic!("piece {k}: {e}"));
+        assert!(got == *want, "piece {k} decompresses to other bytes");
+    }
+    assert_eq!(at, made.len());
+    assert!(expected.len() > 20, "{} pieces", expected.len());
+}

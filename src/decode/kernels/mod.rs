@@ -82,6 +82,7 @@ pub struct KernelSet {
     dict_views: Function,
     gather_status: Function,
     check_snappy: Function,
+    snappy_pieces: Function,
 }
 
 /// Device addresses of a Snappy batch's arrays, for
@@ -164,6 +165,7 @@ impl KernelSet {
             dict_views: module.function("gds_dict_views")?,
             gather_status: module.function("gds_gather_status")?,
             check_snappy: module.function("gds_check_snappy")?,
+            snappy_pieces: module.function("gds_snappy_pieces")?,
             module,
         })
     }
@@ -184,13 +186,14 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 5] {
+    pub fn functions(&self) -> [(&'static str, &Function); 6] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_byte_array_walk", &self.byte_array_walk),
             ("gds_dict_views", &self.dict_views),
             ("gds_gather_status", &self.gather_status),
             ("gds_check_snappy", &self.check_snappy),
+            ("gds_snappy_pieces", &self.snappy_pieces),
         ]
     }
 
@@ -237,6 +240,35 @@ impl KernelSet {
                 ptr(&mut dummy),
                 ptr(&mut max_len),
             ],
+        )
+    }
+
+    /// Queues `gds_snappy_pieces` over `n_tasks` tasks at `tasks`
+    /// ([`check::PIECE_WORDS`] words each: the piece's elements, where its
+    /// stream goes, their length, its output length; see
+    /// [`check::piece_streams`]).
+    ///
+    /// # Safety
+    /// Every address must be live device memory of the sizes said (the
+    /// destination [`check::varint_len`] bytes longer than the elements),
+    /// kept alive and unused by other work until the stream has passed
+    /// this launch.
+    pub unsafe fn snappy_pieces(
+        &self,
+        stream: &Stream,
+        tasks: u64,
+        n_tasks: u32,
+    ) -> Result<(), KernelError> {
+        if n_tasks == 0 {
+            return Ok(());
+        }
+        let config = LaunchConfig::linear(n_tasks.min(launch::MAX_GRID), check::PIECES_BLOCK);
+        let (mut a, mut b) = (tasks, n_tasks);
+        self.launch(
+            &self.snappy_pieces,
+            stream,
+            config,
+            &mut [ptr(&mut a), ptr(&mut b)],
         )
     }
 

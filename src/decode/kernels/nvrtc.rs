@@ -68,7 +68,7 @@ pub const SOURCES: [KernelSource; 4] = [
     KernelSource {
         name: "check.cu",
         text: include_str!("cuda/check.cu"),
-        entries: &["gds_check_snappy"],
+        entries: &["gds_check_snappy", "gds_snappy_pieces"],
     },
 ];
 
@@ -608,7 +608,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 5);
+        assert_eq!(entry_points().count(), 6);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

@@ -81,12 +81,130 @@ fn le(data: &[u8], at: usize, n: usize) -> Result<usize, CompressedError> {
 /// at the first element the fast step finds wrong, so the verdict (kind and
 /// position) is always the exact walk's.
 pub fn check_snappy(data: &[u8], size: usize) -> Result<(), CompressedError> {
+    walk_snappy(data, size, &mut |_: Element| {})
+}
+
+/// The output block Snappy compressors work in: the reference
+/// implementation and the `snap` crate compress their input in independent
+/// 64 KiB fragments, so no copy reaches back across a multiple of it and
+/// every fragment's first element starts exactly there.
+pub const SNAPPY_BLOCK: usize = 1 << 16;
+
+/// A Snappy page whose output splits into pieces that decompress alone
+/// (found by [`snappy_pieces`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnappyPieces {
+    /// Output bytes of every piece but the last.
+    pub piece: usize,
+    /// Where each piece's first element is in the page's stream (the
+    /// first right after the preamble).
+    pub starts: Vec<u32>,
+}
+
+impl SnappyPieces {
+    /// Number of pieces.
+    pub fn count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Output bytes of piece `i` of a page of `size` bytes.
+    pub fn out_len(&self, i: usize, size: usize) -> usize {
+        size.saturating_sub(i * self.piece).min(self.piece)
+    }
+
+    /// The stream bytes holding piece `i`'s elements, in a stream of
+    /// `stream_len` bytes.
+    pub fn elements(&self, i: usize, stream_len: usize) -> std::ops::Range<usize> {
+        let start = self.starts[i] as usize;
+        let end = self.starts.get(i + 1).map_or(stream_len, |&e| e as usize);
+        start..end
+    }
+}
+
+/// Checks a raw Snappy stream as [`check_snappy`] does and finds where
+/// each `piece`-byte piece of its output starts in the stream, when the
+/// pieces can be decompressed independently.
+///
+/// Returns the pieces when an element starts exactly at every multiple of
+/// `piece` in the output and no copy reaches back past the start of its
+/// piece: then piece `i`'s elements ([`SnappyPieces::elements`]),
+/// preceded by the varint of its length, are a Snappy stream of their own
+/// that decompresses to output bytes `i * piece..`. `None` when the stream
+/// does not split so (a compressor that does not work in fragments of
+/// `piece` or a divisor of it), or when `piece` is 0 or not less than
+/// `size`. The verdict on the stream is [`check_snappy`]'s.
+///
+/// ```
+/// use gdscan::decode::page::validate::{snappy_pieces, SNAPPY_BLOCK};
+/// let raw: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8 ^ (i / 977) as u8).collect();
+/// let stream = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+/// let pieces = snappy_pieces(&stream, raw.len(), SNAPPY_BLOCK).unwrap().unwrap();
+/// assert_eq!(pieces.count(), raw.len().div_ceil(SNAPPY_BLOCK));
+/// assert_eq!(pieces.out_len(3, raw.len()), raw.len() - 3 * SNAPPY_BLOCK);
+/// ```
+pub fn snappy_pieces(
+    data: &[u8],
+    size: usize,
+    piece: usize,
+) -> Result<Option<SnappyPieces>, CompressedError> {
+    if piece == 0 || piece >= size || data.len() > u32::MAX as usize {
+        return check_snappy(data, size).map(|_| None);
+    }
+    let count = size.div_ceil(piece);
+    let mut starts: Vec<u32> = Vec::with_capacity(count);
+    let mut boundary = 0usize; // the end of the current piece's output
+    let mut split = true;
+    walk_snappy(data, size, &mut |e: Element| {
+        if !split {
+            return;
+        }
+        if e.produced == boundary && starts.len() < count {
+            // The element opens a piece.
+            starts.push(e.at as u32);
+            boundary += piece;
+            // A copy first would reach back into the piece before.
+            split = e.offset == 0 && e.produced + e.length <= boundary;
+            return;
+        }
+        let piece_start = boundary - piece;
+        split = e.offset <= e.produced - piece_start && e.produced + e.length <= boundary;
+    })?;
+    Ok((split && starts.len() == count).then_some(SnappyPieces { piece, starts }))
+}
+
+/// One element of a Snappy stream, as the walk sees it.
+#[derive(Debug, Clone, Copy)]
+struct Element {
+    /// Stream offset of its tag.
+    at: usize,
+    /// Output bytes before it.
+    produced: usize,
+    /// Output bytes it makes.
+    length: usize,
+    /// A copy's distance back (0 for a literal run).
+    offset: usize,
+}
+
+/// The checked walk of [`check_snappy`], calling `visit` for every sound
+/// element in stream order (the faulty one, if any, is not visited).
+#[inline(always)]
+fn walk_snappy(
+    data: &[u8],
+    size: usize,
+    visit: &mut impl FnMut(Element),
+) -> Result<(), CompressedError> {
     let mut at = snappy_preamble(data, size)?;
     let mut produced = 0;
-    while let Some((next, made)) = snappy_fast_step(data, at, produced, size) {
+    while let Some((next, made, offset)) = snappy_fast_step(data, at, produced, size) {
+        visit(Element {
+            at,
+            produced,
+            length: made - produced,
+            offset,
+        });
         (at, produced) = (next, made);
     }
-    snappy_walk_exact(data, at, produced, size)
+    snappy_walk_exact(data, at, produced, size, visit)
 }
 
 /// The preamble: the uncompressed length as a varint (at most 5 bytes),
@@ -189,8 +307,8 @@ static SNAPPY_TAGS: [SnappyTag; 256] = snappy_tags();
 const EXTRA_MASK: [u32; 5] = [0, 0xff, 0xffff, 0xff_ffff, 0xffff_ffff];
 
 /// One element by the fast step, when its header and the four bytes after
-/// its tag are in the stream and it is sound: the offset after it and the
-/// bytes produced through it. `None` hands over to the exact walk (the
+/// its tag are in the stream and it is sound: the offset after it, the
+/// bytes produced through it and a copy's offset (0 for a literal). `None` hands over to the exact walk (the
 /// stream's last few bytes, or a fault to report exactly).
 #[inline(always)]
 fn snappy_fast_step(
@@ -198,7 +316,7 @@ fn snappy_fast_step(
     at: usize,
     produced: usize,
     size: usize,
-) -> Option<(usize, usize)> {
+) -> Option<(usize, usize, usize)> {
     let next = data.get(at..at + 5)?;
     let tag = SNAPPY_TAGS[next[0] as usize];
     let word = u32::from_le_bytes([next[1], next[2], next[3], next[4]]);
@@ -215,7 +333,7 @@ fn snappy_fast_step(
     if bad_offset || produced > size || at + advance > data.len() {
         return None;
     }
-    Some((at + advance, produced))
+    Some((at + advance, produced, if tag.literal { 0 } else { offset }))
 }
 
 /// The exact walk from element offset `at` with `produced` bytes made by
@@ -226,6 +344,7 @@ fn snappy_walk_exact(
     mut at: usize,
     mut produced: usize,
     size: usize,
+    visit: &mut impl FnMut(Element),
 ) -> Result<(), CompressedError> {
     while at < data.len() {
         let start = at;
@@ -272,10 +391,16 @@ fn snappy_walk_exact(
                 });
             }
         }
-        produced += len;
-        if produced > size {
+        if produced + len > size {
             return Err(CompressedError::Overrun { at: start, size });
         }
+        visit(Element {
+            at: start,
+            produced,
+            length: len,
+            offset: offset.unwrap_or(0),
+        });
+        produced += len;
     }
     if produced != size {
         return Err(CompressedError::Short { produced, size });
@@ -372,7 +497,7 @@ mod tests {
     /// The exact walk alone, from the preamble.
     fn exact_only(data: &[u8], size: usize) -> Result<(), CompressedError> {
         let at = snappy_preamble(data, size)?;
-        snappy_walk_exact(data, at, 0, size)
+        snappy_walk_exact(data, at, 0, size, &mut |_| {})
     }
 
     /// The fast walk changes nothing but speed: on sound streams and on
@@ -417,6 +542,57 @@ mod tests {
             }
         }
         assert!(errors > cases / 2, "{errors} errors in {cases} cases");
+    }
+
+    /// A stream whose copies run across a 64 KiB boundary of the output
+    /// is sound but does not split; its verdict is still the check's.
+    #[test]
+    fn streams_not_in_fragments_stay_whole() {
+        let size = 131_072usize;
+        let mut stream = vec![0x80, 0x80, 0x08]; // varint 131072
+        stream.extend([60 << 2, 99]); // a literal of 100 bytes
+        stream.extend((0..100u8).map(|i| i.wrapping_mul(7)));
+        let mut produced = 100;
+        while produced < size {
+            let len = (size - produced).min(64);
+            stream.extend([(((len - 1) << 2) | 2) as u8, 100, 0]); // copy 100 back
+            produced += len;
+        }
+        assert_eq!(check_snappy(&stream, size), Ok(()));
+        assert_eq!(snappy_pieces(&stream, size, SNAPPY_BLOCK), Ok(None));
+        // Whole when the piece is not shorter than the page.
+        assert_eq!(snappy_pieces(&stream, size, size), Ok(None));
+        assert_eq!(snappy_pieces(&stream, size, 0), Ok(None));
+    }
+
+    /// The pieces' walk gives the check's verdict on corrupted streams.
+    #[test]
+    fn pieces_keep_the_checks_verdicts() {
+        let raw = sample(200_000, 9);
+        let stream = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+        let pieces = snappy_pieces(&stream, raw.len(), SNAPPY_BLOCK).unwrap().unwrap();
+        assert_eq!(pieces.count(), 4);
+        assert_eq!(pieces.starts[0], 3);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for case in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut bad = stream.clone();
+            let at = (x as usize) % bad.len();
+            if case % 2 == 0 {
+                bad[at] ^= 1 << ((x >> 32) % 8);
+            } else {
+                bad.truncate(at);
+            }
+            let verdict = check_snappy(&bad, raw.len());
+            let split = snappy_pieces(&bad, raw.len(), SNAPPY_BLOCK);
+            assert_eq!(split.as_ref().err(), verdict.as_ref().err(), "case {case}");
+            if let Ok(Some(p)) = split {
+                // Pieces of a stream that still passes must still cover it.
+                assert_eq!(p.count(), 4, "case {case}");
+            }
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@
 //! With a timeline asked for ([`TraceGroup`]), timed events mark each
 //! phase.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::context::Gpu;
@@ -38,7 +39,7 @@ use super::row_group::{InFlight, Staged};
 use super::trace::{Trace, NVCOMP_STREAM, UPLOAD_STREAM};
 use super::CompressedCheck;
 use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
-use crate::decode::kernels::check::snappy_check_error;
+use crate::decode::kernels::check::{piece_streams, snappy_check_error, PieceStream};
 use crate::decode::kernels::SnappyJobs;
 use crate::decode::page::validate::CompressedError;
 use crate::nvcomp::{BatchArgs, Codec};
@@ -153,9 +154,33 @@ pub(crate) fn launch_group(
 ) -> Result<Vec<InFlight>, DecodeError> {
     let pool = &gpu.pool;
     let nv_stream = &gpu.nvcomp_stream;
-    let n_jobs: usize = staged.iter().map(|s| s.jobs.len()).sum();
-    let mut nv_index: Vec<Vec<usize>> = staged.iter().map(|s| vec![0; s.jobs.len()]).collect();
+    // nvCOMP's jobs: one per page, or one per piece of a split Snappy page.
+    let mut nv_index: Vec<Vec<Range<usize>>> =
+        staged.iter().map(|s| vec![0..0; s.jobs.len()]).collect();
     let mut compressed_pages = vec![0usize; staged.len()];
+    // Split Snappy pages: their pieces, laid out in one buffer.
+    let mut piece_bytes = 0usize;
+    let mut pieces: Vec<Vec<Option<Vec<PieceStream>>>> = staged
+        .iter()
+        .map(|s| {
+            s.jobs
+                .iter()
+                .map(|job| match &job.blocks {
+                    Some(p) if job.codec == Codec::Snappy && p.count() > 1 => Some(piece_streams(
+                        p,
+                        job.src_len,
+                        job.dst_len,
+                        &mut piece_bytes,
+                    )),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let n_pieces: usize = pieces.iter().flatten().flatten().map(Vec::len).sum();
+    let n_split = pieces.iter().flatten().filter(|p| p.is_some()).count();
+    let n_pages: usize = staged.iter().map(|s| s.jobs.len()).sum();
+    let n_jobs = n_pages - n_split + n_pieces;
     let mut shared = GroupShared {
         _done: None,
         results: None,
@@ -178,18 +203,51 @@ pub(crate) fn launch_group(
         }
         uploaded.record(up_stream)?;
     } else {
+        let pieces_buffer = match piece_bytes {
+            0 => None,
+            n => Some(pool.allocate(n)?),
+        };
+        let pieces_base = pieces_buffer.as_ref().map_or(0, |b| b.device_ptr());
         // 2. The job arrays, codec by codec: [src ptrs][src lens][dst lens][dst ptrs].
+        // Snappy's whole pages come first (the GPU check takes them), then
+        // the pieces of split pages (checked by the host).
         let mut words: Vec<u64> = Vec::with_capacity(4 * n_jobs);
+        let mut piece_tasks: Vec<u64> = Vec::with_capacity(4 * n_pieces);
         let mut calls = Vec::new();
+        let mut whole_snappy = 0usize;
         let mut k = 0usize;
         for codec in [Codec::Snappy, Codec::Zstd, Codec::Lz4, Codec::Gzip] {
-            let mut picked = Vec::new();
+            // (src, src_len, dst, dst_len) of each nvCOMP job.
+            let mut picked: Vec<(u64, usize, u64, usize)> = Vec::new();
             for (r, s) in staged.iter().enumerate() {
                 for (j, job) in s.jobs.iter().enumerate() {
-                    if job.codec == codec {
-                        nv_index[r][j] = k + picked.len();
+                    if job.codec == codec && pieces[r][j].is_none() {
+                        nv_index[r][j] = k + picked.len()..k + picked.len() + 1;
                         compressed_pages[r] += 1;
-                        picked.push(*job);
+                        picked.push((job.src, job.src_len, job.dst, job.dst_len));
+                    }
+                }
+            }
+            if codec == Codec::Snappy {
+                whole_snappy = picked.len();
+                for (r, s) in staged.iter().enumerate() {
+                    for (j, job) in s.jobs.iter().enumerate() {
+                        let Some(laid) = pieces[r][j].take() else {
+                            continue;
+                        };
+                        let first = k + picked.len();
+                        nv_index[r][j] = first..first + laid.len();
+                        compressed_pages[r] += 1;
+                        for p in laid {
+                            let stream = pieces_base + p.at as u64;
+                            piece_tasks.extend([
+                                job.src + p.elements.start as u64,
+                                stream,
+                                p.elements.len() as u64,
+                                p.out_len as u64,
+                            ]);
+                            picked.push((stream, p.len, job.dst + p.out_at as u64, p.out_len));
+                        }
                     }
                 }
             }
@@ -197,23 +255,25 @@ pub(crate) fn launch_group(
                 continue;
             }
             let at = words.len();
-            words.extend(picked.iter().map(|j| j.src));
-            words.extend(picked.iter().map(|j| j.src_len as u64));
-            words.extend(picked.iter().map(|j| j.dst_len as u64));
-            words.extend(picked.iter().map(|j| j.dst));
-            let max_dst = picked.iter().map(|j| j.dst_len).max().unwrap_or(0);
-            let total: usize = picked.iter().map(|j| j.dst_len).sum();
+            words.extend(picked.iter().map(|j| j.0));
+            words.extend(picked.iter().map(|j| j.1 as u64));
+            words.extend(picked.iter().map(|j| j.3 as u64));
+            words.extend(picked.iter().map(|j| j.2));
+            let max_dst = picked.iter().map(|j| j.3).max().unwrap_or(0);
+            let total: usize = picked.iter().map(|j| j.3).sum();
             calls.push((codec, k, picked.len(), at, max_dst, total));
             k += picked.len();
         }
         // A zero byte: the empty Snappy stream refused pages are pointed at.
         let dummy_word = words.len();
         words.push(0);
+        let pieces_word = words.len();
+        words.extend_from_slice(&piece_tasks);
         let up_bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let up_len = align(up_bytes.len());
         let statuses_at = align(8 * n_jobs);
         let checked = match calls.first() {
-            Some(&(Codec::Snappy, _, n, ..)) if gpu.check == CompressedCheck::Gpu => n,
+            Some(&(Codec::Snappy, ..)) if gpu.check == CompressedCheck::Gpu => whole_snappy,
             _ => 0,
         };
         let checks_at = align(statuses_at + 4 * n_jobs);
@@ -226,9 +286,21 @@ pub(crate) fn launch_group(
         // SAFETY: `up` and `meta` live in `shared` until the group's event.
         unsafe { up_stream.copy_to_device(meta_ptr, up.as_ptr(), up_bytes.len())? };
         let word = |i: usize| meta_ptr + 8 * i as u64;
+        // The split pages' pieces become streams of their own, after the
+        // row groups' uploads on this stream.
+        // SAFETY: the tasks name the row groups' uploaded bytes and the
+        // pieces' buffer, both kept in `shared` or `Staged` until the
+        // group's event.
+        unsafe {
+            gpu.kernels
+                .snappy_pieces(up_stream, word(pieces_word), n_pieces as u32)?
+        };
+        if let Some(b) = pieces_buffer {
+            shared._temps.push(b);
+        }
         // The check runs on the upload stream, beside the previous group's
         // nvCOMP call (which leaves most of the GPU idle).
-        for &(codec, _, n, at, ..) in &calls {
+        for &(codec, _, _, at, ..) in &calls {
             if codec == Codec::Snappy && checked > 0 {
                 // SAFETY: the arrays and the pages they point to live until
                 // the group's event; `results_dev` has room for the checks.
@@ -237,9 +309,9 @@ pub(crate) fn launch_group(
                         up_stream,
                         SnappyJobs {
                             src: word(at),
-                            src_len: word(at + n),
-                            dst_len: word(at + 2 * n),
-                            n_jobs: n as u32,
+                            src_len: word(at + whole_snappy + n_pieces),
+                            dst_len: word(at + 2 * (whole_snappy + n_pieces)),
+                            n_jobs: checked as u32,
                             results: results_dev + checks_at as u64,
                             dummy: word(dummy_word),
                             max_len: super::gpu_check_max_bytes() as u64,

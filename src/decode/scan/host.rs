@@ -9,6 +9,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::error::DecodeError;
 use super::CompressedCheck;
+use crate::decode::page::validate::SnappyPieces;
 use crate::decode::page::{plan_fetched, DecodePlan, PageCodec};
 use crate::parquet::fetch::ChunkSlice;
 use crate::parquet::ScanPlan;
@@ -25,6 +26,10 @@ pub(crate) struct HostPlan {
     pub(crate) walk: std::time::Duration,
     /// Time checking the compressed pages (wall, several threads).
     pub(crate) check: std::time::Duration,
+    /// Per job of `plan.jobs`: the pieces of a Snappy page the host walked
+    /// and found to split (nvCOMP then takes the pieces as jobs of their
+    /// own; see `group.rs`); else `None`.
+    pub(crate) blocks: Vec<Option<SnappyPieces>>,
 }
 
 /// Plans row group `row_group` of `file` from its fetched bytes `host`.
@@ -53,18 +58,21 @@ pub(crate) fn plan_host(
         .and_then(|r| r.rows.clone());
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
     let walk = started.elapsed();
-    if check != CompressedCheck::Off {
+    let blocks = if check != CompressedCheck::Off {
         let gpu_max = super::gpu_check_max_bytes();
-        check_compressed_pages(file, &plan, host, |job| {
+        check_compressed_pages(file, &plan, host, super::snappy_split_bytes(), |job| {
             checked_on_host(check, job.codec, job.src_len, gpu_max)
-        })?;
-    }
+        })?
+    } else {
+        vec![None; plan.jobs.len()]
+    };
     Ok(HostPlan {
         plan,
         specs,
         column_rows,
         walk,
         check: started.elapsed() - walk,
+        blocks,
     })
 }
 
@@ -157,41 +165,55 @@ pub(crate) fn task_specs(
     (specs, rows)
 }
 
-/// Walks every page of the plan compressed with one of `codecs` (Snappy,
-/// LZ4; in parallel) and refuses the row group at the first one whose
-/// elements would reach outside the page or produce another size than its
-/// header says.
+/// Walks every page of the plan that `picked` takes (Snappy and LZ4; in
+/// parallel) and refuses the row group at the first one, in plan order,
+/// whose elements would reach outside the page or produce another size
+/// than its header says. Returns, per job, where the `split`-byte pieces
+/// of a Snappy page's output start in its stream, for pages longer than
+/// `split` that split so (`split` 0: none).
 fn check_compressed_pages(
     file: &str,
     plan: &DecodePlan,
     host: &[u8],
+    split: usize,
     picked: impl Fn(&crate::decode::page::plan::DecompressJob) -> bool + Sync,
-) -> Result<(), DecodeError> {
-    use crate::decode::page::validate::{check_lz4_block, check_snappy};
+) -> Result<Vec<Option<SnappyPieces>>, DecodeError> {
+    use crate::decode::page::validate::{check_lz4_block, snappy_pieces, CompressedError};
     use rayon::prelude::*;
-    let failed = plan
+    let checked: Vec<Result<Option<SnappyPieces>, CompressedError>> = plan
         .jobs
         .par_iter()
-        .filter(|j| picked(j))
-        .find_map_first(|j| {
-            let src = host.get(j.src_offset..j.src_offset + j.src_len)?;
-            let checked = match j.codec {
-                PageCodec::Snappy => check_snappy(src, j.dst_len),
-                PageCodec::Lz4Raw => check_lz4_block(src, j.dst_len),
-                _ => Ok(()),
+        .map(|j| {
+            if !picked(j) {
+                return Ok(None);
+            }
+            // The plan placed every job inside the row group's bytes.
+            let Some(src) = host.get(j.src_offset..j.src_offset + j.src_len) else {
+                return Err(CompressedError::Truncated { at: 0 });
             };
-            checked.err().map(|e| (j, e))
-        });
-    match failed {
-        None => Ok(()),
-        Some((j, source)) => Err(DecodeError::CorruptCompressed {
-            file: file.to_string(),
-            column: plan.columns[j.column].column.clone(),
-            row_group: plan.row_group,
-            page: j.page,
-            source,
-        }),
+            match j.codec {
+                PageCodec::Snappy => snappy_pieces(src, j.dst_len, split),
+                PageCodec::Lz4Raw => check_lz4_block(src, j.dst_len).map(|_| None),
+                _ => Ok(None),
+            }
+        })
+        .collect();
+    let mut blocks = Vec::with_capacity(checked.len());
+    for (j, result) in plan.jobs.iter().zip(checked) {
+        match result {
+            Ok(b) => blocks.push(b),
+            Err(source) => {
+                return Err(DecodeError::CorruptCompressed {
+                    file: file.to_string(),
+                    column: plan.columns[j.column].column.clone(),
+                    row_group: plan.row_group,
+                    page: j.page,
+                    source,
+                })
+            }
+        }
     }
+    Ok(blocks)
 }
 
 #[cfg(test)]

@@ -157,6 +157,25 @@ pub enum CompressedCheck {
 /// 0.29 s (the GPU's longest page bounds it).
 pub const GPU_CHECK_MAX_BYTES: usize = 128 << 10;
 
+/// Output bytes of the pieces a host-checked Snappy page is split into for
+/// nvCOMP ([`crate::decode::page::validate::SNAPPY_BLOCK`], 64 KiB):
+/// nvCOMP gives each job one small block, a serial walk of its stream, so
+/// a 1 MiB page took as long as the rest of its batch (9 ms a group of
+/// SF 10 lineitem); in 64 KiB pieces its sixteen pieces run at once.
+/// `GDSCAN_SNAPPY_SPLIT` sets another multiple of 64 KiB, or 0 to keep
+/// pages whole.
+pub(crate) fn snappy_split_bytes() -> usize {
+    use crate::decode::page::validate::SNAPPY_BLOCK;
+    static SPLIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SPLIT.get_or_init(|| {
+        std::env::var("GDSCAN_SNAPPY_SPLIT")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|n| n % SNAPPY_BLOCK == 0)
+            .unwrap_or(SNAPPY_BLOCK)
+    })
+}
+
 /// The limit in effect ([`GPU_CHECK_MAX_BYTES`], or `GDSCAN_GPU_CHECK_MAX`).
 pub(crate) fn gpu_check_max_bytes() -> usize {
     static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();

@@ -46,8 +46,9 @@ pub(crate) struct InFlight {
     pub(crate) staged: Staged,
     /// The group's nvCOMP results (and buffers, kept until the event).
     pub(crate) group: Arc<GroupShared>,
-    /// Where each of `staged.jobs` is in the group's nvCOMP arrays.
-    pub(crate) nv_index: Vec<usize>,
+    /// Where each of `staged.jobs` is in the group's nvCOMP arrays: one
+    /// index, or one per piece of a split Snappy page.
+    pub(crate) nv_index: Vec<std::ops::Range<usize>>,
     /// The kernels' status, copied back.
     pub(crate) down: PooledPinnedBuffer,
     pub(crate) times: RowGroupTimes,
@@ -148,13 +149,16 @@ impl Upload {
 }
 
 /// One decompression job of a staged row group, with device addresses.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct StagedJob {
     pub(crate) codec: Codec,
     pub(crate) src: u64,
     pub(crate) src_len: usize,
     pub(crate) dst: u64,
     pub(crate) dst_len: usize,
+    /// A Snappy page whose output splits into pieces nvCOMP takes as jobs
+    /// of their own (found by the host's walk).
+    pub(crate) blocks: Option<crate::decode::page::validate::SnappyPieces>,
     /// (column in the plan, page in the chunk) for errors.
     pub(crate) column: usize,
     pub(crate) page: usize,
@@ -206,6 +210,7 @@ where
         column_rows,
         walk,
         check,
+        blocks,
     } = planned;
     let schema = schema_of(metadata, &plan);
     let pool = &gpu.pool;
@@ -365,12 +370,14 @@ where
     let jobs = plan
         .jobs
         .iter()
-        .map(|j| StagedJob {
+        .zip(blocks)
+        .map(|(j, blocks)| StagedJob {
             codec: codec_of(j.codec),
             src: rg_ptr + j.src_offset as u64,
             src_len: j.src_len,
             dst: scratch_ptr + j.dst_offset as u64,
             dst_len: j.dst_len,
+            blocks,
             column: j.column,
             page: j.page,
         })
@@ -470,8 +477,8 @@ impl InFlight {
         let staged = &mut self.staged;
         let plan = &staged.plan;
         let rg = plan.row_group;
-        for (job, &k) in staged.jobs.iter().zip(&self.nv_index) {
-            if let Some(source) = self.group.check_error(k, job.dst_len) {
+        for (job, ks) in staged.jobs.iter().zip(&self.nv_index) {
+            if let Some(source) = self.group.check_error(ks.start, job.dst_len) {
                 return Err(DecodeError::CorruptCompressed {
                     file: staged.file.clone(),
                     column: plan.columns[job.column].column.clone(),
@@ -480,20 +487,36 @@ impl InFlight {
                     source,
                 });
             }
-            let (status, actual) = self.group.result(k);
-            let what = if status != 0 {
-                Some(format!(
-                    "{}",
-                    crate::nvcomp::NvcompStatus::from_code(status)
-                ))
-            } else if actual != job.dst_len {
-                Some(format!(
-                    "{actual} bytes decompressed, the page header says {}",
-                    job.dst_len
-                ))
-            } else {
-                None
-            };
+            // A split page's pieces each make `piece` bytes but the last.
+            let pieces = ks.len();
+            let mut what = None;
+            for (i, k) in ks.clone().enumerate() {
+                let (status, actual) = self.group.result(k);
+                let expected = match &job.blocks {
+                    Some(b) if pieces > 1 => b.out_len(i, job.dst_len),
+                    _ => job.dst_len,
+                };
+                what = if status != 0 {
+                    Some(format!(
+                        "{}",
+                        crate::nvcomp::NvcompStatus::from_code(status)
+                    ))
+                } else if actual != expected && pieces == 1 {
+                    Some(format!(
+                        "{actual} bytes decompressed, the page header says {}",
+                        job.dst_len
+                    ))
+                } else if actual != expected {
+                    Some(format!(
+                        "{actual} bytes decompressed in piece {i} of {pieces}, {expected} expected"
+                    ))
+                } else {
+                    None
+                };
+                if what.is_some() {
+                    break;
+                }
+            }
             if let Some(what) = what {
                 return Err(DecodeError::Decompress {
                     file: staged.file.clone(),

@@ -245,3 +245,30 @@ extern "C" __global__ void __launch_bounds__(GDS_CHECK_BLOCK) gds_check_snappy(
     }
   }
 }
+
+// gds_snappy_pieces: one block per piece of a split Snappy page. The host's
+// walk of the page (src/decode/page/validate.rs, snappy_block_starts) found
+// that its output splits into 64 KiB pieces that decompress alone: an
+// element starts at every multiple of 64 KiB of output and no copy reaches
+// back past its piece's start (Snappy compressors work in 64 KiB
+// fragments). A piece is written here as a stream of its own, the varint of
+// its output length and then its elements, so that nvCOMP, which spends one
+// small block on each job, works on a 1 MiB page with 16 blocks rather than
+// one. Task t is GDS_PIECE_WORDS words: [src, dst, len, out_len]: the
+// piece's elements (len bytes at src) go to dst after the varint.
+extern "C" __global__ void __launch_bounds__(GDS_PIECES_BLOCK) gds_snappy_pieces(const u64* tasks, u32 n_tasks) {
+  for (u32 t = blockIdx.x; t < n_tasks; t += gridDim.x) {
+    const u64* task = tasks + (u64)GDS_PIECE_WORDS * t;
+    const u8* const src = (const u8*)task[0];
+    u8* const dst = (u8*)task[1];
+    const u64 len = task[2];
+    const u64 out_len = task[3];
+    u32 head = 1;
+    for (u64 rest = out_len >> 7; rest != 0; rest >>= 7) ++head;
+    if (threadIdx.x < head) {
+      const u64 group = out_len >> (7 * threadIdx.x);
+      dst[threadIdx.x] = (u8)((group & 0x7f) | (threadIdx.x + 1 < head ? 0x80 : 0));
+    }
+    for (u64 i = threadIdx.x; i < len; i += blockDim.x) dst[head + i] = src[i];
+  }
+}
