@@ -300,3 +300,165 @@ fn snappy_pieces_under_cpu_emulation() {
     assert_eq!(at, made.len());
     assert!(expected.len() > 20, "{} pieces", expected.len());
 }
+
+/// The GPU's Snappy scan (segments walked by a thread each, under
+/// emulation) gives the host check's verdict, position and figures on
+/// every page, as `gds_check_snappy` does; a sound page over 64 KiB is
+/// split exactly when the host's walk splits it, and each of its jobs is a
+/// stream the snap crate decompresses to that piece of the page; any other
+/// sound page is one job, the whole page; a refused page's jobs are all the
+/// empty stream. Pages: text-like and random (long literal runs, where the
+/// speculative walks miss the real chain), empty to 300 000 bytes, and the
+/// same pages bit-flipped, truncated, extended and declared with another
+/// size.
+#[test]
+fn snappy_scan_under_cpu_emulation() {
+    use gdscan::decode::kernels::snappy_scan::{ScanInput, ScanLayout, SNAPPY_PIECE};
+    use gdscan::decode::page::validate::snappy_pieces;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build("snappy_scan_emu.cpp", dir.path()) else {
+        return;
+    };
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let words = ["lineitem ", "quickly ", "final ", "deposits ", "the ", "x"];
+    let mut pages: Vec<(Vec<u8>, usize, Option<Vec<u8>>)> = Vec::new();
+    for i in 0..36 {
+        let len = [0usize, 1, 100, 5_000, 65_536, 70_000, 131_072, 200_001, 300_000][i % 9];
+        let raw: Vec<u8> = if i % 4 == 3 {
+            (0..len).map(|_| next() as u8).collect()
+        } else {
+            let mut t = Vec::with_capacity(len);
+            while t.len() < len {
+                t.extend_from_slice(words[(next() % words.len() as u64) as usize].as_bytes());
+            }
+            t.truncate(len);
+            t
+        };
+        let packed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+        pages.push((packed.clone(), raw.len(), Some(raw.clone())));
+        if i % 2 == 0 && packed.len() > 1 {
+            let mut flipped = packed.clone();
+            let at = (next() % packed.len() as u64) as usize;
+            flipped[at] ^= 1 << (next() % 8);
+            pages.push((flipped, raw.len(), None));
+            let cut = (next() % packed.len() as u64) as usize;
+            pages.push((packed[..cut].to_vec(), raw.len(), None));
+        }
+        if i % 3 == 0 {
+            let mut longer = packed.clone();
+            longer.extend_from_slice(&[0x00, 0x05, 0x01]);
+            pages.push((longer, raw.len(), None));
+            pages.push((packed.clone(), raw.len() + 1, None));
+        }
+    }
+    let inputs: Vec<ScanInput> = pages
+        .iter()
+        .map(|(b, size, _)| ScanInput {
+            src: 0,
+            len: b.len(),
+            size: *size,
+            dst: 0,
+        })
+        .collect();
+    let layout = ScanLayout::new(&inputs, true, 0);
+    let mut input = Vec::new();
+    for n in [
+        layout.n_pages(),
+        layout.n_segs(),
+        layout.bitmap_words,
+        layout.starts,
+        layout.region_bytes,
+        layout.n_jobs(),
+    ] {
+        input.extend_from_slice(&(n as u32).to_le_bytes());
+    }
+    for w in layout.page_table(0) {
+        input.extend_from_slice(&w.to_le_bytes());
+    }
+    for s in &layout.seg_page {
+        input.extend_from_slice(&s.to_le_bytes());
+    }
+    for (bytes, ..) in &pages {
+        input.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        input.extend_from_slice(bytes);
+    }
+    let (layout_file, made) = (dir.path().join("layout.bin"), dir.path().join("made.bin"));
+    std::fs::write(&layout_file, input).unwrap();
+    let run = Command::new(&exe)
+        .arg(&layout_file)
+        .arg(&made)
+        .env("ASAN_OPTIONS", "detect_leaks=0")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let made = std::fs::read(&made).unwrap();
+    let word = |i: usize| u32::from_le_bytes(made[4 * i..4 * i + 4].try_into().unwrap());
+    let mut at = 4 * 8 * pages.len();
+    let mut jobs = Vec::new();
+    for _ in 0..layout.n_jobs() {
+        let dummy = made[at] == 1;
+        let src_len = u64::from_le_bytes(made[at + 1..at + 9].try_into().unwrap()) as usize;
+        let dst_len = u64::from_le_bytes(made[at + 9..at + 17].try_into().unwrap()) as usize;
+        at += 17;
+        let stream = if dummy {
+            Vec::new()
+        } else {
+            at += src_len;
+            made[at - src_len..at].to_vec()
+        };
+        jobs.push((dummy, src_len, dst_len, stream));
+    }
+    assert_eq!(at, made.len());
+    let (mut refused, mut split) = (0, 0);
+    for (p, (bytes, size, raw)) in pages.iter().enumerate() {
+        let verdict = check_snappy(bytes, *size);
+        let got: Vec<u32> = (0..8).map(|w| word(8 * p + w)).collect();
+        assert_eq!(
+            &got[..4],
+            &expected_words(&verdict)[..],
+            "page {p} ({} bytes, size {size}): host says {verdict:?}",
+            bytes.len()
+        );
+        let host_pieces = snappy_pieces(bytes, *size, SNAPPY_PIECE).ok().flatten();
+        assert_eq!(got[5] == 1, host_pieces.is_some(), "page {p}: split");
+        let mine = &jobs[layout.page_jobs[p].clone()];
+        if verdict.is_err() {
+            refused += 1;
+            assert!(mine.iter().all(|j| j.0 && j.1 == 1), "page {p}: refused jobs");
+            continue;
+        }
+        if got[5] == 1 {
+            split += 1;
+            let mut out = Vec::new();
+            for (k, (_, _, dst_len, stream)) in mine.iter().enumerate() {
+                let piece = snap::raw::Decoder::new()
+                    .decompress_vec(stream)
+                    .unwrap_or_else(|e| panic!("page {p} piece {k}: {e}"));
+                assert_eq!(piece.len(), *dst_len, "page {p} piece {k}");
+                out.extend_from_slice(&piece);
+            }
+            // A corrupted page that passes decodes as the reference decodes it.
+            let whole = match raw {
+                Some(raw) => raw.clone(),
+                None => snap::raw::Decoder::new().decompress_vec(bytes).unwrap(),
+            };
+            assert!(out == whole, "page {p}: pieces != page");
+        } else {
+            assert_eq!(mine[0].3, *bytes, "page {p}: whole job");
+            assert_eq!(mine[0].2, *size, "page {p}: whole job's size");
+            assert!(mine[1..].iter().all(|j| j.0), "page {p}: other jobs empty");
+        }
+    }
+    assert!(refused > pages.len() / 4, "{refused} of {} refused", pages.len());
+    assert!(split >= 10, "{split} split");
+}

@@ -55,6 +55,7 @@ pub mod check;
 pub mod error;
 pub mod launch;
 pub mod nvrtc;
+pub mod snappy_scan;
 pub mod task;
 
 use std::collections::HashMap;
@@ -83,6 +84,8 @@ pub struct KernelSet {
     gather_status: Function,
     check_snappy: Function,
     snappy_pieces: Function,
+    /// The scan's kernels, in launch order (`cuda/snappy_scan.cu`).
+    scan: [Function; 6],
 }
 
 /// Device addresses of a Snappy batch's arrays, for
@@ -104,6 +107,48 @@ pub struct SnappyJobs {
     /// Jobs with longer streams are left alone (reported sound): the
     /// caller has checked them elsewhere.
     pub max_len: u64,
+}
+
+/// Device addresses of the Snappy scan's arrays, for
+/// [`KernelSet::snappy_scan`]; sizes from [`snappy_scan::ScanLayout`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SnappyScan {
+    /// The page table ([`snappy_scan::SCAN_PAGE_WORDS`] words a page).
+    pub pages: u64,
+    /// Pages.
+    pub n_pages: u32,
+    /// The page of each segment (u32).
+    pub seg_page: u64,
+    /// Segments.
+    pub n_segs: u32,
+    /// The bitmap (u32 words).
+    pub bitmap: u64,
+    /// Per segment: where its speculative walk left it (u32).
+    pub exits: u64,
+    /// Per segment: where the real chain enters it (u32).
+    pub entries: u64,
+    /// Per segment: its output bytes (u64).
+    pub outs: u64,
+    /// Per segment: the page's output bytes before it (u64).
+    pub before: u64,
+    /// Per segment: its first fault (4 u32).
+    pub faults: u64,
+    /// Piece starts (u32).
+    pub starts: u64,
+    /// Per page: [`snappy_scan::SCAN_RESULT_WORDS`] result words.
+    pub verdicts: u64,
+    /// The Snappy call's arrays: compressed pointers, sizes, output sizes.
+    pub src: u64,
+    /// See `src`.
+    pub src_len: u64,
+    /// See `src`.
+    pub dst_len: u64,
+    /// Per job, a task of `gds_snappy_pieces` ([`check::PIECE_WORDS`] u64).
+    pub tasks: u64,
+    /// Jobs of the Snappy call the pages have.
+    pub n_jobs: u32,
+    /// A device byte holding 0: an empty Snappy stream.
+    pub dummy: u64,
 }
 
 /// Device addresses and counts of one row group's kernel work, for
@@ -166,6 +211,14 @@ impl KernelSet {
             gather_status: module.function("gds_gather_status")?,
             check_snappy: module.function("gds_check_snappy")?,
             snappy_pieces: module.function("gds_snappy_pieces")?,
+            scan: [
+                module.function("gds_snappy_spec")?,
+                module.function("gds_snappy_chain")?,
+                module.function("gds_snappy_sums")?,
+                module.function("gds_snappy_prefix")?,
+                module.function("gds_snappy_verify")?,
+                module.function("gds_snappy_finish")?,
+            ],
             module,
         })
     }
@@ -186,7 +239,7 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 6] {
+    pub fn functions(&self) -> [(&'static str, &Function); 12] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_byte_array_walk", &self.byte_array_walk),
@@ -194,6 +247,12 @@ impl KernelSet {
             ("gds_gather_status", &self.gather_status),
             ("gds_check_snappy", &self.check_snappy),
             ("gds_snappy_pieces", &self.snappy_pieces),
+            ("gds_snappy_spec", &self.scan[0]),
+            ("gds_snappy_chain", &self.scan[1]),
+            ("gds_snappy_sums", &self.scan[2]),
+            ("gds_snappy_prefix", &self.scan[3]),
+            ("gds_snappy_verify", &self.scan[4]),
+            ("gds_snappy_finish", &self.scan[5]),
         ]
     }
 
@@ -241,6 +300,122 @@ impl KernelSet {
                 ptr(&mut max_len),
             ],
         )
+    }
+
+    /// Queues the Snappy scan (`cuda/snappy_scan.cu`: six kernels, a thread
+    /// per segment or per page) and then `gds_snappy_pieces` over its
+    /// tasks: every page checked, its verdict and split in `verdicts`, its
+    /// jobs in the Snappy call's arrays rewritten (refused pages pointed at
+    /// `dummy`) and split pages' pieces written as streams of their own.
+    ///
+    /// # Safety
+    /// Every address must be live device memory of the sizes
+    /// [`snappy_scan::ScanLayout`] gives, the page table and segment table
+    /// uploaded, the pages' streams and the pieces' buffer valid, all kept
+    /// alive and unused by other work until the stream has passed the
+    /// launches.
+    pub unsafe fn snappy_scan(&self, stream: &Stream, a: &SnappyScan) -> Result<(), KernelError> {
+        if a.n_pages == 0 {
+            return Ok(());
+        }
+        let per = |n: u32| {
+            LaunchConfig::linear(
+                n.div_ceil(snappy_scan::SCAN_BLOCK).clamp(1, launch::MAX_GRID),
+                snappy_scan::SCAN_BLOCK,
+            )
+        };
+        let (segs, pages) = (per(a.n_segs), per(a.n_pages));
+        let mut v = *a;
+        let [spec, chain, sums, prefix, verify, finish] = &self.scan;
+        if v.n_segs > 0 {
+            self.launch(
+                spec,
+                stream,
+                segs,
+                &mut [
+                    ptr(&mut v.pages),
+                    ptr(&mut v.seg_page),
+                    ptr(&mut v.n_segs),
+                    ptr(&mut v.bitmap),
+                    ptr(&mut v.exits),
+                ],
+            )?;
+        }
+        self.launch(
+            chain,
+            stream,
+            pages,
+            &mut [
+                ptr(&mut v.pages),
+                ptr(&mut v.n_pages),
+                ptr(&mut v.bitmap),
+                ptr(&mut v.exits),
+                ptr(&mut v.entries),
+                ptr(&mut v.verdicts),
+            ],
+        )?;
+        if v.n_segs > 0 {
+            self.launch(
+                sums,
+                stream,
+                segs,
+                &mut [
+                    ptr(&mut v.pages),
+                    ptr(&mut v.seg_page),
+                    ptr(&mut v.n_segs),
+                    ptr(&mut v.entries),
+                    ptr(&mut v.outs),
+                ],
+            )?;
+        }
+        self.launch(
+            prefix,
+            stream,
+            pages,
+            &mut [
+                ptr(&mut v.pages),
+                ptr(&mut v.n_pages),
+                ptr(&mut v.outs),
+                ptr(&mut v.before),
+            ],
+        )?;
+        if v.n_segs > 0 {
+            self.launch(
+                verify,
+                stream,
+                segs,
+                &mut [
+                    ptr(&mut v.pages),
+                    ptr(&mut v.seg_page),
+                    ptr(&mut v.n_segs),
+                    ptr(&mut v.entries),
+                    ptr(&mut v.before),
+                    ptr(&mut v.faults),
+                    ptr(&mut v.starts),
+                    ptr(&mut v.verdicts),
+                ],
+            )?;
+        }
+        self.launch(
+            finish,
+            stream,
+            pages,
+            &mut [
+                ptr(&mut v.pages),
+                ptr(&mut v.n_pages),
+                ptr(&mut v.faults),
+                ptr(&mut v.before),
+                ptr(&mut v.outs),
+                ptr(&mut v.starts),
+                ptr(&mut v.verdicts),
+                ptr(&mut v.src),
+                ptr(&mut v.src_len),
+                ptr(&mut v.dst_len),
+                ptr(&mut v.tasks),
+                ptr(&mut v.dummy),
+            ],
+        )?;
+        self.snappy_pieces(stream, v.tasks, v.n_jobs)
     }
 
     /// Queues `gds_snappy_pieces` over `n_tasks` tasks at `tasks`

@@ -49,7 +49,7 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 4] = [
+pub const SOURCES: [KernelSource; 5] = [
     KernelSource {
         name: "decode.cu",
         text: include_str!("cuda/decode.cu"),
@@ -69,6 +69,18 @@ pub const SOURCES: [KernelSource; 4] = [
         name: "check.cu",
         text: include_str!("cuda/check.cu"),
         entries: &["gds_check_snappy", "gds_snappy_pieces"],
+    },
+    KernelSource {
+        name: "snappy_scan.cu",
+        text: include_str!("cuda/snappy_scan.cu"),
+        entries: &[
+            "gds_snappy_spec",
+            "gds_snappy_chain",
+            "gds_snappy_sums",
+            "gds_snappy_prefix",
+            "gds_snappy_verify",
+            "gds_snappy_finish",
+        ],
     },
 ];
 
@@ -608,7 +620,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 6);
+        assert_eq!(entry_points().count(), 12);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

@@ -448,6 +448,19 @@ pub fn generated_header() -> String {
     let _ = writeln!(h, "#define GDS_CHECK_BLOCK {}u", super::check::CHECK_BLOCK);
     let _ = writeln!(h, "#define GDS_PIECES_BLOCK {}u", super::check::PIECES_BLOCK);
     let _ = writeln!(h, "#define GDS_PIECE_WORDS {}u", super::check::PIECE_WORDS);
+    {
+        use super::snappy_scan as s;
+        for (name, value) in [
+            ("GDS_SCAN_BLOCK", s::SCAN_BLOCK as usize),
+            ("GDS_SCAN_SEGMENT", s::SCAN_SEGMENT),
+            ("GDS_SCAN_PAGE_WORDS", s::SCAN_PAGE_WORDS),
+            ("GDS_SCAN_RESULT_WORDS", s::SCAN_RESULT_WORDS),
+            ("GDS_SNAPPY_PIECE", s::SNAPPY_PIECE),
+            ("GDS_PIECE_HEAD", s::PIECE_HEAD),
+        ] {
+            let _ = writeln!(h, "#define {name} {value}u");
+        }
+    }
     for code in super::check::SnappyCheck::ALL {
         let _ = writeln!(h, "#define {} {}u", code.c_name(), code as u32);
     }

@@ -255,7 +255,8 @@ extern "C" __global__ void __launch_bounds__(GDS_CHECK_BLOCK) gds_check_snappy(
 // its output length and then its elements, so that nvCOMP, which spends one
 // small block on each job, works on a 1 MiB page with 16 blocks rather than
 // one. Task t is GDS_PIECE_WORDS words: [src, dst, len, out_len]: the
-// piece's elements (len bytes at src) go to dst after the varint.
+// piece's elements (len bytes at src) go to dst after the varint; a task
+// whose dst is 0 is no piece (gds_snappy_finish writes one per job).
 extern "C" __global__ void __launch_bounds__(GDS_PIECES_BLOCK) gds_snappy_pieces(const u64* tasks, u32 n_tasks) {
   for (u32 t = blockIdx.x; t < n_tasks; t += gridDim.x) {
     const u64* task = tasks + (u64)GDS_PIECE_WORDS * t;
@@ -263,6 +264,7 @@ extern "C" __global__ void __launch_bounds__(GDS_PIECES_BLOCK) gds_snappy_pieces
     u8* const dst = (u8*)task[1];
     const u64 len = task[2];
     const u64 out_len = task[3];
+    if (dst == 0) continue;
     u32 head = 1;
     for (u64 rest = out_len >> 7; rest != 0; rest >>= 7) ++head;
     if (threadIdx.x < head) {

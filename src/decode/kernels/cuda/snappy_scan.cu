@@ -1,0 +1,278 @@
+// gdscan GPU decoder: the check of Snappy pages and the search for their
+// 64 KiB pieces, spread over the whole GPU.
+//
+// nvCOMP's behaviour on corrupt Snappy is undefined, so every page is
+// walked before it sees it (check.cu says why and what the walk proves).
+// A walk is a chain: where an element starts depends on the one before, so
+// one warp per page (gds_check_snappy) lasts as long as the longest page,
+// and the host's walk (src/decode/page/validate.rs) costs CPU time per byte.
+// Here each page's stream is cut into GDS_SCAN_SEGMENT-byte segments, and
+// one thread per segment walks it:
+//
+// 1. gds_snappy_spec: each segment is walked from its first byte as if an
+//    element started there, marking the offsets it visits in a bitmap and
+//    recording where the walk leaves the segment. A chain started at a
+//    wrong offset soon lands on a real element start (elements are a few
+//    bytes long), and from there it is the real chain.
+// 2. gds_snappy_chain (a thread per page): the real chain's entry into each
+//    segment, in order: the preamble's end for the first; for the next, the
+//    speculative exit when the entry was visited, else a walk of the
+//    segment from the entry (the rare case where speculation never met the
+//    real chain). A page's preamble is checked here.
+// 3. gds_snappy_sums: each segment's output bytes, along the real chain.
+// 4. gds_snappy_prefix (a thread per page): the output bytes before each
+//    segment.
+// 5. gds_snappy_verify: each segment's elements checked as the host checks
+//    them (truncation, then a copy's offset against the bytes produced,
+//    then the declared size), the first fault recorded; the element that
+//    starts each 64 KiB piece of the output found, and whether any element
+//    crosses a piece's end or copies from before its piece.
+// 6. gds_snappy_finish (a thread per page): the page's verdict, the first
+//    fault in stream order (or a short output), as gds_check_snappy and the
+//    host report it; then the page's nvCOMP jobs: a refused page's point at
+//    `dummy`, an empty stream, so nvCOMP never reads it; a page that splits
+//    gets one job per piece and a task for gds_snappy_pieces (check.cu),
+//    which writes each piece as a stream of its own; any other keeps one
+//    job, the whole page, and its other jobs are empty.
+//
+// Every walk is bounded: each step moves at least one byte forward, and
+// no read leaves [src, src + len).
+#include "common.cuh"
+
+#define GDS_NO_POS 0xffffffffu
+
+// A Snappy page's entry of the page table: GDS_SCAN_PAGE_WORDS words.
+struct ScanPage {
+  u64 src;           // the stream (device address)
+  u64 len;           // its bytes
+  u64 size;          // the page header's uncompressed size
+  u64 seg_first;     // its first segment in the segment arrays
+  u64 n_segs;        // ceil(len / GDS_SCAN_SEGMENT)
+  u64 bitmap_first;  // its first word in the bitmap
+  u64 job_first;     // its first job in the Snappy call's arrays
+  u64 n_pieces;      // its jobs: ceil(size / GDS_SNAPPY_PIECE) when it may split, else 1
+  u64 region;        // where its pieces' streams go (device address; 0 when n_pieces is 1)
+  u64 starts_first;  // its first entry in the starts array
+};
+
+__device__ __forceinline__ ScanPage gds_scan_page(const u64* pages, u64 i) {
+  const u64* w = pages + (u64)GDS_SCAN_PAGE_WORDS * i;
+  ScanPage p;
+  p.src = w[0]; p.len = w[1]; p.size = w[2]; p.seg_first = w[3]; p.n_segs = w[4];
+  p.bitmap_first = w[5]; p.job_first = w[6]; p.n_pieces = w[7]; p.region = w[8]; p.starts_first = w[9];
+  return p;
+}
+
+struct GdsGlobalBytes {
+  const u8* d;
+  __device__ __forceinline__ u32 operator()(u64 p) const { return d[p]; }
+};
+
+// Where the element at `pos` is followed by the next, or GDS_NO_POS when
+// it runs past the stream.
+__device__ __forceinline__ u32 gds_snappy_next(const u8* d, u32 len, u32 pos) {
+  const SnappyElement e = gds_snappy_element(GdsGlobalBytes{d}, len, pos);
+  return e.code == GDS_SNAPPY_OK && e.next <= 0xffffffffull ? (u32)e.next : GDS_NO_POS;
+}
+
+__device__ __forceinline__ u64 gds_global_thread() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ u64 gds_thread_stride() { return (u64)gridDim.x * blockDim.x; }
+
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
+    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits) {
+  for (u64 s = gds_global_thread(); s < n_segs; s += gds_thread_stride()) {
+    const ScanPage pg = gds_scan_page(pages, seg_page[s]);
+    const u8* d = (const u8*)pg.src;
+    const u32 len = (u32)pg.len;
+    const u32 seg_start = (u32)(s - pg.seg_first) * GDS_SCAN_SEGMENT;
+    const u32 seg_end = len - seg_start < GDS_SCAN_SEGMENT ? len : seg_start + GDS_SCAN_SEGMENT;
+    u32* bits = bitmap + pg.bitmap_first + seg_start / 32;
+    const u32 n_words = (seg_end - seg_start + 31) / 32;
+    u32 word = 0, at_word = 0;
+    u32 p = seg_start;
+    while (p < seg_end) {
+      const u32 w = (p - seg_start) >> 5;
+      while (at_word < w) {
+        bits[at_word++] = word;
+        word = 0;
+      }
+      word |= 1u << ((p - seg_start) & 31);
+      p = gds_snappy_next(d, len, p);
+    }
+    while (at_word < n_words) {
+      bits[at_word++] = word;
+      word = 0;
+    }
+    exits[s] = p;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
+    const u64* pages, u32 n_pages, const u32* bitmap, const u32* exits, u32* entries, u32* verdicts) {
+  for (u64 i = gds_global_thread(); i < n_pages; i += gds_thread_stride()) {
+    const ScanPage pg = gds_scan_page(pages, i);
+    const u8* d = (const u8*)pg.src;
+    u32* r = verdicts + (u64)GDS_SCAN_RESULT_WORDS * i;
+    for (u32 w = 0; w < GDS_SCAN_RESULT_WORDS; ++w) r[w] = 0;
+    u32 e = GDS_NO_POS;
+    if (pg.len > 0x7fffffffull || pg.size > 0x7fffffffull) {
+      // Pages are under 2 GiB (the page header's sizes are i32).
+      r[0] = GDS_SNAPPY_OVERRUN; r[2] = (u32)pg.size;
+    } else {
+      const u32 at = gds_snappy_preamble(d, (u32)pg.len, pg.size, r);
+      if (r[0] == GDS_SNAPPY_OK) e = at;
+    }
+    const u32 len = (u32)pg.len;
+    for (u64 k = 0; k < pg.n_segs; ++k) {
+      const u32 seg_start = (u32)k * GDS_SCAN_SEGMENT;
+      const u32 seg_end = len - seg_start < GDS_SCAN_SEGMENT ? len : seg_start + GDS_SCAN_SEGMENT;
+      entries[pg.seg_first + k] = e;
+      if (e >= seg_end) continue;  // no element starts here (or the chain ended)
+      const u32 rel = e - seg_start;
+      if ((bitmap[pg.bitmap_first + seg_start / 32 + rel / 32] >> (rel & 31)) & 1u) {
+        e = exits[pg.seg_first + k];
+      } else {
+        u32 p = e;
+        while (p < seg_end) p = gds_snappy_next(d, len, p);
+        e = p;
+      }
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_sums(
+    const u64* pages, const u32* seg_page, u32 n_segs, const u32* entries, u64* outs) {
+  for (u64 s = gds_global_thread(); s < n_segs; s += gds_thread_stride()) {
+    const ScanPage pg = gds_scan_page(pages, seg_page[s]);
+    const u8* d = (const u8*)pg.src;
+    const u32 len = (u32)pg.len;
+    const u32 seg_start = (u32)(s - pg.seg_first) * GDS_SCAN_SEGMENT;
+    const u32 seg_end = len - seg_start < GDS_SCAN_SEGMENT ? len : seg_start + GDS_SCAN_SEGMENT;
+    u64 sum = 0;
+    u32 p = entries[s];
+    while (p < seg_end) {
+      const SnappyElement e = gds_snappy_element(GdsGlobalBytes{d}, len, p);
+      if (e.code != GDS_SNAPPY_OK) break;
+      sum += e.length;
+      p = (u32)e.next;
+    }
+    outs[s] = sum;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_prefix(
+    const u64* pages, u32 n_pages, const u64* outs, u64* before) {
+  for (u64 i = gds_global_thread(); i < n_pages; i += gds_thread_stride()) {
+    const ScanPage pg = gds_scan_page(pages, i);
+    u64 sum = 0;
+    for (u64 k = 0; k < pg.n_segs; ++k) {
+      before[pg.seg_first + k] = sum;
+      sum += outs[pg.seg_first + k];
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
+    const u64* pages, const u32* seg_page, u32 n_segs, const u32* entries, const u64* before, u32* faults,
+    u32* starts, u32* verdicts) {
+  for (u64 s = gds_global_thread(); s < n_segs; s += gds_thread_stride()) {
+    const u32 page = seg_page[s];
+    const ScanPage pg = gds_scan_page(pages, page);
+    const u8* d = (const u8*)pg.src;
+    const u32 len = (u32)pg.len;
+    const u64 size = pg.size;
+    const u32 seg_start = (u32)(s - pg.seg_first) * GDS_SCAN_SEGMENT;
+    const u32 seg_end = len - seg_start < GDS_SCAN_SEGMENT ? len : seg_start + GDS_SCAN_SEGMENT;
+    u64 produced = before[s];
+    u32 code = GDS_SNAPPY_OK, c_at = 0, c_a = 0, c_b = 0;
+    bool whole = false;  // an element crosses a piece's end or copies from before its piece
+    u32 p = entries[s];
+    while (p < seg_end) {
+      const SnappyElement e = gds_snappy_element(GdsGlobalBytes{d}, len, p);
+      if (e.code != GDS_SNAPPY_OK) {
+        code = e.code; c_at = e.at;
+        break;
+      }
+      if (e.copy && (e.offset == 0 || (u64)e.offset > produced)) {
+        code = GDS_SNAPPY_BAD_OFFSET; c_at = p; c_a = e.offset; c_b = (u32)produced;
+        break;
+      }
+      if (produced + e.length > size) {
+        code = GDS_SNAPPY_OVERRUN; c_at = p; c_a = (u32)size;
+        break;
+      }
+      if (pg.n_pieces > 1) {
+        const u64 in_piece = produced % GDS_SNAPPY_PIECE;
+        if (in_piece == 0) starts[pg.starts_first + produced / GDS_SNAPPY_PIECE] = p;
+        if ((e.copy && (u64)e.offset > in_piece) || in_piece + e.length > GDS_SNAPPY_PIECE) whole = true;
+      }
+      produced += e.length;
+      p = (u32)e.next;
+    }
+    u32* f = faults + 4 * s;
+    f[0] = code; f[1] = c_at; f[2] = c_a; f[3] = c_b;
+    // Every writer writes 1: no race on the value.
+    if (whole) verdicts[(u64)GDS_SCAN_RESULT_WORDS * page + 4] = 1;
+  }
+}
+
+__device__ __forceinline__ u32 gds_varint_len(u64 n) {
+  u32 head = 1;
+  for (u64 rest = n >> 7; rest != 0; rest >>= 7) ++head;
+  return head;
+}
+
+// Job arrays of the Snappy call (n jobs each) and the pieces' tasks
+// (GDS_PIECE_WORDS words per job).
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_finish(
+    const u64* pages, u32 n_pages, const u32* faults, const u64* before, const u64* outs, const u32* starts,
+    u32* verdicts, u64* src, u64* src_len, u64* dst_len, u64* tasks, u64 dummy) {
+  for (u64 i = gds_global_thread(); i < n_pages; i += gds_thread_stride()) {
+    const ScanPage pg = gds_scan_page(pages, i);
+    u32* r = verdicts + (u64)GDS_SCAN_RESULT_WORDS * i;
+    if (r[0] == GDS_SNAPPY_OK) {
+      for (u64 k = 0; k < pg.n_segs; ++k) {
+        const u32* f = faults + 4 * (pg.seg_first + k);
+        if (f[0] != GDS_SNAPPY_OK) {
+          r[0] = f[0]; r[1] = f[1]; r[2] = f[2]; r[3] = f[3];
+          break;
+        }
+      }
+    }
+    if (r[0] == GDS_SNAPPY_OK) {
+      const u64 last = pg.seg_first + pg.n_segs - 1;
+      const u64 produced = pg.n_segs == 0 ? 0 : before[last] + outs[last];
+      if (produced != pg.size) {
+        r[0] = GDS_SNAPPY_SHORT; r[1] = 0; r[2] = (u32)produced; r[3] = (u32)pg.size;
+      }
+    }
+    const bool ok = r[0] == GDS_SNAPPY_OK;
+    const bool split = ok && pg.n_pieces > 1 && r[4] == 0;
+    r[5] = split ? 1u : 0u;
+    for (u64 j = 0; j < pg.n_pieces; ++j) {
+      const u64 k = pg.job_first + j;
+      u64* t = tasks + (u64)GDS_PIECE_WORDS * k;
+      t[0] = 0; t[1] = 0; t[2] = 0; t[3] = 0;
+      if (!ok || (!split && j > 0)) {
+        src[k] = dummy;
+        src_len[k] = 1;
+      } else if (!split) {
+        src[k] = pg.src;
+        src_len[k] = pg.len;
+        dst_len[k] = pg.size;
+      } else {
+        const u32 from = starts[pg.starts_first + j];
+        const u32 to = j + 1 < pg.n_pieces ? starts[pg.starts_first + j + 1] : (u32)pg.len;
+        const u64 out_len = pg.size - j * GDS_SNAPPY_PIECE < GDS_SNAPPY_PIECE ? pg.size - j * GDS_SNAPPY_PIECE
+                                                                                : GDS_SNAPPY_PIECE;
+        // Pieces' streams side by side: each is at most its elements plus a
+        // GDS_PIECE_HEAD-byte varint.
+        const u64 slot = pg.region + (from - starts[pg.starts_first]) + GDS_PIECE_HEAD * j;
+        src[k] = slot;
+        src_len[k] = gds_varint_len(out_len) + (to - from);
+        dst_len[k] = out_len;
+        t[0] = pg.src + from; t[1] = slot; t[2] = to - from; t[3] = out_len;
+      }
+    }
+  }
+}

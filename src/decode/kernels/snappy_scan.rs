@@ -1,0 +1,218 @@
+//! The GPU's check of Snappy pages, spread over segments of their streams
+//! (`cuda/snappy_scan.cu`): the tables the host lays out for it, the
+//! sizes of its device arrays, and what its results mean.
+//!
+//! One thread walks each [`SCAN_SEGMENT`]-byte segment of every page, so a
+//! group's check lasts about as long as one segment's walk, not as long as
+//! its longest page; the same walk finds where each [`SNAPPY_PIECE`] of a
+//! page's output starts, so nvCOMP can take a long page as many jobs.
+
+use std::ops::Range;
+
+use super::check::snappy_check_error;
+use crate::decode::page::validate::{CompressedError, SNAPPY_BLOCK};
+
+/// Threads per block of the scan's kernels (a thread per segment or page).
+pub const SCAN_BLOCK: u32 = 128;
+/// Stream bytes each thread walks.
+pub const SCAN_SEGMENT: usize = 2048;
+/// 64-bit words of a page's entry in the page table.
+pub const SCAN_PAGE_WORDS: usize = 10;
+/// 32-bit words of a page's result: `[code, at, a, b, crosses, split, 0, 0]`.
+pub const SCAN_RESULT_WORDS: usize = 8;
+/// Output bytes of a piece (the Snappy compressors' fragment).
+pub const SNAPPY_PIECE: usize = SNAPPY_BLOCK;
+/// Bytes a piece's stream may add to its elements: the varint of a
+/// length up to [`SNAPPY_PIECE`].
+pub const PIECE_HEAD: usize = 3;
+
+/// One Snappy page to check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanInput {
+    /// Device address of its stream.
+    pub src: u64,
+    /// Stream bytes.
+    pub len: usize,
+    /// The page header's uncompressed size.
+    pub size: usize,
+    /// Where its output goes (device address).
+    pub dst: u64,
+}
+
+/// The host's tables and the device arrays' sizes for one scan.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanLayout {
+    /// Per page: `[src, len, size, seg_first, n_segs, bitmap_first,
+    /// job_first, n_pieces, region offset, starts_first]` (the region's
+    /// device address is added by [`ScanLayout::page_table`]).
+    pages: Vec<u64>,
+    /// The page of each segment.
+    pub seg_page: Vec<u32>,
+    /// 32-bit words of the bitmap of visited offsets.
+    pub bitmap_words: usize,
+    /// Piece starts (one per piece of a page that may split).
+    pub starts: usize,
+    /// Bytes of the pieces' streams.
+    pub region_bytes: usize,
+    /// Per page, its jobs in the Snappy call (from the `job_first` given).
+    pub page_jobs: Vec<Range<usize>>,
+    /// Per job: (dst, dst_len), the job's output as it is when the page
+    /// splits (`gds_snappy_finish` makes the first job the whole page
+    /// otherwise).
+    pub job_outputs: Vec<(u64, usize)>,
+}
+
+impl ScanLayout {
+    /// Lays out `pages`, their jobs numbered from `job_first`; pages over
+    /// [`SNAPPY_PIECE`] get one job per piece when `split` is on.
+    pub fn new(pages: &[ScanInput], split: bool, job_first: usize) -> ScanLayout {
+        let mut l = ScanLayout::default();
+        let mut job = job_first;
+        let mut segs = 0usize;
+        for (i, p) in pages.iter().enumerate() {
+            let n_segs = p.len.div_ceil(SCAN_SEGMENT);
+            let n_pieces = if split && p.size > SNAPPY_PIECE {
+                p.size.div_ceil(SNAPPY_PIECE)
+            } else {
+                1
+            };
+            let region = if n_pieces > 1 {
+                let at = l.region_bytes;
+                l.region_bytes += (p.len + PIECE_HEAD * n_pieces).next_multiple_of(16);
+                at
+            } else {
+                0
+            };
+            l.pages.extend([
+                p.src,
+                p.len as u64,
+                p.size as u64,
+                segs as u64,
+                n_segs as u64,
+                l.bitmap_words as u64,
+                job as u64,
+                n_pieces as u64,
+                region as u64,
+                l.starts as u64,
+            ]);
+            l.seg_page.extend(std::iter::repeat_n(i as u32, n_segs));
+            segs += n_segs;
+            l.bitmap_words += (n_segs * SCAN_SEGMENT).div_ceil(32);
+            if n_pieces > 1 {
+                l.starts += n_pieces;
+            }
+            l.page_jobs.push(job..job + n_pieces);
+            for j in 0..n_pieces {
+                let out = if n_pieces == 1 {
+                    p.size
+                } else {
+                    (p.size - j * SNAPPY_PIECE).min(SNAPPY_PIECE)
+                };
+                l.job_outputs.push((p.dst + (j * SNAPPY_PIECE) as u64, out));
+            }
+            job += n_pieces;
+        }
+        l
+    }
+
+    /// Pages laid out.
+    pub fn n_pages(&self) -> usize {
+        self.page_jobs.len()
+    }
+
+    /// Segments (threads of the per-segment kernels).
+    pub fn n_segs(&self) -> usize {
+        self.seg_page.len()
+    }
+
+    /// Jobs of the pages, in order.
+    pub fn n_jobs(&self) -> usize {
+        self.job_outputs.len()
+    }
+
+    /// The page table with the pieces' buffer at `region_base`.
+    pub fn page_table(&self, region_base: u64) -> Vec<u64> {
+        let mut t = self.pages.clone();
+        for page in t.chunks_exact_mut(SCAN_PAGE_WORDS) {
+            if page[7] > 1 {
+                page[8] += region_base;
+            } else {
+                page[8] = 0;
+            }
+        }
+        t
+    }
+}
+
+/// What the scan found in one page, from its result words: the fault, if
+/// any (as the host check reports it), and whether the page was split.
+pub fn scan_result(words: &[u32], size: usize) -> (Option<CompressedError>, bool) {
+    let fault = snappy_check_error([words[0], words[1], words[2], words[3]], size);
+    (fault, words[5] == 1)
+}
+
+/// Output bytes job `j` of a page of `size` bytes makes: its piece when
+/// the page was split, else the whole page in the first job and nothing in
+/// the others.
+pub fn job_output(j: usize, size: usize, split: bool) -> usize {
+    match (split, j) {
+        (true, _) => size.saturating_sub(j * SNAPPY_PIECE).min(SNAPPY_PIECE),
+        (false, 0) => size,
+        (false, _) => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_and_pieces_cover_every_page() {
+        let pages = [
+            ScanInput { src: 0x1000, len: 10, size: 100, dst: 0x9000 },
+            ScanInput { src: 0x2000, len: 5000, size: 200_000, dst: 0x10_0000 },
+            ScanInput { src: 0x4000, len: 0, size: 0, dst: 0x20_0000 },
+            ScanInput { src: 0x5000, len: 2048, size: 65_536, dst: 0x30_0000 },
+        ];
+        let l = ScanLayout::new(&pages, true, 7);
+        assert_eq!(l.n_pages(), 4);
+        assert_eq!(l.seg_page, vec![0, 1, 1, 1, 3]);
+        assert_eq!(l.page_jobs, vec![7..8, 8..12, 12..13, 13..14]);
+        assert_eq!(l.n_jobs(), 7);
+        assert_eq!(l.starts, 4);
+        assert_eq!(l.region_bytes, (5000 + 3 * 4usize).next_multiple_of(16));
+        assert_eq!(
+            l.job_outputs[1..5],
+            [
+                (0x10_0000, 65_536),
+                (0x10_0000 + 65_536, 65_536),
+                (0x10_0000 + 131_072, 65_536),
+                (0x10_0000 + 196_608, 200_000 - 196_608)
+            ]
+        );
+        let t = l.page_table(0xa000_0000);
+        assert_eq!(t.len(), 4 * SCAN_PAGE_WORDS);
+        assert_eq!(&t[10..20], &[0x2000, 5000, 200_000, 1, 3, 1, 8, 4, 0xa000_0000, 0]);
+        assert_eq!(t[8], 0);
+        // Without splitting every page is one job.
+        let whole = ScanLayout::new(&pages, false, 0);
+        assert_eq!(whole.n_jobs(), 4);
+        assert_eq!(whole.region_bytes, 0);
+    }
+
+    #[test]
+    fn job_outputs_follow_the_split() {
+        assert_eq!(job_output(0, 200_000, true), 65_536);
+        assert_eq!(job_output(3, 200_000, true), 200_000 - 3 * 65_536);
+        assert_eq!(job_output(0, 200_000, false), 200_000);
+        assert_eq!(job_output(2, 200_000, false), 0);
+        assert_eq!(job_output(0, 100, false), 100);
+        let ok = [0u32, 0, 0, 0, 0, 1, 0, 0];
+        assert_eq!(scan_result(&ok, 10), (None, true));
+        let short = [5u32, 0, 6, 10, 0, 0, 0, 0];
+        assert_eq!(
+            scan_result(&short, 10),
+            (Some(CompressedError::Short { produced: 6, size: 10 }), false)
+        );
+    }
+}

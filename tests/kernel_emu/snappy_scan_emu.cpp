@@ -1,0 +1,85 @@
+// The Snappy scan (snappy_scan.cu, then gds_snappy_pieces of check.cu)
+// under the CPU emulation of emu.h. argv[1] holds the host's layout
+// (src/decode/kernels/snappy_scan.rs, ScanLayout): u32 n_pages, n_segs,
+// bitmap_words, starts, region_bytes, n_jobs; the page table (10 u64 a
+// page, src as an offset into the pages' bytes, which follow); the segment
+// table (n_segs u32); then per page its u32 length and bytes. Each page
+// gets an allocation of exactly its bytes, so a read outside it fails
+// under AddressSanitizer. argv[2] receives, per page, its 8 result words,
+// then per job: u8 (1 when pointed at the empty stream), u64 src_len, u64
+// dst_len and the src_len bytes nvCOMP would read.
+#include "emu.h"
+#include "check.cu"
+#include "snappy_scan.cu"
+#include <fstream>
+#include <iterator>
+
+template <typename T>
+static T take(const std::vector<uint8_t>& all, size_t& at) {
+  T v;
+  memcpy(&v, &all[at], sizeof(T));
+  at += sizeof(T);
+  return v;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) return 2;
+  std::ifstream in(argv[1], std::ios::binary);
+  std::vector<uint8_t> all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at = 0;
+  const u32 n_pages = take<u32>(all, at), n_segs = take<u32>(all, at), bitmap_words = take<u32>(all, at);
+  const u32 n_starts = take<u32>(all, at), region_bytes = take<u32>(all, at), n_jobs = take<u32>(all, at);
+  std::vector<u64> table(10 * (size_t)n_pages);
+  for (auto& w : table) w = take<u64>(all, at);
+  std::vector<u32> seg_page(n_segs);
+  for (auto& s : seg_page) s = take<u32>(all, at);
+  std::vector<std::vector<uint8_t>*> pages;
+  std::vector<uint8_t> region(region_bytes + 1);
+  for (u32 i = 0; i < n_pages; ++i) {
+    const u32 len = take<u32>(all, at);
+    auto* p = new std::vector<uint8_t>(all.begin() + at, all.begin() + at + len);
+    at += len;
+    pages.push_back(p);
+    table[10 * i] = (u64)p->data();
+    if (table[10 * i + 7] > 1) table[10 * i + 8] += (u64)region.data();
+  }
+  std::vector<u32> bitmap(bitmap_words + 1), exits(n_segs + 1), entries(n_segs + 1), faults(4 * (size_t)n_segs + 4);
+  std::vector<u64> outs(n_segs + 1), before(n_segs + 1);
+  std::vector<u32> starts(n_starts + 1), verdicts(8 * (size_t)n_pages);
+  std::vector<u64> src(n_jobs, 0xEEEE), src_len(n_jobs, 0), dst_len(n_jobs, 0), tasks(4 * (size_t)n_jobs + 4);
+  // The host's output sizes, as for nvCOMP.
+  for (u32 i = 0; i < n_pages; ++i) {
+    const u64 size = table[10 * i + 2], first = table[10 * i + 6], pieces = table[10 * i + 7];
+    for (u64 j = 0; j < pieces; ++j) {
+      dst_len[first + j] = pieces == 1 ? size : (size - j * 65536 < 65536 ? size - j * 65536 : 65536);
+    }
+  }
+  static uint8_t dummy = 0;
+  const unsigned grid = 4;
+  emu_launch(grid, GDS_SCAN_BLOCK, [&] { gds_snappy_spec(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data()); });
+  emu_launch(grid, GDS_SCAN_BLOCK, [&] {
+    gds_snappy_chain(table.data(), n_pages, bitmap.data(), exits.data(), entries.data(), verdicts.data());
+  });
+  emu_launch(grid, GDS_SCAN_BLOCK, [&] { gds_snappy_sums(table.data(), seg_page.data(), n_segs, entries.data(), outs.data()); });
+  emu_launch(grid, GDS_SCAN_BLOCK, [&] { gds_snappy_prefix(table.data(), n_pages, outs.data(), before.data()); });
+  emu_launch(grid, GDS_SCAN_BLOCK, [&] {
+    gds_snappy_verify(table.data(), seg_page.data(), n_segs, entries.data(), before.data(), faults.data(), starts.data(),
+                      verdicts.data());
+  });
+  emu_launch(grid, GDS_SCAN_BLOCK, [&] {
+    gds_snappy_finish(table.data(), n_pages, faults.data(), before.data(), outs.data(), starts.data(), verdicts.data(),
+                      src.data(), src_len.data(), dst_len.data(), tasks.data(), (u64)&dummy);
+  });
+  emu_launch(grid, GDS_PIECES_BLOCK, [&] { gds_snappy_pieces(tasks.data(), n_jobs); });
+  std::ofstream out(argv[2], std::ios::binary);
+  out.write((const char*)verdicts.data(), verdicts.size() * 4);
+  for (u32 k = 0; k < n_jobs; ++k) {
+    const uint8_t is_dummy = src[k] == (u64)&dummy ? 1 : 0;
+    out.write((const char*)&is_dummy, 1);
+    out.write((const char*)&src_len[k], 8);
+    out.write((const char*)&dst_len[k], 8);
+    if (!is_dummy) out.write((const char*)src[k], src_len[k]);
+  }
+  for (auto* p : pages) delete p;
+  return 0;
+}
