@@ -235,7 +235,8 @@ fn corrupt_pages_give_typed_errors_or_arrow_rs_values() {
     corrupt_pages_with(CompressedCheck::Host);
 }
 
-/// The same with Snappy pages checked on the GPU (`gds_check_snappy`).
+/// The same with Snappy pages checked (and split) on the GPU (the Snappy
+/// scan of `snappy_scan.cu`).
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn corrupt_pages_checked_on_the_gpu_give_typed_errors_or_arrow_rs_values() {

@@ -1,13 +1,10 @@
-//! The Snappy check kernel's results (`cuda/check.cu`): the codes it
-//! writes, and the host's [`CompressedError`] they stand for, so a page the
-//! GPU refuses reads exactly as one the host check refuses.
+//! The GPU's Snappy check (`cuda/check.cu`, `cuda/snappy_scan.cu`): the
+//! codes it writes and the host's [`CompressedError`] they stand for, so a
+//! page the GPU refuses reads exactly as one the host check refuses; and
+//! the pieces of split pages, as `gds_snappy_pieces` writes them.
 
 use crate::decode::page::validate::CompressedError;
 
-/// Threads per block of `gds_check_snappy` (a warp per Snappy page).
-pub const CHECK_BLOCK: u32 = 128;
-/// 32-bit words per job of the check's results: `[code, at, a, b]`.
-pub const CHECK_WORDS: u32 = 4;
 /// Threads per block of `gds_snappy_pieces` (a block per piece).
 pub const PIECES_BLOCK: u32 = 256;
 /// 64-bit words per task of `gds_snappy_pieces`: `[src, dst, len, out_len]`.
@@ -69,7 +66,7 @@ pub fn piece_streams(
         .collect()
 }
 
-/// What `gds_check_snappy` found in one page.
+/// What the GPU's check found in one page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum SnappyCheck {
@@ -111,7 +108,8 @@ impl SnappyCheck {
     }
 }
 
-/// The error one job's result words stand for (`None` for a sound page);
+/// The error a page's result words `[code, at, a, b]` stand for (`None`
+/// for a sound page);
 /// `size` is the page header's uncompressed size. An unknown code is
 /// reported as a truncation at the position given.
 pub fn snappy_check_error(words: [u32; 4], size: usize) -> Option<CompressedError> {
@@ -185,7 +183,8 @@ mod tests {
                 }
                 assert_eq!(head.len() + p.elements.len(), p.len);
                 buffer[p.at..p.at + head.len()].copy_from_slice(&head);
-                buffer[p.at + head.len()..p.at + p.len].copy_from_slice(&stream[p.elements.clone()]);
+                buffer[p.at + head.len()..p.at + p.len]
+                    .copy_from_slice(&stream[p.elements.clone()]);
                 let piece = snap::raw::Decoder::new()
                     .decompress_vec(&buffer[p.at..p.at + p.len])
                     .unwrap();
@@ -198,7 +197,14 @@ mod tests {
 
     #[test]
     fn varints_are_snappy_preambles() {
-        for (n, len) in [(0u64, 1), (127, 1), (128, 2), (65_536, 3), (1 << 21, 4), (1 << 28, 5)] {
+        for (n, len) in [
+            (0u64, 1),
+            (127, 1),
+            (128, 2),
+            (65_536, 3),
+            (1 << 21, 4),
+            (1 << 28, 5),
+        ] {
             assert_eq!(varint_len(n), len, "{n}");
         }
     }

@@ -169,10 +169,30 @@ mod tests {
     #[test]
     fn segments_and_pieces_cover_every_page() {
         let pages = [
-            ScanInput { src: 0x1000, len: 10, size: 100, dst: 0x9000 },
-            ScanInput { src: 0x2000, len: 5000, size: 200_000, dst: 0x10_0000 },
-            ScanInput { src: 0x4000, len: 0, size: 0, dst: 0x20_0000 },
-            ScanInput { src: 0x5000, len: 2048, size: 65_536, dst: 0x30_0000 },
+            ScanInput {
+                src: 0x1000,
+                len: 10,
+                size: 100,
+                dst: 0x9000,
+            },
+            ScanInput {
+                src: 0x2000,
+                len: 5000,
+                size: 200_000,
+                dst: 0x10_0000,
+            },
+            ScanInput {
+                src: 0x4000,
+                len: 0,
+                size: 0,
+                dst: 0x20_0000,
+            },
+            ScanInput {
+                src: 0x5000,
+                len: 2048,
+                size: 65_536,
+                dst: 0x30_0000,
+            },
         ];
         let l = ScanLayout::new(&pages, true, 7);
         assert_eq!(l.n_pages(), 4);
@@ -192,7 +212,10 @@ mod tests {
         );
         let t = l.page_table(0xa000_0000);
         assert_eq!(t.len(), 4 * SCAN_PAGE_WORDS);
-        assert_eq!(&t[10..20], &[0x2000, 5000, 200_000, 1, 3, 1, 8, 4, 0xa000_0000, 0]);
+        assert_eq!(
+            &t[10..20],
+            &[0x2000, 5000, 200_000, 1, 3, 64, 8, 4, 0xa000_0000, 0]
+        );
         assert_eq!(t[8], 0);
         // Without splitting every page is one job.
         let whole = ScanLayout::new(&pages, false, 0);
@@ -212,7 +235,13 @@ mod tests {
         let short = [5u32, 0, 6, 10, 0, 0, 0, 0];
         assert_eq!(
             scan_result(&short, 10),
-            (Some(CompressedError::Short { produced: 6, size: 10 }), false)
+            (
+                Some(CompressedError::Short {
+                    produced: 6,
+                    size: 10
+                }),
+                false
+            )
         );
     }
 }

@@ -445,8 +445,11 @@ pub fn generated_header() -> String {
     for code in PageErrorCode::ALL {
         let _ = writeln!(h, "#define {} {}u", code.c_name(), code as u32);
     }
-    let _ = writeln!(h, "#define GDS_CHECK_BLOCK {}u", super::check::CHECK_BLOCK);
-    let _ = writeln!(h, "#define GDS_PIECES_BLOCK {}u", super::check::PIECES_BLOCK);
+    let _ = writeln!(
+        h,
+        "#define GDS_PIECES_BLOCK {}u",
+        super::check::PIECES_BLOCK
+    );
     let _ = writeln!(h, "#define GDS_PIECE_WORDS {}u", super::check::PIECE_WORDS);
     {
         use super::snappy_scan as s;

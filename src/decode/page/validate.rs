@@ -570,7 +570,9 @@ mod tests {
     fn pieces_keep_the_checks_verdicts() {
         let raw = sample(200_000, 9);
         let stream = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
-        let pieces = snappy_pieces(&stream, raw.len(), SNAPPY_BLOCK).unwrap().unwrap();
+        let pieces = snappy_pieces(&stream, raw.len(), SNAPPY_BLOCK)
+            .unwrap()
+            .unwrap();
         assert_eq!(pieces.count(), 4);
         assert_eq!(pieces.starts[0], 3);
         let mut x = 0x9e37_79b9_7f4a_7c15u64;

@@ -10,13 +10,19 @@
 //! pages of SF 10 lineitem's Q6 columns, against 0.2 ms for the decode
 //! kernel of the same pages), and nvCOMP runs on one stream (concurrent
 //! calls on several streams read out of bounds), so row groups took turns.
-//! A group hands nvCOMP thousands of pages at once.
+//! A group hands nvCOMP thousands of pages at once, and a Snappy page over
+//! 64 KiB goes to it as one job per 64 KiB piece of its output (Snappy
+//! compressors work in 64 KiB fragments), so a 1 MiB page no longer
+//! outlasts the rest of its batch.
 //!
 //! Order of the work (no host wait anywhere here):
 //! 1. on the upload stream: each row group's uploads
-//!    ([`super::row_group::stage`]), then the group's job arrays and the
-//!    Snappy check of its short pages (`gds_check_snappy`: a refused page
-//!    is pointed at an empty stream, so nvCOMP never reads it), then the
+//!    ([`super::row_group::stage`]), then the group's job arrays; with the
+//!    check on the GPU, the Snappy scan of every Snappy page
+//!    ([`crate::decode::kernels::KernelSet::snappy_scan`]: a refused page
+//!    is pointed at an empty stream, so nvCOMP never reads it, and a page
+//!    that splits is written as pieces); with the check on the host, the
+//!    pieces of the pages the host split (`gds_snappy_pieces`); then the
 //!    `uploaded` event. The next group's uploads and check so run beside
 //!    this group's nvCOMP call, never behind its kernels;
 //! 2. on the nvCOMP stream, after `uploaded`: one call per codec, the
@@ -39,8 +45,9 @@ use super::row_group::{InFlight, Staged};
 use super::trace::{Trace, NVCOMP_STREAM, UPLOAD_STREAM};
 use super::CompressedCheck;
 use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
-use crate::decode::kernels::check::{piece_streams, snappy_check_error, PieceStream};
-use crate::decode::kernels::SnappyJobs;
+use crate::decode::kernels::check::{piece_streams, PieceStream, PIECE_WORDS};
+use crate::decode::kernels::snappy_scan::{scan_result, ScanInput, ScanLayout, SCAN_RESULT_WORDS};
+use crate::decode::kernels::SnappyScan;
 use crate::decode::page::validate::CompressedError;
 use crate::nvcomp::{BatchArgs, Codec};
 
@@ -92,12 +99,12 @@ pub(crate) struct GroupShared {
     /// Declared first: dropped (waited for) before the buffers.
     _done: Option<SyncOnDrop>,
     /// Actual sizes (8 bytes per job), then statuses (4 bytes per job),
-    /// then the Snappy check's results (16 bytes per Snappy job).
+    /// then the Snappy scan's results (per scanned page).
     results: Option<PooledPinnedBuffer>,
     statuses_at: usize,
-    checks_at: usize,
-    /// Jobs checked on the GPU: the first ones (Snappy comes first).
-    checked: usize,
+    scan_at: usize,
+    /// Pages the Snappy scan checked.
+    scanned: usize,
     _up: Option<PooledPinnedBuffer>,
     _meta: Option<PooledDeviceBuffer>,
     _temps: Vec<PooledDeviceBuffer>,
@@ -121,23 +128,30 @@ impl GroupShared {
 }
 
 impl GroupShared {
-    /// The Snappy check's verdict on job `k` (None when it was not checked
-    /// on the GPU or is sound); same conditions as [`GroupShared::result`].
-    pub(crate) fn check_error(&self, k: usize, size: usize) -> Option<CompressedError> {
-        let results = self.results.as_ref()?;
-        if k >= self.checked {
-            return None;
-        }
-        let at = self.checks_at + 16 * k;
-        let word = |i: usize| {
-            u32::from_le_bytes(
-                results[at + 4 * i..at + 4 * i + 4]
-                    .try_into()
-                    .expect("4 bytes"),
-            )
+    /// The Snappy scan's verdict on its page `p` (the fault, as the host
+    /// check reports it, and whether the page was split); same conditions
+    /// as [`GroupShared::result`].
+    pub(crate) fn scan_result(&self, p: usize, size: usize) -> (Option<CompressedError>, bool) {
+        let Some(results) = self.results.as_ref().filter(|_| p < self.scanned) else {
+            return (None, false);
         };
-        snappy_check_error([word(0), word(1), word(2), word(3)], size)
+        let at = self.scan_at + 4 * SCAN_RESULT_WORDS * p;
+        let words: Vec<u32> = results[at..at + 4 * SCAN_RESULT_WORDS]
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")))
+            .collect();
+        scan_result(&words, size)
     }
+}
+
+/// Jobs of `codec`'s call (its arrays' length).
+fn n_jobs_of(calls: &[(Codec, usize, usize, usize, usize, usize)], codec: Codec) -> usize {
+    calls.iter().find(|c| c.0 == codec).map_or(0, |c| c.2)
+}
+
+/// The device addresses of sections at `offsets` of an allocation at `base`.
+fn dev(base: u64, offsets: [usize; 8]) -> [u64; 8] {
+    offsets.map(|o| base + o as u64)
 }
 
 fn align(n: usize) -> usize {
@@ -158,7 +172,34 @@ pub(crate) fn launch_group(
     let mut nv_index: Vec<Vec<Range<usize>>> =
         staged.iter().map(|s| vec![0..0; s.jobs.len()]).collect();
     let mut compressed_pages = vec![0usize; staged.len()];
-    // Split Snappy pages: their pieces, laid out in one buffer.
+    // With the check on the GPU, every Snappy page goes through the scan
+    // (`KernelSet::snappy_scan`), which checks it and splits it; `scan_of`
+    // is each job's page in the scan.
+    let scan_on_gpu = gpu.check == CompressedCheck::Gpu;
+    let split = super::snappy_split_bytes() > 0;
+    let mut scan_inputs = Vec::new();
+    let scan_of: Vec<Vec<Option<usize>>> = staged
+        .iter()
+        .map(|s| {
+            s.jobs
+                .iter()
+                .map(|job| {
+                    (scan_on_gpu && job.codec == Codec::Snappy).then(|| {
+                        scan_inputs.push(ScanInput {
+                            src: job.src,
+                            len: job.src_len,
+                            size: job.dst_len,
+                            dst: job.dst,
+                        });
+                        scan_inputs.len() - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let scan = ScanLayout::new(&scan_inputs, split, 0);
+    // Otherwise Snappy pages the host walked and split: their pieces, laid
+    // out in one buffer.
     let mut piece_bytes = 0usize;
     let mut pieces: Vec<Vec<Option<Vec<PieceStream>>>> = staged
         .iter()
@@ -166,12 +207,9 @@ pub(crate) fn launch_group(
             s.jobs
                 .iter()
                 .map(|job| match &job.blocks {
-                    Some(p) if job.codec == Codec::Snappy && p.count() > 1 => Some(piece_streams(
-                        p,
-                        job.src_len,
-                        job.dst_len,
-                        &mut piece_bytes,
-                    )),
+                    Some(p) if job.codec == Codec::Snappy && p.count() > 1 && !scan_on_gpu => {
+                        Some(piece_streams(p, job.src_len, job.dst_len, &mut piece_bytes))
+                    }
                     _ => None,
                 })
                 .collect()
@@ -180,13 +218,13 @@ pub(crate) fn launch_group(
     let n_pieces: usize = pieces.iter().flatten().flatten().map(Vec::len).sum();
     let n_split = pieces.iter().flatten().filter(|p| p.is_some()).count();
     let n_pages: usize = staged.iter().map(|s| s.jobs.len()).sum();
-    let n_jobs = n_pages - n_split + n_pieces;
+    let n_jobs = n_pages - n_split + n_pieces - scan.n_pages() + scan.n_jobs();
     let mut shared = GroupShared {
         _done: None,
         results: None,
         statuses_at: 0,
-        checks_at: 0,
-        checked: 0,
+        scan_at: 0,
+        scanned: 0,
         _up: None,
         _meta: None,
         _temps: Vec::new(),
@@ -203,25 +241,38 @@ pub(crate) fn launch_group(
         }
         uploaded.record(up_stream)?;
     } else {
-        let pieces_buffer = match piece_bytes {
+        let pieces_buffer = match piece_bytes + scan.region_bytes {
             0 => None,
             n => Some(pool.allocate(n)?),
         };
         let pieces_base = pieces_buffer.as_ref().map_or(0, |b| b.device_ptr());
+        let region_base = pieces_base + piece_bytes as u64;
         // 2. The job arrays, codec by codec: [src ptrs][src lens][dst lens][dst ptrs].
-        // Snappy's whole pages come first (the GPU check takes them), then
-        // the pieces of split pages (checked by the host).
+        // Snappy's first: the scan's jobs (their streams and sizes written
+        // by the scan), or the host-checked pages whole and then the pieces
+        // of those the host split.
         let mut words: Vec<u64> = Vec::with_capacity(4 * n_jobs);
         let mut piece_tasks: Vec<u64> = Vec::with_capacity(4 * n_pieces);
         let mut calls = Vec::new();
-        let mut whole_snappy = 0usize;
         let mut k = 0usize;
         for codec in [Codec::Snappy, Codec::Zstd, Codec::Lz4, Codec::Gzip] {
             // (src, src_len, dst, dst_len) of each nvCOMP job.
             let mut picked: Vec<(u64, usize, u64, usize)> = Vec::new();
+            if codec == Codec::Snappy && scan_on_gpu {
+                picked.extend(scan.job_outputs.iter().map(|&(dst, len)| (0, 0, dst, len)));
+                for (r, s) in staged.iter().enumerate() {
+                    for j in 0..s.jobs.len() {
+                        if let Some(p) = scan_of[r][j] {
+                            let jobs = &scan.page_jobs[p];
+                            nv_index[r][j] = k + jobs.start..k + jobs.end;
+                            compressed_pages[r] += 1;
+                        }
+                    }
+                }
+            }
             for (r, s) in staged.iter().enumerate() {
                 for (j, job) in s.jobs.iter().enumerate() {
-                    if job.codec == codec && pieces[r][j].is_none() {
+                    if job.codec == codec && pieces[r][j].is_none() && scan_of[r][j].is_none() {
                         nv_index[r][j] = k + picked.len()..k + picked.len() + 1;
                         compressed_pages[r] += 1;
                         picked.push((job.src, job.src_len, job.dst, job.dst_len));
@@ -229,7 +280,6 @@ pub(crate) fn launch_group(
                 }
             }
             if codec == Codec::Snappy {
-                whole_snappy = picked.len();
                 for (r, s) in staged.iter().enumerate() {
                     for (j, job) in s.jobs.iter().enumerate() {
                         let Some(laid) = pieces[r][j].take() else {
@@ -269,16 +319,39 @@ pub(crate) fn launch_group(
         words.push(0);
         let pieces_word = words.len();
         words.extend_from_slice(&piece_tasks);
+        // The scan's page table and the page of each of its segments.
+        let table_word = words.len();
+        words.extend(scan.page_table(region_base));
+        let seg_word = words.len();
+        words.extend(
+            scan.seg_page
+                .chunks(2)
+                .map(|c| u64::from(c[0]) | (u64::from(*c.get(1).unwrap_or(&0)) << 32)),
+        );
         let up_bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let up_len = align(up_bytes.len());
         let statuses_at = align(8 * n_jobs);
-        let checked = match calls.first() {
-            Some(&(Codec::Snappy, ..)) if gpu.check == CompressedCheck::Gpu => whole_snappy,
-            _ => 0,
-        };
-        let checks_at = align(statuses_at + 4 * n_jobs);
-        let results_len = checks_at + 16 * checked;
-        let meta = pool.allocate(up_len + results_len)?;
+        let scan_at = align(statuses_at + 4 * n_jobs);
+        let results_len = scan_at + 4 * SCAN_RESULT_WORDS * scan.n_pages();
+        // The scan's own arrays, after the results.
+        let segs = scan.n_segs();
+        let sections = [
+            4 * scan.bitmap_words,                    // bitmap
+            4 * segs,                                 // exits
+            4 * segs,                                 // entries
+            8 * segs,                                 // outs
+            8 * segs,                                 // before
+            16 * segs,                                // faults
+            4 * scan.starts,                          // starts
+            8 * PIECE_WORDS as usize * scan.n_jobs(), // tasks
+        ];
+        let mut offsets = [0usize; 8];
+        let mut scan_len = align(up_len + results_len);
+        for (o, len) in offsets.iter_mut().zip(sections) {
+            *o = scan_len;
+            scan_len = align(scan_len + len);
+        }
+        let meta = pool.allocate(scan_len)?;
         let meta_ptr = meta.device_ptr();
         let results_dev = meta_ptr + up_len as u64;
         let mut up = gpu.pinned.allocate(up_bytes.len())?;
@@ -286,8 +359,8 @@ pub(crate) fn launch_group(
         // SAFETY: `up` and `meta` live in `shared` until the group's event.
         unsafe { up_stream.copy_to_device(meta_ptr, up.as_ptr(), up_bytes.len())? };
         let word = |i: usize| meta_ptr + 8 * i as u64;
-        // The split pages' pieces become streams of their own, after the
-        // row groups' uploads on this stream.
+        // The host-split pages' pieces become streams of their own, after
+        // the row groups' uploads on this stream.
         // SAFETY: the tasks name the row groups' uploaded bytes and the
         // pieces' buffer, both kept in `shared` or `Staged` until the
         // group's event.
@@ -295,31 +368,43 @@ pub(crate) fn launch_group(
             gpu.kernels
                 .snappy_pieces(up_stream, word(pieces_word), n_pieces as u32)?
         };
+        if scan.n_pages() > 0 {
+            let n = scan.n_jobs();
+            let at = dev(meta_ptr, offsets);
+            // SAFETY: the Snappy call's arrays come first in `words`; every
+            // section was sized by the layout; the pages' bytes and the
+            // pieces' buffer live until the group's event.
+            unsafe {
+                gpu.kernels.snappy_scan(
+                    up_stream,
+                    &SnappyScan {
+                        pages: word(table_word),
+                        n_pages: scan.n_pages() as u32,
+                        seg_page: word(seg_word),
+                        n_segs: segs as u32,
+                        bitmap: at[0],
+                        exits: at[1],
+                        entries: at[2],
+                        outs: at[3],
+                        before: at[4],
+                        faults: at[5],
+                        starts: at[6],
+                        verdicts: results_dev + scan_at as u64,
+                        src: word(0),
+                        src_len: word(n_jobs_of(&calls, Codec::Snappy)),
+                        dst_len: word(2 * n_jobs_of(&calls, Codec::Snappy)),
+                        tasks: at[7],
+                        n_jobs: n as u32,
+                        dummy: word(dummy_word),
+                    },
+                )?
+            };
+        }
         if let Some(b) = pieces_buffer {
             shared._temps.push(b);
         }
-        // The check runs on the upload stream, beside the previous group's
-        // nvCOMP call (which leaves most of the GPU idle).
-        for &(codec, _, _, at, ..) in &calls {
-            if codec == Codec::Snappy && checked > 0 {
-                // SAFETY: the arrays and the pages they point to live until
-                // the group's event; `results_dev` has room for the checks.
-                unsafe {
-                    gpu.kernels.check_snappy(
-                        up_stream,
-                        SnappyJobs {
-                            src: word(at),
-                            src_len: word(at + whole_snappy + n_pieces),
-                            dst_len: word(at + 2 * (whole_snappy + n_pieces)),
-                            n_jobs: checked as u32,
-                            results: results_dev + checks_at as u64,
-                            dummy: word(dummy_word),
-                            max_len: super::gpu_check_max_bytes() as u64,
-                        },
-                    )?
-                };
-            }
-        }
+        shared.scan_at = scan_at;
+        shared.scanned = scan.n_pages();
         // The mark before the event, so that it is never later than the
         // work waiting for the event.
         if let Some(t) = trace.as_deref_mut() {
@@ -362,8 +447,6 @@ pub(crate) fn launch_group(
         shared._done = Some(SyncOnDrop::new(done.clone()));
         shared.results = Some(results);
         shared.statuses_at = statuses_at;
-        shared.checks_at = checks_at;
-        shared.checked = checked;
         shared._up = Some(up);
         shared._meta = Some(meta);
         decompressed = Some(done);
@@ -413,6 +496,7 @@ pub(crate) fn launch_group(
             staged: s,
             group: shared.clone(),
             nv_index,
+            scan_index: scan_of[r].clone(),
             down,
             times,
             ends_group: r == last,

@@ -19,6 +19,7 @@ use super::host::HostPlan;
 use super::report::RowGroupTimes;
 use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::{DeviceBatch, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent};
+use crate::decode::kernels::snappy_scan::job_output;
 use crate::decode::kernels::{
     launch, parse_status, Conversion as KConversion, DictTask, Encoding as KEncoding, Kind,
     PageTask, RowGroupLaunch, FLAG_ROW_WINDOW, FLAG_V1_LEVELS,
@@ -49,6 +50,9 @@ pub(crate) struct InFlight {
     /// Where each of `staged.jobs` is in the group's nvCOMP arrays: one
     /// index, or one per piece of a split Snappy page.
     pub(crate) nv_index: Vec<std::ops::Range<usize>>,
+    /// Each of `staged.jobs`' page in the group's Snappy scan, if it was
+    /// scanned on the GPU.
+    pub(crate) scan_index: Vec<Option<usize>>,
     /// The kernels' status, copied back.
     pub(crate) down: PooledPinnedBuffer,
     pub(crate) times: RowGroupTimes,
@@ -477,8 +481,12 @@ impl InFlight {
         let staged = &mut self.staged;
         let plan = &staged.plan;
         let rg = plan.row_group;
-        for (job, ks) in staged.jobs.iter().zip(&self.nv_index) {
-            if let Some(source) = self.group.check_error(ks.start, job.dst_len) {
+        for ((job, ks), scanned) in staged.jobs.iter().zip(&self.nv_index).zip(&self.scan_index) {
+            let (fault, split) = match scanned {
+                Some(p) => self.group.scan_result(*p, job.dst_len),
+                None => (None, false),
+            };
+            if let Some(source) = fault {
                 return Err(DecodeError::CorruptCompressed {
                     file: staged.file.clone(),
                     column: plan.columns[job.column].column.clone(),
@@ -487,13 +495,15 @@ impl InFlight {
                     source,
                 });
             }
-            // A split page's pieces each make `piece` bytes but the last.
+            // A split page's pieces each make `piece` bytes but the last; a
+            // scanned page that was not split is its first job, whole.
             let pieces = ks.len();
             let mut what = None;
             for (i, k) in ks.clone().enumerate() {
                 let (status, actual) = self.group.result(k);
-                let expected = match &job.blocks {
-                    Some(b) if pieces > 1 => b.out_len(i, job.dst_len),
+                let expected = match (scanned, &job.blocks) {
+                    (Some(_), _) => job_output(i, job.dst_len, split),
+                    (None, Some(b)) if pieces > 1 => b.out_len(i, job.dst_len),
                     _ => job.dst_len,
                 };
                 what = if status != 0 {

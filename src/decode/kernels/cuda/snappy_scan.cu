@@ -4,8 +4,9 @@
 // nvCOMP's behaviour on corrupt Snappy is undefined, so every page is
 // walked before it sees it (check.cu says why and what the walk proves).
 // A walk is a chain: where an element starts depends on the one before, so
-// one warp per page (gds_check_snappy) lasts as long as the longest page,
-// and the host's walk (src/decode/page/validate.rs) costs CPU time per byte.
+// one warp per page (this decoder's first GPU check) lasted as long as the
+// longest page (l_comment's 1 MiB pages outlasted nvCOMP's call), and the
+// host's walk (src/decode/page/validate.rs) costs CPU time per byte.
 // Here each page's stream is cut into GDS_SCAN_SEGMENT-byte segments, and
 // one thread per segment walks it:
 //
@@ -28,8 +29,7 @@
 //    starts each 64 KiB piece of the output found, and whether any element
 //    crosses a piece's end or copies from before its piece.
 // 6. gds_snappy_finish (a thread per page): the page's verdict, the first
-//    fault in stream order (or a short output), as gds_check_snappy and the
-//    host report it; then the page's nvCOMP jobs: a refused page's point at
+//    fault in stream order (or a short output), as the host reports it; then the page's nvCOMP jobs: a refused page's point at
 //    `dummy`, an empty stream, so nvCOMP never reads it; a page that splits
 //    gets one job per piece and a task for gds_snappy_pieces (check.cu),
 //    which writes each piece as a stream of its own; any other keeps one
