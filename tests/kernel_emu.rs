@@ -89,7 +89,7 @@ fn kernels_under_cpu_emulation() {
     assert!(stdout.contains("ALL OK"));
 }
 
-/// The words the GPU's Snappy scan must write for the host check's verdict.
+/// The words `gds_check_snappy` must write for the host check's verdict.
 fn expected_words(verdict: &Result<(), CompressedError>) -> [u32; 4] {
     let code = |c: SnappyCheck| c as u32;
     match verdict {
@@ -119,6 +119,110 @@ fn expected_words(verdict: &Result<(), CompressedError>) -> [u32; 4] {
         }
         Err(e) => panic!("a verdict the GPU check has no code for: {e}"),
     }
+}
+
+/// The GPU's Snappy check (run under emulation) gives the host check's
+/// verdict, position and figures on every stream: sound pages from the
+/// snap crate's encoder (text-like and random, from empty to 70 000 bytes:
+/// literal runs longer than the warp's 32-byte window, with one- to
+/// three-byte length extensions, and elements across windows), and the same
+/// pages bit-flipped, truncated, extended and declared with another size.
+/// Refused pages are pointed at the empty stream, sound ones never.
+#[test]
+fn snappy_check_under_cpu_emulation() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build("snappy_check_emu.cpp", dir.path()) else {
+        return;
+    };
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let words = [
+        "lineitem ",
+        "quickly ",
+        "final ",
+        "deposits ",
+        "the ",
+        "furiously ",
+        "x",
+    ];
+    let mut jobs: Vec<(Vec<u8>, usize)> = Vec::new();
+    for i in 0..40 {
+        let len = [0usize, 1, 7, 100, 5_000, 8_191, 8_192, 20_000, 70_000][i % 9];
+        let raw: Vec<u8> = if i % 3 == 0 {
+            (0..len).map(|_| next() as u8).collect()
+        } else {
+            let mut t = Vec::with_capacity(len);
+            while t.len() < len {
+                t.extend_from_slice(words[(next() % words.len() as u64) as usize].as_bytes());
+            }
+            t.truncate(len);
+            t
+        };
+        let packed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+        jobs.push((packed.clone(), raw.len()));
+        if packed.len() > 1 {
+            for _ in 0..4 {
+                let mut flipped = packed.clone();
+                let at = (next() % packed.len() as u64) as usize;
+                flipped[at] ^= 1 << (next() % 8);
+                jobs.push((flipped, raw.len()));
+            }
+            let cut = (next() % packed.len() as u64) as usize;
+            jobs.push((packed[..cut].to_vec(), raw.len()));
+        }
+        let mut longer = packed.clone();
+        longer.extend_from_slice(&[0x00, 0x05, 0x01]);
+        jobs.push((longer, raw.len()));
+        jobs.push((packed.clone(), raw.len() + 1));
+        jobs.push((packed, raw.len().saturating_sub(1)));
+    }
+    let mut input = Vec::new();
+    for (bytes, size) in &jobs {
+        input.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        input.extend_from_slice(&(*size as u32).to_le_bytes());
+        input.extend_from_slice(bytes);
+    }
+    let path = dir.path().join("jobs.bin");
+    std::fs::write(&path, input).unwrap();
+    let run = Command::new(&exe)
+        .arg(&path)
+        .env("ASAN_OPTIONS", "detect_leaks=0")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), jobs.len());
+    let mut refused = 0;
+    for (k, ((bytes, size), line)) in jobs.iter().zip(&lines).enumerate() {
+        let verdict = check_snappy(bytes, *size);
+        let expected = expected_words(&verdict);
+        let got: Vec<u32> = line.split(' ').map(|w| w.parse().unwrap()).collect();
+        assert_eq!(
+            &got[..4],
+            &expected[..],
+            "job {k} ({} bytes, size {size}): host says {verdict:?}",
+            bytes.len()
+        );
+        assert_eq!(got[4], u32::from(verdict.is_err()), "job {k}: rewritten");
+        refused += usize::from(verdict.is_err());
+    }
+    // The corruptions must actually exercise the refusal paths.
+    assert!(
+        refused > jobs.len() / 3,
+        "{refused} of {} refused",
+        jobs.len()
+    );
+    assert!(refused < jobs.len(), "sound pages must pass");
 }
 
 /// `gds_snappy_pieces` (under emulation) turns each piece of split Snappy
@@ -199,7 +303,7 @@ fn snappy_pieces_under_cpu_emulation() {
 
 /// The GPU's Snappy scan (segments walked by a thread each, under
 /// emulation) gives the host check's verdict, position and figures on
-/// every page; a sound page over 64 KiB is
+/// every page, as `gds_check_snappy` does; a sound page over 64 KiB is
 /// split exactly when the host's walk splits it, and each of its jobs is a
 /// stream the snap crate decompresses to that piece of the page; any other
 /// sound page is one job, the whole page; a refused page's jobs are all the

@@ -115,9 +115,10 @@ pub struct BenchDecodeArgs {
     /// default when not given.
     #[arg(long)]
     pub depth: Option<usize>,
-    /// Where Snappy and LZ4 pages are checked before nvCOMP: host, gpu or
-    /// off (default: GDSCAN_DECODE_CHECK, else gpu: small Snappy pages on
-    /// the GPU, long ones and LZ4 on the host).
+    /// Where Snappy and LZ4 pages are checked before nvCOMP: host, gpu,
+    /// scan or off (default: GDSCAN_DECODE_CHECK, else gpu: small Snappy
+    /// pages on the GPU, long ones and LZ4 on the host; scan: every Snappy
+    /// page by the GPU's Snappy scan).
     #[arg(long)]
     pub check: Option<crate::decode::scan::CompressedCheck>,
     /// Also write the report as JSON to this file.

@@ -196,7 +196,23 @@ fn rewrite(src: &Path, dst: &Path, props: &WriterProperties) {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn tpch_tables_in_every_writer_setting_decode_like_arrow_rs() {
+    tpch_tables_with(CompressedCheck::default());
+}
+
+/// The same with every Snappy page checked and split by the GPU's Snappy
+/// scan (`CompressedCheck::Scan`).
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn tpch_tables_with_the_snappy_scan_decode_like_arrow_rs() {
+    tpch_tables_with(CompressedCheck::Scan);
+}
+
+fn tpch_tables_with(check: CompressedCheck) {
     assert_gpu();
+    let options = DecodeOptions {
+        check,
+        ..DecodeOptions::default()
+    };
     let dir = tempfile::tempdir().unwrap();
     let mut opts = gdscan::tpch::GenOptions::new(0.1, dir.path().join("gen"));
     opts.quiet = true;
@@ -216,8 +232,8 @@ fn tpch_tables_in_every_writer_setting_decode_like_arrow_rs() {
             let bytes = Bytes::from(std::fs::read(&dst).unwrap());
             let expected = arrow_rs_decode(&bytes, None, None, None);
             let what = format!("{} {name}", table.name());
-            let got =
-                gpu_decode(&dst, ScanRequest::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let got = gpu_decode_with(&dst, ScanRequest::default(), options.clone())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_same_values(&what, &expected, &got);
             checked += 1;
         }
@@ -235,12 +251,19 @@ fn corrupt_pages_give_typed_errors_or_arrow_rs_values() {
     corrupt_pages_with(CompressedCheck::Host);
 }
 
-/// The same with Snappy pages checked (and split) on the GPU (the Snappy
-/// scan of `snappy_scan.cu`).
+/// The same with short Snappy pages checked on the GPU (`gds_check_snappy`).
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn corrupt_pages_checked_on_the_gpu_give_typed_errors_or_arrow_rs_values() {
     corrupt_pages_with(CompressedCheck::Gpu);
+}
+
+/// The same with every Snappy page checked and split by the GPU's Snappy
+/// scan (`snappy_scan.cu`).
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn corrupt_pages_checked_by_the_snappy_scan_give_typed_errors_or_arrow_rs_values() {
+    corrupt_pages_with(CompressedCheck::Scan);
 }
 
 fn corrupt_pages_with(check: CompressedCheck) {

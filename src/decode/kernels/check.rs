@@ -1,10 +1,13 @@
-//! The GPU's Snappy check (`cuda/check.cu`, `cuda/snappy_scan.cu`): the
-//! codes it writes and the host's [`CompressedError`] they stand for, so a
-//! page the GPU refuses reads exactly as one the host check refuses; and
-//! the pieces of split pages, as `gds_snappy_pieces` writes them.
+//! The Snappy check kernel's results (`cuda/check.cu`): the codes it
+//! writes, and the host's [`CompressedError`] they stand for, so a page the
+//! GPU refuses reads exactly as one the host check refuses.
 
 use crate::decode::page::validate::CompressedError;
 
+/// Threads per block of `gds_check_snappy` (a warp per Snappy page).
+pub const CHECK_BLOCK: u32 = 128;
+/// 32-bit words per job of the check's results: `[code, at, a, b]`.
+pub const CHECK_WORDS: u32 = 4;
 /// Threads per block of `gds_snappy_pieces` (a block per piece).
 pub const PIECES_BLOCK: u32 = 256;
 /// 64-bit words per task of `gds_snappy_pieces`: `[src, dst, len, out_len]`.
@@ -66,7 +69,7 @@ pub fn piece_streams(
         .collect()
 }
 
-/// What the GPU's check found in one page.
+/// What `gds_check_snappy` found in one page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum SnappyCheck {
@@ -108,8 +111,7 @@ impl SnappyCheck {
     }
 }
 
-/// The error a page's result words `[code, at, a, b]` stand for (`None`
-/// for a sound page);
+/// The error one job's result words stand for (`None` for a sound page);
 /// `size` is the page header's uncompressed size. An unknown code is
 /// reported as a truncation at the position given.
 pub fn snappy_check_error(words: [u32; 4], size: usize) -> Option<CompressedError> {

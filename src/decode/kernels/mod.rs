@@ -82,9 +82,31 @@ pub struct KernelSet {
     byte_array_walk: Function,
     dict_views: Function,
     gather_status: Function,
+    check_snappy: Function,
     snappy_pieces: Function,
     /// The scan's kernels, in launch order (`cuda/snappy_scan.cu`).
     scan: [Function; 6],
+}
+
+/// Device addresses of a Snappy batch's arrays, for
+/// [`KernelSet::check_snappy`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SnappyJobs {
+    /// `n_jobs` compressed pointers (rewritten for refused jobs).
+    pub src: u64,
+    /// `n_jobs` compressed sizes (rewritten for refused jobs).
+    pub src_len: u64,
+    /// `n_jobs` uncompressed sizes (the page headers').
+    pub dst_len: u64,
+    /// Jobs.
+    pub n_jobs: u32,
+    /// `n_jobs` × [`check::CHECK_WORDS`] words of results.
+    pub results: u64,
+    /// A device byte holding 0: an empty Snappy stream.
+    pub dummy: u64,
+    /// Jobs with longer streams are left alone (reported sound): the
+    /// caller has checked them elsewhere.
+    pub max_len: u64,
 }
 
 /// Device addresses of the Snappy scan's arrays, for
@@ -187,6 +209,7 @@ impl KernelSet {
             byte_array_walk: module.function("gds_byte_array_walk")?,
             dict_views: module.function("gds_dict_views")?,
             gather_status: module.function("gds_gather_status")?,
+            check_snappy: module.function("gds_check_snappy")?,
             snappy_pieces: module.function("gds_snappy_pieces")?,
             scan: [
                 module.function("gds_snappy_spec")?,
@@ -216,12 +239,13 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 11] {
+    pub fn functions(&self) -> [(&'static str, &Function); 12] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_byte_array_walk", &self.byte_array_walk),
             ("gds_dict_views", &self.dict_views),
             ("gds_gather_status", &self.gather_status),
+            ("gds_check_snappy", &self.check_snappy),
             ("gds_snappy_pieces", &self.snappy_pieces),
             ("gds_snappy_spec", &self.scan[0]),
             ("gds_snappy_chain", &self.scan[1]),
@@ -230,6 +254,52 @@ impl KernelSet {
             ("gds_snappy_verify", &self.scan[4]),
             ("gds_snappy_finish", &self.scan[5]),
         ]
+    }
+
+    /// Queues `gds_check_snappy` over the `n_jobs` jobs of a Snappy batch
+    /// (nvCOMP's arrays: compressed pointers and sizes, uncompressed sizes,
+    /// each `n_jobs` 8-byte words). A refused job's pointer and size are
+    /// rewritten to `dummy`, a one-byte empty stream; `results` receives
+    /// [`check::CHECK_WORDS`] words per job ([`check::snappy_check_error`]).
+    ///
+    /// # Safety
+    /// Every address must be live device memory of the sizes said, each
+    /// compressed pointer valid for its size, kept alive and unused by
+    /// other work until the stream has passed this launch.
+    pub unsafe fn check_snappy(
+        &self,
+        stream: &Stream,
+        jobs: SnappyJobs,
+    ) -> Result<(), KernelError> {
+        if jobs.n_jobs == 0 {
+            return Ok(());
+        }
+        // One warp per job.
+        let blocks = jobs.n_jobs.div_ceil(check::CHECK_BLOCK / 32);
+        let config = LaunchConfig::linear(blocks.min(launch::MAX_GRID), check::CHECK_BLOCK);
+        let SnappyJobs {
+            mut src,
+            mut src_len,
+            mut dst_len,
+            mut n_jobs,
+            mut results,
+            mut dummy,
+            mut max_len,
+        } = jobs;
+        self.launch(
+            &self.check_snappy,
+            stream,
+            config,
+            &mut [
+                ptr(&mut src),
+                ptr(&mut src_len),
+                ptr(&mut dst_len),
+                ptr(&mut n_jobs),
+                ptr(&mut results),
+                ptr(&mut dummy),
+                ptr(&mut max_len),
+            ],
+        )
     }
 
     /// Queues the Snappy scan (`cuda/snappy_scan.cu`: six kernels, a thread

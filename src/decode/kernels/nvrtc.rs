@@ -68,7 +68,7 @@ pub const SOURCES: [KernelSource; 5] = [
     KernelSource {
         name: "check.cu",
         text: include_str!("cuda/check.cu"),
-        entries: &["gds_snappy_pieces"],
+        entries: &["gds_check_snappy", "gds_snappy_pieces"],
     },
     KernelSource {
         name: "snappy_scan.cu",
@@ -620,7 +620,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 11);
+        assert_eq!(entry_points().count(), 12);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

@@ -445,6 +445,7 @@ pub fn generated_header() -> String {
     for code in PageErrorCode::ALL {
         let _ = writeln!(h, "#define {} {}u", code.c_name(), code as u32);
     }
+    let _ = writeln!(h, "#define GDS_CHECK_BLOCK {}u", super::check::CHECK_BLOCK);
     let _ = writeln!(
         h,
         "#define GDS_PIECES_BLOCK {}u",

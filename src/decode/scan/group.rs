@@ -17,13 +17,15 @@
 //!
 //! Order of the work (no host wait anywhere here):
 //! 1. on the upload stream: each row group's uploads
-//!    ([`super::row_group::stage`]), then the group's job arrays; with the
-//!    check on the GPU, the Snappy scan of every Snappy page
-//!    ([`crate::decode::kernels::KernelSet::snappy_scan`]: a refused page
-//!    is pointed at an empty stream, so nvCOMP never reads it, and a page
-//!    that splits is written as pieces); with the check on the host, the
-//!    pieces of the pages the host split (`gds_snappy_pieces`); then the
-//!    `uploaded` event. The next group's uploads and check so run beside
+//!    ([`super::row_group::stage`]), then the group's job arrays; the
+//!    pieces of the pages the host checked and split (`gds_snappy_pieces`);
+//!    with [`CompressedCheck::Gpu`], the check of the other Snappy pages
+//!    (`gds_check_snappy`), or with [`CompressedCheck::Scan`] the Snappy
+//!    scan of every Snappy page
+//!    ([`crate::decode::kernels::KernelSet::snappy_scan`], which also
+//!    writes the pieces of those that split): a refused page is pointed at
+//!    an empty stream, so nvCOMP never reads it; then the `uploaded`
+//!    event. The next group's uploads and check so run beside
 //!    this group's nvCOMP call, never behind its kernels;
 //! 2. on the nvCOMP stream, after `uploaded`: one call per codec, the
 //!    actual sizes, statuses and check results down, the `decompressed`
@@ -45,9 +47,9 @@ use super::row_group::{InFlight, Staged};
 use super::trace::{Trace, NVCOMP_STREAM, UPLOAD_STREAM};
 use super::CompressedCheck;
 use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
-use crate::decode::kernels::check::{piece_streams, PieceStream, PIECE_WORDS};
+use crate::decode::kernels::check::{piece_streams, snappy_check_error, PieceStream, PIECE_WORDS};
 use crate::decode::kernels::snappy_scan::{scan_result, ScanInput, ScanLayout, SCAN_RESULT_WORDS};
-use crate::decode::kernels::SnappyScan;
+use crate::decode::kernels::{SnappyJobs, SnappyScan};
 use crate::decode::page::validate::CompressedError;
 use crate::nvcomp::{BatchArgs, Codec};
 
@@ -99,9 +101,14 @@ pub(crate) struct GroupShared {
     /// Declared first: dropped (waited for) before the buffers.
     _done: Option<SyncOnDrop>,
     /// Actual sizes (8 bytes per job), then statuses (4 bytes per job),
-    /// then the Snappy scan's results (per scanned page).
+    /// then the Snappy check's results (16 bytes per job it checked), then
+    /// the Snappy scan's (per page it scanned).
     results: Option<PooledPinnedBuffer>,
     statuses_at: usize,
+    checks_at: usize,
+    /// Jobs checked by `gds_check_snappy`: the first ones (Snappy comes
+    /// first, its whole pages before any pieces).
+    checked: usize,
     scan_at: usize,
     /// Pages the Snappy scan checked.
     scanned: usize,
@@ -128,6 +135,24 @@ impl GroupShared {
 }
 
 impl GroupShared {
+    /// The Snappy check's verdict on job `k` (None when it was not checked
+    /// on the GPU or is sound); same conditions as [`GroupShared::result`].
+    pub(crate) fn check_error(&self, k: usize, size: usize) -> Option<CompressedError> {
+        let results = self.results.as_ref()?;
+        if k >= self.checked {
+            return None;
+        }
+        let at = self.checks_at + 16 * k;
+        let word = |i: usize| {
+            u32::from_le_bytes(
+                results[at + 4 * i..at + 4 * i + 4]
+                    .try_into()
+                    .expect("4 bytes"),
+            )
+        };
+        snappy_check_error([word(0), word(1), word(2), word(3)], size)
+    }
+
     /// The Snappy scan's verdict on its page `p` (the fault, as the host
     /// check reports it, and whether the page was split); same conditions
     /// as [`GroupShared::result`].
@@ -172,10 +197,10 @@ pub(crate) fn launch_group(
     let mut nv_index: Vec<Vec<Range<usize>>> =
         staged.iter().map(|s| vec![0..0; s.jobs.len()]).collect();
     let mut compressed_pages = vec![0usize; staged.len()];
-    // With the check on the GPU, every Snappy page goes through the scan
+    // With the scan, every Snappy page goes through it
     // (`KernelSet::snappy_scan`), which checks it and splits it; `scan_of`
     // is each job's page in the scan.
-    let scan_on_gpu = gpu.check == CompressedCheck::Gpu;
+    let scan_on_gpu = gpu.check == CompressedCheck::Scan;
     let split = super::snappy_split_bytes() > 0;
     let mut scan_inputs = Vec::new();
     let scan_of: Vec<Vec<Option<usize>>> = staged
@@ -223,6 +248,8 @@ pub(crate) fn launch_group(
         _done: None,
         results: None,
         statuses_at: 0,
+        checks_at: 0,
+        checked: 0,
         scan_at: 0,
         scanned: 0,
         _up: None,
@@ -254,6 +281,7 @@ pub(crate) fn launch_group(
         let mut words: Vec<u64> = Vec::with_capacity(4 * n_jobs);
         let mut piece_tasks: Vec<u64> = Vec::with_capacity(4 * n_pieces);
         let mut calls = Vec::new();
+        let mut whole_snappy = 0usize;
         let mut k = 0usize;
         for codec in [Codec::Snappy, Codec::Zstd, Codec::Lz4, Codec::Gzip] {
             // (src, src_len, dst, dst_len) of each nvCOMP job.
@@ -280,6 +308,7 @@ pub(crate) fn launch_group(
                 }
             }
             if codec == Codec::Snappy {
+                whole_snappy = picked.len();
                 for (r, s) in staged.iter().enumerate() {
                     for (j, job) in s.jobs.iter().enumerate() {
                         let Some(laid) = pieces[r][j].take() else {
@@ -309,7 +338,12 @@ pub(crate) fn launch_group(
             words.extend(picked.iter().map(|j| j.1 as u64));
             words.extend(picked.iter().map(|j| j.3 as u64));
             words.extend(picked.iter().map(|j| j.2));
-            let max_dst = picked.iter().map(|j| j.3).max().unwrap_or(0);
+            let mut max_dst = picked.iter().map(|j| j.3).max().unwrap_or(0);
+            if codec == Codec::Snappy {
+                // A scanned page that does not split becomes one job of its
+                // whole size on the GPU: nvCOMP's scratch must allow it.
+                max_dst = max_dst.max(scan_inputs.iter().map(|p| p.size).max().unwrap_or(0));
+            }
             let total: usize = picked.iter().map(|j| j.3).sum();
             calls.push((codec, k, picked.len(), at, max_dst, total));
             k += picked.len();
@@ -331,7 +365,14 @@ pub(crate) fn launch_group(
         let up_bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let up_len = align(up_bytes.len());
         let statuses_at = align(8 * n_jobs);
-        let scan_at = align(statuses_at + 4 * n_jobs);
+        // gds_check_snappy takes the whole Snappy pages (those the host
+        // did not split); the host checked its longer ones.
+        let checked = match calls.first() {
+            Some(&(Codec::Snappy, ..)) if gpu.check == CompressedCheck::Gpu => whole_snappy,
+            _ => 0,
+        };
+        let checks_at = align(statuses_at + 4 * n_jobs);
+        let scan_at = align(checks_at + 16 * checked);
         let results_len = scan_at + 4 * SCAN_RESULT_WORDS * scan.n_pages();
         // The scan's own arrays, after the results.
         let segs = scan.n_segs();
@@ -400,9 +441,32 @@ pub(crate) fn launch_group(
                 )?
             };
         }
+        // The check runs on the upload stream, beside the previous group's
+        // nvCOMP call (which leaves most of the GPU idle).
+        if checked > 0 {
+            let n = n_jobs_of(&calls, Codec::Snappy);
+            // SAFETY: the arrays and the pages they point to live until
+            // the group's event; `results_dev` has room for the checks.
+            unsafe {
+                gpu.kernels.check_snappy(
+                    up_stream,
+                    SnappyJobs {
+                        src: word(0),
+                        src_len: word(n),
+                        dst_len: word(2 * n),
+                        n_jobs: checked as u32,
+                        results: results_dev + checks_at as u64,
+                        dummy: word(dummy_word),
+                        max_len: super::gpu_check_max_bytes() as u64,
+                    },
+                )?
+            };
+        }
         if let Some(b) = pieces_buffer {
             shared._temps.push(b);
         }
+        shared.checks_at = checks_at;
+        shared.checked = checked;
         shared.scan_at = scan_at;
         shared.scanned = scan.n_pages();
         // The mark before the event, so that it is never later than the

@@ -59,8 +59,9 @@ pub(crate) fn plan_host(
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
     let walk = started.elapsed();
     let blocks = if check != CompressedCheck::Off {
+        let gpu_max = super::gpu_check_max_bytes();
         check_compressed_pages(file, &plan, host, super::snappy_split_bytes(), |job| {
-            checked_on_host(check, job.codec)
+            checked_on_host(check, job.codec, job.src_len, gpu_max)
         })?
     } else {
         vec![None; plan.jobs.len()]
@@ -75,16 +76,24 @@ pub(crate) fn plan_host(
     })
 }
 
-/// Whether a page of `codec` is checked on the host under `check`: every
-/// Snappy and LZ4 page for [`CompressedCheck::Host`]; LZ4 pages for
-/// [`CompressedCheck::Gpu`] (the GPU's Snappy scan takes every Snappy
-/// page); none for [`CompressedCheck::Off`]. Other codecs have no check
-/// (nvCOMP's Zstd and Deflate decoders bound their reads themselves).
-pub(crate) fn checked_on_host(check: CompressedCheck, codec: PageCodec) -> bool {
+/// Whether a page of `codec`, `stored` bytes long, is checked on the host
+/// under `check`: every Snappy and LZ4 page for [`CompressedCheck::Host`];
+/// for [`CompressedCheck::Gpu`] LZ4 pages and Snappy pages longer than
+/// `gpu_max` (the GPU's `gds_check_snappy` takes the others); for
+/// [`CompressedCheck::Scan`] LZ4 pages (the GPU's Snappy scan takes every
+/// Snappy page); none for [`CompressedCheck::Off`]. Other codecs have no
+/// check (nvCOMP's Zstd and Deflate decoders bound their reads themselves).
+pub(crate) fn checked_on_host(
+    check: CompressedCheck,
+    codec: PageCodec,
+    stored: usize,
+    gpu_max: usize,
+) -> bool {
     match (check, codec) {
         (CompressedCheck::Off, _) => false,
         (_, PageCodec::Lz4Raw) => true,
         (CompressedCheck::Host, PageCodec::Snappy) => true,
+        (CompressedCheck::Gpu, PageCodec::Snappy) => stored > gpu_max,
         _ => false,
     }
 }
@@ -213,17 +222,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_gpu_takes_snappy_pages_and_the_host_lz4() {
-        assert!(!checked_on_host(CompressedCheck::Gpu, PageCodec::Snappy));
-        assert!(checked_on_host(CompressedCheck::Host, PageCodec::Snappy));
-        for check in [CompressedCheck::Host, CompressedCheck::Gpu] {
-            assert!(checked_on_host(check, PageCodec::Lz4Raw));
+    fn the_gpu_takes_short_snappy_pages_and_the_host_the_rest() {
+        let max = 128 << 10;
+        for stored in [0, 1, max - 1, max] {
+            assert!(!checked_on_host(
+                CompressedCheck::Gpu,
+                PageCodec::Snappy,
+                stored,
+                max
+            ));
+            assert!(checked_on_host(
+                CompressedCheck::Host,
+                PageCodec::Snappy,
+                stored,
+                max
+            ));
+        }
+        for stored in [max + 1, 1 << 20, usize::MAX] {
+            assert!(checked_on_host(
+                CompressedCheck::Gpu,
+                PageCodec::Snappy,
+                stored,
+                max
+            ));
+            // The scan takes every Snappy page, whatever its length.
+            assert!(!checked_on_host(
+                CompressedCheck::Scan,
+                PageCodec::Snappy,
+                stored,
+                max
+            ));
+        }
+        for check in [
+            CompressedCheck::Host,
+            CompressedCheck::Gpu,
+            CompressedCheck::Scan,
+        ] {
+            assert!(checked_on_host(check, PageCodec::Lz4Raw, 1, max));
             for codec in [PageCodec::Zstd, PageCodec::Gzip] {
-                assert!(!checked_on_host(check, codec));
+                assert!(!checked_on_host(check, codec, 1 << 20, max));
             }
         }
         for codec in [PageCodec::Snappy, PageCodec::Lz4Raw] {
-            assert!(!checked_on_host(CompressedCheck::Off, codec));
+            assert!(!checked_on_host(CompressedCheck::Off, codec, 1 << 20, max));
         }
     }
 }

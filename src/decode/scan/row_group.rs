@@ -484,7 +484,7 @@ impl InFlight {
         for ((job, ks), scanned) in staged.jobs.iter().zip(&self.nv_index).zip(&self.scan_index) {
             let (fault, split) = match scanned {
                 Some(p) => self.group.scan_result(*p, job.dst_len),
-                None => (None, false),
+                None => (self.group.check_error(ks.start, job.dst_len), false),
             };
             if let Some(source) = fault {
                 return Err(DecodeError::CorruptCompressed {
