@@ -83,7 +83,7 @@ fn host_scan(c: &mut Criterion) {
 /// decoder's default), over every page of SF 0.1 lineitem as written.
 fn snappy_check(c: &mut Criterion) {
     use gdscan::decode::page::parse_page_header;
-    use gdscan::decode::page::validate::check_snappy;
+    use gdscan::decode::page::validate::{check_snappy, snappy_pieces, SNAPPY_BLOCK};
     let (_dir, path, source) = setup();
     let meta = load(&source, MetadataOptions::default()).unwrap();
     let file = std::fs::read(&path).unwrap();
@@ -107,6 +107,14 @@ fn snappy_check(c: &mut Criterion) {
         b.iter(|| {
             for (r, size) in &pages {
                 check_snappy(&file[r.clone()], *size).unwrap();
+            }
+        })
+    });
+    // The same walk also finding each page's 64 KiB pieces (for nvCOMP).
+    group.bench_function("lineitem_sf0.1_pages_pieces", |b| {
+        b.iter(|| {
+            for (r, size) in &pages {
+                snappy_pieces(&file[r.clone()], *size, SNAPPY_BLOCK).unwrap();
             }
         })
     });

@@ -152,24 +152,23 @@ pub fn snappy_pieces(
     }
     let count = size.div_ceil(piece);
     let mut starts: Vec<u32> = Vec::with_capacity(count);
-    let mut boundary = 0usize; // the end of the current piece's output
-    let mut split = true;
+    // The first piece starts after the preamble (checked again by the walk).
+    if let Ok(at) = snappy_preamble(data, size) {
+        starts.push(at as u32);
+    }
+    let (mut piece_start, mut boundary) = (0usize, piece);
+    let mut whole = false;
     walk_snappy(data, size, &mut |e: Element| {
-        if !split {
-            return;
-        }
-        if e.produced == boundary && starts.len() < count {
-            // The element opens a piece.
-            starts.push(e.at as u32);
+        let end = e.produced + e.length;
+        // A copy from before its piece, or an element across its end.
+        whole |= (e.offset > e.produced - piece_start) | (end > boundary);
+        if end == boundary && end < size {
+            starts.push(e.next as u32);
+            piece_start = boundary;
             boundary += piece;
-            // A copy first would reach back into the piece before.
-            split = e.offset == 0 && e.produced + e.length <= boundary;
-            return;
         }
-        let piece_start = boundary - piece;
-        split = e.offset <= e.produced - piece_start && e.produced + e.length <= boundary;
     })?;
-    Ok((split && starts.len() == count).then_some(SnappyPieces { piece, starts }))
+    Ok((!whole && starts.len() == count).then_some(SnappyPieces { piece, starts }))
 }
 
 /// One element of a Snappy stream, as the walk sees it.
@@ -183,6 +182,8 @@ struct Element {
     length: usize,
     /// A copy's distance back (0 for a literal run).
     offset: usize,
+    /// Stream offset of the element after it.
+    next: usize,
 }
 
 /// The checked walk of [`check_snappy`], calling `visit` for every sound
@@ -201,6 +202,7 @@ fn walk_snappy(
             produced,
             length: made - produced,
             offset,
+            next,
         });
         (at, produced) = (next, made);
     }
@@ -399,6 +401,7 @@ fn snappy_walk_exact(
             produced,
             length: len,
             offset: offset.unwrap_or(0),
+            next: at,
         });
         produced += len;
     }
