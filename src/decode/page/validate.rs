@@ -159,11 +159,15 @@ pub fn snappy_pieces(
     let (mut piece_start, mut boundary) = (0usize, piece);
     let mut whole = false;
     walk_snappy(data, size, &mut |e: Element| {
+        // A copy from before its piece.
+        whole |= e.offset > e.produced - piece_start;
         let end = e.produced + e.length;
-        // A copy from before its piece, or an element across its end.
-        whole |= (e.offset > e.produced - piece_start) | (end > boundary);
-        if end == boundary && end < size {
-            starts.push(e.next as u32);
+        if end >= boundary {
+            // The element ends its piece, or runs across its end.
+            whole |= end > boundary;
+            if end < size {
+                starts.push(e.next as u32);
+            }
             piece_start = boundary;
             boundary += piece;
         }
@@ -174,8 +178,6 @@ pub fn snappy_pieces(
 /// One element of a Snappy stream, as the walk sees it.
 #[derive(Debug, Clone, Copy)]
 struct Element {
-    /// Stream offset of its tag.
-    at: usize,
     /// Output bytes before it.
     produced: usize,
     /// Output bytes it makes.
@@ -198,7 +200,6 @@ fn walk_snappy(
     let mut produced = 0;
     while let Some((next, made, offset)) = snappy_fast_step(data, at, produced, size) {
         visit(Element {
-            at,
             produced,
             length: made - produced,
             offset,
@@ -397,7 +398,6 @@ fn snappy_walk_exact(
             return Err(CompressedError::Overrun { at: start, size });
         }
         visit(Element {
-            at: start,
             produced,
             length: len,
             offset: offset.unwrap_or(0),
