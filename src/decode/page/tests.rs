@@ -1890,3 +1890,79 @@ fn corrupt_pages_are_typed_errors() {
     ));
     assert!(plan_fetched(&md, &scan, 99, &buf, &lay.chunks).is_err());
 }
+
+/// arrow-rs's Snappy pages (the `snap` crate) split into 64 KiB pieces:
+/// every page longer than that, in text, numbers and incompressible bytes
+/// with the writer's default 1 MiB pages, has its pieces found by
+/// `validate::snappy_pieces`, and each piece, its elements after the
+/// varint of its length, decompresses alone to that piece of the page.
+#[test]
+fn arrow_rs_snappy_pages_split_into_pieces() {
+    use super::validate::{snappy_pieces, SNAPPY_BLOCK};
+    let n = 200_000usize;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let words = ["carefully ", "final ", "deposits ", "sleep ", "quickly "];
+    let text: Vec<String> = (0..n)
+        .map(|_| {
+            (0..1 + rng.below(6))
+                .map(|_| words[rng.below(words.len() as u64) as usize])
+                .collect()
+        })
+        .collect();
+    let noise: Vec<Vec<u8>> = (0..n)
+        .map(|_| (0..16).map(|_| rng.next() as u8).collect())
+        .collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("text", DataType::Utf8, false),
+        Field::new("key", DataType::Int64, false),
+        Field::new("noise", DataType::Binary, false),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(StringArray::from(text)),
+            Arc::new(Int64Array::from_iter_values(
+                (0..n as i64).map(|i| i * 31 % 9973),
+            )),
+            Arc::new(BinaryArray::from_iter_values(noise.iter())),
+        ],
+    )
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_dictionary_enabled(false)
+        .build();
+    let bytes = write(&batch, props);
+    let md = metadata(&bytes);
+    let scan = scan_plan(&md, &ScanRequest::default()).unwrap();
+    let mut split = 0;
+    for rg_plan in &scan.row_groups {
+        let lay = layout(&scan, rg_plan);
+        let buf = fetched_buffer(&bytes, &lay.reads);
+        let plan = plan_fetched(&md, &scan, rg_plan.index, &buf, &lay.chunks).unwrap();
+        for j in plan.jobs.iter().filter(|j| j.dst_len > SNAPPY_BLOCK) {
+            let stream = &buf[j.src_offset..j.src_offset + j.src_len];
+            let page = decompress(j.codec, stream, j.dst_len);
+            let pieces = snappy_pieces(stream, j.dst_len, SNAPPY_BLOCK)
+                .unwrap()
+                .unwrap_or_else(|| panic!("column {} page {} does not split", j.column, j.page));
+            for i in 0..pieces.count() {
+                let out_len = pieces.out_len(i, j.dst_len);
+                let mut alone = Vec::new();
+                let mut v = out_len;
+                while v >= 0x80 {
+                    alone.push((v & 0x7f) as u8 | 0x80);
+                    v >>= 7;
+                }
+                alone.push(v as u8);
+                alone.extend_from_slice(&stream[pieces.elements(i, stream.len())]);
+                let out = snap::raw::Decoder::new().decompress_vec(&alone).unwrap();
+                let at = i * SNAPPY_BLOCK;
+                assert!(out == page[at..at + out_len], "piece {i}");
+            }
+            split += 1;
+        }
+    }
+    // Every column has pages over 64 KiB.
+    assert!(split >= 3, "{split} pages split");
+}
