@@ -184,8 +184,8 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     }
     if args.stats {
         out += &format!(
-            "decoder: pages decompressed by nvCOMP {} (none on the CPU); host {:.4} s, waiting for I/O {:.4} s, waiting for the GPU {:.4} s\n",
-            d.pages_decompressed_nvcomp, d.host_seconds, d.io_wait_seconds, d.gpu_wait_seconds
+            "decoder: pages decompressed by nvCOMP {} (none on the CPU; {} of them in 64 KiB pieces, {} jobs in all); host {:.4} s, waiting for I/O {:.4} s, waiting for the GPU {:.4} s\n",
+            d.pages_decompressed_nvcomp, d.pages_split, d.nvcomp_jobs, d.host_seconds, d.io_wait_seconds, d.gpu_wait_seconds
         );
     }
     if let (Some(rows), Some(path)) = (report.rows_written, &args.output) {

@@ -25,6 +25,10 @@ pub(crate) struct RowGroupTimes {
     pub(crate) pages: usize,
     /// Pages decompressed by nvCOMP.
     pub(crate) compressed_pages: usize,
+    /// Of those, Snappy pages decompressed in 64 KiB pieces.
+    pub(crate) pages_split: usize,
+    /// nvCOMP jobs: pages whole and pieces.
+    pub(crate) nvcomp_jobs: usize,
 }
 
 /// The decoder's report of a scan.
@@ -38,6 +42,10 @@ pub struct DecodeReport {
     pub pages: usize,
     /// Pages decompressed on the GPU by nvCOMP (none ran on the CPU).
     pub pages_decompressed_nvcomp: usize,
+    /// Of those, Snappy pages nvCOMP took in 64 KiB pieces (a job each).
+    pub pages_split: usize,
+    /// nvCOMP's jobs: the pages it took whole, and the pieces.
+    pub nvcomp_jobs: usize,
     /// Bytes the fetch read for the decoded row groups (the plan's bytes).
     pub bytes_read: u64,
     /// Bytes of the decoded device columns.
@@ -85,6 +93,8 @@ impl DecodeReport {
         self.rows += other.rows;
         self.pages += other.pages;
         self.pages_decompressed_nvcomp += other.pages_decompressed_nvcomp;
+        self.pages_split += other.pages_split;
+        self.nvcomp_jobs += other.nvcomp_jobs;
         self.bytes_read += other.bytes_read;
         self.output_bytes += other.output_bytes;
         self.io_wait_seconds += other.io_wait_seconds;
@@ -105,6 +115,8 @@ impl DecodeReport {
         self.rows += rows as u64;
         self.pages += t.pages;
         self.pages_decompressed_nvcomp += t.compressed_pages;
+        self.pages_split += t.pages_split;
+        self.nvcomp_jobs += t.nvcomp_jobs;
         self.output_bytes += bytes as u64;
         self.host_seconds += (t.stage + t.queue).as_secs_f64();
         self.stage_seconds += t.stage.as_secs_f64();

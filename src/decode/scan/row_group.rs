@@ -498,6 +498,12 @@ impl InFlight {
             // A split page's pieces each make `piece` bytes but the last; a
             // scanned page that was not split is its first job, whole.
             let pieces = ks.len();
+            self.times.nvcomp_jobs += if scanned.is_some() && !split {
+                1
+            } else {
+                pieces
+            };
+            self.times.pages_split += usize::from(split || (scanned.is_none() && pieces > 1));
             let mut what = None;
             for (i, k) in ks.clone().enumerate() {
                 let (status, actual) = self.group.result(k);
