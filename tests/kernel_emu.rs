@@ -89,6 +89,41 @@ fn kernels_under_cpu_emulation() {
     assert!(stdout.contains("ALL OK"));
 }
 
+/// A xorshift generator for the tests' pages.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// `len` bytes of random bytes (incompressible: long literal runs), or
+    /// of words (text-like: short literals and copies).
+    fn page(&mut self, len: usize, random: bool) -> Vec<u8> {
+        const WORDS: [&str; 7] = [
+            "lineitem ",
+            "quickly ",
+            "final ",
+            "deposits ",
+            "the ",
+            "furiously ",
+            "x",
+        ];
+        if random {
+            return (0..len).map(|_| self.next() as u8).collect();
+        }
+        let mut t = Vec::with_capacity(len + 10);
+        while t.len() < len {
+            t.extend_from_slice(WORDS[(self.next() % WORDS.len() as u64) as usize].as_bytes());
+        }
+        t.truncate(len);
+        t
+    }
+}
+
 /// The words `gds_check_snappy` must write for the host check's verdict.
 fn expected_words(verdict: &Result<(), CompressedError>) -> [u32; 4] {
     let code = |c: SnappyCheck| c as u32;
@@ -134,45 +169,21 @@ fn snappy_check_under_cpu_emulation() {
     let Some(exe) = build("snappy_check_emu.cpp", dir.path()) else {
         return;
     };
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    let words = [
-        "lineitem ",
-        "quickly ",
-        "final ",
-        "deposits ",
-        "the ",
-        "furiously ",
-        "x",
-    ];
+    let mut rng = Xorshift(0x9e37_79b9_7f4a_7c15u64);
     let mut jobs: Vec<(Vec<u8>, usize)> = Vec::new();
     for i in 0..40 {
         let len = [0usize, 1, 7, 100, 5_000, 8_191, 8_192, 20_000, 70_000][i % 9];
-        let raw: Vec<u8> = if i % 3 == 0 {
-            (0..len).map(|_| next() as u8).collect()
-        } else {
-            let mut t = Vec::with_capacity(len);
-            while t.len() < len {
-                t.extend_from_slice(words[(next() % words.len() as u64) as usize].as_bytes());
-            }
-            t.truncate(len);
-            t
-        };
+        let raw = rng.page(len, i % 3 == 0);
         let packed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
         jobs.push((packed.clone(), raw.len()));
         if packed.len() > 1 {
             for _ in 0..4 {
                 let mut flipped = packed.clone();
-                let at = (next() % packed.len() as u64) as usize;
-                flipped[at] ^= 1 << (next() % 8);
+                let at = (rng.next() % packed.len() as u64) as usize;
+                flipped[at] ^= 1 << (rng.next() % 8);
                 jobs.push((flipped, raw.len()));
             }
-            let cut = (next() % packed.len() as u64) as usize;
+            let cut = (rng.next() % packed.len() as u64) as usize;
             jobs.push((packed[..cut].to_vec(), raw.len()));
         }
         let mut longer = packed.clone();
@@ -237,30 +248,14 @@ fn snappy_pieces_under_cpu_emulation() {
     let Some(exe) = build("snappy_pieces_emu.cpp", dir.path()) else {
         return;
     };
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    let words = ["lineitem ", "quickly ", "final ", "deposits ", "the "];
+    let mut rng = Xorshift(0x2545_f491_4f6c_dd1du64);
     let mut expected: Vec<Vec<u8>> = Vec::new();
     let mut input = Vec::new();
     for (i, size) in [65_537usize, 131_072, 200_000, 1 << 20, 300_001]
         .into_iter()
         .enumerate()
     {
-        let raw: Vec<u8> = if i == 4 {
-            (0..size).map(|_| next() as u8).collect()
-        } else {
-            let mut t = Vec::with_capacity(size);
-            while t.len() < size {
-                t.extend_from_slice(words[(next() % words.len() as u64) as usize].as_bytes());
-            }
-            t.truncate(size);
-            t
-        };
+        let raw = rng.page(size, i == 4);
         let stream = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
         let pieces = snappy_pieces(&stream, size, SNAPPY_BLOCK)
             .unwrap()
@@ -319,37 +314,21 @@ fn snappy_scan_under_cpu_emulation() {
     let Some(exe) = build("snappy_scan_emu.cpp", dir.path()) else {
         return;
     };
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    let words = ["lineitem ", "quickly ", "final ", "deposits ", "the ", "x"];
+    let mut rng = Xorshift(0x9e37_79b9_7f4a_7c15u64);
     let mut pages: Vec<(Vec<u8>, usize, Option<Vec<u8>>)> = Vec::new();
     for i in 0..36 {
         let len = [
             0usize, 1, 100, 5_000, 65_536, 70_000, 131_072, 200_001, 300_000,
         ][i % 9];
-        let raw: Vec<u8> = if i % 4 == 3 {
-            (0..len).map(|_| next() as u8).collect()
-        } else {
-            let mut t = Vec::with_capacity(len);
-            while t.len() < len {
-                t.extend_from_slice(words[(next() % words.len() as u64) as usize].as_bytes());
-            }
-            t.truncate(len);
-            t
-        };
+        let raw = rng.page(len, i % 4 == 3);
         let packed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
         pages.push((packed.clone(), raw.len(), Some(raw.clone())));
         if i % 2 == 0 && packed.len() > 1 {
             let mut flipped = packed.clone();
-            let at = (next() % packed.len() as u64) as usize;
-            flipped[at] ^= 1 << (next() % 8);
+            let at = (rng.next() % packed.len() as u64) as usize;
+            flipped[at] ^= 1 << (rng.next() % 8);
             pages.push((flipped, raw.len(), None));
-            let cut = (next() % packed.len() as u64) as usize;
+            let cut = (rng.next() % packed.len() as u64) as usize;
             pages.push((packed[..cut].to_vec(), raw.len(), None));
         }
         if i % 3 == 0 {

@@ -75,6 +75,17 @@ __device__ __forceinline__ u32 gds_snappy_next(const u8* d, u32 len, u32 pos) {
   return e.code == GDS_SNAPPY_OK && e.next <= 0xffffffffull ? (u32)e.next : GDS_NO_POS;
 }
 
+// Stream bytes [start, end) of segment k of a stream of `len` bytes.
+struct GdsSegment {
+  u32 start, end;
+};
+__device__ __forceinline__ GdsSegment gds_segment(u64 k, u32 len) {
+  GdsSegment g;
+  g.start = (u32)k * GDS_SCAN_SEGMENT;
+  g.end = len - g.start < GDS_SCAN_SEGMENT ? len : g.start + GDS_SCAN_SEGMENT;
+  return g;
+}
+
 __device__ __forceinline__ u64 gds_global_thread() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ u64 gds_thread_stride() { return (u64)gridDim.x * blockDim.x; }
 
@@ -84,8 +95,8 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
     const ScanPage pg = gds_scan_page(pages, seg_page[s]);
     const u8* d = (const u8*)pg.src;
     const u32 len = (u32)pg.len;
-    const u32 seg_start = (u32)(s - pg.seg_first) * GDS_SCAN_SEGMENT;
-    const u32 seg_end = len - seg_start < GDS_SCAN_SEGMENT ? len : seg_start + GDS_SCAN_SEGMENT;
+    const GdsSegment g = gds_segment(s - pg.seg_first, len);
+    const u32 seg_start = g.start, seg_end = g.end;
     u32* bits = bitmap + pg.bitmap_first + seg_start / 32;
     const u32 n_words = (seg_end - seg_start + 31) / 32;
     u32 word = 0, at_word = 0;
@@ -124,8 +135,8 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
     }
     const u32 len = (u32)pg.len;
     for (u64 k = 0; k < pg.n_segs; ++k) {
-      const u32 seg_start = (u32)k * GDS_SCAN_SEGMENT;
-      const u32 seg_end = len - seg_start < GDS_SCAN_SEGMENT ? len : seg_start + GDS_SCAN_SEGMENT;
+      const GdsSegment g = gds_segment(k, len);
+      const u32 seg_start = g.start, seg_end = g.end;
       entries[pg.seg_first + k] = e;
       if (e >= seg_end) continue;  // no element starts here (or the chain ended)
       const u32 rel = e - seg_start;
@@ -146,8 +157,8 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_sums(
     const ScanPage pg = gds_scan_page(pages, seg_page[s]);
     const u8* d = (const u8*)pg.src;
     const u32 len = (u32)pg.len;
-    const u32 seg_start = (u32)(s - pg.seg_first) * GDS_SCAN_SEGMENT;
-    const u32 seg_end = len - seg_start < GDS_SCAN_SEGMENT ? len : seg_start + GDS_SCAN_SEGMENT;
+    const GdsSegment g = gds_segment(s - pg.seg_first, len);
+    const u32 seg_end = g.end;
     u64 sum = 0;
     u32 p = entries[s];
     while (p < seg_end) {
@@ -181,8 +192,8 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
     const u8* d = (const u8*)pg.src;
     const u32 len = (u32)pg.len;
     const u64 size = pg.size;
-    const u32 seg_start = (u32)(s - pg.seg_first) * GDS_SCAN_SEGMENT;
-    const u32 seg_end = len - seg_start < GDS_SCAN_SEGMENT ? len : seg_start + GDS_SCAN_SEGMENT;
+    const GdsSegment g = gds_segment(s - pg.seg_first, len);
+    const u32 seg_end = g.end;
     u64 produced = before[s];
     u32 code = GDS_SNAPPY_OK, c_at = 0, c_a = 0, c_b = 0;
     bool whole = false;  // an element crosses a piece's end or copies from before its piece
