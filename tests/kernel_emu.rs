@@ -89,6 +89,25 @@ fn kernels_under_cpu_emulation() {
     assert!(stdout.contains("ALL OK"));
 }
 
+/// Runs a harness that reads `input` from the file named by its first
+/// argument and writes what it made to the second; returns that.
+fn run_with_files(exe: &Path, dir: &Path, input: &[u8]) -> Vec<u8> {
+    let (input_file, made) = (dir.join("input.bin"), dir.join("made.bin"));
+    std::fs::write(&input_file, input).unwrap();
+    let run = Command::new(exe)
+        .arg(&input_file)
+        .arg(&made)
+        .env("ASAN_OPTIONS", "detect_leaks=0")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    std::fs::read(&made).unwrap()
+}
+
 /// A xorshift generator for the tests' pages.
 struct Xorshift(u64);
 
@@ -268,20 +287,7 @@ fn snappy_pieces_under_cpu_emulation() {
             expected.push(raw[p.out_at..p.out_at + p.out_len].to_vec());
         }
     }
-    let (tasks, made) = (dir.path().join("tasks.bin"), dir.path().join("made.bin"));
-    std::fs::write(&tasks, input).unwrap();
-    let run = Command::new(&exe)
-        .arg(&tasks)
-        .arg(&made)
-        .env("ASAN_OPTIONS", "detect_leaks=0")
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let made = std::fs::read(&made).unwrap();
+    let made = run_with_files(&exe, dir.path(), &input);
     let mut at = 0;
     for (k, want) in expected.iter().enumerate() {
         let len = u32::from_le_bytes(made[at..at + 4].try_into().unwrap()) as usize;
@@ -369,20 +375,7 @@ fn snappy_scan_under_cpu_emulation() {
         input.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
         input.extend_from_slice(bytes);
     }
-    let (layout_file, made) = (dir.path().join("layout.bin"), dir.path().join("made.bin"));
-    std::fs::write(&layout_file, input).unwrap();
-    let run = Command::new(&exe)
-        .arg(&layout_file)
-        .arg(&made)
-        .env("ASAN_OPTIONS", "detect_leaks=0")
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let made = std::fs::read(&made).unwrap();
+    let made = run_with_files(&exe, dir.path(), &input);
     let word = |i: usize| u32::from_le_bytes(made[4 * i..4 * i + 4].try_into().unwrap());
     let mut at = 4 * 8 * pages.len();
     let mut jobs = Vec::new();
