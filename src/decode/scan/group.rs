@@ -231,7 +231,7 @@ pub(crate) fn launch_group(
         .map(|s| {
             s.jobs
                 .iter()
-                .map(|job| match &job.blocks {
+                .map(|job| match &job.pieces {
                     Some(p) if job.codec == Codec::Snappy && p.count() > 1 && !scan_on_gpu => {
                         Some(piece_streams(p, job.src_len, job.dst_len, &mut piece_bytes))
                     }

@@ -29,7 +29,7 @@ pub(crate) struct HostPlan {
     /// Per job of `plan.jobs`: the pieces of a Snappy page the host walked
     /// and found to split (nvCOMP then takes the pieces as jobs of their
     /// own; see `group.rs`); else `None`.
-    pub(crate) blocks: Vec<Option<SnappyPieces>>,
+    pub(crate) pieces: Vec<Option<SnappyPieces>>,
 }
 
 /// Plans row group `row_group` of `file` from its fetched bytes `host`.
@@ -58,7 +58,7 @@ pub(crate) fn plan_host(
         .and_then(|r| r.rows.clone());
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
     let walk = started.elapsed();
-    let blocks = if check != CompressedCheck::Off {
+    let pieces = if check != CompressedCheck::Off {
         let gpu_max = super::gpu_check_max_bytes();
         check_compressed_pages(file, &plan, host, super::snappy_split_bytes(), |job| {
             checked_on_host(check, job.codec, job.src_len, gpu_max)
@@ -72,7 +72,7 @@ pub(crate) fn plan_host(
         column_rows,
         walk,
         check: started.elapsed() - walk,
-        blocks,
+        pieces,
     })
 }
 
@@ -199,10 +199,10 @@ fn check_compressed_pages(
             }
         })
         .collect();
-    let mut blocks = Vec::with_capacity(checked.len());
+    let mut pieces = Vec::with_capacity(checked.len());
     for (j, result) in plan.jobs.iter().zip(checked) {
         match result {
-            Ok(b) => blocks.push(b),
+            Ok(b) => pieces.push(b),
             Err(source) => {
                 return Err(DecodeError::CorruptCompressed {
                     file: file.to_string(),
@@ -214,7 +214,7 @@ fn check_compressed_pages(
             }
         }
     }
-    Ok(blocks)
+    Ok(pieces)
 }
 
 #[cfg(test)]

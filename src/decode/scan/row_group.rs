@@ -162,7 +162,7 @@ pub(crate) struct StagedJob {
     pub(crate) dst_len: usize,
     /// A Snappy page whose output splits into pieces nvCOMP takes as jobs
     /// of their own (found by the host's walk).
-    pub(crate) blocks: Option<crate::decode::page::validate::SnappyPieces>,
+    pub(crate) pieces: Option<crate::decode::page::validate::SnappyPieces>,
     /// (column in the plan, page in the chunk) for errors.
     pub(crate) column: usize,
     pub(crate) page: usize,
@@ -214,7 +214,7 @@ where
         column_rows,
         walk,
         check,
-        blocks,
+        pieces,
     } = planned;
     let schema = schema_of(metadata, &plan);
     let pool = &gpu.pool;
@@ -374,14 +374,14 @@ where
     let jobs = plan
         .jobs
         .iter()
-        .zip(blocks)
-        .map(|(j, blocks)| StagedJob {
+        .zip(pieces)
+        .map(|(j, pieces)| StagedJob {
             codec: codec_of(j.codec),
             src: rg_ptr + j.src_offset as u64,
             src_len: j.src_len,
             dst: scratch_ptr + j.dst_offset as u64,
             dst_len: j.dst_len,
-            blocks,
+            pieces,
             column: j.column,
             page: j.page,
         })
@@ -507,7 +507,7 @@ impl InFlight {
             let mut what = None;
             for (i, k) in ks.clone().enumerate() {
                 let (status, actual) = self.group.result(k);
-                let expected = match (scanned, &job.blocks) {
+                let expected = match (scanned, &job.pieces) {
                     (Some(_), _) => job_output(i, job.dst_len, split),
                     (None, Some(b)) if pieces > 1 => b.out_len(i, job.dst_len),
                     _ => job.dst_len,
