@@ -34,6 +34,8 @@ const PARTITIONS: usize = 4;
 const QUERY_LIMIT: Duration = Duration::from_secs(120);
 /// The client's time limit per query once an executor has been killed.
 const FAULT_LIMIT: Duration = Duration::from_secs(60);
+/// The queries running when an executor is killed.
+const FAULT_QUERIES: [usize; 7] = [18, 9, 21, 1, 13, 3, 6];
 
 fn data() -> &'static Path {
     static DATA: OnceLock<tempfile::TempDir> = OnceLock::new();
@@ -170,6 +172,15 @@ impl Cluster {
         cluster
     }
 
+    /// A client context on the cluster with the TPC-H tables registered.
+    async fn context(&self) -> SessionContext {
+        let ctx = gdscan::ballista::remote(&self.scheduler, Some(PARTITIONS))
+            .await
+            .unwrap();
+        register_tpch(&ctx, data(), GdsTableOptions::default()).unwrap();
+        ctx
+    }
+
     fn log(&self, name: &str) -> String {
         std::fs::read_to_string(self.logs.join(format!("{name}.log"))).unwrap_or_default()
     }
@@ -247,10 +258,7 @@ fn tpch_on_a_scheduler_and_two_executors_equals_single_node() {
     let cluster = Cluster::start(logs.path());
     let rt = runtime();
     rt.block_on(async {
-        let ctx = gdscan::ballista::remote(&cluster.scheduler, Some(PARTITIONS))
-            .await
-            .unwrap();
-        register_tpch(&ctx, data(), GdsTableOptions::default()).unwrap();
+        let ctx = cluster.context().await;
         for n in 1..=TPCH_QUERY_COUNT {
             let rows = on_cluster(&ctx, n).await.unwrap_or_else(|e| {
                 panic!(
@@ -291,26 +299,17 @@ fn an_executor_killed_mid_query_gives_right_answers_or_errors() {
     let logs = tempfile::tempdir().unwrap();
     let mut cluster = Cluster::start(logs.path());
     let rt = runtime();
-    // Every query once before the kill, so both executors are in use.
-    rt.block_on(async {
-        let ctx = gdscan::ballista::remote(&cluster.scheduler, Some(PARTITIONS))
-            .await
-            .unwrap();
-        register_tpch(&ctx, data(), GdsTableOptions::default()).unwrap();
-        for n in [18, 9, 21, 1, 13, 3, 6] {
+    let (started, outcomes) = rt.block_on(async {
+        let ctx = cluster.context().await;
+        // Every query once before the kill, so both executors are in use.
+        for n in FAULT_QUERIES {
             let rows = on_cluster(&ctx, n).await.unwrap();
             assert_eq!(rows, expected[n - 1], "Q{n}: answers differ");
         }
-    });
-    let started = Instant::now();
-    let outcomes = rt.block_on(async {
-        let ctx = gdscan::ballista::remote(&cluster.scheduler, Some(PARTITIONS))
-            .await
-            .unwrap();
-        register_tpch(&ctx, data(), GdsTableOptions::default()).unwrap();
+        let started = Instant::now();
         let queries = tokio::spawn(async move {
             let mut outcomes = Vec::new();
-            for n in [18, 9, 21, 1, 13, 3, 6] {
+            for n in FAULT_QUERIES {
                 // Ballista 55 does not always recover a query whose
                 // executor died mid-stage (seen once in CI: Q18 had no
                 // answer after 120 s): the client's time limit turns that
@@ -333,7 +332,7 @@ fn an_executor_killed_mid_query_gives_right_answers_or_errors() {
         });
         tokio::time::sleep(Duration::from_millis(300)).await;
         cluster.kill("executor1");
-        queries.await.unwrap()
+        (started, queries.await.unwrap())
     });
     let mut answered = 0;
     for (n, outcome) in &outcomes {

@@ -246,6 +246,13 @@ extern "C" __global__ void __launch_bounds__(GDS_CHECK_BLOCK) gds_check_snappy(
   }
 }
 
+// Bytes of the varint of n (a Snappy preamble).
+__device__ __forceinline__ u32 gds_varint_len(u64 n) {
+  u32 head = 1;
+  for (u64 rest = n >> 7; rest != 0; rest >>= 7) ++head;
+  return head;
+}
+
 // gds_snappy_pieces: one block per piece of a split Snappy page. The host's
 // walk of the page (src/decode/page/validate.rs, snappy_block_starts) found
 // that its output splits into 64 KiB pieces that decompress alone: an
@@ -265,8 +272,7 @@ extern "C" __global__ void __launch_bounds__(GDS_PIECES_BLOCK) gds_snappy_pieces
     const u64 len = task[2];
     const u64 out_len = task[3];
     if (dst == 0) continue;
-    u32 head = 1;
-    for (u64 rest = out_len >> 7; rest != 0; rest >>= 7) ++head;
+    const u32 head = gds_varint_len(out_len);
     if (threadIdx.x < head) {
       const u64 group = out_len >> (7 * threadIdx.x);
       dst[threadIdx.x] = (u8)((group & 0x7f) | (threadIdx.x + 1 < head ? 0x80 : 0));

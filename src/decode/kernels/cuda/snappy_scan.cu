@@ -227,12 +227,6 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
   }
 }
 
-__device__ __forceinline__ u32 gds_varint_len(u64 n) {
-  u32 head = 1;
-  for (u64 rest = n >> 7; rest != 0; rest >>= 7) ++head;
-  return head;
-}
-
 // Job arrays of the Snappy call (n jobs each) and the pieces' tasks
 // (GDS_PIECE_WORDS words per job).
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_finish(
