@@ -111,9 +111,20 @@ impl Lane {
     /// Notes that every commit up to `seq` has completed (one stream: a
     /// completed event implies every earlier one) and completes the
     /// requests that waited for no more than that.
+    ///
+    /// The page registrations of those commits are dropped first: a waiting
+    /// request, once completed, may unmap the pages it lent (its file
+    /// mapping), and a range still registered after its munmap would stay
+    /// registered for whatever is mapped there next (a later host buffer
+    /// then fails its copies with CUDA_ERROR_INVALID_VALUE).
     fn completed(&mut self, seq: u64) {
         if seq <= self.done_through {
             return;
+        }
+        for slot in &mut self.slots {
+            if slot.seq <= seq {
+                slot.registration = None;
+            }
         }
         self.done_through = seq;
         let through = self.done_through;

@@ -17,9 +17,13 @@
 //    bytes long), and from there it is the real chain.
 // 2. gds_snappy_chain (a thread per page): the real chain's entry into each
 //    segment, in order: the preamble's end for the first; for the next, the
-//    speculative exit when the entry was visited, else a walk of the
-//    segment from the entry (the rare case where speculation never met the
-//    real chain). A page's preamble is checked here.
+//    real chain walked from the entry until it meets an offset the
+//    speculative walk visited (a few elements in), then the speculative
+//    exit; only where the two never meet is the whole segment walked.
+//    (Session 9's version walked the whole segment whenever the entry itself
+//    had not been visited, which is most segments: 0.94 s instead of
+//    0.25 s for SF 10 lineitem on the H200.) A page's preamble is checked
+//    here.
 // 3. gds_snappy_sums: each segment's output bytes, along the real chain.
 // 4. gds_snappy_prefix (a thread per page): the output bytes before each
 //    segment.
@@ -139,14 +143,14 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
       const u32 seg_start = g.start, seg_end = g.end;
       entries[pg.seg_first + k] = e;
       if (e >= seg_end) continue;  // no element starts here (or the chain ended)
-      const u32 rel = e - seg_start;
-      if ((bitmap[pg.bitmap_first + seg_start / 32 + rel / 32] >> (rel & 31)) & 1u) {
-        e = exits[pg.seg_first + k];
-      } else {
-        u32 p = e;
-        while (p < seg_end) p = gds_snappy_next(d, len, p);
-        e = p;
-      }
+      // The real chain from the entry meets the speculative one a few
+      // elements in (rarely never): from the first offset both visit, they
+      // are the same chain, and the speculative exit is the real one.
+      const u32* bits = bitmap + pg.bitmap_first + seg_start / 32;
+      u32 p = e;
+      while (p < seg_end && !((bits[(p - seg_start) / 32] >> ((p - seg_start) & 31)) & 1u))
+        p = gds_snappy_next(d, len, p);
+      e = p < seg_end ? exits[pg.seg_first + k] : p;
     }
   }
 }
