@@ -96,6 +96,88 @@ static void ok(const std::vector<PageTask>& ts, const std::vector<uint4>& st) {
   }
 }
 
+// The block-parallel walk of length prefixes against the plain serial
+// walk it replaces: value i at the offset the serial walk finds, the same
+// count and end, for blocks of both sizes that use it.
+struct WalkRef { std::vector<u32> offs; u32 pos; };
+static WalkRef walk_ref(const std::vector<uint8_t>& d, u32 max_count) {
+  WalkRef r{{}, 0};
+  const u32 len = d.size();
+  while (r.offs.size() < max_count && len - r.pos >= 4) {
+    u32 v; memcpy(&v, d.data() + r.pos, 4);
+    if (v > len - r.pos - 4) break;
+    r.offs.push_back(r.pos);
+    r.pos += 4 + v;
+  }
+  return r;
+}
+template <u32 BLOCK> static void walk_case(const std::vector<uint8_t>& d, u32 max_count, const char* what, int iter) {
+  const u64 data = up(d);
+  std::vector<u32> offs(std::min<size_t>(max_count, d.size() / 4 + 1) + 1, 0xEEEEEEEEu), lens(offs.size(), 0xEEEEEEEEu);
+  u32 res[2] = {0, 0};
+  emu_launch(1, BLOCK, [&] {
+    __shared__ WalkShared sh;
+    gds_walk_prefixes<BLOCK>((const u8*)data, (u32)d.size(), max_count, sh, [&](u32 i, u32 pos, u32 vlen) {
+      if (i < offs.size()) { offs[i] = pos; lens[i] = vlen; }
+    });
+    if (threadIdx.x == 0) { res[0] = sh.count; res[1] = sh.pos; }
+  });
+  const WalkRef r = walk_ref(d, max_count);
+  CHECK(res[0] == r.offs.size() && res[1] == r.pos, "%s %d block %u: count %u pos %u, serial %zu %u", what, iter, BLOCK, res[0], res[1], r.offs.size(), r.pos);
+  for (size_t i = 0; i < r.offs.size() && i < offs.size(); ++i) {
+    u32 v; memcpy(&v, d.data() + r.offs[i], 4);
+    CHECK(offs[i] == r.offs[i] && lens[i] == v, "%s %d block %u: value %zu at %u (%u), serial %u", what, iter, BLOCK, i, offs[i], lens[i], r.offs[i]);
+  }
+}
+static void walks(Rng& rng) {
+  int cases = 0;
+  for (int iter = 0; iter < 120; ++iter) {
+    // Values: short text, empty, long (past a segment, past a chunk),
+    // and bytes that read as plausible lengths (little-endian small
+    // numbers), which defeat the speculative walks' start.
+    std::vector<uint8_t> d;
+    const int kind = iter % 4;
+    const u32 n = 1 + rng.below(iter % 7 == 0 ? 4000 : 900);
+    for (u32 i = 0; i < n; ++i) {
+      u32 l = kind == 0 ? rng.below(44) : kind == 1 ? (rng.below(20) == 0 ? rng.below(40000) : rng.below(12))
+                                               : kind == 2 ? rng.below(3) * 4 : rng.below(300);
+      for (int b = 0; b < 4; ++b) d.push_back((l >> (8 * b)) & 0xff);
+      for (u32 k = 0; k < l; ++k) {
+        uint8_t c = kind == 0 ? (uint8_t)(' ' + rng.below(90)) : kind == 2 ? (uint8_t)(k % 4 == 0 ? rng.below(8) : 0) : (uint8_t)rng.next();
+        d.push_back(c);
+      }
+    }
+    // Sometimes the section lies: cut short, a length raised, trailing bytes.
+    switch (rng.below(5)) {
+      case 0: d.resize(d.size() - rng.below(std::min<size_t>(d.size(), 64) + 1)); break;
+      case 1: if (d.size() > 8) d[rng.below(d.size() - 4)] ^= 0x40; break;
+      case 2: for (int k = 0; k < 3; ++k) d.push_back((uint8_t)rng.next()); break;
+      default: break;
+    }
+    const u32 max_count = rng.below(4) == 0 ? (u32)rng.below(n + 1) : n + (u32)rng.below(3);
+    walk_case<GDS_WALK_BLOCK>(d, max_count, "walk", iter);
+    walk_case<GDS_DICT_BLOCK>(d, max_count, "walk", iter);
+    cases += 2;
+  }
+  // Edge sections: empty, under four bytes, one empty value, a prefix cut
+  // by every chunk end, a value ending exactly at a chunk's end.
+  std::vector<std::vector<uint8_t>> edges = {{}, {1, 0}, {0, 0, 0, 0}, {5, 0, 0, 0, 'a'}};
+  for (u32 tail : {0u, 1u, 2u, 3u, 4u, 5u}) {
+    std::vector<uint8_t> d;
+    const u32 l = GDS_WALK_CHUNK - 4 - tail;  // the next prefix starts `tail` bytes before the chunk's end... or after
+    for (int b = 0; b < 4; ++b) d.push_back((l >> (8 * b)) & 0xff);
+    d.resize(4 + l, 'x');
+    for (int v = 0; v < 3; ++v) { d.push_back(2); d.push_back(0); d.push_back(0); d.push_back(0); d.push_back('y'); d.push_back('z'); }
+    edges.push_back(d);
+  }
+  int e = 0;
+  for (auto& d : edges) {
+    for (u32 m : {0u, 1u, 2u, 1000u}) { walk_case<GDS_WALK_BLOCK>(d, m, "edge", e); walk_case<GDS_DICT_BLOCK>(d, m, "edge", e); cases += 2; }
+    ++e;
+  }
+  printf("walks ok (%d cases against the serial walk)\n", cases);
+}
+
 int main() {
   Rng rng{42};
   std::vector<DictTask> nod; std::vector<uint4> st;
@@ -321,6 +403,7 @@ int main() {
     }
     printf("corruption ok (%d of %d pages reported an error)\n", errors, pages);
   }
+  walks(rng);
   printf(fails ? "FAILURES: %d\n" : "ALL OK\n", fails);
   return fails != 0;
 }

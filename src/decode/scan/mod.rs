@@ -84,6 +84,11 @@ pub struct DecodeOptions {
     /// thousands of pages (see `group.rs`). The fetch's
     /// `max_bytes_in_flight` is raised to hold `depth + 1` groups.
     pub group_bytes: u64,
+    /// Whether the first three groups are smaller (an eighth, a quarter and
+    /// a half of `group_bytes`), so the GPU starts on the first after a
+    /// small part of the fetch. `GDSCAN_DECODE_RAMP=0` turns it off by
+    /// default.
+    pub ramp_up: bool,
     /// Store settings for remote locations.
     pub store: StoreOptions,
     /// Where every Snappy and LZ4 page is checked before nvCOMP
@@ -109,6 +114,7 @@ impl Default for DecodeOptions {
             fetch: FetchOptions::default(),
             depth: 2,
             group_bytes: 128 << 20,
+            ramp_up: std::env::var("GDSCAN_DECODE_RAMP").map_or(true, |v| v != "0"),
             store: StoreOptions::default(),
             check: CompressedCheck::from_env(),
             streams: std::env::var("GDSCAN_DECODE_STREAMS")
@@ -346,7 +352,13 @@ pub fn decode(
     gpu.pool.reset_peak();
     gpu.pinned.reset_peak();
     let pools_at_start = (gpu.pool.stats(), gpu.pinned.stats());
-    let planned = PlanAhead::start(fetch, inputs.clone(), gpu.check, options.group_bytes);
+    let planned = PlanAhead::start(
+        fetch,
+        inputs.clone(),
+        gpu.check,
+        options.group_bytes,
+        options.ramp_up,
+    );
     Ok(DecodeStream {
         trace,
         pools_at_start,
@@ -426,6 +438,12 @@ impl DecodeStream {
                 t.span("plan_wait", self.groups_launched, waited);
             }
             let group = group?;
+            if let Some(t) = &mut self.trace {
+                // The planning thread's view of the same group.
+                let g = self.groups_launched;
+                t.span_between("gather", g, group.gather_started, group.gathered);
+                t.span_between("plan", g, group.gathered, group.planned);
+            }
             self.report.fetch_wait_seconds += group.fetch_wait;
             self.report.plan_seconds += group.plan;
             self.launch_group(group)?;

@@ -40,6 +40,11 @@ pub(crate) struct PlannedGroup {
     pub(crate) fetch_wait: f64,
     /// Seconds planning it took (wall, every worker thread on it).
     pub(crate) plan: f64,
+    /// When the planning thread began gathering it, when the last of its
+    /// row groups landed, and when its planning ended (for the timeline).
+    pub(crate) gather_started: Instant,
+    pub(crate) gathered: Instant,
+    pub(crate) planned: Instant,
 }
 
 /// The fetch's row groups, planned, a group at a time.
@@ -53,12 +58,14 @@ pub(crate) struct PlanAhead {
 impl PlanAhead {
     /// Starts planning the row groups `fetch` lands, for `inputs`, in
     /// groups of at least `group_bytes` stored bytes (the last may be
-    /// smaller).
+    /// smaller; with `ramp_up`, the first three are smaller too: see
+    /// [`group_target`]).
     pub(crate) fn start(
         fetch: RowGroupStream<PooledPinnedBuffer>,
         inputs: Arc<Vec<DecodeInput>>,
         check: CompressedCheck,
         group_bytes: u64,
+        ramp_up: bool,
     ) -> PlanAhead {
         // One planned group waits while the next is planned.
         let (tx, groups) = sync_channel(1);
@@ -66,8 +73,9 @@ impl PlanAhead {
             .name("gdscan-plan".into())
             .spawn(move || {
                 let mut fetch = fetch;
-                loop {
-                    let group = next_group(&mut fetch, &inputs, check, group_bytes);
+                for index in 0.. {
+                    let target = group_target(group_bytes, index, ramp_up);
+                    let group = next_group(&mut fetch, &inputs, check, target);
                     let end = !matches!(group, Some(Ok(_)));
                     // A closed receiver: the decoder is gone.
                     if let Some(group) = group {
@@ -88,6 +96,18 @@ impl PlanAhead {
     }
 }
 
+/// The stored bytes the `index`-th group gathers: `group_bytes`, or with
+/// `ramp_up` an eighth, a quarter and a half of it for the first three, so
+/// that the GPU gets its first group (and the consumer its first batch)
+/// after a small part of the fetch rather than a whole group of it.
+pub(crate) fn group_target(group_bytes: u64, index: usize, ramp_up: bool) -> u64 {
+    if !ramp_up {
+        return group_bytes;
+    }
+    let shift = 3usize.saturating_sub(index) as u32;
+    (group_bytes >> shift).max(1)
+}
+
 /// Gathers and plans the next group: None when the fetch has ended.
 fn next_group(
     fetch: &mut RowGroupStream<PooledPinnedBuffer>,
@@ -99,6 +119,7 @@ fn next_group(
     let mut fetched = Vec::new();
     let mut bytes = 0u64;
     let mut fetch_wait = 0.0;
+    let gather_started = Instant::now();
     while bytes < group_bytes {
         let waited = Instant::now();
         let Some(next) = fetch.next() else { break };
@@ -115,6 +136,7 @@ fn next_group(
         return None;
     }
     let started = Instant::now();
+    let gathered = started;
     let planned: Result<Vec<PlannedRowGroup>, DecodeError> = fetched
         .into_par_iter()
         .map(|f| plan_one(inputs, f, check))
@@ -123,6 +145,9 @@ fn next_group(
         row_groups,
         fetch_wait,
         plan: started.elapsed().as_secs_f64(),
+        gather_started,
+        gathered,
+        planned: Instant::now(),
     }))
 }
 
@@ -191,5 +216,19 @@ impl Drop for PlanAhead {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_target;
+
+    #[test]
+    fn the_first_groups_ramp_up_to_the_group_size() {
+        let g = 128 << 20;
+        let ramped: Vec<u64> = (0..6).map(|i| group_target(g, i, true)).collect();
+        assert_eq!(ramped, [g / 8, g / 4, g / 2, g, g, g]);
+        assert!((0..6).all(|i| group_target(g, i, false) == g));
+        assert_eq!(group_target(1, 0, true), 1, "never a group of no bytes");
     }
 }

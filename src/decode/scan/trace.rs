@@ -106,6 +106,22 @@ impl Trace {
         });
     }
 
+    /// Records a span of another host thread (the planner's).
+    pub(crate) fn span_between(
+        &mut self,
+        what: &'static str,
+        group: usize,
+        start: Instant,
+        end: Instant,
+    ) {
+        self.host.push(HostSpan {
+            what,
+            group,
+            start,
+            end,
+        });
+    }
+
     /// Waits for every event and writes the timeline.
     pub(crate) fn write(&self) -> std::io::Result<()> {
         let ms = |t: Instant| t.saturating_duration_since(self.origin_host).as_secs_f64() * 1e3;

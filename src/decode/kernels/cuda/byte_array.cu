@@ -8,10 +8,11 @@
 // lineitem row group's PLAIN string pages, 11 ms for its string
 // dictionaries, against 0.6 ms for every page's decode). So one block per
 // page stages the section in shared memory, GDS_WALK_CHUNK bytes at a
-// time with coalesced loads by every thread, and thread 0 walks the staged
-// bytes at shared-memory latency. A chunk always starts at a length
-// prefix; a value longer than the rest of the chunk is skipped without
-// being staged.
+// time with coalesced loads by every thread, and the block finds the
+// chain through the staged bytes in parallel (gds_walk_prefixes says how:
+// speculative walks per segment, joined by one thread a segment at a
+// time). A chunk always starts at a length prefix; a value longer than the
+// rest of the chunk is skipped without being staged.
 //
 // gds_byte_array_walk: for every PLAIN BYTE_ARRAY page of a task array
 // (one block per task, the others return at once), writes each value's
@@ -29,23 +30,79 @@
 
 // Bytes staged in shared memory per step of a walk.
 #define GDS_WALK_CHUNK 16384u
+// Most threads a walking block may have (its per-segment arrays).
+#define GDS_WALK_MAX_THREADS 256u
+// A chain position that is no position: the chain ended before.
+#define GDS_WALK_END 0xffffffffu
+// How a segment's walk ended inside it (seg_term).
+#define GDS_WALK_GOES_ON 0u  // it left the segment (seg_exit is where)
+#define GDS_WALK_DEAD 1u     // a length past the section's end at seg_exit
+#define GDS_WALK_CUT 2u      // a length prefix cut by the chunk's end at seg_exit
 
 struct WalkShared {
   u8 stage[GDS_WALK_CHUNK];
+  // Bit p: a walk of the chunk visited a length prefix at chunk offset p.
+  u32 bits[GDS_WALK_CHUNK / 32];
+  // Per segment: where its walk left it (or ended), how, where the real
+  // chain enters it, and the values before it in the chunk.
+  u32 seg_exit[GDS_WALK_MAX_THREADS];
+  u32 seg_term[GDS_WALK_MAX_THREADS];
+  u32 seg_entry[GDS_WALK_MAX_THREADS];
+  u32 warp_sums[GDS_WALK_MAX_THREADS / 32];
   u32 pos;    // next length prefix (offset in the section)
   u32 count;  // values found so far
   u32 done;   // a value ran past the section: the walk ends
+  u32 chunk_end;  // where the chunk's chain ended: its next prefix (chunk offset)
+  u32 chunk_term; // and how (GDS_WALK_*)
+  u32 stop_at;    // chunk offset of the value max_count, when the chunk holds it
 };
 
+__device__ __forceinline__ u32 gds_stage_u32(const u8* q) {
+  return (u32)q[0] | ((u32)q[1] << 8) | ((u32)q[2] << 16) | ((u32)q[3] << 24);
+}
+__device__ __forceinline__ bool gds_walk_bit(const WalkShared& sh, u32 p) { return (sh.bits[p >> 5] >> (p & 31)) & 1u; }
+// Clears bits [from, to) of the chunk's bitmap (one thread).
+__device__ __forceinline__ void gds_walk_clear(WalkShared& sh, u32 from, u32 to) {
+  while (from < to) {
+    const u32 w = from >> 5, lo = from & 31;
+    const u32 n = to - from < 32 - lo ? to - from : 32 - lo;
+    const u32 mask = (n == 32 ? 0xffffffffu : ((1u << n) - 1)) << lo;
+    sh.bits[w] &= ~mask;
+    from += n;
+  }
+}
+
 // Walks the length-prefixed values of `data[0, len)` (at most `max_count`
-// of them) with the whole block; thread 0 calls `emit(i, pos, value_len)`
-// for value i whose prefix is at `pos`. Every thread returns with
-// sh.count (values found) and sh.pos (the end of the last whole value).
-// Bounded: every step of the inner walk moves 4+ bytes, every chunk moves
-// the walk forward or ends it.
-template <typename Emit>
+// of them) with the whole block of BLOCK threads; `emit(i, pos,
+// value_len)` is called once for value i whose prefix is at `pos`, by some
+// thread, in no particular order. Every thread returns with sh.count
+// (values found) and sh.pos (the end of the last whole value); sh.done is
+// set when a length ran past the section (the values stop before it).
+//
+// A chunk of GDS_WALK_CHUNK bytes is staged at a time; the chain of
+// prefixes through it is found in parallel:
+// 1. each thread takes a GDS_WALK_CHUNK / BLOCK-byte segment, finds its
+//    first plausible prefix (a length that fits in what is left of the
+//    section; thread 0 starts at the chunk's first byte, a real prefix)
+//    and walks from there to the segment's end, marking each prefix it
+//    visits. Four bytes of text read as a length do not fit, so a walk
+//    begun inside a value starts at the next real prefix;
+// 2. thread 0 follows the real chain from segment to segment: where it
+//    enters a segment at a marked prefix, the segment's walk is the real
+//    chain from there on; otherwise it walks from the entry until it meets
+//    a marked prefix, unmarking what the speculative walk marked in
+//    between (and everything after a chain's end);
+// 3. each thread counts the marked prefixes after its segment's entry,
+//    the block scans the counts, and every thread emits its values.
+// Bounded: every step of a walk moves 4+ bytes; thread 0's pass visits
+// each segment once and walks each byte at most once.
+template <u32 BLOCK, typename Emit>
 __device__ __forceinline__ void gds_walk_prefixes(const u8* data, u32 len, u32 max_count, WalkShared& sh, Emit emit) {
-  if (threadIdx.x == 0) {
+  static_assert(BLOCK <= GDS_WALK_MAX_THREADS && BLOCK % 32 == 0, "a walk's block");
+  static_assert(GDS_WALK_CHUNK % (BLOCK * 32) == 0, "segments of whole bitmap words");
+  constexpr u32 SEG = GDS_WALK_CHUNK / BLOCK;
+  const u32 t = threadIdx.x;
+  if (t == 0) {
     sh.pos = 0;
     sh.count = 0;
     sh.done = 0;
@@ -62,28 +119,144 @@ __device__ __forceinline__ void gds_walk_prefixes(const u8* data, u32 len, u32 m
     const u8* src = data + pos;
     if ((((u64)src) & 3) == 0) {
       const u32 words = chunk >> 2;
-      for (u32 w = threadIdx.x; w < words; w += blockDim.x) ((u32*)sh.stage)[w] = ((const u32*)src)[w];
-      for (u32 b = (words << 2) + threadIdx.x; b < chunk; b += blockDim.x) sh.stage[b] = src[b];
+      for (u32 w = t; w < words; w += BLOCK) ((u32*)sh.stage)[w] = ((const u32*)src)[w];
+      for (u32 b = (words << 2) + t; b < chunk; b += BLOCK) sh.stage[b] = src[b];
     } else {
-      for (u32 b = threadIdx.x; b < chunk; b += blockDim.x) sh.stage[b] = src[b];
+      for (u32 b = t; b < chunk; b += BLOCK) sh.stage[b] = src[b];
     }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      u32 p = 0;
-      u32 n = count;
-      while (n < max_count && p <= chunk && chunk - p >= 4) {
-        const u8* q = sh.stage + p;
-        const u32 vlen = (u32)q[0] | ((u32)q[1] << 8) | ((u32)q[2] << 16) | ((u32)q[3] << 24);
-        if (vlen > len - (pos + p) - 4) {  // a value that runs past the section ends the walk
-          sh.done = 1;
+    // What is left of the section after a prefix at chunk offset p (p + 4 <= chunk).
+    const u32 left = len - pos - 4;  // minus p
+    // 1. The speculative walk of segment t.
+    const u32 a = t * SEG;
+    const u32 b = a + SEG < chunk ? a + SEG : chunk;
+    for (u32 w = 0; w < SEG / 32; ++w) sh.bits[a / 32 + w] = 0;
+    __syncthreads();  // the stage is written, every bit cleared
+    {
+      u32 p = a;
+      if (t != 0) {
+        while (p < b && p + 4 <= chunk && gds_stage_u32(sh.stage + p) > left - p) ++p;
+        if (p + 4 > chunk) p = b > p ? b : p;  // no prefix fits: the walk is empty
+      }
+      u32 term = GDS_WALK_GOES_ON;
+      while (p < b) {
+        if (p + 4 > chunk) {
+          term = GDS_WALK_CUT;
           break;
         }
-        emit(n, pos + p, vlen);
-        ++n;
-        p += 4 + vlen;
+        const u32 v = gds_stage_u32(sh.stage + p);
+        if (v > left - p) {
+          term = GDS_WALK_DEAD;
+          break;
+        }
+        // Segments own whole words: no other thread writes this one.
+        sh.bits[p >> 5] |= 1u << (p & 31);
+        p += 4 + v;
       }
-      sh.pos = pos + p;
-      sh.count = n;
+      if (a < chunk) {
+        sh.seg_exit[t] = p;
+        sh.seg_term[t] = term;
+      }
+    }
+    __syncthreads();
+    // 2. The real chain, segment by segment.
+    if (t == 0) {
+      u32 e = 0, end_term = GDS_WALK_GOES_ON, end_at = 0;
+      for (u32 k = 0; k < BLOCK; ++k) {
+        const u32 ka = k * SEG;
+        if (ka >= chunk) break;
+        const u32 kb = ka + SEG < chunk ? ka + SEG : chunk;
+        sh.seg_entry[k] = e;
+        if (e == GDS_WALK_END || e >= kb) continue;
+        u32 p = e, term = GDS_WALK_GOES_ON;
+        bool met = false;
+        while (p < kb) {
+          if (gds_walk_bit(sh, p)) {
+            met = true;
+            break;
+          }
+          if (p + 4 > chunk) {
+            term = GDS_WALK_CUT;
+            break;
+          }
+          const u32 v = gds_stage_u32(sh.stage + p);
+          if (v > left - p) {
+            term = GDS_WALK_DEAD;
+            break;
+          }
+          const u32 next = p + 4 + v;
+          sh.bits[p >> 5] |= 1u << (p & 31);
+          gds_walk_clear(sh, p + 1, next < kb ? next : kb);
+          p = next;
+        }
+        if (met) {
+          p = sh.seg_exit[k];
+          term = sh.seg_term[k];
+        }
+        if (term != GDS_WALK_GOES_ON) {
+          // Nothing after the chain's end is a value.
+          gds_walk_clear(sh, p, kb);
+          end_term = term;
+          end_at = p;
+          e = GDS_WALK_END;
+        } else {
+          e = p;
+        }
+      }
+      sh.chunk_term = end_term;
+      sh.chunk_end = e == GDS_WALK_END ? end_at : e;
+      sh.stop_at = GDS_WALK_END;
+    }
+    __syncthreads();
+    // 3. Counts, their scan, the values.
+    u32 n = 0;
+    const u32 entry = a < chunk ? sh.seg_entry[t] : GDS_WALK_END;
+    if (entry != GDS_WALK_END && entry < b) {
+      for (u32 w = entry >> 5; w < (b + 31) >> 5; ++w) {
+        u32 word = sh.bits[w];
+        if (w == (entry >> 5)) word &= 0xffffffffu << (entry & 31);
+        n += __popc(word);
+      }
+    }
+    u32 incl = n;
+    for (u32 d = 1; d < 32; d <<= 1) {
+      const u32 up = __shfl_up_sync(0xffffffffu, incl, d);
+      if ((t & 31) >= d) incl += up;
+    }
+    if ((t & 31) == 31) sh.warp_sums[t / 32] = incl;
+    __syncthreads();
+    u32 before = incl - n, total = 0;
+    for (u32 w = 0; w < BLOCK / 32; ++w) {
+      if (w < t / 32) before += sh.warp_sums[w];
+      total += sh.warp_sums[w];
+    }
+    if (n != 0) {
+      u32 i = count + before;
+      for (u32 w = entry >> 5; w < (b + 31) >> 5 && i <= max_count; ++w) {
+        u32 word = sh.bits[w];
+        if (w == (entry >> 5)) word &= 0xffffffffu << (entry & 31);
+        while (word != 0 && i <= max_count) {
+          const u32 p = w * 32 + (__ffs(word) - 1);
+          word &= word - 1;
+          if (i == max_count) {
+            sh.stop_at = p;  // one thread: value max_count is one prefix
+          } else {
+            emit(i, pos + p, gds_stage_u32(sh.stage + p));
+          }
+          ++i;
+        }
+      }
+    }
+    __syncthreads();
+    if (t == 0) {
+      if (count + total > max_count) {
+        sh.count = max_count;
+        sh.pos = pos + sh.stop_at;
+      } else {
+        sh.count = count + total;
+        sh.pos = pos + sh.chunk_end;
+        // With max_count values found, the walk ends before it looks further.
+        if (sh.chunk_term == GDS_WALK_DEAD && sh.count < max_count) sh.done = 1;
+      }
     }
     __syncthreads();
   }
@@ -110,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(GDS_WALK_BLOCK) gds_byte_array_walk
       continue;
     }
     u32* const offsets = (u32*)tk.scratch;
-    gds_walk_prefixes(s.values, s.values_len, tk.num_values, sh,
+    gds_walk_prefixes<GDS_WALK_BLOCK>(s.values, s.values_len, tk.num_values, sh,
                       [&](u32 i, u32 pos, u32) { offsets[i] = pos; });
     if (threadIdx.x == 0) {
       offsets[sh.count] = sh.pos;
@@ -137,7 +310,7 @@ extern "C" __global__ void __launch_bounds__(GDS_DICT_BLOCK) gds_dict_views(Dict
       continue;
     }
     // Temporarily: each entry's length and start in its own view slot.
-    gds_walk_prefixes(data, d.data_len, d.count, sh, [&](u32 i, u32 pos, u32 vlen) {
+    gds_walk_prefixes<GDS_DICT_BLOCK>(data, d.data_len, d.count, sh, [&](u32 i, u32 pos, u32 vlen) {
       *(uint2*)(views + (u64)i * 16) = make_uint2(vlen, pos + 4);
     });
     const u32 found = sh.count;
@@ -145,7 +318,7 @@ extern "C" __global__ void __launch_bounds__(GDS_DICT_BLOCK) gds_dict_views(Dict
       task->found = found;
       if (found < d.count) atomicCAS(&task->error, 0u, (u32)GDS_ERR_DICT_OVERRUN);
     }
-    // The walk's last barrier made thread 0's slot writes visible to the block.
+    // The walk's last barrier made every thread's slot writes visible to the block.
     for (u32 i = threadIdx.x; i < d.count; i += blockDim.x) {
       uint4* const slot = (uint4*)(views + (u64)i * 16);
       if (i >= found) {
