@@ -468,6 +468,15 @@ pub fn generated_header() -> String {
     for code in super::check::SnappyCheck::ALL {
         let _ = writeln!(h, "#define {} {}u", code.c_name(), code as u32);
     }
+    // The string walk (byte_array.cu): the block-parallel one, unless
+    // GDSCAN_STRING_WALK=serial asks for session 9's one-thread walk (kept
+    // to measure against in the same run).
+    let parallel = std::env::var("GDSCAN_STRING_WALK").map_or(true, |v| v != "serial");
+    let _ = writeln!(
+        h,
+        "#ifndef GDS_WALK_PARALLEL\n#define GDS_WALK_PARALLEL {}\n#endif",
+        u32::from(parallel)
+    );
     h.push('\n');
     for (ty, size, fields) in [
         ("PageTask", size_of::<PageTask>(), page_task_fields()),

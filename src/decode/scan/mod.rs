@@ -86,8 +86,10 @@ pub struct DecodeOptions {
     pub group_bytes: u64,
     /// Whether the first three groups are smaller (an eighth, a quarter and
     /// a half of `group_bytes`), so the GPU starts on the first after a
-    /// small part of the fetch. `GDSCAN_DECODE_RAMP=0` turns it off by
-    /// default.
+    /// small part of the fetch. Off unless `GDSCAN_DECODE_RAMP=1`: measured
+    /// on the H200 (BENCHMARKS.md, session 10) it did not pay, since the
+    /// first group's planning is slow anyway while the fetch runs flat out
+    /// on the same cores.
     pub ramp_up: bool,
     /// Store settings for remote locations.
     pub store: StoreOptions,
@@ -114,7 +116,7 @@ impl Default for DecodeOptions {
             fetch: FetchOptions::default(),
             depth: 2,
             group_bytes: 128 << 20,
-            ramp_up: std::env::var("GDSCAN_DECODE_RAMP").map_or(true, |v| v != "0"),
+            ramp_up: std::env::var("GDSCAN_DECODE_RAMP").is_ok_and(|v| v == "1"),
             store: StoreOptions::default(),
             check: CompressedCheck::from_env(),
             streams: std::env::var("GDSCAN_DECODE_STREAMS")

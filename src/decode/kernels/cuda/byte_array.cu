@@ -48,6 +48,7 @@ struct WalkShared {
   u32 seg_exit[GDS_WALK_MAX_THREADS];
   u32 seg_term[GDS_WALK_MAX_THREADS];
   u32 seg_entry[GDS_WALK_MAX_THREADS];
+  u32 seg_start[GDS_WALK_MAX_THREADS];  // where its speculative walk began (GDS_WALK_END: nowhere)
   u32 warp_sums[GDS_WALK_MAX_THREADS / 32];
   u32 pos;    // next length prefix (offset in the section)
   u32 count;  // values found so far
@@ -97,7 +98,7 @@ __device__ __forceinline__ void gds_walk_clear(WalkShared& sh, u32 from, u32 to)
 // Bounded: every step of a walk moves 4+ bytes; thread 0's pass visits
 // each segment once and walks each byte at most once.
 template <u32 BLOCK, typename Emit>
-__device__ __forceinline__ void gds_walk_prefixes(const u8* data, u32 len, u32 max_count, WalkShared& sh, Emit emit) {
+__device__ __forceinline__ void gds_walk_prefixes_parallel(const u8* data, u32 len, u32 max_count, WalkShared& sh, Emit emit) {
   static_assert(BLOCK <= GDS_WALK_MAX_THREADS && BLOCK % 32 == 0, "a walk's block");
   static_assert(GDS_WALK_CHUNK % (BLOCK * 32) == 0, "segments of whole bitmap words");
   constexpr u32 SEG = GDS_WALK_CHUNK / BLOCK;
@@ -132,11 +133,17 @@ __device__ __forceinline__ void gds_walk_prefixes(const u8* data, u32 len, u32 m
     for (u32 w = 0; w < SEG / 32; ++w) sh.bits[a / 32 + w] = 0;
     __syncthreads();  // the stage is written, every bit cleared
     {
+      // A prefix is plausible at p when its length fits in what is left.
+      // The bytes just before a real prefix of a short length read as
+      // plausible too (c, L, 0, 0 and c, c, L, 0 are small numbers), while
+      // the byte after it does not (0, 0, 0, c is not, for any c but 0):
+      // so a walk starts at the last of a run of plausible offsets.
+      auto plausible = [&](u32 q) { return q + 4 <= chunk && gds_stage_u32(sh.stage + q) <= left - q; };
       u32 p = a;
       if (t != 0) {
-        while (p < b && p + 4 <= chunk && gds_stage_u32(sh.stage + p) > left - p) ++p;
-        if (p + 4 > chunk) p = b > p ? b : p;  // no prefix fits: the walk is empty
+        while (p < b && !(plausible(p) && !plausible(p + 1))) ++p;
       }
+      sh.seg_start[t] = p < b ? p : GDS_WALK_END;
       u32 term = GDS_WALK_GOES_ON;
       while (p < b) {
         if (p + 4 > chunk) {
@@ -158,7 +165,53 @@ __device__ __forceinline__ void gds_walk_prefixes(const u8* data, u32 len, u32 m
       }
     }
     __syncthreads();
-    // 2. The real chain, segment by segment.
+    // 2a. The real chain, joined in parallel on the guess that every
+    // segment's walk is the real chain from where it began: then a
+    // segment's entry is the exit of the last segment before it whose walk
+    // began anywhere (the segments between lie inside one value). Each
+    // segment checks the guess: its entry is a prefix it marked, or it has
+    // no walk and the entry lies past it. One failure and 2b joins them.
+    {
+      const bool walked = a < chunk && sh.seg_start[t] != GDS_WALK_END;
+      // The last segment at or before t with a walk (thread 0's always has one).
+      u32 last = walked ? t : 0;
+      for (u32 d = 1; d < 32; d <<= 1) {
+        const u32 up = __shfl_up_sync(0xffffffffu, last, d);
+        if ((t & 31) >= d && up > last) last = up;
+      }
+      if ((t & 31) == 31) sh.warp_sums[t / 32] = last;
+      __syncthreads();
+      u32 before = 0;  // the last walked segment before t
+      {
+        u32 prev = __shfl_up_sync(0xffffffffu, last, 1);
+        if ((t & 31) == 0) prev = 0;
+        for (u32 w = 0; w < t / 32; ++w) before = sh.warp_sums[w] > before ? sh.warp_sums[w] : before;
+        if ((t & 31) != 0 && prev > before) before = prev;
+      }
+      bool wrong = false;
+      if (a < chunk) {
+        u32 e = 0;
+        if (t != 0) e = sh.seg_term[before] != GDS_WALK_GOES_ON ? GDS_WALK_END : sh.seg_exit[before];
+        if (e == GDS_WALK_END || e >= b) {
+          wrong = walked;
+        } else {
+          wrong = !walked || !gds_walk_bit(sh, e);
+        }
+        sh.seg_entry[t] = e;
+      }
+      if (__syncthreads_or(wrong) == 0) {
+        if (t == 0) {
+          // The chunk's chain ends where the last walked segment's does.
+          u32 k = 0;
+          for (u32 w = 0; w < BLOCK / 32; ++w) k = sh.warp_sums[w] > k ? sh.warp_sums[w] : k;
+          sh.chunk_term = sh.seg_term[k];
+          sh.chunk_end = sh.seg_exit[k];
+          sh.stop_at = GDS_WALK_END;
+        }
+        goto joined;
+      }
+    }
+    // 2b. The real chain, segment by segment.
     if (t == 0) {
       u32 e = 0, end_term = GDS_WALK_GOES_ON, end_at = 0;
       for (u32 k = 0; k < BLOCK; ++k) {
@@ -206,6 +259,7 @@ __device__ __forceinline__ void gds_walk_prefixes(const u8* data, u32 len, u32 m
       sh.chunk_end = e == GDS_WALK_END ? end_at : e;
       sh.stop_at = GDS_WALK_END;
     }
+  joined:
     __syncthreads();
     // 3. Counts, their scan, the values.
     u32 n = 0;
@@ -260,6 +314,64 @@ __device__ __forceinline__ void gds_walk_prefixes(const u8* data, u32 len, u32 m
     }
     __syncthreads();
   }
+}
+
+// The session-9 walk, kept to measure against (GDSCAN_STRING_WALK=serial
+// sets GDS_WALK_PARALLEL to 0): thread 0 walks every staged chunk alone.
+template <typename Emit>
+__device__ __forceinline__ void gds_walk_prefixes_serial(const u8* data, u32 len, u32 max_count, WalkShared& sh, Emit emit) {
+  if (threadIdx.x == 0) {
+    sh.pos = 0;
+    sh.count = 0;
+    sh.done = 0;
+  }
+  __syncthreads();
+  while (true) {
+    const u32 pos = sh.pos;
+    const u32 count = sh.count;
+    const bool stop = sh.done != 0 || count >= max_count || len - pos < 4;
+    // Everyone has read the state before thread 0 may change it.
+    __syncthreads();
+    if (stop) break;
+    const u32 chunk = len - pos < GDS_WALK_CHUNK ? len - pos : GDS_WALK_CHUNK;
+    const u8* src = data + pos;
+    if ((((u64)src) & 3) == 0) {
+      const u32 words = chunk >> 2;
+      for (u32 w = threadIdx.x; w < words; w += blockDim.x) ((u32*)sh.stage)[w] = ((const u32*)src)[w];
+      for (u32 b = (words << 2) + threadIdx.x; b < chunk; b += blockDim.x) sh.stage[b] = src[b];
+    } else {
+      for (u32 b = threadIdx.x; b < chunk; b += blockDim.x) sh.stage[b] = src[b];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      u32 p = 0;
+      u32 n = count;
+      while (n < max_count && p <= chunk && chunk - p >= 4) {
+        const u8* q = sh.stage + p;
+        const u32 vlen = (u32)q[0] | ((u32)q[1] << 8) | ((u32)q[2] << 16) | ((u32)q[3] << 24);
+        if (vlen > len - (pos + p) - 4) {  // a value that runs past the section ends the walk
+          sh.done = 1;
+          break;
+        }
+        emit(n, pos + p, vlen);
+        ++n;
+        p += 4 + vlen;
+      }
+      sh.pos = pos + p;
+      sh.count = n;
+    }
+    __syncthreads();
+  }
+}
+
+// The walk the kernels use: GDS_WALK_PARALLEL (the generated header) picks it.
+template <u32 BLOCK, typename Emit>
+__device__ __forceinline__ void gds_walk_prefixes(const u8* data, u32 len, u32 max_count, WalkShared& sh, Emit emit) {
+#if GDS_WALK_PARALLEL
+  gds_walk_prefixes_parallel<BLOCK>(data, len, max_count, sh, emit);
+#else
+  gds_walk_prefixes_serial(data, len, max_count, sh, emit);
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(GDS_WALK_BLOCK) gds_byte_array_walk(PageTask* tasks, u32 n_tasks) {
