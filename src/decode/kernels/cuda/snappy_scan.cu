@@ -67,15 +67,54 @@ __device__ __forceinline__ ScanPage gds_scan_page(const u64* pages, u64 i) {
   return p;
 }
 
-struct GdsGlobalBytes {
+// A thread's view of a stream through a 16-byte window: the aligned 16
+// bytes around the last byte read, loaded at once. A walk's elements are a
+// few bytes long, so most reads hit the window, and a walk costs a load
+// latency per 16 bytes instead of two per element (one for the tag, one
+// for what follows it). A window that would reach outside the stream
+// (its first and last 16 bytes) is loaded byte by byte, only the stream's
+// own bytes: no read leaves [d, d + len).
+struct GdsWindow {
   const u8* d;
-  __device__ __forceinline__ u32 operator()(u64 p) const { return d[p]; }
+  u32 len;
+  u64 block;  // the window's first address (16-aligned); 1 when none is loaded
+  uint4 w;
+};
+__device__ __forceinline__ GdsWindow gds_window(const u8* d, u32 len) {
+  GdsWindow w;
+  w.d = d; w.len = len; w.block = 1; w.w = make_uint4(0, 0, 0, 0);
+  return w;
+}
+struct GdsWindowBytes {
+  GdsWindow* win;
+  __device__ __forceinline__ u32 operator()(u64 p) const {
+    GdsWindow& v = *win;
+    const u64 addr = (u64)(v.d + p);
+    const u64 block = addr & ~15ull;
+    if (block != v.block) {
+      v.block = block;
+      const u64 first = (u64)v.d, end = first + v.len;
+      if (block >= first && block + 16 <= end) {
+        v.w = *(const uint4*)block;
+      } else {
+        u32 words[4] = {0, 0, 0, 0};
+        for (u32 b = 0; b < 16; ++b) {
+          const u64 a = block + b;
+          if (a >= first && a < end) words[b >> 2] |= (u32)v.d[a - first] << (8 * (b & 3));
+        }
+        v.w = make_uint4(words[0], words[1], words[2], words[3]);
+      }
+    }
+    const u32 at = (u32)(addr - block);
+    const u32 word = at < 8 ? (at < 4 ? v.w.x : v.w.y) : (at < 12 ? v.w.z : v.w.w);
+    return (word >> (8 * (at & 3))) & 0xffu;
+  }
 };
 
 // Where the element at `pos` is followed by the next, or GDS_NO_POS when
 // it runs past the stream.
-__device__ __forceinline__ u32 gds_snappy_next(const u8* d, u32 len, u32 pos) {
-  const SnappyElement e = gds_snappy_element(GdsGlobalBytes{d}, len, pos);
+__device__ __forceinline__ u32 gds_snappy_next(GdsWindow& w, u32 len, u32 pos) {
+  const SnappyElement e = gds_snappy_element(GdsWindowBytes{&w}, len, pos);
   return e.code == GDS_SNAPPY_OK && e.next <= 0xffffffffull ? (u32)e.next : GDS_NO_POS;
 }
 
@@ -99,6 +138,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
     const ScanPage pg = gds_scan_page(pages, seg_page[s]);
     const u8* d = (const u8*)pg.src;
     const u32 len = (u32)pg.len;
+    GdsWindow win = gds_window(d, len);
     const GdsSegment g = gds_segment(s - pg.seg_first, len);
     const u32 seg_start = g.start, seg_end = g.end;
     u32* bits = bitmap + pg.bitmap_first + seg_start / 32;
@@ -112,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
         word = 0;
       }
       word |= 1u << ((p - seg_start) & 31);
-      p = gds_snappy_next(d, len, p);
+      p = gds_snappy_next(win, len, p);
     }
     while (at_word < n_words) {
       bits[at_word++] = word;
@@ -138,6 +178,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
       if (r[0] == GDS_SNAPPY_OK) e = at;
     }
     const u32 len = (u32)pg.len;
+    GdsWindow win = gds_window(d, (u32)pg.len);
     for (u64 k = 0; k < pg.n_segs; ++k) {
       const GdsSegment g = gds_segment(k, len);
       const u32 seg_start = g.start, seg_end = g.end;
@@ -149,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
       const u32* bits = bitmap + pg.bitmap_first + seg_start / 32;
       u32 p = e;
       while (p < seg_end && !((bits[(p - seg_start) / 32] >> ((p - seg_start) & 31)) & 1u))
-        p = gds_snappy_next(d, len, p);
+        p = gds_snappy_next(win, len, p);
       e = p < seg_end ? exits[pg.seg_first + k] : p;
     }
   }
@@ -165,8 +206,9 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_sums(
     const u32 seg_end = g.end;
     u64 sum = 0;
     u32 p = entries[s];
+    GdsWindow win = gds_window(d, len);
     while (p < seg_end) {
-      const SnappyElement e = gds_snappy_element(GdsGlobalBytes{d}, len, p);
+      const SnappyElement e = gds_snappy_element(GdsWindowBytes{&win}, len, p);
       if (e.code != GDS_SNAPPY_OK) break;
       sum += e.length;
       p = (u32)e.next;
@@ -202,8 +244,9 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
     u32 code = GDS_SNAPPY_OK, c_at = 0, c_a = 0, c_b = 0;
     bool whole = false;  // an element crosses a piece's end or copies from before its piece
     u32 p = entries[s];
+    GdsWindow win = gds_window(d, len);
     while (p < seg_end) {
-      const SnappyElement e = gds_snappy_element(GdsGlobalBytes{d}, len, p);
+      const SnappyElement e = gds_snappy_element(GdsWindowBytes{&win}, len, p);
       if (e.code != GDS_SNAPPY_OK) {
         code = e.code; c_at = e.at;
         break;
