@@ -6,7 +6,9 @@ Usage: python3 benches/trace_summary.py TRACE.jsonl [...]
 For each group of row groups: the decoder thread's spans (waiting for the
 planner, staging, queueing) and, on the GPU, when its uploads ended, when
 its nvCOMP call ran, and when each kernel of its row groups ended (first and
-last row group), all in milliseconds from the scan's origin.
+last row group), all in milliseconds from the scan's origin. On the upload
+stream: when its copies ended (copied), each kernel of the Snappy scan
+(scan_*, with --check scan) or the warp check (warp_check), then uploaded.
 """
 import json
 import sys
@@ -32,7 +34,9 @@ def summarise(path):
         row_groups = len({x["row_group"] for x in marks if x["row_group"] is not None})
         gpu_part = " ".join(
             f"{what} {span(marks, what)}"
-            for what in ["uploaded", "nvcomp_start", "nvcomp_end", "kernels_start",
+            for what in ["copied", "scan_spec", "scan_chain", "scan_sums", "scan_prefix",
+                         "scan_verify", "scan_finish", "scan_pieces", "warp_check",
+                         "uploaded", "nvcomp_start", "nvcomp_end", "kernels_start",
                          "dict_views", "byte_array_walk", "decode_pages", "gather_status"]
             if span(marks, what) is not None
         )

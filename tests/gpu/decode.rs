@@ -648,6 +648,24 @@ fn the_timeline_has_every_phase_of_every_row_group_in_order() {
             uploaded[0] >= 0.0 && uploaded[0] <= start[0] && start[0] <= end[0],
             "group {g}"
         );
+        // On the upload stream: the copies, then the warp check of the
+        // short Snappy pages (every page here is short), then `uploaded`.
+        let (copied, checked) = (gpu("copied", "group", *g), gpu("warp_check", "group", *g));
+        assert_eq!(copied.len(), 1, "group {g}");
+        assert!(checked.len() <= 1, "group {g}");
+        let after_copies = checked.first().copied().unwrap_or(copied[0]);
+        assert!(
+            copied[0] <= after_copies && after_copies <= uploaded[0],
+            "group {g}: {copied:?} {checked:?} {uploaded:?}"
+        );
+        // The planner's spans of the group: gathered, then planned.
+        let planner = |what: &str| {
+            lines
+                .iter()
+                .filter(|l| l["side"] == "host" && l["what"] == what && l["group"] == *g)
+                .count()
+        };
+        assert_eq!((planner("gather"), planner("plan")), (1, 1), "group {g}");
         // Every row group's kernels start after the group's uploads; those
         // of row groups with compressed pages (here, all with any) after
         // nvCOMP's call.

@@ -315,6 +315,23 @@ impl KernelSet {
     /// alive and unused by other work until the stream has passed the
     /// launches.
     pub unsafe fn snappy_scan(&self, stream: &Stream, a: &SnappyScan) -> Result<(), KernelError> {
+        // SAFETY: as the caller promised.
+        unsafe { self.snappy_scan_marked(stream, a, |_| Ok(())) }
+    }
+
+    /// [`KernelSet::snappy_scan`], calling `after(kernel)` once each of its
+    /// kernels is queued (`scan_spec`, `scan_chain`, `scan_sums`,
+    /// `scan_prefix`, `scan_verify`, `scan_finish`, `scan_pieces`), so that
+    /// the decoder's trace can time them one by one.
+    ///
+    /// # Safety
+    /// As [`KernelSet::snappy_scan`].
+    pub unsafe fn snappy_scan_marked(
+        &self,
+        stream: &Stream,
+        a: &SnappyScan,
+        mut after: impl FnMut(&'static str) -> Result<(), KernelError>,
+    ) -> Result<(), KernelError> {
         if a.n_pages == 0 {
             return Ok(());
         }
@@ -342,6 +359,7 @@ impl KernelSet {
                 ],
             )?;
         }
+        after("scan_spec")?;
         self.launch(
             chain,
             stream,
@@ -355,6 +373,7 @@ impl KernelSet {
                 ptr(&mut v.verdicts),
             ],
         )?;
+        after("scan_chain")?;
         if v.n_segs > 0 {
             self.launch(
                 sums,
@@ -369,6 +388,7 @@ impl KernelSet {
                 ],
             )?;
         }
+        after("scan_sums")?;
         self.launch(
             prefix,
             stream,
@@ -380,6 +400,7 @@ impl KernelSet {
                 ptr(&mut v.before),
             ],
         )?;
+        after("scan_prefix")?;
         if v.n_segs > 0 {
             self.launch(
                 verify,
@@ -397,6 +418,7 @@ impl KernelSet {
                 ],
             )?;
         }
+        after("scan_verify")?;
         self.launch(
             finish,
             stream,
@@ -416,7 +438,9 @@ impl KernelSet {
                 ptr(&mut v.dummy),
             ],
         )?;
-        self.snappy_pieces(stream, v.tasks, v.n_jobs)
+        after("scan_finish")?;
+        self.snappy_pieces(stream, v.tasks, v.n_jobs)?;
+        after("scan_pieces")
     }
 
     /// Queues `gds_snappy_pieces` over `n_tasks` tasks at `tasks`

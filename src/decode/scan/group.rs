@@ -400,6 +400,9 @@ pub(crate) fn launch_group(
         // SAFETY: `up` and `meta` live in `shared` until the group's event.
         unsafe { up_stream.copy_to_device(meta_ptr, up.as_ptr(), up_bytes.len())? };
         let word = |i: usize| meta_ptr + 8 * i as u64;
+        if let Some(t) = trace.as_deref_mut() {
+            t.mark("copied", None, up_stream)?;
+        }
         // The host-split pages' pieces become streams of their own, after
         // the row groups' uploads on this stream.
         // SAFETY: the tasks name the row groups' uploaded bytes and the
@@ -412,34 +415,38 @@ pub(crate) fn launch_group(
         if scan.n_pages() > 0 {
             let n = scan.n_jobs();
             let at = dev(meta_ptr, offsets);
-            // SAFETY: the Snappy call's arrays come first in `words`; every
-            // section was sized by the layout; the pages' bytes and the
-            // pieces' buffer live until the group's event.
-            unsafe {
-                gpu.kernels.snappy_scan(
-                    up_stream,
-                    &SnappyScan {
-                        pages: word(table_word),
-                        n_pages: scan.n_pages() as u32,
-                        seg_page: word(seg_word),
-                        n_segs: segs as u32,
-                        bitmap: at[0],
-                        exits: at[1],
-                        entries: at[2],
-                        outs: at[3],
-                        before: at[4],
-                        faults: at[5],
-                        starts: at[6],
-                        verdicts: results_dev + scan_at as u64,
-                        src: word(0),
-                        src_len: word(n_jobs_of(&calls, Codec::Snappy)),
-                        dst_len: word(2 * n_jobs_of(&calls, Codec::Snappy)),
-                        tasks: at[7],
-                        n_jobs: n as u32,
-                        dummy: word(dummy_word),
-                    },
-                )?
+            let scan_args = SnappyScan {
+                pages: word(table_word),
+                n_pages: scan.n_pages() as u32,
+                seg_page: word(seg_word),
+                n_segs: segs as u32,
+                bitmap: at[0],
+                exits: at[1],
+                entries: at[2],
+                outs: at[3],
+                before: at[4],
+                faults: at[5],
+                starts: at[6],
+                verdicts: results_dev + scan_at as u64,
+                src: word(0),
+                src_len: word(n_jobs_of(&calls, Codec::Snappy)),
+                dst_len: word(2 * n_jobs_of(&calls, Codec::Snappy)),
+                tasks: at[7],
+                n_jobs: n as u32,
+                dummy: word(dummy_word),
             };
+            // SAFETY (both arms): the Snappy call's arrays come first in
+            // `words`; every section was sized by the layout; the pages'
+            // bytes and the pieces' buffer live until the group's event.
+            match trace.as_deref_mut() {
+                None => unsafe { gpu.kernels.snappy_scan(up_stream, &scan_args)? },
+                Some(t) => unsafe {
+                    gpu.kernels
+                        .snappy_scan_marked(up_stream, &scan_args, |kernel| {
+                            Ok(t.mark(kernel, None, up_stream)?)
+                        })?
+                },
+            }
         }
         // The check runs on the upload stream, beside the previous group's
         // nvCOMP call (which leaves most of the GPU idle).
@@ -461,6 +468,9 @@ pub(crate) fn launch_group(
                     },
                 )?
             };
+            if let Some(t) = trace.as_deref_mut() {
+                t.mark("warp_check", None, up_stream)?;
+            }
         }
         if let Some(b) = pieces_buffer {
             shared._temps.push(b);
