@@ -97,6 +97,19 @@ __device__ __forceinline__ void gds_walk_clear(WalkShared& sh, u32 from, u32 to)
 //    the block scans the counts, and every thread emits its values.
 // Bounded: every step of a walk moves 4+ bytes; thread 0's pass visits
 // each segment once and walks each byte at most once.
+// Copies `chunk` bytes of `src` into `stage` with the whole block, four
+// bytes a load when `src` is 4-byte aligned. The caller's next barrier
+// makes them visible.
+__device__ __forceinline__ void gds_stage_chunk(u8* stage, const u8* src, u32 chunk) {
+  if ((((u64)src) & 3) == 0) {
+    const u32 words = chunk >> 2;
+    for (u32 w = threadIdx.x; w < words; w += blockDim.x) ((u32*)stage)[w] = ((const u32*)src)[w];
+    for (u32 b = (words << 2) + threadIdx.x; b < chunk; b += blockDim.x) stage[b] = src[b];
+  } else {
+    for (u32 b = threadIdx.x; b < chunk; b += blockDim.x) stage[b] = src[b];
+  }
+}
+
 template <u32 BLOCK, typename Emit>
 __device__ __forceinline__ void gds_walk_prefixes_parallel(const u8* data, u32 len, u32 max_count, WalkShared& sh, Emit emit) {
   static_assert(BLOCK <= GDS_WALK_MAX_THREADS && BLOCK % 32 == 0, "a walk's block");
@@ -117,14 +130,7 @@ __device__ __forceinline__ void gds_walk_prefixes_parallel(const u8* data, u32 l
     __syncthreads();
     if (stop) break;
     const u32 chunk = len - pos < GDS_WALK_CHUNK ? len - pos : GDS_WALK_CHUNK;
-    const u8* src = data + pos;
-    if ((((u64)src) & 3) == 0) {
-      const u32 words = chunk >> 2;
-      for (u32 w = t; w < words; w += BLOCK) ((u32*)sh.stage)[w] = ((const u32*)src)[w];
-      for (u32 b = (words << 2) + t; b < chunk; b += BLOCK) sh.stage[b] = src[b];
-    } else {
-      for (u32 b = t; b < chunk; b += BLOCK) sh.stage[b] = src[b];
-    }
+    gds_stage_chunk(sh.stage, data + pos, chunk);
     // What is left of the section after a prefix at chunk offset p (p + 4 <= chunk).
     const u32 left = len - pos - 4;  // minus p
     // 1. The speculative walk of segment t.
@@ -334,14 +340,7 @@ __device__ __forceinline__ void gds_walk_prefixes_serial(const u8* data, u32 len
     __syncthreads();
     if (stop) break;
     const u32 chunk = len - pos < GDS_WALK_CHUNK ? len - pos : GDS_WALK_CHUNK;
-    const u8* src = data + pos;
-    if ((((u64)src) & 3) == 0) {
-      const u32 words = chunk >> 2;
-      for (u32 w = threadIdx.x; w < words; w += blockDim.x) ((u32*)sh.stage)[w] = ((const u32*)src)[w];
-      for (u32 b = (words << 2) + threadIdx.x; b < chunk; b += blockDim.x) sh.stage[b] = src[b];
-    } else {
-      for (u32 b = threadIdx.x; b < chunk; b += blockDim.x) sh.stage[b] = src[b];
-    }
+    gds_stage_chunk(sh.stage, data + pos, chunk);
     __syncthreads();
     if (threadIdx.x == 0) {
       u32 p = 0;
