@@ -191,7 +191,10 @@ fn evict(path: &Path) {
     let len = std::fs::metadata(path).unwrap().len();
     for _ in 0..20 {
         common::evict(path);
-        if !handle.is_cached(0, len, 4096) {
+        if handle
+            .cached_pages(0, len)
+            .is_some_and(|(cached, _)| cached == 0)
+        {
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));

@@ -25,9 +25,6 @@ use crate::parquet::reader::{cut_ranges, holding_span, ReaderStats};
 use crate::parquet::GdsParquetReader;
 use crate::store::LocalSource;
 
-/// Distance between the page-cache probes of a row group's chunks.
-const CACHE_PROBE_STEP: u64 = 1 << 20;
-
 /// A row group being read ahead.
 #[derive(Debug)]
 struct InFlight {
@@ -136,7 +133,7 @@ impl ReadAhead {
             if next
                 .chunks
                 .iter()
-                .all(|c| handle.is_cached(c.start, c.end - c.start, CACHE_PROBE_STEP))
+                .all(|c| handle.is_cached(c.start, c.end - c.start))
             {
                 return;
             }
@@ -342,7 +339,7 @@ mod tests {
             assert_eq!(ahead.pending_bytes(), 0);
             // The file was just written: in the page cache.
             let handle = LocalSource::of(reader.source().as_ref()).unwrap().handle();
-            assert!(handle.is_cached(300_000, 100_000, 4096));
+            assert!(handle.is_cached(300_000, 100_000));
             let mut ahead = ReadAhead::new(groups(), ReadAheadPolicy::Uncached);
             ahead.advance(&[0..100_000]);
             ahead.start_next(&reader);

@@ -7,7 +7,7 @@ use super::error::IoError;
 use super::lazy_cufile::LazyCuFile;
 use super::memory::{IoBuf, IoBufMut, Memory};
 use super::open_file::{open_checked, open_direct, FileShared, OpenMode};
-use super::page_cache::probe_cached;
+use super::page_cache::cached_pages;
 use super::posix::Descriptors;
 use super::request::{IoFuture, Request, Transfer};
 use super::route::{decide_cufile, decide_posix, CuFileAvailability, DeviceRoute, RouteDecision};
@@ -115,27 +115,21 @@ impl FileHandle {
         self.direct_unavailable.as_deref()
     }
 
-    /// Whether `[offset, offset + len)` is in the page cache, probed without
-    /// waiting (`preadv2` with `RWF_NOWAIT`) one byte every `step` bytes and
-    /// at the end: true only when every probe found its page cached (a read
-    /// of the range would then be a memory copy, not I/O). False when a
-    /// probe misses, the range is empty, or the kernel cannot tell.
-    pub fn is_cached(&self, offset: u64, len: u64, step: u64) -> bool {
-        if len == 0 {
-            return false;
-        }
-        let step = step.max(4096);
-        let last = offset + len - 1;
-        let mut at = offset;
-        loop {
-            if !probe_cached(&self.shared.fds.buffered, at.min(last)) {
-                return false;
-            }
-            if at >= last {
-                return true;
-            }
-            at = (at + step).min(last);
-        }
+    /// Whether every page of `[offset, offset + len)` is in the page cache
+    /// (a read of the range would then be a memory copy, not I/O), counted
+    /// without reading the file (`cachestat(2)`, else `mincore(2)`). False
+    /// when a page is missing, the range is empty, or the kernel cannot tell.
+    pub fn is_cached(&self, offset: u64, len: u64) -> bool {
+        matches!(
+            cached_pages(&self.shared.fds.buffered, offset, len),
+            Some((cached, total)) if total > 0 && cached == total
+        )
+    }
+
+    /// How many of the pages `[offset, offset + len)` covers are in the page
+    /// cache, and how many it covers; `None` when the kernel cannot tell.
+    pub fn cached_pages(&self, offset: u64, len: u64) -> Option<(u64, u64)> {
+        cached_pages(&self.shared.fds.buffered, offset, len)
     }
 
     /// Whether cuFile serves this file, or why not (stage 1's input). The
