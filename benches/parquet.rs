@@ -83,7 +83,9 @@ fn host_scan(c: &mut Criterion) {
 /// decoder's default), over every page of SF 0.1 lineitem as written.
 fn snappy_check(c: &mut Criterion) {
     use gdscan::decode::page::parse_page_header;
-    use gdscan::decode::page::validate::{check_snappy, snappy_pieces, SNAPPY_BLOCK};
+    use gdscan::decode::page::validate::{
+        check_snappy, snappy_pieces, snappy_pieces_batch, SNAPPY_BLOCK,
+    };
     let (_dir, path, source) = setup();
     let meta = load(&source, MetadataOptions::default()).unwrap();
     let file = std::fs::read(&path).unwrap();
@@ -115,6 +117,15 @@ fn snappy_check(c: &mut Criterion) {
         b.iter(|| {
             for (r, size) in &pages {
                 snappy_pieces(&file[r.clone()], *size, SNAPPY_BLOCK).unwrap();
+            }
+        })
+    });
+    // The same, with the pages' walks interleaved on the one thread.
+    let borrowed: Vec<(&[u8], usize)> = pages.iter().map(|(r, n)| (&file[r.clone()], *n)).collect();
+    group.bench_function("lineitem_sf0.1_pages_pieces_batch", |b| {
+        b.iter(|| {
+            for verdict in snappy_pieces_batch(&borrowed, SNAPPY_BLOCK) {
+                verdict.unwrap();
             }
         })
     });

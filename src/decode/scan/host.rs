@@ -9,7 +9,9 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::error::DecodeError;
 use super::CompressedCheck;
-use crate::decode::page::validate::SnappyPieces;
+use crate::decode::page::validate::{
+    check_lz4_block, snappy_pieces_batch, CompressedError, SnappyPieces, LANES,
+};
 use crate::decode::page::{plan_fetched, DecodePlan, PageCodec};
 use crate::parquet::fetch::ChunkSlice;
 use crate::parquet::ScanPlan;
@@ -166,12 +168,17 @@ pub(crate) fn task_specs(
     (specs, rows)
 }
 
+/// Pages a rayon task of the check walks: two per interleaved walk, so a
+/// task's walks stay interleaved while its long pages finish.
+const PAGES_PER_TASK: usize = 2 * LANES;
+
 /// Walks every page of the plan that `picked` takes (Snappy and LZ4; in
-/// parallel) and refuses the row group at the first one, in plan order,
-/// whose elements would reach outside the page or produce another size
-/// than its header says. Returns, per job, where the `split`-byte pieces
-/// of a Snappy page's output start in its stream, for pages longer than
-/// `split` that split so (`split` 0: none).
+/// parallel, the Snappy pages' walks interleaved a few to a thread:
+/// [`snappy_pieces_batch`]) and refuses the row group at the first one, in
+/// plan order, whose elements would reach outside the page or produce
+/// another size than its header says. Returns, per job, where the
+/// `split`-byte pieces of a Snappy page's output start in its stream, for
+/// pages longer than `split` that split so (`split` 0: none).
 fn check_compressed_pages(
     file: &str,
     plan: &DecodePlan,
@@ -179,26 +186,43 @@ fn check_compressed_pages(
     split: usize,
     picked: impl Fn(&crate::decode::page::plan::DecompressJob) -> bool + Sync,
 ) -> Result<Vec<Option<SnappyPieces>>, DecodeError> {
-    use crate::decode::page::validate::{check_lz4_block, snappy_pieces, CompressedError};
     use rayon::prelude::*;
-    let checked: Vec<Result<Option<SnappyPieces>, CompressedError>> = plan
-        .jobs
-        .par_iter()
-        .map(|j| {
-            if !picked(j) {
-                return Ok(None);
-            }
-            // The plan placed every job inside the row group's bytes.
-            let Some(src) = host.get(j.src_offset..j.src_offset + j.src_len) else {
-                return Err(CompressedError::Truncated { at: 0 });
-            };
-            match j.codec {
-                PageCodec::Snappy => snappy_pieces(src, j.dst_len, split),
-                PageCodec::Lz4Raw => check_lz4_block(src, j.dst_len).map(|_| None),
-                _ => Ok(None),
-            }
+    type Verdict = Result<Option<SnappyPieces>, CompressedError>;
+    let mut checked: Vec<Verdict> = vec![Ok(None); plan.jobs.len()];
+    // The picked pages' streams, by codec. The plan placed every job
+    // inside the row group's bytes; one that is not is refused.
+    let (mut snappy, mut lz4) = (Vec::new(), Vec::new());
+    for (i, j) in plan.jobs.iter().enumerate() {
+        if !picked(j) {
+            continue;
+        }
+        let Some(src) = host.get(j.src_offset..j.src_offset + j.src_len) else {
+            checked[i] = Err(CompressedError::Truncated { at: 0 });
+            continue;
+        };
+        match j.codec {
+            PageCodec::Snappy => snappy.push((i, (src, j.dst_len))),
+            PageCodec::Lz4Raw => lz4.push((i, (src, j.dst_len))),
+            _ => {}
+        }
+    }
+    let snappy_verdicts: Vec<Vec<Verdict>> = snappy
+        .par_chunks(PAGES_PER_TASK)
+        .map(|task| {
+            let pages: Vec<(&[u8], usize)> = task.iter().map(|(_, page)| *page).collect();
+            snappy_pieces_batch(&pages, split)
         })
         .collect();
+    for ((i, _), verdict) in snappy.iter().zip(snappy_verdicts.into_iter().flatten()) {
+        checked[*i] = verdict;
+    }
+    let lz4_verdicts: Vec<Verdict> = lz4
+        .par_iter()
+        .map(|(_, (src, size))| check_lz4_block(src, *size).map(|()| None))
+        .collect();
+    for ((i, _), verdict) in lz4.iter().zip(lz4_verdicts) {
+        checked[*i] = verdict;
+    }
     let mut pieces = Vec::with_capacity(checked.len());
     for (j, result) in plan.jobs.iter().zip(checked) {
         match result {
@@ -220,6 +244,133 @@ fn check_compressed_pages(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Snappy file of a few long pages and many short ones, planned and
+    /// checked as the decoder does; returns its metadata, scan plan and
+    /// row group 0's fetched bytes and chunks.
+    fn snappy_row_group() -> (
+        ParquetMetaData,
+        ScanPlan,
+        Vec<u8>,
+        Vec<crate::parquet::fetch::ChunkSlice>,
+    ) {
+        use arrow::array::{ArrayRef, Int64Array, StringArray};
+        use parquet::arrow::ArrowWriter;
+        use parquet::basic::Compression;
+        use parquet::file::properties::WriterProperties;
+        let n = 60_000i64;
+        let text: Vec<String> = (0..n)
+            .map(|i| format!("row {i} says {}", "abcdefgh".repeat((i % 7) as usize)))
+            .collect();
+        let batch = arrow::record_batch::RecordBatch::try_from_iter([
+            (
+                "id",
+                std::sync::Arc::new(Int64Array::from_iter_values(0..n)) as ArrayRef,
+            ),
+            (
+                "text",
+                std::sync::Arc::new(StringArray::from(text)) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_dictionary_enabled(false)
+            .set_data_page_row_count_limit(4_000)
+            .set_write_batch_size(1_000)
+            .build();
+        let mut bytes = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let bytes = bytes::Bytes::from(bytes);
+        let md = parquet::file::metadata::ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes)
+            .unwrap();
+        let scan =
+            crate::parquet::plan::plan(&md, &crate::parquet::plan::ScanRequest::default()).unwrap();
+        let lay = crate::parquet::fetch::layout(&scan, &scan.row_groups[0]);
+        let mut buf = Vec::new();
+        for r in &lay.reads {
+            let start = r.file_offset as usize;
+            buf.extend_from_slice(&bytes[start..start + r.len]);
+        }
+        (md, scan, buf, lay.chunks)
+    }
+
+    /// Every Snappy page's verdict and pieces, through the interleaved
+    /// walks on the worker threads, equal the single walk's of the same
+    /// page; a corrupted long page is refused with its column and page.
+    #[test]
+    fn the_host_check_is_the_single_walks_page_by_page() {
+        use crate::decode::page::validate::{snappy_pieces, SNAPPY_BLOCK};
+        let (md, scan, buf, chunks) = snappy_row_group();
+        let planned = plan_host(
+            "t.parquet",
+            &md,
+            &scan,
+            0,
+            &buf,
+            &chunks,
+            CompressedCheck::Host,
+        )
+        .unwrap();
+        let jobs = &planned.plan.jobs;
+        let snappy = jobs.iter().filter(|j| j.codec == PageCodec::Snappy).count();
+        assert!(snappy > 2 * PAGES_PER_TASK, "{snappy} Snappy pages");
+        for (j, pieces) in jobs.iter().zip(&planned.pieces) {
+            let src = &buf[j.src_offset..j.src_offset + j.src_len];
+            assert_eq!(
+                pieces,
+                &snappy_pieces(src, j.dst_len, SNAPPY_BLOCK).unwrap()
+            );
+        }
+        assert!(planned.pieces.iter().any(Option::is_some), "no page split");
+        // Corrupt the last page of the text column: a copy's offset byte
+        // set past everything produced.
+        let (page, victim) = jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| planned.plan.columns[j.column].column == "text")
+            .max_by_key(|(_, j)| j.src_offset)
+            .unwrap();
+        let src = &buf[victim.src_offset..victim.src_offset + victim.src_len];
+        let mut broken = buf.clone();
+        let mut flipped = false;
+        for at in 8..src.len() {
+            let mut bad = src.to_vec();
+            bad[at] ^= 0x80;
+            if snappy_pieces(&bad, victim.dst_len, SNAPPY_BLOCK).is_err() {
+                broken[victim.src_offset + at] ^= 0x80;
+                flipped = true;
+                break;
+            }
+        }
+        assert!(flipped);
+        match plan_host(
+            "t.parquet",
+            &md,
+            &scan,
+            0,
+            &broken,
+            &chunks,
+            CompressedCheck::Host,
+        ) {
+            Err(DecodeError::CorruptCompressed {
+                column,
+                row_group,
+                page: p,
+                ..
+            }) => {
+                assert_eq!(
+                    (column.as_str(), row_group, p),
+                    ("text", 0, victim.page),
+                    "job {page}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn the_gpu_takes_short_snappy_pages_and_the_host_the_rest() {

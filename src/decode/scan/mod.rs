@@ -142,7 +142,7 @@ impl Default for DecodeOptions {
 /// all columns 0.25 s split, 0.32–0.33 s all on the host, 0.37 s all on
 /// the GPU, 0.18 s unchecked; Q1's columns 0.063, 0.078 and 0.057 s.
 /// [`CompressedCheck::Scan`] spreads the GPU's walk over every part of
-/// every page instead; it has run under CPU emulation only so far.
+/// every page instead (slower so far: see its variant).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum CompressedCheck {
     /// Every Snappy and LZ4 page on the host's worker threads (rayon),

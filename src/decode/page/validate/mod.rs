@@ -14,9 +14,11 @@
 
 mod lz4;
 mod snappy;
+mod snappy_batch;
 
 pub use lz4::check_lz4_block;
 pub use snappy::{check_snappy, snappy_pieces, SnappyPieces, SNAPPY_BLOCK};
+pub use snappy_batch::{snappy_pieces_batch, LANES};
 
 /// Why a compressed page was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

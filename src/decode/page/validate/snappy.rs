@@ -76,51 +76,103 @@ pub fn snappy_pieces(
     size: usize,
     piece: usize,
 ) -> Result<Option<SnappyPieces>, CompressedError> {
-    if piece == 0 || piece >= size || data.len() > u32::MAX as usize {
-        return check_snappy(data, size).map(|_| None);
-    }
-    let count = size.div_ceil(piece);
-    let mut starts: Vec<u32> = Vec::with_capacity(count);
-    // The first piece starts after the preamble (checked again by the walk).
-    if let Ok(at) = snappy_preamble(data, size) {
-        starts.push(at as u32);
-    }
-    let (mut piece_start, mut boundary) = (0usize, piece);
-    let mut whole = false;
-    walk_snappy(data, size, &mut |e: Element| {
-        // A copy from before its piece.
-        whole |= e.offset > e.produced - piece_start;
-        let end = e.produced + e.length;
-        if end >= boundary {
-            // The element ends its piece, or runs across its end.
-            whole |= end > boundary;
-            if end < size {
-                starts.push(e.next as u32);
+    let mut finder = PieceFinder::new(data, size, piece);
+    walk_snappy(data, size, &mut |e: Element| finder.visit(e))?;
+    Ok(finder.finish())
+}
+
+/// What [`snappy_pieces`] gathers as the walk visits a stream's elements.
+pub(super) struct PieceFinder {
+    /// The piece's output bytes; 0 when the page is not split.
+    piece: usize,
+    size: usize,
+    starts: Vec<u32>,
+    /// Where the current piece starts and ends in the output.
+    piece_start: usize,
+    boundary: usize,
+    /// An element runs across a piece's end or copies from before it.
+    whole: bool,
+}
+
+impl PieceFinder {
+    /// A finder for a stream of `data` that makes `size` bytes, in pieces
+    /// of `piece` (none when `piece` is 0 or not less than `size`, or the
+    /// stream is too long for the starts' offsets).
+    pub(super) fn new(data: &[u8], size: usize, piece: usize) -> PieceFinder {
+        let piece = if piece == 0 || piece >= size || data.len() > u32::MAX as usize {
+            0
+        } else {
+            piece
+        };
+        let mut starts = Vec::new();
+        if piece > 0 {
+            starts.reserve(size.div_ceil(piece));
+            // The first piece starts after the preamble (checked again by
+            // the walk).
+            if let Ok(at) = snappy_preamble(data, size) {
+                starts.push(at as u32);
             }
-            piece_start = boundary;
-            boundary += piece;
         }
-    })?;
-    Ok((!whole && starts.len() == count).then_some(SnappyPieces { piece, starts }))
+        PieceFinder {
+            piece,
+            size,
+            starts,
+            piece_start: 0,
+            boundary: piece,
+            whole: false,
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn visit(&mut self, e: Element) {
+        if self.piece == 0 {
+            return;
+        }
+        // A copy from before its piece.
+        self.whole |= e.offset > e.produced - self.piece_start;
+        let end = e.produced + e.length;
+        if end >= self.boundary {
+            // The element ends its piece, or runs across its end.
+            self.whole |= end > self.boundary;
+            if end < self.size {
+                self.starts.push(e.next as u32);
+            }
+            self.piece_start = self.boundary;
+            self.boundary += self.piece;
+        }
+    }
+
+    /// The pieces, when the stream splits (its walk having passed).
+    pub(super) fn finish(self) -> Option<SnappyPieces> {
+        let count = if self.piece == 0 {
+            return None;
+        } else {
+            self.size.div_ceil(self.piece)
+        };
+        (!self.whole && self.starts.len() == count).then_some(SnappyPieces {
+            piece: self.piece,
+            starts: self.starts,
+        })
+    }
 }
 
 /// One element of a Snappy stream, as the walk sees it.
 #[derive(Debug, Clone, Copy)]
-struct Element {
+pub(super) struct Element {
     /// Output bytes before it.
-    produced: usize,
+    pub(super) produced: usize,
     /// Output bytes it makes.
-    length: usize,
+    pub(super) length: usize,
     /// A copy's distance back (0 for a literal run).
-    offset: usize,
+    pub(super) offset: usize,
     /// Stream offset of the element after it.
-    next: usize,
+    pub(super) next: usize,
 }
 
 /// The checked walk of [`check_snappy`], calling `visit` for every sound
 /// element in stream order (the faulty one, if any, is not visited).
 #[inline(always)]
-fn walk_snappy(
+pub(super) fn walk_snappy(
     data: &[u8],
     size: usize,
     visit: &mut impl FnMut(Element),
@@ -141,7 +193,7 @@ fn walk_snappy(
 
 /// The preamble: the uncompressed length as a varint (at most 5 bytes),
 /// which must be `size`. Returns the offset after it.
-fn snappy_preamble(data: &[u8], size: usize) -> Result<usize, CompressedError> {
+pub(super) fn snappy_preamble(data: &[u8], size: usize) -> Result<usize, CompressedError> {
     let mut at = 0usize;
     let mut declared = 0u64;
     for shift in (0..35).step_by(7) {
@@ -164,70 +216,86 @@ fn snappy_preamble(data: &[u8], size: usize) -> Result<usize, CompressedError> {
     Ok(at)
 }
 
-/// What a Snappy tag byte says about its element.
+/// What a Snappy tag byte says about its element, laid out so that the
+/// fast step needs one table load and no branch: a literal's length and
+/// advance add the extra bytes' value under `literal_mask`, a copy's offset
+/// under `offset_mask` (each 0 for the other kind).
 #[derive(Clone, Copy)]
 struct SnappyTag {
-    /// Bytes of the element's header (the tag and its extra bytes).
-    header: u8,
-    /// A literal run (else a copy).
-    literal: bool,
-    /// Extra bytes after the tag that are read as a little-endian number:
-    /// a literal's length minus one, or a copy's offset (low bits).
-    extra: u8,
-    /// The length (a literal's when `extra` is 0; 1 when it has extra
-    /// bytes, which add to it).
+    /// Stream bytes the element takes before a literal's extra length:
+    /// its header (the tag and its extra bytes), plus a literal's length
+    /// when it is in the tag.
+    advance: u16,
+    /// Output bytes before a literal's extra length (a copy's whole length).
     length: u16,
     /// A one-byte-offset copy's high offset bits.
     offset_high: u16,
+    /// A copy (else a literal run).
+    copy: bool,
+    /// Bits of the four bytes after the tag that count a literal's length
+    /// minus one (those with extra bytes; 0 for the rest).
+    literal_mask: u32,
+    /// Bits of the four bytes after the tag that are a copy's offset.
+    offset_mask: u32,
 }
 
 const fn snappy_tags() -> [SnappyTag; 256] {
     let mut t = [SnappyTag {
-        header: 0,
-        literal: false,
-        extra: 0,
+        advance: 0,
         length: 0,
         offset_high: 0,
+        copy: false,
+        literal_mask: 0,
+        offset_mask: 0,
     }; 256];
+    const MASK: [u32; 5] = [0, 0xff, 0xffff, 0xff_ffff, 0xffff_ffff];
     let mut i = 0;
     while i < 256 {
         let tag = i as u8;
         let upper = (tag >> 2) as u16;
         t[i] = match tag & 3 {
             0 if upper < 60 => SnappyTag {
-                header: 1,
-                literal: true,
-                extra: 0,
+                advance: 1 + upper + 1,
                 length: upper + 1,
                 offset_high: 0,
+                copy: false,
+                literal_mask: 0,
+                offset_mask: 0,
             },
-            0 => SnappyTag {
-                header: 1 + (upper - 59) as u8,
-                literal: true,
-                extra: (upper - 59) as u8,
-                length: 1,
-                offset_high: 0,
-            },
+            0 => {
+                let extra = upper - 59;
+                SnappyTag {
+                    advance: 1 + extra + 1,
+                    length: 1,
+                    offset_high: 0,
+                    copy: false,
+                    literal_mask: MASK[extra as usize],
+                    offset_mask: 0,
+                }
+            }
             1 => SnappyTag {
-                header: 2,
-                literal: false,
-                extra: 1,
+                advance: 2,
                 length: 4 + (upper & 7),
                 offset_high: ((tag >> 5) as u16) << 8,
+                copy: true,
+                literal_mask: 0,
+                offset_mask: MASK[1],
             },
             2 => SnappyTag {
-                header: 3,
-                literal: false,
-                extra: 2,
+                advance: 3,
                 length: upper + 1,
                 offset_high: 0,
+                copy: true,
+                literal_mask: 0,
+                offset_mask: MASK[2],
             },
             _ => SnappyTag {
-                header: 5,
-                literal: false,
-                extra: 4,
+                advance: 5,
                 length: upper + 1,
                 offset_high: 0,
+                copy: true,
+                literal_mask: 0,
+                offset_mask: MASK[4],
             },
         };
         i += 1;
@@ -236,14 +304,15 @@ const fn snappy_tags() -> [SnappyTag; 256] {
 }
 
 static SNAPPY_TAGS: [SnappyTag; 256] = snappy_tags();
-const EXTRA_MASK: [u32; 5] = [0, 0xff, 0xffff, 0xff_ffff, 0xffff_ffff];
 
 /// One element by the fast step, when its header and the four bytes after
 /// its tag are in the stream and it is sound: the offset after it, the
-/// bytes produced through it and a copy's offset (0 for a literal). `None` hands over to the exact walk (the
-/// stream's last few bytes, or a fault to report exactly).
+/// bytes produced through it and a copy's offset (0 for a literal). `None`
+/// hands over to the exact walk (the stream's last few bytes, or a fault
+/// to report exactly). The next element's offset depends on one load of
+/// the stream and one of the table; everything else is off that chain.
 #[inline(always)]
-fn snappy_fast_step(
+pub(super) fn snappy_fast_step(
     data: &[u8],
     at: usize,
     produced: usize,
@@ -252,26 +321,23 @@ fn snappy_fast_step(
     let next = data.get(at..at + 5)?;
     let tag = SNAPPY_TAGS[next[0] as usize];
     let word = u32::from_le_bytes([next[1], next[2], next[3], next[4]]);
-    let value = (word & EXTRA_MASK[tag.extra as usize]) as usize;
-    let (length, advance) = if tag.literal {
-        let length = tag.length as usize + value;
-        (length, tag.header as usize + length)
-    } else {
-        (tag.length as usize, tag.header as usize)
-    };
-    let offset = tag.offset_high as usize + value;
-    let bad_offset = !tag.literal && (offset == 0 || offset > produced);
-    let produced = produced + length;
-    if bad_offset || produced > size || at + advance > data.len() {
+    // A literal's length beyond what its tag says (a u32 plus one fits a
+    // usize on the 64-bit targets this builds for).
+    let extra = (word & tag.literal_mask) as usize;
+    let advance = tag.advance as usize + extra;
+    let made = produced + tag.length as usize + extra;
+    let offset = tag.offset_high as usize + (word & tag.offset_mask) as usize;
+    let bad_offset = tag.copy && (offset == 0 || offset > produced);
+    if bad_offset || made > size || at + advance > data.len() {
         return None;
     }
-    Some((at + advance, produced, if tag.literal { 0 } else { offset }))
+    Some((at + advance, made, offset))
 }
 
 /// The exact walk from element offset `at` with `produced` bytes made by
 /// the elements before it: every element read with bounds checks, the
 /// first fault reported with its position.
-fn snappy_walk_exact(
+pub(super) fn snappy_walk_exact(
     data: &[u8],
     mut at: usize,
     mut produced: usize,
