@@ -14,11 +14,11 @@
 
 mod lz4;
 mod snappy;
-mod snappy_batch;
+mod snappy_walk;
 
 pub use lz4::check_lz4_block;
-pub use snappy::{check_snappy, snappy_pieces, SnappyPieces, SNAPPY_BLOCK};
-pub use snappy_batch::{snappy_pieces_batch, LANES};
+pub use snappy::{SnappyPieces, SNAPPY_BLOCK};
+pub use snappy_walk::{check_snappy, snappy_pieces, snappy_pieces_batch, LANES};
 
 /// Why a compressed page was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,17 +1,8 @@
-//! Snappy raw streams: the checked walk over their elements, and where a
-//! page's 64 KiB pieces start.
+//! Snappy raw streams: the preamble, what each tag byte says, the exact
+//! walk over the elements, and where a page's 64 KiB pieces start (the
+//! fast walk built on them is in `snappy_walk.rs`).
 
 use super::{byte, le, CompressedError};
-
-/// Checks a raw Snappy stream that must decompress to exactly `size` bytes.
-///
-/// A table-driven step with no data-dependent branches walks the stream's
-/// elements up to its last few bytes; the exact walk takes over there, or
-/// at the first element the fast step finds wrong, so the verdict (kind and
-/// position) is always the exact walk's.
-pub fn check_snappy(data: &[u8], size: usize) -> Result<(), CompressedError> {
-    walk_snappy(data, size, &mut |_: Element| {})
-}
 
 /// The output block Snappy compressors work in: the reference
 /// implementation and the `snap` crate compress their input in independent
@@ -20,7 +11,7 @@ pub fn check_snappy(data: &[u8], size: usize) -> Result<(), CompressedError> {
 pub const SNAPPY_BLOCK: usize = 1 << 16;
 
 /// A Snappy page whose output splits into pieces that decompress alone
-/// (found by [`snappy_pieces`]).
+/// (found by [`super::snappy_pieces`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnappyPieces {
     /// Output bytes of every piece but the last.
@@ -50,38 +41,7 @@ impl SnappyPieces {
     }
 }
 
-/// Checks a raw Snappy stream as [`check_snappy`] does and finds where
-/// each `piece`-byte piece of its output starts in the stream, when the
-/// pieces can be decompressed independently.
-///
-/// Returns the pieces when an element starts exactly at every multiple of
-/// `piece` in the output and no copy reaches back past the start of its
-/// piece: then piece `i`'s elements ([`SnappyPieces::elements`]),
-/// preceded by the varint of its length, are a Snappy stream of their own
-/// that decompresses to output bytes `i * piece..`. `None` when the stream
-/// does not split so (a compressor that does not work in fragments of
-/// `piece` or a divisor of it), or when `piece` is 0 or not less than
-/// `size`. The verdict on the stream is [`check_snappy`]'s.
-///
-/// ```
-/// use gdscan::decode::page::validate::{snappy_pieces, SNAPPY_BLOCK};
-/// let raw: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8 ^ (i / 977) as u8).collect();
-/// let stream = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
-/// let pieces = snappy_pieces(&stream, raw.len(), SNAPPY_BLOCK).unwrap().unwrap();
-/// assert_eq!(pieces.count(), raw.len().div_ceil(SNAPPY_BLOCK));
-/// assert_eq!(pieces.out_len(3, raw.len()), raw.len() - 3 * SNAPPY_BLOCK);
-/// ```
-pub fn snappy_pieces(
-    data: &[u8],
-    size: usize,
-    piece: usize,
-) -> Result<Option<SnappyPieces>, CompressedError> {
-    let mut finder = PieceFinder::new(data, size, piece);
-    walk_snappy(data, size, &mut |e: Element| finder.visit(e))?;
-    Ok(finder.finish())
-}
-
-/// What [`snappy_pieces`] gathers as the walk visits a stream's elements.
+/// What [`super::snappy_pieces`] gathers as the walk visits a stream's elements.
 pub(super) struct PieceFinder {
     /// The piece's output bytes; 0 when the page is not split.
     piece: usize,
@@ -118,16 +78,14 @@ impl PieceFinder {
             size,
             starts,
             piece_start: 0,
-            boundary: piece,
+            // Never reached without pieces.
+            boundary: if piece == 0 { usize::MAX } else { piece },
             whole: false,
         }
     }
 
     #[inline(always)]
     pub(super) fn visit(&mut self, e: Element) {
-        if self.piece == 0 {
-            return;
-        }
         // A copy from before its piece.
         self.whole |= e.offset > e.produced - self.piece_start;
         let end = e.produced + e.length;
@@ -169,28 +127,6 @@ pub(super) struct Element {
     pub(super) next: usize,
 }
 
-/// The checked walk of [`check_snappy`], calling `visit` for every sound
-/// element in stream order (the faulty one, if any, is not visited).
-#[inline(always)]
-pub(super) fn walk_snappy(
-    data: &[u8],
-    size: usize,
-    visit: &mut impl FnMut(Element),
-) -> Result<(), CompressedError> {
-    let mut at = snappy_preamble(data, size)?;
-    let mut produced = 0;
-    while let Some((next, made, offset)) = snappy_fast_step(data, at, produced, size) {
-        visit(Element {
-            produced,
-            length: made - produced,
-            offset,
-            next,
-        });
-        (at, produced) = (next, made);
-    }
-    snappy_walk_exact(data, at, produced, size, visit)
-}
-
 /// The preamble: the uncompressed length as a varint (at most 5 bytes),
 /// which must be `size`. Returns the offset after it.
 pub(super) fn snappy_preamble(data: &[u8], size: usize) -> Result<usize, CompressedError> {
@@ -221,22 +157,22 @@ pub(super) fn snappy_preamble(data: &[u8], size: usize) -> Result<usize, Compres
 /// advance add the extra bytes' value under `literal_mask`, a copy's offset
 /// under `offset_mask` (each 0 for the other kind).
 #[derive(Clone, Copy)]
-struct SnappyTag {
+pub(super) struct SnappyTag {
     /// Stream bytes the element takes before a literal's extra length:
     /// its header (the tag and its extra bytes), plus a literal's length
     /// when it is in the tag.
-    advance: u16,
+    pub(super) advance: u16,
     /// Output bytes before a literal's extra length (a copy's whole length).
-    length: u16,
+    pub(super) length: u16,
     /// A one-byte-offset copy's high offset bits.
-    offset_high: u16,
+    pub(super) offset_high: u16,
     /// A copy (else a literal run).
-    copy: bool,
+    pub(super) copy: bool,
     /// Bits of the four bytes after the tag that count a literal's length
     /// minus one (those with extra bytes; 0 for the rest).
-    literal_mask: u32,
+    pub(super) literal_mask: u32,
     /// Bits of the four bytes after the tag that are a copy's offset.
-    offset_mask: u32,
+    pub(super) offset_mask: u32,
 }
 
 const fn snappy_tags() -> [SnappyTag; 256] {
@@ -303,36 +239,7 @@ const fn snappy_tags() -> [SnappyTag; 256] {
     t
 }
 
-static SNAPPY_TAGS: [SnappyTag; 256] = snappy_tags();
-
-/// One element by the fast step, when its header and the four bytes after
-/// its tag are in the stream and it is sound: the offset after it, the
-/// bytes produced through it and a copy's offset (0 for a literal). `None`
-/// hands over to the exact walk (the stream's last few bytes, or a fault
-/// to report exactly). The next element's offset depends on one load of
-/// the stream and one of the table; everything else is off that chain.
-#[inline(always)]
-pub(super) fn snappy_fast_step(
-    data: &[u8],
-    at: usize,
-    produced: usize,
-    size: usize,
-) -> Option<(usize, usize, usize)> {
-    let next = data.get(at..at + 5)?;
-    let tag = SNAPPY_TAGS[next[0] as usize];
-    let word = u32::from_le_bytes([next[1], next[2], next[3], next[4]]);
-    // A literal's length beyond what its tag says (a u32 plus one fits a
-    // usize on the 64-bit targets this builds for).
-    let extra = (word & tag.literal_mask) as usize;
-    let advance = tag.advance as usize + extra;
-    let made = produced + tag.length as usize + extra;
-    let offset = tag.offset_high as usize + (word & tag.offset_mask) as usize;
-    let bad_offset = tag.copy && (offset == 0 || offset > produced);
-    if bad_offset || made > size || at + advance > data.len() {
-        return None;
-    }
-    Some((at + advance, made, offset))
-}
+pub(super) static SNAPPY_TAGS: [SnappyTag; 256] = snappy_tags();
 
 /// The exact walk from element offset `at` with `produced` bytes made by
 /// the elements before it: every element read with bounds checks, the
@@ -404,113 +311,4 @@ pub(super) fn snappy_walk_exact(
         return Err(CompressedError::Short { produced, size });
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::tests::sample;
-    use super::*;
-
-    /// The exact walk alone, from the preamble.
-    fn exact_only(data: &[u8], size: usize) -> Result<(), CompressedError> {
-        let at = snappy_preamble(data, size)?;
-        snappy_walk_exact(data, at, 0, size, &mut |_| {})
-    }
-
-    /// The fast walk changes nothing but speed: on sound streams and on
-    /// thousands of corrupted ones (flips, random bytes, cuts, wrong
-    /// sizes) the verdict and its position equal the exact walk's.
-    #[test]
-    fn the_fast_walk_gives_the_exact_verdicts() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let (mut errors, mut cases) = (0, 0);
-        for n in [0usize, 3, 64, 5_000, 70_000] {
-            let raw = sample(n, n as u64 + 5);
-            let snappy = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
-            for case in 0..600 {
-                let mut bad = snappy.clone();
-                let at = (next() as usize) % bad.len();
-                let size = match case % 5 {
-                    0 => {
-                        bad[at] ^= 1 << (next() % 8);
-                        n
-                    }
-                    1 => {
-                        bad[at] = next() as u8;
-                        n
-                    }
-                    2 => {
-                        bad.truncate(at);
-                        n
-                    }
-                    3 => n + 1 + (next() % 3) as usize,
-                    _ => n.saturating_sub(1),
-                };
-                let fast = check_snappy(&bad, size);
-                assert_eq!(fast, exact_only(&bad, size), "n {n} case {case}");
-                errors += usize::from(fast.is_err());
-                cases += 1;
-            }
-        }
-        assert!(errors > cases / 2, "{errors} errors in {cases} cases");
-    }
-
-    /// A stream whose copies run across a 64 KiB boundary of the output
-    /// is sound but does not split; its verdict is still the check's.
-    #[test]
-    fn streams_not_in_fragments_stay_whole() {
-        let size = 131_072usize;
-        let mut stream = vec![0x80, 0x80, 0x08]; // varint 131072
-        stream.extend([60 << 2, 99]); // a literal of 100 bytes
-        stream.extend((0..100u8).map(|i| i.wrapping_mul(7)));
-        let mut produced = 100;
-        while produced < size {
-            let len = (size - produced).min(64);
-            stream.extend([(((len - 1) << 2) | 2) as u8, 100, 0]); // copy 100 back
-            produced += len;
-        }
-        assert_eq!(check_snappy(&stream, size), Ok(()));
-        assert_eq!(snappy_pieces(&stream, size, SNAPPY_BLOCK), Ok(None));
-        // Whole when the piece is not shorter than the page.
-        assert_eq!(snappy_pieces(&stream, size, size), Ok(None));
-        assert_eq!(snappy_pieces(&stream, size, 0), Ok(None));
-    }
-
-    /// The pieces' walk gives the check's verdict on corrupted streams.
-    #[test]
-    fn pieces_keep_the_checks_verdicts() {
-        let raw = sample(200_000, 9);
-        let stream = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
-        let pieces = snappy_pieces(&stream, raw.len(), SNAPPY_BLOCK)
-            .unwrap()
-            .unwrap();
-        assert_eq!(pieces.count(), 4);
-        assert_eq!(pieces.starts[0], 3);
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for case in 0..2000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let mut bad = stream.clone();
-            let at = (x as usize) % bad.len();
-            if case % 2 == 0 {
-                bad[at] ^= 1 << ((x >> 32) % 8);
-            } else {
-                bad.truncate(at);
-            }
-            let verdict = check_snappy(&bad, raw.len());
-            let split = snappy_pieces(&bad, raw.len(), SNAPPY_BLOCK);
-            assert_eq!(split.as_ref().err(), verdict.as_ref().err(), "case {case}");
-            if let Ok(Some(p)) = split {
-                // Pieces of a stream that still passes must still cover it.
-                assert_eq!(p.count(), 4, "case {case}");
-            }
-        }
-    }
 }
