@@ -130,6 +130,32 @@ fn snappy_check(c: &mut Criterion) {
         })
     });
     group.finish();
+    // What the decoder's planner walks on the host: the pages longer than
+    // the GPU's check takes (copy-heavy, so more elements per byte).
+    let long: Vec<(&[u8], usize)> = borrowed
+        .iter()
+        .copied()
+        .filter(|(s, _)| s.len() > gdscan::decode::scan::GPU_CHECK_MAX_BYTES)
+        .collect();
+    let mut group = c.benchmark_group("snappy_check_long_pages");
+    group.throughput(Throughput::Bytes(
+        long.iter().map(|(s, _)| s.len() as u64).sum(),
+    ));
+    group.bench_function("one_at_a_time", |b| {
+        b.iter(|| {
+            for (s, size) in &long {
+                snappy_pieces(s, *size, SNAPPY_BLOCK).unwrap();
+            }
+        })
+    });
+    group.bench_function("batch", |b| {
+        b.iter(|| {
+            for verdict in snappy_pieces_batch(&long, SNAPPY_BLOCK) {
+                verdict.unwrap();
+            }
+        })
+    });
+    group.finish();
 }
 
 criterion_group!(benches, planning, host_scan, snappy_check);
