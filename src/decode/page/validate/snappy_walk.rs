@@ -223,41 +223,59 @@ mod tests {
         snappy_walk_exact(data, at, 0, size, &mut |_| {})
     }
 
+    /// A random generator for the corruptions (xorshift).
+    fn rng(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    /// `sound` (a stream of `n` bytes) corrupted the `case`-th way of five:
+    /// a bit flipped, a byte replaced, the stream cut, or a declared size
+    /// too large or too small. Returns the stream and the size to check.
+    fn corrupted(
+        sound: &[u8],
+        n: usize,
+        case: usize,
+        next: &mut impl FnMut() -> u64,
+    ) -> (Vec<u8>, usize) {
+        let mut bad = sound.to_vec();
+        let at = (next() as usize) % bad.len();
+        let size = match case % 5 {
+            0 => {
+                bad[at] ^= 1 << (next() % 8);
+                n
+            }
+            1 => {
+                bad[at] = next() as u8;
+                n
+            }
+            2 => {
+                bad.truncate(at);
+                n
+            }
+            3 => n + 1 + (next() % 3) as usize,
+            _ => n.saturating_sub(1),
+        };
+        (bad, size)
+    }
+
     /// The fast walk changes nothing but speed: on sound streams and on
     /// thousands of corrupted ones (flips, random bytes, cuts, wrong
     /// sizes) the verdict and its position equal the exact walk's.
     #[test]
     fn the_fast_walk_gives_the_exact_verdicts() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = rng(0x9e37_79b9_7f4a_7c15);
         let (mut errors, mut cases) = (0, 0);
         for n in [0usize, 3, 64, 5_000, 70_000] {
             let raw = sample(n, n as u64 + 5);
             let snappy = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
             for case in 0..600 {
-                let mut bad = snappy.clone();
-                let at = (next() as usize) % bad.len();
-                let size = match case % 5 {
-                    0 => {
-                        bad[at] ^= 1 << (next() % 8);
-                        n
-                    }
-                    1 => {
-                        bad[at] = next() as u8;
-                        n
-                    }
-                    2 => {
-                        bad.truncate(at);
-                        n
-                    }
-                    3 => n + 1 + (next() % 3) as usize,
-                    _ => n.saturating_sub(1),
-                };
+                let (bad, size) = corrupted(&snappy, n, case, &mut next);
                 let fast = check_snappy(&bad, size);
                 assert_eq!(fast, exact_only(&bad, size), "n {n} case {case}");
                 errors += usize::from(fast.is_err());
@@ -339,13 +357,7 @@ mod tests {
     /// and its pieces equal the exact walk's on the same page alone.
     #[test]
     fn every_verdict_is_the_exact_walks() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = rng(0x2545_f491_4f6c_dd1d);
         let mut pages: Vec<(Vec<u8>, usize)> = Vec::new();
         for (i, n) in [0usize, 1, 3, 64, 5_000, 70_000, 200_000, 300_001]
             .into_iter()
@@ -355,24 +367,7 @@ mod tests {
             let sound = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
             pages.push((sound.clone(), n));
             for case in 0..24 {
-                let mut bad = sound.clone();
-                let at = (next() as usize) % bad.len();
-                let size = match case % 5 {
-                    0 => {
-                        bad[at] ^= 1 << (next() % 8);
-                        n
-                    }
-                    1 => {
-                        bad[at] = next() as u8;
-                        n
-                    }
-                    2 => {
-                        bad.truncate(at);
-                        n
-                    }
-                    3 => n + 1 + (next() % 3) as usize,
-                    _ => n.saturating_sub(1),
-                };
+                let (bad, size) = corrupted(&sound, n, case, &mut next);
                 pages.push((bad, size));
             }
         }
