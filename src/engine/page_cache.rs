@@ -127,3 +127,39 @@ pub fn on_tmpfs(path: &std::path::Path) -> bool {
     // SAFETY: filled on success.
     rc == 0 && unsafe { st.assume_init() }.f_type == libc::TMPFS_MAGIC
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Both counts agree on a file partly in the cache: `mincore`, the
+    /// fallback before Linux 6.5, and `cachestat` where the kernel has it.
+    #[test]
+    fn cachestat_and_mincore_count_the_same_pages() {
+        // On tmpfs nothing is dropped: every page then counts as cached.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("counted");
+        let page = page_size();
+        let len = 64 * page as usize;
+        let mut f = File::create(&path).unwrap();
+        f.write_all(&vec![7u8; len]).unwrap();
+        f.sync_all().unwrap();
+        drop_from_cache(&path).unwrap();
+        let f = File::open(&path).unwrap();
+        // Bring back the first few pages.
+        let mut buf = vec![0u8; 4 * page as usize];
+        std::os::unix::fs::FileExt::read_exact_at(&f, &mut buf, 0).unwrap();
+        let whole = (64 * page, page);
+        let mincore = by_mincore(&f, 0, whole.0, whole.1).unwrap();
+        assert!((4..=64).contains(&mincore), "{mincore} pages resident");
+        if let Some(cachestat) = by_cachestat(&f, 0, whole.0) {
+            assert_eq!(cachestat, mincore);
+        }
+        // A range past the end is counted as not cached, not mapped.
+        assert_eq!(by_mincore(&f, 64 * page, 8 * page, page), Some(0));
+        let (cached, total) = cached_pages(&f, page / 2, page).unwrap();
+        assert_eq!((cached, total), (2, 2), "an unaligned range counts whole pages");
+        assert_eq!(cached_pages(&f, 0, 0), Some((0, 0)));
+    }
+}
