@@ -3,7 +3,7 @@
 // the bytes), runs the kernel over all of them, and prints one line per
 // job: "code at a b rewritten" (rewritten: 1 when the job's pointer and
 // size now name the one-byte empty stream). tests/kernel_emu.rs compares
-// the lines with the host check (src/decode/page/validate.rs).
+// the lines with the host check (src/decode/page/validate/).
 #include "emu.h"
 #include "check.cu"
 #include <fstream>

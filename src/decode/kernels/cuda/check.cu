@@ -6,7 +6,7 @@
 // offset and length checked against the bytes produced so far and the
 // declared size), which proves that every read and write of the
 // decompressor stays inside the page. It is the host check of
-// src/decode/page/validate.rs (`check_snappy`), same order of tests, same
+// src/decode/page/validate/ (`check_snappy`), same order of tests, same
 // positions reported, moved to the GPU: on the host it cost 0.35 s of 16
 // cores for SF 10 lineitem's 2.15 GB.
 //
@@ -254,7 +254,7 @@ __device__ __forceinline__ u32 gds_varint_len(u64 n) {
 }
 
 // gds_snappy_pieces: one block per piece of a split Snappy page. The host's
-// walk of the page (src/decode/page/validate.rs, snappy_block_starts) found
+// walk of the page (src/decode/page/validate/, `snappy_pieces`) found
 // that its output splits into 64 KiB pieces that decompress alone: an
 // element starts at every multiple of 64 KiB of output and no copy reaches
 // back past its piece's start (Snappy compressors work in 64 KiB

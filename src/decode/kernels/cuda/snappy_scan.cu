@@ -6,7 +6,7 @@
 // A walk is a chain: where an element starts depends on the one before, so
 // one warp per page (this decoder's first GPU check) lasted as long as the
 // longest page (l_comment's 1 MiB pages outlasted nvCOMP's call), and the
-// host's walk (src/decode/page/validate.rs) costs CPU time per byte.
+// host's walk (src/decode/page/validate/) costs CPU time per byte.
 // Here each page's stream is cut into GDS_SCAN_SEGMENT-byte segments, and
 // one thread per segment walks it:
 //
