@@ -159,7 +159,11 @@ mod tests {
         // A range past the end is counted as not cached, not mapped.
         assert_eq!(by_mincore(&f, 64 * page, 8 * page, page), Some(0));
         let (cached, total) = cached_pages(&f, page / 2, page).unwrap();
-        assert_eq!((cached, total), (2, 2), "an unaligned range counts whole pages");
+        assert_eq!(
+            (cached, total),
+            (2, 2),
+            "an unaligned range counts whole pages"
+        );
         assert_eq!(cached_pages(&f, 0, 0), Some((0, 0)));
     }
 }

@@ -4,14 +4,15 @@
 //! A stream's walk is one chain of dependent loads: each element's tag says
 //! where the next one starts. Walks of different pages do not depend on
 //! each other, so stepping [`LANES`] of them in turn gives a core that many
-//! chains to overlap. Each step here is also leaner than the single walk's
-//! fast step: it checks only what keeps its own reads inside the stream,
-//! and notes (without a branch) whether a copy reached before the output;
-//! whether the stream ran past its end or made too many bytes shows in the
-//! lane's state when it stops. A lane that stopped on anything wrong is
-//! walked again from its start by the exact walk, which finds the first
-//! fault and its position; so each page's verdict and pieces are exactly
-//! those of [`snappy_pieces`] alone.
+//! chains to overlap. Each step is lean: it checks only what keeps its own
+//! reads inside the stream, and notes (without a branch) whether a copy
+//! reached before the output; whether the stream ran past its end or made
+//! too many bytes shows in the lane's state when it stops. The exact walk
+//! (`snappy.rs`) finishes a lane's last few bytes, or, for a lane that
+//! stopped on anything wrong, walks its stream again from the start and
+//! finds the first fault and its position; so each page's verdict and
+//! pieces are exactly the exact walk's alone (the tests compare them on
+//! thousands of corrupted pages).
 
 use super::snappy::{
     snappy_preamble, snappy_walk_exact, Element, PieceFinder, SnappyPieces, SNAPPY_TAGS,
