@@ -156,6 +156,28 @@ fn snappy_check(c: &mut Criterion) {
         })
     });
     group.finish();
+    // The same pages' data as LZ4_RAW blocks (lz4_flex), checked one at a time.
+    let lz4: Vec<(Vec<u8>, usize)> = pages
+        .iter()
+        .map(|(r, n)| {
+            let raw = snap::raw::Decoder::new()
+                .decompress_vec(&file[r.clone()])
+                .unwrap();
+            (lz4_flex::block::compress(&raw), *n)
+        })
+        .collect();
+    let mut group = c.benchmark_group("lz4_check");
+    group.throughput(Throughput::Bytes(
+        lz4.iter().map(|(s, _)| s.len() as u64).sum(),
+    ));
+    group.bench_function("lineitem_sf0.1_pages", |b| {
+        b.iter(|| {
+            for (s, size) in &lz4 {
+                gdscan::decode::page::validate::check_lz4_block(s, *size).unwrap();
+            }
+        })
+    });
+    group.finish();
 }
 
 criterion_group!(benches, planning, host_scan, snappy_check);
