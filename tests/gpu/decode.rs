@@ -196,7 +196,7 @@ fn rewrite(src: &Path, dst: &Path, props: &WriterProperties) {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn tpch_tables_in_every_writer_setting_decode_like_arrow_rs() {
-    tpch_tables_with(CompressedCheck::default());
+    tpch_tables_with(checked(CompressedCheck::default()));
 }
 
 /// The same with every Snappy page checked and split by the GPU's Snappy
@@ -204,15 +204,33 @@ fn tpch_tables_in_every_writer_setting_decode_like_arrow_rs() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn tpch_tables_with_the_snappy_scan_decode_like_arrow_rs() {
-    tpch_tables_with(CompressedCheck::Scan);
+    tpch_tables_with(checked(CompressedCheck::Scan));
 }
 
-fn tpch_tables_with(check: CompressedCheck) {
-    assert_gpu();
-    let options = DecodeOptions {
+/// The same with the checks and pieces kernels on their own stream
+/// (`DecodeOptions::check_stream`), the warp check's and the scan's.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn tpch_tables_with_checks_on_their_own_stream_decode_like_arrow_rs() {
+    for check in [CompressedCheck::Gpu, CompressedCheck::Scan] {
+        tpch_tables_with(DecodeOptions {
+            check_stream: true,
+            ..checked(check)
+        });
+    }
+}
+
+/// The default options with `check` and the checks on the upload stream.
+fn checked(check: CompressedCheck) -> DecodeOptions {
+    DecodeOptions {
         check,
+        check_stream: false,
         ..DecodeOptions::default()
-    };
+    }
+}
+
+fn tpch_tables_with(options: DecodeOptions) {
+    assert_gpu();
     let dir = tempfile::tempdir().unwrap();
     let mut opts = gdscan::tpch::GenOptions::new(0.1, dir.path().join("gen"));
     opts.quiet = true;
@@ -248,14 +266,26 @@ fn tpch_tables_with(check: CompressedCheck) {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn corrupt_pages_give_typed_errors_or_arrow_rs_values() {
-    corrupt_pages_with(CompressedCheck::Host);
+    corrupt_pages_with(checked(CompressedCheck::Host));
 }
 
 /// The same with short Snappy pages checked on the GPU (`gds_check_snappy`).
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn corrupt_pages_checked_on_the_gpu_give_typed_errors_or_arrow_rs_values() {
-    corrupt_pages_with(CompressedCheck::Gpu);
+    corrupt_pages_with(checked(CompressedCheck::Gpu));
+}
+
+/// The same with the GPU's checks on their own stream.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn corrupt_pages_checked_on_their_own_stream_give_typed_errors_or_arrow_rs_values() {
+    for check in [CompressedCheck::Gpu, CompressedCheck::Scan] {
+        corrupt_pages_with(DecodeOptions {
+            check_stream: true,
+            ..checked(check)
+        });
+    }
 }
 
 /// The same with every Snappy page checked and split by the GPU's Snappy
@@ -263,15 +293,11 @@ fn corrupt_pages_checked_on_the_gpu_give_typed_errors_or_arrow_rs_values() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn corrupt_pages_checked_by_the_snappy_scan_give_typed_errors_or_arrow_rs_values() {
-    corrupt_pages_with(CompressedCheck::Scan);
+    corrupt_pages_with(checked(CompressedCheck::Scan));
 }
 
-fn corrupt_pages_with(check: CompressedCheck) {
+fn corrupt_pages_with(options: DecodeOptions) {
     assert_gpu();
-    let options = DecodeOptions {
-        check,
-        ..DecodeOptions::default()
-    };
     let dir = tempfile::tempdir().unwrap();
     let (mut typed, mut equal, mut arrow_failed, mut zstd_differs) = (0, 0, 0, 0);
     for (name, props) in variants().into_iter().step_by(3) {

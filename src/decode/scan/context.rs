@@ -41,6 +41,12 @@ pub(crate) struct Gpu {
     /// kernels queued for the group before (measured: they did, and
     /// nvCOMP then sat idle 3-4 ms per group).
     pub(crate) upload_stream: Stream,
+    /// Where the group's checks and pieces kernels run, after the group's
+    /// copies, when `own_check_stream` (`DecodeOptions::check_stream`):
+    /// the next group's copies (the copy engine) then run beside them (the
+    /// SMs) instead of behind them. Otherwise unused.
+    pub(crate) check_stream: Stream,
+    pub(crate) own_check_stream: bool,
     pub(crate) pool: Arc<DevicePool>,
     pub(crate) pinned: Arc<PinnedPool>,
     pub(crate) kernels: Arc<KernelSet>,
@@ -56,6 +62,7 @@ impl Gpu {
         device: Device,
         pool: Arc<DevicePool>,
         check: CompressedCheck,
+        own_check_stream: bool,
         streams: usize,
     ) -> Result<Gpu, DecodeError> {
         let pinned = shared_pinned_pool(device);
@@ -66,6 +73,8 @@ impl Gpu {
                 .collect::<Result<_, _>>()?,
             nvcomp_stream: Stream::new(device)?,
             upload_stream: Stream::new(device)?,
+            check_stream: Stream::new(device)?,
+            own_check_stream,
             pinned,
             pool,
             kernels: KernelSet::get(device)?,

@@ -44,7 +44,7 @@ use super::context::Gpu;
 use super::error::DecodeError;
 use super::report::RowGroupTimes;
 use super::row_group::{InFlight, Staged};
-use super::trace::{Trace, NVCOMP_STREAM, UPLOAD_STREAM};
+use super::trace::{Trace, CHECK_STREAM, NVCOMP_STREAM, UPLOAD_STREAM};
 use super::CompressedCheck;
 use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
 use crate::decode::kernels::check::{piece_streams, snappy_check_error, PieceStream, PIECE_WORDS};
@@ -116,6 +116,9 @@ pub(crate) struct GroupShared {
     _meta: Option<PooledDeviceBuffer>,
     _temps: Vec<PooledDeviceBuffer>,
     _uploaded: Option<Arc<Event>>,
+    /// The group's copies, which the check stream waits for (when the
+    /// checks run there).
+    _copied: Option<Event>,
 }
 
 impl GroupShared {
@@ -256,6 +259,7 @@ pub(crate) fn launch_group(
         _meta: None,
         _temps: Vec::new(),
         _uploaded: None,
+        _copied: None,
     };
     let mut decompressed = None;
     let up_stream = &gpu.upload_stream;
@@ -403,6 +407,17 @@ pub(crate) fn launch_group(
         if let Some(t) = trace.as_deref_mut() {
             t.mark("copied", None, up_stream)?;
         }
+        // Where the checks and pieces kernels run: behind the copies on the
+        // upload stream, or on the check stream once the copies are done.
+        let check_stream = if gpu.own_check_stream {
+            let mut copied = Event::new(gpu.device)?;
+            copied.record(up_stream)?;
+            gpu.check_stream.wait_event(&copied)?;
+            shared._copied = Some(copied);
+            &gpu.check_stream
+        } else {
+            up_stream
+        };
         // The host-split pages' pieces become streams of their own, after
         // the row groups' uploads on this stream.
         // SAFETY: the tasks name the row groups' uploaded bytes and the
@@ -410,7 +425,7 @@ pub(crate) fn launch_group(
         // group's event.
         unsafe {
             gpu.kernels
-                .snappy_pieces(up_stream, word(pieces_word), n_pieces as u32)?
+                .snappy_pieces(check_stream, word(pieces_word), n_pieces as u32)?
         };
         if scan.n_pages() > 0 {
             let n = scan.n_jobs();
@@ -439,24 +454,24 @@ pub(crate) fn launch_group(
             // `words`; every section was sized by the layout; the pages'
             // bytes and the pieces' buffer live until the group's event.
             match trace.as_deref_mut() {
-                None => unsafe { gpu.kernels.snappy_scan(up_stream, &scan_args)? },
+                None => unsafe { gpu.kernels.snappy_scan(check_stream, &scan_args)? },
                 Some(t) => unsafe {
                     gpu.kernels
-                        .snappy_scan_marked(up_stream, &scan_args, |kernel| {
-                            Ok(t.mark(kernel, None, up_stream)?)
+                        .snappy_scan_marked(check_stream, &scan_args, |kernel| {
+                            Ok(t.mark(kernel, None, check_stream)?)
                         })?
                 },
             }
         }
-        // The check runs on the upload stream, beside the previous group's
-        // nvCOMP call (which leaves most of the GPU idle).
+        // The check runs beside the previous group's nvCOMP call (which
+        // leaves most of the GPU idle).
         if checked > 0 {
             let n = n_jobs_of(&calls, Codec::Snappy);
             // SAFETY: the arrays and the pages they point to live until
             // the group's event; `results_dev` has room for the checks.
             unsafe {
                 gpu.kernels.check_snappy(
-                    up_stream,
+                    check_stream,
                     SnappyJobs {
                         src: word(0),
                         src_len: word(n),
@@ -469,7 +484,7 @@ pub(crate) fn launch_group(
                 )?
             };
             if let Some(t) = trace.as_deref_mut() {
-                t.mark("warp_check", None, up_stream)?;
+                t.mark("warp_check", None, check_stream)?;
             }
         }
         if let Some(b) = pieces_buffer {
@@ -482,9 +497,9 @@ pub(crate) fn launch_group(
         // The mark before the event, so that it is never later than the
         // work waiting for the event.
         if let Some(t) = trace.as_deref_mut() {
-            t.mark("uploaded", None, up_stream)?;
+            t.mark("uploaded", None, check_stream)?;
         }
-        uploaded.record(up_stream)?;
+        uploaded.record(check_stream)?;
         nv_stream.wait_event(&uploaded)?;
         if let Some(t) = trace.as_deref_mut() {
             t.mark("nvcomp_start", None, nv_stream)?;
@@ -586,6 +601,7 @@ pub(crate) struct TraceGroup<'a> {
     pub(crate) group: usize,
     pub(crate) first_row_group: usize,
     pub(crate) nv_stream: &'a Stream,
+    pub(crate) check_stream: &'a Stream,
     pub(crate) streams: &'a [Stream],
 }
 
@@ -600,6 +616,8 @@ impl TraceGroup<'_> {
     ) -> Result<(), crate::cuda::CudaError> {
         let index = if std::ptr::eq(stream, self.nv_stream) {
             NVCOMP_STREAM
+        } else if std::ptr::eq(stream, self.check_stream) {
+            CHECK_STREAM
         } else {
             self.streams
                 .iter()

@@ -98,6 +98,15 @@ pub struct DecodeOptions {
     /// (an out-of-bounds read that poisons the CUDA context was seen).
     /// `GDSCAN_DECODE_CHECK=host|gpu|off` sets the default.
     pub check: CompressedCheck,
+    /// Whether a group's checks and pieces kernels (the warp check, the
+    /// Snappy scan, `gds_snappy_pieces`) run on a stream of their own once
+    /// the group's copies are done, rather than behind them on the upload
+    /// stream, where the next group's copies wait for them: then the copy
+    /// engine and the SMs work at once. Off unless
+    /// `GDSCAN_CHECK_STREAM=own`: written in session 11, when no GPU could
+    /// be started, it has not been measured or run through the GPU tests
+    /// yet (docs/gpu-machine.md has the call that will).
+    pub check_stream: bool,
     /// Streams the row groups' kernels take in turn (uploads and nvCOMP
     /// have one each): row groups on different streams run their kernels
     /// at once. `GDSCAN_DECODE_STREAMS` sets the default (8).
@@ -119,6 +128,7 @@ impl Default for DecodeOptions {
             ramp_up: std::env::var("GDSCAN_DECODE_RAMP").is_ok_and(|v| v == "1"),
             store: StoreOptions::default(),
             check: CompressedCheck::from_env(),
+            check_stream: std::env::var("GDSCAN_CHECK_STREAM").is_ok_and(|v| v == "own"),
             streams: std::env::var("GDSCAN_DECODE_STREAMS")
                 .ok()
                 .and_then(|v| v.parse().ok())
@@ -322,7 +332,13 @@ pub fn decode(
         Ok("scan") => DevicePool::new(device, DEVICE_POOL_BYTES),
         _ => context::shared_device_pool(device),
     };
-    let gpu = Gpu::new(device, pool, options.check, options.streams.max(1))?;
+    let gpu = Gpu::new(
+        device,
+        pool,
+        options.check,
+        options.check_stream,
+        options.streams.max(1),
+    )?;
     let scans: Vec<SourceScan> = inputs
         .iter()
         .map(|i| SourceScan {
@@ -488,6 +504,7 @@ impl DecodeStream {
                     group: group_index,
                     first_row_group,
                     nv_stream: &self.gpu.nvcomp_stream,
+                    check_stream: &self.gpu.check_stream,
                     streams: &self.gpu.streams,
                 }
             });

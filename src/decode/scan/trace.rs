@@ -24,6 +24,8 @@ use crate::cuda::{CudaError, Device, Event, Stream};
 pub(crate) const NVCOMP_STREAM: usize = usize::MAX;
 /// The stream index of marks on the upload stream.
 pub(crate) const UPLOAD_STREAM: usize = usize::MAX - 1;
+/// The stream index of marks on the check stream.
+pub(crate) const CHECK_STREAM: usize = usize::MAX - 2;
 
 /// One timed event in a stream.
 struct GpuMark {
@@ -135,6 +137,7 @@ impl Trace {
             let stream = match m.stream {
                 NVCOMP_STREAM => "\"nvcomp\"".to_string(),
                 UPLOAD_STREAM => "\"upload\"".to_string(),
+                CHECK_STREAM => "\"check\"".to_string(),
                 n => n.to_string(),
             };
             let row_group = m.row_group.map_or("null".to_string(), |r| r.to_string());
