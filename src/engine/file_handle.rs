@@ -120,10 +120,8 @@ impl FileHandle {
     /// without reading the file (`cachestat(2)`, else `mincore(2)`). False
     /// when a page is missing, the range is empty, or the kernel cannot tell.
     pub fn is_cached(&self, offset: u64, len: u64) -> bool {
-        matches!(
-            cached_pages(&self.shared.fds.buffered, offset, len),
-            Some((cached, total)) if total > 0 && cached == total
-        )
+        self.cached_pages(offset, len)
+            .is_some_and(|(cached, total)| total > 0 && cached == total)
     }
 
     /// How many of the pages `[offset, offset + len)` covers are in the page

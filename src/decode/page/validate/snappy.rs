@@ -102,11 +102,10 @@ impl PieceFinder {
 
     /// The pieces, when the stream splits (its walk having passed).
     pub(super) fn finish(self) -> Option<SnappyPieces> {
-        let count = if self.piece == 0 {
+        if self.piece == 0 {
             return None;
-        } else {
-            self.size.div_ceil(self.piece)
-        };
+        }
+        let count = self.size.div_ceil(self.piece);
         (!self.whole && self.starts.len() == count).then_some(SnappyPieces {
             piece: self.piece,
             starts: self.starts,
