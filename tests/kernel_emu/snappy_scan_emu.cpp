@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     table[10 * i] = (u64)p->data();
     if (table[10 * i + 7] > 1) table[10 * i + 8] += (u64)region.data();
   }
-  std::vector<u32> bitmap(bitmap_words + 1), exits(n_segs + 1), entries(n_segs + 1), faults(4 * (size_t)n_segs + 4);
+  std::vector<u32> bitmap(bitmap_words + 1), exits((size_t)n_segs * GDS_SCAN_STARTS + 1), entries(n_segs + 1), faults(4 * (size_t)n_segs + 4);
   std::vector<u64> outs(n_segs + 1), before(n_segs + 1);
   std::vector<u32> starts(n_starts + 1), verdicts(8 * (size_t)n_pages);
   std::vector<u64> src(n_jobs, 0xEEEE), src_len(n_jobs, 0), dst_len(n_jobs, 0), tasks(4 * (size_t)n_jobs + 4);

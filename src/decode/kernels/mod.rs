@@ -121,9 +121,10 @@ pub struct SnappyScan {
     pub seg_page: u64,
     /// Segments.
     pub n_segs: u32,
-    /// The bitmap (u32 words).
+    /// The bitmaps of the speculative walks (u32 words).
     pub bitmap: u64,
-    /// Per segment: where its speculative walk left it (u32).
+    /// Per segment, [`snappy_scan::SCAN_STARTS`] each: where its
+    /// speculative walks left it (u32).
     pub exits: u64,
     /// Per segment: where the real chain enters it (u32).
     pub entries: u64,
@@ -343,13 +344,14 @@ impl KernelSet {
             )
         };
         let (segs, pages) = (per(a.n_segs), per(a.n_pages));
+        let walks = per(a.n_segs.saturating_mul(snappy_scan::SCAN_STARTS as u32));
         let mut v = *a;
         let [spec, chain, sums, prefix, verify, finish] = &self.scan;
         if v.n_segs > 0 {
             self.launch(
                 spec,
                 stream,
-                segs,
+                walks,
                 &mut [
                     ptr(&mut v.pages),
                     ptr(&mut v.seg_page),

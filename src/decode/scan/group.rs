@@ -382,7 +382,7 @@ pub(crate) fn launch_group(
         let segs = scan.n_segs();
         let sections = [
             4 * scan.bitmap_words,                    // bitmap
-            4 * segs,                                 // exits
+            4 * scan.n_walks(),                       // exits
             4 * segs,                                 // entries
             8 * segs,                                 // outs
             8 * segs,                                 // before

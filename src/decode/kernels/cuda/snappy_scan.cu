@@ -10,16 +10,21 @@
 // Here each page's stream is cut into GDS_SCAN_SEGMENT-byte segments, and
 // one thread per segment walks it:
 //
-// 1. gds_snappy_spec: each segment is walked from its first byte as if an
-//    element started there, marking the offsets it visits in a bitmap and
-//    recording where the walk leaves the segment. A chain started at a
-//    wrong offset soon lands on a real element start (elements are a few
-//    bytes long), and from there it is the real chain.
+// 1. gds_snappy_spec: each segment is walked GDS_SCAN_STARTS times, from
+//    each of its first GDS_SCAN_STARTS bytes as if an element started
+//    there, each walk marking the offsets it visits in a bitmap of its own
+//    and recording where it leaves the segment. A chain started at a wrong
+//    offset soon lands on a real element start (elements are a few bytes
+//    long), and from there it is the real chain; but a wrong chain can also
+//    run out of step beside the real one through a whole segment (runs of
+//    two- and three-byte copies), which one walk per segment often did
+//    (snappy_scan.rs, SCAN_STARTS, says how often): four walks from four
+//    neighbouring bytes almost never all do.
 // 2. gds_snappy_chain (a thread per page): the real chain's entry into each
 //    segment, in order: the preamble's end for the first; for the next, the
-//    real chain walked from the entry until it meets an offset the
-//    speculative walk visited (a few elements in), then the speculative
-//    exit; only where the two never meet is the whole segment walked.
+//    real chain walked from the entry until it meets an offset one of the
+//    speculative walks visited (a few elements in), then that walk's
+//    exit; only where it meets none is the whole segment walked.
 //    (Session 9's version walked the whole segment whenever the entry itself
 //    had not been visited, which is most segments: 0.94 s instead of
 //    0.25 s for SF 10 lineitem on the H200.) A page's preamble is checked
@@ -132,19 +137,31 @@ __device__ __forceinline__ GdsSegment gds_segment(u64 k, u32 len) {
 __device__ __forceinline__ u64 gds_global_thread() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ u64 gds_thread_stride() { return (u64)gridDim.x * blockDim.x; }
 
+// Speculative walk j of the segment k of a page: its bitmap.
+__device__ __forceinline__ u64 gds_walk_bitmap(const ScanPage& pg, u64 k, u32 j) {
+  return pg.bitmap_first + (k * GDS_SCAN_STARTS + j) * (GDS_SCAN_SEGMENT / 32);
+}
+
+// n_segs * GDS_SCAN_STARTS threads: walk j of segment s is thread
+// s * GDS_SCAN_STARTS + j, so a segment's walks share a warp (and the
+// stream bytes they load).
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
     const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits) {
-  for (u64 s = gds_global_thread(); s < n_segs; s += gds_thread_stride()) {
+  const u64 n_walks = (u64)n_segs * GDS_SCAN_STARTS;
+  for (u64 t = gds_global_thread(); t < n_walks; t += gds_thread_stride()) {
+    const u64 s = t / GDS_SCAN_STARTS;
+    const u32 j = (u32)(t % GDS_SCAN_STARTS);
     const ScanPage pg = gds_scan_page(pages, seg_page[s]);
     const u8* d = (const u8*)pg.src;
     const u32 len = (u32)pg.len;
     GdsWindow win = gds_window(d, len);
-    const GdsSegment g = gds_segment(s - pg.seg_first, len);
+    const u64 k = s - pg.seg_first;
+    const GdsSegment g = gds_segment(k, len);
     const u32 seg_start = g.start, seg_end = g.end;
-    u32* bits = bitmap + pg.bitmap_first + seg_start / 32;
+    u32* bits = bitmap + gds_walk_bitmap(pg, k, j);
     const u32 n_words = (seg_end - seg_start + 31) / 32;
     u32 word = 0, at_word = 0;
-    u32 p = seg_start;
+    u32 p = seg_start + j;
     while (p < seg_end) {
       const u32 w = (p - seg_start) >> 5;
       while (at_word < w) {
@@ -158,8 +175,20 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
       bits[at_word++] = word;
       word = 0;
     }
-    exits[s] = p;
+    exits[t] = p;
   }
+}
+
+// The first of the speculative walks of segment k that visited `p` (an
+// offset inside the segment), or GDS_SCAN_STARTS when none did.
+__device__ __forceinline__ u32 gds_walk_visiting(const u32* bitmap, const ScanPage& pg, u64 k, u32 seg_start,
+                                                 u32 p) {
+  const u32 word = (p - seg_start) / 32, bit = (p - seg_start) & 31;
+  u32 found = GDS_SCAN_STARTS;
+  for (u32 j = GDS_SCAN_STARTS; j-- > 0;) {
+    if ((bitmap[gds_walk_bitmap(pg, k, j) + word] >> bit) & 1u) found = j;
+  }
+  return found;
 }
 
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
@@ -184,14 +213,13 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
       const u32 seg_start = g.start, seg_end = g.end;
       entries[pg.seg_first + k] = e;
       if (e >= seg_end) continue;  // no element starts here (or the chain ended)
-      // The real chain from the entry meets the speculative one a few
-      // elements in (rarely never): from the first offset both visit, they
-      // are the same chain, and the speculative exit is the real one.
-      const u32* bits = bitmap + pg.bitmap_first + seg_start / 32;
-      u32 p = e;
-      while (p < seg_end && !((bits[(p - seg_start) / 32] >> ((p - seg_start) & 31)) & 1u))
+      // The real chain from the entry meets one of the speculative ones a
+      // few elements in (rarely none): from the first offset both visit,
+      // they are the same chain, and that walk's exit is the real one.
+      u32 p = e, walk = GDS_SCAN_STARTS;
+      while (p < seg_end && (walk = gds_walk_visiting(bitmap, pg, k, seg_start, p)) == GDS_SCAN_STARTS)
         p = gds_snappy_next(win, len, p);
-      e = p < seg_end ? exits[pg.seg_first + k] : p;
+      e = p < seg_end ? exits[(pg.seg_first + k) * GDS_SCAN_STARTS + walk] : p;
     }
   }
 }
