@@ -192,19 +192,27 @@ fn rewrite(src: &Path, dst: &Path, props: &WriterProperties) {
 
 /// TPC-H, all eight tables at SF 0.1, written with no compression, Snappy
 /// and Zstd, dictionary on and off, data pages v1 and v2: decoded on the
-/// GPU equal to arrow-rs.
+/// GPU equal to arrow-rs, with the default checks (the Snappy scan, on
+/// the check stream).
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn tpch_tables_in_every_writer_setting_decode_like_arrow_rs() {
-    tpch_tables_with(checked(CompressedCheck::default()));
+    tpch_tables_with(DecodeOptions {
+        check: CompressedCheck::default(),
+        check_stream: true,
+        ..DecodeOptions::default()
+    });
 }
 
-/// The same with every Snappy page checked and split by the GPU's Snappy
-/// scan (`CompressedCheck::Scan`).
+/// The same with the Snappy scan on the upload stream, and with the warp
+/// check of short pages (`CompressedCheck::Gpu`, the host taking the long
+/// ones) there.
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn tpch_tables_with_the_snappy_scan_decode_like_arrow_rs() {
-    tpch_tables_with(checked(CompressedCheck::Scan));
+    for check in [CompressedCheck::Scan, CompressedCheck::Gpu] {
+        tpch_tables_with(checked(check));
+    }
 }
 
 /// The same with the checks and pieces kernels on their own stream

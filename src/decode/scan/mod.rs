@@ -96,16 +96,16 @@ pub struct DecodeOptions {
     /// Where every Snappy and LZ4 page is checked before nvCOMP
     /// decompresses it: nvCOMP's behaviour on corrupt input is undefined
     /// (an out-of-bounds read that poisons the CUDA context was seen).
-    /// `GDSCAN_DECODE_CHECK=host|gpu|off` sets the default.
+    /// `GDSCAN_DECODE_CHECK=host|gpu|scan|off` sets the default.
     pub check: CompressedCheck,
     /// Whether a group's checks and pieces kernels (the warp check, the
     /// Snappy scan, `gds_snappy_pieces`) run on a stream of their own once
     /// the group's copies are done, rather than behind them on the upload
     /// stream, where the next group's copies wait for them: then the copy
-    /// engine and the SMs work at once. Off unless
-    /// `GDSCAN_CHECK_STREAM=own`: written in session 11, when no GPU could
-    /// be started, it has not been measured or run through the GPU tests
-    /// yet (docs/gpu-machine.md has the call that will).
+    /// engine and the SMs work at once. On by default (measured on the
+    /// H200, session 12: with the scan, all of SF 10 lineitem's columns
+    /// 0.154 against 0.166 s, Q1's 0.047 against 0.053 s);
+    /// `GDSCAN_CHECK_STREAM=upload` puts them back on the upload stream.
     pub check_stream: bool,
     /// Streams the row groups' kernels take in turn (uploads and nvCOMP
     /// have one each): row groups on different streams run their kernels
@@ -128,7 +128,7 @@ impl Default for DecodeOptions {
             ramp_up: std::env::var("GDSCAN_DECODE_RAMP").is_ok_and(|v| v == "1"),
             store: StoreOptions::default(),
             check: CompressedCheck::from_env(),
-            check_stream: std::env::var("GDSCAN_CHECK_STREAM").is_ok_and(|v| v == "own"),
+            check_stream: std::env::var("GDSCAN_CHECK_STREAM").map_or(true, |v| v != "upload"),
             streams: std::env::var("GDSCAN_DECODE_STREAMS")
                 .ok()
                 .and_then(|v| v.parse().ok())
@@ -159,17 +159,19 @@ pub enum CompressedCheck {
     /// before the upload.
     Host,
     /// Snappy pages up to [`GPU_CHECK_MAX_BYTES`] on the GPU after the
-    /// upload, before nvCOMP (a refused page is never handed to it); longer
-    /// ones and LZ4 on the host.
-    #[default]
+    /// upload, a warp per page, before nvCOMP (a refused page is never
+    /// handed to it); longer ones and LZ4 on the host. The default until
+    /// session 12; the host's share then bounded the decode of all columns.
     Gpu,
     /// Every Snappy page on the GPU by the Snappy scan
     /// ([`crate::decode::kernels::snappy_scan`]: a thread per 2 KiB of each
-    /// stream, so no thread walks a whole long page, and the host does
-    /// none of it), which also finds the 64 KiB pieces nvCOMP then takes as
-    /// jobs of their own; LZ4 on the host. It passes the GPU tests, but is
-    /// not the default: measured on the H200 its kernels take 12–25 ms per
-    /// 128 MiB group, slower than the split (BENCHMARKS.md, session 10).
+    /// stream, four speculative walks each, so no thread walks a whole long
+    /// page, and the host does none of it), which also finds the 64 KiB
+    /// pieces nvCOMP then takes as jobs of their own; LZ4 on the host. The
+    /// default: on the H200 (SF 10 lineitem, session 12) about 4 ms of GPU
+    /// time per 128 MiB group, and all columns decoded in 0.154 s against
+    /// the warp check's 0.24–0.25 s in the same run.
+    #[default]
     Scan,
     /// No check: only for input you trust.
     Off,
@@ -213,7 +215,7 @@ pub(crate) fn snappy_split_bytes() -> usize {
 
 impl CompressedCheck {
     /// `GDSCAN_DECODE_CHECK` (`host`, `gpu`, `scan` or `off`), else
-    /// [`CompressedCheck::Gpu`].
+    /// [`CompressedCheck::Scan`].
     pub fn from_env() -> CompressedCheck {
         std::env::var("GDSCAN_DECODE_CHECK")
             .ok()
