@@ -31,7 +31,9 @@
 #   decode      gdscan bench decode on SF $GDSCAN_DECODE_SF (default 10) lineitem,
 #               cases all, q1, q6, once per configuration in GDSCAN_DECODE_CONFIGS
 #               (settings separated by ';', e.g. "default;GDSCAN_SNAPPY_SPLIT=0",
-#               default "default"), all in one call so the ratios compare, then
+#               default "default"; words starting with -- are options of bench
+#               decode, e.g. "--depth=4 KVIKIO_NTHREADS=12"), all in one call so
+#               the ratios compare, then
 #               the decoder's timeline (GDSCAN_DECODE_TRACE) of each case under
 #               the first configuration; needs GDSCAN_NVCOMP_LIBRARY
 # (default: all of them but decode, in that order). Full logs go to $OUT.
@@ -102,6 +104,19 @@ remove_udev_entry() {
   done
 }
 
+# A decode configuration's words: settings (NAME=VALUE) go to the
+# environment, options (--depth=4) to the command line.
+split_config() {
+  config_env=() config_args=()
+  local word
+  for word in $1; do
+    case $word in
+      --*) config_args+=("$word") ;;
+      *) config_env+=("$word") ;;
+    esac
+  done
+}
+
 for step in $steps; do
   case $step in parquet|tpch|store|sql) remove_udev_entry ;; esac
   case $step in
@@ -114,16 +129,16 @@ for step in $steps; do
       n=0
       for config in "${configs[@]}"; do
         n=$((n + 1))
-        settings=${config/#default/}
+        split_config "${config/#default/}"
         echo "== [$n] gdscan bench decode, SF $sf lineitem, ${config} =="
-        env $settings ./.carry/gdscan bench decode --data "$data" --device 0 --cases all,q1,q6 \
-            --iterations 5 --json "$out/decode-$n.json" > "$out/decode-$n.txt" 2>&1
+        env "${config_env[@]}" ./.carry/gdscan bench decode --data "$data" --device 0 --cases all,q1,q6 \
+            --iterations 5 --json "$out/decode-$n.json" "${config_args[@]}" > "$out/decode-$n.txt" 2>&1
         tail -n 4 "$out/decode-$n.txt"
       done
-      settings=${configs[0]/#default/}
+      split_config "${configs[0]/#default/}"
       for c in all q1 q6; do
-        env $settings GDSCAN_DECODE_TRACE="$out/trace-$c.jsonl" ./.carry/gdscan bench decode --data "$data" \
-            --device 0 --cases "$c" --iterations 2 > /dev/null 2>&1
+        env "${config_env[@]}" GDSCAN_DECODE_TRACE="$out/trace-$c.jsonl" ./.carry/gdscan bench decode --data "$data" \
+            --device 0 --cases "$c" --iterations 2 "${config_args[@]}" > /dev/null 2>&1
         python3 benches/trace_summary.py "$out/trace-$c.jsonl" | tail -n 1
       done
       ;;

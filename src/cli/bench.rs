@@ -116,9 +116,9 @@ pub struct BenchDecodeArgs {
     #[arg(long)]
     pub depth: Option<usize>,
     /// Where Snappy and LZ4 pages are checked before nvCOMP: host, gpu,
-    /// scan or off (default: GDSCAN_DECODE_CHECK, else gpu: small Snappy
-    /// pages on the GPU, long ones and LZ4 on the host; scan: every Snappy
-    /// page by the GPU's Snappy scan).
+    /// scan or off (default: GDSCAN_DECODE_CHECK, else scan: every Snappy
+    /// page by the GPU's Snappy scan, LZ4 on the host; gpu: short Snappy
+    /// pages a warp each on the GPU, long ones and LZ4 on the host).
     #[arg(long)]
     pub check: Option<crate::decode::scan::CompressedCheck>,
     /// Also write the report as JSON to this file.

@@ -49,10 +49,19 @@ fn default_num_threads_follows_rule() {
     let n = Settings::default_num_threads();
     assert!((8..=16).contains(&n), "{n}");
     let expected = std::thread::available_parallelism()
-        .map(|p| p.get())
+        .map(|p| p.get().saturating_sub(4))
         .unwrap_or(8)
         .clamp(8, 16);
     assert_eq!(n, expected);
+    // Four cores left to the consumer, within 8..=16.
+    for (cores, threads) in [(1, 8), (2, 8), (12, 8), (16, 12), (20, 16), (128, 16)] {
+        assert_eq!(
+            super::threads_for_cores(Some(cores)),
+            threads,
+            "{cores} cores"
+        );
+    }
+    assert_eq!(super::threads_for_cores(None), 8);
 }
 
 #[test]

@@ -46,7 +46,10 @@ use std::time::Instant;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 
-pub use context::{release_cached_memory, DEVICE_POOL_BYTES, PINNED_POOL_BYTES};
+pub use context::{
+    device_pool_bytes, release_cached_memory, DEVICE_POOL_BYTES, DEVICE_POOL_MAX_BYTES,
+    PINNED_POOL_BYTES,
+};
 pub use error::DecodeError;
 pub use multi::{decode_multi, open_multi, DeviceShare, MultiDecodeStream};
 pub use report::DecodeReport;
@@ -75,9 +78,13 @@ pub struct DecodeOptions {
     pub device: usize,
     /// The fetch underneath (bytes in flight, read-ahead).
     pub fetch: FetchOptions,
-    /// Groups of row groups queued on the GPU at once (at least 1; 2
-    /// overlaps the host's planning of one group with the GPU's work on
-    /// the one before). Device memory in use grows with it.
+    /// Groups of row groups queued on the GPU at once (at least 1). A
+    /// group's work is a chain (copy, check, nvCOMP, kernels) of about 10
+    /// ms on the H200, each link using a small part of the GPU, so several
+    /// groups at once overlap: 4 by default (SF 10 lineitem, all columns,
+    /// session 12: 2 groups 0.157 s, 3 0.130 s, 4 0.132 s, 6 0.133 s).
+    /// Device memory in use grows with it (about 2 GB a group for all of
+    /// lineitem's columns).
     pub depth: usize,
     /// Bytes of row groups (as stored) decoded together: their compressed
     /// pages go to nvCOMP in one batch, which fills the GPU only with
@@ -123,7 +130,7 @@ impl Default for DecodeOptions {
         DecodeOptions {
             device: 0,
             fetch: FetchOptions::default(),
-            depth: 2,
+            depth: 4,
             group_bytes: 128 << 20,
             ramp_up: std::env::var("GDSCAN_DECODE_RAMP").is_ok_and(|v| v == "1"),
             store: StoreOptions::default(),
@@ -331,7 +338,10 @@ pub fn decode(
     // GDSCAN_DEVICE_POOL=scan gives the scan a pool of its own (freed at
     // its end), for comparing with the shared one.
     let pool = match std::env::var("GDSCAN_DEVICE_POOL").as_deref() {
-        Ok("scan") => DevicePool::new(device, DEVICE_POOL_BYTES),
+        Ok("scan") => DevicePool::new(
+            device,
+            device_pool_bytes(device.memory_info().map_or(0, |(_, total)| total)),
+        ),
         _ => context::shared_device_pool(device),
     };
     let gpu = Gpu::new(
