@@ -3,8 +3,9 @@
 //!
 //! | kernel | grid | block | shared |
 //! |---|---|---|---|
-//! | `gds_dict_views` | one block per dictionary | [`DICT_BLOCK`] | ≈ 16 KiB static (the walk's staging) |
-//! | `gds_byte_array_walk` | one block per page task | [`WALK_BLOCK`] | ≈ 16 KiB static (the walk's staging) |
+//! | `gds_dict_views` | one block per dictionary | [`DICT_BLOCK`] | ≈ 22 KiB static (the walk's staging; ≈ 40 KiB with `GDSCAN_STRING_CHUNK=32768`) |
+//! | `gds_byte_array_walk` | one block per page task | [`WALK_BLOCK`] | as `gds_dict_views` |
+//! | `gds_string_walks` | one block per dictionary, then one per page task | [`DICT_BLOCK`] | as `gds_dict_views` |
 //! | `gds_decode_pages` | one block per page task | [`DECODE_BLOCK`] | ≈ 9.5 KiB static (the run table) |
 //! | `gds_gather_status` | one thread per task | [`STATUS_BLOCK`] | none |
 //!
@@ -62,6 +63,13 @@ pub fn byte_array_walk_config(n_tasks: u32) -> Option<LaunchConfig> {
 /// `gds_dict_views` over `n_dicts` dictionaries.
 pub fn dict_views_config(n_dicts: u32) -> Option<LaunchConfig> {
     (n_dicts > 0).then(|| LaunchConfig::linear(n_dicts.min(MAX_GRID), DICT_BLOCK))
+}
+
+/// `gds_string_walks` over `n_dicts` dictionaries and `n_tasks` page
+/// tasks: a block of [`DICT_BLOCK`] each; `None` when there are neither.
+pub fn string_walks_config(n_dicts: u32, n_tasks: u32) -> Option<LaunchConfig> {
+    let blocks = n_dicts as u64 + n_tasks as u64;
+    (blocks > 0).then(|| LaunchConfig::linear(blocks.min(MAX_GRID as u64) as u32, DICT_BLOCK))
 }
 
 /// `gds_gather_status` over `n_tasks` pages and `n_dicts` dictionaries.
@@ -154,6 +162,13 @@ mod tests {
         assert_eq!(dict_views_config(0), None);
         assert_eq!(dict_views_config(7).unwrap().grid.0, 7);
         assert_eq!(dict_views_config(7).unwrap().block.0, DICT_BLOCK);
+        assert!(string_walks_config(0, 0).is_none());
+        let both = string_walks_config(3, 40).unwrap();
+        assert_eq!((both.grid.0, both.block.0), (43, DICT_BLOCK));
+        assert_eq!(
+            string_walks_config(u32::MAX, u32::MAX).unwrap().grid.0,
+            MAX_GRID
+        );
     }
 
     #[test]

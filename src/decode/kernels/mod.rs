@@ -12,7 +12,10 @@
 //!    dictionary's PLAIN values become 16-byte views, so that dictionary pages
 //!    of strings are a 16-byte gather like any fixed-width dictionary page;
 //! 2. `gds_byte_array_walk` (one block per PLAIN byte-array page, staging
-//!    it in shared memory): the value offsets of the page, into its scratch;
+//!    it in shared memory): the value offsets of the page, into its scratch
+//!    (1 and 2 run in one launch, `gds_string_walks`, a block each, so that
+//!    a row group's dictionaries and PLAIN pages are walked at once;
+//!    `GDSCAN_STRING_WALKS=apart` launches them one after the other);
 //! 3. `gds_decode_pages` (one block of 256 threads per page, whatever its
 //!    kind): definition levels → validity bits and value indices (block scan),
 //!    then values PLAIN or by dictionary, converted, to their rows;
@@ -81,6 +84,11 @@ pub struct KernelSet {
     decode_pages: Function,
     byte_array_walk: Function,
     dict_views: Function,
+    string_walks: Function,
+    /// Whether a row group's two string walks run in one launch
+    /// (`gds_string_walks`, the default) or one after the other
+    /// (`GDSCAN_STRING_WALKS=apart`, kept to measure against).
+    walks_together: bool,
     gather_status: Function,
     check_snappy: Function,
     snappy_pieces: Function,
@@ -209,6 +217,8 @@ impl KernelSet {
             decode_pages: module.function("gds_decode_pages")?,
             byte_array_walk: module.function("gds_byte_array_walk")?,
             dict_views: module.function("gds_dict_views")?,
+            string_walks: module.function("gds_string_walks")?,
+            walks_together: std::env::var("GDSCAN_STRING_WALKS").map_or(true, |v| v != "apart"),
             gather_status: module.function("gds_gather_status")?,
             check_snappy: module.function("gds_check_snappy")?,
             snappy_pieces: module.function("gds_snappy_pieces")?,
@@ -240,11 +250,12 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 12] {
+    pub fn functions(&self) -> [(&'static str, &Function); 13] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_byte_array_walk", &self.byte_array_walk),
             ("gds_dict_views", &self.dict_views),
+            ("gds_string_walks", &self.string_walks),
             ("gds_gather_status", &self.gather_status),
             ("gds_check_snappy", &self.check_snappy),
             ("gds_snappy_pieces", &self.snappy_pieces),
@@ -521,6 +532,32 @@ impl KernelSet {
         )
     }
 
+    /// Queues `gds_string_walks`: [`KernelSet::dict_views`] over `n_dicts`
+    /// dictionaries and [`KernelSet::byte_array_walk`] over `n_tasks` page
+    /// tasks in one launch, a block each, so that the two run at once.
+    ///
+    /// # Safety
+    /// As [`KernelSet::dict_views`] and [`KernelSet::byte_array_walk`].
+    pub unsafe fn string_walks(
+        &self,
+        stream: &Stream,
+        dicts: u64,
+        n_dicts: u32,
+        tasks: u64,
+        n_tasks: u32,
+    ) -> Result<(), KernelError> {
+        let Some(config) = launch::string_walks_config(n_dicts, n_tasks) else {
+            return Ok(());
+        };
+        let (mut a, mut b, mut c, mut d) = (dicts, n_dicts, tasks, n_tasks);
+        self.launch(
+            &self.string_walks,
+            stream,
+            config,
+            &mut [ptr(&mut a), ptr(&mut b), ptr(&mut c), ptr(&mut d)],
+        )
+    }
+
     /// Queues `gds_decode_pages` over `n_tasks` page tasks at `tasks`. PLAIN
     /// byte-array pages need [`KernelSet::byte_array_walk`] queued before on
     /// the same stream, dictionary byte-array pages their dictionary's
@@ -609,12 +646,22 @@ impl KernelSet {
         work: &RowGroupLaunch,
         mut after: impl FnMut(&'static str) -> Result<(), KernelError>,
     ) -> Result<(), KernelError> {
-        // SAFETY (all four): as the caller promised.
-        unsafe { self.dict_views(stream, work.dicts, work.n_dicts)? };
-        after("dict_views")?;
-        if work.has_plain_byte_arrays {
-            unsafe { self.byte_array_walk(stream, work.tasks, work.n_tasks)? };
-            after("byte_array_walk")?;
+        // SAFETY (every launch): as the caller promised.
+        if self.walks_together {
+            let walked = if work.has_plain_byte_arrays {
+                work.n_tasks
+            } else {
+                0
+            };
+            unsafe { self.string_walks(stream, work.dicts, work.n_dicts, work.tasks, walked)? };
+            after("string_walks")?;
+        } else {
+            unsafe { self.dict_views(stream, work.dicts, work.n_dicts)? };
+            after("dict_views")?;
+            if work.has_plain_byte_arrays {
+                unsafe { self.byte_array_walk(stream, work.tasks, work.n_tasks)? };
+                after("byte_array_walk")?;
+            }
         }
         unsafe { self.decode_pages(stream, work.tasks, work.n_tasks)? };
         after("decode_pages")?;

@@ -478,6 +478,12 @@ pub fn generated_header() -> String {
         "#ifndef GDS_WALK_PARALLEL\n#define GDS_WALK_PARALLEL {}\n#endif",
         u32::from(parallel)
     );
+    // Bytes the string walk stages in shared memory at a time.
+    let _ = writeln!(
+        h,
+        "#ifndef GDS_WALK_CHUNK\n#define GDS_WALK_CHUNK {}u\n#endif",
+        string_walk_chunk()
+    );
     h.push('\n');
     for (ty, size, fields) in [
         ("PageTask", size_of::<PageTask>(), page_task_fields()),
@@ -496,6 +502,19 @@ pub fn generated_header() -> String {
     }
     h.push_str("\n#endif  // GDSCAN_GENERATED_CUH\n");
     h
+}
+
+/// Bytes of a page the string walks (`gds_byte_array_walk`,
+/// `gds_dict_views`) stage in shared memory per step: 16 KiB, or 32 KiB
+/// with `GDSCAN_STRING_CHUNK=32768` (half the steps, each with twice the
+/// bytes per thread; the two are measured against each other on the GPU).
+/// Both keep the walk's static shared memory under 48 KiB, and both are a
+/// multiple of 32 bytes per thread of either kernel's block.
+pub fn string_walk_chunk() -> u32 {
+    match std::env::var("GDSCAN_STRING_CHUNK").as_deref() {
+        Ok("32768") => 32768,
+        _ => 16384,
+    }
 }
 
 #[cfg(test)]
