@@ -75,18 +75,23 @@ fn kernels_under_cpu_emulation() {
     let Some(exe) = build("kernels_emu.cpp", dir.path()) else {
         return;
     };
-    let run = Command::new(&exe)
-        .env("ASAN_OPTIONS", "detect_leaks=0")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    eprintln!("{stdout}");
-    assert!(
-        run.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    assert!(stdout.contains("ALL OK"));
+    // The string walks one after the other (the default), then in one
+    // launch (`gds_string_walks`, GDSCAN_STRING_WALKS=together).
+    for walks in ["apart", "together"] {
+        let run = Command::new(&exe)
+            .env("ASAN_OPTIONS", "detect_leaks=0")
+            .env("GDSCAN_STRING_WALKS", walks)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        eprintln!("string walks {walks}: {stdout}");
+        assert!(
+            run.status.success(),
+            "string walks {walks}: {stdout}\n{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert!(stdout.contains("ALL OK"), "string walks {walks}");
+    }
 }
 
 /// Runs a harness that reads `input` from the file named by its first

@@ -81,14 +81,14 @@ static void run(std::vector<PageTask>& tasks, std::vector<DictTask>& dicts, std:
   PageTask* tp = tasks.data(); DictTask* dp = dicts.data(); u32 n = tasks.size(), m = dicts.size();
   status.assign(n + m, make_uint4(0xEE, 0xEE, 0xEE, 0xEE));
   uint4* sp = status.data();
-  // As the decoder launches them: both walks in one launch, unless
-  // GDSCAN_STRING_WALKS=apart (then one after the other).
+  // As the decoder launches them: one after the other, or both walks in
+  // one launch with GDSCAN_STRING_WALKS=together.
   const char* walks = getenv("GDSCAN_STRING_WALKS");
-  if (walks != nullptr && strcmp(walks, "apart") == 0) {
+  if (walks != nullptr && strcmp(walks, "together") == 0) {
+    if (n + m) emu_launch(n + m, GDS_DICT_BLOCK, [&] { gds_string_walks(dp, m, tp, n); });
+  } else {
     if (m) emu_launch(m, GDS_DICT_BLOCK, [&] { gds_dict_views(dp, m); });
     emu_launch(n, GDS_WALK_BLOCK, [&] { gds_byte_array_walk(tp, n); });
-  } else if (n + m) {
-    emu_launch(n + m, GDS_DICT_BLOCK, [&] { gds_string_walks(dp, m, tp, n); });
   }
   emu_launch(n, GDS_BLOCK, [&] { gds_decode_pages(tp, n); });
   emu_launch((n + m + 255) / 256, GDS_STATUS_BLOCK, [&] { gds_gather_status(tp, n, dp, m, sp); });

@@ -507,7 +507,8 @@ pub fn generated_header() -> String {
 /// Bytes of a page the string walks (`gds_byte_array_walk`,
 /// `gds_dict_views`) stage in shared memory per step: 16 KiB, or 32 KiB
 /// with `GDSCAN_STRING_CHUNK=32768` (half the steps, each with twice the
-/// bytes per thread; the two are measured against each other on the GPU).
+/// bytes per thread; written in session 12 after the device budget was
+/// spent, so 32 KiB has passed the CPU emulation but not run on a GPU).
 /// Both keep the walk's static shared memory under 48 KiB, and both are a
 /// multiple of 32 bytes per thread of either kernel's block.
 pub fn string_walk_chunk() -> u32 {
