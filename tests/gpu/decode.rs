@@ -682,8 +682,9 @@ fn the_timeline_has_every_phase_of_every_row_group_in_order() {
             uploaded[0] >= 0.0 && uploaded[0] <= start[0] && start[0] <= end[0],
             "group {g}"
         );
-        // On the upload stream: the copies, then the warp check of the
-        // short Snappy pages (every page here is short), then `uploaded`.
+        // The copies, then the group's check (`warp_check` when the warp
+        // check runs; the default scan's marks are `scan_*`), then
+        // `uploaded`.
         let (copied, checked) = (gpu("copied", "group", *g), gpu("warp_check", "group", *g));
         assert_eq!(copied.len(), 1, "group {g}");
         assert!(checked.len() <= 1, "group {g}");

@@ -35,6 +35,13 @@ pub const DEVICE_POOL_MAX_BYTES: usize = 16 << 30;
 pub fn device_pool_bytes(total: usize) -> usize {
     (total / 8).clamp(DEVICE_POOL_BYTES, DEVICE_POOL_MAX_BYTES)
 }
+
+/// A decoder's device pool on `device`, keeping [`device_pool_bytes`] of
+/// its memory idle (the least when its size cannot be read).
+pub(crate) fn new_device_pool(device: Device) -> Arc<DevicePool> {
+    let total = device.memory_info().map_or(0, |(_, total)| total);
+    DevicePool::new(device, device_pool_bytes(total))
+}
 /// Idle pinned host memory the decoder's pool keeps per device for reuse.
 /// With 2 GiB, a scan of all of SF 10 lineitem's columns (its fetch budget,
 /// the planner's group and the groups on the GPU hold about that much at
@@ -168,10 +175,7 @@ fn shared_pinned_pool(device: Device) -> Arc<PinnedPool> {
 /// buffer costs tenths of a millisecond, and `cuMemFree` waits for the
 /// whole device). [`release_cached_memory`] gives the idle part back.
 pub(crate) fn shared_device_pool(device: Device) -> Arc<DevicePool> {
-    per_device(&DEVICE_POOLS, device, || {
-        let total = device.memory_info().map_or(0, |(_, total)| total);
-        DevicePool::new(device, device_pool_bytes(total))
-    })
+    per_device(&DEVICE_POOLS, device, || new_device_pool(device))
 }
 
 /// Frees the device and pinned memory that the decoder's pools keep idle

@@ -63,7 +63,7 @@ use trace::Trace;
 /// `GDSCAN_DECODE_STREAMS` says otherwise.
 const STREAMS: usize = 8;
 
-use crate::cuda::{Device, DevicePool};
+use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
 use crate::decode::page::{check_chunk, column_type, DecodePlanError};
 use crate::parquet::fetch::{fetch, FetchOptions, SourceScan};
@@ -79,12 +79,12 @@ pub struct DecodeOptions {
     /// The fetch underneath (bytes in flight, read-ahead).
     pub fetch: FetchOptions,
     /// Groups of row groups queued on the GPU at once (at least 1). A
-    /// group's work is a chain (copy, check, nvCOMP, kernels) of about 10
+    /// group's work is a chain (copy, check, nvCOMP, kernels) of about 15
     /// ms on the H200, each link using a small part of the GPU, so several
     /// groups at once overlap: 4 by default (SF 10 lineitem, all columns,
-    /// session 12: 2 groups 0.157 s, 3 0.130 s, 4 0.132 s, 6 0.133 s).
-    /// Device memory in use grows with it (about 2 GB a group for all of
-    /// lineitem's columns).
+    /// session 12, one run: 2 groups 0.157 s, 3 0.130 s, 4 0.132 s, 6
+    /// 0.133 s). Device memory in use grows with it (at 4, peaks of 5.5 GB
+    /// for all of SF 10 lineitem's columns and 9.7 GB for Q1's).
     pub depth: usize,
     /// Bytes of row groups (as stored) decoded together: their compressed
     /// pages go to nvCOMP in one batch, which fills the GPU only with
@@ -338,10 +338,7 @@ pub fn decode(
     // GDSCAN_DEVICE_POOL=scan gives the scan a pool of its own (freed at
     // its end), for comparing with the shared one.
     let pool = match std::env::var("GDSCAN_DEVICE_POOL").as_deref() {
-        Ok("scan") => DevicePool::new(
-            device,
-            device_pool_bytes(device.memory_info().map_or(0, |(_, total)| total)),
-        ),
+        Ok("scan") => context::new_device_pool(device),
         _ => context::shared_device_pool(device),
     };
     let gpu = Gpu::new(
