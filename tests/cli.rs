@@ -242,3 +242,21 @@ fn devices_are_checked_before_any_read() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("listed twice"));
 }
+
+/// A decoder setting outside its choices is refused before anything is
+/// read (the file does not exist), naming the variable and what it takes.
+#[test]
+fn a_mistyped_decoder_setting_is_refused_before_any_read() {
+    let out = Command::new(env!("CARGO_BIN_EXE_gdscan"))
+        .args(["scan", "/nonexistent/gdscan/x.parquet", "--decode"])
+        .env("GDSCAN_DECODE_CHECK", "scna")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("GDSCAN_DECODE_CHECK=\"scna\"") && err.contains("host, gpu, scan or off"),
+        "{err}"
+    );
+    assert!(!err.contains("nonexistent"), "no read was tried: {err}");
+}

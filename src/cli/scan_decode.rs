@@ -40,7 +40,9 @@ pub(crate) struct DecodeScanReport {
 
 /// Runs `gdscan scan --decode`.
 pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
-    // Every GPU asked for is opened before any read (the footer's included).
+    // The decoder's settings are checked and every GPU asked for is opened
+    // before any read (the footer's included).
+    crate::decode::scan::check_settings().map_err(Error::decode)?;
     let devices: Vec<usize> = match &args.devices {
         Some(d) => d.open()?.iter().map(|d| d.ordinal()).collect(),
         None => Vec::new(),

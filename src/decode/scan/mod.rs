@@ -37,6 +37,7 @@ mod multi;
 mod planner;
 mod report;
 mod row_group;
+mod settings;
 mod trace;
 
 use std::collections::VecDeque;
@@ -53,6 +54,7 @@ pub use context::{
 pub use error::DecodeError;
 pub use multi::{decode_multi, open_multi, DeviceShare, MultiDecodeStream};
 pub use report::DecodeReport;
+pub use settings::check_settings;
 
 use context::{Gpu, PinnedAllocator};
 use planner::{PlanAhead, PlannedGroup};
@@ -262,6 +264,7 @@ pub fn open(
     request: ScanRequest,
     options: DecodeOptions,
 ) -> Result<DecodeStream, DecodeError> {
+    settings::check_settings()?;
     let source = crate::store::open(location, &options.store)?;
     let metadata = load(&source, MetadataOptions::default())?;
     let plan = plan(&metadata, &request).map_err(|source| DecodeError::Request {
@@ -319,6 +322,7 @@ pub fn decode(
     inputs: Vec<DecodeInput>,
     options: DecodeOptions,
 ) -> Result<DecodeStream, DecodeError> {
+    settings::check_settings()?;
     let mut schema: Option<SchemaRef> = None;
     for input in &inputs {
         let s = output_schema(input.source.location(), &input.metadata, &input.plan)?;

@@ -60,7 +60,9 @@ pub fn open_multi(
     options: DecodeOptions,
     devices: &Devices,
 ) -> Result<MultiDecodeStream, DecodeError> {
-    // The devices first: a bad ordinal reads nothing, not even the footer.
+    // The settings and the devices first: a bad value or ordinal reads
+    // nothing, not even the footer.
+    super::settings::check_settings()?;
     devices.open()?;
     let source = crate::store::open(location, &options.store)?;
     let metadata = load(&source, MetadataOptions::default())?;
@@ -87,6 +89,7 @@ pub fn decode_multi(
     options: DecodeOptions,
     devices: &Devices,
 ) -> Result<MultiDecodeStream, DecodeError> {
+    super::settings::check_settings()?;
     let ordinals: Vec<usize> = devices.open()?.iter().map(|d| d.ordinal()).collect();
     let mut schema = None;
     for input in &inputs {
