@@ -17,16 +17,18 @@
 //!
 //! Order of the work (no host wait anywhere here):
 //! 1. on the upload stream: each row group's uploads
-//!    ([`super::row_group::stage`]), then the group's job arrays; the
-//!    pieces of the pages the host checked and split (`gds_snappy_pieces`);
-//!    with [`CompressedCheck::Gpu`], the check of the other Snappy pages
-//!    (`gds_check_snappy`), or with [`CompressedCheck::Scan`] the Snappy
-//!    scan of every Snappy page
-//!    ([`crate::decode::kernels::KernelSet::snappy_scan`], which also
-//!    writes the pieces of those that split): a refused page is pointed at
-//!    an empty stream, so nvCOMP never reads it; then the `uploaded`
-//!    event. The next group's uploads and check so run beside
-//!    this group's nvCOMP call, never behind its kernels;
+//!    ([`super::row_group::stage`]), then the group's job arrays; then,
+//!    on the check stream after an event recorded behind those copies (on
+//!    the upload stream itself with `check_stream` off): the pieces of the
+//!    pages the host checked and split (`gds_snappy_pieces`); with
+//!    [`CompressedCheck::Scan`] (the default) the Snappy scan of every
+//!    Snappy page ([`crate::decode::kernels::KernelSet::snappy_scan`],
+//!    which also writes the pieces of those that split), or with
+//!    [`CompressedCheck::Gpu`] the check of the short Snappy pages
+//!    (`gds_check_snappy`): a refused page is pointed at an empty stream,
+//!    so nvCOMP never reads it; then the `uploaded` event. The next
+//!    group's uploads so run beside this group's check and nvCOMP call,
+//!    never behind its kernels;
 //! 2. on the nvCOMP stream, after `uploaded`: one call per codec, the
 //!    actual sizes, statuses and check results down, the `decompressed`
 //!    event;
