@@ -12,20 +12,24 @@ struct Variable {
     name: &'static str,
     /// What is expected, as the error says it.
     expected: &'static str,
-    valid: fn(&str) -> bool,
+    accepts: Accepts,
 }
 
-/// Exactly one of `choices` (the readers compare exactly).
-fn one_of(choices: &'static [&'static str]) -> impl Fn(&str) -> bool {
-    move |v| choices.contains(&v)
+/// The values a variable takes.
+enum Accepts {
+    /// Exactly one of these (the readers compare exactly).
+    Exactly(&'static [&'static str]),
+    /// Any value the function accepts.
+    Check(fn(&str) -> bool),
 }
 
-fn positive_integer(v: &str) -> bool {
-    v.parse::<usize>().is_ok_and(|n| n > 0)
-}
-
-fn byte_count(v: &str) -> bool {
-    v.parse::<usize>().is_ok()
+impl Accepts {
+    fn accepts(&self, v: &str) -> bool {
+        match self {
+            Accepts::Exactly(choices) => choices.contains(&v),
+            Accepts::Check(f) => f(v),
+        }
+    }
 }
 
 /// Every variable the decoder reads, except `GDSCAN_DECODE_TRACE` (a path:
@@ -35,52 +39,52 @@ const VARIABLES: [Variable; 10] = [
     Variable {
         name: "GDSCAN_DECODE_CHECK",
         expected: "host, gpu, scan or off (any case)",
-        valid: |v| v.parse::<super::CompressedCheck>().is_ok(),
+        accepts: Accepts::Check(|v| v.parse::<super::CompressedCheck>().is_ok()),
     },
     Variable {
         name: "GDSCAN_CHECK_STREAM",
         expected: "own or upload",
-        valid: |v| one_of(&["own", "upload"])(v),
+        accepts: Accepts::Exactly(&["own", "upload"]),
     },
     Variable {
         name: "GDSCAN_DECODE_RAMP",
         expected: "0 or 1",
-        valid: |v| v == "0" || v == "1",
+        accepts: Accepts::Exactly(&["0", "1"]),
     },
     Variable {
         name: "GDSCAN_DECODE_STREAMS",
         expected: "a number of streams, at least 1",
-        valid: positive_integer,
+        accepts: Accepts::Check(|v| v.parse::<usize>().is_ok_and(|n| n > 0)),
     },
     Variable {
         name: "GDSCAN_GPU_CHECK_MAX",
         expected: "a number of bytes",
-        valid: byte_count,
+        accepts: Accepts::Check(|v| v.parse::<usize>().is_ok()),
     },
     Variable {
         name: "GDSCAN_SNAPPY_SPLIT",
         expected: "0 (pages whole) or 1",
-        valid: |v| v == "0" || v == "1",
+        accepts: Accepts::Exactly(&["0", "1"]),
     },
     Variable {
         name: "GDSCAN_STRING_WALK",
         expected: "serial or parallel",
-        valid: |v| one_of(&["serial", "parallel"])(v),
+        accepts: Accepts::Exactly(&["serial", "parallel"]),
     },
     Variable {
         name: "GDSCAN_STRING_WALKS",
         expected: "apart or together",
-        valid: |v| one_of(&["apart", "together"])(v),
+        accepts: Accepts::Exactly(&["apart", "together"]),
     },
     Variable {
         name: "GDSCAN_STRING_CHUNK",
         expected: "16384 or 32768",
-        valid: |v| v == "16384" || v == "32768",
+        accepts: Accepts::Exactly(&["16384", "32768"]),
     },
     Variable {
         name: "GDSCAN_DEVICE_POOL",
         expected: "scan or shared",
-        valid: |v| one_of(&["scan", "shared"])(v),
+        accepts: Accepts::Exactly(&["scan", "shared"]),
     },
 ];
 
@@ -90,7 +94,7 @@ fn check_with(lookup: impl Fn(&str) -> Option<Result<String, String>>) -> Result
     for var in &VARIABLES {
         let value = match lookup(var.name) {
             None => continue,
-            Some(Ok(v)) if (var.valid)(&v) => continue,
+            Some(Ok(v)) if var.accepts.accepts(&v) => continue,
             Some(Ok(v)) | Some(Err(v)) => v,
         };
         return Err(DecodeError::Setting {
