@@ -75,9 +75,10 @@ fn kernels_under_cpu_emulation() {
     let Some(exe) = build("kernels_emu.cpp", dir.path()) else {
         return;
     };
-    // The string walks one after the other (the default), then in one
-    // launch (`gds_string_walks`, GDSCAN_STRING_WALKS=together).
-    for walks in ["apart", "together"] {
+    // The string walks one after the other, in one launch (the default:
+    // `gds_string_walks`), and spread over chunks (`gds_spread_*`, which
+    // also runs every walk case of the harness against the serial walk).
+    for walks in ["apart", "together", "spread"] {
         let run = Command::new(&exe)
             .env("ASAN_OPTIONS", "detect_leaks=0")
             .env("GDSCAN_STRING_WALKS", walks)

@@ -14,8 +14,8 @@ use gdscan::decode::kernels::task::{
     dict_tasks_as_bytes, dict_tasks_as_bytes_mut, page_tasks_as_bytes, page_tasks_as_bytes_mut,
 };
 use gdscan::decode::kernels::{
-    launch, parse_status, Conversion, DictTask, Encoding, KernelSet, Kind, PageErrorCode, PageTask,
-    RowGroupLaunch, TaskStatus, FLAG_V1_LEVELS,
+    launch, parse_status, task, Conversion, DictTask, Encoding, KernelSet, Kind, PageErrorCode,
+    PageTask, RowGroupLaunch, SpreadLaunch, StringWalks, TaskStatus, FLAG_V1_LEVELS,
 };
 
 // ------------------------------------------------------------ encoder
@@ -201,6 +201,38 @@ impl Gpu {
         };
         let status_len = launch::status_bytes(tasks.len() as u32, dicts.len() as u32) as usize;
         let status = self.alloc(status_len, 0xEE);
+        // The string walks as GDSCAN_STRING_WALKS says (h200.sh runs these
+        // tests under each), with the spread walk's tables as the decoder
+        // builds them: state and bitmaps filled with garbage.
+        let walks = StringWalks::from_env();
+        let spread = if walks == StringWalks::Spread {
+            let chunk = task::string_walk_chunk();
+            let items = dicts
+                .iter()
+                .map(|d| launch::SpreadItem::Dict {
+                    data_len: d.data_len as u64,
+                    count: d.count,
+                })
+                .chain(tasks.iter().map(|t| {
+                    if t.kind == Kind::ByteArray as u32 && t.encoding == Encoding::Plain as u32 {
+                        launch::SpreadItem::PlainPage {
+                            data_len: t.data_len as u64,
+                        }
+                    } else {
+                        launch::SpreadItem::Other
+                    }
+                }));
+            let table = launch::SpreadTable::new(items, chunk);
+            let first: Vec<u8> = table.first.iter().flat_map(|w| w.to_le_bytes()).collect();
+            SpreadLaunch {
+                first: self.upload(&first),
+                n_chunks: table.n_chunks,
+                state: self.alloc(table.state_bytes() as usize, 0xEE),
+                bits: self.alloc(table.bitmap_bytes(chunk) as usize, 0xA5),
+            }
+        } else {
+            SpreadLaunch::default()
+        };
         let work = RowGroupLaunch {
             tasks: t,
             n_tasks: tasks.len() as u32,
@@ -210,6 +242,8 @@ impl Gpu {
             has_plain_byte_arrays: tasks
                 .iter()
                 .any(|t| t.kind == Kind::ByteArray as u32 && t.encoding == Encoding::Plain as u32),
+            walks,
+            spread,
         };
         // SAFETY: every address in the tasks is one of our live buffers.
         unsafe { self.kernels.decode_row_group(&self.stream, &work) }.unwrap();

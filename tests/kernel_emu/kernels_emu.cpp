@@ -5,6 +5,7 @@
 #include "emu.h"
 #include "decode.cu"
 #include "byte_array.cu"
+#include "byte_array_spread.cu"
 #include "status.cu"
 #include <cassert>
 #include <cstring>
@@ -77,15 +78,38 @@ static void place(PageTask& t, Layout l, const std::vector<bool>& def, const std
     t.max_def = 1; t.def_levels = up(e); t.def_len = e.size(); t.data = up(values); t.data_len = values.size();
   }
 }
+static bool mode_is(const char* m) {
+  const char* walks = getenv("GDSCAN_STRING_WALKS");
+  return walks != nullptr && strcmp(walks, m) == 0;
+}
+// The spread walk as the decoder queues it: the item table as the host
+// builds it (launch::SpreadTable), fresh state and bitmaps filled with
+// garbage (every word the kernels read they must have written).
+static void spread(std::vector<PageTask>& tasks, std::vector<DictTask>& dicts) {
+  const u32 n = tasks.size(), m = dicts.size();
+  std::vector<u32> first;
+  u32 chunks = 0;
+  for (auto& d : dicts) { first.push_back(chunks); u32 c = (d.data_len + GDS_WALK_CHUNK - 1) / GDS_WALK_CHUNK; chunks += c == 0 && d.count > 0 ? 1 : c; }
+  for (auto& t : tasks) { first.push_back(chunks); if (t.kind == GDS_KIND_BYTE_ARRAY && t.encoding == GDS_ENC_PLAIN) chunks += (t.data_len + GDS_WALK_CHUNK - 1) / GDS_WALK_CHUNK; }
+  first.push_back(chunks);
+  if (n + m == 0) return;
+  std::vector<u32> state((size_t)chunks * GDS_SPREAD_STATE_WORDS + 1, 0xEEEEEEEEu), bits((size_t)chunks * (GDS_WALK_CHUNK / 32) + 1, 0xA5A5A5A5u);
+  PageTask* tp = tasks.data(); DictTask* dp = dicts.data();
+  // The join runs even without chunks (an empty section's count and end).
+  if (chunks) emu_launch(chunks, GDS_SPREAD_BLOCK, [&] { gds_spread_spec(dp, m, tp, n, first.data(), state.data(), bits.data()); });
+  emu_launch((n + m + GDS_SPREAD_JOIN_BLOCK - 1) / GDS_SPREAD_JOIN_BLOCK, GDS_SPREAD_JOIN_BLOCK, [&] { gds_spread_join(dp, m, tp, n, first.data(), state.data(), bits.data()); });
+  if (chunks) emu_launch(chunks, GDS_SPREAD_BLOCK, [&] { gds_spread_emit(dp, m, tp, n, first.data(), state.data(), bits.data()); });
+}
 static void run(std::vector<PageTask>& tasks, std::vector<DictTask>& dicts, std::vector<uint4>& status) {
   PageTask* tp = tasks.data(); DictTask* dp = dicts.data(); u32 n = tasks.size(), m = dicts.size();
   status.assign(n + m, make_uint4(0xEE, 0xEE, 0xEE, 0xEE));
   uint4* sp = status.data();
-  // As the decoder launches them: one after the other, or both walks in
-  // one launch with GDSCAN_STRING_WALKS=together.
-  const char* walks = getenv("GDSCAN_STRING_WALKS");
-  if (walks != nullptr && strcmp(walks, "together") == 0) {
+  // As the decoder launches them: one after the other, both walks in one
+  // launch (GDSCAN_STRING_WALKS=together) or spread over chunks (spread).
+  if (mode_is("together")) {
     if (n + m) emu_launch(n + m, GDS_DICT_BLOCK, [&] { gds_string_walks(dp, m, tp, n); });
+  } else if (mode_is("spread")) {
+    spread(tasks, dicts);
   } else {
     if (m) emu_launch(m, GDS_DICT_BLOCK, [&] { gds_dict_views(dp, m); });
     emu_launch(n, GDS_WALK_BLOCK, [&] { gds_byte_array_walk(tp, n); });
@@ -144,7 +168,31 @@ template <u32 BLOCK> static void walk_case_one(const std::vector<uint8_t>& d, u3
     CHECK(offs[i] == r.offs[i] && lens[i] == v, "%s %d block %u: value %zu at %u (%u), serial %u", what, iter, BLOCK, i, offs[i], lens[i], r.offs[i]);
   }
 }
+// The spread walk of one section, as a PLAIN page's values and as a
+// dictionary, against the plain serial walk: the same offsets, count and
+// end; the same views, entries found and overrun.
+static void spread_case(const std::vector<uint8_t>& d, u32 max_count, const char* what, int iter) {
+  const WalkRef r = walk_ref(d, max_count);
+  const u64 data = up(d);
+  PageTask t{}; t.kind = GDS_KIND_BYTE_ARRAY; t.encoding = GDS_ENC_PLAIN; t.num_values = max_count;
+  t.data = data; t.data_len = d.size(); t.view_buffer_base = data;
+  t.scratch = alloc(((size_t)max_count + 1) * 4, 0xEE); t.scratch_len = (max_count + 1) * 4;
+  DictTask k{}; k.data = data; k.data_len = d.size(); k.count = max_count; k.out_views = alloc((size_t)max_count * 16, 0xEE); k.view_buffer_base = data; k.view_buffer_index = 2;
+  std::vector<PageTask> ts{t}; std::vector<DictTask> ds{k};
+  spread(ts, ds);
+  const u32* offs = (const u32*)t.scratch;
+  CHECK(ts[0].plain_count == r.offs.size() && offs[r.offs.size()] == r.pos, "%s %d spread: count %u end %u, serial %zu %u", what, iter, ts[0].plain_count, offs[ts[0].plain_count], r.offs.size(), r.pos);
+  for (size_t i = 0; i < r.offs.size(); ++i) CHECK(offs[i] == r.offs[i], "%s %d spread: value %zu at %u, serial %u", what, iter, i, offs[i], r.offs[i]);
+  const bool short_of = r.offs.size() < max_count;
+  CHECK(ds[0].found == r.offs.size() && (ds[0].error == GDS_ERR_DICT_OVERRUN) == short_of && (short_of || ds[0].error == 0), "%s %d spread dict: found %u error %u, serial %zu", what, iter, ds[0].found, ds[0].error, r.offs.size());
+  for (u32 i = 0; i < max_count; ++i) {
+    uint4 want = make_uint4(0, 0, 0, 0);
+    if (i < r.offs.size()) { u32 L; memcpy(&L, d.data() + r.offs[i], 4); want = gds_make_view((const u8*)data + r.offs[i] + 4, L, 2, r.offs[i] + 4); }
+    CHECK(memcmp((void*)(k.out_views + (u64)i * 16), &want, 16) == 0, "%s %d spread dict: view %u", what, iter, i);
+  }
+}
 static void walks(Rng& rng) {
+  const bool spread_too = mode_is("spread");
   int cases = 0;
   for (int iter = 0; iter < 120; ++iter) {
     // Values: short text, empty, long (past a segment, past a chunk),
@@ -173,6 +221,7 @@ static void walks(Rng& rng) {
     walk_case<GDS_WALK_BLOCK>(d, max_count, "walk", iter);
     walk_case<GDS_DICT_BLOCK>(d, max_count, "walk", iter);
     cases += 2;
+    if (spread_too) { spread_case(d, max_count, "walk", iter); ++cases; }
   }
   // Edge sections: empty, under four bytes, one empty value, a prefix cut
   // by every chunk end, a value ending exactly at a chunk's end.
@@ -187,10 +236,13 @@ static void walks(Rng& rng) {
   }
   int e = 0;
   for (auto& d : edges) {
-    for (u32 m : {0u, 1u, 2u, 1000u}) { walk_case<GDS_WALK_BLOCK>(d, m, "edge", e); walk_case<GDS_DICT_BLOCK>(d, m, "edge", e); cases += 2; }
+    for (u32 m : {0u, 1u, 2u, 1000u}) {
+      walk_case<GDS_WALK_BLOCK>(d, m, "edge", e); walk_case<GDS_DICT_BLOCK>(d, m, "edge", e); cases += 2;
+      if (spread_too) { spread_case(d, m, "edge", e); ++cases; }
+    }
     ++e;
   }
-  printf("walks ok (%d cases, each walk against the plain serial one)\n", cases);
+  printf("walks ok (%d cases, each walk against the plain serial one%s)\n", cases, spread_too ? ", the spread one too" : "");
 }
 
 int main() {

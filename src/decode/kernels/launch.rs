@@ -32,6 +32,14 @@ pub const DECODE_TILE: u32 = DECODE_BLOCK * DECODE_ITEMS;
 pub const WALK_BLOCK: u32 = 128;
 /// Threads per block of `gds_dict_views`.
 pub const DICT_BLOCK: u32 = 256;
+/// Threads per block of the spread walk's chunk kernels (`gds_spread_spec`,
+/// `gds_spread_emit`): 64 bytes of a 16 KiB chunk each.
+pub const SPREAD_BLOCK: u32 = 256;
+/// Threads per block of `gds_spread_join` (a thread per walk item).
+pub const SPREAD_JOIN_BLOCK: u32 = 128;
+/// 4-byte words of one chunk's state in the spread walk.
+pub const SPREAD_STATE_WORDS: u32 = 8;
+
 /// Threads per block of `gds_gather_status`.
 pub const STATUS_BLOCK: u32 = 256;
 /// 32-bit words per task in the status array: `[error, error_index,
@@ -70,6 +78,106 @@ pub fn dict_views_config(n_dicts: u32) -> Option<LaunchConfig> {
 pub fn string_walks_config(n_dicts: u32, n_tasks: u32) -> Option<LaunchConfig> {
     let blocks = n_dicts as u64 + n_tasks as u64;
     (blocks > 0).then(|| LaunchConfig::linear(blocks.min(MAX_GRID as u64) as u32, DICT_BLOCK))
+}
+
+/// `gds_spread_spec` and `gds_spread_emit` over `n_chunks` chunks: a
+/// block of [`SPREAD_BLOCK`] each; `None` when there are none.
+pub fn spread_chunks_config(n_chunks: u32) -> Option<LaunchConfig> {
+    (n_chunks > 0).then(|| LaunchConfig::linear(n_chunks.min(MAX_GRID), SPREAD_BLOCK))
+}
+
+/// `gds_spread_join` over `n_dicts + n_tasks` items, a thread each (it
+/// runs even when no item has a chunk: an empty section still gets its
+/// count and end); `None` when there are no items.
+pub fn spread_join_config(n_dicts: u32, n_tasks: u32) -> Option<LaunchConfig> {
+    let items = n_dicts as u64 + n_tasks as u64;
+    (items > 0).then(|| LaunchConfig::linear(blocks_for(items, SPREAD_JOIN_BLOCK), SPREAD_JOIN_BLOCK))
+}
+
+/// One item of the spread walk, as the host knows it before the kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpreadItem {
+    /// A byte-array dictionary page of `data_len` bytes and `count`
+    /// entries.
+    Dict {
+        /// Its bytes.
+        data_len: u64,
+        /// Its entries.
+        count: u32,
+    },
+    /// A PLAIN byte-array data page of `data_len` bytes (its values
+    /// section, or levels and values for v1: an upper bound of the
+    /// section).
+    PlainPage {
+        /// Its bytes.
+        data_len: u64,
+    },
+    /// Any other page task: nothing to walk.
+    Other,
+}
+
+/// The spread walk's item table and chunk count.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SpreadTable {
+    /// Per item its first chunk, then the total (items + 1 entries).
+    pub first: Vec<u32>,
+    /// Chunks of every item.
+    pub n_chunks: u32,
+}
+
+impl SpreadTable {
+    /// The table for `items` in launch order (dictionaries, then page
+    /// tasks), with chunks of `chunk` bytes ([`super::task::string_walk_chunk`]):
+    /// a section of `n` bytes has `ceil(n / chunk)` chunks; a dictionary
+    /// with entries has one at least (its views are zeroed by it when the
+    /// bytes hold fewer entries).
+    ///
+    /// ```
+    /// use gdscan::decode::kernels::launch::{SpreadItem, SpreadTable};
+    /// let t = SpreadTable::new(
+    ///     [
+    ///         SpreadItem::Dict { data_len: 0, count: 3 },
+    ///         SpreadItem::Other,
+    ///         SpreadItem::PlainPage { data_len: 40_000 },
+    ///     ],
+    ///     16384,
+    /// );
+    /// assert_eq!(t.first, [0, 1, 1, 4]);
+    /// assert_eq!(t.n_chunks, 4);
+    /// ```
+    pub fn new(items: impl IntoIterator<Item = SpreadItem>, chunk: u32) -> SpreadTable {
+        let mut first = Vec::new();
+        let mut n = 0u32;
+        for item in items {
+            first.push(n);
+            let chunks = match item {
+                SpreadItem::Dict { data_len, count } => {
+                    data_len.div_ceil(chunk as u64).max(u64::from(count > 0))
+                }
+                SpreadItem::PlainPage { data_len } => data_len.div_ceil(chunk as u64),
+                SpreadItem::Other => 0,
+            };
+            // A row group's sections are under 4 GiB: far fewer chunks.
+            n = n.saturating_add(u32::try_from(chunks).unwrap_or(u32::MAX));
+        }
+        first.push(n);
+        SpreadTable { first, n_chunks: n }
+    }
+
+    /// Bytes of the chunks' state.
+    pub fn state_bytes(&self) -> u64 {
+        self.n_chunks as u64 * SPREAD_STATE_WORDS as u64 * 4
+    }
+
+    /// Bytes of the chunks' bitmaps, for chunks of `chunk` bytes.
+    pub fn bitmap_bytes(&self, chunk: u32) -> u64 {
+        self.n_chunks as u64 * spread_bitmap_bytes(chunk)
+    }
+}
+
+/// Bytes of one chunk's bitmap in the spread walk: a bit per byte.
+pub fn spread_bitmap_bytes(chunk: u32) -> u64 {
+    chunk as u64 / 8
 }
 
 /// `gds_gather_status` over `n_tasks` pages and `n_dicts` dictionaries.

@@ -13,9 +13,10 @@
 //!    of strings are a 16-byte gather like any fixed-width dictionary page;
 //! 2. `gds_byte_array_walk` (one block per PLAIN byte-array page, staging
 //!    it in shared memory): the value offsets of the page, into its scratch
-//!    (with `GDSCAN_STRING_WALKS=together`, 1 and 2 run in one launch,
-//!    `gds_string_walks`, a block each, so that a row group's dictionaries
-//!    and PLAIN pages are walked at once; opt-in until it has run on a GPU);
+//!    (by default 1 and 2 run in one launch, `gds_string_walks`, a block
+//!    each, so that a row group's dictionaries and PLAIN pages are walked
+//!    at once; [`StringWalks`] says the other ways, among them a block per
+//!    16 KiB chunk of every section, `spread`);
 //! 3. `gds_decode_pages` (one block of 256 threads per page, whatever its
 //!    kind): definition levels → validity bits and value indices (block scan),
 //!    then values PLAIN or by dictionary, converted, to their rows;
@@ -85,13 +86,8 @@ pub struct KernelSet {
     byte_array_walk: Function,
     dict_views: Function,
     string_walks: Function,
-    /// Whether a row group's two string walks run in one launch
-    /// (`gds_string_walks`, with `GDSCAN_STRING_WALKS=together`) or one
-    /// after the other (the default). Written in session 12 after the
-    /// device budget was spent: it passes the CPU emulation of the kernels
-    /// but has not run on a GPU, so it stays opt-in until the GPU tests
-    /// and the bench have run with it (docs/gpu-machine.md).
-    walks_together: bool,
+    /// `gds_spread_spec`, `gds_spread_join`, `gds_spread_emit`.
+    spread: [Function; 3],
     gather_status: Function,
     check_snappy: Function,
     snappy_pieces: Function,
@@ -180,6 +176,59 @@ pub struct RowGroupLaunch {
     pub status: u64,
     /// Whether any task is a PLAIN byte-array page (runs the walk).
     pub has_plain_byte_arrays: bool,
+    /// How the string walks run.
+    pub walks: StringWalks,
+    /// The spread walk's tables ([`StringWalks::Spread`]; unused otherwise).
+    pub spread: SpreadLaunch,
+}
+
+/// Device addresses of a row group's spread-walk tables
+/// ([`launch::SpreadTable`] gives their sizes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpreadLaunch {
+    /// The item table: `n_dicts + n_tasks + 1` u32, each item's first chunk
+    /// (dictionaries first, then the page tasks; the last entry is the
+    /// number of chunks).
+    pub first: u64,
+    /// Chunks of every item.
+    pub n_chunks: u32,
+    /// [`launch::SPREAD_STATE_WORDS`] u32 per chunk.
+    pub state: u64,
+    /// A chunk's bitmap per chunk ([`launch::spread_bitmap_bytes`]).
+    pub bits: u64,
+}
+
+/// How a row group's string walks (the prefixes of PLAIN byte arrays in
+/// its byte-array dictionaries and pages) run: `GDSCAN_STRING_WALKS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StringWalks {
+    /// A block per dictionary, then (in a second launch) a block per page:
+    /// `gds_dict_views`, `gds_byte_array_walk` (`apart`; session 9's).
+    Apart,
+    /// Both in one launch, a block per dictionary and per page
+    /// (`gds_string_walks`; `together`, session 12's; the default: 55 GPU
+    /// tests passed with it, all columns of SF 10 lineitem 0.121 → 0.107 s
+    /// in one run in session 13).
+    #[default]
+    Together,
+    /// A block per 16 KiB chunk of every dictionary and page, joined by a
+    /// thread per item (`gds_spread_spec`, `gds_spread_join`,
+    /// `gds_spread_emit`; `spread`).
+    Spread,
+}
+
+impl StringWalks {
+    /// The mode `GDSCAN_STRING_WALKS` names (`apart`, `together`,
+    /// `spread`), the default when it is unset (checked values only: the
+    /// decoder's settings check refuses others before any read); the
+    /// default of `DecodeOptions::string_walks`.
+    pub fn from_env() -> StringWalks {
+        match std::env::var("GDSCAN_STRING_WALKS").as_deref() {
+            Ok("apart") => StringWalks::Apart,
+            Ok("spread") => StringWalks::Spread,
+            _ => StringWalks::default(),
+        }
+    }
 }
 
 impl KernelSet {
@@ -221,7 +270,11 @@ impl KernelSet {
             byte_array_walk: module.function("gds_byte_array_walk")?,
             dict_views: module.function("gds_dict_views")?,
             string_walks: module.function("gds_string_walks")?,
-            walks_together: std::env::var("GDSCAN_STRING_WALKS").is_ok_and(|v| v == "together"),
+            spread: [
+                module.function("gds_spread_spec")?,
+                module.function("gds_spread_join")?,
+                module.function("gds_spread_emit")?,
+            ],
             gather_status: module.function("gds_gather_status")?,
             check_snappy: module.function("gds_check_snappy")?,
             snappy_pieces: module.function("gds_snappy_pieces")?,
@@ -253,12 +306,15 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 13] {
+    pub fn functions(&self) -> [(&'static str, &Function); 16] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_byte_array_walk", &self.byte_array_walk),
             ("gds_dict_views", &self.dict_views),
             ("gds_string_walks", &self.string_walks),
+            ("gds_spread_spec", &self.spread[0]),
+            ("gds_spread_join", &self.spread[1]),
+            ("gds_spread_emit", &self.spread[2]),
             ("gds_gather_status", &self.gather_status),
             ("gds_check_snappy", &self.check_snappy),
             ("gds_snappy_pieces", &self.snappy_pieces),
@@ -561,6 +617,54 @@ impl KernelSet {
         )
     }
 
+    /// Queues the spread walk (`cuda/byte_array_spread.cu`: a block per
+    /// chunk, a thread per item, a block per chunk) over a row group's
+    /// dictionaries and page tasks, with the tables of `work.spread`: the
+    /// same results as [`KernelSet::dict_views`] and
+    /// [`KernelSet::byte_array_walk`].
+    ///
+    /// # Safety
+    /// As [`KernelSet::dict_views`] and [`KernelSet::byte_array_walk`];
+    /// `work.spread`'s tables as [`SpreadLaunch`] says, the item table
+    /// uploaded, all alive until the stream has passed the launches.
+    pub unsafe fn spread_walks(
+        &self,
+        stream: &Stream,
+        work: &RowGroupLaunch,
+    ) -> Result<(), KernelError> {
+        let Some(items) = launch::spread_join_config(work.n_dicts, work.n_tasks) else {
+            return Ok(());
+        };
+        let chunks = launch::spread_chunks_config(work.spread.n_chunks);
+        let SpreadLaunch {
+            mut first,
+            mut state,
+            mut bits,
+            ..
+        } = work.spread;
+        let (mut dicts, mut n_dicts, mut tasks, mut n_tasks) =
+            (work.dicts, work.n_dicts, work.tasks, work.n_tasks);
+        let configs = [chunks, Some(items), chunks];
+        for (function, config) in self.spread.iter().zip(configs) {
+            let Some(config) = config else { continue };
+            self.launch(
+                function,
+                stream,
+                config,
+                &mut [
+                    ptr(&mut dicts),
+                    ptr(&mut n_dicts),
+                    ptr(&mut tasks),
+                    ptr(&mut n_tasks),
+                    ptr(&mut first),
+                    ptr(&mut state),
+                    ptr(&mut bits),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
     /// Queues `gds_decode_pages` over `n_tasks` page tasks at `tasks`. PLAIN
     /// byte-array pages need [`KernelSet::byte_array_walk`] queued before on
     /// the same stream, dictionary byte-array pages their dictionary's
@@ -650,20 +754,27 @@ impl KernelSet {
         mut after: impl FnMut(&'static str) -> Result<(), KernelError>,
     ) -> Result<(), KernelError> {
         // SAFETY (every launch): as the caller promised.
-        if self.walks_together {
-            let walked = if work.has_plain_byte_arrays {
-                work.n_tasks
-            } else {
-                0
-            };
-            unsafe { self.string_walks(stream, work.dicts, work.n_dicts, work.tasks, walked)? };
-            after("string_walks")?;
-        } else {
-            unsafe { self.dict_views(stream, work.dicts, work.n_dicts)? };
-            after("dict_views")?;
-            if work.has_plain_byte_arrays {
-                unsafe { self.byte_array_walk(stream, work.tasks, work.n_tasks)? };
-                after("byte_array_walk")?;
+        match work.walks {
+            StringWalks::Together => {
+                let walked = if work.has_plain_byte_arrays {
+                    work.n_tasks
+                } else {
+                    0
+                };
+                unsafe { self.string_walks(stream, work.dicts, work.n_dicts, work.tasks, walked)? };
+                after("string_walks")?;
+            }
+            StringWalks::Spread => {
+                unsafe { self.spread_walks(stream, work)? };
+                after("string_walks")?;
+            }
+            StringWalks::Apart => {
+                unsafe { self.dict_views(stream, work.dicts, work.n_dicts)? };
+                after("dict_views")?;
+                if work.has_plain_byte_arrays {
+                    unsafe { self.byte_array_walk(stream, work.tasks, work.n_tasks)? };
+                    after("byte_array_walk")?;
+                }
             }
         }
         unsafe { self.decode_pages(stream, work.tasks, work.n_tasks)? };

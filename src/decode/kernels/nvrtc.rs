@@ -49,7 +49,7 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 5] = [
+pub const SOURCES: [KernelSource; 6] = [
     KernelSource {
         name: "decode.cu",
         text: include_str!("cuda/decode.cu"),
@@ -58,7 +58,12 @@ pub const SOURCES: [KernelSource; 5] = [
     KernelSource {
         name: "byte_array.cu",
         text: include_str!("cuda/byte_array.cu"),
-        entries: &["gds_byte_array_walk", "gds_dict_views"],
+        entries: &["gds_byte_array_walk", "gds_dict_views", "gds_string_walks"],
+    },
+    KernelSource {
+        name: "byte_array_spread.cu",
+        text: include_str!("cuda/byte_array_spread.cu"),
+        entries: &["gds_spread_spec", "gds_spread_join", "gds_spread_emit"],
     },
     KernelSource {
         name: "status.cu",
@@ -620,7 +625,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 12);
+        assert_eq!(entry_points().count(), 16);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::error::DecodeError;
 use super::CompressedCheck;
 use crate::cuda::{Device, DevicePool, PinnedPool, PooledPinnedBuffer, Stream};
-use crate::decode::kernels::KernelSet;
+use crate::decode::kernels::{KernelSet, StringWalks};
 use crate::engine::{IoBufMut, Memory};
 use crate::nvcomp::{Codec, Nvcomp, NvcompError};
 use crate::parquet::fetch::{Allocator, ReadBack};
@@ -75,6 +75,8 @@ pub(crate) struct Gpu {
     /// SMs) instead of behind them. Otherwise unused.
     pub(crate) check_stream: Stream,
     pub(crate) own_check_stream: bool,
+    /// How the row groups' string walks run (`DecodeOptions::string_walks`).
+    pub(crate) string_walks: StringWalks,
     pub(crate) pool: Arc<DevicePool>,
     pub(crate) pinned: Arc<PinnedPool>,
     pub(crate) kernels: Arc<KernelSet>,
@@ -91,6 +93,7 @@ impl Gpu {
         pool: Arc<DevicePool>,
         check: CompressedCheck,
         own_check_stream: bool,
+        string_walks: StringWalks,
         streams: usize,
     ) -> Result<Gpu, DecodeError> {
         let pinned = shared_pinned_pool(device);
@@ -103,6 +106,7 @@ impl Gpu {
             upload_stream: Stream::new(device)?,
             check_stream: Stream::new(device)?,
             own_check_stream,
+            string_walks,
             pinned,
             pool,
             kernels: KernelSet::get(device)?,

@@ -67,6 +67,7 @@ const STREAMS: usize = 8;
 
 use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
+pub use crate::decode::kernels::StringWalks;
 use crate::decode::page::{check_chunk, column_type, DecodePlanError};
 use crate::parquet::fetch::{fetch, FetchOptions, SourceScan};
 use crate::parquet::metadata::{load, MetadataOptions};
@@ -116,6 +117,11 @@ pub struct DecodeOptions {
     /// 0.154 against 0.166 s, Q1's 0.047 against 0.053 s);
     /// `GDSCAN_CHECK_STREAM=upload` puts them back on the upload stream.
     pub check_stream: bool,
+    /// How the row groups' string walks (the length prefixes of PLAIN byte
+    /// arrays, in dictionaries and pages) run: a block per section, both
+    /// kinds in one launch by default. `GDSCAN_STRING_WALKS=apart|together|spread`
+    /// sets the default.
+    pub string_walks: StringWalks,
     /// Streams the row groups' kernels take in turn (uploads and nvCOMP
     /// have one each): row groups on different streams run their kernels
     /// at once. `GDSCAN_DECODE_STREAMS` sets the default (8).
@@ -138,6 +144,7 @@ impl Default for DecodeOptions {
             store: StoreOptions::default(),
             check: CompressedCheck::from_env(),
             check_stream: std::env::var("GDSCAN_CHECK_STREAM").map_or(true, |v| v != "upload"),
+            string_walks: StringWalks::from_env(),
             streams: std::env::var("GDSCAN_DECODE_STREAMS")
                 .ok()
                 .and_then(|v| v.parse().ok())
@@ -350,6 +357,7 @@ pub fn decode(
         pool,
         options.check,
         options.check_stream,
+        options.string_walks,
         options.streams.max(1),
     )?;
     let scans: Vec<SourceScan> = inputs

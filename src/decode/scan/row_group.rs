@@ -20,9 +20,10 @@ use super::report::RowGroupTimes;
 use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::{DeviceBatch, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent};
 use crate::decode::kernels::snappy_scan::job_output;
+use crate::decode::kernels::launch::{SpreadItem, SpreadTable};
 use crate::decode::kernels::{
-    launch, parse_status, Conversion as KConversion, DictTask, Encoding as KEncoding, Kind,
-    PageTask, RowGroupLaunch, FLAG_ROW_WINDOW, FLAG_V1_LEVELS,
+    launch, parse_status, task, Conversion as KConversion, DictTask, Encoding as KEncoding, Kind,
+    PageTask, RowGroupLaunch, SpreadLaunch, StringWalks, FLAG_ROW_WINDOW, FLAG_V1_LEVELS,
 };
 use crate::decode::page::{
     BufferKind, ColumnDecode, Conversion, DecodePlan, EncodingClass, PageCodec, PageVersion, Region,
@@ -273,6 +274,36 @@ where
             dict_columns.push(ci);
         }
     }
+    // The spread walk's tables: its items are the dictionaries, then the
+    // page tasks, in the order the kernels see them.
+    let spread = (gpu.string_walks == StringWalks::Spread).then(|| {
+        let dict_items = dict_columns.iter().map(|&ci| {
+            let d = plan.columns[ci]
+                .dictionary
+                .as_ref()
+                .expect("listed with a dictionary");
+            SpreadItem::Dict {
+                data_len: d.data.len as u64,
+                count: d.num_values,
+            }
+        });
+        let page_items = specs.iter().map(|spec| {
+            let c = &plan.columns[spec.column];
+            let p = &c.pages[spec.page];
+            if kind_of(c) == Kind::ByteArray && encoding_of(p.class) == KEncoding::Plain {
+                SpreadItem::PlainPage {
+                    data_len: p.data.len as u64,
+                }
+            } else {
+                SpreadItem::Other
+            }
+        });
+        SpreadTable::new(dict_items.chain(page_items), task::string_walk_chunk())
+    });
+    if let Some(t) = &spread {
+        needs.push(t.state_bytes());
+        needs.push(t.bitmap_bytes(task::string_walk_chunk()));
+    }
     let (work_offsets, work_len) = launch::scratch_layout(needs);
     let work = pool.allocate((work_len as usize).max(1))?;
     let work_ptr = work.device_ptr();
@@ -391,6 +422,9 @@ where
     let mut up = Upload::default();
     let tasks_at = up.section(crate::decode::kernels::task::page_tasks_as_bytes(&tasks));
     let dicts_at = up.section(crate::decode::kernels::task::dict_tasks_as_bytes(&dicts));
+    let first_at = spread
+        .as_ref()
+        .map(|t| up.section(&t.first.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>()));
     let status_len = launch::status_bytes(tasks.len() as u32, dicts.len() as u32) as usize;
     let up_len = align(up.bytes.len()).max(1);
     let meta = pool.allocate(up_len + status_len.max(1))?;
@@ -410,6 +444,19 @@ where
         n_dicts: dicts.len() as u32,
         status: meta_ptr + up_len as u64,
         has_plain_byte_arrays,
+        walks: gpu.string_walks,
+        spread: match (&spread, first_at) {
+            (Some(t), Some(at)) => {
+                let n = work_offsets.len();
+                SpreadLaunch {
+                    first: meta_ptr + at as u64,
+                    n_chunks: t.n_chunks,
+                    state: work_ptr + work_offsets[n - 2],
+                    bits: work_ptr + work_offsets[n - 1],
+                }
+            }
+            _ => SpreadLaunch::default(),
+        },
     };
 
     // Columns: views keep the row-group bytes and the scratch alive.

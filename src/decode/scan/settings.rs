@@ -73,8 +73,8 @@ const VARIABLES: [Variable; 10] = [
     },
     Variable {
         name: "GDSCAN_STRING_WALKS",
-        expected: "apart or together",
-        accepts: Accepts::Exactly(&["apart", "together"]),
+        expected: "apart, together or spread",
+        accepts: Accepts::Exactly(&["apart", "together", "spread"]),
     },
     Variable {
         name: "GDSCAN_STRING_CHUNK",
@@ -156,6 +156,10 @@ mod tests {
             [
                 ("GDSCAN_STRING_WALK", "serial"),
                 ("GDSCAN_STRING_WALKS", "together"),
+            ],
+            [
+                ("GDSCAN_STRING_WALK", "parallel"),
+                ("GDSCAN_STRING_WALKS", "spread"),
             ],
             [
                 ("GDSCAN_STRING_CHUNK", "32768"),

@@ -43,7 +43,9 @@
 #define GDS_WALK_CUT 2u      // a length prefix cut by the chunk's end at seg_exit
 
 struct WalkShared {
-  u8 stage[GDS_WALK_CHUNK];
+  // Four bytes more than a chunk: the spread walk reads a prefix that
+  // begins in its chunk and ends in the next.
+  u8 stage[GDS_WALK_CHUNK + 4];
   // Bit p: a walk of the chunk visited a length prefix at chunk offset p.
   u32 bits[GDS_WALK_CHUNK / 32];
   // Per segment: where its walk left it (or ended), how, where the real
@@ -113,10 +115,173 @@ __device__ __forceinline__ void gds_stage_chunk(u8* stage, const u8* src, u32 ch
   }
 }
 
-template <u32 BLOCK, typename Emit>
-__device__ __forceinline__ void gds_walk_prefixes_parallel(const u8* data, u32 len, u32 max_count, WalkShared& sh, Emit emit) {
+// Steps 1 and 2 of a chunk's walk (below), shared with the spread walk
+// (byte_array_spread.cu): the chain of length prefixes through the staged
+// bytes sh.stage[0, avail), at positions [0, span) (span <= avail), where
+// `left` is what the section holds after a prefix at position 0 (a prefix
+// at p may have a length up to left - p; p + 4 <= avail for any p < span
+// except at the section's end). With `real_start` the chain begins at 0
+// (a prefix the caller knows is real); without, it begins where the first
+// segment with a plausible prefix begins its walk (a guess the caller
+// checks). Returns, in every thread, with sh.bits marking the chain at or
+// after each segment's entry (bits before sh.seg_entry[t] in segment t are
+// left from its speculative walk: not the chain), sh.seg_entry[t] (where
+// the chain enters segment t, GDS_WALK_END: it does not), sh.chunk_end (the
+// chain's next prefix past the span, or where it ended) and sh.chunk_term
+// (how: GDS_WALK_*). The caller stages the bytes; this starts with the
+// barrier that publishes them.
+template <u32 BLOCK>
+__device__ __forceinline__ void gds_walk_chain(WalkShared& sh, u32 span, u32 avail, u32 left, bool real_start) {
   static_assert(BLOCK <= GDS_WALK_MAX_THREADS && BLOCK % 32 == 0, "a walk's block");
   static_assert(GDS_WALK_CHUNK % (BLOCK * 32) == 0, "segments of whole bitmap words");
+  constexpr u32 SEG = GDS_WALK_CHUNK / BLOCK;
+  const u32 t = threadIdx.x;
+  // 1. The speculative walk of segment t.
+  const u32 a = t * SEG;
+  const u32 b = a + SEG < span ? a + SEG : span;
+  for (u32 w = 0; w < SEG / 32; ++w) sh.bits[a / 32 + w] = 0;
+  __syncthreads();  // the stage is written, every bit cleared
+  {
+    // A prefix is plausible at p when its length fits in what is left.
+    // The bytes just before a real prefix of a short length read as
+    // plausible too (c, L, 0, 0 and c, c, L, 0 are small numbers), while
+    // the byte after it does not (0, 0, 0, c is not, for any c but 0):
+    // so a walk starts at the last of a run of plausible offsets.
+    auto plausible = [&](u32 q) { return q + 4 <= avail && gds_stage_u32(sh.stage + q) <= left - q; };
+    u32 p = a;
+    if (t != 0 || !real_start) {
+      while (p < b && !(plausible(p) && !plausible(p + 1))) ++p;
+    }
+    sh.seg_start[t] = p < b ? p : GDS_WALK_END;
+    u32 term = GDS_WALK_GOES_ON;
+    while (p < b) {
+      if (p + 4 > avail) {
+        term = GDS_WALK_CUT;
+        break;
+      }
+      const u32 v = gds_stage_u32(sh.stage + p);
+      if (v > left - p) {
+        term = GDS_WALK_DEAD;
+        break;
+      }
+      // Segments own whole words: no other thread writes this one.
+      sh.bits[p >> 5] |= 1u << (p & 31);
+      p += 4 + v;
+    }
+    if (a < span) {
+      sh.seg_exit[t] = p;
+      sh.seg_term[t] = term;
+    }
+  }
+  __syncthreads();
+  // 2a. The chain, joined in parallel on the guess that every segment's
+  // walk is the chain from where it began: then a segment's entry is the
+  // exit of the last segment before it whose walk began anywhere (the
+  // segments between lie inside one value), and the first walked
+  // segment's is its own start. Each segment checks the guess: its entry
+  // is a prefix it marked, or it has no walk and the entry lies past it.
+  // One failure and 2b joins them.
+  {
+    const bool walked = a < span && sh.seg_start[t] != GDS_WALK_END;
+    // 1 + the last segment at or before t with a walk; 0: none.
+    u32 last = walked ? t + 1 : 0;
+    for (u32 d = 1; d < 32; d <<= 1) {
+      const u32 up = __shfl_up_sync(0xffffffffu, last, d);
+      if ((t & 31) >= d && up > last) last = up;
+    }
+    if ((t & 31) == 31) sh.warp_sums[t / 32] = last;
+    __syncthreads();
+    u32 before = 0;  // 1 + the last walked segment before t; 0: none
+    {
+      u32 prev = __shfl_up_sync(0xffffffffu, last, 1);
+      if ((t & 31) == 0) prev = 0;
+      for (u32 w = 0; w < t / 32; ++w) before = sh.warp_sums[w] > before ? sh.warp_sums[w] : before;
+      if ((t & 31) != 0 && prev > before) before = prev;
+    }
+    bool wrong = false;
+    if (a < span) {
+      u32 e;
+      if (before == 0) {
+        e = walked ? sh.seg_start[t] : GDS_WALK_END;
+      } else {
+        e = sh.seg_term[before - 1] != GDS_WALK_GOES_ON ? GDS_WALK_END : sh.seg_exit[before - 1];
+      }
+      if (e == GDS_WALK_END || e >= b) {
+        wrong = walked;
+      } else {
+        wrong = !walked || !gds_walk_bit(sh, e);
+      }
+      sh.seg_entry[t] = e;
+    }
+    if (__syncthreads_or(wrong) == 0) {
+      if (t == 0) {
+        // The chunk's chain ends where the last walked segment's does.
+        u32 k = 0;
+        for (u32 w = 0; w < BLOCK / 32; ++w) k = sh.warp_sums[w] > k ? sh.warp_sums[w] : k;
+        sh.chunk_term = k == 0 ? GDS_WALK_GOES_ON : sh.seg_term[k - 1];
+        sh.chunk_end = k == 0 ? span : sh.seg_exit[k - 1];
+      }
+      __syncthreads();
+      return;
+    }
+  }
+  // 2b. The chain, segment by segment.
+  if (t == 0) {
+    u32 e = real_start ? 0 : GDS_WALK_END, end_term = GDS_WALK_GOES_ON, end_at = 0;
+    bool started = real_start;
+    for (u32 k = 0; k < BLOCK; ++k) {
+      const u32 ka = k * SEG;
+      if (ka >= span) break;
+      const u32 kb = ka + SEG < span ? ka + SEG : span;
+      if (!started && sh.seg_start[k] != GDS_WALK_END) {
+        e = sh.seg_start[k];
+        started = true;
+      }
+      sh.seg_entry[k] = e;
+      if (e == GDS_WALK_END || e >= kb) continue;
+      u32 p = e, term = GDS_WALK_GOES_ON;
+      bool met = false;
+      while (p < kb) {
+        if (gds_walk_bit(sh, p)) {
+          met = true;
+          break;
+        }
+        if (p + 4 > avail) {
+          term = GDS_WALK_CUT;
+          break;
+        }
+        const u32 v = gds_stage_u32(sh.stage + p);
+        if (v > left - p) {
+          term = GDS_WALK_DEAD;
+          break;
+        }
+        const u32 next = p + 4 + v;
+        sh.bits[p >> 5] |= 1u << (p & 31);
+        gds_walk_clear(sh, p + 1, next < kb ? next : kb);
+        p = next;
+      }
+      if (met) {
+        p = sh.seg_exit[k];
+        term = sh.seg_term[k];
+      }
+      if (term != GDS_WALK_GOES_ON) {
+        // Nothing after the chain's end is a value.
+        gds_walk_clear(sh, p, kb);
+        end_term = term;
+        end_at = p;
+        e = GDS_WALK_END;
+      } else {
+        e = p;
+      }
+    }
+    sh.chunk_term = end_term;
+    sh.chunk_end = !started ? span : e == GDS_WALK_END ? end_at : e;
+  }
+  __syncthreads();
+}
+
+template <u32 BLOCK, typename Emit>
+__device__ __forceinline__ void gds_walk_prefixes_parallel(const u8* data, u32 len, u32 max_count, WalkShared& sh, Emit emit) {
   constexpr u32 SEG = GDS_WALK_CHUNK / BLOCK;
   const u32 t = threadIdx.x;
   if (t == 0) {
@@ -134,142 +299,11 @@ __device__ __forceinline__ void gds_walk_prefixes_parallel(const u8* data, u32 l
     if (stop) break;
     const u32 chunk = len - pos < GDS_WALK_CHUNK ? len - pos : GDS_WALK_CHUNK;
     gds_stage_chunk(sh.stage, data + pos, chunk);
-    // What is left of the section after a prefix at chunk offset p (p + 4 <= chunk).
-    const u32 left = len - pos - 4;  // minus p
-    // 1. The speculative walk of segment t.
+    // 1 and 2: the chain through the chunk, from its first byte.
+    gds_walk_chain<BLOCK>(sh, chunk, chunk, len - pos - 4, true);
+    if (t == 0) sh.stop_at = GDS_WALK_END;
     const u32 a = t * SEG;
     const u32 b = a + SEG < chunk ? a + SEG : chunk;
-    for (u32 w = 0; w < SEG / 32; ++w) sh.bits[a / 32 + w] = 0;
-    __syncthreads();  // the stage is written, every bit cleared
-    {
-      // A prefix is plausible at p when its length fits in what is left.
-      // The bytes just before a real prefix of a short length read as
-      // plausible too (c, L, 0, 0 and c, c, L, 0 are small numbers), while
-      // the byte after it does not (0, 0, 0, c is not, for any c but 0):
-      // so a walk starts at the last of a run of plausible offsets.
-      auto plausible = [&](u32 q) { return q + 4 <= chunk && gds_stage_u32(sh.stage + q) <= left - q; };
-      u32 p = a;
-      if (t != 0) {
-        while (p < b && !(plausible(p) && !plausible(p + 1))) ++p;
-      }
-      sh.seg_start[t] = p < b ? p : GDS_WALK_END;
-      u32 term = GDS_WALK_GOES_ON;
-      while (p < b) {
-        if (p + 4 > chunk) {
-          term = GDS_WALK_CUT;
-          break;
-        }
-        const u32 v = gds_stage_u32(sh.stage + p);
-        if (v > left - p) {
-          term = GDS_WALK_DEAD;
-          break;
-        }
-        // Segments own whole words: no other thread writes this one.
-        sh.bits[p >> 5] |= 1u << (p & 31);
-        p += 4 + v;
-      }
-      if (a < chunk) {
-        sh.seg_exit[t] = p;
-        sh.seg_term[t] = term;
-      }
-    }
-    __syncthreads();
-    // 2a. The real chain, joined in parallel on the guess that every
-    // segment's walk is the real chain from where it began: then a
-    // segment's entry is the exit of the last segment before it whose walk
-    // began anywhere (the segments between lie inside one value). Each
-    // segment checks the guess: its entry is a prefix it marked, or it has
-    // no walk and the entry lies past it. One failure and 2b joins them.
-    {
-      const bool walked = a < chunk && sh.seg_start[t] != GDS_WALK_END;
-      // The last segment at or before t with a walk (thread 0's always has one).
-      u32 last = walked ? t : 0;
-      for (u32 d = 1; d < 32; d <<= 1) {
-        const u32 up = __shfl_up_sync(0xffffffffu, last, d);
-        if ((t & 31) >= d && up > last) last = up;
-      }
-      if ((t & 31) == 31) sh.warp_sums[t / 32] = last;
-      __syncthreads();
-      u32 before = 0;  // the last walked segment before t
-      {
-        u32 prev = __shfl_up_sync(0xffffffffu, last, 1);
-        if ((t & 31) == 0) prev = 0;
-        for (u32 w = 0; w < t / 32; ++w) before = sh.warp_sums[w] > before ? sh.warp_sums[w] : before;
-        if ((t & 31) != 0 && prev > before) before = prev;
-      }
-      bool wrong = false;
-      if (a < chunk) {
-        u32 e = 0;
-        if (t != 0) e = sh.seg_term[before] != GDS_WALK_GOES_ON ? GDS_WALK_END : sh.seg_exit[before];
-        if (e == GDS_WALK_END || e >= b) {
-          wrong = walked;
-        } else {
-          wrong = !walked || !gds_walk_bit(sh, e);
-        }
-        sh.seg_entry[t] = e;
-      }
-      if (__syncthreads_or(wrong) == 0) {
-        if (t == 0) {
-          // The chunk's chain ends where the last walked segment's does.
-          u32 k = 0;
-          for (u32 w = 0; w < BLOCK / 32; ++w) k = sh.warp_sums[w] > k ? sh.warp_sums[w] : k;
-          sh.chunk_term = sh.seg_term[k];
-          sh.chunk_end = sh.seg_exit[k];
-          sh.stop_at = GDS_WALK_END;
-        }
-        goto joined;
-      }
-    }
-    // 2b. The real chain, segment by segment.
-    if (t == 0) {
-      u32 e = 0, end_term = GDS_WALK_GOES_ON, end_at = 0;
-      for (u32 k = 0; k < BLOCK; ++k) {
-        const u32 ka = k * SEG;
-        if (ka >= chunk) break;
-        const u32 kb = ka + SEG < chunk ? ka + SEG : chunk;
-        sh.seg_entry[k] = e;
-        if (e == GDS_WALK_END || e >= kb) continue;
-        u32 p = e, term = GDS_WALK_GOES_ON;
-        bool met = false;
-        while (p < kb) {
-          if (gds_walk_bit(sh, p)) {
-            met = true;
-            break;
-          }
-          if (p + 4 > chunk) {
-            term = GDS_WALK_CUT;
-            break;
-          }
-          const u32 v = gds_stage_u32(sh.stage + p);
-          if (v > left - p) {
-            term = GDS_WALK_DEAD;
-            break;
-          }
-          const u32 next = p + 4 + v;
-          sh.bits[p >> 5] |= 1u << (p & 31);
-          gds_walk_clear(sh, p + 1, next < kb ? next : kb);
-          p = next;
-        }
-        if (met) {
-          p = sh.seg_exit[k];
-          term = sh.seg_term[k];
-        }
-        if (term != GDS_WALK_GOES_ON) {
-          // Nothing after the chain's end is a value.
-          gds_walk_clear(sh, p, kb);
-          end_term = term;
-          end_at = p;
-          e = GDS_WALK_END;
-        } else {
-          e = p;
-        }
-      }
-      sh.chunk_term = end_term;
-      sh.chunk_end = e == GDS_WALK_END ? end_at : e;
-      sh.stop_at = GDS_WALK_END;
-    }
-  joined:
-    __syncthreads();
     // 3. Counts, their scan, the values.
     u32 n = 0;
     const u32 entry = a < chunk ? sh.seg_entry[t] : GDS_WALK_END;
