@@ -91,7 +91,8 @@ pub fn spread_chunks_config(n_chunks: u32) -> Option<LaunchConfig> {
 /// count and end); `None` when there are no items.
 pub fn spread_join_config(n_dicts: u32, n_tasks: u32) -> Option<LaunchConfig> {
     let items = n_dicts as u64 + n_tasks as u64;
-    (items > 0).then(|| LaunchConfig::linear(blocks_for(items, SPREAD_JOIN_BLOCK), SPREAD_JOIN_BLOCK))
+    (items > 0)
+        .then(|| LaunchConfig::linear(blocks_for(items, SPREAD_JOIN_BLOCK), SPREAD_JOIN_BLOCK))
 }
 
 /// One item of the spread walk, as the host knows it before the kernels.

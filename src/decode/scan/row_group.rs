@@ -19,8 +19,8 @@ use super::host::HostPlan;
 use super::report::RowGroupTimes;
 use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::{DeviceBatch, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent};
-use crate::decode::kernels::snappy_scan::job_output;
 use crate::decode::kernels::launch::{SpreadItem, SpreadTable};
+use crate::decode::kernels::snappy_scan::job_output;
 use crate::decode::kernels::{
     launch, parse_status, task, Conversion as KConversion, DictTask, Encoding as KEncoding, Kind,
     PageTask, RowGroupLaunch, SpreadLaunch, StringWalks, FLAG_ROW_WINDOW, FLAG_V1_LEVELS,
@@ -422,9 +422,14 @@ where
     let mut up = Upload::default();
     let tasks_at = up.section(crate::decode::kernels::task::page_tasks_as_bytes(&tasks));
     let dicts_at = up.section(crate::decode::kernels::task::dict_tasks_as_bytes(&dicts));
-    let first_at = spread
-        .as_ref()
-        .map(|t| up.section(&t.first.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>()));
+    let first_at = spread.as_ref().map(|t| {
+        up.section(
+            &t.first
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect::<Vec<u8>>(),
+        )
+    });
     let status_len = launch::status_bytes(tasks.len() as u32, dicts.len() as u32) as usize;
     let up_len = align(up.bytes.len()).max(1);
     let meta = pool.allocate(up_len + status_len.max(1))?;
