@@ -13,10 +13,9 @@
 //!    of strings are a 16-byte gather like any fixed-width dictionary page;
 //! 2. `gds_byte_array_walk` (one block per PLAIN byte-array page, staging
 //!    it in shared memory): the value offsets of the page, into its scratch
-//!    (by default 1 and 2 run in one launch, `gds_string_walks`, a block
-//!    each, so that a row group's dictionaries and PLAIN pages are walked
-//!    at once; [`StringWalks`] says the other ways, among them a block per
-//!    16 KiB chunk of every section, `spread`);
+//!    (by default, [`StringWalks::Spread`], both walks are spread over a
+//!    block per 16 KiB chunk of every section instead, three launches
+//!    `gds_spread_*`; [`StringWalks`] says the other ways);
 //! 3. `gds_decode_pages` (one block of 256 threads per page, whatever its
 //!    kind): definition levels → validity bits and value indices (block scan),
 //!    then values PLAIN or by dictionary, converted, to their rows;
@@ -130,7 +129,7 @@ pub struct SnappyScan {
     pub n_segs: u32,
     /// The bitmaps of the speculative walks (u32 words).
     pub bitmap: u64,
-    /// Per segment, [`snappy_scan::SCAN_STARTS`] each: where its
+    /// Per segment, [`snappy_scan::scan_starts`] each: where its
     /// speculative walks left it (u32).
     pub exits: u64,
     /// Per segment: where the real chain enters it (u32).
@@ -206,14 +205,17 @@ pub enum StringWalks {
     /// `gds_dict_views`, `gds_byte_array_walk` (`apart`; session 9's).
     Apart,
     /// Both in one launch, a block per dictionary and per page
-    /// (`gds_string_walks`; `together`, session 12's; the default: 55 GPU
-    /// tests passed with it, all columns of SF 10 lineitem 0.121 → 0.107 s
-    /// in one run in session 13).
-    #[default]
+    /// (`gds_string_walks`; `together`, session 12's: all columns of SF 10
+    /// lineitem 0.121 → 0.107 s against `apart` in one run in session 13,
+    /// the walks' kernel time halved).
     Together,
     /// A block per 16 KiB chunk of every dictionary and page, joined by a
     /// thread per item (`gds_spread_spec`, `gds_spread_join`,
-    /// `gds_spread_emit`; `spread`).
+    /// `gds_spread_emit`; `spread`, the default since session 13: the
+    /// walks' kernel time 145 → 13 ms a scan of all SF 10 lineitem's
+    /// columns against `together` (Nsight Compute), the scan 0.112 →
+    /// 0.107 s in one run).
+    #[default]
     Spread,
 }
 
@@ -225,7 +227,7 @@ impl StringWalks {
     pub fn from_env() -> StringWalks {
         match std::env::var("GDSCAN_STRING_WALKS").as_deref() {
             Ok("apart") => StringWalks::Apart,
-            Ok("spread") => StringWalks::Spread,
+            Ok("together") => StringWalks::Together,
             _ => StringWalks::default(),
         }
     }
@@ -414,7 +416,7 @@ impl KernelSet {
             )
         };
         let (segs, pages) = (per(a.n_segs), per(a.n_pages));
-        let walks = per(a.n_segs.saturating_mul(snappy_scan::SCAN_STARTS as u32));
+        let walks = per(a.n_segs.saturating_mul(snappy_scan::scan_starts() as u32));
         let mut v = *a;
         let [spec, chain, sums, prefix, verify, finish] = &self.scan;
         if v.n_segs > 0 {

@@ -23,8 +23,21 @@ pub const SCAN_SEGMENT: usize = 2048;
 /// that joins the segments then walked the whole segment itself: on SF 1
 /// lineitem 631 such segments, up to 13 in one page (14 000 elements walked
 /// in one thread, the scan's 10 ms per group on the H200). With four, 4 in
-/// the whole file, none twice in a page.
+/// the whole file, none twice in a page. The default of [`scan_starts`].
 pub const SCAN_STARTS: usize = 4;
+
+/// Speculative walks per segment the scan runs: [`SCAN_STARTS`], or 1 to 4
+/// with `GDSCAN_SCAN_STARTS` (fewer walks halve `gds_snappy_spec`'s work
+/// but leave more segments to the joining thread: on SF 1 lineitem 82 with
+/// two, 7 with three; to measure against each other on the GPU).
+pub fn scan_starts() -> usize {
+    match std::env::var("GDSCAN_SCAN_STARTS").as_deref() {
+        Ok("1") => 1,
+        Ok("2") => 2,
+        Ok("3") => 3,
+        _ => SCAN_STARTS,
+    }
+}
 /// 32-bit words of one speculative walk's bitmap (a bit per stream byte of
 /// its segment).
 pub const SCAN_SEGMENT_WORDS: usize = SCAN_SEGMENT / 32;
@@ -111,7 +124,7 @@ impl ScanLayout {
             ]);
             l.seg_page.extend(std::iter::repeat_n(i as u32, n_segs));
             segs += n_segs;
-            l.bitmap_words += n_segs * SCAN_STARTS * SCAN_SEGMENT_WORDS;
+            l.bitmap_words += n_segs * scan_starts() * SCAN_SEGMENT_WORDS;
             if n_pieces > 1 {
                 l.starts += n_pieces;
             }
@@ -140,9 +153,9 @@ impl ScanLayout {
     }
 
     /// Speculative walks (threads of `gds_snappy_spec`, and the entries of
-    /// its `exits` array): [`SCAN_STARTS`] per segment.
+    /// its `exits` array): [`scan_starts`] per segment.
     pub fn n_walks(&self) -> usize {
-        self.n_segs() * SCAN_STARTS
+        self.n_segs() * scan_starts()
     }
 
     /// Jobs of the pages, in order.
@@ -217,8 +230,8 @@ mod tests {
         let l = ScanLayout::new(&pages, true, 7);
         assert_eq!(l.n_pages(), 4);
         assert_eq!(l.seg_page, vec![0, 1, 1, 1, 3]);
-        assert_eq!(l.n_walks(), 5 * SCAN_STARTS);
-        assert_eq!(l.bitmap_words, 5 * SCAN_STARTS * SCAN_SEGMENT / 32);
+        assert_eq!(l.n_walks(), 5 * scan_starts());
+        assert_eq!(l.bitmap_words, 5 * scan_starts() * SCAN_SEGMENT / 32);
         assert_eq!(l.page_jobs, vec![7..8, 8..12, 12..13, 13..14]);
         assert_eq!(l.n_jobs(), 7);
         assert_eq!(l.starts, 4);
@@ -242,7 +255,7 @@ mod tests {
                 200_000,
                 1,
                 3,
-                (SCAN_STARTS * SCAN_SEGMENT_WORDS) as u64,
+                (scan_starts() * SCAN_SEGMENT_WORDS) as u64,
                 8,
                 4,
                 0xa000_0000,

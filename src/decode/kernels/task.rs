@@ -460,7 +460,7 @@ pub fn generated_header() -> String {
         for (name, value) in [
             ("GDS_SCAN_BLOCK", s::SCAN_BLOCK as usize),
             ("GDS_SCAN_SEGMENT", s::SCAN_SEGMENT),
-            ("GDS_SCAN_STARTS", s::SCAN_STARTS),
+            ("GDS_SCAN_STARTS", s::scan_starts()),
             ("GDS_SCAN_PAGE_WORDS", s::SCAN_PAGE_WORDS),
             ("GDS_SCAN_RESULT_WORDS", s::SCAN_RESULT_WORDS),
             ("GDS_SNAPPY_PIECE", s::SNAPPY_PIECE),

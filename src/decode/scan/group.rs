@@ -550,6 +550,10 @@ pub(crate) fn launch_group(
     let last = staged.len().saturating_sub(1);
     let mut queued = Vec::with_capacity(staged.len());
     for (r, ((s, stream), nv_index)) in staged.into_iter().zip(streams).zip(nv_index).enumerate() {
+        for &(at, len) in &s.zero {
+            // SAFETY: a range of the row group's output, kept in `s`.
+            unsafe { stream.memset_async(at, 0, len)? };
+        }
         match &decompressed {
             Some(done) if !s.jobs.is_empty() => stream.wait_event(done)?,
             _ => stream.wait_event(&uploaded)?,
