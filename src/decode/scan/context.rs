@@ -63,17 +63,19 @@ pub(crate) struct Gpu {
     /// with compute-sanitizer), so row groups take turns on it, ordered
     /// with events against their own streams.
     pub(crate) nvcomp_stream: Stream,
-    /// The stream every row group's uploads (its bytes, its tasks, the
-    /// zeroing of its output) are queued on: apart from the row groups'
+    /// The stream every row group's uploads (its bytes, its tasks) are
+    /// queued on: apart from the row groups'
     /// streams, so that the next group's copies never wait behind the
     /// kernels queued for the group before (measured: they did, and
     /// nvCOMP then sat idle 3-4 ms per group).
     pub(crate) upload_stream: Stream,
-    /// Where the group's checks and pieces kernels run, after the group's
+    /// Where the groups' checks and pieces kernels run, after each group's
     /// copies, when `own_check_stream` (`DecodeOptions::check_stream`):
     /// the next group's copies (the copy engine) then run beside them (the
-    /// SMs) instead of behind them. Otherwise unused.
-    pub(crate) check_stream: Stream,
+    /// SMs) instead of behind them. The groups take them in turn
+    /// (`DecodeOptions::check_streams`), so that the scans of groups in
+    /// flight overlap. Otherwise unused.
+    pub(crate) check_streams: Vec<Stream>,
     pub(crate) own_check_stream: bool,
     /// How the row groups' string walks run (`DecodeOptions::string_walks`).
     pub(crate) string_walks: StringWalks,
@@ -93,6 +95,7 @@ impl Gpu {
         pool: Arc<DevicePool>,
         check: CompressedCheck,
         own_check_stream: bool,
+        check_streams: usize,
         string_walks: StringWalks,
         streams: usize,
     ) -> Result<Gpu, DecodeError> {
@@ -104,7 +107,9 @@ impl Gpu {
                 .collect::<Result<_, _>>()?,
             nvcomp_stream: Stream::new(device)?,
             upload_stream: Stream::new(device)?,
-            check_stream: Stream::new(device)?,
+            check_streams: (0..check_streams.max(1))
+                .map(|_| Stream::new(device))
+                .collect::<Result<_, _>>()?,
             own_check_stream,
             string_walks,
             pinned,
@@ -113,6 +118,11 @@ impl Gpu {
             check,
             nvcomp: OnceLock::new(),
         })
+    }
+
+    /// The check stream of group `group` (they take the streams in turn).
+    pub(crate) fn check_stream_for(&self, group: usize) -> &Stream {
+        &self.check_streams[group % self.check_streams.len()]
     }
 
     /// nvCOMP, able to decompress `codec`.

@@ -189,11 +189,13 @@ fn align(n: usize) -> usize {
 }
 
 /// Queues the decompression and the kernels of `staged` (row groups whose
-/// uploads are queued, `staged[i]` on `streams[i]`).
+/// uploads are queued, `staged[i]` on `streams[i]`); the group's checks run
+/// on `group_check_stream` when the GPU has its own check streams.
 pub(crate) fn launch_group(
     gpu: &Gpu,
     staged: Vec<Staged>,
     streams: &[&Stream],
+    group_check_stream: &Stream,
     mut trace: Option<&mut TraceGroup<'_>>,
 ) -> Result<Vec<InFlight>, DecodeError> {
     let pool = &gpu.pool;
@@ -414,9 +416,9 @@ pub(crate) fn launch_group(
         let check_stream = if gpu.own_check_stream {
             let mut copied = Event::new(gpu.device)?;
             copied.record(up_stream)?;
-            gpu.check_stream.wait_event(&copied)?;
+            group_check_stream.wait_event(&copied)?;
             shared._copied = Some(copied);
-            &gpu.check_stream
+            group_check_stream
         } else {
             up_stream
         };

@@ -65,6 +65,10 @@ use trace::Trace;
 /// `GDSCAN_DECODE_STREAMS` says otherwise.
 const STREAMS: usize = 8;
 
+/// Check streams the groups take in turn, unless `GDSCAN_CHECK_STREAMS`
+/// says otherwise (`DecodeOptions::check_streams`).
+const CHECK_STREAMS: usize = 2;
+
 use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
 pub use crate::decode::kernels::StringWalks;
@@ -117,6 +121,12 @@ pub struct DecodeOptions {
     /// 0.154 against 0.166 s, Q1's 0.047 against 0.053 s);
     /// `GDSCAN_CHECK_STREAM=upload` puts them back on the upload stream.
     pub check_stream: bool,
+    /// Check streams the groups take in turn (with `check_stream`): a
+    /// group's Snappy scan is a chain of seven kernels (about 5 ms on the
+    /// H200 for 128 MiB of SF 10 lineitem), so on one stream the scans of
+    /// the groups in flight ran one after the other and paced the whole
+    /// decode. `GDSCAN_CHECK_STREAMS` (1 to 8) sets the default, 2.
+    pub check_streams: usize,
     /// How the row groups' string walks (the length prefixes of PLAIN byte
     /// arrays, in dictionaries and pages) run: a block per section, both
     /// kinds in one launch by default. `GDSCAN_STRING_WALKS=apart|together|spread`
@@ -145,6 +155,11 @@ impl Default for DecodeOptions {
             check: CompressedCheck::from_env(),
             check_stream: std::env::var("GDSCAN_CHECK_STREAM").map_or(true, |v| v != "upload"),
             string_walks: StringWalks::from_env(),
+            check_streams: std::env::var("GDSCAN_CHECK_STREAMS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|n: &usize| (1..=8).contains(n))
+                .unwrap_or(CHECK_STREAMS),
             streams: std::env::var("GDSCAN_DECODE_STREAMS")
                 .ok()
                 .and_then(|v| v.parse().ok())
@@ -357,6 +372,7 @@ pub fn decode(
         pool,
         options.check,
         options.check_stream,
+        options.check_streams.max(1),
         options.string_walks,
         options.streams.max(1),
     )?;
@@ -517,6 +533,7 @@ impl DecodeStream {
         let group_index = self.groups_launched;
         self.groups_launched += 1;
         let queue_started = std::time::Instant::now();
+        let check_stream = self.gpu.check_stream_for(group_index);
         let mut queued = {
             let mut traced = self.trace.as_mut().map(|trace| {
                 trace.span("stage", group_index, started);
@@ -525,11 +542,11 @@ impl DecodeStream {
                     group: group_index,
                     first_row_group,
                     nv_stream: &self.gpu.nvcomp_stream,
-                    check_stream: &self.gpu.check_stream,
+                    check_stream,
                     streams: &self.gpu.streams,
                 }
             });
-            group::launch_group(&self.gpu, staged, &streams, traced.as_mut())?
+            group::launch_group(&self.gpu, staged, &streams, check_stream, traced.as_mut())?
         };
         if let Some(t) = &mut self.trace {
             t.span("queue", group_index, queue_started);

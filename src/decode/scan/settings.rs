@@ -35,7 +35,7 @@ impl Accepts {
 /// Every variable the decoder reads, except `GDSCAN_DECODE_TRACE` (a path:
 /// any value is one) and `GDSCAN_NVCOMP_LIBRARY` (a path, checked when
 /// nvCOMP is loaded).
-const VARIABLES: [Variable; 11] = [
+const VARIABLES: [Variable; 12] = [
     Variable {
         name: "GDSCAN_DECODE_CHECK",
         expected: "host, gpu, scan or off (any case)",
@@ -75,6 +75,11 @@ const VARIABLES: [Variable; 11] = [
         name: "GDSCAN_STRING_WALKS",
         expected: "apart, together or spread",
         accepts: Accepts::Exactly(&["apart", "together", "spread"]),
+    },
+    Variable {
+        name: "GDSCAN_CHECK_STREAMS",
+        expected: "1 to 8",
+        accepts: Accepts::Exactly(&["1", "2", "3", "4", "5", "6", "7", "8"]),
     },
     Variable {
         name: "GDSCAN_SCAN_STARTS",
