@@ -22,19 +22,23 @@ pub const SCAN_SEGMENT: usize = 2048;
 /// three bytes, the two chains out of step), and the one thread per page
 /// that joins the segments then walked the whole segment itself: on SF 1
 /// lineitem 631 such segments, up to 13 in one page (14 000 elements walked
-/// in one thread, the scan's 10 ms per group on the H200). With four, 4 in
-/// the whole file, none twice in a page. The default of [`scan_starts`].
-pub const SCAN_STARTS: usize = 4;
+/// in one thread, the scan's 10 ms per group on the H200). With two, 82;
+/// three, 7; four, 4 in the whole file, none twice in a page. Three is the
+/// default of [`scan_starts`] since session 13: a quarter less
+/// `gds_snappy_spec` work for a few more segments joined the slow way
+/// (measured on the H200 in one run, four check streams: all of SF 10
+/// lineitem's columns 0.086-0.090 s with three, 0.095 s with four; two
+/// was slower than four with one check stream).
+pub const SCAN_STARTS: usize = 3;
 
 /// Speculative walks per segment the scan runs: [`SCAN_STARTS`], or 1 to 4
-/// with `GDSCAN_SCAN_STARTS` (fewer walks halve `gds_snappy_spec`'s work
-/// but leave more segments to the joining thread: on SF 1 lineitem 82 with
-/// two, 7 with three; to measure against each other on the GPU).
+/// with `GDSCAN_SCAN_STARTS` (fewer walks cut `gds_snappy_spec`'s work but
+/// leave more segments to the joining thread).
 pub fn scan_starts() -> usize {
     match std::env::var("GDSCAN_SCAN_STARTS").as_deref() {
         Ok("1") => 1,
         Ok("2") => 2,
-        Ok("3") => 3,
+        Ok("4") => 4,
         _ => SCAN_STARTS,
     }
 }

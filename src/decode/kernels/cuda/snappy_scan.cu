@@ -18,8 +18,8 @@
 //    long), and from there it is the real chain; but a wrong chain can also
 //    run out of step beside the real one through a whole segment (runs of
 //    two- and three-byte copies), which one walk per segment often did
-//    (snappy_scan.rs, SCAN_STARTS, says how often): four walks from four
-//    neighbouring bytes almost never all do.
+//    (snappy_scan.rs, SCAN_STARTS, says how often): three walks from three
+//    neighbouring bytes (the default) almost never all do.
 // 2. gds_snappy_chain (a thread per page): the real chain's entry into each
 //    segment, in order: the preamble's end for the first; for the next, the
 //    real chain walked from the entry until it meets an offset one of the
