@@ -706,3 +706,22 @@ fn corrupt(
         index,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zeroed_ranges_join_across_alignment_padding_only() {
+        let mut r = Vec::new();
+        push_range(&mut r, 1000, 0);
+        assert!(r.is_empty(), "an empty range is none");
+        push_range(&mut r, 1024, 100);
+        // 1124..1280 is padding to the next 256-byte section: joined.
+        push_range(&mut r, 1280, 64);
+        assert_eq!(r, [(1024, 320)]);
+        // A whole section (a column's values) lies between: kept apart.
+        push_range(&mut r, 1344 + ALIGN as u64, 8);
+        assert_eq!(r, [(1024, 320), (1344 + ALIGN as u64, 8)]);
+    }
+}

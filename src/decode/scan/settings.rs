@@ -175,6 +175,10 @@ mod tests {
                 ("GDSCAN_STRING_CHUNK", "32768"),
                 ("GDSCAN_DEVICE_POOL", "scan"),
             ],
+            [
+                ("GDSCAN_CHECK_STREAMS", "8"),
+                ("GDSCAN_SCAN_STARTS", "3"),
+            ],
         ] {
             assert!(check(&vars).is_ok(), "{vars:?}");
         }
@@ -192,6 +196,10 @@ mod tests {
             ("GDSCAN_STRING_WALKS", ""),
             ("GDSCAN_CHECK_STREAM", "UPLOAD"),
             ("GDSCAN_DECODE_RAMP", " 1"),
+            ("GDSCAN_CHECK_STREAMS", "0"),
+            ("GDSCAN_CHECK_STREAMS", "9"),
+            ("GDSCAN_SCAN_STARTS", "5"),
+            ("GDSCAN_STRING_WALKS", "Spread"),
         ] {
             let err = check(&[(name, bad)]).unwrap_err();
             let DecodeError::Setting {
