@@ -41,6 +41,7 @@
 
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::context::Gpu;
 use super::error::DecodeError;
@@ -199,6 +200,9 @@ pub(crate) fn launch_group(
     mut trace: Option<&mut TraceGroup<'_>>,
 ) -> Result<Vec<InFlight>, DecodeError> {
     let pool = &gpu.pool;
+    // The decoder thread's time in each part of the queueing (the trace's
+    // `queue_*` spans).
+    let mut part_started = Instant::now();
     let nv_stream = &gpu.nvcomp_stream;
     // nvCOMP's jobs: one per page, or one per piece of a split Snappy page.
     let mut nv_index: Vec<Vec<Range<usize>>> =
@@ -400,6 +404,10 @@ pub(crate) fn launch_group(
             *o = scan_len;
             scan_len = align(scan_len + len);
         }
+        if let Some(t) = trace.as_deref_mut() {
+            t.span("queue_arrays", part_started);
+        }
+        part_started = Instant::now();
         let meta = pool.allocate(scan_len)?;
         let meta_ptr = meta.device_ptr();
         let results_dev = meta_ptr + up_len as u64;
@@ -506,6 +514,10 @@ pub(crate) fn launch_group(
         uploaded.record(check_stream)?;
         nv_stream.wait_event(&uploaded)?;
         if let Some(t) = trace.as_deref_mut() {
+            t.span("queue_checks", part_started);
+        }
+        part_started = Instant::now();
+        if let Some(t) = trace.as_deref_mut() {
             t.mark("nvcomp_start", None, nv_stream)?;
         }
         for (codec, first, n, at, max_dst, total) in calls {
@@ -543,6 +555,10 @@ pub(crate) fn launch_group(
         shared._up = Some(up);
         shared._meta = Some(meta);
         decompressed = Some(done);
+        if let Some(t) = trace.as_deref_mut() {
+            t.span("queue_nvcomp", part_started);
+        }
+        part_started = Instant::now();
     }
     let uploaded = Arc::new(uploaded);
     shared._uploaded = Some(uploaded.clone());
@@ -599,6 +615,9 @@ pub(crate) fn launch_group(
             ends_group: r == last,
         });
     }
+    if let Some(t) = trace.as_deref_mut() {
+        t.span("queue_kernels", part_started);
+    }
     Ok(queued)
 }
 
@@ -616,6 +635,12 @@ pub(crate) struct TraceGroup<'a> {
 impl TraceGroup<'_> {
     /// Marks `stream` (one of the scan's streams, or nvCOMP's) with `what`
     /// for row group `r` of the group (`None`: the group as a whole).
+    /// Records a span of the decoder's thread for the group, from `start`
+    /// to now.
+    fn span(&mut self, what: &'static str, start: Instant) {
+        self.trace.span(what, self.group, start);
+    }
+
     fn mark(
         &mut self,
         what: &'static str,

@@ -175,10 +175,7 @@ mod tests {
                 ("GDSCAN_STRING_CHUNK", "32768"),
                 ("GDSCAN_DEVICE_POOL", "scan"),
             ],
-            [
-                ("GDSCAN_CHECK_STREAMS", "8"),
-                ("GDSCAN_SCAN_STARTS", "3"),
-            ],
+            [("GDSCAN_CHECK_STREAMS", "8"), ("GDSCAN_SCAN_STARTS", "3")],
         ] {
             assert!(check(&vars).is_ok(), "{vars:?}");
         }
