@@ -615,7 +615,7 @@ pub(crate) fn launch_group(
             ends_group: r == last,
         });
     }
-    if let Some(t) = trace.as_deref_mut() {
+    if let Some(t) = trace {
         t.span("queue_kernels", part_started);
     }
     Ok(queued)
