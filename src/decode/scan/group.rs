@@ -374,8 +374,8 @@ pub(crate) fn launch_group(
                 .chunks(2)
                 .map(|c| u64::from(c[0]) | (u64::from(*c.get(1).unwrap_or(&0)) << 32)),
         );
-        let up_bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let up_len = align(up_bytes.len());
+        let up_bytes_len = 8 * words.len();
+        let up_len = align(up_bytes_len);
         let statuses_at = align(8 * n_jobs);
         // gds_check_snappy takes the whole Snappy pages (those the host
         // did not split); the host checked its longer ones.
@@ -411,10 +411,14 @@ pub(crate) fn launch_group(
         let meta = pool.allocate(scan_len)?;
         let meta_ptr = meta.device_ptr();
         let results_dev = meta_ptr + up_len as u64;
-        let mut up = gpu.pinned.allocate(up_bytes.len())?;
-        up[..up_bytes.len()].copy_from_slice(&up_bytes);
+        let mut up = gpu.pinned.allocate(up_bytes_len)?;
+        // The words straight into the pinned buffer (no byte vector between:
+        // about 0.7 MB a group of SF 10 lineitem).
+        for (bytes, w) in up[..up_bytes_len].chunks_exact_mut(8).zip(&words) {
+            bytes.copy_from_slice(&w.to_le_bytes());
+        }
         // SAFETY: `up` and `meta` live in `shared` until the group's event.
-        unsafe { up_stream.copy_to_device(meta_ptr, up.as_ptr(), up_bytes.len())? };
+        unsafe { up_stream.copy_to_device(meta_ptr, up.as_ptr(), up_bytes_len)? };
         let word = |i: usize| meta_ptr + 8 * i as u64;
         if let Some(t) = trace.as_deref_mut() {
             t.mark("copied", None, up_stream)?;
