@@ -14,6 +14,10 @@
 // time). A chunk always starts at a length prefix; a value longer than the
 // rest of the chunk is skipped without being staged.
 //
+// These one-block walks are the `apart` and `together` modes; the default,
+// byte_array_spread.cu, gives every chunk of every section a block of its
+// own and shares gds_walk_chain with them.
+//
 // gds_byte_array_walk: for every PLAIN BYTE_ARRAY page of a task array
 // (one block per task, the others return at once), writes each value's
 // offset to the page's scratch: scratch[i] = offset of value i's length
