@@ -307,6 +307,7 @@ where
     }
     // The spread walk's tables: its items are the dictionaries, then the
     // page tasks, in the order the kernels see them.
+    let chunk = task::string_walk_chunk();
     let spread = (gpu.string_walks == StringWalks::Spread).then(|| {
         let dict_items = dict_columns.iter().map(|&ci| {
             let d = plan.columns[ci]
@@ -329,11 +330,11 @@ where
                 SpreadItem::Other
             }
         });
-        SpreadTable::new(dict_items.chain(page_items), task::string_walk_chunk())
+        SpreadTable::new(dict_items.chain(page_items), chunk)
     });
     if let Some(t) = &spread {
         needs.push(t.state_bytes());
-        needs.push(t.bitmap_bytes(task::string_walk_chunk()));
+        needs.push(t.bitmap_bytes(chunk));
     }
     let (work_offsets, work_len) = launch::scratch_layout(needs);
     let work = pool.allocate((work_len as usize).max(1))?;

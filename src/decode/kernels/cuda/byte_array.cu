@@ -70,17 +70,43 @@ struct WalkShared {
 __device__ __forceinline__ u32 gds_stage_u32(const u8* q) {
   return (u32)q[0] | ((u32)q[1] << 8) | ((u32)q[2] << 16) | ((u32)q[3] << 24);
 }
-__device__ __forceinline__ bool gds_walk_bit(const WalkShared& sh, u32 p) { return (sh.bits[p >> 5] >> (p & 31)) & 1u; }
-// Clears bits [from, to) of the chunk's bitmap (one thread).
-__device__ __forceinline__ void gds_walk_clear(WalkShared& sh, u32 from, u32 to) {
+// Bitmaps of prefix positions (a bit per byte), in shared or global
+// memory; one thread changes a given word at a time.
+__device__ __forceinline__ bool gds_bits_get(const u32* w, u32 p) { return (w[p >> 5] >> (p & 31)) & 1u; }
+// The mask of bits [from, to) within the word holding `from` (to > from),
+// and how many of them.
+__device__ __forceinline__ u32 gds_bits_span_mask(u32 from, u32 to, u32& n) {
+  const u32 lo = from & 31;
+  n = to - from < 32 - lo ? to - from : 32 - lo;
+  return (n == 32 ? 0xffffffffu : ((1u << n) - 1)) << lo;
+}
+// Clears bits [from, to).
+__device__ __forceinline__ void gds_bits_clear(u32* w, u32 from, u32 to) {
   while (from < to) {
-    const u32 w = from >> 5, lo = from & 31;
-    const u32 n = to - from < 32 - lo ? to - from : 32 - lo;
-    const u32 mask = (n == 32 ? 0xffffffffu : ((1u << n) - 1)) << lo;
-    sh.bits[w] &= ~mask;
+    u32 n;
+    w[from >> 5] &= ~gds_bits_span_mask(from, to, n);
     from += n;
   }
 }
+// Set bits in [from, to).
+__device__ __forceinline__ u32 gds_bits_count(const u32* w, u32 from, u32 to) {
+  u32 c = 0;
+  while (from < to) {
+    u32 n;
+    c += __popc(w[from >> 5] & gds_bits_span_mask(from, to, n));
+    from += n;
+  }
+  return c;
+}
+// `word`, the bitmap word of positions [lo, lo + 32), without the positions
+// before `entry` (all of them when entry >= lo + 32).
+__device__ __forceinline__ u32 gds_bits_from(u32 word, u32 lo, u32 entry) {
+  if (entry <= lo) return word;
+  return entry - lo >= 32 ? 0 : word & (0xffffffffu << (entry - lo));
+}
+__device__ __forceinline__ bool gds_walk_bit(const WalkShared& sh, u32 p) { return gds_bits_get(sh.bits, p); }
+// Clears bits [from, to) of the chunk's bitmap (one thread).
+__device__ __forceinline__ void gds_walk_clear(WalkShared& sh, u32 from, u32 to) { gds_bits_clear(sh.bits, from, to); }
 
 // Walks the length-prefixed values of `data[0, len)` (at most `max_count`
 // of them) with the whole block of BLOCK threads; `emit(i, pos,

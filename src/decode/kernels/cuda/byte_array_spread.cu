@@ -34,6 +34,7 @@
 // item's first chunk; an item's chunks cover an upper bound of its section
 // (a page's data length); chunks past the section do nothing.
 #include "common.cuh"
+// Uses byte_array.cu's walk (gds_walk_chain, WalkShared) and bitmap helpers.
 
 // What an item of the walk is.
 #define GDS_SPREAD_WALK 0u        // a section to walk
@@ -113,30 +114,6 @@ __device__ __forceinline__ u32 gds_spread_owner(const u32* first, u32 n_items, u
   return lo;
 }
 
-// Bits of a chunk's bitmap in global memory (one thread: the join's).
-__device__ __forceinline__ bool gds_spread_bit(const u32* w, u32 p) { return (w[p >> 5] >> (p & 31)) & 1u; }
-__device__ __forceinline__ void gds_spread_clear(u32* w, u32 from, u32 to) {
-  while (from < to) {
-    const u32 k = from >> 5, lo = from & 31;
-    const u32 n = to - from < 32 - lo ? to - from : 32 - lo;
-    const u32 mask = (n == 32 ? 0xffffffffu : ((1u << n) - 1)) << lo;
-    w[k] &= ~mask;
-    from += n;
-  }
-}
-// Marked prefixes in [from, to) of a chunk's bitmap.
-__device__ __forceinline__ u32 gds_spread_count(const u32* w, u32 from, u32 to) {
-  u32 n = 0;
-  while (from < to) {
-    const u32 k = from >> 5, lo = from & 31;
-    const u32 m = to - from < 32 - lo ? to - from : 32 - lo;
-    const u32 mask = (m == 32 ? 0xffffffffu : ((1u << m) - 1)) << lo;
-    n += __popc(w[k] & mask);
-    from += m;
-  }
-  return n;
-}
-
 // Chunk g's item and its index among the item's chunks, into shared
 // memory by thread 0; every thread returns once they are there.
 struct SpreadChunk {
@@ -196,11 +173,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SPREAD_BLOCK)
     for (u32 w = a / 32; w < (a + SEG) / 32; ++w) {
       u32 word = sh.bits[w];
       const u32 lo = w * 32;
-      if (entry == GDS_WALK_END || entry >= b) {
-        word = 0;
-      } else if (entry > lo) {
-        word = entry - lo >= 32 ? 0 : word & (0xffffffffu << (entry - lo));
-      }
+      word = entry == GDS_WALK_END || entry >= b ? 0 : gds_bits_from(word, lo, entry);
       out[w] = word;
       n += __popc(word);
     }
@@ -253,9 +226,9 @@ __device__ __forceinline__ void gds_spread_join_one(DictTask* dicts, u32 n_dicts
     u32* const w = bits + (u64)(c0 + k) * WORDS;
     const u32 rel = e - cs;
     u32 count, exit, term;
-    if (gds_spread_bit(w, rel)) {
+    if (gds_bits_get(w, rel)) {
       // On the chunk's chain: the rest of it is the real one.
-      count = st[GDS_SPREAD_TOTAL] - gds_spread_count(w, 0, rel);
+      count = st[GDS_SPREAD_TOTAL] - gds_bits_count(w, 0, rel);
       exit = st[GDS_SPREAD_EXIT];
       term = st[GDS_SPREAD_TERM];
     } else {
@@ -263,7 +236,7 @@ __device__ __forceinline__ void gds_spread_join_one(DictTask* dicts, u32 n_dicts
       bool met = false;
       term = GDS_WALK_GOES_ON;
       while (p < ce) {
-        if (gds_spread_bit(w, p - cs)) {
+        if (gds_bits_get(w, p - cs)) {
           met = true;
           break;
         }
@@ -278,7 +251,7 @@ __device__ __forceinline__ void gds_spread_join_one(DictTask* dicts, u32 n_dicts
         }
         const u32 next = p + 4 + v;
         w[(p - cs) >> 5] |= 1u << ((p - cs) & 31);
-        gds_spread_clear(w, p - cs + 1, (next < ce ? next : ce) - cs);
+        gds_bits_clear(w, p - cs + 1, (next < ce ? next : ce) - cs);
         p = next;
       }
       if (met) {
@@ -287,9 +260,9 @@ __device__ __forceinline__ void gds_spread_join_one(DictTask* dicts, u32 n_dicts
       } else {
         exit = p;
         // Nothing after the chain's end is a value.
-        if (term != GDS_WALK_GOES_ON) gds_spread_clear(w, p - cs, ce - cs);
+        if (term != GDS_WALK_GOES_ON) gds_bits_clear(w, p - cs, ce - cs);
       }
-      count = gds_spread_count(w, rel, ce - cs);
+      count = gds_bits_count(w, rel, ce - cs);
     }
     st[GDS_SPREAD_ENTRY] = e;
     st[GDS_SPREAD_BEFORE] = before;
@@ -347,9 +320,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SPREAD_BLOCK)
       u32 n = 0;
       for (u32 k = 0; k < PER; ++k) {
         const u32 at = t * PER + k;
-        u32 word = entry == GDS_WALK_END ? 0 : w[at];
-        const u32 lo = cs + at * 32;
-        if (entry != GDS_WALK_END && entry > lo) word = entry - lo >= 32 ? 0 : word & (0xffffffffu << (entry - lo));
+        const u32 word = entry == GDS_WALK_END ? 0 : gds_bits_from(w[at], cs + at * 32, entry);
         mine[k] = word;
         n += __popc(word);
       }
