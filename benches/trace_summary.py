@@ -46,6 +46,10 @@ def summarise(path):
         waited = sum(x["end_ms"] - x["start_ms"] for x in finish)
         print(f"batches: {len(finish)}, first handed out at {finish[0]['end_ms']:.1f} ms, "
               f"last at {finish[-1]['end_ms']:.1f} ms, {waited:.1f} ms waiting for the GPU")
+    totals = {}
+    for x in host:
+        totals[x["what"]] = totals.get(x["what"], 0.0) + x["end_ms"] - x["start_ms"]
+    print("host spans, ms in all: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(totals.items())))
 
 
 if __name__ == "__main__":

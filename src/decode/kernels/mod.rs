@@ -904,6 +904,11 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         let ptx = compiled.ptx().expect("PTX text");
+        // For reading the machine code without a GPU (registers, spills):
+        // `ptxas -v --gpu-name sm_90` on the file (docs/gpu-decode.md).
+        if let Some(path) = std::env::var_os("GDSCAN_PTX_OUT") {
+            std::fs::write(&path, ptx).expect("GDSCAN_PTX_OUT is writable");
+        }
         for entry in nvrtc::entry_points() {
             assert!(nvrtc::ptx_has_entry(ptx, entry), "PTX lacks {entry}");
         }

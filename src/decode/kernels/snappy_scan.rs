@@ -33,14 +33,18 @@ pub const SCAN_STARTS: usize = 3;
 
 /// Speculative walks per segment the scan runs: [`SCAN_STARTS`], or 1 to 4
 /// with `GDSCAN_SCAN_STARTS` (fewer walks cut `gds_snappy_spec`'s work but
-/// leave more segments to the joining thread).
+/// leave more segments to the joining thread). Read once per process: the
+/// kernels are compiled with it (`GDS_SCAN_STARTS`), and the host lays out
+/// every page with it (reading the variable per page cost the decoder's
+/// thread about 40 ns a page).
 pub fn scan_starts() -> usize {
-    match std::env::var("GDSCAN_SCAN_STARTS").as_deref() {
+    static STARTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *STARTS.get_or_init(|| match std::env::var("GDSCAN_SCAN_STARTS").as_deref() {
         Ok("1") => 1,
         Ok("2") => 2,
         Ok("4") => 4,
         _ => SCAN_STARTS,
-    }
+    })
 }
 /// 32-bit words of one speculative walk's bitmap (a bit per stream byte of
 /// its segment).
@@ -100,6 +104,7 @@ impl ScanLayout {
         let mut l = ScanLayout::default();
         let mut job = job_first;
         let mut segs = 0usize;
+        let starts = scan_starts();
         for (i, p) in pages.iter().enumerate() {
             let n_segs = p.len.div_ceil(SCAN_SEGMENT);
             let n_pieces = if split && p.size > SNAPPY_PIECE {
@@ -128,7 +133,7 @@ impl ScanLayout {
             ]);
             l.seg_page.extend(std::iter::repeat_n(i as u32, n_segs));
             segs += n_segs;
-            l.bitmap_words += n_segs * scan_starts() * SCAN_SEGMENT_WORDS;
+            l.bitmap_words += n_segs * starts * SCAN_SEGMENT_WORDS;
             if n_pieces > 1 {
                 l.starts += n_pieces;
             }

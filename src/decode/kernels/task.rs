@@ -514,11 +514,13 @@ pub fn generated_header() -> String {
 /// spent, so 32 KiB has passed the CPU emulation but not run on a GPU).
 /// Both keep the walk's static shared memory under 48 KiB, and both are a
 /// multiple of 32 bytes per thread of either kernel's block.
+/// Read once per process: the kernels are compiled with it.
 pub fn string_walk_chunk() -> u32 {
-    match std::env::var("GDSCAN_STRING_CHUNK").as_deref() {
+    static CHUNK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *CHUNK.get_or_init(|| match std::env::var("GDSCAN_STRING_CHUNK").as_deref() {
         Ok("32768") => 32768,
         _ => 16384,
-    }
+    })
 }
 
 #[cfg(test)]
