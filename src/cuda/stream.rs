@@ -14,8 +14,12 @@ pub struct Stream {
     raw: sys::CUstream,
 }
 
-// SAFETY: streams may be used from any thread once their context is bound.
+// SAFETY: streams may be used from any thread once their context is bound
+// (every method binds it), and from several at once: the driver API is
+// thread-safe, and work queued on one stream from two threads runs in the
+// order the calls returned. `Stream` has no interior state of its own.
 unsafe impl Send for Stream {}
+unsafe impl Sync for Stream {}
 
 impl Stream {
     /// Creates a stream on `device`.

@@ -70,6 +70,10 @@ const STREAMS: usize = 8;
 /// in flight by default.
 const CHECK_STREAMS: usize = 4;
 
+/// Threads that stage a group's row groups, unless `GDSCAN_STAGE_THREADS`
+/// says otherwise (`DecodeOptions::stage_threads`).
+const STAGE_THREADS: usize = 4;
+
 use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
 pub use crate::decode::kernels::StringWalks;
@@ -140,6 +144,15 @@ pub struct DecodeOptions {
     /// have one each): row groups on different streams run their kernels
     /// at once. `GDSCAN_DECODE_STREAMS` sets the default (8).
     pub streams: usize,
+    /// Threads that stage a group's row groups at once (allocate their
+    /// device memory, build their kernel tasks, queue their copies): the
+    /// decoder's thread staged them one after the other, about 0.1 ms a
+    /// row group of SF 10 lineitem on the H200, which for Q1's columns (15
+    /// row groups a group) was a third of the thread's time. A pool of its
+    /// own, so that staging never waits behind the planner's work on
+    /// rayon's global pool. 1 stages on the decoder's thread.
+    /// `GDSCAN_STAGE_THREADS` (1 to 16) sets the default, 4.
+    pub stage_threads: usize,
     /// A file to write the scan's timeline to when it ends (GPU events per
     /// group and row group, the decoder's waits; JSON lines, see
     /// `benches/trace_summary.py`). `GDSCAN_DECODE_TRACE` sets the
@@ -169,6 +182,11 @@ impl Default for DecodeOptions {
                 .and_then(|v| v.parse().ok())
                 .filter(|&n: &usize| n > 0)
                 .unwrap_or(STREAMS),
+            stage_threads: std::env::var("GDSCAN_STAGE_THREADS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|n: &usize| (1..=16).contains(n))
+                .unwrap_or(STAGE_THREADS),
             trace: std::env::var_os("GDSCAN_DECODE_TRACE").map(std::path::PathBuf::from),
         }
     }
@@ -429,10 +447,25 @@ pub fn decode(
         depth,
         groups_queued: 0,
         launched: 0,
+        stage_pool: stage_pool(options.stage_threads),
         schema,
         report: DecodeReport::default(),
         failed: false,
     })
+}
+
+/// The pool that stages a group's row groups, for `threads` above 1 (none
+/// where its threads cannot start: the decoder's thread stages them then).
+fn stage_pool(threads: usize) -> Option<rayon::ThreadPool> {
+    (threads > 1)
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("gdscan-stage-{i}"))
+                .build()
+                .ok()
+        })
+        .flatten()
 }
 
 /// Device batches, one per row group, in plan order. Dropping the stream
@@ -455,6 +488,9 @@ pub struct DecodeStream {
     /// Groups with a row group in `queue`.
     groups_queued: usize,
     launched: usize,
+    /// Threads that stage a group's row groups at once
+    /// (`DecodeOptions::stage_threads`); none stages them on this thread.
+    stage_pool: Option<rayon::ThreadPool>,
     schema: SchemaRef,
     report: DecodeReport,
     failed: bool,
@@ -519,17 +555,45 @@ impl DecodeStream {
         let streams: Vec<&crate::cuda::Stream> = (0..planned.len())
             .map(|i| &self.gpu.streams[(self.launched + i) % self.gpu.streams.len()])
             .collect();
-        let mut staged = Vec::with_capacity(planned.len());
-        for p in planned {
-            let input = &self.inputs[p.fetched.file];
-            staged.push(row_group::stage(
-                &self.gpu,
+        let (gpu, inputs) = (&self.gpu, &self.inputs);
+        let stage_one = |p: planner::PlannedRowGroup| {
+            let input = &inputs[p.fetched.file];
+            row_group::stage(
+                gpu,
                 input.source.location(),
                 &input.metadata,
                 p.plan,
                 p.fetched,
-                &self.gpu.upload_stream,
-            )?);
+                &gpu.upload_stream,
+            )
+        };
+        // The row groups are independent: with a staging pool they are
+        // staged at once (their copies queued on the upload stream in any
+        // order, all before the group's own copy and its event).
+        let results: Vec<Result<row_group::Staged, DecodeError>> = match &self.stage_pool {
+            Some(pool) if planned.len() > 1 => {
+                use rayon::prelude::*;
+                pool.install(|| planned.into_par_iter().map(stage_one).collect())
+            }
+            _ => planned.into_iter().map(stage_one).collect(),
+        };
+        let mut staged = Vec::with_capacity(results.len());
+        let mut failed = None;
+        for r in results {
+            match r {
+                Ok(s) => staged.push(s),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = failed {
+            // The staged ones' copies may still read and write buffers that
+            // go back to their pools when they are dropped: wait for them
+            // first (an error's path only).
+            let _ = self.gpu.upload_stream.synchronize();
+            drop(staged);
+            return Err(e);
         }
         let first_row_group = self.launched;
         self.launched += staged.len();

@@ -35,7 +35,7 @@ impl Accepts {
 /// Every variable the decoder reads, except `GDSCAN_DECODE_TRACE` (a path:
 /// any value is one) and `GDSCAN_NVCOMP_LIBRARY` (a path, checked when
 /// nvCOMP is loaded).
-const VARIABLES: [Variable; 12] = [
+const VARIABLES: [Variable; 13] = [
     Variable {
         name: "GDSCAN_DECODE_CHECK",
         expected: "host, gpu, scan or off (any case)",
@@ -80,6 +80,11 @@ const VARIABLES: [Variable; 12] = [
         name: "GDSCAN_CHECK_STREAMS",
         expected: "1 to 8",
         accepts: Accepts::Exactly(&["1", "2", "3", "4", "5", "6", "7", "8"]),
+    },
+    Variable {
+        name: "GDSCAN_STAGE_THREADS",
+        expected: "1 to 16",
+        accepts: Accepts::Check(|v| v.parse::<usize>().is_ok_and(|n| (1..=16).contains(&n))),
     },
     Variable {
         name: "GDSCAN_SCAN_STARTS",
@@ -176,6 +181,7 @@ mod tests {
                 ("GDSCAN_DEVICE_POOL", "scan"),
             ],
             [("GDSCAN_CHECK_STREAMS", "8"), ("GDSCAN_SCAN_STARTS", "3")],
+            [("GDSCAN_STAGE_THREADS", "1"), ("GDSCAN_STAGE_THREADS", "16")],
         ] {
             assert!(check(&vars).is_ok(), "{vars:?}");
         }
@@ -196,6 +202,8 @@ mod tests {
             ("GDSCAN_CHECK_STREAMS", "0"),
             ("GDSCAN_CHECK_STREAMS", "9"),
             ("GDSCAN_SCAN_STARTS", "5"),
+            ("GDSCAN_STAGE_THREADS", "0"),
+            ("GDSCAN_STAGE_THREADS", "17"),
             ("GDSCAN_STRING_WALKS", "Spread"),
         ] {
             let err = check(&[(name, bad)]).unwrap_err();
