@@ -448,6 +448,7 @@ pub fn decode(
         groups_queued: 0,
         launched: 0,
         stage_pool: stage_pool(options.stage_threads),
+        queue_scratch: group::QueueScratch::default(),
         schema,
         report: DecodeReport::default(),
         failed: false,
@@ -491,6 +492,8 @@ pub struct DecodeStream {
     /// Threads that stage a group's row groups at once
     /// (`DecodeOptions::stage_threads`); none stages them on this thread.
     stage_pool: Option<rayon::ThreadPool>,
+    /// The decoder thread's host tables for queueing, reused group to group.
+    queue_scratch: group::QueueScratch,
     schema: SchemaRef,
     report: DecodeReport,
     failed: bool,
@@ -614,7 +617,14 @@ impl DecodeStream {
                     streams: &self.gpu.streams,
                 }
             });
-            group::launch_group(&self.gpu, staged, &streams, check_stream, traced.as_mut())?
+            group::launch_group(
+                &self.gpu,
+                staged,
+                &streams,
+                check_stream,
+                &mut self.queue_scratch,
+                traced.as_mut(),
+            )?
         };
         if let Some(t) = &mut self.trace {
             t.span("queue", group_index, queue_started);

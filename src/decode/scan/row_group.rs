@@ -154,19 +154,18 @@ fn push_range(ranges: &mut Vec<(u64, usize)>, at: u64, len: usize) {
     ranges.push((at, len));
 }
 
-/// A little builder of the bytes uploaded before the kernels run.
-#[derive(Default)]
-struct Upload {
-    bytes: Vec<u8>,
-}
-
-impl Upload {
-    fn section(&mut self, data: &[u8]) -> usize {
-        let at = align(self.bytes.len());
-        self.bytes.resize(at, 0);
-        self.bytes.extend_from_slice(data);
+/// Where the sections of the bytes uploaded before the kernels run lie
+/// (each aligned), so that they are written straight into the pinned
+/// buffer: no byte vector between (a fresh one of each row group's tasks
+/// cost more in page faults than in copying).
+fn section_offsets<const N: usize>(lens: [usize; N]) -> ([usize; N], usize) {
+    let mut end = 0usize;
+    let offsets = lens.map(|len| {
+        let at = align(end);
+        end = at + len;
         at
-    }
+    });
+    (offsets, end)
 }
 
 /// One decompression job of a staged row group, with device addresses.
@@ -451,25 +450,27 @@ where
         .collect();
 
     // Tasks up, then the kernels' status area (copied back after them).
-    let mut up = Upload::default();
-    let tasks_at = up.section(crate::decode::kernels::task::page_tasks_as_bytes(&tasks));
-    let dicts_at = up.section(crate::decode::kernels::task::dict_tasks_as_bytes(&dicts));
-    let first_at = spread.as_ref().map(|t| {
-        up.section(
-            &t.first
-                .iter()
-                .flat_map(|w| w.to_le_bytes())
-                .collect::<Vec<u8>>(),
-        )
-    });
+    let task_bytes = crate::decode::kernels::task::page_tasks_as_bytes(&tasks);
+    let dict_bytes = crate::decode::kernels::task::dict_tasks_as_bytes(&dicts);
+    let first = spread.as_ref().map_or(&[][..], |t| &t.first[..]);
+    let ([tasks_at, dicts_at, first_at], up_bytes) =
+        section_offsets([task_bytes.len(), dict_bytes.len(), 4 * first.len()]);
     let status_len = launch::status_bytes(tasks.len() as u32, dicts.len() as u32) as usize;
-    let up_len = align(up.bytes.len()).max(1);
+    let up_len = align(up_bytes).max(1);
     let meta = pool.allocate(up_len + status_len.max(1))?;
     let meta_ptr = meta.device_ptr();
-    let mut up_host = gpu.pinned.allocate(up.bytes.len().max(1))?;
-    up_host[..up.bytes.len()].copy_from_slice(&up.bytes);
+    let mut up_host = gpu.pinned.allocate(up_bytes.max(1))?;
+    up_host[tasks_at..tasks_at + task_bytes.len()].copy_from_slice(task_bytes);
+    up_host[dicts_at..dicts_at + dict_bytes.len()].copy_from_slice(dict_bytes);
+    for (bytes, w) in up_host[first_at..first_at + 4 * first.len()]
+        .chunks_exact_mut(4)
+        .zip(first)
+    {
+        bytes.copy_from_slice(&w.to_le_bytes());
+    }
+    let first_at = spread.as_ref().map(|_| first_at);
     // SAFETY: `up_host` and `meta` are kept until the row group's event.
-    unsafe { stream.copy_to_device(meta_ptr, up_host.as_ptr(), up.bytes.len().max(1))? };
+    unsafe { stream.copy_to_device(meta_ptr, up_host.as_ptr(), up_bytes.max(1))? };
     let work_launch = RowGroupLaunch {
         tasks: meta_ptr + tasks_at as u64,
         n_tasks: tasks.len() as u32,

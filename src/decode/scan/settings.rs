@@ -181,7 +181,10 @@ mod tests {
                 ("GDSCAN_DEVICE_POOL", "scan"),
             ],
             [("GDSCAN_CHECK_STREAMS", "8"), ("GDSCAN_SCAN_STARTS", "3")],
-            [("GDSCAN_STAGE_THREADS", "1"), ("GDSCAN_STAGE_THREADS", "16")],
+            [
+                ("GDSCAN_STAGE_THREADS", "1"),
+                ("GDSCAN_STAGE_THREADS", "16"),
+            ],
         ] {
             assert!(check(&vars).is_ok(), "{vars:?}");
         }
