@@ -72,54 +72,72 @@ __device__ __forceinline__ ScanPage gds_scan_page(const u64* pages, u64 i) {
   return p;
 }
 
-// A thread's view of a stream through a 16-byte window: the aligned 16
-// bytes around the last byte read, loaded at once. A walk's elements are a
-// few bytes long, so most reads hit the window, and a walk costs a load
-// latency per 16 bytes instead of two per element (one for the tag, one
-// for what follows it). A window that would reach outside the stream
-// (its first and last 16 bytes) is loaded byte by byte, only the stream's
-// own bytes: no read leaves [d, d + len).
+// A thread's view of a stream through a 24-byte window: the aligned 16
+// bytes around the last offset read and the 8 after them, loaded at once,
+// so that the 8 bytes from any offset in the first 16 (an element's tag
+// and the up to 4 bytes after it) are two words and a shift. A walk's
+// elements are a few bytes long, so most steps hit the window, and a step
+// costs a load latency per 16 bytes, not one per element. Session 14: the
+// byte at a time view before (a lookup per tag and length byte) made
+// gds_snappy_spec issue-bound (2.5 instructions a cycle, 846 million a
+// group under Nsight Compute). A window that would reach outside the
+// stream (its first and last bytes) is loaded byte by byte, only the
+// stream's own bytes, the rest zero: no read leaves [d, d + len).
 struct GdsWindow {
   const u8* d;
   u32 len;
   u64 block;  // the window's first address (16-aligned); 1 when none is loaded
-  uint4 w;
+  u64 w0, w1, w2;
 };
 __device__ __forceinline__ GdsWindow gds_window(const u8* d, u32 len) {
   GdsWindow w;
-  w.d = d; w.len = len; w.block = 1; w.w = make_uint4(0, 0, 0, 0);
+  w.d = d; w.len = len; w.block = 1; w.w0 = 0; w.w1 = 0; w.w2 = 0;
   return w;
 }
-struct GdsWindowBytes {
-  GdsWindow* win;
-  __device__ __forceinline__ u32 operator()(u64 p) const {
-    GdsWindow& v = *win;
-    const u64 addr = (u64)(v.d + p);
-    const u64 block = addr & ~15ull;
-    if (block != v.block) {
-      v.block = block;
-      const u64 first = (u64)v.d, end = first + v.len;
-      if (block >= first && block + 16 <= end) {
-        v.w = *(const uint4*)block;
-      } else {
-        u32 words[4] = {0, 0, 0, 0};
-        for (u32 b = 0; b < 16; ++b) {
-          const u64 a = block + b;
-          if (a >= first && a < end) words[b >> 2] |= (u32)v.d[a - first] << (8 * (b & 3));
-        }
-        v.w = make_uint4(words[0], words[1], words[2], words[3]);
+// The 8 stream bytes from offset `p` (zero past the stream's end), the
+// first in the low byte.
+__device__ __forceinline__ u64 gds_window_bytes8(GdsWindow& v, u64 p) {
+  const u64 addr = (u64)(v.d + p);
+  const u64 block = addr & ~15ull;
+  if (block != v.block) {
+    v.block = block;
+    const u64 first = (u64)v.d, end = first + v.len;
+    if (block >= first && block + 24 <= end) {
+      const uint4 a = *(const uint4*)block;
+      v.w0 = (u64)a.x | ((u64)a.y << 32);
+      v.w1 = (u64)a.z | ((u64)a.w << 32);
+      v.w2 = *(const u64*)(block + 16);
+    } else {
+      u64 w0 = 0, w1 = 0, w2 = 0;
+#pragma unroll
+      for (u32 b = 0; b < 24; ++b) {
+        const u64 a = block + b;
+        const u64 byte = a >= first && a < end ? (u64)v.d[a - first] : 0;
+        if (b < 8) w0 |= byte << (8 * b);
+        else if (b < 16) w1 |= byte << (8 * (b - 8));
+        else w2 |= byte << (8 * (b - 16));
       }
+      v.w0 = w0; v.w1 = w1; v.w2 = w2;
     }
-    const u32 at = (u32)(addr - block);
-    const u32 word = at < 8 ? (at < 4 ? v.w.x : v.w.y) : (at < 12 ? v.w.z : v.w.w);
-    return (word >> (8 * (at & 3))) & 0xffu;
   }
-};
+  const u32 at = (u32)(addr - block);
+  const u64 lo = at < 8 ? v.w0 : v.w1;
+  const u64 hi = at < 8 ? v.w1 : v.w2;
+  const u32 shift = 8 * (at & 7);
+  return shift == 0 ? lo : (lo >> shift) | (hi << (64 - shift));
+}
+
+// The element at `pos` (< len) read through the window: as
+// gds_snappy_element (check.cu), from the 8 bytes at `pos` at once.
+__device__ __forceinline__ SnappyElement gds_window_element(GdsWindow& w, u32 len, u64 pos) {
+  const u64 x = gds_window_bytes8(w, pos);
+  return gds_snappy_element([x, pos](u64 p) { return (u32)(x >> (8 * (p - pos))) & 0xffu; }, len, pos);
+}
 
 // Where the element at `pos` is followed by the next, or GDS_NO_POS when
 // it runs past the stream.
 __device__ __forceinline__ u32 gds_snappy_next(GdsWindow& w, u32 len, u32 pos) {
-  const SnappyElement e = gds_snappy_element(GdsWindowBytes{&w}, len, pos);
+  const SnappyElement e = gds_window_element(w, len, pos);
   return e.code == GDS_SNAPPY_OK && e.next <= 0xffffffffull ? (u32)e.next : GDS_NO_POS;
 }
 
@@ -236,7 +254,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_sums(
     u32 p = entries[s];
     GdsWindow win = gds_window(d, len);
     while (p < seg_end) {
-      const SnappyElement e = gds_snappy_element(GdsWindowBytes{&win}, len, p);
+      const SnappyElement e = gds_window_element(win, len, p);
       if (e.code != GDS_SNAPPY_OK) break;
       sum += e.length;
       p = (u32)e.next;
@@ -274,7 +292,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
     u32 p = entries[s];
     GdsWindow win = gds_window(d, len);
     while (p < seg_end) {
-      const SnappyElement e = gds_snappy_element(GdsWindowBytes{&win}, len, p);
+      const SnappyElement e = gds_window_element(win, len, p);
       if (e.code != GDS_SNAPPY_OK) {
         code = e.code; c_at = e.at;
         break;
