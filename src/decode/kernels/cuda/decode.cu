@@ -15,7 +15,9 @@
 //      item into the column's bitmap) and per-warp counts, which warp 0 scans:
 //      each defined level learns its value index (the row map);
 //   3. for dictionary and RLE values one thread reads the run headers covering
-//      the tile's value indices into the same table;
+//      the tile's value indices into the same table (for a column without
+//      levels, those of the next tile into a second table, while the block
+//      writes this tile's values: no barrier waits for it);
 //   4. every thread converts and writes its values to their rows: consecutive
 //      lanes write consecutive rows (coalesced).
 // Errors never stop a thread mid-tile (it skips the faulty item); the block
@@ -24,7 +26,8 @@
 
 struct DecodeShared {
   PageTask task;       // the block's copy of its task (keeps it out of registers)
-  RunTable runs;       // run headers of the current tile (levels, then values)
+  RunTable runs[2];    // run headers of the current tile (levels, then values) in runs[0];
+                       // without levels, values' runs of this tile and the next, in turn
   RunCursor levels;
   RunCursor values;
   u32 ballots[32];     // [item k][warp]: which of the warp's 32 levels are defined
@@ -306,15 +309,31 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   u32* const validity = (u32*)t.out_validity;
   u8* const out = (u8*)t.out_values;
 
+  // Without levels a tile's values are its levels' indices, so the next
+  // tile's value runs are known before this tile's values are written: one
+  // thread reads them into the other table while the block writes this
+  // tile's (the run headers are a chain of dependent loads, which the
+  // whole block waited for at every tile: a third of the kernel's stalls
+  // were at that barrier under Nsight Compute, session 14).
+  const bool runs_ahead = !has_levels && value_runs;
+  if (runs_ahead && num_values > 0) {
+    if (tid == 0) {
+      gds_runs_fill(sh.values, sh.runs[0], 0, (u64)num_values < GDS_TILE ? (u64)num_values : (u64)GDS_TILE);
+    }
+    __syncthreads();
+  }
+
   u64 vbase = 0;  // values (defined levels) before this tile
-  for (u64 lo = 0; lo < num_values; lo += GDS_TILE) {
+  u32 tile = 0;
+  for (u64 lo = 0; lo < num_values; lo += GDS_TILE, ++tile) {
     const u64 hi = lo + GDS_TILE < (u64)num_values ? lo + GDS_TILE : (u64)num_values;
     bool failed = false;
+    RunTable& vruns = sh.runs[runs_ahead ? (tile & 1) : 0];
 
     // 1. Definition levels -> per-warp ballots of the defined ones, and the
     //    validity bits (a required column given a bitmap gets all rows set).
     if (has_levels) {
-      if (tid == 0) gds_runs_fill(sh.levels, sh.runs, lo, hi);
+      if (tid == 0) gds_runs_fill(sh.levels, sh.runs[0], lo, hi);
       __syncthreads();
     }
 #pragma unroll
@@ -323,7 +342,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       bool d = i < hi;
       if (has_levels && d) {
         u32 level;
-        if (!gds_runs_get(sh.levels, sh.runs, i, level)) {
+        if (!gds_runs_get(sh.levels, sh.runs[0], i, level)) {
           GDS_FAIL(GDS_ERR_LEVELS_OVERRUN, i);
           d = false;
         } else if (level > max_def) {
@@ -379,8 +398,17 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     }
 
     // 3. Run headers of the tile's values (dictionary indices, RLE booleans).
-    if (value_runs && ndef > 0) {
-      if (tid == 0) gds_runs_fill(sh.values, sh.runs, vbase, vbase + ndef);
+    //    Ahead: the next tile's, into the other table (this tile's were
+    //    read during the tile before; the barrier closing that tile made
+    //    them visible, and the one closing this tile ends the fill before
+    //    the next tile reads it).
+    if (runs_ahead) {
+      if (tid == 0 && hi < (u64)num_values) {
+        const u64 next_hi = hi + GDS_TILE < (u64)num_values ? hi + GDS_TILE : (u64)num_values;
+        gds_runs_fill(sh.values, sh.runs[(tile + 1) & 1], hi, next_hi);
+      }
+    } else if (value_runs && ndef > 0) {
+      if (tid == 0) gds_runs_fill(sh.values, sh.runs[0], vbase, vbase + ndef);
       __syncthreads();
     }
 
@@ -397,7 +425,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         if ((ballot >> lane) & 1) {
           if (rle_bool) {
             u32 v;
-            if (!gds_runs_get(sh.values, sh.runs, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            if (!gds_runs_get(sh.values, vruns, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             else bit = v != 0;
           } else if ((vi >> 3) >= (u64)s.values_len) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
@@ -494,7 +522,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     if (write && ((ballot >> lane) & 1)) {                                                                     \
       if (dictionary) {                                                                                        \
         u32 index;                                                                                             \
-        if (!gds_runs_get(sh.values, sh.runs, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);                 \
+        if (!gds_runs_get(sh.values, vruns, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);                   \
         else if (index >= dict_count || ((u64)index + 1) * in_width > dict_len) GDS_FAIL(GDS_ERR_DICT_INDEX, i); \
         else src = dict + (u64)index * in_width;                                                               \
       } else if ((vi + 1) * (u64)in_width > (u64)s.values_len) {                                               \
