@@ -5,7 +5,8 @@
 # per kernel named in GDSCAN_PROFILE_KERNELS (regular expressions separated
 # by spaces, default "gds_decode_pages gds_snappy_spec"): NAME.txt, the
 # details page of one launch, the one after GDSCAN_PROFILE_SKIP (default
-# 5) launches of it, in the case GDSCAN_PROFILE_CASE (default all).
+# 5) launches of it, in the case GDSCAN_PROFILE_CASE (default all), and
+# NAME-raw.csv, every metric of it (the stall reasons among them).
 # Usage: OUT=DIR bash benches/profile.sh
 set -uo pipefail
 out=${OUT:-/tmp/gdscan-profile}
@@ -16,6 +17,7 @@ for k in ${GDSCAN_PROFILE_KERNELS:-gds_decode_pages gds_snappy_spec}; do
       -o "/tmp/ncu-$k" ./.carry/gdscan bench decode --data "$data" --device 0 \
       --cases "${GDSCAN_PROFILE_CASE:-all}" --iterations 1 > "$out/$k-run.txt" 2>&1
   ncu -i "/tmp/ncu-$k.ncu-rep" --page details > "$out/$k.txt" 2>&1
+  ncu -i "/tmp/ncu-$k.ncu-rep" --page raw --csv > "$out/$k-raw.csv" 2>&1
   echo "== $k"
   grep -E "^  [a-z_]+.*\(|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|Compute \(SM\) Throughput|Block Size|Grid Size" "$out/$k.txt" | head -n 12
 done
