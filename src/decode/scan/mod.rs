@@ -105,11 +105,19 @@ pub struct DecodeOptions {
     pub group_bytes: u64,
     /// Whether the first three groups are smaller (an eighth, a quarter and
     /// a half of `group_bytes`), so the GPU starts on the first after a
-    /// small part of the fetch. Off unless `GDSCAN_DECODE_RAMP=1`: measured
-    /// on the H200 (BENCHMARKS.md, session 10) it did not pay, since the
-    /// first group's planning is slow anyway while the fetch runs flat out
-    /// on the same cores.
+    /// small part of the fetch. On by default since session 14 (in three
+    /// calls on the H200, one run each against the same build without it,
+    /// SF 10 lineitem: Q1's columns 0.030-0.031 against 0.032-0.037 s,
+    /// Q6's 0.026 against 0.026-0.029 s, all columns 0.078-0.086 against
+    /// 0.081-0.087 s); it did not pay in session 10, when the first group's
+    /// planning was slow anyway. `GDSCAN_DECODE_RAMP=0` turns it off.
     pub ramp_up: bool,
+    /// Whether the last groups are smaller (half of what remains once less
+    /// than two groups do, down to an eighth of `group_bytes`), so that
+    /// the scan's last batch comes sooner after the fetch's last byte (a
+    /// group's chain on the GPU lasts about 10 ms for 128 MiB with others
+    /// beside it). `GDSCAN_DECODE_RAMP_DOWN=0` turns it off.
+    pub ramp_down: bool,
     /// Store settings for remote locations.
     pub store: StoreOptions,
     /// Where every Snappy and LZ4 page is checked before nvCOMP
@@ -167,7 +175,8 @@ impl Default for DecodeOptions {
             fetch: FetchOptions::default(),
             depth: 4,
             group_bytes: 128 << 20,
-            ramp_up: std::env::var("GDSCAN_DECODE_RAMP").is_ok_and(|v| v == "1"),
+            ramp_up: std::env::var("GDSCAN_DECODE_RAMP").map_or(true, |v| v != "0"),
+            ramp_down: std::env::var("GDSCAN_DECODE_RAMP_DOWN").map_or(true, |v| v != "0"),
             store: StoreOptions::default(),
             check: CompressedCheck::from_env(),
             check_stream: std::env::var("GDSCAN_CHECK_STREAM").map_or(true, |v| v != "upload"),
@@ -434,7 +443,10 @@ pub fn decode(
         inputs.clone(),
         gpu.check,
         options.group_bytes,
-        options.ramp_up,
+        planner::Ramp {
+            up: options.ramp_up,
+            down: options.ramp_down,
+        },
     );
     Ok(DecodeStream {
         trace,
@@ -448,11 +460,17 @@ pub fn decode(
         groups_queued: 0,
         launched: 0,
         stage_pool: stage_pool(options.stage_threads),
-        queue_scratch: group::QueueScratch::default(),
         schema,
         report: DecodeReport::default(),
         failed: false,
     })
+}
+
+thread_local! {
+    /// The host tables for queueing groups, kept on the thread that drives
+    /// the scans (from one group and one scan to the next).
+    static QUEUE_SCRATCH: std::cell::RefCell<group::QueueScratch> =
+        std::cell::RefCell::new(group::QueueScratch::default());
 }
 
 /// The pool that stages a group's row groups, for `threads` above 1 (none
@@ -492,8 +510,6 @@ pub struct DecodeStream {
     /// Threads that stage a group's row groups at once
     /// (`DecodeOptions::stage_threads`); none stages them on this thread.
     stage_pool: Option<rayon::ThreadPool>,
-    /// The decoder thread's host tables for queueing, reused group to group.
-    queue_scratch: group::QueueScratch,
     schema: SchemaRef,
     report: DecodeReport,
     failed: bool,
@@ -617,14 +633,16 @@ impl DecodeStream {
                     streams: &self.gpu.streams,
                 }
             });
-            group::launch_group(
-                &self.gpu,
-                staged,
-                &streams,
-                check_stream,
-                &mut self.queue_scratch,
-                traced.as_mut(),
-            )?
+            QUEUE_SCRATCH.with_borrow_mut(|scratch| {
+                group::launch_group(
+                    &self.gpu,
+                    staged,
+                    &streams,
+                    check_stream,
+                    scratch,
+                    traced.as_mut(),
+                )
+            })?
         };
         if let Some(t) = &mut self.trace {
             t.span("queue", group_index, queue_started);

@@ -58,24 +58,37 @@ pub(crate) struct PlanAhead {
 impl PlanAhead {
     /// Starts planning the row groups `fetch` lands, for `inputs`, in
     /// groups of at least `group_bytes` stored bytes (the last may be
-    /// smaller; with `ramp_up`, the first three are smaller too: see
-    /// [`group_target`]).
+    /// smaller; with `ramp`, the first three and the last few are smaller
+    /// too: see [`group_target`]).
     pub(crate) fn start(
         fetch: RowGroupStream<PooledPinnedBuffer>,
         inputs: Arc<Vec<DecodeInput>>,
         check: CompressedCheck,
         group_bytes: u64,
-        ramp_up: bool,
+        ramp: Ramp,
     ) -> PlanAhead {
         // One planned group waits while the next is planned.
         let (tx, groups) = sync_channel(1);
+        let total: u64 = inputs
+            .iter()
+            .flat_map(|i| i.plan.row_groups.iter().map(|r| r.bytes))
+            .sum();
         let thread = std::thread::Builder::new()
             .name("gdscan-plan".into())
             .spawn(move || {
                 let mut fetch = fetch;
+                let mut gathered = 0u64;
                 for index in 0.. {
-                    let target = group_target(group_bytes, index, ramp_up);
+                    let remaining = total.saturating_sub(gathered);
+                    let target = group_target(group_bytes, index, ramp, remaining);
                     let group = next_group(&mut fetch, &inputs, check, target);
+                    if let Some(Ok(g)) = &group {
+                        gathered += g
+                            .row_groups
+                            .iter()
+                            .map(|r| r.fetched.buffer.len() as u64)
+                            .sum::<u64>();
+                    }
                     let end = !matches!(group, Some(Ok(_)));
                     // A closed receiver: the decoder is gone.
                     if let Some(group) = group {
@@ -96,16 +109,33 @@ impl PlanAhead {
     }
 }
 
-/// The stored bytes the `index`-th group gathers: `group_bytes`, or with
-/// `ramp_up` an eighth, a quarter and a half of it for the first three, so
-/// that the GPU gets its first group (and the consumer its first batch)
-/// after a small part of the fetch rather than a whole group of it.
-pub(crate) fn group_target(group_bytes: u64, index: usize, ramp_up: bool) -> u64 {
-    if !ramp_up {
-        return group_bytes;
+/// Which groups are smaller than `group_bytes` ([`group_target`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Ramp {
+    /// The first three: an eighth, a quarter and a half of it.
+    pub(crate) up: bool,
+    /// The last few: half of what remains once less than two groups do
+    /// (at least an eighth of a group).
+    pub(crate) down: bool,
+}
+
+/// The stored bytes the `index`-th group gathers, with `remaining` bytes
+/// of the scan not gathered yet: `group_bytes`, or smaller where `ramp`
+/// says. A group's work on the GPU is a chain (copy, check, nvCOMP,
+/// kernels) that lasts about 10 ms for 128 MiB on the H200 when other
+/// groups run beside it: small first groups give the GPU (and the
+/// consumer) its first batch after a small part of the fetch, and small
+/// last ones end the scan sooner after the fetch's last byte.
+pub(crate) fn group_target(group_bytes: u64, index: usize, ramp: Ramp, remaining: u64) -> u64 {
+    let floor = (group_bytes / 8).max(1);
+    let mut target = group_bytes;
+    if ramp.up {
+        target >>= 3usize.saturating_sub(index) as u32;
     }
-    let shift = 3usize.saturating_sub(index) as u32;
-    (group_bytes >> shift).max(1)
+    if ramp.down && remaining < group_bytes.saturating_mul(2) {
+        target = target.min(remaining / 2);
+    }
+    target.max(floor)
 }
 
 /// Gathers and plans the next group: None when the fetch has ended.
@@ -221,14 +251,48 @@ impl Drop for PlanAhead {
 
 #[cfg(test)]
 mod tests {
-    use super::group_target;
+    use super::{group_target, Ramp};
 
     #[test]
     fn the_first_groups_ramp_up_to_the_group_size() {
         let g = 128 << 20;
-        let ramped: Vec<u64> = (0..6).map(|i| group_target(g, i, true)).collect();
+        let up = Ramp {
+            up: true,
+            down: false,
+        };
+        let ramped: Vec<u64> = (0..6).map(|i| group_target(g, i, up, 10 * g)).collect();
         assert_eq!(ramped, [g / 8, g / 4, g / 2, g, g, g]);
-        assert!((0..6).all(|i| group_target(g, i, false) == g));
-        assert_eq!(group_target(1, 0, true), 1, "never a group of no bytes");
+        assert!((0..6).all(|i| group_target(g, i, Ramp::default(), 10 * g) == g));
+        assert_eq!(group_target(1, 0, up, 10), 1, "never a group of no bytes");
+    }
+
+    #[test]
+    fn the_last_groups_ramp_down_to_an_eighth() {
+        let g = 128 << 20;
+        let down = Ramp {
+            up: false,
+            down: true,
+        };
+        // Far from the end: whole groups.
+        assert_eq!(group_target(g, 5, down, 2 * g), g);
+        // Under two groups left: half of what remains, down to an eighth.
+        let mut remaining = 2 * g - 1;
+        let mut tail = Vec::new();
+        while remaining > 0 {
+            let t = group_target(g, 9, down, remaining);
+            tail.push(t);
+            remaining = remaining.saturating_sub(t);
+        }
+        assert_eq!(tail[0], (2 * g - 1) / 2);
+        assert!(tail.windows(2).all(|w| w[1] <= w[0]), "{tail:?}");
+        assert!(tail.iter().all(|&t| t >= g / 8), "{tail:?}");
+        assert_eq!(tail.len(), 5, "{tail:?}");
+        // Both: the first group is an eighth even near the end.
+        let both = Ramp {
+            up: true,
+            down: true,
+        };
+        assert_eq!(group_target(g, 0, both, g), g / 8);
+        assert_eq!(group_target(g, 3, both, g), g / 2);
     }
 }

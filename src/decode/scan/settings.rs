@@ -35,7 +35,7 @@ impl Accepts {
 /// Every variable the decoder reads, except `GDSCAN_DECODE_TRACE` (a path:
 /// any value is one) and `GDSCAN_NVCOMP_LIBRARY` (a path, checked when
 /// nvCOMP is loaded).
-const VARIABLES: [Variable; 13] = [
+const VARIABLES: [Variable; 14] = [
     Variable {
         name: "GDSCAN_DECODE_CHECK",
         expected: "host, gpu, scan or off (any case)",
@@ -48,6 +48,11 @@ const VARIABLES: [Variable; 13] = [
     },
     Variable {
         name: "GDSCAN_DECODE_RAMP",
+        expected: "0 or 1",
+        accepts: Accepts::Exactly(&["0", "1"]),
+    },
+    Variable {
+        name: "GDSCAN_DECODE_RAMP_DOWN",
         expected: "0 or 1",
         accepts: Accepts::Exactly(&["0", "1"]),
     },
@@ -206,6 +211,7 @@ mod tests {
             ("GDSCAN_CHECK_STREAMS", "9"),
             ("GDSCAN_SCAN_STARTS", "5"),
             ("GDSCAN_STAGE_THREADS", "0"),
+            ("GDSCAN_DECODE_RAMP_DOWN", "yes"),
             ("GDSCAN_STAGE_THREADS", "17"),
             ("GDSCAN_STRING_WALKS", "Spread"),
         ] {
