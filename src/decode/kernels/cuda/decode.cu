@@ -15,9 +15,7 @@
 //      item into the column's bitmap) and per-warp counts, which warp 0 scans:
 //      each defined level learns its value index (the row map);
 //   3. for dictionary and RLE values one thread reads the run headers covering
-//      the tile's value indices into the same table (for a column without
-//      levels, those of the next tile into a second table, while the block
-//      writes this tile's values: no barrier waits for it);
+//      the tile's value indices into the same table;
 //   4. every thread converts and writes its values to their rows: consecutive
 //      lanes write consecutive rows (coalesced).
 // Errors never stop a thread mid-tile (it skips the faulty item); the block
@@ -26,8 +24,7 @@
 
 struct DecodeShared {
   PageTask task;       // the block's copy of its task (keeps it out of registers)
-  RunTable runs[2];    // run headers of the current tile (levels, then values) in runs[0];
-                       // without levels, values' runs of this tile and the next, in turn
+  RunTable runs;       // run headers of the current tile (levels, then values)
   RunCursor levels;
   RunCursor values;
   u32 ballots[32];     // [item k][warp]: which of the warp's 32 levels are defined
@@ -157,58 +154,6 @@ __device__ __forceinline__ void gds_write_zero(u8* dst, u32 width) {
   }
 }
 
-// Whether values of `in` bytes under `conversion` fit gds_load_raw and
-// gds_store_raw (every conversion but the big-endian decimals, from 1, 2,
-// 4, 8 or 16 bytes).
-__device__ __forceinline__ bool gds_loads_whole(u32 conversion, u32 in) {
-  return conversion != GDS_CONV_BE_TO_DECIMAL128 && (in == 1 || in == 2 || in == 4 || in == 8 || in == 16);
-}
-
-// The `in` bytes at `src` (1, 2, 4, 8 or 16) as two little-endian words;
-// zero for no value (a null row's slot is written as zero).
-__device__ __forceinline__ void gds_load_raw(const u8* src, u32 in, u64& lo, u64& hi) {
-  lo = 0;
-  hi = 0;
-  if (src == 0) return;
-  switch (in) {
-    case 1: lo = *src; return;
-    case 2: lo = gds_ld_u16(src); return;
-    case 4: lo = gds_ld_u32(src); return;
-    case 8: lo = gds_ld_u64(src); return;
-    default: {
-      const uint4 v = gds_ld_16(src);
-      lo = (u64)v.x | ((u64)v.y << 32);
-      hi = (u64)v.z | ((u64)v.w << 32);
-      return;
-    }
-  }
-}
-
-// Writes a value gds_load_raw loaded, converted as gds_write_value does
-// (zero stays zero under every conversion: a null row's slot).
-__device__ __forceinline__ void gds_store_raw(u8* dst, u64 lo, u64 hi, u32 conversion, u32 out) {
-  switch (conversion) {
-    case GDS_CONV_I32_TO_DECIMAL128: {
-      const i64 v = (i64)(i32)(u32)lo;
-      gds_store_128(dst, (u64)v, (u64)(v >> 63));
-      return;
-    }
-    case GDS_CONV_I64_TO_DECIMAL128: {
-      const i64 v = (i64)lo;
-      gds_store_128(dst, (u64)v, (u64)(v >> 63));
-      return;
-    }
-    default:  // COPY (out == in) and the narrowing I32_TO_8 / I32_TO_16
-      switch (out) {
-        case 1: *dst = (u8)lo; return;
-        case 2: *(u16*)dst = (u16)lo; return;
-        case 4: *(u32*)dst = (u32)lo; return;
-        case 8: *(u64*)dst = lo; return;
-        default: gds_store_128(dst, lo, hi); return;
-      }
-  }
-}
-
 // ORs the 32 bits of a warp (levels i0..i0+31 of the page) into a bitmap at
 // row `r0` = out_row + i0: one or two words, never a word without set bits.
 __device__ __forceinline__ void gds_or_bits(u32* bitmap, u64 r0, u32 bits) {
@@ -309,31 +254,15 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   u32* const validity = (u32*)t.out_validity;
   u8* const out = (u8*)t.out_values;
 
-  // Without levels a tile's values are its levels' indices, so the next
-  // tile's value runs are known before this tile's values are written: one
-  // thread reads them into the other table while the block writes this
-  // tile's (the run headers are a chain of dependent loads, which the
-  // whole block waited for at every tile: a third of the kernel's stalls
-  // were at that barrier under Nsight Compute, session 14).
-  const bool runs_ahead = !has_levels && value_runs;
-  if (runs_ahead && num_values > 0) {
-    if (tid == 0) {
-      gds_runs_fill(sh.values, sh.runs[0], 0, (u64)num_values < GDS_TILE ? (u64)num_values : (u64)GDS_TILE);
-    }
-    __syncthreads();
-  }
-
   u64 vbase = 0;  // values (defined levels) before this tile
-  u32 tile = 0;
-  for (u64 lo = 0; lo < num_values; lo += GDS_TILE, ++tile) {
+  for (u64 lo = 0; lo < num_values; lo += GDS_TILE) {
     const u64 hi = lo + GDS_TILE < (u64)num_values ? lo + GDS_TILE : (u64)num_values;
     bool failed = false;
-    RunTable& vruns = sh.runs[runs_ahead ? (tile & 1) : 0];
 
     // 1. Definition levels -> per-warp ballots of the defined ones, and the
     //    validity bits (a required column given a bitmap gets all rows set).
     if (has_levels) {
-      if (tid == 0) gds_runs_fill(sh.levels, sh.runs[0], lo, hi);
+      if (tid == 0) gds_runs_fill(sh.levels, sh.runs, lo, hi);
       __syncthreads();
     }
 #pragma unroll
@@ -342,7 +271,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       bool d = i < hi;
       if (has_levels && d) {
         u32 level;
-        if (!gds_runs_get(sh.levels, sh.runs[0], i, level)) {
+        if (!gds_runs_get(sh.levels, sh.runs, i, level)) {
           GDS_FAIL(GDS_ERR_LEVELS_OVERRUN, i);
           d = false;
         } else if (level > max_def) {
@@ -398,17 +327,8 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     }
 
     // 3. Run headers of the tile's values (dictionary indices, RLE booleans).
-    //    Ahead: the next tile's, into the other table (this tile's were
-    //    read during the tile before; the barrier closing that tile made
-    //    them visible, and the one closing this tile ends the fill before
-    //    the next tile reads it).
-    if (runs_ahead) {
-      if (tid == 0 && hi < (u64)num_values) {
-        const u64 next_hi = hi + GDS_TILE < (u64)num_values ? hi + GDS_TILE : (u64)num_values;
-        gds_runs_fill(sh.values, sh.runs[(tile + 1) & 1], hi, next_hi);
-      }
-    } else if (value_runs && ndef > 0) {
-      if (tid == 0) gds_runs_fill(sh.values, sh.runs[0], vbase, vbase + ndef);
+    if (value_runs && ndef > 0) {
+      if (tid == 0) gds_runs_fill(sh.values, sh.runs, vbase, vbase + ndef);
       __syncthreads();
     }
 
@@ -425,7 +345,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         if ((ballot >> lane) & 1) {
           if (rle_bool) {
             u32 v;
-            if (!gds_runs_get(sh.values, vruns, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            if (!gds_runs_get(sh.values, sh.runs, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             else bit = v != 0;
           } else if ((vi >> 3) >= (u64)s.values_len) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
@@ -453,56 +373,37 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       const u32 plain_count = t.plain_count;
       const u64 base = t.view_buffer_base;
       const u32 buffer_index = t.view_buffer_index;
-      // Two passes, so that the items' loads are in flight together: every
-      // item's offsets, then every view (its bytes) built and written.
-      u32 pos[GDS_ITEMS], next[GDS_ITEMS];
-      bool value[GDS_ITEMS];
-#pragma unroll
+#pragma unroll 1
       for (int k = 0; k < GDS_ITEMS; ++k) {
         const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        if (i >= hi) break;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
         const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
-        value[k] = i < hi && i >= skip && i < end && ((ballot >> lane) & 1);
-        pos[k] = 0;
-        next[k] = 0;
-        if (value[k]) {
-          if (vi >= (u64)plain_count) {
-            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
-            value[k] = false;
-          } else {
-            pos[k] = offsets[vi];
-            next[k] = offsets[vi + 1];
-          }
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < GDS_ITEMS; ++k) {
-        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
-        if (i >= hi || i < skip || i >= end) continue;
+        if (i < skip || i >= end) continue;
         u8* const dst = out + (out_row + i - skip) * 16;
         uint4 view = make_uint4(0, 0, 0, 0);
-        if (value[k]) {
-          const u32 len = next[k] - pos[k] - 4;
-          const u8* p = s.values + pos[k] + 4;
-          const u64 addr = (u64)p;
-          if ((u64)pos[k] + 4 > (u64)next[k] || next[k] > s.values_len) {
-            GDS_FAIL(GDS_ERR_SCRATCH, i);  // offsets the walk did not write for this page
-          } else if (len > 12 && (addr < base || addr - base > GDS_I32_MAX || len > GDS_I32_MAX)) {
-            GDS_FAIL(GDS_ERR_VIEW_OFFSET, i);
+        if ((ballot >> lane) & 1) {
+          if (vi >= (u64)plain_count) {
+            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
           } else {
-            view = gds_make_view(p, len, buffer_index, (u32)(addr - base));
+            const u32 pos = offsets[vi];
+            const u32 next = offsets[vi + 1];
+            const u32 len = next - pos - 4;
+            const u8* p = s.values + pos + 4;
+            const u64 addr = (u64)p;
+            if ((u64)pos + 4 > (u64)next || next > s.values_len) {
+              GDS_FAIL(GDS_ERR_SCRATCH, i);  // offsets the walk did not write for this page
+            } else if (len > 12 && (addr < base || addr - base > GDS_I32_MAX || len > GDS_I32_MAX)) {
+              GDS_FAIL(GDS_ERR_VIEW_OFFSET, i);
+            } else {
+              view = gds_make_view(p, len, buffer_index, (u32)(addr - base));
+            }
           }
         }
         gds_st_16(dst, view);
       }
     } else {
-      // Fixed width (and byte-array dictionary views: 16-byte copies), in
-      // three passes over the thread's items so that their loads are in
-      // flight together: where each value is, then every value loaded,
-      // then every row written. One item at a time, a thread waited for
-      // its dictionary index, then its value, four times a tile
-      // (gds_decode_pages was latency-bound: 16 % of the memory's
-      // throughput under Nsight Compute, session 14).
+      // Fixed width (and byte-array dictionary views: 16-byte copies).
       const bool views = kind == GDS_KIND_BYTE_ARRAY;
       const u32 in_width = views ? 16u : t.type_length;
       const u32 out_width = views ? 16u : t.out_width;
@@ -510,59 +411,30 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       const u8* const dict = (const u8*)t.dict;
       const u32 dict_count = t.dict_count;
       const u64 dict_len = t.dict_len;
-      // Where item k's value is (0: a null row, or one that failed) and
-      // whether its row is in this page's output.
-#define GDS_VALUE_SRC(k, src, write)                                                                           \
-  do {                                                                                                         \
-    const u64 i = lo + (u64)(k) * GDS_BLOCK + tid;                                                             \
-    const u32 ballot = sh.ballots[(k) * GDS_WARPS + warp];                                                     \
-    const u64 vi = has_levels ? vbase + sh.counts[(k) * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;   \
-    src = 0;                                                                                                   \
-    write = i < hi && i >= skip && i < end;                                                                    \
-    if (write && ((ballot >> lane) & 1)) {                                                                     \
-      if (dictionary) {                                                                                        \
-        u32 index;                                                                                             \
-        if (!gds_runs_get(sh.values, vruns, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);                   \
-        else if (index >= dict_count || ((u64)index + 1) * in_width > dict_len) GDS_FAIL(GDS_ERR_DICT_INDEX, i); \
-        else src = dict + (u64)index * in_width;                                                               \
-      } else if ((vi + 1) * (u64)in_width > (u64)s.values_len) {                                               \
-        GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);                                                                   \
-      } else {                                                                                                 \
-        src = s.values + vi * in_width;                                                                        \
-      }                                                                                                        \
-    }                                                                                                          \
-  } while (0)
-      if (gds_loads_whole(conversion, in_width)) {
-        // 1. Where every item's value is, 2. every value loaded (a null
-        // row's as zero), 3. converted and written.
-        const u8* src[GDS_ITEMS];
-        bool write[GDS_ITEMS];
-        u64 v_lo[GDS_ITEMS], v_hi[GDS_ITEMS];
-#pragma unroll
-        for (int k = 0; k < GDS_ITEMS; ++k) GDS_VALUE_SRC(k, src[k], write[k]);
-#pragma unroll
-        for (int k = 0; k < GDS_ITEMS; ++k) gds_load_raw(src[k], in_width, v_lo[k], v_hi[k]);
-#pragma unroll
-        for (int k = 0; k < GDS_ITEMS; ++k) {
-          const u64 i = lo + (u64)k * GDS_BLOCK + tid;
-          if (write[k]) gds_store_raw(out + (out_row + i - skip) * (u64)out_width, v_lo[k], v_hi[k], conversion, out_width);
-        }
-      } else {
-        // Other widths (FIXED_LEN_BYTE_ARRAY copies, big-endian decimals):
-        // an item at a time (one copy of gds_write_value).
 #pragma unroll 1
-        for (int k = 0; k < GDS_ITEMS; ++k) {
-          const u8* src;
-          bool write;
-          GDS_VALUE_SRC(k, src, write);
-          const u64 i = lo + (u64)k * GDS_BLOCK + tid;
-          if (!write) continue;
-          u8* const dst = out + (out_row + i - skip) * (u64)out_width;
-          if (src != 0) gds_write_value(dst, src, conversion, in_width);
-          else gds_write_zero(dst, out_width);
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        if (i >= hi) break;
+        const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+        const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+        if (i < skip || i >= end) continue;
+        u8* const dst = out + (out_row + i - skip) * (u64)out_width;
+        const u8* src = 0;
+        if ((ballot >> lane) & 1) {
+          if (dictionary) {
+            u32 index;
+            if (!gds_runs_get(sh.values, sh.runs, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            else if (index >= dict_count || ((u64)index + 1) * in_width > dict_len) GDS_FAIL(GDS_ERR_DICT_INDEX, i);
+            else src = dict + (u64)index * in_width;
+          } else if ((vi + 1) * (u64)in_width > (u64)s.values_len) {
+            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+          } else {
+            src = s.values + vi * in_width;
+          }
         }
+        if (src != 0) gds_write_value(dst, src, conversion, in_width);
+        else gds_write_zero(dst, out_width);
       }
-#undef GDS_VALUE_SRC
     }
 
     vbase += ndef;
