@@ -116,7 +116,10 @@ pub struct DecodeOptions {
     /// than two groups do, down to an eighth of `group_bytes`), so that
     /// the scan's last batch comes sooner after the fetch's last byte (a
     /// group's chain on the GPU lasts about 10 ms for 128 MiB with others
-    /// beside it). `GDSCAN_DECODE_RAMP_DOWN=0` turns it off.
+    /// beside it). Off unless `GDSCAN_DECODE_RAMP_DOWN=1`: in its one run
+    /// on the H200 (session 14, SF 10 lineitem, beside the first groups'
+    /// ramp alone) it was no faster (all columns 0.0783 against 0.0776 s,
+    /// Q1's 0.0304 against 0.0297 s, Q6's 0.0255 against 0.0242 s).
     pub ramp_down: bool,
     /// Store settings for remote locations.
     pub store: StoreOptions,
@@ -176,7 +179,7 @@ impl Default for DecodeOptions {
             depth: 4,
             group_bytes: 128 << 20,
             ramp_up: std::env::var("GDSCAN_DECODE_RAMP").map_or(true, |v| v != "0"),
-            ramp_down: std::env::var("GDSCAN_DECODE_RAMP_DOWN").map_or(true, |v| v != "0"),
+            ramp_down: std::env::var("GDSCAN_DECODE_RAMP_DOWN").is_ok_and(|v| v == "1"),
             store: StoreOptions::default(),
             check: CompressedCheck::from_env(),
             check_stream: std::env::var("GDSCAN_CHECK_STREAM").map_or(true, |v| v != "upload"),
