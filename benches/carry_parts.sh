@@ -2,7 +2,8 @@
 # Brings a set of files larger than one device call may carry (64 MiB) to
 # the GPU machine over several calls made back to back while it stays warm:
 #   here:   bash benches/carry_parts.sh split FILE...   (cuts each into
-#           .cudf/NAME.partNN of 60 MiB, writes .cudf/SHA256SUMS)
+#           .cudf/NAME.partNN of 50 MiB, GDSCAN_PART_MIB, writes
+#           .cudf/SHA256SUMS; a call carries the working tree too)
 #   there:  bash benches/carry_parts.sh stash           (one call per part:
 #           copies what .cudf/ holds this call into /tmp/carry)
 #   there:  bash benches/carry_parts.sh join            (joins the parts in
@@ -15,7 +16,7 @@ case ${1:-} in
     mkdir -p .cudf
     for f in "$@"; do
       name=$(basename "$f")
-      split -b 60M -d "$f" ".cudf/$name.part"
+      split -b ${GDSCAN_PART_MIB:-50}M -d "$f" ".cudf/$name.part"
       (cd "$(dirname "$f")" && sha256sum "$name") >> .cudf/SHA256SUMS
     done
     ls -la .cudf
