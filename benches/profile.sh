@@ -6,7 +6,8 @@
 # by spaces, default "gds_decode_pages gds_snappy_spec"): NAME.txt, the
 # details page of one launch, the one after GDSCAN_PROFILE_SKIP (default
 # 5) launches of it, in the case GDSCAN_PROFILE_CASE (default all), and
-# NAME-raw.csv, every metric of it (the stall reasons among them).
+# NAME-raw.csv, every metric of it (the stall reasons among them), and
+# NAME-source.csv, the stall samples per source line and instruction.
 # Usage: OUT=DIR bash benches/profile.sh
 set -uo pipefail
 out=${OUT:-/tmp/gdscan-profile}
@@ -18,6 +19,8 @@ for k in ${GDSCAN_PROFILE_KERNELS:-gds_decode_pages gds_snappy_spec}; do
       --cases "${GDSCAN_PROFILE_CASE:-all}" --iterations 1 > "$out/$k-run.txt" 2>&1
   ncu -i "/tmp/ncu-$k.ncu-rep" --page details > "$out/$k.txt" 2>&1
   ncu -i "/tmp/ncu-$k.ncu-rep" --page raw --csv > "$out/$k-raw.csv" 2>&1
+  # Where in the code the warps stall (the kernels carry line tables).
+  ncu -i "/tmp/ncu-$k.ncu-rep" --page source --csv --print-source cuda,sass > "$out/$k-source.csv" 2>&1
   echo "== $k"
   grep -E "^  [a-z_]+.*\(|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|Compute \(SM\) Throughput|Block Size|Grid Size" "$out/$k.txt" | head -n 12
 done
