@@ -726,4 +726,19 @@ mod tests {
         push_range(&mut r, 1344 + ALIGN as u64, 8);
         assert_eq!(r, [(1024, 320), (1344 + ALIGN as u64, 8)]);
     }
+
+    #[test]
+    fn upload_sections_are_aligned_disjoint_and_in_order() {
+        let lens = [152 * 3, 0, 4 * 7, 1];
+        let (at, end) = section_offsets(lens);
+        assert_eq!(at[0], 0);
+        for (i, (&a, &len)) in at.iter().zip(&lens).enumerate() {
+            assert_eq!(a % ALIGN, 0, "section {i} at {a}");
+            if let Some(&next) = at.get(i + 1) {
+                assert!(a + len <= next, "section {i} overlaps the next");
+            }
+        }
+        assert_eq!(end, at[3] + 1, "the end is the last section's end");
+        assert_eq!(section_offsets([0usize; 0]), ([], 0));
+    }
 }
