@@ -645,14 +645,14 @@ pub(crate) struct TraceGroup<'a> {
 }
 
 impl TraceGroup<'_> {
-    /// Marks `stream` (one of the scan's streams, or nvCOMP's) with `what`
-    /// for row group `r` of the group (`None`: the group as a whole).
     /// Records a span of the decoder's thread for the group, from `start`
     /// to now.
     fn span(&mut self, what: &'static str, start: Instant) {
         self.trace.span(what, self.group, start);
     }
 
+    /// Marks `stream` (one of the scan's streams, or nvCOMP's) with `what`
+    /// for row group `r` of the group (`None`: the group as a whole).
     fn mark(
         &mut self,
         what: &'static str,

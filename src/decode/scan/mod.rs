@@ -184,24 +184,22 @@ impl Default for DecodeOptions {
             check: CompressedCheck::from_env(),
             check_stream: std::env::var("GDSCAN_CHECK_STREAM").map_or(true, |v| v != "upload"),
             string_walks: StringWalks::from_env(),
-            check_streams: std::env::var("GDSCAN_CHECK_STREAMS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .filter(|n: &usize| (1..=8).contains(n))
-                .unwrap_or(CHECK_STREAMS),
-            streams: std::env::var("GDSCAN_DECODE_STREAMS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .filter(|&n: &usize| n > 0)
-                .unwrap_or(STREAMS),
-            stage_threads: std::env::var("GDSCAN_STAGE_THREADS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .filter(|n: &usize| (1..=16).contains(n))
-                .unwrap_or(STAGE_THREADS),
+            check_streams: count_from_env("GDSCAN_CHECK_STREAMS", 1..=8, CHECK_STREAMS),
+            streams: count_from_env("GDSCAN_DECODE_STREAMS", 1..=usize::MAX, STREAMS),
+            stage_threads: count_from_env("GDSCAN_STAGE_THREADS", 1..=16, STAGE_THREADS),
             trace: std::env::var_os("GDSCAN_DECODE_TRACE").map(std::path::PathBuf::from),
         }
     }
+}
+
+/// The count the variable `name` gives when it is a number in `range`,
+/// else `default` (`check_settings` refuses other values before a scan).
+fn count_from_env(name: &str, range: std::ops::RangeInclusive<usize>, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| range.contains(n))
+        .unwrap_or(default)
 }
 
 /// Where Snappy and LZ4 pages are checked before nvCOMP sees them (a walk
