@@ -293,6 +293,44 @@ int main() {
     }
     printf("dictionary ok\n");
   }
+  { // dictionary indices at every kind of bit width, in pages of many tiles
+    // whose runs alternate between RLE and short bit-packed runs (as TPC-H's
+    // flag columns do) or are all bit-packed: the fill reads the staged
+    // window, and past it (wide indices, long RLE stretches) global memory.
+    const u32 widths[] = {1, 2, 5, 9, 12, 17, 24, 31, 32};
+    std::vector<PageTask> ts; std::vector<std::vector<u32>> exp;
+    u64 dict_n = 1u << 16; std::vector<u32> dv(dict_n); for (u64 i = 0; i < dict_n; ++i) dv[i] = (u32)(i * 2654435761u);
+    u64 dict = up(bytes(dv));
+    for (u32 bw : widths) {
+      for (int shape = 0; shape < 3; ++shape) {
+        const Layout l = shape == 2 ? V2 : REQ;
+        const size_t n = 5000 + rng.below(4000);
+        auto def = l == REQ ? std::vector<bool>(n, true) : rdef(rng, n, 300);
+        const u64 top = bw >= 32 ? ~0ull >> 32 : (1ull << bw) - 1;
+        const u64 count = std::min<u64>(top + 1, dict_n);
+        size_t ndef = 0; for (bool d : def) ndef += d;
+        // shape 0: runs of 8..40 equal indices between short random
+        // stretches; otherwise every index random.
+        std::vector<u32> idx;
+        while (idx.size() < ndef) {
+          if (shape == 0 && rng.below(3) == 0) {
+            const u32 v = (u32)rng.below(count);
+            for (u64 r = 8 + rng.below(33); r > 0 && idx.size() < ndef; --r) idx.push_back(v);
+          } else {
+            idx.push_back((u32)rng.below(count));
+          }
+        }
+        std::vector<uint8_t> sec{(uint8_t)bw}; auto h = hybrid(idx, bw); sec.insert(sec.end(), h.begin(), h.end());
+        auto t = fixed(n, GDS_CONV_COPY, 4, 4); t.encoding = GDS_ENC_DICTIONARY; place(t, l, def, sec);
+        t.dict = dict; t.dict_count = (u32)dict_n; t.dict_len = (u32)dict_n * 4; t.out_values = alloc(n * 4 + 4, 0xCD);
+        ts.push_back(t);
+        exp.push_back({}); size_t k = 0; for (bool d : def) exp.back().push_back(d ? dv[idx[k++]] : 0);
+      }
+    }
+    run(ts, nod, st); ok(ts, st);
+    for (size_t p = 0; p < ts.size(); ++p) CHECK(memcmp((void*)ts[p].out_values, exp[p].data(), exp[p].size() * 4) == 0, "bit width page %zu", p);
+    printf("dictionary widths ok\n");
+  }
   { // decimals
     size_t n = 700; std::vector<PageTask> ts; std::vector<std::vector<__int128>> exp;
     std::vector<int64_t> v64; for (size_t i = 0; i < n; ++i) v64.push_back((int64_t)rng.next() >> rng.below(60));

@@ -410,6 +410,7 @@ pub fn generated_header() -> String {
         ("GDS_BLOCK", launch::DECODE_BLOCK),
         ("GDS_MIN_BLOCKS", launch::DECODE_MIN_BLOCKS),
         ("GDS_ITEMS", launch::DECODE_ITEMS),
+        ("GDS_WINDOW_BYTES", launch::DECODE_WINDOW_BYTES),
         ("GDS_WALK_BLOCK", launch::WALK_BLOCK),
         ("GDS_DICT_BLOCK", launch::DICT_BLOCK),
         ("GDS_SPREAD_BLOCK", launch::SPREAD_BLOCK),
