@@ -91,7 +91,7 @@ pub struct KernelSet {
     check_snappy: Function,
     snappy_pieces: Function,
     /// The scan's kernels, in launch order (`cuda/snappy_scan.cu`).
-    scan: [Function; 6],
+    scan: [Function; 4],
 }
 
 /// Device addresses of a Snappy batch's arrays, for
@@ -132,6 +132,9 @@ pub struct SnappyScan {
     /// Per segment, [`snappy_scan::scan_starts`] each: where its
     /// speculative walks left it (u32).
     pub exits: u64,
+    /// Per speculative walk (as `exits`): the output bytes of its elements
+    /// (u64).
+    pub totals: u64,
     /// Per segment: where the real chain enters it (u32).
     pub entries: u64,
     /// Per segment: its output bytes (u64).
@@ -283,8 +286,6 @@ impl KernelSet {
             scan: [
                 module.function("gds_snappy_spec")?,
                 module.function("gds_snappy_chain")?,
-                module.function("gds_snappy_sums")?,
-                module.function("gds_snappy_prefix")?,
                 module.function("gds_snappy_verify")?,
                 module.function("gds_snappy_finish")?,
             ],
@@ -308,7 +309,7 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 16] {
+    pub fn functions(&self) -> [(&'static str, &Function); 14] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_byte_array_walk", &self.byte_array_walk),
@@ -322,10 +323,8 @@ impl KernelSet {
             ("gds_snappy_pieces", &self.snappy_pieces),
             ("gds_snappy_spec", &self.scan[0]),
             ("gds_snappy_chain", &self.scan[1]),
-            ("gds_snappy_sums", &self.scan[2]),
-            ("gds_snappy_prefix", &self.scan[3]),
-            ("gds_snappy_verify", &self.scan[4]),
-            ("gds_snappy_finish", &self.scan[5]),
+            ("gds_snappy_verify", &self.scan[2]),
+            ("gds_snappy_finish", &self.scan[3]),
         ]
     }
 
@@ -393,8 +392,8 @@ impl KernelSet {
     }
 
     /// [`KernelSet::snappy_scan`], calling `after(kernel)` once each of its
-    /// kernels is queued (`scan_spec`, `scan_chain`, `scan_sums`,
-    /// `scan_prefix`, `scan_verify`, `scan_finish`, `scan_pieces`), so that
+    /// kernels is queued (`scan_spec`, `scan_chain`, `scan_verify`,
+    /// `scan_finish`, `scan_pieces`), so that
     /// the decoder's trace can time them one by one.
     ///
     /// # Safety
@@ -418,7 +417,7 @@ impl KernelSet {
         let (segs, pages) = (per(a.n_segs), per(a.n_pages));
         let walks = per(a.n_segs.saturating_mul(snappy_scan::scan_starts() as u32));
         let mut v = *a;
-        let [spec, chain, sums, prefix, verify, finish] = &self.scan;
+        let [spec, chain, verify, finish] = &self.scan;
         if v.n_segs > 0 {
             self.launch(
                 spec,
@@ -430,6 +429,7 @@ impl KernelSet {
                     ptr(&mut v.n_segs),
                     ptr(&mut v.bitmap),
                     ptr(&mut v.exits),
+                    ptr(&mut v.totals),
                 ],
             )?;
         }
@@ -443,38 +443,14 @@ impl KernelSet {
                 ptr(&mut v.n_pages),
                 ptr(&mut v.bitmap),
                 ptr(&mut v.exits),
+                ptr(&mut v.totals),
                 ptr(&mut v.entries),
+                ptr(&mut v.outs),
+                ptr(&mut v.before),
                 ptr(&mut v.verdicts),
             ],
         )?;
         after("scan_chain")?;
-        if v.n_segs > 0 {
-            self.launch(
-                sums,
-                stream,
-                segs,
-                &mut [
-                    ptr(&mut v.pages),
-                    ptr(&mut v.seg_page),
-                    ptr(&mut v.n_segs),
-                    ptr(&mut v.entries),
-                    ptr(&mut v.outs),
-                ],
-            )?;
-        }
-        after("scan_sums")?;
-        self.launch(
-            prefix,
-            stream,
-            pages,
-            &mut [
-                ptr(&mut v.pages),
-                ptr(&mut v.n_pages),
-                ptr(&mut v.outs),
-                ptr(&mut v.before),
-            ],
-        )?;
-        after("scan_prefix")?;
         if v.n_segs > 0 {
             self.launch(
                 verify,

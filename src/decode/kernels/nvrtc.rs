@@ -81,8 +81,6 @@ pub const SOURCES: [KernelSource; 6] = [
         entries: &[
             "gds_snappy_spec",
             "gds_snappy_chain",
-            "gds_snappy_sums",
-            "gds_snappy_prefix",
             "gds_snappy_verify",
             "gds_snappy_finish",
         ],

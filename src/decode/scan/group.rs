@@ -181,7 +181,7 @@ fn n_jobs_of(calls: &[(Codec, usize, usize, usize, usize, usize)], codec: Codec)
 }
 
 /// The device addresses of sections at `offsets` of an allocation at `base`.
-fn dev(base: u64, offsets: [usize; 8]) -> [u64; 8] {
+fn dev<const N: usize>(base: u64, offsets: [usize; N]) -> [u64; N] {
     offsets.map(|o| base + o as u64)
 }
 
@@ -399,6 +399,7 @@ pub(crate) fn launch_group(
         let sections = [
             4 * scan.bitmap_words,                    // bitmap
             4 * scan.n_walks(),                       // exits
+            8 * scan.n_walks(),                       // totals
             4 * segs,                                 // entries
             8 * segs,                                 // outs
             8 * segs,                                 // before
@@ -406,7 +407,7 @@ pub(crate) fn launch_group(
             4 * scan.starts,                          // starts
             8 * PIECE_WORDS as usize * scan.n_jobs(), // tasks
         ];
-        let mut offsets = [0usize; 8];
+        let mut offsets = [0usize; 9];
         let mut scan_len = align(up_len + results_len);
         for (o, len) in offsets.iter_mut().zip(sections) {
             *o = scan_len;
@@ -461,16 +462,17 @@ pub(crate) fn launch_group(
                 n_segs: segs as u32,
                 bitmap: at[0],
                 exits: at[1],
-                entries: at[2],
-                outs: at[3],
-                before: at[4],
-                faults: at[5],
-                starts: at[6],
+                totals: at[2],
+                entries: at[3],
+                outs: at[4],
+                before: at[5],
+                faults: at[6],
+                starts: at[7],
                 verdicts: results_dev + scan_at as u64,
                 src: word(0),
                 src_len: word(n_jobs_of(&calls, Codec::Snappy)),
                 dst_len: word(2 * n_jobs_of(&calls, Codec::Snappy)),
-                tasks: at[7],
+                tasks: at[8],
                 n_jobs: n as u32,
                 dummy: word(dummy_word),
             };

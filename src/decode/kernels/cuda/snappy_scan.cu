@@ -13,7 +13,8 @@
 // 1. gds_snappy_spec: each segment is walked GDS_SCAN_STARTS times, from
 //    each of its first GDS_SCAN_STARTS bytes as if an element started
 //    there, each walk marking the offsets it visits in a bitmap of its own
-//    and recording where it leaves the segment. A chain started at a wrong
+//    and recording where it leaves the segment and the output bytes of its
+//    elements. A chain started at a wrong
 //    offset soon lands on a real element start (elements are a few bytes
 //    long), and from there it is the real chain; but a wrong chain can also
 //    run out of step beside the real one through a whole segment (runs of
@@ -28,16 +29,20 @@
 //    (Session 9's version walked the whole segment whenever the entry itself
 //    had not been visited, which is most segments: 0.94 s instead of
 //    0.25 s for SF 10 lineitem on the H200.) A page's preamble is checked
-//    here.
-// 3. gds_snappy_sums: each segment's output bytes, along the real chain.
-// 4. gds_snappy_prefix (a thread per page): the output bytes before each
-//    segment.
-// 5. gds_snappy_verify: each segment's elements checked as the host checks
+//    here. On the way, each segment's output bytes along the real chain
+//    (the real chain's own elements up to the meeting offset, then the
+//    walk's output less what its elements before that offset made: the
+//    walk is followed again from its start to there, a few elements) and
+//    the page's output bytes before each segment. (Until session 15 two
+//    kernels of their own, a thread per segment walking its real chain
+//    again, then a thread per page summing: 0.6 ms a group of SF 10
+//    lineitem.)
+// 3. gds_snappy_verify: each segment's elements checked as the host checks
 //    them (truncation, then a copy's offset against the bytes produced,
 //    then the declared size), the first fault recorded; the element that
 //    starts each 64 KiB piece of the output found, and whether any element
 //    crosses a piece's end or copies from before its piece.
-// 6. gds_snappy_finish (a thread per page): the page's verdict, the first
+// 4. gds_snappy_finish (a thread per page): the page's verdict, the first
 //    fault in stream order (or a short output), as the host reports it; then the page's nvCOMP jobs: a refused page's point at
 //    `dummy`, an empty stream, so nvCOMP never reads it; a page that splits
 //    gets one job per piece and a task for gds_snappy_pieces (check.cu),
@@ -162,9 +167,10 @@ __device__ __forceinline__ u64 gds_walk_bitmap(const ScanPage& pg, u64 k, u32 j)
 
 // n_segs * GDS_SCAN_STARTS threads: walk j of segment s is thread
 // s * GDS_SCAN_STARTS + j, so a segment's walks share a warp (and the
-// stream bytes they load).
+// stream bytes they load). Walk t's exit goes to exits[t], the output bytes
+// of its elements (those that start in the segment) to totals[t].
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
-    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits) {
+    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u64* totals) {
   const u64 n_walks = (u64)n_segs * GDS_SCAN_STARTS;
   for (u64 t = gds_global_thread(); t < n_walks; t += gds_thread_stride()) {
     const u64 s = t / GDS_SCAN_STARTS;
@@ -179,6 +185,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
     u32* bits = bitmap + gds_walk_bitmap(pg, k, j);
     const u32 n_words = (seg_end - seg_start + 31) / 32;
     u32 word = 0, at_word = 0;
+    u64 total = 0;
     u32 p = seg_start + j;
     while (p < seg_end) {
       const u32 w = (p - seg_start) >> 5;
@@ -187,13 +194,20 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
         word = 0;
       }
       word |= 1u << ((p - seg_start) & 31);
-      p = gds_snappy_next(win, len, p);
+      const SnappyElement e = gds_window_element(win, len, p);
+      if (e.code != GDS_SNAPPY_OK || e.next > 0xffffffffull) {
+        p = GDS_NO_POS;  // as gds_snappy_next
+        break;
+      }
+      total += e.length;
+      p = (u32)e.next;
     }
     while (at_word < n_words) {
       bits[at_word++] = word;
       word = 0;
     }
     exits[t] = p;
+    totals[t] = total;
   }
 }
 
@@ -209,8 +223,24 @@ __device__ __forceinline__ u32 gds_walk_visiting(const u32* bitmap, const ScanPa
   return found;
 }
 
+// The output bytes of the elements of the chain from `from` that start
+// before `to`; `reached` says whether the chain arrives exactly at `to`.
+__device__ __forceinline__ u64 gds_chain_output(GdsWindow& win, u32 len, u32 from, u32 to, bool& reached) {
+  u64 sum = 0;
+  u32 q = from;
+  while (q < to) {
+    const SnappyElement e = gds_window_element(win, len, q);
+    if (e.code != GDS_SNAPPY_OK || e.next > 0xffffffffull) break;
+    sum += e.length;
+    q = (u32)e.next;
+  }
+  reached = q == to;
+  return sum;
+}
+
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
-    const u64* pages, u32 n_pages, const u32* bitmap, const u32* exits, u32* entries, u32* verdicts) {
+    const u64* pages, u32 n_pages, const u32* bitmap, const u32* exits, const u64* totals, u32* entries, u64* outs,
+    u64* before, u32* verdicts) {
   for (u64 i = gds_global_thread(); i < n_pages; i += gds_thread_stride()) {
     const ScanPage pg = gds_scan_page(pages, i);
     const u8* d = (const u8*)pg.src;
@@ -226,51 +256,56 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
     }
     const u32 len = (u32)pg.len;
     GdsWindow win = gds_window(d, (u32)pg.len);
+    u64 produced = 0;
     for (u64 k = 0; k < pg.n_segs; ++k) {
+      const u64 seg = pg.seg_first + k;
       const GdsSegment g = gds_segment(k, len);
       const u32 seg_start = g.start, seg_end = g.end;
-      entries[pg.seg_first + k] = e;
-      if (e >= seg_end) continue;  // no element starts here (or the chain ended)
-      // The real chain from the entry meets one of the speculative ones a
-      // few elements in (rarely none): from the first offset both visit,
-      // they are the same chain, and that walk's exit is the real one.
-      u32 p = e, walk = GDS_SCAN_STARTS;
-      while (p < seg_end && (walk = gds_walk_visiting(bitmap, pg, k, seg_start, p)) == GDS_SCAN_STARTS)
-        p = gds_snappy_next(win, len, p);
-      e = p < seg_end ? exits[(pg.seg_first + k) * GDS_SCAN_STARTS + walk] : p;
-    }
-  }
-}
-
-extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_sums(
-    const u64* pages, const u32* seg_page, u32 n_segs, const u32* entries, u64* outs) {
-  for (u64 s = gds_global_thread(); s < n_segs; s += gds_thread_stride()) {
-    const ScanPage pg = gds_scan_page(pages, seg_page[s]);
-    const u8* d = (const u8*)pg.src;
-    const u32 len = (u32)pg.len;
-    const GdsSegment g = gds_segment(s - pg.seg_first, len);
-    const u32 seg_end = g.end;
-    u64 sum = 0;
-    u32 p = entries[s];
-    GdsWindow win = gds_window(d, len);
-    while (p < seg_end) {
-      const SnappyElement e = gds_window_element(win, len, p);
-      if (e.code != GDS_SNAPPY_OK) break;
-      sum += e.length;
-      p = (u32)e.next;
-    }
-    outs[s] = sum;
-  }
-}
-
-extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_prefix(
-    const u64* pages, u32 n_pages, const u64* outs, u64* before) {
-  for (u64 i = gds_global_thread(); i < n_pages; i += gds_thread_stride()) {
-    const ScanPage pg = gds_scan_page(pages, i);
-    u64 sum = 0;
-    for (u64 k = 0; k < pg.n_segs; ++k) {
-      before[pg.seg_first + k] = sum;
-      sum += outs[pg.seg_first + k];
+      entries[seg] = e;
+      before[seg] = produced;
+      u64 out = 0;
+      if (e < seg_end) {
+        // The real chain from the entry meets one of the speculative ones a
+        // few elements in (rarely none): from the first offset both visit,
+        // they are the same chain, and that walk's exit is the real one.
+        u32 p = e, walk = GDS_SCAN_STARTS;
+        while (p < seg_end && (walk = gds_walk_visiting(bitmap, pg, k, seg_start, p)) == GDS_SCAN_STARTS) {
+          const SnappyElement el = gds_window_element(win, len, p);
+          if (el.code != GDS_SNAPPY_OK || el.next > 0xffffffffull) {
+            p = GDS_NO_POS;  // as gds_snappy_next
+            break;
+          }
+          out += el.length;
+          p = (u32)el.next;
+        }
+        if (p < seg_end) {
+          // The walk's output from p on: its total less what its elements
+          // before p made (it visited p, so from its start it arrives there).
+          const u64 w = seg * GDS_SCAN_STARTS + walk;
+          bool reached;
+          const u64 ahead = gds_chain_output(win, len, seg_start + walk, p, reached);
+          if (reached && totals[w] >= ahead) {
+            out += totals[w] - ahead;
+            e = exits[w];
+          } else {
+            // Not reachable by construction; the real chain to the end then.
+            while (p < seg_end) {
+              const SnappyElement el = gds_window_element(win, len, p);
+              if (el.code != GDS_SNAPPY_OK || el.next > 0xffffffffull) {
+                p = GDS_NO_POS;
+                break;
+              }
+              out += el.length;
+              p = (u32)el.next;
+            }
+            e = p;
+          }
+        } else {
+          e = p;
+        }
+      }
+      outs[seg] = out;
+      produced += out;
     }
   }
 }
