@@ -32,7 +32,10 @@
 #               cases all, q1, q6, once per configuration in GDSCAN_DECODE_CONFIGS
 #               (settings separated by ';', e.g. "default;GDSCAN_SNAPPY_SPLIT=0",
 #               default "default"; words starting with -- are options of bench
-#               decode, e.g. "--depth=4 KVIKIO_NTHREADS=12"), all in one call so
+#               decode, e.g. "--depth=4 KVIKIO_NTHREADS=12"), each with every
+#               build in GDSCAN_DECODE_BUILDS (binaries in .carry/ separated by
+#               spaces, default "gdscan"; e.g. "gdscan gdscan-s14" to run an
+#               older build beside the new one), all in one call so
 #               the ratios compare, then
 #               the decoder's timeline (GDSCAN_DECODE_TRACE) of each case under
 #               the first configuration; needs GDSCAN_NVCOMP_LIBRARY
@@ -127,13 +130,16 @@ for step in $steps; do
       [ -d "$data/lineitem" ] || ./.carry/gdscan tpch gen --sf "$sf" --out "$data" --tables lineitem --quiet
       IFS=';' read -r -a configs <<< "${GDSCAN_DECODE_CONFIGS:-default}"
       n=0
+      read -r -a builds <<< "${GDSCAN_DECODE_BUILDS:-gdscan}"
       for config in "${configs[@]}"; do
-        n=$((n + 1))
         split_config "${config/#default/}"
-        echo "== [$n] gdscan bench decode, SF $sf lineitem, ${config} =="
-        env "${config_env[@]}" ./.carry/gdscan bench decode --data "$data" --device 0 --cases all,q1,q6 \
-            --iterations 5 --json "$out/decode-$n.json" "${config_args[@]}" > "$out/decode-$n.txt" 2>&1
-        tail -n 4 "$out/decode-$n.txt"
+        for build in "${builds[@]}"; do
+          n=$((n + 1))
+          echo "== [$n] $build bench decode, SF $sf lineitem, ${config} =="
+          env "${config_env[@]}" "./.carry/$build" bench decode --data "$data" --device 0 --cases all,q1,q6 \
+              --iterations 5 --json "$out/decode-$n.json" "${config_args[@]}" > "$out/decode-$n.txt" 2>&1
+          tail -n 4 "$out/decode-$n.txt"
+        done
       done
       split_config "${configs[0]/#default/}"
       for c in all q1 q6; do

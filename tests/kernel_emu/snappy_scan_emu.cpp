@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
     if (table[10 * i + 7] > 1) table[10 * i + 8] += (u64)region.data();
   }
   std::vector<u32> bitmap(bitmap_words + 1), exits((size_t)n_segs * GDS_SCAN_STARTS + 1), entries(n_segs + 1), faults(4 * (size_t)n_segs + 4);
-  std::vector<u64> totals((size_t)n_segs * GDS_SCAN_STARTS + 1), outs(n_segs + 1), before(n_segs + 1);
+  std::vector<u32> outputs((size_t)n_segs * GDS_SCAN_STARTS * GDS_SCAN_WALK_WORDS + 1);
+  std::vector<u64> outs(n_segs + 1), before(n_segs + 1);
   std::vector<u32> starts(n_starts + 1), verdicts(8 * (size_t)n_pages);
   std::vector<u64> src(n_jobs, 0xEEEE), src_len(n_jobs, 0), dst_len(n_jobs, 0), tasks(4 * (size_t)n_jobs + 4);
   // The host's output sizes, as for nvCOMP.
@@ -57,10 +58,10 @@ int main(int argc, char** argv) {
   static uint8_t dummy = 0;
   const unsigned grid = 4;
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
-    gds_snappy_spec(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data(), totals.data());
+    gds_snappy_spec(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data(), outputs.data());
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
-    gds_snappy_chain(table.data(), n_pages, bitmap.data(), exits.data(), totals.data(), entries.data(), outs.data(),
+    gds_snappy_chain(table.data(), n_pages, bitmap.data(), exits.data(), outputs.data(), entries.data(), outs.data(),
                      before.data(), verdicts.data());
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {

@@ -6,7 +6,7 @@
 //! | `gds_dict_views` | one block per dictionary | [`DICT_BLOCK`] | ≈ 22 KiB static (the walk's staging; ≈ 40 KiB with `GDSCAN_STRING_CHUNK=32768`) |
 //! | `gds_byte_array_walk` | one block per page task | [`WALK_BLOCK`] | as `gds_dict_views` |
 //! | `gds_string_walks` | one block per dictionary, then one per page task | [`DICT_BLOCK`] | as `gds_dict_views` |
-//! | `gds_decode_pages` | one block per page task | [`DECODE_BLOCK`] | ≈ 13.5 KiB static (the run table, the stream window) |
+//! | `gds_decode_pages` | one block per page task | [`DECODE_BLOCK`] | ≈ 9.5 KiB static (the run table) |
 //! | `gds_gather_status` | one thread per task | [`STATUS_BLOCK`] | none |
 //!
 //! Every kernel loops grid-stride over its tasks, so a grid smaller than
@@ -22,10 +22,6 @@ pub const DECODE_BLOCK: u32 = 256;
 /// (`__launch_bounds__`' second argument: caps registers at 64 per thread,
 /// so 4 × 256 threads fit an SM's 64K registers).
 pub const DECODE_MIN_BLOCKS: u32 = 4;
-/// Bytes of a hybrid stream `gds_decode_pages`' warp 0 stages in shared
-/// memory before a tile's run headers are read (a multiple of 2 KiB: 32
-/// lanes × four 16-byte loads a round).
-pub const DECODE_WINDOW_BYTES: u32 = 4096;
 /// Levels each thread of `gds_decode_pages` handles per tile.
 pub const DECODE_ITEMS: u32 = 4;
 /// Levels per tile of `gds_decode_pages` (its warp-0 scan covers
@@ -56,7 +52,6 @@ pub const MAX_GRID: u32 = i32::MAX as u32;
 pub const VIEW_BYTES: u64 = 16;
 
 const _: () = assert!(DECODE_ITEMS * (DECODE_BLOCK / 32) == 32);
-const _: () = assert!(DECODE_WINDOW_BYTES > 0 && DECODE_WINDOW_BYTES % 2048 == 0);
 
 fn blocks_for(items: u64, per_block: u32) -> u32 {
     items.div_ceil(per_block as u64).min(MAX_GRID as u64) as u32

@@ -132,9 +132,10 @@ pub struct SnappyScan {
     /// Per segment, [`snappy_scan::scan_starts`] each: where its
     /// speculative walks left it (u32).
     pub exits: u64,
-    /// Per speculative walk (as `exits`): the output bytes of its elements
-    /// (u64).
-    pub totals: u64,
+    /// Per speculative walk (as `exits`),
+    /// [`snappy_scan::SCAN_WALK_WORDS`] u32: its elements' output bytes,
+    /// then those of its first elements.
+    pub outputs: u64,
     /// Per segment: where the real chain enters it (u32).
     pub entries: u64,
     /// Per segment: its output bytes (u64).
@@ -429,7 +430,7 @@ impl KernelSet {
                     ptr(&mut v.n_segs),
                     ptr(&mut v.bitmap),
                     ptr(&mut v.exits),
-                    ptr(&mut v.totals),
+                    ptr(&mut v.outputs),
                 ],
             )?;
         }
@@ -443,7 +444,7 @@ impl KernelSet {
                 ptr(&mut v.n_pages),
                 ptr(&mut v.bitmap),
                 ptr(&mut v.exits),
-                ptr(&mut v.totals),
+                ptr(&mut v.outputs),
                 ptr(&mut v.entries),
                 ptr(&mut v.outs),
                 ptr(&mut v.before),

@@ -49,6 +49,11 @@ pub fn scan_starts() -> usize {
 /// 32-bit words of one speculative walk's bitmap (a bit per stream byte of
 /// its segment).
 pub const SCAN_SEGMENT_WORDS: usize = SCAN_SEGMENT / 32;
+/// 32-bit words of a speculative walk's record: its elements' output
+/// bytes, then the output bytes of its first 1, 2, ... elements (so the
+/// chain kernel finds the walk's output from where the real chain meets it
+/// without walking it again when that is among its first offsets).
+pub const SCAN_WALK_WORDS: usize = 8;
 /// 64-bit words of a page's entry in the page table.
 pub const SCAN_PAGE_WORDS: usize = 10;
 /// 32-bit words of a page's result: `[code, at, a, b, crosses, split, 0, 0]`.

@@ -51,7 +51,9 @@ use super::trace::{Trace, CHECK_STREAM, NVCOMP_STREAM, UPLOAD_STREAM};
 use super::CompressedCheck;
 use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
 use crate::decode::kernels::check::{piece_streams, snappy_check_error, PieceStream, PIECE_WORDS};
-use crate::decode::kernels::snappy_scan::{scan_result, ScanInput, ScanLayout, SCAN_RESULT_WORDS};
+use crate::decode::kernels::snappy_scan::{
+    scan_result, ScanInput, ScanLayout, SCAN_RESULT_WORDS, SCAN_WALK_WORDS,
+};
 use crate::decode::kernels::{SnappyJobs, SnappyScan};
 use crate::decode::page::validate::CompressedError;
 use crate::nvcomp::{BatchArgs, Codec};
@@ -399,7 +401,7 @@ pub(crate) fn launch_group(
         let sections = [
             4 * scan.bitmap_words,                    // bitmap
             4 * scan.n_walks(),                       // exits
-            8 * scan.n_walks(),                       // totals
+            4 * SCAN_WALK_WORDS * scan.n_walks(),     // outputs
             4 * segs,                                 // entries
             8 * segs,                                 // outs
             8 * segs,                                 // before
@@ -462,7 +464,7 @@ pub(crate) fn launch_group(
                 n_segs: segs as u32,
                 bitmap: at[0],
                 exits: at[1],
-                totals: at[2],
+                outputs: at[2],
                 entries: at[3],
                 outs: at[4],
                 before: at[5],

@@ -209,178 +209,86 @@ __device__ __forceinline__ void gds_cursor_init(RunCursor& c, const u8* base, u3
   c.run_end = 0;
 }
 
-// A block's copy of the stream bytes a tile's runs will read, in shared
-// memory. One thread walks a tile's run headers (each header's place
-// depends on the one before), so from global memory every header cost a
-// load latency; with short runs (TPC-H's flag columns, RLE runs between
-// short bit-packed ones: dozens a tile) the other warps waited at the next
-// barrier for most of the kernel (41 % of its stall samples, session 15).
-// Warp 0 stages the bytes a tile will probably need first, with coalesced
-// loads; every read outside the staged range goes to global memory as
-// before, so the window is only a faster path, never a different answer.
-struct StreamWindow {
-  uint4 bytes[GDS_WINDOW_BYTES / 16];
-  u64 first;  // device address of bytes[0] (16-aligned)
-  u64 lo;     // device addresses [lo, hi) hold the memory's own bytes
-  u64 hi;
-};
-
-__device__ __forceinline__ void gds_window_clear(StreamWindow& w) {
-  w.first = 0;
-  w.lo = 0;
-  w.hi = 0;
-}
-
-// The byte at `p` (a byte of the page the caller checked it may read).
-__device__ __forceinline__ u32 gds_window_byte(const StreamWindow& w, const u8* p) {
-  const u64 a = (u64)p;
-  if (a >= w.lo && a < w.hi) return ((const u8*)w.bytes)[a - w.first];
-  return *p;
-}
-
-// Copies the stream bytes [from, from + want) (clipped to the stream's
-// `len` bytes and to the window) into `w`. Called by all 32 lanes of ONE
-// warp (`lane` = 0..31); the caller synchronizes before others read `w`.
-// Chunks wholly inside the stream are one 16-byte load each; the first and
-// last chunk are read byte by byte, only the stream's own bytes.
-__device__ __forceinline__ void gds_window_stage(StreamWindow& w, const u8* base, u32 len, u32 from, u32 want,
-                                                 u32 lane) {
-  if (base == 0 || from >= len) {
-    if (lane == 0) gds_window_clear(w);
-    __syncwarp();
-    return;
-  }
-  const u64 start = (u64)base, end = start + len;
-  const u64 s = start + from;
-  const u64 e = want >= len - from ? end : s + want;
-  const u64 first = s & ~15ull;
-  u64 chunks = (e - first + 15) >> 4;
-  if (chunks > GDS_WINDOW_BYTES / 16) chunks = GDS_WINDOW_BYTES / 16;
-  const u32 n = (u32)chunks;
-  // Per round, a lane's four loads first, then its four stores: the loads
-  // are in flight together (four, not more: the kernel has 64 registers).
-  constexpr u32 PER_ROUND = 4;
-#pragma unroll 1
-  for (u32 j0 = 0; j0 < n; j0 += 32 * PER_ROUND) {
-    uint4 v[PER_ROUND];
-#pragma unroll
-    for (u32 k = 0; k < PER_ROUND; ++k) {
-      const u32 j = j0 + lane + 32 * k;
-      v[k] = make_uint4(0, 0, 0, 0);
-      if (j < n) {
-        const u64 c = first + 16ull * j;
-        if (c >= start && c + 16 <= end) {
-          v[k] = *(const uint4*)c;
-        } else {
-          u32 word[4] = {0, 0, 0, 0};
-#pragma unroll
-          for (u32 b = 0; b < 16; ++b) {
-            const u64 a = c + b;
-            if (a >= start && a < end) word[b >> 2] |= (u32)*(const u8*)a << (8 * (b & 3));
-          }
-          v[k] = make_uint4(word[0], word[1], word[2], word[3]);
-        }
-      }
-    }
-#pragma unroll
-    for (u32 k = 0; k < PER_ROUND; ++k) {
-      const u32 j = j0 + lane + 32 * k;
-      if (j < n) w.bytes[j] = v[k];
-    }
-  }
-  if (lane == 0) {
-    const u64 top = first + 16ull * n;
-    w.first = first;
-    w.lo = s;
-    w.hi = top < end ? top : end;
-  }
-  __syncwarp();
-}
-
 // Fills `r` with the runs covering items [lo, hi), continuing from where the
 // cursor stopped (tiles are visited in order, so the previous fill ended at or
 // past `lo`, unless the stream ended). Called by ONE thread. Bounded: every
 // header consumes at least one byte and every table entry covers at least one
-// item of the tile, so at most GDS_MAX_RUNS entries and `len` bytes. Bytes
-// are read through `w` (global memory where it holds none).
-__device__ __noinline__ void gds_runs_fill(RunCursor& c, RunTable& r, const StreamWindow& w, u64 lo, u64 hi) {
+// item of the tile, so at most GDS_MAX_RUNS entries and `len` bytes.
+//
+// The walk is a chain (each header's place depends on the run before it)
+// that one thread runs while the block waits at the next barrier, so its
+// step is kept short: the cursor is copied into registers and written back
+// once. Walking it in shared memory, every store to the table made the
+// compiler reload the cursor (they might alias), and the other warps'
+// waits at the barrier were half of gds_decode_pages' stall samples
+// (session 15, Nsight Compute, TPC-H's flag columns: a dozen runs a tile).
+__device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 lo, u64 hi) {
+  const u8* const base = cursor.base;
+  const u32 len = cursor.len, bw = cursor.bw;
+  u32 pos = cursor.pos, packed = cursor.packed, payload = cursor.payload;
+  u64 run_start = cursor.run_start, run_end = cursor.run_end;
   u32 n = 0;
-  if (c.run_end > lo) {
-    r.start[n] = (u32)c.run_start;
-    r.payload[n] = c.payload;
-    r.packed[n] = (u8)c.packed;
+  if (run_end > lo) {
+    r.start[n] = (u32)run_start;
+    r.payload[n] = payload;
+    r.packed[n] = (u8)packed;
     ++n;
   }
-  const u32 value_bytes = (c.bw + 7) >> 3;
-  while (c.run_end < hi && n < GDS_MAX_RUNS && c.pos < c.len) {
+  const u32 value_bytes = (bw + 7) >> 3;
+  while (run_end < hi && n < GDS_MAX_RUNS && pos < len) {
     // ULEB128 header, at most 5 bytes.
     u64 h = 0;
     u32 shift = 0;
     bool done = false;
-    for (int b = 0; b < 5 && c.pos < c.len; ++b) {
-      u8 x = (u8)gds_window_byte(w, c.base + c.pos++);
+    for (int b = 0; b < 5 && pos < len; ++b) {
+      const u32 x = base[pos++];
       h |= (u64)(x & 0x7f) << shift;
       shift += 7;
       if ((x & 0x80) == 0) { done = true; break; }
     }
-    if (!done) { c.pos = c.len; break; }  // truncated or over-long header: the stream ends here
+    if (!done) { pos = len; break; }  // truncated or over-long header: the stream ends here
     u64 count;
-    u32 packed, payload;
+    u32 run_packed, run_payload;
     if (h & 1) {
-      u64 groups = h >> 1;
+      const u64 groups = h >> 1;
       count = groups * 8;
-      packed = 1;
-      payload = c.pos;
-      u64 bytes = groups * (u64)c.bw;
+      run_packed = 1;
+      run_payload = pos;
+      const u64 bytes = groups * (u64)bw;
       // A truncated last run is tolerated here; reading an item past the
       // stream's end is caught when the item is extracted.
-      c.pos = bytes > (u64)(c.len - c.pos) ? c.len : c.pos + (u32)bytes;
+      pos = bytes > (u64)(len - pos) ? len : pos + (u32)bytes;
     } else {
       count = h >> 1;
-      packed = 0;
-      if (value_bytes > c.len - c.pos) { c.pos = c.len; break; }
+      if (value_bytes > len - pos) { pos = len; break; }
       u32 v = 0;
-      for (u32 b = 0; b < value_bytes; ++b) v |= gds_window_byte(w, c.base + c.pos + b) << (8 * b);
-      c.pos += value_bytes;
-      payload = v;
+      for (u32 b = 0; b < value_bytes; ++b) v |= (u32)base[pos + b] << (8 * b);
+      pos += value_bytes;
+      run_packed = 0;
+      run_payload = v;
     }
     if (count == 0) continue;
-    c.run_start = c.run_end;
-    c.run_end += count;
-    c.packed = packed;
-    c.payload = payload;
-    r.start[n] = (u32)c.run_start;
+    run_start = run_end;
+    run_end += count;
+    packed = run_packed;
+    payload = run_payload;
+    r.start[n] = (u32)run_start;
     r.payload[n] = payload;
     r.packed[n] = (u8)packed;
     ++n;
   }
   r.count = n;
-  r.covered = c.run_end < hi ? c.run_end : hi;
-}
-
-// Stages the bytes the fill of items [lo, hi) will probably read, then
-// fills the table: called by all 32 lanes of ONE warp (the cursor and the
-// table are written by lane 0); the caller's __syncthreads publishes both.
-// Staged: from the carried bit-packed run's first needed byte (or the next
-// header) the tile's items at the full bit width, plus a header and a value
-// per 8 items (arrow-rs's RLE runs are at least 8 long), plus 16.
-__device__ __forceinline__ void gds_runs_stage_fill(RunCursor& c, RunTable& r, StreamWindow& w, u64 lo, u64 hi,
-                                                    u32 lane) {
-  u32 from = c.pos;
-  if (c.packed && c.run_end > lo && lo >= c.run_start) {
-    const u64 at = (u64)c.payload + (((lo - c.run_start) * (u64)c.bw) >> 3);
-    if (at < (u64)from) from = (u32)at;
-  }
-  const u64 items = hi > lo ? hi - lo : 0;
-  const u64 want = ((items * (u64)c.bw + 7) >> 3) + (items / 8 + 1) * (1 + ((c.bw + 7) >> 3)) + 16;
-  gds_window_stage(w, c.base, c.len, from, want > GDS_WINDOW_BYTES ? GDS_WINDOW_BYTES : (u32)want, lane);
-  if (lane == 0) gds_runs_fill(c, r, w, lo, hi);
+  r.covered = run_end < hi ? run_end : hi;
+  cursor.pos = pos;
+  cursor.packed = packed;
+  cursor.payload = payload;
+  cursor.run_start = run_start;
+  cursor.run_end = run_end;
 }
 
 // The value of item `i` (inside the tile the table was filled for). False
-// when the stream does not reach the item. Bytes are read through `w`.
-__device__ __forceinline__ bool gds_runs_get(const RunCursor& c, const RunTable& r, const StreamWindow& w, u64 i,
-                                             u32& out) {
+// when the stream does not reach the item.
+__device__ __forceinline__ bool gds_runs_get(const RunCursor& c, const RunTable& r, u64 i, u32& out) {
   if (i >= r.covered || r.count == 0) return false;
   u32 lo = 0, hi = r.count;
   while (hi - lo > 1) {
@@ -395,13 +303,7 @@ __device__ __forceinline__ bool gds_runs_get(const RunCursor& c, const RunTable&
   u32 nbytes = (sh + bw + 7) >> 3;
   if (byte + nbytes > (u64)c.len) return false;
   u64 acc = 0;
-  const u64 a = (u64)c.base + byte;
-  if (a >= w.lo && a + nbytes <= w.hi) {
-    const u8* p = (const u8*)w.bytes + (a - w.first);
-    for (u32 b = 0; b < nbytes; ++b) acc |= (u64)p[b] << (8 * b);
-  } else {
-    for (u32 b = 0; b < nbytes; ++b) acc |= (u64)c.base[byte + b] << (8 * b);
-  }
+  for (u32 b = 0; b < nbytes; ++b) acc |= (u64)c.base[byte + b] << (8 * b);
   u32 mask = bw >= 32 ? 0xffffffffu : ((1u << bw) - 1u);
   out = (u32)(acc >> sh) & mask;
   return true;

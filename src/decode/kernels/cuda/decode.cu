@@ -7,16 +7,15 @@
 // pages whatever their columns.
 //
 // A page is walked in tiles of GDS_TILE levels. Per tile:
-//   1. warp 0 stages the definition levels' bytes the tile needs in shared
-//      memory (StreamWindow), then one thread reads the run headers covering
-//      the tile into a shared table; every thread expands its GDS_ITEMS levels from it
+//   1. one thread reads the definition-level run headers covering the tile
+//      into a shared table; every thread expands its GDS_ITEMS levels from it
 //      (item k of thread t is level lo + k * GDS_BLOCK + t, so a warp holds 32
 //      consecutive levels);
 //   2. warp ballots give the validity bits (one or two atomicOr per warp and
 //      item into the column's bitmap) and per-warp counts, which warp 0 scans:
 //      each defined level learns its value index (the row map);
-//   3. for dictionary and RLE values, the same for the run headers covering
-//      the tile's value indices (same window, same table);
+//   3. for dictionary and RLE values one thread reads the run headers covering
+//      the tile's value indices into the same table;
 //   4. every thread converts and writes its values to their rows: consecutive
 //      lanes write consecutive rows (coalesced).
 // Errors never stop a thread mid-tile (it skips the faulty item); the block
@@ -28,7 +27,6 @@ struct DecodeShared {
   RunTable runs;       // run headers of the current tile (levels, then values)
   RunCursor levels;
   RunCursor values;
-  StreamWindow window; // the stream bytes the current runs read (levels, then values)
   u32 ballots[32];     // [item k][warp]: which of the warp's 32 levels are defined
   u32 counts[32];      // [item k][warp]: defined levels before them in the tile
   u32 tile_total;
@@ -237,7 +235,6 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     sh.error_index = 0;
     gds_cursor_init(sh.levels, s.levels, s.levels_len, gds_bit_width(t.max_def));
     gds_cursor_init(sh.values, vstream, vstream_len, vstream_bw);
-    gds_window_clear(sh.window);
   }
   __syncthreads();
 
@@ -265,7 +262,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     // 1. Definition levels -> per-warp ballots of the defined ones, and the
     //    validity bits (a required column given a bitmap gets all rows set).
     if (has_levels) {
-      if (warp == 0) gds_runs_stage_fill(sh.levels, sh.runs, sh.window, lo, hi, lane);
+      if (tid == 0) gds_runs_fill(sh.levels, sh.runs, lo, hi);
       __syncthreads();
     }
 #pragma unroll
@@ -274,7 +271,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       bool d = i < hi;
       if (has_levels && d) {
         u32 level;
-        if (!gds_runs_get(sh.levels, sh.runs, sh.window, i, level)) {
+        if (!gds_runs_get(sh.levels, sh.runs, i, level)) {
           GDS_FAIL(GDS_ERR_LEVELS_OVERRUN, i);
           d = false;
         } else if (level > max_def) {
@@ -331,7 +328,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
 
     // 3. Run headers of the tile's values (dictionary indices, RLE booleans).
     if (value_runs && ndef > 0) {
-      if (warp == 0) gds_runs_stage_fill(sh.values, sh.runs, sh.window, vbase, vbase + ndef, lane);
+      if (tid == 0) gds_runs_fill(sh.values, sh.runs, vbase, vbase + ndef);
       __syncthreads();
     }
 
@@ -348,7 +345,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         if ((ballot >> lane) & 1) {
           if (rle_bool) {
             u32 v;
-            if (!gds_runs_get(sh.values, sh.runs, sh.window, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            if (!gds_runs_get(sh.values, sh.runs, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             else bit = v != 0;
           } else if ((vi >> 3) >= (u64)s.values_len) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
@@ -426,7 +423,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         if ((ballot >> lane) & 1) {
           if (dictionary) {
             u32 index;
-            if (!gds_runs_get(sh.values, sh.runs, sh.window, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            if (!gds_runs_get(sh.values, sh.runs, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             else if (index >= dict_count || ((u64)index + 1) * in_width > dict_len) GDS_FAIL(GDS_ERR_DICT_INDEX, i);
             else src = dict + (u64)index * in_width;
           } else if ((vi + 1) * (u64)in_width > (u64)s.values_len) {

@@ -31,9 +31,9 @@
 //    0.25 s for SF 10 lineitem on the H200.) A page's preamble is checked
 //    here. On the way, each segment's output bytes along the real chain
 //    (the real chain's own elements up to the meeting offset, then the
-//    walk's output less what its elements before that offset made: the
-//    walk is followed again from its start to there, a few elements) and
-//    the page's output bytes before each segment. (Until session 15 two
+//    walk's output less what its elements before that offset made, which
+//    the walk recorded for its first elements) and the page's output bytes
+//    before each segment. (Until session 15 two
 //    kernels of their own, a thread per segment walking its real chain
 //    again, then a thread per page summing: 0.6 ms a group of SF 10
 //    lineitem.)
@@ -167,10 +167,16 @@ __device__ __forceinline__ u64 gds_walk_bitmap(const ScanPage& pg, u64 k, u32 j)
 
 // n_segs * GDS_SCAN_STARTS threads: walk j of segment s is thread
 // s * GDS_SCAN_STARTS + j, so a segment's walks share a warp (and the
-// stream bytes they load). Walk t's exit goes to exits[t], the output bytes
-// of its elements (those that start in the segment) to totals[t].
+// stream bytes they load). Walk t's exit goes to exits[t]; its record,
+// GDS_SCAN_WALK_WORDS words at outputs + t * GDS_SCAN_WALK_WORDS, gets the
+// output bytes of its elements (those that start in the segment) in word 0
+// and, in word i (0 < i < GDS_SCAN_WALK_WORDS), the output bytes of its
+// first i elements, so the chain kernel learns the walk's output from any
+// of its first offsets on without walking it again. (Output bytes of
+// elements starting in one segment of a page under 2 GiB fit 32 bits: its
+// literals are disjoint bytes of the stream, its copies 64 bytes at most.)
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
-    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u64* totals) {
+    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs) {
   const u64 n_walks = (u64)n_segs * GDS_SCAN_STARTS;
   for (u64 t = gds_global_thread(); t < n_walks; t += gds_thread_stride()) {
     const u64 s = t / GDS_SCAN_STARTS;
@@ -183,8 +189,9 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
     const GdsSegment g = gds_segment(k, len);
     const u32 seg_start = g.start, seg_end = g.end;
     u32* bits = bitmap + gds_walk_bitmap(pg, k, j);
+    u32* record = outputs + t * GDS_SCAN_WALK_WORDS;
     const u32 n_words = (seg_end - seg_start + 31) / 32;
-    u32 word = 0, at_word = 0;
+    u32 word = 0, at_word = 0, elements = 0;
     u64 total = 0;
     u32 p = seg_start + j;
     while (p < seg_end) {
@@ -200,6 +207,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
         break;
       }
       total += e.length;
+      if (++elements < GDS_SCAN_WALK_WORDS) record[elements] = total > 0xffffffffull ? 0xffffffffu : (u32)total;
       p = (u32)e.next;
     }
     while (at_word < n_words) {
@@ -207,7 +215,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
       word = 0;
     }
     exits[t] = p;
-    totals[t] = total;
+    record[0] = total > 0xffffffffull ? 0xffffffffu : (u32)total;
   }
 }
 
@@ -221,6 +229,18 @@ __device__ __forceinline__ u32 gds_walk_visiting(const u32* bitmap, const ScanPa
     if ((bitmap[gds_walk_bitmap(pg, k, j) + word] >> bit) & 1u) found = j;
   }
   return found;
+}
+
+// How many offsets walk j of segment k visited before `p` (its element
+// index at p, when it visited p); GDS_SCAN_WALK_WORDS when p lies past the
+// bitmap's first two words (the count is only wanted below that).
+__device__ __forceinline__ u32 gds_walk_index(const u32* bitmap, const ScanPage& pg, u64 k, u32 j, u32 seg_start,
+                                              u32 p) {
+  const u32 word = (p - seg_start) / 32, bit = (p - seg_start) & 31;
+  if (word >= 2) return GDS_SCAN_WALK_WORDS;
+  const u32* bits = bitmap + gds_walk_bitmap(pg, k, j);
+  const u32 below = bits[word] & ((1u << bit) - 1u);
+  return (word == 1 ? __popc(bits[0]) : 0) + __popc(below);
 }
 
 // The output bytes of the elements of the chain from `from` that start
@@ -239,7 +259,7 @@ __device__ __forceinline__ u64 gds_chain_output(GdsWindow& win, u32 len, u32 fro
 }
 
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
-    const u64* pages, u32 n_pages, const u32* bitmap, const u32* exits, const u64* totals, u32* entries, u64* outs,
+    const u64* pages, u32 n_pages, const u32* bitmap, const u32* exits, const u32* outputs, u32* entries, u64* outs,
     u64* before, u32* verdicts) {
   for (u64 i = gds_global_thread(); i < n_pages; i += gds_thread_stride()) {
     const ScanPage pg = gds_scan_page(pages, i);
@@ -280,12 +300,20 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
         }
         if (p < seg_end) {
           // The walk's output from p on: its total less what its elements
-          // before p made (it visited p, so from its start it arrives there).
+          // before p made (it visited p, so from its start it arrives
+          // there): its record has that when p is one of its first
+          // offsets (the walks meet the real chain a few elements in),
+          // else the walk is followed again from its start to p.
           const u64 w = seg * GDS_SCAN_STARTS + walk;
-          bool reached;
-          const u64 ahead = gds_chain_output(win, len, seg_start + walk, p, reached);
-          if (reached && totals[w] >= ahead) {
-            out += totals[w] - ahead;
+          const u32* record = outputs + w * GDS_SCAN_WALK_WORDS;
+          const u32 index = gds_walk_index(bitmap, pg, k, walk, seg_start, p);
+          bool reached = true;
+          const u64 ahead = index == 0                     ? 0
+                            : index < GDS_SCAN_WALK_WORDS ? (u64)record[index]
+                                                           : gds_chain_output(win, len, seg_start + walk, p, reached);
+          const u64 total = record[0];
+          if (reached && total >= ahead) {
+            out += total - ahead;
             e = exits[w];
           } else {
             // Not reachable by construction; the real chain to the end then.
