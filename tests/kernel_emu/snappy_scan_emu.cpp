@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   }
   std::vector<u32> bitmap(bitmap_words + 1), exits((size_t)n_segs * GDS_SCAN_STARTS + 1), entries(n_segs + 1), faults(4 * (size_t)n_segs + 4);
   std::vector<u32> outputs((size_t)n_segs * GDS_SCAN_STARTS * GDS_SCAN_WALK_WORDS + 1);
+  std::vector<u32> meets(2 * (size_t)n_segs + 2);
   std::vector<u64> outs(n_segs + 1), before(n_segs + 1);
   std::vector<u32> starts(n_starts + 1), verdicts(8 * (size_t)n_pages);
   std::vector<u64> src(n_jobs, 0xEEEE), src_len(n_jobs, 0), dst_len(n_jobs, 0), tasks(4 * (size_t)n_jobs + 4);
@@ -61,9 +62,13 @@ int main(int argc, char** argv) {
     gds_snappy_spec(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data(), outputs.data());
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
-    gds_snappy_chain(table.data(), n_pages, bitmap.data(), exits.data(), outputs.data(), entries.data(), outs.data(),
-                     before.data(), verdicts.data());
+    gds_snappy_chain(table.data(), n_pages, bitmap.data(), exits.data(), entries.data(), meets.data(), outs.data(),
+                     verdicts.data());
   });
+  emu_launch(grid, GDS_SCAN_BLOCK, [&] {
+    gds_snappy_outs(table.data(), seg_page.data(), n_segs, bitmap.data(), outputs.data(), meets.data(), outs.data());
+  });
+  emu_launch(grid, GDS_SCAN_BLOCK, [&] { gds_snappy_prefix(table.data(), n_pages, outs.data(), before.data()); });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
     gds_snappy_verify(table.data(), seg_page.data(), n_segs, entries.data(), before.data(), faults.data(), starts.data(),
                       verdicts.data());

@@ -91,7 +91,7 @@ pub struct KernelSet {
     check_snappy: Function,
     snappy_pieces: Function,
     /// The scan's kernels, in launch order (`cuda/snappy_scan.cu`).
-    scan: [Function; 4],
+    scan: [Function; 6],
 }
 
 /// Device addresses of a Snappy batch's arrays, for
@@ -138,6 +138,9 @@ pub struct SnappyScan {
     pub outputs: u64,
     /// Per segment: where the real chain enters it (u32).
     pub entries: u64,
+    /// Per segment, 2 u32: where the real chain met a speculative walk
+    /// (`u32::MAX` where none), and which.
+    pub meets: u64,
     /// Per segment: its output bytes (u64).
     pub outs: u64,
     /// Per segment: the page's output bytes before it (u64).
@@ -287,6 +290,8 @@ impl KernelSet {
             scan: [
                 module.function("gds_snappy_spec")?,
                 module.function("gds_snappy_chain")?,
+                module.function("gds_snappy_outs")?,
+                module.function("gds_snappy_prefix")?,
                 module.function("gds_snappy_verify")?,
                 module.function("gds_snappy_finish")?,
             ],
@@ -310,7 +315,7 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 14] {
+    pub fn functions(&self) -> [(&'static str, &Function); 16] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_byte_array_walk", &self.byte_array_walk),
@@ -324,8 +329,10 @@ impl KernelSet {
             ("gds_snappy_pieces", &self.snappy_pieces),
             ("gds_snappy_spec", &self.scan[0]),
             ("gds_snappy_chain", &self.scan[1]),
-            ("gds_snappy_verify", &self.scan[2]),
-            ("gds_snappy_finish", &self.scan[3]),
+            ("gds_snappy_outs", &self.scan[2]),
+            ("gds_snappy_prefix", &self.scan[3]),
+            ("gds_snappy_verify", &self.scan[4]),
+            ("gds_snappy_finish", &self.scan[5]),
         ]
     }
 
@@ -393,8 +400,8 @@ impl KernelSet {
     }
 
     /// [`KernelSet::snappy_scan`], calling `after(kernel)` once each of its
-    /// kernels is queued (`scan_spec`, `scan_chain`, `scan_verify`,
-    /// `scan_finish`, `scan_pieces`), so that
+    /// kernels is queued (`scan_spec`, `scan_chain`, `scan_outs`,
+    /// `scan_prefix`, `scan_verify`, `scan_finish`, `scan_pieces`), so that
     /// the decoder's trace can time them one by one.
     ///
     /// # Safety
@@ -418,7 +425,7 @@ impl KernelSet {
         let (segs, pages) = (per(a.n_segs), per(a.n_pages));
         let walks = per(a.n_segs.saturating_mul(snappy_scan::scan_starts() as u32));
         let mut v = *a;
-        let [spec, chain, verify, finish] = &self.scan;
+        let [spec, chain, outs, prefix, verify, finish] = &self.scan;
         if v.n_segs > 0 {
             self.launch(
                 spec,
@@ -444,14 +451,42 @@ impl KernelSet {
                 ptr(&mut v.n_pages),
                 ptr(&mut v.bitmap),
                 ptr(&mut v.exits),
-                ptr(&mut v.outputs),
                 ptr(&mut v.entries),
+                ptr(&mut v.meets),
                 ptr(&mut v.outs),
-                ptr(&mut v.before),
                 ptr(&mut v.verdicts),
             ],
         )?;
         after("scan_chain")?;
+        if v.n_segs > 0 {
+            self.launch(
+                outs,
+                stream,
+                segs,
+                &mut [
+                    ptr(&mut v.pages),
+                    ptr(&mut v.seg_page),
+                    ptr(&mut v.n_segs),
+                    ptr(&mut v.bitmap),
+                    ptr(&mut v.outputs),
+                    ptr(&mut v.meets),
+                    ptr(&mut v.outs),
+                ],
+            )?;
+        }
+        after("scan_outs")?;
+        self.launch(
+            prefix,
+            stream,
+            pages,
+            &mut [
+                ptr(&mut v.pages),
+                ptr(&mut v.n_pages),
+                ptr(&mut v.outs),
+                ptr(&mut v.before),
+            ],
+        )?;
+        after("scan_prefix")?;
         if v.n_segs > 0 {
             self.launch(
                 verify,

@@ -81,6 +81,8 @@ pub const SOURCES: [KernelSource; 6] = [
         entries: &[
             "gds_snappy_spec",
             "gds_snappy_chain",
+            "gds_snappy_outs",
+            "gds_snappy_prefix",
             "gds_snappy_verify",
             "gds_snappy_finish",
         ],

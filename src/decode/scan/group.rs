@@ -403,13 +403,14 @@ pub(crate) fn launch_group(
             4 * scan.n_walks(),                       // exits
             4 * SCAN_WALK_WORDS * scan.n_walks(),     // outputs
             4 * segs,                                 // entries
+            8 * segs,                                 // meets
             8 * segs,                                 // outs
             8 * segs,                                 // before
             16 * segs,                                // faults
             4 * scan.starts,                          // starts
             8 * PIECE_WORDS as usize * scan.n_jobs(), // tasks
         ];
-        let mut offsets = [0usize; 9];
+        let mut offsets = [0usize; 10];
         let mut scan_len = align(up_len + results_len);
         for (o, len) in offsets.iter_mut().zip(sections) {
             *o = scan_len;
@@ -466,15 +467,16 @@ pub(crate) fn launch_group(
                 exits: at[1],
                 outputs: at[2],
                 entries: at[3],
-                outs: at[4],
-                before: at[5],
-                faults: at[6],
-                starts: at[7],
+                meets: at[4],
+                outs: at[5],
+                before: at[6],
+                faults: at[7],
+                starts: at[8],
                 verdicts: results_dev + scan_at as u64,
                 src: word(0),
                 src_len: word(n_jobs_of(&calls, Codec::Snappy)),
                 dst_len: word(2 * n_jobs_of(&calls, Codec::Snappy)),
-                tasks: at[8],
+                tasks: at[9],
                 n_jobs: n as u32,
                 dummy: word(dummy_word),
             };

@@ -29,20 +29,22 @@
 //    (Session 9's version walked the whole segment whenever the entry itself
 //    had not been visited, which is most segments: 0.94 s instead of
 //    0.25 s for SF 10 lineitem on the H200.) A page's preamble is checked
-//    here. On the way, each segment's output bytes along the real chain
-//    (the real chain's own elements up to the meeting offset, then the
+//    here. On the way, where the real chain met a walk, and the output
+//    bytes of its own elements before that.
+// 3. gds_snappy_outs: each segment's output bytes along the real chain:
+//    the real chain's own elements up to the meeting offset, then the
 //    walk's output less what its elements before that offset made, which
-//    the walk recorded for its first elements) and the page's output bytes
-//    before each segment. (Until session 15 two
-//    kernels of their own, a thread per segment walking its real chain
-//    again, then a thread per page summing: 0.6 ms a group of SF 10
-//    lineitem.)
-// 3. gds_snappy_verify: each segment's elements checked as the host checks
+//    the walk recorded for its first elements (until session 15 a thread
+//    per segment walked the real chain again: gds_snappy_sums, 0.56 ms a
+//    group of SF 10 lineitem).
+// 4. gds_snappy_prefix (a thread per page): the output bytes before each
+//    segment.
+// 5. gds_snappy_verify: each segment's elements checked as the host checks
 //    them (truncation, then a copy's offset against the bytes produced,
 //    then the declared size), the first fault recorded; the element that
 //    starts each 64 KiB piece of the output found, and whether any element
 //    crosses a piece's end or copies from before its piece.
-// 4. gds_snappy_finish (a thread per page): the page's verdict, the first
+// 6. gds_snappy_finish (a thread per page): the page's verdict, the first
 //    fault in stream order (or a short output), as the host reports it; then the page's nvCOMP jobs: a refused page's point at
 //    `dummy`, an empty stream, so nvCOMP never reads it; a page that splits
 //    gets one job per piece and a task for gds_snappy_pieces (check.cu),
@@ -171,7 +173,7 @@ __device__ __forceinline__ u64 gds_walk_bitmap(const ScanPage& pg, u64 k, u32 j)
 // GDS_SCAN_WALK_WORDS words at outputs + t * GDS_SCAN_WALK_WORDS, gets the
 // output bytes of its elements (those that start in the segment) in word 0
 // and, in word i (0 < i < GDS_SCAN_WALK_WORDS), the output bytes of its
-// first i elements, so the chain kernel learns the walk's output from any
+// first i elements, so gds_snappy_outs learns the walk's output from any
 // of its first offsets on without walking it again. (Output bytes of
 // elements starting in one segment of a page under 2 GiB fit 32 bits: its
 // literals are disjoint bytes of the stream, its copies 64 bytes at most.)
@@ -258,9 +260,14 @@ __device__ __forceinline__ u64 gds_chain_output(GdsWindow& win, u32 len, u32 fro
   return sum;
 }
 
+// Per segment, chain writes where the real chain met a speculative walk:
+// meets[2s] the offset (GDS_NO_POS where it met none, or no element starts
+// in the segment) and meets[2s + 1] the walk, and in outs[s] the output
+// bytes of the real chain's own elements before that offset (all of the
+// segment's where it met none).
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
-    const u64* pages, u32 n_pages, const u32* bitmap, const u32* exits, const u32* outputs, u32* entries, u64* outs,
-    u64* before, u32* verdicts) {
+    const u64* pages, u32 n_pages, const u32* bitmap, const u32* exits, u32* entries, u32* meets, u64* outs,
+    u32* verdicts) {
   for (u64 i = gds_global_thread(); i < n_pages; i += gds_thread_stride()) {
     const ScanPage pg = gds_scan_page(pages, i);
     const u8* d = (const u8*)pg.src;
@@ -276,14 +283,13 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
     }
     const u32 len = (u32)pg.len;
     GdsWindow win = gds_window(d, (u32)pg.len);
-    u64 produced = 0;
     for (u64 k = 0; k < pg.n_segs; ++k) {
       const u64 seg = pg.seg_first + k;
       const GdsSegment g = gds_segment(k, len);
       const u32 seg_start = g.start, seg_end = g.end;
       entries[seg] = e;
-      before[seg] = produced;
-      u64 out = 0;
+      u64 own = 0;
+      u32 meet = GDS_NO_POS, met = GDS_SCAN_STARTS;
       if (e < seg_end) {
         // The real chain from the entry meets one of the speculative ones a
         // few elements in (rarely none): from the first offset both visit,
@@ -295,45 +301,75 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
             p = GDS_NO_POS;  // as gds_snappy_next
             break;
           }
-          out += el.length;
+          own += el.length;
           p = (u32)el.next;
         }
         if (p < seg_end) {
-          // The walk's output from p on: its total less what its elements
-          // before p made (it visited p, so from its start it arrives
-          // there): its record has that when p is one of its first
-          // offsets (the walks meet the real chain a few elements in),
-          // else the walk is followed again from its start to p.
-          const u64 w = seg * GDS_SCAN_STARTS + walk;
-          const u32* record = outputs + w * GDS_SCAN_WALK_WORDS;
-          const u32 index = gds_walk_index(bitmap, pg, k, walk, seg_start, p);
-          bool reached = true;
-          const u64 ahead = index == 0                     ? 0
-                            : index < GDS_SCAN_WALK_WORDS ? (u64)record[index]
-                                                           : gds_chain_output(win, len, seg_start + walk, p, reached);
-          const u64 total = record[0];
-          if (reached && total >= ahead) {
-            out += total - ahead;
-            e = exits[w];
-          } else {
-            // Not reachable by construction; the real chain to the end then.
-            while (p < seg_end) {
-              const SnappyElement el = gds_window_element(win, len, p);
-              if (el.code != GDS_SNAPPY_OK || el.next > 0xffffffffull) {
-                p = GDS_NO_POS;
-                break;
-              }
-              out += el.length;
-              p = (u32)el.next;
-            }
-            e = p;
-          }
+          meet = p;
+          met = walk;
+          e = exits[seg * GDS_SCAN_STARTS + walk];
         } else {
           e = p;
         }
       }
-      outs[seg] = out;
-      produced += out;
+      meets[2 * seg] = meet;
+      meets[2 * seg + 1] = met;
+      outs[seg] = own;
+    }
+  }
+}
+
+// A thread per segment: its output bytes along the real chain, completed
+// from where chain says the real chain met a speculative walk: the walk's
+// output from there on is its total less what its elements before that
+// offset made, which its record holds when the offset is one of its first
+// (the walks meet the real chain a few elements in); otherwise the walk is
+// followed again from its start to there.
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_outs(
+    const u64* pages, const u32* seg_page, u32 n_segs, const u32* bitmap, const u32* outputs, const u32* meets,
+    u64* outs) {
+  for (u64 s = gds_global_thread(); s < n_segs; s += gds_thread_stride()) {
+    const u32 meet = meets[2 * s];
+    if (meet == GDS_NO_POS) continue;
+    const u32 walk = meets[2 * s + 1];
+    const ScanPage pg = gds_scan_page(pages, seg_page[s]);
+    const u32 len = (u32)pg.len;
+    const u64 k = s - pg.seg_first;
+    const GdsSegment g = gds_segment(k, len);
+    const u32* record = outputs + (s * GDS_SCAN_STARTS + walk) * GDS_SCAN_WALK_WORDS;
+    const u32 index = gds_walk_index(bitmap, pg, k, walk, g.start, meet);
+    GdsWindow win = gds_window((const u8*)pg.src, len);
+    bool reached = true;
+    const u64 ahead = index == 0                     ? 0
+                      : index < GDS_SCAN_WALK_WORDS ? (u64)record[index]
+                                                     : gds_chain_output(win, len, g.start + walk, meet, reached);
+    const u64 total = record[0];
+    u64 out = outs[s];
+    if (reached && total >= ahead) {
+      out += total - ahead;
+    } else {
+      // Not reachable by construction (the walk visited the offset): the
+      // real chain's own elements from there to the segment's end then.
+      u32 p = meet;
+      while (p < g.end) {
+        const SnappyElement el = gds_window_element(win, len, p);
+        if (el.code != GDS_SNAPPY_OK || el.next > 0xffffffffull) break;
+        out += el.length;
+        p = (u32)el.next;
+      }
+    }
+    outs[s] = out;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_prefix(
+    const u64* pages, u32 n_pages, const u64* outs, u64* before) {
+  for (u64 i = gds_global_thread(); i < n_pages; i += gds_thread_stride()) {
+    const ScanPage pg = gds_scan_page(pages, i);
+    u64 sum = 0;
+    for (u64 k = 0; k < pg.n_segs; ++k) {
+      before[pg.seg_first + k] = sum;
+      sum += outs[pg.seg_first + k];
     }
   }
 }
