@@ -138,7 +138,7 @@ pub struct DecodeOptions {
     /// `GDSCAN_CHECK_STREAM=upload` puts them back on the upload stream.
     pub check_stream: bool,
     /// Check streams the groups take in turn (with `check_stream`): a
-    /// group's Snappy scan was a chain of seven kernels (five since session 15; about 5 ms on the
+    /// group's Snappy scan is a chain of seven kernels (about 5 ms on the
     /// H200 for 128 MiB of SF 10 lineitem), so on one stream the scans of
     /// the groups in flight ran one after the other and paced the whole
     /// decode (session 13, one run, all of SF 10 lineitem's columns: one
