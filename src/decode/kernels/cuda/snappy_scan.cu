@@ -141,11 +141,14 @@ __device__ __forceinline__ SnappyElement gds_window_element(GdsWindow& w, u32 le
   return gds_snappy_element([x, pos](u64 p) { return (u32)(x >> (8 * (p - pos))) & 0xffu; }, len, pos);
 }
 
-// Where the element at `pos` is followed by the next, or GDS_NO_POS when
-// it runs past the stream.
-__device__ __forceinline__ u32 gds_snappy_next(GdsWindow& w, u32 len, u32 pos) {
+// Steps over the element at `pos`: adds its output bytes to `out` and
+// returns where the next element starts, or GDS_NO_POS when it runs past
+// the stream (or is not an element).
+__device__ __forceinline__ u32 gds_snappy_step(GdsWindow& w, u32 len, u32 pos, u64& out) {
   const SnappyElement e = gds_window_element(w, len, pos);
-  return e.code == GDS_SNAPPY_OK && e.next <= 0xffffffffull ? (u32)e.next : GDS_NO_POS;
+  if (e.code != GDS_SNAPPY_OK || e.next > 0xffffffffull) return GDS_NO_POS;
+  out += e.length;
+  return (u32)e.next;
 }
 
 // Stream bytes [start, end) of segment k of a stream of `len` bytes.
@@ -203,14 +206,9 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
         word = 0;
       }
       word |= 1u << ((p - seg_start) & 31);
-      const SnappyElement e = gds_window_element(win, len, p);
-      if (e.code != GDS_SNAPPY_OK || e.next > 0xffffffffull) {
-        p = GDS_NO_POS;  // as gds_snappy_next
-        break;
-      }
-      total += e.length;
-      if (++elements < GDS_SCAN_WALK_WORDS) record[elements] = total > 0xffffffffull ? 0xffffffffu : (u32)total;
-      p = (u32)e.next;
+      p = gds_snappy_step(win, len, p, total);
+      if (p != GDS_NO_POS && ++elements < GDS_SCAN_WALK_WORDS)
+        record[elements] = total > 0xffffffffull ? 0xffffffffu : (u32)total;
     }
     while (at_word < n_words) {
       bits[at_word++] = word;
@@ -250,12 +248,7 @@ __device__ __forceinline__ u32 gds_walk_index(const u32* bitmap, const ScanPage&
 __device__ __forceinline__ u64 gds_chain_output(GdsWindow& win, u32 len, u32 from, u32 to, bool& reached) {
   u64 sum = 0;
   u32 q = from;
-  while (q < to) {
-    const SnappyElement e = gds_window_element(win, len, q);
-    if (e.code != GDS_SNAPPY_OK || e.next > 0xffffffffull) break;
-    sum += e.length;
-    q = (u32)e.next;
-  }
+  while (q < to) q = gds_snappy_step(win, len, q, sum);
   reached = q == to;
   return sum;
 }
@@ -295,15 +288,8 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
         // few elements in (rarely none): from the first offset both visit,
         // they are the same chain, and that walk's exit is the real one.
         u32 p = e, walk = GDS_SCAN_STARTS;
-        while (p < seg_end && (walk = gds_walk_visiting(bitmap, pg, k, seg_start, p)) == GDS_SCAN_STARTS) {
-          const SnappyElement el = gds_window_element(win, len, p);
-          if (el.code != GDS_SNAPPY_OK || el.next > 0xffffffffull) {
-            p = GDS_NO_POS;  // as gds_snappy_next
-            break;
-          }
-          own += el.length;
-          p = (u32)el.next;
-        }
+        while (p < seg_end && (walk = gds_walk_visiting(bitmap, pg, k, seg_start, p)) == GDS_SCAN_STARTS)
+          p = gds_snappy_step(win, len, p, own);
         if (p < seg_end) {
           meet = p;
           met = walk;
@@ -350,13 +336,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_outs(
     } else {
       // Not reachable by construction (the walk visited the offset): the
       // real chain's own elements from there to the segment's end then.
-      u32 p = meet;
-      while (p < g.end) {
-        const SnappyElement el = gds_window_element(win, len, p);
-        if (el.code != GDS_SNAPPY_OK || el.next > 0xffffffffull) break;
-        out += el.length;
-        p = (u32)el.next;
-      }
+      for (u32 p = meet; p < g.end;) p = gds_snappy_step(win, len, p, out);
     }
     outs[s] = out;
   }
