@@ -34,7 +34,7 @@ def summarise(path):
         row_groups = len({x["row_group"] for x in marks if x["row_group"] is not None})
         gpu_part = " ".join(
             f"{what} {span(marks, what)}"
-            for what in ["copied", "scan_spec", "scan_chain", "scan_sums", "scan_prefix",
+            for what in ["copied", "scan_spec", "scan_chain", "scan_outs", "scan_sums", "scan_prefix",
                          "scan_verify", "scan_finish", "scan_pieces", "warp_check",
                          "uploaded", "nvcomp_start", "nvcomp_end", "kernels_start",
                          "dict_views", "byte_array_walk", "string_walks", "decode_pages", "gather_status"]
