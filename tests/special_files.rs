@@ -123,13 +123,18 @@ fn regular_files_still_open_and_read_after_the_checks() {
 }
 
 /// A writer shrinks the file and grows it back with the same bytes while
-/// readers read it whole: every read gives the file's bytes (a prefix of
-/// the pattern) or a typed error (`ShortRead` when it shrank under the read,
-/// `OffsetPastEof` at size 0), in bounded time. The cuts are page-aligned:
-/// a truncation inside a page zeroes that page's tail in the page cache,
-/// and a read copying the page at that moment sees zeros the kernel counts
-/// as file bytes (reads are not atomic against truncation, for any reader);
-/// no size check can tell, so that case is documented, not tested.
+/// readers read it whole: every read gives the file's bytes or a typed
+/// error (`ShortRead` when it shrank under the read, `OffsetPastEof` at
+/// size 0), in bounded time, and never leaves a byte of the buffer
+/// unwritten (it is filled with 0xFF, which the pattern never holds). The
+/// file's bytes are the pattern's or zeros: reads are not atomic against
+/// writes, for any reader, so a read may copy a page while the writer is
+/// filling it again after a truncation zeroed it. Page-aligned cuts used to
+/// keep that out of the test (a cut removed whole pages), but with large
+/// folios (ext4 since Linux 6.16) a truncation may zero the tail of a folio
+/// it keeps, which the writer then refills in place: on the 6.18 VM one
+/// run in six read a page whose first 1648 bytes were refilled and the rest
+/// still zero.
 #[test]
 fn a_file_that_shrinks_and_grows_while_read_gives_right_bytes_or_typed_errors() {
     use std::os::unix::fs::FileExt;
@@ -158,13 +163,24 @@ fn a_file_that_shrinks_and_grows_while_read_gives_right_bytes_or_typed_errors() 
     };
     let h = Arc::new(FileHandle::open_with(engine(), &path, OpenMode::Read).unwrap());
     let deadline = Instant::now() + Duration::from_secs(3);
-    let (mut ok, mut short, mut past) = (0u64, 0u64, 0u64);
+    let (mut ok, mut short, mut past, mut torn) = (0u64, 0u64, 0u64, 0u64);
     let mut buf = vec![0u8; full];
     while Instant::now() < deadline {
+        buf.fill(0xFF);
         match h.pread(&mut buf, full, 0) {
             Ok(n) => {
                 assert!(n <= full);
-                assert!(buf[..n] == data[..n], "bytes not in the file");
+                let wrong = (0..n).find(|&i| buf[i] != data[i] && buf[i] != 0);
+                assert!(
+                    wrong.is_none(),
+                    "byte {} of {n} is {:#04x}: neither the file's ({:#04x}) nor a zeroed page's",
+                    wrong.unwrap_or(0),
+                    buf[wrong.unwrap_or(0)],
+                    data[wrong.unwrap_or(0)]
+                );
+                if buf[..n] != data[..n] {
+                    torn += 1;
+                }
                 ok += 1;
             }
             Err(Error::Io(IoError::ShortRead { path: p, .. })) => {
@@ -177,7 +193,7 @@ fn a_file_that_shrinks_and_grows_while_read_gives_right_bytes_or_typed_errors() 
     }
     stop.store(true, Ordering::Relaxed);
     let cuts = writer.join().unwrap();
-    eprintln!("{cuts} cuts; reads: {ok} whole, {short} short, {past} at size 0");
+    eprintln!("{cuts} cuts; reads: {ok} whole ({torn} with a page being refilled), {short} short, {past} at size 0");
     assert!(ok > 0, "some reads completed");
     assert!(cuts > 0);
     // The handle still serves the file once it is stable.
