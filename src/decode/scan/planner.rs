@@ -36,6 +36,8 @@ pub(crate) struct PlannedRowGroup {
 /// A group of planned row groups, in plan order.
 pub(crate) struct PlannedGroup {
     pub(crate) row_groups: Vec<PlannedRowGroup>,
+    /// The fetched bytes of its row groups (what the group's target counts).
+    pub(crate) bytes: u64,
     /// Seconds the planning thread waited for the fetch to gather it.
     pub(crate) fetch_wait: f64,
     /// Seconds planning it took (wall, every worker thread on it).
@@ -83,11 +85,7 @@ impl PlanAhead {
                     let target = group_target(group_bytes, index, ramp, remaining);
                     let group = next_group(&mut fetch, &inputs, check, target);
                     if let Some(Ok(g)) = &group {
-                        gathered += g
-                            .row_groups
-                            .iter()
-                            .map(|r| r.fetched.buffer.len() as u64)
-                            .sum::<u64>();
+                        gathered += g.bytes;
                     }
                     let end = !matches!(group, Some(Ok(_)));
                     // A closed receiver: the decoder is gone.
@@ -173,6 +171,7 @@ fn next_group(
         .collect();
     Some(planned.map(|row_groups| PlannedGroup {
         row_groups,
+        bytes,
         fetch_wait,
         plan: started.elapsed().as_secs_f64(),
         gather_started,
