@@ -25,9 +25,9 @@
 #            (GDSCAN_DECODE_TRACE) per case and check, and the device pool
 #            shared by scans against one pool per scan (GDSCAN_DEVICE_POOL)
 # (default: all of them, in that order). Results go to $OUT (default
-# benches/results/<date>-h200x2); copy them into benches/results/ here.
+# /tmp/gdscan-out-h200x2); raw output stays out of the repository.
 set -uo pipefail
-out=${OUT:-benches/results/$(date +%F)-h200x2}
+out=${OUT:-/tmp/gdscan-out-h200x2}
 mkdir -p "$out"
 steps=${*:-topo tests ceiling read kvikio tpch decode scan}
 size=${GDSCAN_BENCH_SIZE:-4GiB}
