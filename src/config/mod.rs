@@ -350,13 +350,10 @@ impl Settings {
     /// 16: reads served from the page cache into one GPU are bound by a
     /// single PCIe x16 link, which 16 threads already saturate; more threads
     /// add contention, not bandwidth. Why four cores fewer: whatever
-    /// consumes the reads needs cores while they run; on the H200's 16
-    /// cores, 16 workers copying a scan's first row groups into pinned
-    /// memory starved the GPU decoder's own threads (its planning and
-    /// queueing of the first groups took 7–12 ms instead of 1), and 12
-    /// workers decoded all of SF 10 lineitem's columns in 0.109 s against
-    /// 0.132 s (same run, session 12) while the raw scan of the same bytes
-    /// stayed level (0.045 s).
+    /// consumes the reads needs cores while they run: with as many workers
+    /// as cores, the workers copying a scan's first row groups into pinned
+    /// memory starve the GPU decoder's own planning threads, while four
+    /// workers fewer leave the raw scan's speed unchanged (BENCHMARKS.md).
     pub fn default_num_threads() -> usize {
         threads_for_cores(std::thread::available_parallelism().ok().map(|n| n.get()))
     }
