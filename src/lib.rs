@@ -173,6 +173,7 @@
 pub mod ballista;
 #[cfg(feature = "cli")]
 pub mod bench;
+pub mod border;
 pub mod checksum;
 #[cfg(feature = "cli")]
 pub mod cli;
