@@ -18,4 +18,4 @@ pub(crate) mod tpch_ballista;
 #[cfg(feature = "datafusion")]
 pub(crate) mod tpch_sql;
 
-pub use error::BenchError;
+pub use error::{BenchError, LocalClusterError};

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use ::datafusion::prelude::SessionContext;
 use serde::Serialize;
 
-use super::error::BenchError;
+use super::error::{BenchError, LocalClusterError};
 use crate::error::{Error, Result};
 use crate::tpch::{register_tpch, register_tpch_listing, tpch_query, TPCH_QUERY_COUNT};
 use gdscan::config::Settings;
@@ -91,16 +91,15 @@ fn median(times: &[f64]) -> f64 {
     }
 }
 
-fn cluster_error(what: &str, e: impl std::fmt::Display) -> Error {
-    BenchError::Cluster(format!("{what}: {e}")).into()
-}
+/// How long a cluster process may take to listen on its port.
+const LISTEN_DEADLINE_S: u64 = 60;
 
 /// A free loopback port (bound, then let go).
 fn free_port() -> Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| cluster_error("port", e))?;
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(LocalClusterError::Port)?;
     Ok(listener
         .local_addr()
-        .map_err(|e| cluster_error("port", e))?
+        .map_err(LocalClusterError::Port)?
         .port())
 }
 
@@ -118,28 +117,32 @@ impl Drop for Processes {
 
 impl Processes {
     fn spawn(&mut self, args: &[String]) -> Result<()> {
-        let exe = std::env::current_exe().map_err(|e| cluster_error("gdscan binary", e))?;
+        let exe = std::env::current_exe().map_err(LocalClusterError::Binary)?;
         let child = Command::new(exe)
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| cluster_error("spawn", e))?;
+            .map_err(LocalClusterError::Spawn)?;
         self.0.push(child);
         Ok(())
     }
 
     fn wait_listening(&mut self, port: u16) -> Result<()> {
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + Duration::from_secs(LISTEN_DEADLINE_S);
         while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
             for child in &mut self.0 {
                 if let Ok(Some(status)) = child.try_wait() {
-                    return Err(cluster_error("a cluster process exited", status));
+                    return Err(LocalClusterError::Exited(status).into());
                 }
             }
             if Instant::now() > deadline {
-                return Err(cluster_error("not listening", port));
+                return Err(LocalClusterError::NotListening {
+                    port,
+                    seconds: LISTEN_DEADLINE_S,
+                }
+                .into());
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -210,7 +213,7 @@ pub(crate) fn run(opts: &BallistaBenchOptions) -> Result<BallistaBenchReport> {
     register_tpch(&gds, &opts.data, options.clone())?;
     let listing = context(opts.partitions);
     let partitions = gds.state().config().target_partitions();
-    let rt = gdscan::ballista::runtime().map_err(|e| cluster_error("tokio runtime", e))?;
+    let rt = gdscan::ballista::runtime().map_err(LocalClusterError::Runtime)?;
     let (startup_s, results) = rt.block_on(async {
         register_tpch_listing(&listing, &opts.data).await?;
         let cluster = gdscan::ballista::remote(&scheduler, Some(partitions)).await?;
