@@ -124,7 +124,10 @@ async fn run_once(ctx: &SessionContext, sql: &str) -> Result<(f64, usize, ScanTo
 }
 
 fn drop_all(files: &[PathBuf]) -> Result<()> {
-    files.iter().try_for_each(|f| drop_from_cache(f))
+    for f in files {
+        drop_from_cache(f)?;
+    }
+    Ok(())
 }
 
 /// Runs the benchmark.

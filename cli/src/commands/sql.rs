@@ -135,10 +135,13 @@ pub(super) fn run(args: &SqlArgs) -> Result<String> {
             format_batches(&schema, &batches, args.format)
         };
         match args.timeout {
-            None => query.await,
-            Some(seconds) => tokio::time::timeout(std::time::Duration::from_secs(seconds), query)
-                .await
-                .map_err(|_| CliError::Timeout(seconds))?,
+            None => Ok(query.await?),
+            Some(seconds) => Ok(tokio::time::timeout(
+                std::time::Duration::from_secs(seconds),
+                query,
+            )
+            .await
+            .map_err(|_| CliError::Timeout(seconds))??),
         }
     })
 }
