@@ -4,7 +4,7 @@
 # against single-node gdscan and single-node DataFusion, in one run
 # (`gdscan bench tpch --engine ballista`). Needs the Ballista build carried
 # as .carry/gdscan-ballista (or xz-compressed as .carry/gdscan-ballista.xz):
-#   cargo build --release --features ballista
+#   cargo build --release -p gdscan-cli --features ballista
 #   cp target/release/gdscan .carry/gdscan-ballista && xz -T0 .carry/gdscan-ballista
 # Environment: GDSCAN_TPCH_SFS (default "1 10"), GDSCAN_BALLISTA_EXECUTORS
 # (default 2), GDSCAN_SQL_ITERATIONS (default 3). Logs and JSON go to $OUT.

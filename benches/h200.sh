@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (the device tool's H200) from the repository root,
 # with binaries built on the dev machine and carried in .carry/:
-#   .carry/gdscan      release CLI        (cargo build --release --no-default-features --features cli)
-#   .carry/gpu-tests   GPU test binary    (cargo test --release --no-default-features --features cli --test gpu --no-run)
+#   .carry/gdscan      release CLI        (cargo build --release -p gdscan-cli --no-default-features)
+#   .carry/gpu-tests   GPU test binary    (cargo test --release -p gdscan-cli --no-default-features --test gpu --no-run)
 # (each may be carried xz-compressed as .carry/NAME.xz: it is unpacked first)
 # and KvikIO's wheels in .whl/ (see BENCHMARKS.md).
 # Usage: bash benches/h200.sh [tests] [udev] [tests-udev] [bench] [kvikio]
@@ -23,7 +23,7 @@
 #   sql         gdscan bench tpch --engine datafusion (the 22 queries, gdscan's
 #               provider against DataFusion's own tables), warm then cold, SF
 #               $GDSCAN_TPCH_SF; needs the DataFusion build as .carry/gdscan-df
-#               (cargo build --release), or xz-compressed as .carry/gdscan-df.xz
+#               (cargo build --release -p gdscan-cli), or xz-compressed as .carry/gdscan-df.xz
 #               (GDSCAN_SQL_ITERATIONS, default 3; GDSCAN_SQL_MODES, default
 #               "warm cold"; GDSCAN_SQL_QUERIES, e.g. "6 17", default all;
 #               GDSCAN_SQL_CONFIGS, settings to compare in one run, separated

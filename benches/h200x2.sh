@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the two-GPU machine (the device tool's nvidia-h200-x2) from the
 # repository root, with the binaries benches/h200.sh uses, carried in .carry/:
-#   .carry/gdscan      release CLI   (cargo build --release --no-default-features --features cli)
-#   .carry/gpu-tests   GPU tests     (cargo test --release --no-default-features --features cli --test gpu --no-run)
+#   .carry/gdscan      release CLI   (cargo build --release -p gdscan-cli --no-default-features)
+#   .carry/gpu-tests   GPU tests     (cargo test --release -p gdscan-cli --no-default-features --test gpu --no-run)
 # (or xz-compressed as .carry/NAME.xz), KvikIO's wheels in .whl/ and the nvCOMP
 # wheel unpacked so that GDSCAN_NVCOMP_LIBRARY names libnvcomp.so.6.
 # Usage: bash benches/h200x2.sh [topo] [tests] [ceiling] [read] [kvikio] [tpch] [decode] [check] [scaling] [scan] [trace]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package on the GPU machine, one command from the repository
 # root. Carried files (see python/README.md, "On the GPU machine"):
-#   .carry/gdscan(.xz)   release CLI (cargo build --release --no-default-features --features cli)
+#   .carry/gdscan(.xz)   release CLI (cargo build --release -p gdscan-cli --no-default-features)
 #   .whl/py/gdscan-*.whl the package (maturin build --release -m python/Cargo.toml)
 #   .whl/py/*.whl        pytest, pluggy, iniconfig, packaging, pygments (pure
 #                        Python wheels: pip download ... -d .whl/py)

@@ -59,16 +59,6 @@ pub enum Error {
     #[cfg(feature = "ballista")]
     #[error(transparent)]
     Cluster(#[from] crate::ballista::ClusterError),
-
-    /// The benchmarks: a query or the data they need is missing.
-    #[cfg(feature = "cli")]
-    #[error(transparent)]
-    Bench(#[from] crate::bench::BenchError),
-
-    /// The command line: an argument value that names nothing.
-    #[cfg(feature = "cli")]
-    #[error(transparent)]
-    Cli(#[from] crate::cli::CliError),
 }
 
 #[cfg(feature = "datafusion")]

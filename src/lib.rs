@@ -24,8 +24,9 @@
 //! CUDA and cuFile are loaded at run time: the crate builds and its host
 //! paths run on machines without them; asking for a device there is a
 //! [`CudaError::Unavailable`](crate::cuda::CudaError::Unavailable), never a
-//! panic. The command line, the benchmarks and TPC-H generation are behind
-//! the `cli` feature; a library user takes `default-features = false`.
+//! panic. A library user that needs no SQL takes `default-features = false`;
+//! the command line, the benchmarks and TPC-H generation are the
+//! `gdscan-cli` crate (cli/).
 //!
 //! # Read a file range (the engine)
 //!
@@ -171,28 +172,20 @@
 
 #[cfg(feature = "ballista")]
 pub mod ballista;
-#[cfg(feature = "cli")]
-pub mod bench;
 pub mod border;
 pub mod checksum;
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod config;
 pub mod cuda;
 pub mod cufile;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
 pub mod decode;
-#[cfg(feature = "cli")]
-mod doctor;
 pub mod engine;
 pub mod error;
 pub mod nvcomp;
 pub mod parquet;
 pub mod report;
 pub mod store;
-#[cfg(feature = "cli")]
-pub mod tpch;
 
 pub use config::{CompatMode, DeviceReadPath, Settings, SettingsBuilder};
 pub use engine::{Engine, FileHandle, IoPath, OpenMode};

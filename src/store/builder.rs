@@ -124,7 +124,7 @@ fn key<K: std::str::FromStr>(url: &Url, key: &str) -> Result<K> {
 /// (plain HTTP allowed); then `config`, object_store's option names (e.g.
 /// `aws_endpoint`, `aws_allow_http`, `google_service_account`), over them.
 /// Returns the store and its HTTP attempt counts.
-pub(crate) fn build(
+pub fn build(
     url: &Url,
     scheme: ObjectStoreScheme,
     options: &StoreOptions,

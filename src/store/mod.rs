@@ -36,6 +36,7 @@ mod split;
 mod staging;
 mod url;
 
+pub use builder::build as build_store;
 pub use counting::{CountingConnector, HttpCounts};
 pub use error::StoreError;
 pub use local::LocalSource;

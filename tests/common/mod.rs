@@ -2,10 +2,6 @@
 
 #![allow(dead_code)]
 
-pub mod moto;
-pub mod range_server;
-pub mod scan;
-
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Date32Array, Decimal128Array, Float64Array, Int64Array, StringArray};

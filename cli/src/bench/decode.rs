@@ -1,0 +1,443 @@
+//! `gdscan bench decode`: TPC-H lineitem from a `gdscan tpch gen` folder,
+//! file → decoded Arrow columns in GPU memory, beside the raw scan of the
+//! same bytes (file → compressed pages in GPU memory) and the pinned
+//! host→device copy ceiling, all in one run. Batches are released as they
+//! are consumed, so the figures include the decoder's bounded memory.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::cases::lineitem_query;
+use super::tpch::table_files;
+use crate::error::{Error, Result};
+use crate::tpch::Table;
+use gdscan::cuda::{Device, DeviceBuffer, Devices, PinnedBuffer, Stream};
+use gdscan::decode::scan::{
+    decode, decode_multi, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
+};
+use gdscan::engine::{Engine, FileHandle, OpenMode};
+use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
+use gdscan::parquet::fetch_spread::fetch_spread;
+use gdscan::parquet::metadata::{load, MetadataOptions};
+use gdscan::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
+use gdscan::store::LocalSource;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub(crate) struct DecodeBenchOptions {
+    /// A `gdscan tpch gen` folder.
+    pub data: PathBuf,
+    /// Cases: `all`, or a lineitem query's columns (`q1`, `q6`, ...; the
+    /// columns only, no filter, as cuDF's `read_parquet(columns=...)`).
+    pub cases: Vec<String>,
+    /// The GPU.
+    pub device: usize,
+    /// Several GPUs (overrides `device`): every case on the first alone,
+    /// then spread over all of them, in the same run.
+    pub devices: Option<Devices>,
+    /// Timed iterations per case, after one warm-up.
+    pub iterations: usize,
+    /// Bytes of row groups decoded together (the decoder's default if None).
+    pub group_bytes: Option<u64>,
+    /// Groups queued on the GPU at once (the decoder's default if None).
+    pub depth: Option<usize>,
+    /// Where compressed pages are checked (the decoder's default if None).
+    pub check: Option<gdscan::decode::scan::CompressedCheck>,
+}
+
+/// One case's figures (seconds are medians of the timed iterations).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct DecodeCaseResult {
+    /// Name.
+    pub case: String,
+    /// The GPUs (the scan spread over them by bytes when several).
+    pub devices: Vec<usize>,
+    /// What each GPU did in the median decode (several GPUs only).
+    pub shares: Vec<DeviceShare>,
+    /// Files.
+    pub files: usize,
+    /// Rows decoded.
+    pub rows: u64,
+    /// Bytes read from the files.
+    pub bytes_read: u64,
+    /// Bytes of decoded columns.
+    pub output_bytes: u64,
+    /// Raw scan (compressed pages into device memory), median seconds.
+    pub raw_seconds: f64,
+    /// File → decoded device columns, median seconds.
+    pub decode_seconds: f64,
+    /// Best decode seconds.
+    pub decode_best_seconds: f64,
+    /// decode / raw.
+    pub decode_over_raw: f64,
+    /// Bytes read at the pinned copy ceiling, seconds (the PCIe floor; to
+    /// all the case's GPUs at once when several).
+    pub pcie_floor_seconds: f64,
+    /// The decoder's own report of the median iteration.
+    pub report: DecodeReport,
+    /// Peak device memory used during the decode (bytes above the start).
+    pub peak_device_bytes: u64,
+    /// Every timed iteration, (raw, decode) seconds.
+    pub iterations: Vec<(f64, f64)>,
+}
+
+/// The report.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct DecodeBenchReport {
+    /// The GPU's name.
+    pub device: String,
+    /// Pinned host→device copy rate measured in this run, GB/s.
+    pub pinned_h2d_gbps: f64,
+    /// The same to every GPU at once (several GPUs only), GB/s in all.
+    pub pinned_h2d_all_gbps: Option<f64>,
+    /// Per case.
+    pub cases: Vec<DecodeCaseResult>,
+}
+
+struct File {
+    source: Arc<dyn gdscan::store::Source>,
+    metadata: Arc<::parquet::file::metadata::ParquetMetaData>,
+    plan: Arc<ScanPlan>,
+}
+
+/// The pinned host→device copy rate (1 GiB, best of 5), GB/s.
+pub(crate) fn pinned_h2d_gbps(device: Device) -> Result<f64> {
+    let len = 1 << 30;
+    let host = PinnedBuffer::new(device, len)?;
+    let dev = DeviceBuffer::new(device, len)?;
+    let stream = Stream::new(device)?;
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        // SAFETY: both buffers outlive the synchronisation below.
+        unsafe { stream.copy_to_device(dev.device_ptr(), host.as_ptr(), len)? };
+        stream.synchronize()?;
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    Ok(len as f64 / best / 1e9)
+}
+
+/// The pinned host→device copy rate to every device at once (1 GiB each
+/// from its own pinned buffer, one thread per device, best of 5), GB/s in
+/// all.
+pub(crate) fn pinned_h2d_all_gbps(devices: &[Device]) -> Result<f64> {
+    let len = 1usize << 30;
+    let mut bufs = Vec::new();
+    for &d in devices {
+        bufs.push((
+            PinnedBuffer::new(d, len)?,
+            DeviceBuffer::new(d, len)?,
+            Stream::new(d)?,
+        ));
+    }
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        std::thread::scope(|s| -> Result<()> {
+            let handles: Vec<_> = bufs
+                .iter_mut()
+                .map(|(host, dev, stream)| {
+                    let (host, dev) = (&*host, &*dev);
+                    s.spawn(move || -> Result<()> {
+                        // SAFETY: both buffers outlive the synchronisation below.
+                        unsafe { stream.copy_to_device(dev.device_ptr(), host.as_ptr(), len)? };
+                        Ok(stream.synchronize()?)
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().map_err(|_| {
+                    Error::io(
+                        "<bench>",
+                        "thread",
+                        std::io::Error::other("copy thread panicked"),
+                    )
+                })??;
+            }
+            Ok(())
+        })?;
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    Ok((len * devices.len()) as f64 / best / 1e9)
+}
+
+fn projection(case: &str) -> Result<Projection> {
+    if case == "all" {
+        return Ok(Projection::All);
+    }
+    lineitem_query(case).map(|q| q.projection).ok_or_else(|| {
+        Error::from(gdscan::config::ConfigError::Invalid {
+            name: "--cases".into(),
+            value: case.into(),
+            reason: "expected all, q1, q6, q14 or q19".into(),
+        })
+    })
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Runs the benchmark.
+pub(crate) fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
+    let all = match &opts.devices {
+        Some(d) => d.open()?,
+        None => vec![Device::get(opts.device)?],
+    };
+    let device = all[0];
+    let pinned = pinned_h2d_gbps(device)?;
+    let pinned_all = if all.len() > 1 {
+        Some(pinned_h2d_all_gbps(&all)?)
+    } else {
+        None
+    };
+    let engine = Engine::new(gdscan::config::Settings::from_env()?)?;
+    let allocs: Vec<DeviceAllocator> = all.iter().map(|&d| DeviceAllocator::new(d)).collect();
+    let mut cases = Vec::new();
+    for case in &opts.cases {
+        let request = ScanRequest {
+            projection: projection(case)?,
+            ..ScanRequest::default()
+        };
+        let mut files = Vec::new();
+        for path in table_files(&opts.data, Table::LineItem)? {
+            let handle = Arc::new(FileHandle::open_with(
+                engine.clone(),
+                &path,
+                OpenMode::Read,
+            )?);
+            let source: Arc<dyn gdscan::store::Source> =
+                Arc::new(LocalSource::new(handle.clone())?);
+            let metadata = load(&source, MetadataOptions::default())?;
+            let plan = plan(&metadata, &request).map_err(|e| e.in_file(handle.path()))?;
+            files.push(File {
+                source,
+                metadata,
+                plan: Arc::new(plan),
+            });
+        }
+        cases.push(run_case(
+            case,
+            &files,
+            &all[..1],
+            &allocs[..1],
+            pinned,
+            opts,
+        )?);
+        if let Some(p) = pinned_all {
+            cases.push(run_case(case, &files, &all, &allocs, p, opts)?);
+        }
+    }
+    Ok(DecodeBenchReport {
+        device: all
+            .iter()
+            .map(|d| Ok(format!("{}: {}", d.ordinal(), d.name()?)))
+            .collect::<Result<Vec<_>>>()?
+            .join(", "),
+        pinned_h2d_gbps: pinned,
+        pinned_h2d_all_gbps: pinned_all,
+        cases,
+    })
+}
+
+/// What one decode run gave: seconds, the report, per-GPU shares, rows and
+/// the peak device memory used (the largest over the GPUs).
+type DecodeRun = (f64, DecodeReport, Vec<DeviceShare>, u64, u64);
+
+fn run_case(
+    case: &str,
+    files: &[File],
+    devices: &[Device],
+    allocs: &[DeviceAllocator],
+    pinned: f64,
+    opts: &DecodeBenchOptions,
+) -> Result<DecodeCaseResult> {
+    let scans = || {
+        files
+            .iter()
+            .map(|f| SourceScan {
+                source: f.source.clone(),
+                plan: f.plan.clone(),
+            })
+            .collect::<Vec<_>>()
+    };
+    let raw_once = || -> Result<f64> {
+        let scans = scans();
+        let start = Instant::now();
+        if allocs.len() == 1 {
+            for rg in fetch(scans, allocs[0].clone(), FetchOptions::default()) {
+                rg?;
+            }
+        } else {
+            fetch_spread(&scans, allocs.to_vec(), FetchOptions::default(), |_, rg| {
+                drop(rg);
+                Ok(())
+            })?;
+        }
+        Ok(start.elapsed().as_secs_f64())
+    };
+    let decode_once = || -> Result<DecodeRun> {
+        let inputs: Vec<DecodeInput> = files
+            .iter()
+            .map(|f| DecodeInput {
+                source: f.source.clone(),
+                metadata: f.metadata.clone(),
+                plan: f.plan.clone(),
+            })
+            .collect();
+        let free_before: Vec<usize> = devices
+            .iter()
+            .map(|d| Ok(d.memory_info()?.0))
+            .collect::<Result<_>>()?;
+        let mut min_free = free_before.clone();
+        let mut rows = 0u64;
+        let mut track = |batch: &gdscan::decode::array::DeviceBatch| -> Result<()> {
+            rows += batch.num_rows() as u64;
+            let at = devices
+                .iter()
+                .position(|d| Some(d.ordinal()) == batch.device_ordinal())
+                .unwrap_or(0);
+            min_free[at] = min_free[at].min(devices[at].memory_info()?.0);
+            Ok(())
+        };
+        let defaults = DecodeOptions::default();
+        let base = DecodeOptions {
+            group_bytes: opts.group_bytes.unwrap_or(defaults.group_bytes),
+            depth: opts.depth.unwrap_or(defaults.depth),
+            check: opts.check.unwrap_or(defaults.check),
+            ..defaults
+        };
+        let start = Instant::now();
+        let (report, shares) = if devices.len() == 1 {
+            let options = DecodeOptions {
+                device: devices[0].ordinal(),
+                ..base
+            };
+            let mut stream = decode(inputs, options).map_err(Error::decode)?;
+            for batch in stream.by_ref() {
+                track(&batch.map_err(Error::decode)?)?;
+            }
+            (stream.report().clone(), Vec::new())
+        } else {
+            let set = Devices::List(devices.iter().map(|d| d.ordinal()).collect());
+            let mut stream = decode_multi(inputs, base, &set).map_err(Error::decode)?;
+            for batch in stream.by_ref() {
+                track(&batch.map_err(Error::decode)?)?;
+            }
+            (stream.report(), stream.shares())
+        };
+        let seconds = start.elapsed().as_secs_f64();
+        // New device memory taken during the scan, or (the decoder's pool
+        // outlives a scan, so a later scan takes little new memory) the
+        // most its pool had handed out at once, whichever is larger.
+        let peak = free_before
+            .iter()
+            .zip(&min_free)
+            .map(|(b, m)| (b - m) as u64)
+            .max()
+            .unwrap_or(0)
+            .max(report.device_pool.peak_in_use_bytes);
+        Ok((seconds, report, shares, rows, peak))
+    };
+    raw_once()?;
+    decode_once()?;
+    let mut iterations_out = Vec::new();
+    let mut reports = Vec::new();
+    let mut peak = 0;
+    let mut rows = 0;
+    for _ in 0..opts.iterations.max(1) {
+        let raw = raw_once()?;
+        let (dec, report, shares, r, p) = decode_once()?;
+        iterations_out.push((raw, dec));
+        reports.push((dec, report, shares));
+        peak = peak.max(p);
+        rows = r;
+    }
+    let mut raw: Vec<f64> = iterations_out.iter().map(|i| i.0).collect();
+    let mut dec: Vec<f64> = iterations_out.iter().map(|i| i.1).collect();
+    let (raw_m, dec_m) = (median(&mut raw), median(&mut dec));
+    reports.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (_, report, shares) = reports[reports.len() / 2].clone();
+    let bytes_read: u64 = files.iter().map(|f| f.plan.totals.bytes_read).sum();
+    Ok(DecodeCaseResult {
+        case: case.to_string(),
+        devices: devices.iter().map(|d| d.ordinal()).collect(),
+        shares,
+        files: files.len(),
+        rows,
+        bytes_read,
+        output_bytes: report.output_bytes,
+        raw_seconds: raw_m,
+        decode_seconds: dec_m,
+        decode_best_seconds: dec[0],
+        decode_over_raw: dec_m / raw_m,
+        pcie_floor_seconds: bytes_read as f64 / (pinned * 1e9),
+        report,
+        peak_device_bytes: peak,
+        iterations: iterations_out,
+    })
+}
+
+/// The report as a table.
+pub(crate) fn render(r: &DecodeBenchReport) -> String {
+    let mut s = format!(
+        "gdscan bench decode on {} (pinned H2D {:.1} GB/s in this run{})\n",
+        r.device,
+        r.pinned_h2d_gbps,
+        r.pinned_h2d_all_gbps
+            .map(|g| format!(", {g:.1} GB/s to all GPUs at once"))
+            .unwrap_or_default()
+    );
+    s.push_str(&format!(
+        "{:<6} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}\n",
+        "case",
+        "gpus",
+        "rows",
+        "read MB",
+        "out MB",
+        "raw s",
+        "decode s",
+        "dec/raw",
+        "io wait",
+        "gpu wait",
+        "peak MB"
+    ));
+    let mut one: Option<&DecodeCaseResult> = None;
+    for c in &r.cases {
+        let gpus: Vec<String> = c.devices.iter().map(|d| d.to_string()).collect();
+        s.push_str(&format!(
+            "{:<6} {:>5} {:>10} {:>10.1} {:>10.1} {:>9.4} {:>9.4} {:>8.2} {:>8.4} {:>8.4} {:>9.0}\n",
+            c.case,
+            gpus.join(","),
+            c.rows,
+            c.bytes_read as f64 / 1e6,
+            c.output_bytes as f64 / 1e6,
+            c.raw_seconds,
+            c.decode_seconds,
+            c.decode_over_raw,
+            c.report.io_wait_seconds,
+            c.report.gpu_wait_seconds,
+            c.peak_device_bytes as f64 / 1e6,
+        ));
+        for sh in &c.shares {
+            s.push_str(&format!(
+                "       GPU {}: {} row groups, {} bytes planned, {} read, {} rows\n",
+                sh.device, sh.row_groups, sh.planned_bytes, sh.report.bytes_read, sh.report.rows
+            ));
+        }
+        match one {
+            Some(o) if o.case == c.case && c.devices.len() > 1 => s.push_str(&format!(
+                "       {} GPUs over 1: raw x{:.2}, decode x{:.2}\n",
+                c.devices.len(),
+                o.raw_seconds / c.raw_seconds,
+                o.decode_seconds / c.decode_seconds
+            )),
+            _ => one = Some(c),
+        }
+    }
+    s
+}

@@ -1,0 +1,302 @@
+//! `gdscan bench scan`: Parquet scans into device memory against, in the
+//! same run, a whole-file read of the same file (the engine's own rate) and
+//! the naive path (object_store's `get_ranges`, then one copy per range).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use object_store::local::LocalFileSystem;
+use object_store::ObjectStore;
+use serde::Serialize;
+
+use super::cases::ScanCase;
+use super::stats::{time_runs, Timing};
+use crate::error::{Error, Result};
+use gdscan::config::Settings;
+use gdscan::cuda::{Device, DeviceBuffer, Devices};
+use gdscan::engine::{Engine, FileHandle, IoPath, OpenMode};
+use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
+use gdscan::parquet::fetch_spread::fetch_spread;
+use gdscan::parquet::metadata::{load, MetadataOptions};
+use gdscan::parquet::plan::ScanPlan;
+use gdscan::store::{LocalSource, Source};
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub(crate) struct ScanBenchOptions {
+    /// The Parquet file.
+    pub file: PathBuf,
+    /// CUDA device.
+    pub device: usize,
+    /// Several GPUs (overrides `device`): every case on the first alone and
+    /// then spread over all of them by bytes, in the same run.
+    pub devices: Option<Devices>,
+    /// Timed runs per case, after one warm-up.
+    pub iterations: usize,
+    /// Engine settings.
+    pub settings: Settings,
+    /// The cases.
+    pub cases: Vec<ScanCase>,
+}
+
+/// One case's figures.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ScanCaseReport {
+    /// Name.
+    pub name: String,
+    /// Bytes the scan needs.
+    pub bytes_needed: u64,
+    /// Bytes read (coalesced).
+    pub bytes_read: u64,
+    /// bytes_read / bytes_needed.
+    pub read_amplification: f64,
+    /// Rows of the kept row groups.
+    pub rows_covered: i64,
+    /// Row groups kept / considered.
+    pub row_groups: (usize, usize),
+    /// gdscan's plan + fetch into device memory (bytes = bytes read).
+    pub gdscan: Timing,
+    /// gdscan's GB/s over the whole-file read's GB/s.
+    pub ratio_to_file_read: f64,
+    /// object_store `get_ranges` of the needed ranges plus a copy per range.
+    pub naive: Timing,
+    /// gdscan's time over the naive time, inverted (> 1 = faster).
+    pub speedup_over_naive: f64,
+    /// Every landed chunk's bytes equal the file's.
+    pub bytes_ok: bool,
+    /// The same scan spread over every GPU (with several; bytes = bytes read).
+    pub all_gpus: Option<Timing>,
+    /// Bytes each GPU's share read in the proof run, and whether every
+    /// landed chunk equals the file's (with several GPUs).
+    pub all_gpus_bytes: Vec<u64>,
+    /// Every chunk landed on the GPUs equals the file's (with several GPUs).
+    pub all_gpus_bytes_ok: Option<bool>,
+    /// Bytes per path in the last run.
+    pub path_bytes: Vec<(IoPath, u64)>,
+}
+
+/// The report.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ScanBenchReport {
+    /// GPU (every GPU, with several).
+    pub device: String,
+    /// The GPUs of the spread runs (empty with one).
+    pub devices: Vec<usize>,
+    /// The file.
+    pub file: String,
+    /// Its size.
+    pub file_bytes: u64,
+    /// Row groups.
+    pub row_groups: usize,
+    /// Whole-file read into device memory through the engine (the ceiling for scans).
+    pub file_read: Timing,
+    /// The cases.
+    pub cases: Vec<ScanCaseReport>,
+}
+
+/// Runs the benchmark.
+pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
+    let all = match &opts.devices {
+        Some(d) => d.open()?,
+        None => vec![Device::get(opts.device)?],
+    };
+    let device = all[0];
+    let engine = Engine::new(opts.settings.clone())?;
+    for &d in &all {
+        engine.preallocate_bounce_buffers(d)?;
+    }
+    let handle = Arc::new(FileHandle::open_with(engine, &opts.file, OpenMode::Read)?);
+    let shown = handle.path().to_string();
+    let file_bytes = handle.file_size()?;
+    let file = std::fs::read(&opts.file).map_err(|e| Error::io(&shown, "read", e))?; // warms the cache, and the oracle
+    let source: Arc<dyn Source> = Arc::new(LocalSource::new(handle.clone())?);
+    let metadata = load(&source, MetadataOptions::default())?;
+
+    let mut whole = DeviceBuffer::new(device, file_bytes as usize)?;
+    let file_read = Timing {
+        bytes: file_bytes,
+        seconds: time_runs(opts.iterations, || {
+            handle.pread(&mut whole, file_bytes as usize, 0)?;
+            Ok(())
+        })?,
+    };
+    drop(whole);
+
+    let store = LocalFileSystem::new();
+    let location = object_store::path::Path::from_filesystem_path(&opts.file)
+        .map_err(|e| Error::io(&shown, "object_store path", std::io::Error::other(e)))?;
+    // One allocator for every scan: steady-state scans reuse row-group buffers.
+    let alloc = DeviceAllocator::new(device);
+    let mut cases = Vec::new();
+    for case in &opts.cases {
+        let plan: Arc<ScanPlan> = Arc::new(case.plan(&shown, &metadata)?);
+        let seconds = time_runs(opts.iterations, || {
+            for rg in fetch(
+                [SourceScan::new(source.clone(), plan.clone())],
+                alloc.clone(),
+                FetchOptions::default(),
+            ) {
+                rg?;
+            }
+            Ok(())
+        })?;
+        // Proof: the last fetch again, every piece compared with the file.
+        handle.counters().reset();
+        let mut bytes_ok = true;
+        for rg in fetch(
+            [SourceScan::new(source.clone(), plan.clone())],
+            alloc.clone(),
+            FetchOptions::default(),
+        ) {
+            let rg = rg?;
+            for slice in &rg.chunks {
+                let landed = rg.chunk_bytes(slice)?;
+                bytes_ok &= slice.file_bytes(&file) == Some(landed);
+            }
+        }
+        let path_bytes = handle.counters().nonzero();
+        let (all_gpus, all_gpus_bytes, all_gpus_bytes_ok) = if all.len() > 1 {
+            let allocs: Vec<DeviceAllocator> =
+                all.iter().map(|&d| DeviceAllocator::new(d)).collect();
+            let scans = [SourceScan::new(source.clone(), plan.clone())];
+            let seconds = time_runs(opts.iterations, || {
+                fetch_spread(&scans, allocs.clone(), FetchOptions::default(), |_, rg| {
+                    drop(rg);
+                    Ok(())
+                })?;
+                Ok(())
+            })?;
+            let ok = std::sync::atomic::AtomicBool::new(true);
+            let proof = fetch_spread(&scans, allocs.clone(), FetchOptions::default(), |_, rg| {
+                for slice in &rg.chunks {
+                    let landed = rg.chunk_bytes(slice)?;
+                    if slice.file_bytes(&file) != Some(landed) {
+                        ok.store(false, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                Ok(())
+            })?;
+            (
+                Some(Timing {
+                    bytes: plan.totals.bytes_read,
+                    seconds,
+                }),
+                proof.bytes_read,
+                Some(ok.into_inner()),
+            )
+        } else {
+            (None, Vec::new(), None)
+        };
+        let ranges = plan.needed_ranges();
+        let needed = plan.totals.bytes_needed;
+        let mut staging = DeviceBuffer::new(device, needed.max(1) as usize)?;
+        let naive_seconds = time_runs(opts.iterations, || {
+            let parts =
+                futures::executor::block_on(store.get_ranges(&location, &ranges)).map_err(|e| {
+                    Error::io(&shown, "object_store get_ranges", std::io::Error::other(e))
+                })?;
+            let mut at = 0;
+            for part in parts {
+                staging.copy_from_host(at, &part)?;
+                at += part.len();
+            }
+            Ok(())
+        })?;
+        let gdscan = Timing {
+            bytes: plan.totals.bytes_read,
+            seconds,
+        };
+        let naive = Timing {
+            bytes: needed,
+            seconds: naive_seconds,
+        };
+        cases.push(ScanCaseReport {
+            name: case.name.clone(),
+            bytes_needed: needed,
+            bytes_read: plan.totals.bytes_read,
+            read_amplification: plan.totals.bytes_read as f64 / needed.max(1) as f64,
+            rows_covered: plan.row_groups.iter().map(|r| r.num_rows).sum(),
+            row_groups: (
+                plan.totals.row_groups_kept,
+                plan.totals.row_groups_considered,
+            ),
+            ratio_to_file_read: gdscan.best_gbps() / file_read.best_gbps(),
+            speedup_over_naive: naive.best() / gdscan.best(),
+            gdscan,
+            naive,
+            bytes_ok,
+            all_gpus,
+            all_gpus_bytes,
+            all_gpus_bytes_ok,
+            path_bytes,
+        });
+    }
+    Ok(ScanBenchReport {
+        device: all
+            .iter()
+            .map(|d| Ok(format!("{}: {}", d.ordinal(), d.name()?)))
+            .collect::<Result<Vec<_>>>()?
+            .join(", "),
+        devices: if all.len() > 1 {
+            all.iter().map(|d| d.ordinal()).collect()
+        } else {
+            Vec::new()
+        },
+        file: shown,
+        file_bytes,
+        row_groups: metadata.num_row_groups(),
+        file_read,
+        cases,
+    })
+}
+
+/// The report as a table.
+pub(crate) fn render(r: &ScanBenchReport) -> String {
+    let mut out = format!(
+        "device: {}\nfile: {} ({} bytes, {} row groups)\nwhole-file read into device memory: {:.2} GB/s best, {:.2} median\n",
+        r.device,
+        r.file,
+        r.file_bytes,
+        r.row_groups,
+        r.file_read.best_gbps(),
+        r.file_read.median_gbps()
+    );
+    out += &format!(
+        "{:<6} {:>13} {:>13} {:>6} {:>10} {:>9} {:>9} {:>8} {:>11} {:>8}  bytes\n",
+        "case", "needed", "read", "r/n", "rows", "GB/s", "x file", "naive", "x vs naive", "rgs"
+    );
+    for c in &r.cases {
+        out += &format!(
+            "{:<6} {:>13} {:>13} {:>6.3} {:>10} {:>9.2} {:>9.2} {:>8.2} {:>11.2} {:>4}/{:<3}  {}\n",
+            c.name,
+            c.bytes_needed,
+            c.bytes_read,
+            c.read_amplification,
+            c.rows_covered,
+            c.gdscan.best_gbps(),
+            c.ratio_to_file_read,
+            c.naive.best_gbps(),
+            c.speedup_over_naive,
+            c.row_groups.0,
+            c.row_groups.1,
+            if c.bytes_ok { "ok" } else { "MISMATCH" }
+        );
+        if let Some(t) = &c.all_gpus {
+            let per: Vec<String> = c.all_gpus_bytes.iter().map(|b| b.to_string()).collect();
+            out += &format!(
+                "{:<6} on {} GPUs: {:.2} GB/s best, x{:.2} over 1 GPU, bytes per GPU {}  {}\n",
+                "",
+                r.devices.len(),
+                t.best_gbps(),
+                t.best_gbps() / c.gdscan.best_gbps(),
+                per.join("/"),
+                if c.all_gpus_bytes_ok == Some(true) {
+                    "ok"
+                } else {
+                    "MISMATCH"
+                }
+            );
+        }
+    }
+    out
+}

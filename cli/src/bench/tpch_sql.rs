@@ -1,0 +1,291 @@
+//! `gdscan bench tpch --engine datafusion`: the 22 TPC-H queries through
+//! DataFusion twice in one run, over gdscan's provider and over DataFusion's
+//! own `ListingTable`s of the same `gdscan tpch gen` folder; per query the
+//! median time of each and their ratio, and the paired ratios' interval.
+//!
+//! The sides alternate within each iteration, and which goes first alternates
+//! between iterations, so drift of the machine and the order of the two runs
+//! weigh on both alike; each iteration's pair gives one ratio.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use ::datafusion::physical_plan::collect;
+use ::datafusion::prelude::SessionContext;
+use serde::Serialize;
+
+use super::error::BenchError;
+use super::paired::{PairedRatio, Verdict};
+use super::tpch::table_files;
+use crate::error::{Error, Result};
+use crate::tpch::{register_tpch, register_tpch_listing, tpch_query, Table, TPCH_QUERY_COUNT};
+use gdscan::config::Settings;
+use gdscan::datafusion::{context, runtime, scan_totals, GdsTableOptions, ScanTotals};
+use gdscan::engine::Engine;
+use gdscan::engine::{drop_from_cache, on_tmpfs};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub(crate) struct SqlBenchOptions {
+    /// A `gdscan tpch gen` folder.
+    pub data: PathBuf,
+    /// Query numbers, 1 to 22 (empty: all).
+    pub queries: Vec<usize>,
+    /// Timed iterations per query and side, after one warm-up each.
+    pub iterations: usize,
+    /// DataFusion's target partitions (None: the available CPUs).
+    pub partitions: Option<usize>,
+    /// Drop the tables' files from the page cache before every iteration.
+    pub cold: bool,
+    /// Settings of gdscan's engine.
+    pub settings: Settings,
+    /// Task size of the provider's local reads (see
+    /// [`GdsTableOptions::task_size`]).
+    pub task_size: Option<usize>,
+}
+
+/// One query's results.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct SqlQueryResult {
+    /// Query number.
+    pub query: usize,
+    /// Rows of the answer (gdscan's provider).
+    pub rows: usize,
+    /// Whether both sides gave as many rows.
+    pub rows_match: bool,
+    /// Seconds of each timed iteration over gdscan's provider.
+    pub gdscan: Vec<f64>,
+    /// Seconds of each timed iteration over DataFusion's `ListingTable`.
+    pub datafusion: Vec<f64>,
+    /// Median of `gdscan`.
+    pub gdscan_median: f64,
+    /// Median of `datafusion`.
+    pub datafusion_median: f64,
+    /// `datafusion_median / gdscan_median`: ≥ 1 when gdscan's provider is
+    /// as fast or faster.
+    pub ratio: f64,
+    /// Each iteration's `datafusion / gdscan`: their median and its
+    /// distribution-free interval (None without a timed pair).
+    pub paired: Option<PairedRatio>,
+    /// Where that interval lies against 1.
+    pub verdict: Option<Verdict>,
+    /// What gdscan's reader did in the last iteration.
+    pub scan: ScanTotals,
+}
+
+/// The run's context.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct SqlBenchContext {
+    /// gdscan's version.
+    pub gdscan_version: &'static str,
+    /// DataFusion's version.
+    pub datafusion_version: &'static str,
+    /// Seconds since the Unix epoch at the start.
+    pub start_time: u64,
+    /// CPUs available.
+    pub num_cpus: usize,
+    /// Target partitions of both sessions.
+    pub partitions: usize,
+    /// Cold (page cache dropped) or warm.
+    pub cold: bool,
+    /// Why cold runs were not possible, if so.
+    pub cold_note: Option<String>,
+    /// The data folder.
+    pub data: String,
+}
+
+/// The report.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct SqlBenchReport {
+    /// Context.
+    pub context: SqlBenchContext,
+    /// Per query.
+    pub queries: Vec<SqlQueryResult>,
+}
+
+fn median(times: &[f64]) -> f64 {
+    let mut t = times.to_vec();
+    t.sort_by(|a, b| a.total_cmp(b));
+    match t.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => t[n / 2],
+        n => (t[n / 2 - 1] + t[n / 2]) / 2.0,
+    }
+}
+
+/// Runs `sql` once: plan and execution, timed; rows and gdscan's totals.
+async fn run_once(ctx: &SessionContext, sql: &str) -> Result<(f64, usize, ScanTotals)> {
+    let start = Instant::now();
+    let plan = ctx.sql(sql).await?.create_physical_plan().await?;
+    let batches = collect(plan.clone(), ctx.task_ctx()).await?;
+    let elapsed = start.elapsed().as_secs_f64();
+    let rows = batches.iter().map(|b| b.num_rows()).sum();
+    Ok((elapsed, rows, scan_totals(plan.as_ref())))
+}
+
+fn drop_all(files: &[PathBuf]) -> Result<()> {
+    for f in files {
+        drop_from_cache(f)?;
+    }
+    Ok(())
+}
+
+/// Runs the benchmark.
+pub(crate) fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
+    let queries: Vec<usize> = if opts.queries.is_empty() {
+        (1..=TPCH_QUERY_COUNT).collect()
+    } else {
+        opts.queries.clone()
+    };
+    let texts = queries
+        .iter()
+        .map(|&q| tpch_query(q).ok_or_else(|| BenchError::UnknownQuery(q).into()))
+        .collect::<Result<Vec<_>>>()?;
+    let mut files = Vec::new();
+    for t in Table::ALL {
+        files.extend(table_files(&opts.data, t)?);
+    }
+    let tmpfs = opts.cold && files.iter().any(|f| on_tmpfs(f));
+    let cold = opts.cold && !tmpfs;
+    let start_time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let options = GdsTableOptions {
+        engine: Some(Engine::new(opts.settings.clone())?),
+        task_size: opts.task_size,
+        ..Default::default()
+    };
+    let gds = context(opts.partitions);
+    register_tpch(&gds, &opts.data, options)?;
+    let listing = context(opts.partitions);
+    let partitions = gds.state().config().target_partitions();
+    let results = runtime()?.block_on(async {
+        register_tpch_listing(&listing, &opts.data).await?;
+        let mut results = Vec::new();
+        for (&query, sql) in queries.iter().zip(&texts) {
+            let (_, rows, _) = run_once(&gds, sql).await?;
+            let (_, listing_rows, _) = run_once(&listing, sql).await?;
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            let mut scan = ScanTotals::default();
+            for i in 0..opts.iterations.max(1) {
+                for gdscan_turn in [i % 2 == 0, i % 2 == 1] {
+                    if cold {
+                        drop_all(&files)?;
+                    }
+                    if gdscan_turn {
+                        let (t, _, totals) = run_once(&gds, sql).await?;
+                        ours.push(t);
+                        scan = totals;
+                    } else {
+                        theirs.push(run_once(&listing, sql).await?.0);
+                    }
+                }
+            }
+            let (gdscan_median, datafusion_median) = (median(&ours), median(&theirs));
+            let paired = PairedRatio::new(&theirs, &ours);
+            results.push(SqlQueryResult {
+                query,
+                rows,
+                rows_match: rows == listing_rows,
+                gdscan: ours,
+                datafusion: theirs,
+                gdscan_median,
+                datafusion_median,
+                ratio: datafusion_median / gdscan_median.max(f64::MIN_POSITIVE),
+                verdict: paired.map(|p| p.verdict()),
+                paired,
+                scan,
+            });
+        }
+        Ok::<_, Error>(results)
+    })?;
+    Ok(SqlBenchReport {
+        context: SqlBenchContext {
+            gdscan_version: env!("CARGO_PKG_VERSION"),
+            datafusion_version: ::datafusion::DATAFUSION_VERSION,
+            start_time,
+            num_cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            partitions,
+            cold,
+            cold_note: tmpfs
+                .then(|| "files on tmpfs cannot be dropped from memory: measured warm".into()),
+            data: opts.data.display().to_string(),
+        },
+        queries: results,
+    })
+}
+
+/// The report as a table.
+pub(crate) fn render(r: &SqlBenchReport) -> String {
+    let mut out = format!(
+        "gdscan bench tpch --engine datafusion: {} ({}, {} partitions){}\n\
+         ratio = DataFusion ListingTable median / gdscan provider median (>= 1: gdscan as fast or faster)\n\
+         paired = median of the per-iteration ratios [interval, coverage]: faster / slower when the whole interval is above / below 1\n\
+         {:<6} {:>8} {:>12} {:>14} {:>7} {:>30} {:>8} {:>14} {:>14}\n",
+        r.context.data,
+        if r.context.cold { "cold" } else { "warm" },
+        r.context.partitions,
+        r.context
+            .cold_note
+            .as_deref()
+            .map(|n| format!(" — {n}"))
+            .unwrap_or_default(),
+        "query",
+        "rows",
+        "gdscan s",
+        "datafusion s",
+        "ratio",
+        "paired [interval]",
+        "verdict",
+        "bytes read",
+        "bytes needed"
+    );
+    for q in &r.queries {
+        out += &format!(
+            "{:<6} {:>8} {:>12.4} {:>14.4} {:>7.3} {:>30} {:>8} {:>14} {:>14}{}\n",
+            format!("q{}", q.query),
+            q.rows,
+            q.gdscan_median,
+            q.datafusion_median,
+            q.ratio,
+            q.paired
+                .map(|p| format!(
+                    "{:.3} [{:.3}, {:.3}] {:.0}%",
+                    p.median,
+                    p.low,
+                    p.high,
+                    p.coverage * 100.0
+                ))
+                .unwrap_or_default(),
+            q.verdict.map(Verdict::name).unwrap_or(""),
+            q.scan.bytes_read,
+            q.scan.bytes_needed,
+            if q.rows_match {
+                ""
+            } else {
+                "  (row counts differ!)"
+            }
+        );
+    }
+    let ours: f64 = r.queries.iter().map(|q| q.gdscan_median).sum();
+    let theirs: f64 = r.queries.iter().map(|q| q.datafusion_median).sum();
+    out += &format!(
+        "{:<6} {:>8} {:>12.4} {:>14.4} {:>7.3}\n",
+        "total",
+        "",
+        ours,
+        theirs,
+        theirs / ours.max(f64::MIN_POSITIVE)
+    );
+    let count = |v: Verdict| r.queries.iter().filter(|q| q.verdict == Some(v)).count();
+    out += &format!(
+        "verdicts: {} faster, {} even, {} slower\n",
+        count(Verdict::Faster),
+        count(Verdict::Even),
+        count(Verdict::Slower)
+    );
+    out
+}

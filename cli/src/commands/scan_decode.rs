@@ -1,0 +1,222 @@
+//! `gdscan scan --decode`: the scan decoded on the GPU into Arrow columns in
+//! device memory; `--output` copies them back and writes Arrow IPC (the
+//! filter applied row-exactly), `--stats` adds the decoder's report.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow::compute::filter_record_batch;
+use arrow::ipc::writer::FileWriter;
+use serde::Serialize;
+
+use super::scan::ScanArgs;
+use crate::error::{Error, Result};
+use gdscan::decode::array::DeviceBatch;
+use gdscan::decode::scan::{
+    decode, decode_multi, DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
+};
+use gdscan::parquet::plan::{plan, Projection};
+
+/// What `scan --decode` reports.
+#[derive(Debug, Serialize)]
+pub(crate) struct DecodeScanReport {
+    /// The object scanned.
+    pub path: String,
+    /// The GPU (the first, with --devices).
+    pub device: usize,
+    /// The GPUs, with --devices.
+    pub devices: Vec<usize>,
+    /// What each GPU did, with --devices.
+    pub shares: Vec<DeviceShare>,
+    /// Row groups, rows, pages, bytes and times of the decoder.
+    pub decoder: DecodeReport,
+    /// Bytes read from the object.
+    pub bytes_read: u64,
+    /// Seconds from the first read to the last batch decoded.
+    pub seconds: f64,
+    /// Rows written to --output (after the filter), if asked.
+    pub rows_written: Option<u64>,
+}
+
+/// Runs `gdscan scan --decode`.
+pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
+    // The decoder's settings are checked and every GPU asked for is opened
+    // before any read (the footer's included).
+    gdscan::decode::scan::check_settings().map_err(Error::decode)?;
+    let devices: Vec<usize> = match &args.devices {
+        Some(d) => d.open()?.iter().map(|d| d.ordinal()).collect(),
+        None => Vec::new(),
+    };
+    let (source, metadata, request, scan_plan) = args.spec.prepare()?;
+    let location = source.location().to_string();
+    // The filter's columns are decoded too when --output applies it.
+    let mut decode_plan = scan_plan.clone();
+    let mut wanted = None;
+    if let (Some(p), Projection::Columns(cols), Some(_)) =
+        (&request.predicate, &request.projection, &args.output)
+    {
+        let mut all = cols.clone();
+        for c in p.columns() {
+            if !all.iter().any(|x| x == c) {
+                all.push(c.to_string());
+            }
+        }
+        if all.len() > cols.len() {
+            let mut wider = request.clone();
+            wider.projection = Projection::Columns(all);
+            decode_plan = plan(&metadata, &wider).map_err(|e| e.in_file(&location))?;
+            wanted = Some(cols.clone());
+        }
+    }
+    let bytes_read = decode_plan.totals.bytes_read;
+    let device = devices
+        .first()
+        .copied()
+        .unwrap_or(args.destination.device.unwrap_or(0));
+    let options = DecodeOptions {
+        device,
+        ..DecodeOptions::default()
+    };
+    let inputs = vec![DecodeInput {
+        source: source.clone(),
+        metadata,
+        plan: Arc::new(decode_plan),
+    }];
+    let start = Instant::now();
+    let mut stream = if devices.is_empty() {
+        Stream::One(Box::new(decode(inputs, options).map_err(Error::decode)?))
+    } else {
+        Stream::Many(
+            decode_multi(
+                inputs,
+                options,
+                &gdscan::cuda::Devices::List(devices.clone()),
+            )
+            .map_err(Error::decode)?,
+        )
+    };
+    let mut writer: Option<FileWriter<std::fs::File>> = None;
+    let mut rows_written = None;
+    let mut batches = Vec::new();
+    for batch in stream.by_ref() {
+        let batch = batch.map_err(Error::decode)?;
+        if args.output.is_some() {
+            batches.push(batch);
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    if let Some(out) = &args.output {
+        let shown = out.display().to_string();
+        let ipc = |e: arrow::error::ArrowError| {
+            Error::from(gdscan::parquet::ScanError::Arrow {
+                path: shown.clone(),
+                source: e,
+            })
+        };
+        let mut written = 0u64;
+        for device_batch in &batches {
+            let mut batch = device_batch
+                .to_host()
+                .map_err(|e| Error::decode(e.into()))?;
+            if let Some(p) = &request.predicate {
+                let mask = p.evaluate(&batch).map_err(&ipc)?;
+                batch = filter_record_batch(&batch, &mask).map_err(&ipc)?;
+            }
+            if let Some(cols) = &wanted {
+                let idx: Vec<usize> = cols
+                    .iter()
+                    .filter_map(|c| batch.schema().index_of(c).ok())
+                    .collect();
+                batch = batch.project(&idx).map_err(&ipc)?;
+            }
+            if writer.is_none() {
+                let f = std::fs::File::create(out).map_err(|e| Error::io(&shown, "create", e))?;
+                writer = Some(FileWriter::try_new(f, &batch.schema()).map_err(&ipc)?);
+            }
+            written += batch.num_rows() as u64;
+            writer
+                .as_mut()
+                .expect("created")
+                .write(&batch)
+                .map_err(&ipc)?;
+        }
+        if let Some(mut w) = writer {
+            w.finish().map_err(&ipc)?;
+        } else {
+            // No row group kept: an empty file with the decoded schema.
+            let f = std::fs::File::create(out).map_err(|e| Error::io(&shown, "create", e))?;
+            let mut w = FileWriter::try_new(f, stream.schema()).map_err(&ipc)?;
+            w.finish().map_err(&ipc)?;
+        }
+        rows_written = Some(written);
+    }
+    let (decoder, shares) = match &stream {
+        Stream::One(s) => (s.report().clone(), Vec::new()),
+        Stream::Many(s) => (s.report(), s.shares()),
+    };
+    let report = DecodeScanReport {
+        path: location,
+        device,
+        devices: devices.clone(),
+        shares,
+        decoder,
+        bytes_read,
+        seconds,
+        rows_written,
+    };
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&report).expect("report serialises") + "\n");
+    }
+    let d = &report.decoder;
+    let gpus = if report.devices.is_empty() {
+        format!("GPU {}", report.device)
+    } else {
+        let l: Vec<String> = report.devices.iter().map(|d| d.to_string()).collect();
+        format!("GPUs {}", l.join(","))
+    };
+    let mut out = format!(
+        "decoded {} on {gpus}: {} rows, {} row groups, {} pages in {:.4} s ({} bytes read, {} bytes of Arrow columns)\n",
+        report.path, d.rows, d.row_groups, d.pages, report.seconds, report.bytes_read, d.output_bytes
+    );
+    for s in &report.shares {
+        out += &format!(
+            "GPU {}: {} row groups, {} bytes planned, {} bytes read, {} rows\n",
+            s.device, s.row_groups, s.planned_bytes, s.report.bytes_read, s.report.rows
+        );
+    }
+    if args.stats {
+        out += &format!(
+            "decoder: pages decompressed by nvCOMP {} (none on the CPU; {} of them in 64 KiB pieces, {} jobs in all); host {:.4} s, waiting for I/O {:.4} s, waiting for the GPU {:.4} s\n",
+            d.pages_decompressed_nvcomp, d.pages_split, d.nvcomp_jobs, d.host_seconds, d.io_wait_seconds, d.gpu_wait_seconds
+        );
+    }
+    if let (Some(rows), Some(path)) = (report.rows_written, &args.output) {
+        out += &format!("wrote {rows} rows to {}\n", path.display());
+    }
+    Ok(out)
+}
+
+/// The decode on one GPU or several.
+enum Stream {
+    One(Box<gdscan::decode::scan::DecodeStream>),
+    Many(gdscan::decode::scan::MultiDecodeStream),
+}
+
+impl Stream {
+    fn schema(&self) -> &arrow::datatypes::SchemaRef {
+        match self {
+            Stream::One(s) => s.schema(),
+            Stream::Many(s) => s.schema(),
+        }
+    }
+}
+
+impl Iterator for Stream {
+    type Item = std::result::Result<DeviceBatch, DecodeError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Stream::One(s) => s.next(),
+            Stream::Many(s) => s.next(),
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! `gdscan sql` and `gdscan bench tpch --engine datafusion` (feature
+//! `datafusion`): output formats against DataFusion's own answer, the
+//! benchmark's report, and clean failures.
+
+#![cfg(feature = "datafusion")]
+
+mod common;
+
+use std::process::{Command, Output};
+
+use gdscan::datafusion::{context, format_batches, run_sql, runtime, OutputFormat};
+
+fn gdscan(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gdscan"))
+        .args(args)
+        .output()
+        .expect("run gdscan")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_clean_failure(out: &Output, needle: &str) {
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(needle),
+        "stderr {err:?} should contain {needle:?}"
+    );
+    assert!(!err.contains("panicked"), "no panics: {err}");
+}
+
+const SQL: &str = "select l_orderkey, l_discount, l_shipdate, l_comment from t \
+                   where l_orderkey < 8 order by l_orderkey";
+
+/// The same statement through DataFusion's own Parquet table, formatted.
+fn datafusion_answer(file: &str, format: OutputFormat) -> String {
+    runtime().unwrap().block_on(async {
+        let ctx = context(None);
+        ctx.register_parquet("t", file, Default::default())
+            .await
+            .unwrap();
+        let schema = ctx.sql(SQL).await.unwrap().schema().inner().clone();
+        let batches = run_sql(&ctx, SQL).await.unwrap();
+        format_batches(&schema, &batches, format).unwrap()
+    })
+}
+
+#[test]
+fn sql_prints_datafusions_answer_as_table_csv_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::write_file(dir.path());
+    let file = file.to_str().unwrap();
+    let table = format!("t={file}");
+    for (name, format) in [
+        ("table", OutputFormat::Table),
+        ("csv", OutputFormat::Csv),
+        ("json", OutputFormat::Json),
+    ] {
+        let out = gdscan(&["sql", "--table", &table, "--format", name, SQL]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), datafusion_answer(file, format), "{name}");
+    }
+    let csv = gdscan(&["sql", "--table", &table, "--format", "csv", SQL]);
+    let csv = text(&csv.stdout);
+    assert_eq!(
+        csv.lines().next(),
+        Some("l_orderkey,l_discount,l_shipdate,l_comment"),
+        "a header line first"
+    );
+    let json: serde_json::Value = serde_json::from_slice(
+        &gdscan(&["sql", "--table", &table, "--format", "json", SQL]).stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        json.as_array().map(|a| a.len()),
+        Some(csv.lines().count() - 1)
+    );
+}
+
+#[test]
+fn sql_fails_cleanly() {
+    let out = gdscan(&["sql", "--table", "t=/no/such/file.parquet", "select 1"]);
+    assert_clean_failure(&out, "/no/such/file.parquet");
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::write_file(dir.path());
+    let table = format!("t={}", file.display());
+    let out = gdscan(&["sql", "--table", &table, "select nope from t"]);
+    assert_clean_failure(&out, "nope");
+    let out = gdscan(&["sql", "--table", "nameonly", "select 1"]);
+    assert_clean_failure(&out, "NAME=PATH");
+    let out = gdscan(&["sql", "--format", "xml", "select 1"]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    // A statement still running at its time limit is an error naming it
+    // (0 s: the scan cannot have finished when the limit is first checked).
+    let out = gdscan(&["sql", "--table", &table, "--timeout", "0", SQL]);
+    assert_clean_failure(&out, "did not finish within 0 s");
+    assert!(out.stdout.is_empty(), "no partial answer");
+}
+
+#[test]
+fn bench_tpch_datafusion_reports_both_sides_and_the_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("tpch");
+    let mut gen = gdscan_cli::tpch::GenOptions::new(0.01, &data);
+    gen.quiet = true;
+    gdscan_cli::tpch::generate(&gen).unwrap();
+    let json = dir.path().join("out.json");
+    let out = gdscan(&[
+        "bench",
+        "tpch",
+        "--engine",
+        "datafusion",
+        "--data",
+        data.to_str().unwrap(),
+        "--query",
+        "1,6",
+        "--query",
+        "15",
+        "--iterations",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("ratio"), "{shown}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let queries = v["queries"].as_array().unwrap();
+    let numbers: Vec<u64> = queries
+        .iter()
+        .map(|q| q["query"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, vec![1, 6, 15]);
+    for q in queries {
+        assert_eq!(q["rows_match"], true, "{q}");
+        assert!(q["gdscan_median"].as_f64().unwrap() > 0.0);
+        assert!(q["datafusion_median"].as_f64().unwrap() > 0.0);
+        assert!(q["ratio"].as_f64().unwrap() > 0.0);
+        assert!(q["scan"]["bytes_read"].as_u64().unwrap() > 0, "{q}");
+    }
+    let out = gdscan(&[
+        "bench",
+        "tpch",
+        "--engine",
+        "datafusion",
+        "--data",
+        data.to_str().unwrap(),
+        "--query",
+        "23",
+    ]);
+    assert_clean_failure(&out, "unknown TPC-H query 23");
+}
