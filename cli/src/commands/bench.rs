@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{parse_size_arg, Destination, EngineArgs, StoreArgs};
+use super::args::{parse_size_arg, Destination, EngineArgs, StoreArgs};
 use crate::bench::read::{render, run as run_read, BenchRoute, ReadBenchOptions};
 use crate::error::Result;
 use gdscan::cuda::Devices;
@@ -319,7 +319,7 @@ fn run_sql_bench(args: &BenchTpchArgs) -> Result<String> {
 /// `bench tpch --engine datafusion` in a build without DataFusion.
 #[cfg(not(feature = "datafusion"))]
 fn run_sql_bench(_args: &BenchTpchArgs) -> Result<String> {
-    Err(super::CliError::NoDataFusion.into())
+    Err(super::error::CliError::NoDataFusion.into())
 }
 
 /// `bench tpch --engine ballista`.
@@ -349,7 +349,7 @@ fn run_ballista_bench(args: &BenchTpchArgs) -> Result<String> {
 /// `bench tpch --engine ballista` in a build without Ballista.
 #[cfg(not(feature = "ballista"))]
 fn run_ballista_bench(_args: &BenchTpchArgs) -> Result<String> {
-    Err(super::CliError::NoBallista.into())
+    Err(super::error::CliError::NoBallista.into())
 }
 
 /// Runs a bench command.
@@ -457,7 +457,7 @@ pub(super) fn run(cmd: BenchCommand) -> Result<String> {
                     "all" => crate::bench::cases::lineitem_cases().into_iter().next(),
                     q => crate::bench::cases::lineitem_query(q),
                 };
-                cases.push(case.ok_or_else(|| super::CliError::UnknownCase {
+                cases.push(case.ok_or_else(|| super::error::CliError::UnknownCase {
                     url: args.url.clone(),
                     name: name.clone(),
                 })?);

@@ -7,8 +7,8 @@
 
 use clap::Args;
 
+use super::args::{Destination, EngineArgs};
 use super::scan::{run_scan, ScanArgs, ScanSpec};
-use super::{Destination, EngineArgs};
 use crate::bench::cases::Q6_FILTER;
 use crate::error::{Error, Result};
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::EngineArgs;
+use super::args::EngineArgs;
 use crate::doctor::{diagnose, render};
 use crate::error::Result;
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use super::{parse_size_arg, Destination, EngineArgs};
+use super::args::{parse_size_arg, Destination, EngineArgs};
 use crate::error::Result;
 use gdscan::checksum::{crc32_device, crc32_host};
 use gdscan::cuda::{Device, DeviceBuffer};

@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use super::{parse_size_arg, Destination, EngineArgs, StoreArgs};
+use super::args::{parse_size_arg, Destination, EngineArgs, StoreArgs};
 use crate::error::Result;
 use gdscan::cuda::{Device, Devices};
 use gdscan::engine::{device_counters, Engine, IoPath};

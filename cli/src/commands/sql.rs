@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use ::datafusion::prelude::SessionContext;
 use clap::Args;
 
-use super::CliError;
-use super::EngineArgs;
+use super::args::EngineArgs;
+use super::error::CliError;
 use crate::error::Result;
 use crate::tpch::{register_tpch, register_tpch_listing};
 use gdscan::datafusion::{
