@@ -32,12 +32,14 @@
 mod context;
 mod error;
 mod group;
+mod group_shared;
 mod host;
+mod in_flight;
 mod multi;
 mod planner;
 mod report;
-mod row_group;
 mod settings;
+mod stage;
 mod trace;
 
 use std::collections::VecDeque;
@@ -57,8 +59,8 @@ pub use report::DecodeReport;
 pub use settings::check_settings;
 
 use context::{Gpu, PinnedAllocator};
+use in_flight::InFlight;
 use planner::{PlanAhead, PlannedGroup};
-use row_group::InFlight;
 use trace::Trace;
 
 /// Streams a scan's row groups' kernels take in turn, unless
@@ -578,7 +580,7 @@ impl DecodeStream {
         let (gpu, inputs) = (&self.gpu, &self.inputs);
         let stage_one = |p: planner::PlannedRowGroup| {
             let input = &inputs[p.fetched.file];
-            row_group::stage(
+            stage::stage(
                 gpu,
                 input.source.location(),
                 &input.metadata,
@@ -590,7 +592,7 @@ impl DecodeStream {
         // The row groups are independent: with a staging pool they are
         // staged at once (their copies queued on the upload stream in any
         // order, all before the group's own copy and its event).
-        let results: Vec<Result<row_group::Staged, DecodeError>> = match &self.stage_pool {
+        let results: Vec<Result<stage::Staged, DecodeError>> = match &self.stage_pool {
             Some(pool) if planned.len() > 1 => {
                 use rayon::prelude::*;
                 pool.install(|| planned.into_par_iter().map(stage_one).collect())
