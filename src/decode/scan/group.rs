@@ -43,6 +43,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::compressed_check::{gpu_check_max_bytes, snappy_split_bytes, CompressedCheck};
 use super::context::Gpu;
 use super::error::DecodeError;
 use super::group_shared::{GroupShared, SyncOnDrop};
@@ -50,7 +51,6 @@ use super::in_flight::InFlight;
 use super::report::RowGroupTimes;
 use super::stage::Staged;
 use super::trace::{Trace, CHECK_STREAM, NVCOMP_STREAM, UPLOAD_STREAM};
-use super::CompressedCheck;
 use crate::cuda::{Event, Stream};
 use crate::decode::kernels::check::{piece_streams, PieceStream, PIECE_WORDS};
 use crate::decode::kernels::snappy_scan::{
@@ -109,7 +109,7 @@ pub(crate) fn launch_group(
     // (`KernelSet::snappy_scan`), which checks it and splits it; `scan_of`
     // is each job's page in the scan.
     let scan_on_gpu = gpu.check == CompressedCheck::Scan;
-    let split = super::snappy_split_bytes() > 0;
+    let split = snappy_split_bytes() > 0;
     let mut scan_inputs = Vec::new();
     let scan_of: Vec<Vec<Option<usize>>> = staged
         .iter()
@@ -394,7 +394,7 @@ pub(crate) fn launch_group(
                         n_jobs: checked as u32,
                         results: results_dev + checks_at as u64,
                         dummy: word(dummy_word),
-                        max_len: super::gpu_check_max_bytes() as u64,
+                        max_len: gpu_check_max_bytes() as u64,
                     },
                 )?
             };

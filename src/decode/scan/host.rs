@@ -7,8 +7,8 @@ use std::ops::Range;
 
 use parquet::file::metadata::ParquetMetaData;
 
+use super::compressed_check::{gpu_check_max_bytes, snappy_split_bytes, CompressedCheck};
 use super::error::DecodeError;
-use super::CompressedCheck;
 use crate::decode::page::validate::{
     check_lz4_block, snappy_pieces_batch, CompressedError, SnappyPieces, LANES,
 };
@@ -62,8 +62,8 @@ pub(crate) fn plan_host(
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
     let walk = started.elapsed();
     let pieces = if check != CompressedCheck::Off {
-        let gpu_max = super::gpu_check_max_bytes();
-        check_compressed_pages(file, &plan, host, super::snappy_split_bytes(), |job| {
+        let gpu_max = gpu_check_max_bytes();
+        check_compressed_pages(file, &plan, host, snappy_split_bytes(), |job| {
             checked_on_host(check, job.codec, job.src_len, gpu_max)
         })?
     } else {
