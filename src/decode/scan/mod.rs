@@ -97,12 +97,9 @@ pub struct DecodeOptions {
     /// The fetch underneath (bytes in flight, read-ahead).
     pub fetch: FetchOptions,
     /// Groups of row groups queued on the GPU at once (at least 1). A
-    /// group's work is a chain (copy, check, nvCOMP, kernels) of about 15
-    /// ms on the H200, each link using a small part of the GPU, so several
-    /// groups at once overlap: 4 by default (SF 10 lineitem, all columns,
-    /// session 12, one run: 2 groups 0.157 s, 3 0.130 s, 4 0.132 s, 6
-    /// 0.133 s). Device memory in use grows with it (at 4, peaks of 5.5 GB
-    /// for all of SF 10 lineitem's columns and 9.7 GB for Q1's).
+    /// group's work is a chain (copy, check, nvCOMP, kernels), each link
+    /// using a small part of the GPU, so several groups at once overlap: 4
+    /// by default. Device memory in use grows with it.
     pub depth: usize,
     /// Bytes of row groups (as stored) decoded together: their compressed
     /// pages go to nvCOMP in one batch, which fills the GPU only with
@@ -111,21 +108,13 @@ pub struct DecodeOptions {
     pub group_bytes: u64,
     /// Whether the first three groups are smaller (an eighth, a quarter and
     /// a half of `group_bytes`), so the GPU starts on the first after a
-    /// small part of the fetch. On by default since session 14 (in three
-    /// calls on the H200, one run each against the same build without it,
-    /// SF 10 lineitem: Q1's columns 0.030-0.031 against 0.032-0.037 s,
-    /// Q6's 0.026 against 0.026-0.029 s, all columns 0.078-0.086 against
-    /// 0.081-0.087 s); it did not pay in session 10, when the first group's
-    /// planning was slow anyway. `GDSCAN_DECODE_RAMP=0` turns it off.
+    /// small part of the fetch. On by default; `GDSCAN_DECODE_RAMP=0` turns
+    /// it off.
     pub ramp_up: bool,
     /// Whether the last groups are smaller (half of what remains once less
     /// than two groups do, down to an eighth of `group_bytes`), so that
-    /// the scan's last batch comes sooner after the fetch's last byte (a
-    /// group's chain on the GPU lasts about 10 ms for 128 MiB with others
-    /// beside it). Off unless `GDSCAN_DECODE_RAMP_DOWN=1`: in its one run
-    /// on the H200 (session 14, SF 10 lineitem, beside the first groups'
-    /// ramp alone) it was no faster (all columns 0.0783 against 0.0776 s,
-    /// Q1's 0.0304 against 0.0297 s, Q6's 0.0255 against 0.0242 s).
+    /// the scan's last batch comes sooner after the fetch's last byte. Off
+    /// unless `GDSCAN_DECODE_RAMP_DOWN=1` (it has not been measured faster).
     pub ramp_down: bool,
     /// Store settings for remote locations.
     pub store: StoreOptions,
@@ -138,19 +127,13 @@ pub struct DecodeOptions {
     /// Snappy scan, `gds_snappy_pieces`) run on a stream of their own once
     /// the group's copies are done, rather than behind them on the upload
     /// stream, where the next group's copies wait for them: then the copy
-    /// engine and the SMs work at once. On by default (measured on the
-    /// H200, session 12: with the scan, all of SF 10 lineitem's columns
-    /// 0.154 against 0.166 s, Q1's 0.047 against 0.053 s);
+    /// engine and the SMs work at once. On by default;
     /// `GDSCAN_CHECK_STREAM=upload` puts them back on the upload stream.
     pub check_stream: bool,
     /// Check streams the groups take in turn (with `check_stream`): a
-    /// group's Snappy scan is a chain of seven kernels (about 5 ms on the
-    /// H200 for 128 MiB of SF 10 lineitem), so on one stream the scans of
-    /// the groups in flight ran one after the other and paced the whole
-    /// decode (session 13, one run, all of SF 10 lineitem's columns: one
-    /// stream 0.104 s, two 0.093 s, four 0.095 s; four with three
-    /// speculative walks per Snappy segment 0.086 and 0.090 s).
-    /// `GDSCAN_CHECK_STREAMS` (1 to 8) sets the default, 4.
+    /// group's Snappy scan is a chain of seven kernels, so on one stream the
+    /// scans of the groups in flight would run one after the other and pace
+    /// the whole decode. `GDSCAN_CHECK_STREAMS` (1 to 8) sets the default, 4.
     pub check_streams: usize,
     /// How the row groups' string walks (the length prefixes of PLAIN byte
     /// arrays, in dictionaries and pages) run: a block per section, both
@@ -162,11 +145,9 @@ pub struct DecodeOptions {
     /// at once. `GDSCAN_DECODE_STREAMS` sets the default (8).
     pub streams: usize,
     /// Threads that stage a group's row groups at once (allocate their
-    /// device memory, build their kernel tasks, queue their copies): the
-    /// decoder's thread staged them one after the other, about 0.1 ms a
-    /// row group of SF 10 lineitem on the H200, which for Q1's columns (15
-    /// row groups a group) was a third of the thread's time. A pool of its
-    /// own, so that staging never waits behind the planner's work on
+    /// device memory, build their kernel tasks, queue their copies), so the
+    /// decoder's thread does not stage them one after the other. A pool of
+    /// its own, so that staging never waits behind the planner's work on
     /// rayon's global pool. 1 stages on the decoder's thread.
     /// `GDSCAN_STAGE_THREADS` (1 to 16) sets the default, 4.
     pub stage_threads: usize,
