@@ -14,7 +14,7 @@
 
 use crate::cuda::module::LaunchConfig;
 
-use super::task::{Encoding, Kind};
+use crate::decode::page::codes::{Encoding, Kind};
 
 /// Threads per block of `gds_decode_pages` (8 warps).
 pub const DECODE_BLOCK: u32 = 256;

@@ -209,19 +209,15 @@ pub struct SpreadLaunch {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StringWalks {
     /// A block per dictionary, then (in a second launch) a block per page:
-    /// `gds_dict_views`, `gds_byte_array_walk` (`apart`; session 9's).
+    /// `gds_dict_views`, `gds_byte_array_walk` (`apart`).
     Apart,
     /// Both in one launch, a block per dictionary and per page
-    /// (`gds_string_walks`; `together`, session 12's: all columns of SF 10
-    /// lineitem 0.121 → 0.107 s against `apart` in one run in session 13,
-    /// the walks' kernel time halved).
+    /// (`gds_string_walks`; `together`): one launch instead of two.
     Together,
     /// A block per 16 KiB chunk of every dictionary and page, joined by a
     /// thread per item (`gds_spread_spec`, `gds_spread_join`,
-    /// `gds_spread_emit`; `spread`, the default since session 13: the
-    /// walks' kernel time 145 → 13 ms a scan of all SF 10 lineitem's
-    /// columns against `together` (Nsight Compute), the scan 0.112 →
-    /// 0.107 s in one run).
+    /// `gds_spread_emit`; `spread`, the default): no block walks a whole
+    /// long page or dictionary.
     #[default]
     Spread,
 }

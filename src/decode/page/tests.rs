@@ -23,10 +23,15 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::SchemaDescriptor;
 
+use super::codes::{self, Conversion, Kind};
+use super::column_type::*;
 use super::header::*;
 use super::levels::*;
 use super::plan::*;
+use super::plan_error::*;
+use super::planner::*;
 use super::walk::*;
+use crate::nvcomp::Codec;
 use crate::parquet::fetch::{layout, Piece};
 use crate::parquet::plan::{plan as scan_plan, ScanRequest};
 
@@ -1153,27 +1158,24 @@ fn output_types_match_arrow_rs() {
         column_type(&schema.column(i)).unwrap()
     };
     assert_eq!(ty("s").data_type, DataType::Utf8View);
-    assert_eq!(ty("s").conversion, Conversion::ByteArrayView);
+    assert_eq!(ty("s").kind, Kind::ByteArray);
     assert_eq!(ty("s").out_width, 16);
     assert_eq!(
         ty("ts_us").data_type,
         DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
     );
-    assert_eq!(ty("dec9").conversion, Conversion::Int32ToDecimal128);
-    assert_eq!(ty("dec18").conversion, Conversion::Int64ToDecimal128);
-    assert_eq!(ty("dec30").conversion, Conversion::FlbaToDecimal128);
+    assert_eq!(ty("dec9").conversion, Conversion::I32ToDecimal128);
+    assert_eq!(ty("dec18").conversion, Conversion::I64ToDecimal128);
+    assert_eq!(ty("dec30").conversion, Conversion::BeToDecimal128);
     assert_eq!(ty("dec30").type_length, 13);
     assert_eq!(ty("dec30").out_width, 16);
-    assert_eq!(ty("i8").conversion, Conversion::Int32ToInt8);
+    assert_eq!(ty("i8").conversion, Conversion::I32To8);
     assert_eq!(
         (ty("u16").conversion, ty("u16").out_width),
-        (Conversion::Int32ToUInt16, 2)
+        (Conversion::I32To16, 2)
     );
     assert_eq!((ty("fsb").type_length, ty("fsb").out_width), (5, 5));
-    assert_eq!(
-        (ty("b").conversion, ty("b").out_width),
-        (Conversion::Boolean, 0)
-    );
+    assert_eq!((ty("b").kind, ty("b").out_width), (Kind::Boolean, 0));
     assert!(ty("b").nullable && !ty("seq").nullable);
 
     // Hand-written schemas: legacy converted types and logical types
@@ -1234,24 +1236,25 @@ fn output_types_match_arrow_rs() {
     assert!(page_codec(&out.column(0), Compression::LZ4).is_err());
     assert_eq!(
         page_codec(&out.column(0), Compression::LZ4_RAW).unwrap(),
-        Some(PageCodec::Lz4Raw)
+        Some(Codec::Lz4)
     );
 }
 
 // ----- decode plans ------------------------------------------------------
 
-fn decompress(codec: PageCodec, src: &[u8], len: usize) -> Vec<u8> {
+fn decompress(codec: Codec, src: &[u8], len: usize) -> Vec<u8> {
     match codec {
-        PageCodec::Snappy => snap::raw::Decoder::new().decompress_vec(src).unwrap(),
-        PageCodec::Zstd => zstd::bulk::decompress(src, len).unwrap(),
-        PageCodec::Lz4Raw => lz4_flex::block::decompress(src, len).unwrap(),
-        PageCodec::Gzip => {
+        Codec::Snappy => snap::raw::Decoder::new().decompress_vec(src).unwrap(),
+        Codec::Zstd => zstd::bulk::decompress(src, len).unwrap(),
+        Codec::Lz4 => lz4_flex::block::decompress(src, len).unwrap(),
+        Codec::Gzip => {
             let mut out = Vec::new();
             flate2::read::MultiGzDecoder::new(src)
                 .read_to_end(&mut out)
                 .unwrap();
             out
         }
+        Codec::Deflate => unreachable!("the planner makes no Deflate jobs"),
     }
 }
 
@@ -1290,9 +1293,9 @@ fn plain_values(ty: &ColumnType, data: &[u8], count: usize) -> Vec<Vec<u8>> {
     let mut out = Vec::with_capacity(count);
     let mut at = 0;
     for i in 0..count {
-        match ty.conversion {
-            Conversion::Boolean => out.push(vec![(data[i / 8] >> (i % 8)) & 1]),
-            Conversion::ByteArrayView => {
+        match ty.kind {
+            Kind::Boolean => out.push(vec![(data[i / 8] >> (i % 8)) & 1]),
+            Kind::ByteArray => {
                 let n = u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
                 out.push(data[at + 4..at + 4 + n].to_vec());
                 at += 4 + n;
@@ -1339,13 +1342,13 @@ fn cpu_decode(col: &ColumnDecode, rg: &[u8], scratch: &[u8]) -> Vec<Option<Vec<u
             Vec::new()
         } else {
             match p.class {
-                EncodingClass::Plain => plain_values(&col.ty, values, valid),
-                EncodingClass::Dictionary => decode_dictionary_indices(values, valid)
+                codes::Encoding::Plain => plain_values(&col.ty, values, valid),
+                codes::Encoding::Dictionary => decode_dictionary_indices(values, valid)
                     .unwrap()
                     .into_iter()
                     .map(|i| dict.as_ref().unwrap()[i as usize].clone())
                     .collect(),
-                EncodingClass::Rle => decode_rle_booleans(values, valid)
+                codes::Encoding::Rle => decode_rle_booleans(values, valid)
                     .unwrap()
                     .into_iter()
                     .map(|b| vec![b as u8])
@@ -1435,8 +1438,8 @@ fn physical(array: &ArrayRef, ty: &ColumnType, row: usize) -> Option<Vec<u8>> {
         DataType::Decimal128(..) => {
             let v = array.as_primitive::<Decimal128Type>().value(row);
             match ty.conversion {
-                Conversion::Int32ToDecimal128 => (v as i32).to_le_bytes().to_vec(),
-                Conversion::Int64ToDecimal128 => (v as i64).to_le_bytes().to_vec(),
+                Conversion::I32ToDecimal128 => (v as i32).to_le_bytes().to_vec(),
+                Conversion::I64ToDecimal128 => (v as i64).to_le_bytes().to_vec(),
                 _ => v.to_be_bytes()[16 - ty.type_length as usize..].to_vec(),
             }
         }
@@ -1553,9 +1556,9 @@ fn plan_and_decode(
             // Output sizes.
             let bitmap = col.rows.div_ceil(8);
             assert_eq!(col.validity_bytes, if col.ty.nullable { bitmap } else { 0 });
-            match col.ty.conversion {
-                Conversion::Boolean => assert_eq!(col.value_bytes, bitmap),
-                Conversion::ByteArrayView => {
+            match col.ty.kind {
+                Kind::Boolean => assert_eq!(col.value_bytes, bitmap),
+                Kind::ByteArray => {
                     assert_eq!((col.value_bytes, col.view_bytes), (0, col.rows * 16))
                 }
                 _ => assert_eq!(col.value_bytes, col.rows * u64::from(col.ty.out_width)),
@@ -1586,9 +1589,9 @@ fn plans_decode_like_arrow_rs() {
                     format!("scratch {:?}", p.data.buffer),
                 ));
             }
-            let classes: Vec<EncodingClass> = col.pages.iter().map(|p| p.class).collect();
-            if classes.contains(&EncodingClass::Dictionary)
-                && classes.contains(&EncodingClass::Plain)
+            let classes: Vec<codes::Encoding> = col.pages.iter().map(|p| p.class).collect();
+            if classes.contains(&codes::Encoding::Dictionary)
+                && classes.contains(&codes::Encoding::Plain)
             {
                 seen.insert((col.pages[0].version == PageVersion::V2, "fallback".into()));
             }
@@ -1607,12 +1610,7 @@ fn plans_decode_like_arrow_rs() {
             let uncompressed = setting.contains("UNCOMPRESSED");
             assert_eq!(plan.jobs.is_empty(), uncompressed, "{setting}");
             jobs += plan.jobs.len();
-            for codec in [
-                PageCodec::Snappy,
-                PageCodec::Zstd,
-                PageCodec::Lz4Raw,
-                PageCodec::Gzip,
-            ] {
+            for codec in [Codec::Snappy, Codec::Zstd, Codec::Lz4, Codec::Gzip] {
                 let s = plan.job_stats(codec);
                 let mine: Vec<&DecompressJob> =
                     plan.jobs.iter().filter(|j| j.codec == codec).collect();

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::compressed_check::CompressedCheck;
 use super::error::DecodeError;
-use super::CompressedCheck;
 use crate::cuda::{Device, DevicePool, PinnedPool, PooledPinnedBuffer, Stream};
 use crate::decode::kernels::{KernelSet, StringWalks};
 use crate::engine::{IoBufMut, Memory};

@@ -17,7 +17,7 @@
 //!
 //! Order of the work (no host wait anywhere here):
 //! 1. on the upload stream: each row group's uploads
-//!    ([`super::row_group::stage`]), then the group's job arrays; then,
+//!    ([`super::stage::stage`]), then the group's job arrays; then,
 //!    on the check stream after an event recorded behind those copies (on
 //!    the upload stream itself with `check_stream` off): the pieces of the
 //!    pages the host checked and split (`gds_snappy_pieces`); with
@@ -43,139 +43,24 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::compressed_check::{gpu_check_max_bytes, snappy_split_bytes, CompressedCheck};
 use super::context::Gpu;
 use super::error::DecodeError;
+use super::group_shared::{GroupShared, SyncOnDrop};
+use super::in_flight::InFlight;
 use super::report::RowGroupTimes;
-use super::row_group::{InFlight, Staged};
+use super::stage::Staged;
 use super::trace::{Trace, CHECK_STREAM, NVCOMP_STREAM, UPLOAD_STREAM};
-use super::CompressedCheck;
-use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
-use crate::decode::kernels::check::{piece_streams, snappy_check_error, PieceStream, PIECE_WORDS};
+use crate::cuda::{Event, Stream};
+use crate::decode::kernels::check::{piece_streams, PieceStream, PIECE_WORDS};
 use crate::decode::kernels::snappy_scan::{
-    scan_result, ScanInput, ScanLayout, SCAN_RESULT_WORDS, SCAN_WALK_WORDS,
+    ScanInput, ScanLayout, SCAN_RESULT_WORDS, SCAN_WALK_WORDS,
 };
 use crate::decode::kernels::{SnappyJobs, SnappyScan};
-use crate::decode::page::validate::CompressedError;
 use crate::nvcomp::{BatchArgs, Codec};
 
 /// Alignment of the sections of the group's nvCOMP arrays.
 const ALIGN: usize = 256;
-
-/// Waits for an event when dropped, unless it was already waited for: the
-/// buffers of work that may still be running go back to their pools only
-/// after it (an error path drops queued work without finishing it).
-pub(crate) struct SyncOnDrop {
-    event: Arc<Event>,
-    waited: bool,
-}
-
-impl SyncOnDrop {
-    pub(crate) fn new(event: Arc<Event>) -> SyncOnDrop {
-        SyncOnDrop {
-            event,
-            waited: false,
-        }
-    }
-
-    /// The event.
-    pub(crate) fn event(&self) -> &Arc<Event> {
-        &self.event
-    }
-
-    /// Blocks until the event has completed; dropping then waits no more.
-    pub(crate) fn wait(&mut self) -> Result<(), crate::cuda::CudaError> {
-        self.event.wait()?;
-        self.waited = true;
-        Ok(())
-    }
-}
-
-impl Drop for SyncOnDrop {
-    fn drop(&mut self) {
-        if !self.waited {
-            // Nothing to report to: the error that dropped the work is the
-            // one the caller sees.
-            let _ = self.event.wait();
-        }
-    }
-}
-
-/// What the row groups of a group share: nvCOMP's results, and the buffers
-/// of its calls, kept until the last row group of the group is finished.
-pub(crate) struct GroupShared {
-    /// Declared first: dropped (waited for) before the buffers.
-    _done: Option<SyncOnDrop>,
-    /// Actual sizes (8 bytes per job), then statuses (4 bytes per job),
-    /// then the Snappy check's results (16 bytes per job it checked), then
-    /// the Snappy scan's (per page it scanned).
-    results: Option<PooledPinnedBuffer>,
-    statuses_at: usize,
-    checks_at: usize,
-    /// Jobs checked by `gds_check_snappy`: the first ones (Snappy comes
-    /// first, its whole pages before any pieces).
-    checked: usize,
-    scan_at: usize,
-    /// Pages the Snappy scan checked.
-    scanned: usize,
-    _up: Option<PooledPinnedBuffer>,
-    _meta: Option<PooledDeviceBuffer>,
-    _temps: Vec<PooledDeviceBuffer>,
-    _uploaded: Option<Arc<Event>>,
-    /// The group's copies, which the check stream waits for (when the
-    /// checks run there).
-    _copied: Option<Event>,
-}
-
-impl GroupShared {
-    /// nvCOMP's (status, actual size) of job `k` of the group; call only
-    /// after a row group's event that follows the group's decompression.
-    pub(crate) fn result(&self, k: usize) -> (i32, usize) {
-        let Some(results) = &self.results else {
-            return (0, 0);
-        };
-        let s = &results[self.statuses_at + 4 * k..self.statuses_at + 4 * k + 4];
-        let a = &results[8 * k..8 * k + 8];
-        (
-            i32::from_le_bytes(s.try_into().expect("4 bytes")),
-            u64::from_le_bytes(a.try_into().expect("8 bytes")) as usize,
-        )
-    }
-}
-
-impl GroupShared {
-    /// The Snappy check's verdict on job `k` (None when it was not checked
-    /// on the GPU or is sound); same conditions as [`GroupShared::result`].
-    pub(crate) fn check_error(&self, k: usize, size: usize) -> Option<CompressedError> {
-        let results = self.results.as_ref()?;
-        if k >= self.checked {
-            return None;
-        }
-        let at = self.checks_at + 16 * k;
-        let word = |i: usize| {
-            u32::from_le_bytes(
-                results[at + 4 * i..at + 4 * i + 4]
-                    .try_into()
-                    .expect("4 bytes"),
-            )
-        };
-        snappy_check_error([word(0), word(1), word(2), word(3)], size)
-    }
-
-    /// The Snappy scan's verdict on its page `p` (the fault, as the host
-    /// check reports it, and whether the page was split); same conditions
-    /// as [`GroupShared::result`].
-    pub(crate) fn scan_result(&self, p: usize, size: usize) -> (Option<CompressedError>, bool) {
-        let Some(results) = self.results.as_ref().filter(|_| p < self.scanned) else {
-            return (None, false);
-        };
-        let at = self.scan_at + 4 * SCAN_RESULT_WORDS * p;
-        let words: Vec<u32> = results[at..at + 4 * SCAN_RESULT_WORDS]
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")))
-            .collect();
-        scan_result(&words, size)
-    }
-}
 
 /// Jobs of `codec`'s call (its arrays' length).
 fn n_jobs_of(calls: &[(Codec, usize, usize, usize, usize, usize)], codec: Codec) -> usize {
@@ -224,7 +109,7 @@ pub(crate) fn launch_group(
     // (`KernelSet::snappy_scan`), which checks it and splits it; `scan_of`
     // is each job's page in the scan.
     let scan_on_gpu = gpu.check == CompressedCheck::Scan;
-    let split = super::snappy_split_bytes() > 0;
+    let split = snappy_split_bytes() > 0;
     let mut scan_inputs = Vec::new();
     let scan_of: Vec<Vec<Option<usize>>> = staged
         .iter()
@@ -509,7 +394,7 @@ pub(crate) fn launch_group(
                         n_jobs: checked as u32,
                         results: results_dev + checks_at as u64,
                         dummy: word(dummy_word),
-                        max_len: super::gpu_check_max_bytes() as u64,
+                        max_len: gpu_check_max_bytes() as u64,
                     },
                 )?
             };

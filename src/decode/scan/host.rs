@@ -7,12 +7,13 @@ use std::ops::Range;
 
 use parquet::file::metadata::ParquetMetaData;
 
+use super::compressed_check::{gpu_check_max_bytes, snappy_split_bytes, CompressedCheck};
 use super::error::DecodeError;
-use super::CompressedCheck;
 use crate::decode::page::validate::{
     check_lz4_block, snappy_pieces_batch, CompressedError, SnappyPieces, LANES,
 };
-use crate::decode::page::{plan_fetched, DecodePlan, PageCodec};
+use crate::decode::page::{plan_fetched, DecodePlan};
+use crate::nvcomp::Codec;
 use crate::parquet::fetch::ChunkSlice;
 use crate::parquet::ScanPlan;
 
@@ -61,8 +62,8 @@ pub(crate) fn plan_host(
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
     let walk = started.elapsed();
     let pieces = if check != CompressedCheck::Off {
-        let gpu_max = super::gpu_check_max_bytes();
-        check_compressed_pages(file, &plan, host, super::snappy_split_bytes(), |job| {
+        let gpu_max = gpu_check_max_bytes();
+        check_compressed_pages(file, &plan, host, snappy_split_bytes(), |job| {
             checked_on_host(check, job.codec, job.src_len, gpu_max)
         })?
     } else {
@@ -87,15 +88,15 @@ pub(crate) fn plan_host(
 /// check (nvCOMP's Zstd and Deflate decoders bound their reads themselves).
 pub(crate) fn checked_on_host(
     check: CompressedCheck,
-    codec: PageCodec,
+    codec: Codec,
     stored: usize,
     gpu_max: usize,
 ) -> bool {
     match (check, codec) {
         (CompressedCheck::Off, _) => false,
-        (_, PageCodec::Lz4Raw) => true,
-        (CompressedCheck::Host, PageCodec::Snappy) => true,
-        (CompressedCheck::Gpu, PageCodec::Snappy) => stored > gpu_max,
+        (_, Codec::Lz4) => true,
+        (CompressedCheck::Host, Codec::Snappy) => true,
+        (CompressedCheck::Gpu, Codec::Snappy) => stored > gpu_max,
         _ => false,
     }
 }
@@ -201,8 +202,8 @@ fn check_compressed_pages(
             continue;
         };
         match j.codec {
-            PageCodec::Snappy => snappy.push((i, (src, j.dst_len))),
-            PageCodec::Lz4Raw => lz4.push((i, (src, j.dst_len))),
+            Codec::Snappy => snappy.push((i, (src, j.dst_len))),
+            Codec::Lz4 => lz4.push((i, (src, j.dst_len))),
             _ => {}
         }
     }
@@ -316,7 +317,7 @@ mod tests {
         )
         .unwrap();
         let jobs = &planned.plan.jobs;
-        let snappy = jobs.iter().filter(|j| j.codec == PageCodec::Snappy).count();
+        let snappy = jobs.iter().filter(|j| j.codec == Codec::Snappy).count();
         assert!(snappy > 2 * PAGES_PER_TASK, "{snappy} Snappy pages");
         for (j, pieces) in jobs.iter().zip(&planned.pieces) {
             let src = &buf[j.src_offset..j.src_offset + j.src_len];
@@ -378,13 +379,13 @@ mod tests {
         for stored in [0, 1, max - 1, max] {
             assert!(!checked_on_host(
                 CompressedCheck::Gpu,
-                PageCodec::Snappy,
+                Codec::Snappy,
                 stored,
                 max
             ));
             assert!(checked_on_host(
                 CompressedCheck::Host,
-                PageCodec::Snappy,
+                Codec::Snappy,
                 stored,
                 max
             ));
@@ -392,14 +393,14 @@ mod tests {
         for stored in [max + 1, 1 << 20, usize::MAX] {
             assert!(checked_on_host(
                 CompressedCheck::Gpu,
-                PageCodec::Snappy,
+                Codec::Snappy,
                 stored,
                 max
             ));
             // The scan takes every Snappy page, whatever its length.
             assert!(!checked_on_host(
                 CompressedCheck::Scan,
-                PageCodec::Snappy,
+                Codec::Snappy,
                 stored,
                 max
             ));
@@ -409,12 +410,12 @@ mod tests {
             CompressedCheck::Gpu,
             CompressedCheck::Scan,
         ] {
-            assert!(checked_on_host(check, PageCodec::Lz4Raw, 1, max));
-            for codec in [PageCodec::Zstd, PageCodec::Gzip] {
+            assert!(checked_on_host(check, Codec::Lz4, 1, max));
+            for codec in [Codec::Zstd, Codec::Gzip] {
                 assert!(!checked_on_host(check, codec, 1 << 20, max));
             }
         }
-        for codec in [PageCodec::Snappy, PageCodec::Lz4Raw] {
+        for codec in [Codec::Snappy, Codec::Lz4] {
             assert!(!checked_on_host(CompressedCheck::Off, codec, 1 << 20, max));
         }
     }

@@ -29,15 +29,19 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod compressed_check;
 mod context;
 mod error;
 mod group;
+mod group_shared;
 mod host;
+mod in_flight;
+mod input;
 mod multi;
 mod planner;
 mod report;
-mod row_group;
 mod settings;
+mod stage;
 mod trace;
 
 use std::collections::VecDeque;
@@ -47,18 +51,20 @@ use std::time::Instant;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 
+pub use compressed_check::{CompressedCheck, GPU_CHECK_MAX_BYTES};
 pub use context::{
     device_pool_bytes, release_cached_memory, DEVICE_POOL_BYTES, DEVICE_POOL_MAX_BYTES,
     PINNED_POOL_BYTES,
 };
 pub use error::DecodeError;
+pub use input::DecodeInput;
 pub use multi::{decode_multi, open_multi, DeviceShare, MultiDecodeStream};
 pub use report::DecodeReport;
 pub use settings::check_settings;
 
 use context::{Gpu, PinnedAllocator};
+use in_flight::InFlight;
 use planner::{PlanAhead, PlannedGroup};
-use row_group::InFlight;
 use trace::Trace;
 
 /// Streams a scan's row groups' kernels take in turn, unless
@@ -91,12 +97,9 @@ pub struct DecodeOptions {
     /// The fetch underneath (bytes in flight, read-ahead).
     pub fetch: FetchOptions,
     /// Groups of row groups queued on the GPU at once (at least 1). A
-    /// group's work is a chain (copy, check, nvCOMP, kernels) of about 15
-    /// ms on the H200, each link using a small part of the GPU, so several
-    /// groups at once overlap: 4 by default (SF 10 lineitem, all columns,
-    /// session 12, one run: 2 groups 0.157 s, 3 0.130 s, 4 0.132 s, 6
-    /// 0.133 s). Device memory in use grows with it (at 4, peaks of 5.5 GB
-    /// for all of SF 10 lineitem's columns and 9.7 GB for Q1's).
+    /// group's work is a chain (copy, check, nvCOMP, kernels), each link
+    /// using a small part of the GPU, so several groups at once overlap: 4
+    /// by default. Device memory in use grows with it.
     pub depth: usize,
     /// Bytes of row groups (as stored) decoded together: their compressed
     /// pages go to nvCOMP in one batch, which fills the GPU only with
@@ -105,21 +108,13 @@ pub struct DecodeOptions {
     pub group_bytes: u64,
     /// Whether the first three groups are smaller (an eighth, a quarter and
     /// a half of `group_bytes`), so the GPU starts on the first after a
-    /// small part of the fetch. On by default since session 14 (in three
-    /// calls on the H200, one run each against the same build without it,
-    /// SF 10 lineitem: Q1's columns 0.030-0.031 against 0.032-0.037 s,
-    /// Q6's 0.026 against 0.026-0.029 s, all columns 0.078-0.086 against
-    /// 0.081-0.087 s); it did not pay in session 10, when the first group's
-    /// planning was slow anyway. `GDSCAN_DECODE_RAMP=0` turns it off.
+    /// small part of the fetch. On by default; `GDSCAN_DECODE_RAMP=0` turns
+    /// it off.
     pub ramp_up: bool,
     /// Whether the last groups are smaller (half of what remains once less
     /// than two groups do, down to an eighth of `group_bytes`), so that
-    /// the scan's last batch comes sooner after the fetch's last byte (a
-    /// group's chain on the GPU lasts about 10 ms for 128 MiB with others
-    /// beside it). Off unless `GDSCAN_DECODE_RAMP_DOWN=1`: in its one run
-    /// on the H200 (session 14, SF 10 lineitem, beside the first groups'
-    /// ramp alone) it was no faster (all columns 0.0783 against 0.0776 s,
-    /// Q1's 0.0304 against 0.0297 s, Q6's 0.0255 against 0.0242 s).
+    /// the scan's last batch comes sooner after the fetch's last byte. Off
+    /// unless `GDSCAN_DECODE_RAMP_DOWN=1` (it has not been measured faster).
     pub ramp_down: bool,
     /// Store settings for remote locations.
     pub store: StoreOptions,
@@ -132,19 +127,13 @@ pub struct DecodeOptions {
     /// Snappy scan, `gds_snappy_pieces`) run on a stream of their own once
     /// the group's copies are done, rather than behind them on the upload
     /// stream, where the next group's copies wait for them: then the copy
-    /// engine and the SMs work at once. On by default (measured on the
-    /// H200, session 12: with the scan, all of SF 10 lineitem's columns
-    /// 0.154 against 0.166 s, Q1's 0.047 against 0.053 s);
+    /// engine and the SMs work at once. On by default;
     /// `GDSCAN_CHECK_STREAM=upload` puts them back on the upload stream.
     pub check_stream: bool,
     /// Check streams the groups take in turn (with `check_stream`): a
-    /// group's Snappy scan is a chain of seven kernels (about 5 ms on the
-    /// H200 for 128 MiB of SF 10 lineitem), so on one stream the scans of
-    /// the groups in flight ran one after the other and paced the whole
-    /// decode (session 13, one run, all of SF 10 lineitem's columns: one
-    /// stream 0.104 s, two 0.093 s, four 0.095 s; four with three
-    /// speculative walks per Snappy segment 0.086 and 0.090 s).
-    /// `GDSCAN_CHECK_STREAMS` (1 to 8) sets the default, 4.
+    /// group's Snappy scan is a chain of seven kernels, so on one stream the
+    /// scans of the groups in flight would run one after the other and pace
+    /// the whole decode. `GDSCAN_CHECK_STREAMS` (1 to 8) sets the default, 4.
     pub check_streams: usize,
     /// How the row groups' string walks (the length prefixes of PLAIN byte
     /// arrays, in dictionaries and pages) run: a block per section, both
@@ -156,11 +145,9 @@ pub struct DecodeOptions {
     /// at once. `GDSCAN_DECODE_STREAMS` sets the default (8).
     pub streams: usize,
     /// Threads that stage a group's row groups at once (allocate their
-    /// device memory, build their kernel tasks, queue their copies): the
-    /// decoder's thread staged them one after the other, about 0.1 ms a
-    /// row group of SF 10 lineitem on the H200, which for Q1's columns (15
-    /// row groups a group) was a third of the thread's time. A pool of its
-    /// own, so that staging never waits behind the planner's work on
+    /// device memory, build their kernel tasks, queue their copies), so the
+    /// decoder's thread does not stage them one after the other. A pool of
+    /// its own, so that staging never waits behind the planner's work on
     /// rayon's global pool. 1 stages on the decoder's thread.
     /// `GDSCAN_STAGE_THREADS` (1 to 16) sets the default, 4.
     pub stage_threads: usize,
@@ -200,115 +187,6 @@ fn count_from_env(name: &str, range: std::ops::RangeInclusive<usize>, default: u
         .and_then(|v| v.parse().ok())
         .filter(|n| range.contains(n))
         .unwrap_or(default)
-}
-
-/// Where Snappy and LZ4 pages are checked before nvCOMP sees them (a walk
-/// over their elements proving that every read and write of the
-/// decompressor stays inside the page).
-///
-/// The two sides are bound differently: the host's check costs CPU time per
-/// byte (about 0.7 GB/s a core on copy-heavy pages), the GPU's (a warp per
-/// page) lasts as long as the longest page it is given. So the default
-/// splits the work: Snappy pages up to [`GPU_CHECK_MAX_BYTES`] stored on the
-/// GPU, beside the previous group's nvCOMP call, the longer ones (and LZ4)
-/// on the host. Measured on the H200 (16 cores), SF 10 lineitem, same call:
-/// all columns 0.25 s split, 0.32–0.33 s all on the host, 0.37 s all on
-/// the GPU, 0.18 s unchecked; Q1's columns 0.063, 0.078 and 0.057 s.
-/// [`CompressedCheck::Scan`] spreads the GPU's walk over every part of
-/// every page instead (slower so far: see its variant).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum CompressedCheck {
-    /// Every Snappy and LZ4 page on the host's worker threads (rayon),
-    /// before the upload.
-    Host,
-    /// Snappy pages up to [`GPU_CHECK_MAX_BYTES`] on the GPU after the
-    /// upload, a warp per page, before nvCOMP (a refused page is never
-    /// handed to it); longer ones and LZ4 on the host. The default until
-    /// session 12; the host's share then bounded the decode of all columns.
-    Gpu,
-    /// Every Snappy page on the GPU by the Snappy scan
-    /// ([`crate::decode::kernels::snappy_scan`]: a thread per 2 KiB of each
-    /// stream, four speculative walks each, so no thread walks a whole long
-    /// page, and the host does none of it), which also finds the 64 KiB
-    /// pieces nvCOMP then takes as jobs of their own; LZ4 on the host. The
-    /// default: on the H200 (SF 10 lineitem, session 12) about 4 ms of GPU
-    /// time per 128 MiB group, and all columns decoded in 0.154 s against
-    /// the warp check's 0.24–0.25 s in the same run.
-    #[default]
-    Scan,
-    /// No check: only for input you trust.
-    Off,
-}
-
-/// With [`CompressedCheck::Gpu`], Snappy pages whose stored stream is
-/// longer than this are checked on the host instead: the GPU's check walks
-/// a page with one warp, so it lasts as long as the group's longest page
-/// (with l_comment's 1 MiB pages it outlasted nvCOMP's call), while the
-/// host's cost is its total bytes. `GDSCAN_GPU_CHECK_MAX` (bytes) sets
-/// another limit. Measured (SF 10 lineitem, all columns, H200): 64 KiB
-/// 0.30–0.32 s (the host's share bounds it), 128 KiB 0.25 s, 256 KiB
-/// 0.29 s (the GPU's longest page bounds it).
-pub const GPU_CHECK_MAX_BYTES: usize = 128 << 10;
-
-/// The limit in effect ([`GPU_CHECK_MAX_BYTES`], or `GDSCAN_GPU_CHECK_MAX`).
-pub(crate) fn gpu_check_max_bytes() -> usize {
-    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        std::env::var("GDSCAN_GPU_CHECK_MAX")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(GPU_CHECK_MAX_BYTES)
-    })
-}
-
-/// Output bytes of the pieces a checked Snappy page is split into for
-/// nvCOMP ([`crate::decode::page::validate::SNAPPY_BLOCK`], 64 KiB), or 0
-/// to keep pages whole (`GDSCAN_SNAPPY_SPLIT=0`). nvCOMP gives each job one
-/// small block, a serial walk of its stream, so a 1 MiB page took as long
-/// as the rest of its batch (9 ms a group of SF 10 lineitem); in 64 KiB
-/// pieces its sixteen pieces run at once.
-pub(crate) fn snappy_split_bytes() -> usize {
-    use crate::decode::page::validate::SNAPPY_BLOCK;
-    static SPLIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *SPLIT.get_or_init(|| match std::env::var("GDSCAN_SNAPPY_SPLIT").as_deref() {
-        Ok("0") => 0,
-        _ => SNAPPY_BLOCK,
-    })
-}
-
-impl CompressedCheck {
-    /// `GDSCAN_DECODE_CHECK` (`host`, `gpu`, `scan` or `off`), else
-    /// [`CompressedCheck::Scan`].
-    pub fn from_env() -> CompressedCheck {
-        std::env::var("GDSCAN_DECODE_CHECK")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_default()
-    }
-}
-
-impl std::str::FromStr for CompressedCheck {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "host" => Ok(CompressedCheck::Host),
-            "gpu" => Ok(CompressedCheck::Gpu),
-            "scan" => Ok(CompressedCheck::Scan),
-            "off" => Ok(CompressedCheck::Off),
-            other => Err(format!("{other}: expected host, gpu, scan or off")),
-        }
-    }
-}
-
-/// One file of a decode: where, its metadata and its plan.
-#[derive(Debug, Clone)]
-pub struct DecodeInput {
-    /// The object (local file or remote).
-    pub source: Arc<dyn Source>,
-    /// Its metadata (with the page index when the plan prunes pages).
-    pub metadata: Arc<ParquetMetaData>,
-    /// What to read.
-    pub plan: Arc<ScanPlan>,
 }
 
 /// Opens `location` (a path or URL), plans `request` and starts decoding
@@ -578,7 +456,7 @@ impl DecodeStream {
         let (gpu, inputs) = (&self.gpu, &self.inputs);
         let stage_one = |p: planner::PlannedRowGroup| {
             let input = &inputs[p.fetched.file];
-            row_group::stage(
+            stage::stage(
                 gpu,
                 input.source.location(),
                 &input.metadata,
@@ -590,7 +468,7 @@ impl DecodeStream {
         // The row groups are independent: with a staging pool they are
         // staged at once (their copies queued on the upload stream in any
         // order, all before the group's own copy and its event).
-        let results: Vec<Result<row_group::Staged, DecodeError>> = match &self.stage_pool {
+        let results: Vec<Result<stage::Staged, DecodeError>> = match &self.stage_pool {
             Some(pool) if planned.len() > 1 => {
                 use rayon::prelude::*;
                 pool.install(|| planned.into_par_iter().map(stage_one).collect())

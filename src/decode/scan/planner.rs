@@ -20,9 +20,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::compressed_check::CompressedCheck;
 use super::error::DecodeError;
 use super::host::{plan_host, HostPlan};
-use super::{CompressedCheck, DecodeInput};
+use super::input::DecodeInput;
 use crate::cuda::PooledPinnedBuffer;
 use crate::parquet::fetch::{FetchedRowGroup, RowGroupStream};
 use crate::parquet::sanity::panic_message;

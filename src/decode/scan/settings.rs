@@ -39,7 +39,10 @@ const VARIABLES: [Variable; 14] = [
     Variable {
         name: "GDSCAN_DECODE_CHECK",
         expected: "host, gpu, scan or off (any case)",
-        accepts: Accepts::Check(|v| v.parse::<super::CompressedCheck>().is_ok()),
+        accepts: Accepts::Check(|v| {
+            v.parse::<super::compressed_check::CompressedCheck>()
+                .is_ok()
+        }),
     },
     Variable {
         name: "GDSCAN_CHECK_STREAM",

@@ -1,32 +1,24 @@
-//! One row group through the GPU: queued (upload, decompression, kernels,
-//! status copy-back, one event), then finished (the event waited for, every
-//! page's status checked, the device batch built).
-//!
-//! Nothing here synchronises the device: the only wait is
-//! [`InFlight::finish`]'s on the row group's own event, after the next row
-//! group has been queued behind it.
+//! A row group staged: its device memory allocated and its uploads (the
+//! row group's bytes, its kernel tasks) queued on its stream, ready for its
+//! group's launch ([`super::group::launch_group`]).
 
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use parquet::basic::Type as PhysicalType;
+use arrow::datatypes::{Field, Schema, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 
 use super::context::Gpu;
 use super::error::DecodeError;
-use super::group::{GroupShared, SyncOnDrop};
 use super::host::HostPlan;
-use super::report::RowGroupTimes;
 use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
-use crate::decode::array::{DeviceBatch, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent};
+use crate::decode::array::DeviceBytes;
 use crate::decode::kernels::launch::{SpreadItem, SpreadTable};
-use crate::decode::kernels::snappy_scan::job_output;
 use crate::decode::kernels::{
-    launch, parse_status, task, Conversion as KConversion, DictTask, Encoding as KEncoding, Kind,
-    PageTask, RowGroupLaunch, SpreadLaunch, StringWalks, FLAG_ROW_WINDOW, FLAG_V1_LEVELS,
+    launch, task, DictTask, PageTask, RowGroupLaunch, SpreadLaunch, StringWalks, FLAG_ROW_WINDOW,
+    FLAG_V1_LEVELS,
 };
 use crate::decode::page::{
-    BufferKind, ColumnDecode, Conversion, DecodePlan, EncodingClass, PageCodec, PageVersion, Region,
+    BufferKind, ColumnDecode, DecodePlan, Encoding, Kind, PageVersion, Region,
 };
 use crate::nvcomp::Codec;
 use crate::parquet::fetch::FetchedRowGroup;
@@ -38,35 +30,12 @@ fn align(n: usize) -> usize {
     n.next_multiple_of(ALIGN)
 }
 
-/// A row group whose GPU work is queued: its group's decompression, its
-/// kernels, its status copy and its event.
-pub(crate) struct InFlight {
-    /// Waits for the row group's event if dropped before [`finish`]
-    /// (an error elsewhere): declared first, so it runs before the buffers
-    /// below go back to their pools.
-    pub(crate) done: SyncOnDrop,
-    pub(crate) staged: Staged,
-    /// The group's nvCOMP results (and buffers, kept until the event).
-    pub(crate) group: Arc<GroupShared>,
-    /// Where each of `staged.jobs` is in the group's nvCOMP arrays: one
-    /// index, or one per piece of a split Snappy page.
-    pub(crate) nv_index: Vec<std::ops::Range<usize>>,
-    /// Each of `staged.jobs`' page in the group's Snappy scan, if it was
-    /// scanned on the GPU.
-    pub(crate) scan_index: Vec<Option<usize>>,
-    /// The kernels' status, copied back.
-    pub(crate) down: PooledPinnedBuffer,
-    pub(crate) times: RowGroupTimes,
-    /// The last row group of its group.
-    pub(crate) ends_group: bool,
-}
-
 /// Where one column's output lies.
 pub(crate) struct ColumnOut {
-    values: DeviceBytes,
-    validity: Option<DeviceBytes>,
+    pub(super) values: DeviceBytes,
+    pub(super) validity: Option<DeviceBytes>,
     /// Views' data buffers (row-group bytes, decompressed scratch).
-    variadic: Vec<DeviceBytes>,
+    pub(super) variadic: Vec<DeviceBytes>,
 }
 
 /// The Arrow schema of a decode plan's columns (field names are the leaves'
@@ -87,45 +56,9 @@ pub(crate) fn schema_of(metadata: &ParquetMetaData, plan: &DecodePlan) -> Schema
     Arc::new(Schema::new(fields))
 }
 
-fn kind_of(c: &ColumnDecode) -> Kind {
-    match c.ty.physical {
-        PhysicalType::BOOLEAN => Kind::Boolean,
-        PhysicalType::BYTE_ARRAY => Kind::ByteArray,
-        _ => Kind::Fixed,
-    }
-}
-
-fn conversion_of(c: Conversion) -> KConversion {
-    match c {
-        Conversion::Int32ToInt8 | Conversion::Int32ToUInt8 => KConversion::I32To8,
-        Conversion::Int32ToInt16 | Conversion::Int32ToUInt16 => KConversion::I32To16,
-        Conversion::Int32ToDecimal128 => KConversion::I32ToDecimal128,
-        Conversion::Int64ToDecimal128 => KConversion::I64ToDecimal128,
-        Conversion::FlbaToDecimal128 => KConversion::BeToDecimal128,
-        _ => KConversion::Copy,
-    }
-}
-
-fn encoding_of(class: EncodingClass) -> KEncoding {
-    match class {
-        EncodingClass::Plain => KEncoding::Plain,
-        EncodingClass::Dictionary => KEncoding::Dictionary,
-        EncodingClass::Rle => KEncoding::Rle,
-    }
-}
-
-fn codec_of(c: PageCodec) -> Codec {
-    match c {
-        PageCodec::Snappy => Codec::Snappy,
-        PageCodec::Zstd => Codec::Zstd,
-        PageCodec::Lz4Raw => Codec::Lz4,
-        PageCodec::Gzip => Codec::Gzip,
-    }
-}
-
 /// Output bytes of one column: (values, validity).
 fn output_sizes(c: &ColumnDecode, rows: u64) -> (usize, usize) {
-    let values = match kind_of(c) {
+    let values = match c.ty.kind {
         Kind::Boolean => launch::bitmap_bytes(rows),
         Kind::ByteArray => rows * launch::VIEW_BYTES,
         _ => rows * u64::from(c.ty.out_width),
@@ -278,7 +211,7 @@ where
     // for the SMs.
     let mut zero: Vec<(u64, usize)> = Vec::new();
     for (c, &(v_at, values, n_at, validity)) in plan.columns.iter().zip(&out_layout) {
-        if kind_of(c) == Kind::Boolean {
+        if c.ty.kind == Kind::Boolean {
             push_range(&mut zero, output.address() + v_at as u64, values);
         }
         push_range(&mut zero, output.address() + n_at as u64, validity);
@@ -290,16 +223,12 @@ where
     for spec in &specs {
         let c = &plan.columns[spec.column];
         let p = &c.pages[spec.page];
-        needs.push(launch::scratch_bytes(
-            kind_of(c),
-            encoding_of(p.class),
-            p.num_values,
-        ));
+        needs.push(launch::scratch_bytes(c.ty.kind, p.class, p.num_values));
         task_pages.push((spec.column, p.page));
     }
     let mut dict_columns = Vec::new();
     for (ci, c) in plan.columns.iter().enumerate() {
-        if let (Kind::ByteArray, Some(d)) = (kind_of(c), &c.dictionary) {
+        if let (Kind::ByteArray, Some(d)) = (c.ty.kind, &c.dictionary) {
             needs.push(launch::dict_view_bytes(d.num_values));
             dict_columns.push(ci);
         }
@@ -321,7 +250,7 @@ where
         let page_items = specs.iter().map(|spec| {
             let c = &plan.columns[spec.column];
             let p = &c.pages[spec.page];
-            if kind_of(c) == Kind::ByteArray && encoding_of(p.class) == KEncoding::Plain {
+            if c.ty.kind == Kind::ByteArray && p.class == Encoding::Plain {
                 SpreadItem::PlainPage {
                     data_len: p.data.len as u64,
                 }
@@ -367,12 +296,12 @@ where
     for (t, spec) in specs.iter().enumerate() {
         let ci = spec.column;
         let c = &plan.columns[ci];
-        let kind = kind_of(c);
+        let kind = c.ty.kind;
         let (v_at, _, n_at, validity_len) = out_layout[ci];
         let max_def = c.ty.nullable as u32;
         let p = &c.pages[spec.page];
-        let encoding = encoding_of(p.class);
-        has_plain_byte_arrays |= kind == Kind::ByteArray && encoding == KEncoding::Plain;
+        let encoding = p.class;
+        has_plain_byte_arrays |= kind == Kind::ByteArray && encoding == Encoding::Plain;
         let (view_buffer_index, view_buffer_base) = view_index(&p.data);
         let (dict, dict_count, dict_len) = match (&c.dictionary, kind) {
             (Some(d), Kind::ByteArray) => (
@@ -423,7 +352,7 @@ where
             row_skip: spec.window.map(|w| w.0).unwrap_or(0),
             row_take: spec.window.map(|w| w.1).unwrap_or(0),
             max_def,
-            conversion: conversion_of(c.ty.conversion) as u32,
+            conversion: c.ty.conversion as u32,
             type_length: c.ty.type_length,
             out_width: c.ty.out_width,
             view_buffer_index,
@@ -438,7 +367,7 @@ where
         .iter()
         .zip(pieces)
         .map(|(j, pieces)| StagedJob {
-            codec: codec_of(j.codec),
+            codec: j.codec,
             src: rg_ptr + j.src_offset as u64,
             src_len: j.src_len,
             dst: scratch_ptr + j.dst_offset as u64,
@@ -509,7 +438,7 @@ where
         } else {
             None
         };
-        let variadic = if kind_of(c) == Kind::ByteArray {
+        let variadic = if c.ty.kind == Kind::ByteArray {
             vec![rg.clone(), scratch.clone()]
         } else {
             Vec::new()
@@ -542,171 +471,6 @@ where
         walk,
         check,
     })
-}
-
-impl InFlight {
-    /// Rows of the batch.
-    pub(crate) fn rows(&self) -> usize {
-        self.staged.rows
-    }
-
-    /// Bytes of the decoded columns' own buffers (values and validity).
-    pub(crate) fn output_bytes(&self) -> usize {
-        self.staged.output_bytes
-    }
-
-    /// Waits for the row group's event, checks every page and builds the
-    /// batch.
-    pub(crate) fn finish(
-        mut self,
-        device: usize,
-    ) -> Result<(DeviceBatch, RowGroupTimes), DecodeError> {
-        let waited = std::time::Instant::now();
-        self.done.wait()?;
-        self.times.wait = waited.elapsed();
-        let staged = &mut self.staged;
-        let plan = &staged.plan;
-        let rg = plan.row_group;
-        for ((job, ks), scanned) in staged.jobs.iter().zip(&self.nv_index).zip(&self.scan_index) {
-            let (fault, split) = match scanned {
-                Some(p) => self.group.scan_result(*p, job.dst_len),
-                None => (self.group.check_error(ks.start, job.dst_len), false),
-            };
-            if let Some(source) = fault {
-                return Err(DecodeError::CorruptCompressed {
-                    file: staged.file.clone(),
-                    column: plan.columns[job.column].column.clone(),
-                    row_group: rg,
-                    page: job.page,
-                    source,
-                });
-            }
-            // A split page's pieces each make `piece` bytes but the last; a
-            // scanned page that was not split is its first job, whole.
-            let pieces = ks.len();
-            self.times.nvcomp_jobs += if scanned.is_some() && !split {
-                1
-            } else {
-                pieces
-            };
-            self.times.pages_split += usize::from(split || (scanned.is_none() && pieces > 1));
-            let mut what = None;
-            for (i, k) in ks.clone().enumerate() {
-                let (status, actual) = self.group.result(k);
-                let expected = match (scanned, &job.pieces) {
-                    (Some(_), _) => job_output(i, job.dst_len, split),
-                    (None, Some(b)) if pieces > 1 => b.out_len(i, job.dst_len),
-                    _ => job.dst_len,
-                };
-                what = if status != 0 {
-                    Some(format!(
-                        "{}",
-                        crate::nvcomp::NvcompStatus::from_code(status)
-                    ))
-                } else if actual != expected && pieces == 1 {
-                    Some(format!(
-                        "{actual} bytes decompressed, the page header says {}",
-                        job.dst_len
-                    ))
-                } else if actual != expected {
-                    Some(format!(
-                        "{actual} bytes decompressed in piece {i} of {pieces}, {expected} expected"
-                    ))
-                } else {
-                    None
-                };
-                if what.is_some() {
-                    break;
-                }
-            }
-            if let Some(what) = what {
-                return Err(DecodeError::Decompress {
-                    file: staged.file.clone(),
-                    column: plan.columns[job.column].column.clone(),
-                    row_group: rg,
-                    page: job.page,
-                    what,
-                });
-            }
-        }
-        let (pages, dicts) = parse_status(
-            &self.down[..staged.status_len],
-            staged.work_launch.n_tasks,
-            staged.work_launch.n_dicts,
-        )
-        .ok_or(DecodeError::StatusSize)?;
-        for (k, s) in dicts.iter().enumerate() {
-            if let Some(code) = s.error() {
-                let ci = staged.dict_columns[k];
-                return Err(corrupt(&staged.file, plan, ci, 0, rg, code, s.error_index));
-            }
-        }
-        let mut nulls = vec![0usize; plan.columns.len()];
-        for (k, s) in pages.iter().enumerate() {
-            let (ci, page) = staged.task_pages[k];
-            if let Some(code) = s.error() {
-                return Err(corrupt(
-                    &staged.file,
-                    plan,
-                    ci,
-                    page,
-                    rg,
-                    code,
-                    s.error_index,
-                ));
-            }
-            nulls[ci] += s.null_count as usize;
-        }
-        let mut columns = Vec::with_capacity(plan.columns.len());
-        for (ci, (c, out)) in plan
-            .columns
-            .iter()
-            .zip(staged.columns.drain(..))
-            .enumerate()
-        {
-            let mut buffers = vec![out.values];
-            buffers.extend(out.variadic);
-            let data_type: DataType = c.ty.data_type.clone();
-            columns.push(DeviceColumn::new(
-                data_type,
-                staged.column_rows[ci] as usize,
-                Some(nulls[ci]),
-                out.validity,
-                buffers,
-            )?);
-        }
-        let ready: Arc<dyn ReadyEvent> = self.done.event().clone();
-        let batch = DeviceBatch::try_new(
-            staged.schema.clone(),
-            staged.rows,
-            columns,
-            MemoryLocation::cuda(device),
-            Some(ready),
-        )?;
-        Ok((batch, self.times.clone()))
-    }
-}
-
-fn corrupt(
-    file: &str,
-    plan: &DecodePlan,
-    ci: usize,
-    page: usize,
-    row_group: usize,
-    code: Result<crate::decode::kernels::PageErrorCode, u32>,
-    index: u32,
-) -> DecodeError {
-    DecodeError::CorruptPage {
-        file: file.to_string(),
-        column: plan.columns[ci].column.clone(),
-        row_group,
-        page,
-        what: match code {
-            Ok(c) => c.describe().to_string(),
-            Err(n) => format!("unknown kernel error {n}"),
-        },
-        index,
-    }
 }
 
 #[cfg(test)]

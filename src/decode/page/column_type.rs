@@ -1,0 +1,312 @@
+//! The type mapping: a Parquet column (physical and logical type) becomes
+//! its Arrow output type and the codes the kernels decode it with
+//! ([`Kind`], [`Conversion`]); a chunk's compression becomes the nvCOMP
+//! [`Codec`] of its decompression jobs.
+
+use arrow::datatypes::{DataType, TimeUnit};
+use parquet::basic::{
+    Compression, ConvertedType, LogicalType, TimeUnit as ParquetTimeUnit, Type as PhysicalType,
+};
+use parquet::schema::types::ColumnDescriptor;
+
+use super::codes::{Conversion, Kind};
+use super::plan_error::DecodePlanError;
+use crate::nvcomp::Codec;
+
+/// The decoder's view of one column: physical input, Arrow output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnType {
+    /// Parquet physical type.
+    pub physical: PhysicalType,
+    /// Arrow output type.
+    pub data_type: DataType,
+    /// What the kernels decode the column's pages as.
+    pub kind: Kind,
+    /// How a fixed-width value becomes its output ([`Kind::Fixed`] only;
+    /// [`Conversion::Copy`] for the other kinds).
+    pub conversion: Conversion,
+    /// Bytes of one physical value (BOOLEAN: 0, a bit; BYTE_ARRAY: 0,
+    /// variable).
+    pub type_length: u32,
+    /// Bytes of one output value (BOOLEAN: 0, a bit; views: 16).
+    pub out_width: u32,
+    /// Whether the column is optional (max definition level 1): output has
+    /// a validity bitmap.
+    pub nullable: bool,
+}
+
+pub(super) fn unsupported(column: &ColumnDescriptor, what: impl Into<String>) -> DecodePlanError {
+    DecodePlanError::Unsupported {
+        column: column.path().string(),
+        what: what.into(),
+    }
+}
+
+fn decimal(
+    column: &ColumnDescriptor,
+    precision: i32,
+    scale: i32,
+) -> Result<DataType, DecodePlanError> {
+    let p = u8::try_from(precision)
+        .ok()
+        .filter(|p| (1..=38).contains(p))
+        .ok_or_else(|| {
+            unsupported(
+                column,
+                format!("DECIMAL precision {precision} (Decimal128 holds 1..=38)"),
+            )
+        })?;
+    let s =
+        i8::try_from(scale).map_err(|_| unsupported(column, format!("DECIMAL scale {scale}")))?;
+    Ok(DataType::Decimal128(p, s))
+}
+
+fn timestamp_unit(unit: &ParquetTimeUnit) -> TimeUnit {
+    match unit {
+        ParquetTimeUnit::MILLIS => TimeUnit::Millisecond,
+        ParquetTimeUnit::MICROS => TimeUnit::Microsecond,
+        ParquetTimeUnit::NANOS => TimeUnit::Nanosecond,
+    }
+}
+
+fn int32_type(c: &ColumnDescriptor) -> Result<(DataType, Conversion), DecodePlanError> {
+    use Conversion as K;
+    let other = |c: &ColumnDescriptor| {
+        unsupported(
+            c,
+            format!(
+                "INT32 with logical type {:?} / converted type {}",
+                c.logical_type_ref(),
+                c.converted_type()
+            ),
+        )
+    };
+    Ok(match (c.logical_type_ref(), c.converted_type()) {
+        (None, ConvertedType::NONE) => (DataType::Int32, K::Copy),
+        (Some(LogicalType::Integer(int)), _) => match (int.bit_width, int.is_signed) {
+            (8, true) => (DataType::Int8, K::I32To8),
+            (16, true) => (DataType::Int16, K::I32To16),
+            (32, true) => (DataType::Int32, K::Copy),
+            (8, false) => (DataType::UInt8, K::I32To8),
+            (16, false) => (DataType::UInt16, K::I32To16),
+            (32, false) => (DataType::UInt32, K::Copy),
+            _ => return Err(other(c)),
+        },
+        (Some(LogicalType::Decimal(d)), _) => {
+            (decimal(c, d.precision, d.scale)?, K::I32ToDecimal128)
+        }
+        (Some(LogicalType::Date), _) => (DataType::Date32, K::Copy),
+        (Some(LogicalType::Time(t)), _) if t.unit == ParquetTimeUnit::MILLIS => {
+            (DataType::Time32(TimeUnit::Millisecond), K::Copy)
+        }
+        (None, ConvertedType::UINT_8) => (DataType::UInt8, K::I32To8),
+        (None, ConvertedType::UINT_16) => (DataType::UInt16, K::I32To16),
+        (None, ConvertedType::UINT_32) => (DataType::UInt32, K::Copy),
+        (None, ConvertedType::INT_8) => (DataType::Int8, K::I32To8),
+        (None, ConvertedType::INT_16) => (DataType::Int16, K::I32To16),
+        (None, ConvertedType::INT_32) => (DataType::Int32, K::Copy),
+        (None, ConvertedType::DATE) => (DataType::Date32, K::Copy),
+        (None, ConvertedType::TIME_MILLIS) => (DataType::Time32(TimeUnit::Millisecond), K::Copy),
+        (None, ConvertedType::DECIMAL) => (
+            decimal(c, c.type_precision(), c.type_scale())?,
+            K::I32ToDecimal128,
+        ),
+        _ => return Err(other(c)),
+    })
+}
+
+fn int64_type(c: &ColumnDescriptor) -> Result<(DataType, Conversion), DecodePlanError> {
+    use Conversion as K;
+    let other = |c: &ColumnDescriptor| {
+        unsupported(
+            c,
+            format!(
+                "INT64 with logical type {:?} / converted type {}",
+                c.logical_type_ref(),
+                c.converted_type()
+            ),
+        )
+    };
+    let utc = || Some("UTC".into());
+    Ok(match (c.logical_type_ref(), c.converted_type()) {
+        (None, ConvertedType::NONE) => (DataType::Int64, K::Copy),
+        (Some(LogicalType::Integer(int)), _) if int.bit_width == 64 => {
+            if int.is_signed {
+                (DataType::Int64, K::Copy)
+            } else {
+                (DataType::UInt64, K::Copy)
+            }
+        }
+        (Some(LogicalType::Time(t)), _) => match t.unit {
+            ParquetTimeUnit::MICROS => (DataType::Time64(TimeUnit::Microsecond), K::Copy),
+            ParquetTimeUnit::NANOS => (DataType::Time64(TimeUnit::Nanosecond), K::Copy),
+            ParquetTimeUnit::MILLIS => return Err(other(c)),
+        },
+        (Some(LogicalType::Timestamp(t)), _) => (
+            DataType::Timestamp(
+                timestamp_unit(&t.unit),
+                if t.is_adjusted_to_u_t_c { utc() } else { None },
+            ),
+            K::Copy,
+        ),
+        (None, ConvertedType::INT_64) => (DataType::Int64, K::Copy),
+        (None, ConvertedType::UINT_64) => (DataType::UInt64, K::Copy),
+        (None, ConvertedType::TIME_MICROS) => (DataType::Time64(TimeUnit::Microsecond), K::Copy),
+        (None, ConvertedType::TIMESTAMP_MILLIS) => {
+            (DataType::Timestamp(TimeUnit::Millisecond, utc()), K::Copy)
+        }
+        (None, ConvertedType::TIMESTAMP_MICROS) => {
+            (DataType::Timestamp(TimeUnit::Microsecond, utc()), K::Copy)
+        }
+        (Some(LogicalType::Decimal(d)), _) => {
+            (decimal(c, d.precision, d.scale)?, K::I64ToDecimal128)
+        }
+        (None, ConvertedType::DECIMAL) => (
+            decimal(c, c.type_precision(), c.type_scale())?,
+            K::I64ToDecimal128,
+        ),
+        _ => return Err(other(c)),
+    })
+}
+
+fn byte_array_type(c: &ColumnDescriptor) -> Result<DataType, DecodePlanError> {
+    Ok(match (c.logical_type_ref(), c.converted_type()) {
+        (Some(LogicalType::String | LogicalType::Json), _) => DataType::Utf8View,
+        (
+            Some(
+                LogicalType::Bson
+                | LogicalType::Enum
+                | LogicalType::Geometry { .. }
+                | LogicalType::Geography { .. }
+                | LogicalType::_Unknown { .. },
+            ),
+            _,
+        ) => DataType::BinaryView,
+        (None, ConvertedType::UTF8 | ConvertedType::JSON) => DataType::Utf8View,
+        (None, ConvertedType::NONE | ConvertedType::BSON | ConvertedType::ENUM) => {
+            DataType::BinaryView
+        }
+        (Some(LogicalType::Decimal(_)), _) | (None, ConvertedType::DECIMAL) => {
+            return Err(unsupported(c, "DECIMAL stored as BYTE_ARRAY"))
+        }
+        (l, conv) => {
+            return Err(unsupported(
+                c,
+                format!("BYTE_ARRAY with logical type {l:?} / converted type {conv}"),
+            ))
+        }
+    })
+}
+
+fn flba_type(c: &ColumnDescriptor, len: u32) -> Result<(DataType, Conversion), DecodePlanError> {
+    let dec = match (c.logical_type_ref(), c.converted_type()) {
+        (Some(LogicalType::Decimal(d)), _) => Some((d.precision, d.scale)),
+        (None, ConvertedType::DECIMAL) => Some((c.type_precision(), c.type_scale())),
+        _ => None,
+    };
+    if let Some((precision, scale)) = dec {
+        if !(1..=16).contains(&len) {
+            return Err(unsupported(
+                c,
+                format!(
+                    "DECIMAL in a FIXED_LEN_BYTE_ARRAY of {len} bytes (Decimal128 holds 1..=16)"
+                ),
+            ));
+        }
+        return Ok((decimal(c, precision, scale)?, Conversion::BeToDecimal128));
+    }
+    match (c.logical_type_ref(), c.converted_type()) {
+        (None, ConvertedType::INTERVAL) => Err(unsupported(c, "INTERVAL")),
+        (Some(LogicalType::Float16), _) if len == 2 => Ok((DataType::Float16, Conversion::Copy)),
+        (Some(LogicalType::Float16), _) => Err(unsupported(c, format!("FLOAT16 of {len} bytes"))),
+        _ => Ok((DataType::FixedSizeBinary(len as i32), Conversion::Copy)),
+    }
+}
+
+/// The output type of a column, and how its values are converted; the
+/// Arrow type is arrow-rs's (`parquet_to_arrow_schema` without an embedded
+/// Arrow schema) except that strings and binaries are Utf8View and
+/// BinaryView. Nested or repeated columns, INT96, decimals that do not fit
+/// Decimal128 and the other types outside the decoder's coverage are
+/// [`DecodePlanError::Unsupported`].
+pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanError> {
+    if column.max_rep_level() > 0 {
+        return Err(unsupported(column, "repeated (nested) column"));
+    }
+    if column.max_def_level() > 1 || column.path().parts().len() > 1 {
+        return Err(unsupported(column, "column inside a group (nested)"));
+    }
+    if matches!(column.logical_type_ref(), Some(LogicalType::Unknown)) {
+        return Err(unsupported(column, "UNKNOWN (always null) logical type"));
+    }
+    let physical = column.physical_type();
+    let (data_type, conversion, type_length) = match physical {
+        PhysicalType::BOOLEAN => (DataType::Boolean, Conversion::Copy, 0),
+        PhysicalType::INT32 => {
+            let (t, k) = int32_type(column)?;
+            (t, k, 4)
+        }
+        PhysicalType::INT64 => {
+            let (t, k) = int64_type(column)?;
+            (t, k, 8)
+        }
+        PhysicalType::INT96 => return Err(unsupported(column, "INT96")),
+        PhysicalType::FLOAT => (DataType::Float32, Conversion::Copy, 4),
+        PhysicalType::DOUBLE => (DataType::Float64, Conversion::Copy, 8),
+        PhysicalType::BYTE_ARRAY => (byte_array_type(column)?, Conversion::Copy, 0),
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+            let len = u32::try_from(column.type_length())
+                .ok()
+                .filter(|l| *l > 0)
+                .ok_or_else(|| {
+                    unsupported(
+                        column,
+                        format!("FIXED_LEN_BYTE_ARRAY of length {}", column.type_length()),
+                    )
+                })?;
+            let (t, k) = flba_type(column, len)?;
+            (t, k, len)
+        }
+    };
+    let out_width = match &data_type {
+        DataType::Boolean => 0,
+        DataType::Utf8View | DataType::BinaryView => 16,
+        DataType::Int8 | DataType::UInt8 => 1,
+        DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
+        DataType::Decimal128(..) => 16,
+        DataType::FixedSizeBinary(n) => *n as u32,
+        _ => type_length,
+    };
+    let kind = match physical {
+        PhysicalType::BOOLEAN => Kind::Boolean,
+        PhysicalType::BYTE_ARRAY => Kind::ByteArray,
+        _ => Kind::Fixed,
+    };
+    Ok(ColumnType {
+        physical,
+        kind,
+        data_type,
+        conversion,
+        type_length,
+        out_width,
+        nullable: column.max_def_level() == 1,
+    })
+}
+
+/// The job codec of a chunk's compression: None for UNCOMPRESSED;
+/// BROTLI, LZO and legacy (Hadoop-framed) LZ4 are unsupported.
+pub fn page_codec(
+    column: &ColumnDescriptor,
+    compression: Compression,
+) -> Result<Option<Codec>, DecodePlanError> {
+    match compression {
+        Compression::UNCOMPRESSED => Ok(None),
+        Compression::SNAPPY => Ok(Some(Codec::Snappy)),
+        Compression::ZSTD(_) => Ok(Some(Codec::Zstd)),
+        Compression::LZ4_RAW => Ok(Some(Codec::Lz4)),
+        Compression::GZIP(_) => Ok(Some(Codec::Gzip)),
+        Compression::BROTLI(_) => Err(unsupported(column, "BROTLI compression")),
+        Compression::LZ4 => Err(unsupported(column, "legacy LZ4 compression (not LZ4_RAW)")),
+        Compression::LZO => Err(unsupported(column, "LZO compression")),
+    }
+}

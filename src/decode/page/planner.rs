@@ -1,0 +1,616 @@
+//! The planner: walked pages and the scan plan in, a row group's
+//! [`DecodePlan`] out (each data page's first output row and encoding,
+//! where its bytes are, the decompression jobs, scratch and output sizes).
+
+use parquet::basic::{Encoding as ParquetEncoding, Type as PhysicalType};
+use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
+
+use super::codes::{Encoding, Kind};
+use super::column_type::{column_type, page_codec, unsupported, ColumnType};
+use super::header::PageKind;
+use super::plan::{
+    work_bytes, BufferKind, ColumnDecode, ColumnInput, DecodePlan, DecompressJob, DictionaryDecode,
+    PageDecode, PageVersion, Region, SCRATCH_ALIGN,
+};
+use super::plan_error::DecodePlanError;
+use super::walk::walk_chunk;
+use crate::nvcomp::Codec;
+use crate::parquet::fetch::ChunkSlice;
+use crate::parquet::plan::ScanPlan;
+
+/// Hands out aligned regions of scratch.
+struct Scratch {
+    len: usize,
+    row_group: usize,
+}
+
+impl Scratch {
+    fn take(&mut self, len: usize, column: &str) -> Result<Region, DecodePlanError> {
+        let too_big = || DecodePlanError::BadChunk {
+            column: column.to_string(),
+            row_group: self.row_group,
+            what: "scratch size overflows".into(),
+        };
+        let offset = self
+            .len
+            .checked_next_multiple_of(SCRATCH_ALIGN)
+            .ok_or_else(too_big)?;
+        self.len = offset.checked_add(len).ok_or_else(too_big)?;
+        Ok(Region {
+            buffer: BufferKind::Scratch,
+            offset,
+            len,
+        })
+    }
+}
+
+/// A part of a page body: `src_len` stored bytes at `src_offset` of the
+/// row-group buffer holding `len` bytes once decompressed (when
+/// `compressed` and the chunk has a codec).
+struct BodyPart {
+    page: usize,
+    compressed: bool,
+    src_offset: usize,
+    src_len: usize,
+    len: usize,
+}
+
+struct ColumnPlanner<'a, 'b> {
+    input: &'b ColumnInput<'a>,
+    column: String,
+    row_group: usize,
+    index: usize,
+    codec: Option<Codec>,
+}
+
+impl ColumnPlanner<'_, '_> {
+    fn bad_page(&self, page: usize, what: impl Into<String>) -> DecodePlanError {
+        DecodePlanError::BadPage {
+            column: self.column.clone(),
+            row_group: self.row_group,
+            page,
+            what: what.into(),
+        }
+    }
+
+    fn bad_chunk(&self, what: impl Into<String>) -> DecodePlanError {
+        DecodePlanError::BadChunk {
+            column: self.column.clone(),
+            row_group: self.row_group,
+            what: what.into(),
+        }
+    }
+
+    fn unsupported_page(&self, page: usize, what: impl std::fmt::Display) -> DecodePlanError {
+        DecodePlanError::Unsupported {
+            column: self.column.clone(),
+            what: format!("page {page} of row group {}: {what}", self.row_group),
+        }
+    }
+
+    /// The region holding `len` decompressed bytes of a body part that
+    /// starts at `src_offset` and is stored in `src_len` bytes, and the job
+    /// producing it when it is compressed.
+    fn body(
+        &self,
+        part: BodyPart,
+        scratch: &mut Scratch,
+        jobs: &mut Vec<DecompressJob>,
+    ) -> Result<Region, DecodePlanError> {
+        let BodyPart {
+            page,
+            compressed,
+            src_offset,
+            src_len,
+            len,
+        } = part;
+        match self.codec.filter(|_| compressed) {
+            None => {
+                if src_len != len {
+                    return Err(self.bad_page(
+                        page,
+                        format!("uncompressed page stores {src_len} bytes but says it holds {len}"),
+                    ));
+                }
+                Ok(Region::row_group(src_offset, len))
+            }
+            // A page of nulls only may have no values at all.
+            Some(_) if len == 0 => Ok(Region::row_group(src_offset, 0)),
+            Some(codec) => {
+                if src_len == 0 {
+                    return Err(self.bad_page(
+                        page,
+                        format!("compressed body is empty but should hold {len} bytes"),
+                    ));
+                }
+                let dst = scratch.take(len, &self.column)?;
+                jobs.push(DecompressJob {
+                    codec,
+                    column: self.index,
+                    page,
+                    src_offset,
+                    src_len,
+                    dst_offset: dst.offset,
+                    dst_len: len,
+                });
+                Ok(dst)
+            }
+        }
+    }
+}
+
+fn page_class(
+    planner: &ColumnPlanner<'_, '_>,
+    ty: &ColumnType,
+    page: usize,
+    encoding: ParquetEncoding,
+    has_dictionary: bool,
+) -> Result<Encoding, DecodePlanError> {
+    match encoding {
+        ParquetEncoding::PLAIN => Ok(Encoding::Plain),
+        ParquetEncoding::PLAIN_DICTIONARY | ParquetEncoding::RLE_DICTIONARY => {
+            if ty.physical == PhysicalType::BOOLEAN {
+                Err(planner.unsupported_page(page, "dictionary-encoded BOOLEAN"))
+            } else if !has_dictionary {
+                Err(planner.bad_page(page, "dictionary-encoded page without a dictionary page"))
+            } else {
+                Ok(Encoding::Dictionary)
+            }
+        }
+        ParquetEncoding::RLE if ty.physical == PhysicalType::BOOLEAN => Ok(Encoding::Rle),
+        other => Err(planner.unsupported_page(page, format!("{other} encoding"))),
+    }
+}
+
+/// Checks that `present` PLAIN values can fit in `len` bytes (a lying
+/// value count would otherwise size scratch and launches): fixed-width
+/// values take their width, booleans a bit, byte arrays at least their
+/// 4-byte length.
+fn check_values_fit(
+    planner: &ColumnPlanner<'_, '_>,
+    ty: &ColumnType,
+    page: usize,
+    class: Encoding,
+    present: u32,
+    len: usize,
+) -> Result<(), DecodePlanError> {
+    if class != Encoding::Plain {
+        return Ok(());
+    }
+    let n = u64::from(present);
+    let min = match ty.physical {
+        PhysicalType::BOOLEAN => n.div_ceil(8),
+        PhysicalType::BYTE_ARRAY => n * 4,
+        _ => n * u64::from(ty.type_length),
+    };
+    if min > len as u64 {
+        return Err(planner.bad_page(
+            page,
+            format!("{present} PLAIN values need at least {min} bytes but the page holds {len}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks what the chunk's metadata says before any byte is read: the
+/// column's type and codec, and the encodings the chunk lists (DELTA_* and
+/// BYTE_STREAM_SPLIT are outside the decoder's coverage). Pages are checked
+/// again when planned: the list may be incomplete.
+pub fn check_chunk(meta: &ColumnChunkMetaData) -> Result<ColumnType, DecodePlanError> {
+    let descr = meta.column_descr();
+    let ty = column_type(descr)?;
+    page_codec(descr, meta.compression())?;
+    for e in meta.encodings() {
+        match e {
+            ParquetEncoding::PLAIN
+            | ParquetEncoding::PLAIN_DICTIONARY
+            | ParquetEncoding::RLE_DICTIONARY
+            | ParquetEncoding::RLE => {}
+            // Legacy levels: only a problem if a page of an optional column
+            // uses them, checked per page.
+            #[allow(deprecated)]
+            ParquetEncoding::BIT_PACKED => {}
+            other => return Err(unsupported(descr, format!("{other} encoding"))),
+        }
+    }
+    Ok(ty)
+}
+
+/// Plans one column chunk: `index` is its place in the row group's plan,
+/// jobs and scratch regions are appended.
+fn plan_column(
+    row_group: usize,
+    index: usize,
+    input: &ColumnInput<'_>,
+    scratch: &mut Scratch,
+    jobs: &mut Vec<DecompressJob>,
+) -> Result<ColumnDecode, DecodePlanError> {
+    let ty = column_type(input.descr)?;
+    let codec = page_codec(input.descr, input.meta.compression())?;
+    let planner = ColumnPlanner {
+        input,
+        column: input.descr.path().string(),
+        row_group,
+        index,
+        codec,
+    };
+    let pages = input.pages;
+    let mut dictionary = None;
+    let mut decoded = Vec::with_capacity(pages.len());
+    let mut rows = 0u64;
+    let mut values_total = 0u64;
+    for (i, p) in pages.iter().enumerate() {
+        let h = &p.header;
+        match h.kind {
+            PageKind::Index => {}
+            PageKind::Dictionary(d) => {
+                // The walk puts a dictionary page first only.
+                if !matches!(
+                    d.encoding,
+                    ParquetEncoding::PLAIN | ParquetEncoding::PLAIN_DICTIONARY
+                ) {
+                    return Err(
+                        planner.unsupported_page(i, format!("{} dictionary page", d.encoding))
+                    );
+                }
+                if ty.physical == PhysicalType::BOOLEAN {
+                    return Err(planner.unsupported_page(i, "dictionary page of a BOOLEAN column"));
+                }
+                let data = planner.body(
+                    BodyPart {
+                        page: i,
+                        compressed: true,
+                        src_offset: p.body_offset,
+                        src_len: p.body_len,
+                        len: h.uncompressed_size as usize,
+                    },
+                    scratch,
+                    jobs,
+                )?;
+                check_values_fit(&planner, &ty, i, Encoding::Plain, d.num_values, data.len)?;
+                let offsets = if ty.physical == PhysicalType::BYTE_ARRAY {
+                    let n = (d.num_values as usize + 1) * 4;
+                    Some(scratch.take(n, &planner.column)?)
+                } else {
+                    None
+                };
+                dictionary = Some(DictionaryDecode {
+                    page: i,
+                    num_values: d.num_values,
+                    data,
+                    offsets,
+                });
+            }
+            PageKind::Data(d) => {
+                let class = page_class(&planner, &ty, i, d.encoding, dictionary.is_some())?;
+                if ty.nullable && d.def_level_encoding != ParquetEncoding::RLE {
+                    return Err(planner.unsupported_page(
+                        i,
+                        format!("{} definition levels", d.def_level_encoding),
+                    ));
+                }
+                let data = planner.body(
+                    BodyPart {
+                        page: i,
+                        compressed: true,
+                        src_offset: p.body_offset,
+                        src_len: p.body_len,
+                        len: h.uncompressed_size as usize,
+                    },
+                    scratch,
+                    jobs,
+                )?;
+                // Without nulls every value is in the page.
+                let present = if ty.nullable { 0 } else { d.num_values };
+                check_values_fit(&planner, &ty, i, class, present, data.len)?;
+                let need = work_bytes(&ty, class, d.num_values);
+                let work = if need > 0 {
+                    Some(scratch.take(need, &planner.column)?)
+                } else {
+                    None
+                };
+                decoded.push(PageDecode {
+                    page: i,
+                    version: PageVersion::V1,
+                    encoding: d.encoding,
+                    class,
+                    num_values: d.num_values,
+                    num_rows: d.num_values,
+                    num_nulls: None,
+                    out_row: rows,
+                    first_row: None,
+                    data,
+                    def_levels: None,
+                    work,
+                });
+                rows += u64::from(d.num_values);
+                values_total += u64::from(d.num_values);
+            }
+            PageKind::DataV2(d) => {
+                let class = page_class(&planner, &ty, i, d.encoding, dictionary.is_some())?;
+                // A flat column's repetition levels are all 0 whatever a
+                // writer stored: they are skipped (arrow-rs does the same).
+                if !ty.nullable && d.def_levels_len != 0 {
+                    return Err(planner.bad_page(
+                        i,
+                        format!(
+                            "required column page has {} bytes of definition levels",
+                            d.def_levels_len
+                        ),
+                    ));
+                }
+                if d.num_values != d.num_rows {
+                    return Err(planner.bad_page(
+                        i,
+                        format!(
+                            "flat column page has {} values but {} rows",
+                            d.num_values, d.num_rows
+                        ),
+                    ));
+                }
+                if d.num_nulls > d.num_values || (!ty.nullable && d.num_nulls != 0) {
+                    return Err(planner.bad_page(
+                        i,
+                        format!("{} nulls in a page of {} values", d.num_nulls, d.num_values),
+                    ));
+                }
+                let levels = d.levels_len() as usize;
+                let (Some(src_len), Some(len)) = (
+                    p.body_len.checked_sub(levels),
+                    (h.uncompressed_size as usize).checked_sub(levels),
+                ) else {
+                    return Err(planner
+                        .bad_page(i, format!("{levels} bytes of levels do not fit the page")));
+                };
+                let def_levels = ty.nullable.then(|| {
+                    Region::row_group(
+                        p.body_offset + d.rep_levels_len as usize,
+                        d.def_levels_len as usize,
+                    )
+                });
+                let data = planner.body(
+                    BodyPart {
+                        page: i,
+                        compressed: d.is_compressed,
+                        src_offset: p.body_offset + levels,
+                        src_len,
+                        len,
+                    },
+                    scratch,
+                    jobs,
+                )?;
+                check_values_fit(
+                    &planner,
+                    &ty,
+                    i,
+                    class,
+                    d.num_values - d.num_nulls,
+                    data.len,
+                )?;
+                let need = work_bytes(&ty, class, d.num_values);
+                let work = if need > 0 {
+                    Some(scratch.take(need, &planner.column)?)
+                } else {
+                    None
+                };
+                decoded.push(PageDecode {
+                    page: i,
+                    version: PageVersion::V2,
+                    encoding: d.encoding,
+                    class,
+                    num_values: d.num_values,
+                    num_rows: d.num_rows,
+                    num_nulls: Some(d.num_nulls),
+                    out_row: rows,
+                    first_row: None,
+                    data,
+                    def_levels,
+                    work,
+                });
+                rows += u64::from(d.num_rows);
+                values_total += u64::from(d.num_values);
+            }
+        }
+    }
+    if rows > u64::from(u32::MAX) {
+        return Err(planner.bad_chunk(format!("{rows} rows do not fit 32-bit row indices")));
+    }
+    check_page_ranges(&planner, &mut decoded)?;
+    check_whole_chunk(&planner, values_total)?;
+    let bitmap = rows.div_ceil(8);
+    let (value_bytes, view_bytes) = match ty.kind {
+        Kind::Boolean => (bitmap, 0),
+        Kind::ByteArray => (0, rows * 16),
+        _ => (rows * u64::from(ty.out_width), 0),
+    };
+    Ok(ColumnDecode {
+        leaf: input.leaf,
+        column: planner.column.clone(),
+        validity_bytes: if ty.nullable { bitmap } else { 0 },
+        ty,
+        codec,
+        dictionary,
+        pages: decoded,
+        rows,
+        value_bytes,
+        view_bytes,
+    })
+}
+
+/// Matches the data pages with the offset index's kept pages: same file
+/// offsets and lengths, in order; records each page's first row in the row
+/// group; and where two kept pages are neighbours in the file, checks the
+/// first one's rows against the offset index.
+fn check_page_ranges(
+    planner: &ColumnPlanner<'_, '_>,
+    decoded: &mut [PageDecode],
+) -> Result<(), DecodePlanError> {
+    let Some(ranges) = planner.input.page_ranges else {
+        return Ok(());
+    };
+    let pages = planner.input.pages;
+    if ranges.len() != decoded.len() {
+        return Err(planner.bad_chunk(format!(
+            "{} data pages walked but the offset index keeps {}",
+            decoded.len(),
+            ranges.len()
+        )));
+    }
+    for (k, (d, r)) in decoded.iter_mut().zip(ranges).enumerate() {
+        let p = &pages[d.page];
+        if p.file_offset != r.range.start || p.len() as u64 != r.range.end - r.range.start {
+            return Err(planner.bad_page(
+                d.page,
+                format!(
+                    "page at file offset {} of {} bytes, but the offset index says offset {} and {} bytes",
+                    p.file_offset,
+                    p.len(),
+                    r.range.start,
+                    r.range.end - r.range.start
+                ),
+            ));
+        }
+        let first = u64::try_from(r.first_row).map_err(|_| {
+            planner.bad_page(d.page, format!("offset index first row {}", r.first_row))
+        })?;
+        d.first_row = Some(first);
+        if let Some(next) = ranges.get(k + 1) {
+            let next_first = u64::try_from(next.first_row).unwrap_or(0);
+            if p.file_end() == next.range.start
+                && next_first.checked_sub(first) != Some(u64::from(d.num_rows))
+            {
+                return Err(planner.bad_page(
+                    d.page,
+                    format!(
+                        "page holds {} rows but the offset index puts the next page {} rows later",
+                        d.num_rows,
+                        next_first as i128 - first as i128
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// When the pages tile the whole chunk (no page pruning), their values
+/// must add up to the chunk's.
+fn check_whole_chunk(planner: &ColumnPlanner<'_, '_>, values: u64) -> Result<(), DecodePlanError> {
+    let pages = planner.input.pages;
+    let Some((start, len)) = crate::parquet::plan::chunk_byte_range(planner.input.meta) else {
+        return Err(planner.bad_chunk("the chunk's offset or length is negative".to_string()));
+    };
+    let whole = match (pages.first(), pages.last()) {
+        (Some(first), Some(last)) => {
+            first.file_offset == start
+                && Some(last.file_end()) == start.checked_add(len)
+                && pages
+                    .windows(2)
+                    .all(|w| w[0].file_end() == w[1].file_offset)
+        }
+        _ => false,
+    };
+    let expected = planner.input.meta.num_values();
+    if whole && i64::try_from(values).ok() != Some(expected) {
+        return Err(planner.bad_chunk(format!(
+            "pages hold {values} values but the chunk's metadata says {expected}"
+        )));
+    }
+    Ok(())
+}
+
+/// Plans a row group from each projected chunk's walked pages.
+pub fn plan_row_group(
+    row_group: usize,
+    columns: &[ColumnInput<'_>],
+) -> Result<DecodePlan, DecodePlanError> {
+    let mut scratch = Scratch { len: 0, row_group };
+    let mut jobs = Vec::new();
+    let mut out = Vec::with_capacity(columns.len());
+    for (index, input) in columns.iter().enumerate() {
+        out.push(plan_column(
+            row_group,
+            index,
+            input,
+            &mut scratch,
+            &mut jobs,
+        )?);
+    }
+    Ok(DecodePlan {
+        row_group,
+        columns: out,
+        jobs,
+        scratch_bytes: scratch.len,
+    })
+}
+
+/// Plans a fetched row group: walks every chunk of `chunks` (its chunk
+/// table) in `buffer` (its bytes, on the host) and plans them, with the
+/// scan plan's kept pages as the offset index.
+pub fn plan_fetched(
+    metadata: &ParquetMetaData,
+    scan: &ScanPlan,
+    row_group: usize,
+    buffer: &[u8],
+    chunks: &[ChunkSlice],
+) -> Result<DecodePlan, DecodePlanError> {
+    let bad = |what: String| DecodePlanError::BadRowGroup { row_group, what };
+    if row_group >= metadata.num_row_groups() {
+        return Err(bad(format!(
+            "not in the file ({} row groups)",
+            metadata.num_row_groups()
+        )));
+    }
+    let rg = metadata.row_group(row_group);
+    let schema = metadata.file_metadata().schema_descr();
+    let mut walked = Vec::with_capacity(chunks.len());
+    for slice in chunks {
+        let plan = scan
+            .chunks
+            .get(slice.chunk)
+            .ok_or_else(|| bad(format!("chunk {} is not in the scan plan", slice.chunk)))?;
+        if plan.row_group != row_group
+            || plan.leaf >= schema.num_columns()
+            || plan.leaf >= rg.num_columns()
+        {
+            return Err(bad(format!(
+                "chunk {} is leaf {} of row group {}",
+                slice.chunk, plan.leaf, plan.row_group
+            )));
+        }
+        let pages = walk_chunk(buffer, slice).map_err(|source| DecodePlanError::Walk {
+            column: plan.column.clone(),
+            row_group,
+            source,
+        })?;
+        // Pages that carry a CRC-32 (of the page as stored, after its
+        // header) are checked: corruption of such a page is an error, never
+        // a value.
+        for (i, p) in pages.iter().enumerate() {
+            if let Some(crc) = p.header.crc {
+                let body = &buffer[p.body_offset..p.body_offset + p.body_len];
+                let got = crc32fast::hash(body);
+                if got != crc {
+                    return Err(DecodePlanError::BadPage {
+                        column: plan.column.clone(),
+                        row_group,
+                        page: i,
+                        what: format!("page CRC-32 {got:08x}, the header says {crc:08x}"),
+                    });
+                }
+            }
+        }
+        walked.push((plan, pages));
+    }
+    let inputs: Vec<ColumnInput<'_>> = walked
+        .iter()
+        .map(|(plan, pages)| ColumnInput {
+            leaf: plan.leaf,
+            descr: rg.column(plan.leaf).column_descr(),
+            meta: rg.column(plan.leaf),
+            pages,
+            page_ranges: plan.pages.as_deref(),
+        })
+        .collect();
+    plan_row_group(row_group, &inputs)
+}

@@ -1,0 +1,209 @@
+//! A row group in flight: its GPU work queued by its group (decompression,
+//! kernels, status copy-back, one event), then finished (the event waited
+//! for, every page's status checked, the device batch built).
+//!
+//! Nothing here synchronises the device: the only wait is
+//! [`InFlight::finish`]'s on the row group's own event, after the next row
+//! group has been queued behind it.
+
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+
+use super::error::DecodeError;
+use super::group_shared::{GroupShared, SyncOnDrop};
+use super::report::RowGroupTimes;
+use super::stage::Staged;
+use crate::cuda::PooledPinnedBuffer;
+use crate::decode::array::{DeviceBatch, DeviceColumn, MemoryLocation, ReadyEvent};
+use crate::decode::kernels::parse_status;
+use crate::decode::kernels::snappy_scan::job_output;
+use crate::decode::page::DecodePlan;
+
+/// A row group whose GPU work is queued: its group's decompression, its
+/// kernels, its status copy and its event.
+pub(crate) struct InFlight {
+    /// Waits for the row group's event if dropped before [`finish`]
+    /// (an error elsewhere): declared first, so it runs before the buffers
+    /// below go back to their pools.
+    pub(crate) done: SyncOnDrop,
+    pub(crate) staged: Staged,
+    /// The group's nvCOMP results (and buffers, kept until the event).
+    pub(crate) group: Arc<GroupShared>,
+    /// Where each of `staged.jobs` is in the group's nvCOMP arrays: one
+    /// index, or one per piece of a split Snappy page.
+    pub(crate) nv_index: Vec<std::ops::Range<usize>>,
+    /// Each of `staged.jobs`' page in the group's Snappy scan, if it was
+    /// scanned on the GPU.
+    pub(crate) scan_index: Vec<Option<usize>>,
+    /// The kernels' status, copied back.
+    pub(crate) down: PooledPinnedBuffer,
+    pub(crate) times: RowGroupTimes,
+    /// The last row group of its group.
+    pub(crate) ends_group: bool,
+}
+
+impl InFlight {
+    /// Rows of the batch.
+    pub(crate) fn rows(&self) -> usize {
+        self.staged.rows
+    }
+
+    /// Bytes of the decoded columns' own buffers (values and validity).
+    pub(crate) fn output_bytes(&self) -> usize {
+        self.staged.output_bytes
+    }
+
+    /// Waits for the row group's event, checks every page and builds the
+    /// batch.
+    pub(crate) fn finish(
+        mut self,
+        device: usize,
+    ) -> Result<(DeviceBatch, RowGroupTimes), DecodeError> {
+        let waited = std::time::Instant::now();
+        self.done.wait()?;
+        self.times.wait = waited.elapsed();
+        let staged = &mut self.staged;
+        let plan = &staged.plan;
+        let rg = plan.row_group;
+        for ((job, ks), scanned) in staged.jobs.iter().zip(&self.nv_index).zip(&self.scan_index) {
+            let (fault, split) = match scanned {
+                Some(p) => self.group.scan_result(*p, job.dst_len),
+                None => (self.group.check_error(ks.start, job.dst_len), false),
+            };
+            if let Some(source) = fault {
+                return Err(DecodeError::CorruptCompressed {
+                    file: staged.file.clone(),
+                    column: plan.columns[job.column].column.clone(),
+                    row_group: rg,
+                    page: job.page,
+                    source,
+                });
+            }
+            // A split page's pieces each make `piece` bytes but the last; a
+            // scanned page that was not split is its first job, whole.
+            let pieces = ks.len();
+            self.times.nvcomp_jobs += if scanned.is_some() && !split {
+                1
+            } else {
+                pieces
+            };
+            self.times.pages_split += usize::from(split || (scanned.is_none() && pieces > 1));
+            let mut what = None;
+            for (i, k) in ks.clone().enumerate() {
+                let (status, actual) = self.group.result(k);
+                let expected = match (scanned, &job.pieces) {
+                    (Some(_), _) => job_output(i, job.dst_len, split),
+                    (None, Some(b)) if pieces > 1 => b.out_len(i, job.dst_len),
+                    _ => job.dst_len,
+                };
+                what = if status != 0 {
+                    Some(format!(
+                        "{}",
+                        crate::nvcomp::NvcompStatus::from_code(status)
+                    ))
+                } else if actual != expected && pieces == 1 {
+                    Some(format!(
+                        "{actual} bytes decompressed, the page header says {}",
+                        job.dst_len
+                    ))
+                } else if actual != expected {
+                    Some(format!(
+                        "{actual} bytes decompressed in piece {i} of {pieces}, {expected} expected"
+                    ))
+                } else {
+                    None
+                };
+                if what.is_some() {
+                    break;
+                }
+            }
+            if let Some(what) = what {
+                return Err(DecodeError::Decompress {
+                    file: staged.file.clone(),
+                    column: plan.columns[job.column].column.clone(),
+                    row_group: rg,
+                    page: job.page,
+                    what,
+                });
+            }
+        }
+        let (pages, dicts) = parse_status(
+            &self.down[..staged.status_len],
+            staged.work_launch.n_tasks,
+            staged.work_launch.n_dicts,
+        )
+        .ok_or(DecodeError::StatusSize)?;
+        for (k, s) in dicts.iter().enumerate() {
+            if let Some(code) = s.error() {
+                let ci = staged.dict_columns[k];
+                return Err(corrupt(&staged.file, plan, ci, 0, rg, code, s.error_index));
+            }
+        }
+        let mut nulls = vec![0usize; plan.columns.len()];
+        for (k, s) in pages.iter().enumerate() {
+            let (ci, page) = staged.task_pages[k];
+            if let Some(code) = s.error() {
+                return Err(corrupt(
+                    &staged.file,
+                    plan,
+                    ci,
+                    page,
+                    rg,
+                    code,
+                    s.error_index,
+                ));
+            }
+            nulls[ci] += s.null_count as usize;
+        }
+        let mut columns = Vec::with_capacity(plan.columns.len());
+        for (ci, (c, out)) in plan
+            .columns
+            .iter()
+            .zip(staged.columns.drain(..))
+            .enumerate()
+        {
+            let mut buffers = vec![out.values];
+            buffers.extend(out.variadic);
+            let data_type: DataType = c.ty.data_type.clone();
+            columns.push(DeviceColumn::new(
+                data_type,
+                staged.column_rows[ci] as usize,
+                Some(nulls[ci]),
+                out.validity,
+                buffers,
+            )?);
+        }
+        let ready: Arc<dyn ReadyEvent> = self.done.event().clone();
+        let batch = DeviceBatch::try_new(
+            staged.schema.clone(),
+            staged.rows,
+            columns,
+            MemoryLocation::cuda(device),
+            Some(ready),
+        )?;
+        Ok((batch, self.times.clone()))
+    }
+}
+
+fn corrupt(
+    file: &str,
+    plan: &DecodePlan,
+    ci: usize,
+    page: usize,
+    row_group: usize,
+    code: Result<crate::decode::kernels::PageErrorCode, u32>,
+    index: u32,
+) -> DecodeError {
+    DecodeError::CorruptPage {
+        file: file.to_string(),
+        column: plan.columns[ci].column.clone(),
+        row_group,
+        page,
+        what: match code {
+            Ok(c) => c.describe().to_string(),
+            Err(n) => format!("unknown kernel error {n}"),
+        },
+        index,
+    }
+}
