@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use super::bounce::BouncePool;
 use super::error::IoError;
+use super::error::Result;
 use super::request::Request;
 use crate::cuda::{Device, Event, HostRegistration, PinnedBuffer, Stream};
-use crate::error::Result;
 
 /// Slots per lane: two is enough to overlap one read with one copy.
 pub(super) const SLOTS_PER_LANE: usize = 2;

@@ -25,9 +25,9 @@ use std::fs::File;
 use serde::Serialize;
 
 use super::error::IoError;
+use super::error::Result;
 use super::mmap::Mapping;
 use crate::config::{CompatMode, DeviceReadPath, Settings};
-use crate::error::Result;
 
 /// Whether cuFile can serve a file: ready, or why not.
 #[derive(Debug, Clone, PartialEq, Eq)]

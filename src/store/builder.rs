@@ -15,9 +15,9 @@ use object_store::{ClientConfigKey, ObjectStore, ObjectStoreScheme};
 use url::Url;
 
 use super::counting::{CountingConnector, HttpCounts};
+use super::error::Result;
 use super::error::StoreError;
 use super::options::StoreOptions;
-use crate::error::Result;
 
 fn duration(d: Duration) -> String {
     format!("{}ms", d.as_millis().max(1))
