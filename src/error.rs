@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn layers_keep_their_typed_causes_as_sources() {
-        let e = PlanError::UnknownColumn("x".into()).in_file("f.parquet");
+        let e = Error::from(PlanError::UnknownColumn("x".into()).in_file("f.parquet"));
         assert_eq!(e.to_string(), "f.parquet: column \"x\" is not in the file");
         assert!(matches!(
             &e,
@@ -217,5 +217,89 @@ mod tests {
             .source()
             .and_then(|s| s.downcast_ref::<CudaError>())
             .is_some());
+    }
+
+    /// Every message of `e`'s chain, outermost first.
+    fn chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
+        let mut out = vec![e.to_string()];
+        let mut cur = e.source();
+        while let Some(c) = cur {
+            out.push(c.to_string());
+            cur = c.source();
+        }
+        out
+    }
+
+    /// No message of the chain repeats (or contains) the next one's.
+    fn assert_each_cause_once(e: &(dyn std::error::Error + 'static)) {
+        let messages = chain(e);
+        for pair in messages.windows(2) {
+            assert!(
+                !pair[0].contains(&pair[1]),
+                "{:?} repeats its cause {:?}",
+                pair[0],
+                pair[1]
+            );
+        }
+    }
+
+    #[test]
+    fn deep_errors_reach_their_typed_cause_and_print_it_once() {
+        use crate::cuda::module::ModuleError;
+        use crate::decode::kernels::KernelError;
+
+        let oom = CudaError::OutOfMemory {
+            device: 0,
+            requested: 1 << 30,
+            free: 1 << 20,
+        };
+        // A kernel's CUDA failure, through the decoder, into the crate's error.
+        let kernel = DecodeError::from(KernelError::Cuda(oom.clone()));
+        assert_eq!(kernel.cuda(), Some(&oom));
+        let e = Error::from(kernel);
+        assert!(matches!(
+            &e,
+            Error::Decode(d) if matches!(d.as_ref(), DecodeError::Kernel(k)
+                if matches!(k.as_ref(), KernelError::Cuda(CudaError::OutOfMemory { .. })))
+        ));
+        assert_each_cause_once(&e);
+
+        // A module's driver failure is the CUDA error itself, once.
+        let module = DecodeError::from(KernelError::Module(ModuleError::Driver(oom.clone())));
+        assert_eq!(module.cuda(), Some(&oom));
+        assert_each_cause_once(&Error::from(module));
+
+        // A CUDA failure the decoder met directly is the crate's CUDA error.
+        let direct = Error::from(DecodeError::from(oom.clone()));
+        assert!(matches!(direct, Error::Cuda(CudaError::OutOfMemory { .. })));
+
+        // A local file's failure inside the store inside a scan inside the
+        // decoder is the engine's error at the top.
+        let missing = ScanError::from(StoreError::from(IoError::NotFound {
+            path: "f.parquet".into(),
+        }));
+        assert!(matches!(
+            &missing,
+            ScanError::Store(StoreError::Io(IoError::NotFound { .. }))
+        ));
+        assert_each_cause_once(&missing);
+        let e = Error::from(DecodeError::from(missing));
+        assert!(matches!(&e, Error::Io(IoError::NotFound { path }) if path == "f.parquet"));
+        assert_each_cause_once(&e);
+
+        // An OS error inside the engine keeps it as the typed source.
+        let e = Error::from(ScanError::from(IoError::os(
+            "f",
+            "pread",
+            std::io::Error::from_raw_os_error(libc::EIO),
+        )));
+        assert!(matches!(&e, Error::Io(IoError::Os { op: "pread", .. })));
+
+        // A store error that travelled through the parquet crate comes back typed.
+        let through = ScanError::from_parquet(
+            "f.parquet",
+            ::parquet::errors::ParquetError::External(Box::new(StoreError::TaskLost)),
+        );
+        assert!(matches!(through, ScanError::Store(StoreError::TaskLost)));
     }
 }

@@ -41,7 +41,7 @@ impl ScanCase {
 
     /// This case's plan over `metadata` of the file at `location`.
     pub(crate) fn plan(&self, location: &str, metadata: &ParquetMetaData) -> Result<ScanPlan> {
-        plan(metadata, &self.request()).map_err(|e| e.in_file(location))
+        plan(metadata, &self.request()).map_err(|e| e.in_file(location).into())
     }
 }
 

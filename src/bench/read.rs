@@ -551,12 +551,18 @@ fn run_case(
     let engine = Engine::new(settings)?;
     let handle = Arc::new(FileHandle::open_with(engine, path, OpenMode::Read)?);
     let source = LocalSource::new(handle.clone())?;
-    let before = || if cold { drop_from_cache(path) } else { Ok(()) };
+    let before = || {
+        if cold {
+            Ok(drop_from_cache(path)?)
+        } else {
+            Ok(())
+        }
+    };
     // Every part at once, each into its own GPU's buffer, through one engine.
     let read_all = |bufs: &mut [DeviceBuffer]| {
         each_part(bufs, |i, dev| {
             let (off, len) = target.parts[i];
-            handle.pread(dev, len, off).map(|_| ())
+            handle.pread(dev, len, off).map(|_| ()).map_err(Into::into)
         })
     };
     let timed = time_runs_with(opts.repeats, before, || read_all(bufs))?;

@@ -116,7 +116,10 @@ pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let file_read = Timing {
         bytes: file_bytes,
         seconds: time_runs(opts.iterations, || {
-            handle.pread(&mut whole, file_bytes as usize, 0).map(|_| ())
+            handle
+                .pread(&mut whole, file_bytes as usize, 0)
+                .map(|_| ())
+                .map_err(Into::into)
         })?,
     };
     drop(whole);
@@ -164,6 +167,7 @@ pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
                     Ok(())
                 })
                 .map(|_| ())
+                .map_err(Into::into)
             })?;
             let ok = std::sync::atomic::AtomicBool::new(true);
             let proof = fetch_spread(&scans, allocs.clone(), FetchOptions::default(), |_, rg| {

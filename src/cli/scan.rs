@@ -98,7 +98,7 @@ impl ScanSpec {
                 Engine::new(self.engine.settings()?)?,
                 path,
             )?)),
-            Target::Remote { .. } => open_location(&self.file, &options),
+            Target::Remote { .. } => Ok(open_location(&self.file, &options)?),
         }
     }
 
@@ -269,7 +269,10 @@ pub(super) struct ScanReport {
     pub report: Option<crate::report::PathReport>,
 }
 
-fn crc_of<B: ReadBack>(rg: &FetchedRowGroup<B>, slice: &ChunkSlice) -> Result<(u64, u32)> {
+fn crc_of<B: ReadBack>(
+    rg: &FetchedRowGroup<B>,
+    slice: &ChunkSlice,
+) -> Result<(u64, u32), crate::parquet::ScanError> {
     let bytes = rg.chunk_bytes(slice)?;
     Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
 }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::error::Result;
+use super::error::{Result, ScanError};
 use super::fetch::{fetch, Allocator, FetchOptions, FetchedRowGroup, SourceScan};
 use super::plan::ScanPlan;
 use super::spread::{spread, Spread};
@@ -77,12 +77,11 @@ where
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    Err(IoError::os(
+                    Err(ScanError::from(IoError::os(
                         "<fetch>",
                         "thread",
                         std::io::Error::other("a fetch thread panicked"),
-                    )
-                    .into())
+                    )))
                 })
             })
             .collect()
