@@ -123,7 +123,7 @@ impl From<ScanError> for Error {
     /// Files the Parquet layer's error under the layer it came from.
     fn from(e: ScanError) -> Self {
         match e {
-            ScanError::Store(e) => e.into(),
+            ScanError::Store(e) => (*e).into(),
             ScanError::Io(e) => e.into(),
             ScanError::Cuda(e) => Error::Cuda(e),
             ScanError::Config(e) => Error::Config(e),
@@ -280,7 +280,7 @@ mod tests {
         }));
         assert!(matches!(
             &missing,
-            ScanError::Store(StoreError::Io(IoError::NotFound { .. }))
+            ScanError::Store(s) if matches!(s.as_ref(), StoreError::Io(IoError::NotFound { .. }))
         ));
         assert_each_cause_once(&missing);
         let e = Error::from(DecodeError::from(missing));
@@ -300,6 +300,6 @@ mod tests {
             "f.parquet",
             ::parquet::errors::ParquetError::External(Box::new(StoreError::TaskLost)),
         );
-        assert!(matches!(through, ScanError::Store(StoreError::TaskLost)));
+        assert!(matches!(through, ScanError::Store(s) if matches!(*s, StoreError::TaskLost)));
     }
 }

@@ -870,7 +870,8 @@ fn remote_device_reads_resume_cut_bodies_and_fail_short_ones_cleanly() {
     )
     .collect();
     match outcome {
-        Err(gdscan::parquet::ScanError::Store(StoreError::Truncated { got: 100, .. })) => {}
+        Err(gdscan::parquet::ScanError::Store(s))
+            if matches!(*s, StoreError::Truncated { got: 100, .. }) => {}
         other => panic!("{:?}", other.map(|v| v.len())),
     }
     // Nothing is left writing into freed memory: the device still works.

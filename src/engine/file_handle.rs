@@ -224,8 +224,7 @@ impl FileHandle {
                     path: self.shared.path.clone(),
                     buffer: memory.len(),
                     requested: end.unwrap_or(usize::MAX),
-                }
-                .into());
+                });
             }
             let req =
                 self.prepare_read(memory.slice(r.buffer_offset, r.len), r.len, r.file_offset)?;
@@ -236,8 +235,7 @@ impl FileHandle {
                     offset: r.file_offset,
                     expected: r.len,
                     got,
-                }
-                .into());
+                });
             }
             requests.push(Arc::new(req));
         }
@@ -346,14 +344,12 @@ impl FileHandle {
                 path: self.shared.path.clone(),
                 mode: self.mode.as_str(),
                 op,
-            }
-            .into());
+            });
         }
         if size == 0 {
             return Err(IoError::EmptyRequest {
                 path: self.shared.path.clone(),
-            }
-            .into());
+            });
         }
         Ok(())
     }
@@ -367,8 +363,7 @@ impl FileHandle {
                 path: self.shared.path.clone(),
                 offset,
                 file_size,
-            }
-            .into());
+            });
         }
         Ok(size.min((file_size - offset).min(usize::MAX as u64) as usize))
     }
@@ -380,8 +375,7 @@ impl FileHandle {
                 path: self.shared.path.clone(),
                 buffer: memory.len(),
                 requested: len,
-            }
-            .into());
+            });
         }
         let settings = self.engine.settings();
         let mut task_size = self.task_size();
@@ -429,16 +423,14 @@ impl FileHandle {
                 path: self.shared.path.clone(),
                 offset,
                 size,
-            }
-            .into());
+            });
         }
         if memory.len() < size {
             return Err(IoError::BufferTooSmall {
                 path: self.shared.path.clone(),
                 buffer: memory.len(),
                 requested: size,
-            }
-            .into());
+            });
         }
         let settings = self.engine.settings();
         let route = if memory.is_device() {

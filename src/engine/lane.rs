@@ -213,13 +213,10 @@ impl Lane {
         self.next = 0;
         if let Some(e) = &first_err {
             for (req, _) in &self.waiting {
-                req.fail(
-                    IoError::DeviceCopy {
-                        path: req.file.path.clone(),
-                        source: e.clone(),
-                    }
-                    .into(),
-                );
+                req.fail(IoError::DeviceCopy {
+                    path: req.file.path.clone(),
+                    source: e.clone(),
+                });
             }
         }
         let seq = self.seq;

@@ -107,7 +107,7 @@ impl Engine {
     /// milliseconds for the default 16 workers × 2 × 16 MiB). Returns the
     /// number of buffers.
     pub fn preallocate_bounce_buffers(&self, device: crate::cuda::Device) -> Result<usize> {
-        Ok(self.bounce.of(device).fill()?)
+        self.bounce.of(device).fill()
     }
 
     /// Pinned bounce buffers allocated so far, over every device.

@@ -62,7 +62,7 @@ impl std::str::FromStr for OpenMode {
             "w" => Ok(OpenMode::Write),
             "r+" => Ok(OpenMode::ReadWrite),
             "w+" => Ok(OpenMode::ReadWriteCreate),
-            other => Err(IoError::InvalidMode(other.to_string()).into()),
+            other => Err(IoError::InvalidMode(other.to_string())),
         }
     }
 }
@@ -136,7 +136,6 @@ pub(crate) fn open_checked(path: &std::path::Path, mode: OpenMode) -> Result<Fil
             path: path_str.clone(),
             kind,
         }
-        .into()
     };
     if let Ok(meta) = std::fs::metadata(path) {
         if let Some(kind) = refused_kind(&meta) {
@@ -152,7 +151,7 @@ pub(crate) fn open_checked(path: &std::path::Path, mode: OpenMode) -> Result<Fil
         .metadata()
         .map_err(|e| IoError::os(&path_str, "fstat", e))?;
     if meta.is_dir() {
-        return Err(IoError::IsDirectory { path: path_str }.into());
+        return Err(IoError::IsDirectory { path: path_str });
     }
     if let Some(kind) = refused_kind(&meta) {
         return Err(refuse(kind));

@@ -80,7 +80,7 @@ impl WorkerPool {
             for _ in 0..helpers {
                 req.helper_done();
             }
-            return Err(IoError::PoolStopped.into());
+            return Err(IoError::PoolStopped);
         }
         let start = self.next.fetch_add(helpers, Ordering::Relaxed);
         let mut sent = 0;
@@ -92,7 +92,7 @@ impl WorkerPool {
             }
         }
         if sent == 0 {
-            req.fail(IoError::PoolStopped.into());
+            req.fail(IoError::PoolStopped);
         }
         Ok(())
     }

@@ -126,7 +126,6 @@ fn failed(path: &str, op: &'static str, (offset, source): (u64, io::Error), len:
         len,
         source,
     }
-    .into()
 }
 
 /// The O_DIRECT descriptor to use (if any) and the segments of a transfer

@@ -82,8 +82,7 @@ pub(crate) fn decide_cufile(
             Err(IoError::CuFileRequired {
                 path: path.to_string(),
                 reason: why.clone(),
-            }
-            .into())
+            })
         }
         CuFileAvailability::Unavailable(why) => Ok(Err(format!("cuFile unavailable: {why}"))),
         CuFileAvailability::CompatPathOnly(why) => Ok(Err(format!(

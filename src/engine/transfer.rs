@@ -92,7 +92,6 @@ fn short_read(req: &Request, offset: u64, expected: usize, got: usize) -> IoErro
         expected,
         got,
     }
-    .into()
 }
 
 fn read_host(req: &Request, task: Task) -> Result<()> {
@@ -248,7 +247,6 @@ fn cufile_task(req: &Request, task: Task, write: bool) -> Result<()> {
             source: std::io::Error::other(format!(
                 "cuFile reported {ret} bytes moved where {asked} were asked"
             )),
-        }
-        .into()),
+        }),
     }
 }

@@ -49,9 +49,10 @@ pub enum ScanError {
         source: arrow::error::ArrowError,
     },
 
-    /// The store could not open or read the file's bytes.
+    /// The store could not open or read the file's bytes (boxed: a
+    /// store error is large, and the crate's error holds this one inline).
     #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
+    Store(Box<crate::store::StoreError>),
 
     /// The engine could not read or write a local file.
     #[error(transparent)]
@@ -68,6 +69,12 @@ pub enum ScanError {
 
 /// Result of the Parquet layer.
 pub(crate) type Result<T, E = ScanError> = std::result::Result<T, E>;
+
+impl From<crate::store::StoreError> for ScanError {
+    fn from(e: crate::store::StoreError) -> Self {
+        ScanError::Store(Box::new(e))
+    }
+}
 
 impl ScanError {
     /// Wraps a parquet crate error for `path`, unwrapping an error of ours
@@ -88,7 +95,7 @@ impl ScanError {
             Err(other) => other,
         };
         let inner = match inner.downcast::<crate::store::StoreError>() {
-            Ok(ours) => return ScanError::Store(*ours),
+            Ok(ours) => return ScanError::Store(ours),
             Err(other) => other,
         };
         let inner = match inner.downcast::<crate::engine::IoError>() {

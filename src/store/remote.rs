@@ -78,12 +78,12 @@ async fn open_tail(object: Arc<Object>, hint: u64) -> Result<Opened> {
             }
         }
         if bytes.len() != expected {
-            return Err(StoreError::from(StoreError::Truncated {
+            return Err(StoreError::Truncated {
                 object: object.label.clone(),
                 offset: range.start,
                 expected,
                 got: bytes.len(),
-            }));
+            });
         }
         Ok(Opened {
             size: meta.size,

@@ -57,10 +57,10 @@ where
 
 /// A task that ended without a result (it panicked or was cancelled).
 pub(crate) fn lost() -> StoreError {
-    StoreError::TaskLost.into()
+    StoreError::TaskLost
 }
 
 /// A task that panicked or was cancelled, as an error.
 pub(crate) fn joined(e: tokio::task::JoinError) -> StoreError {
-    StoreError::Task(e).into()
+    StoreError::Task(e)
 }

@@ -42,7 +42,6 @@ fn bad(location: &str, reason: impl Into<String>) -> StoreError {
         location: redact(location),
         reason: reason.into(),
     }
-    .into()
 }
 
 /// Decides where `location` leads (pure: no I/O). A location is a URL when

@@ -182,7 +182,11 @@ impl DecodeError {
             DecodeError::Store(StoreError::Io(IoError::Cuda(e))) => Some(e),
             DecodeError::Scan(ScanError::Cuda(e)) => Some(e),
             DecodeError::Scan(ScanError::Io(IoError::Cuda(e))) => Some(e),
-            DecodeError::Scan(ScanError::Store(StoreError::Cuda(e))) => Some(e),
+            DecodeError::Scan(ScanError::Store(s)) => match s.as_ref() {
+                StoreError::Cuda(e) => Some(e),
+                StoreError::Io(IoError::Cuda(e)) => Some(e),
+                _ => None,
+            },
             DecodeError::Kernel(k) => match k.as_ref() {
                 KernelError::Cuda(e) => Some(e),
                 KernelError::Module(crate::cuda::module::ModuleError::Driver(e)) => Some(e),
