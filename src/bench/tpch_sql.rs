@@ -124,7 +124,7 @@ async fn run_once(ctx: &SessionContext, sql: &str) -> Result<(f64, usize, ScanTo
 }
 
 fn drop_all(files: &[PathBuf]) -> Result<()> {
-    files.iter().try_for_each(|f| drop_from_cache(f))
+    files.iter().try_for_each(|f| Ok(drop_from_cache(f)?))
 }
 
 /// Runs the benchmark.
