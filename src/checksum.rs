@@ -1,7 +1,7 @@
 //! CRC-32 (IEEE, the value of Python's `zlib.crc32`) of bytes where they landed.
 
+use crate::cuda::CudaError;
 use crate::cuda::DeviceBuffer;
-use crate::error::Result;
 
 /// Bytes read back from the device per step (bounded host memory).
 pub const READBACK_CHUNK: usize = 64 << 20;
@@ -13,7 +13,7 @@ pub fn crc32_host(bytes: &[u8]) -> u32 {
 
 /// CRC-32 of `len` bytes of a device buffer starting at `offset`, read back
 /// in chunks of [`READBACK_CHUNK`].
-pub fn crc32_device(buf: &DeviceBuffer, offset: usize, len: usize) -> Result<u32> {
+pub fn crc32_device(buf: &DeviceBuffer, offset: usize, len: usize) -> Result<u32, CudaError> {
     let mut hasher = crc32fast::Hasher::new();
     let mut host = vec![0u8; READBACK_CHUNK.min(len.max(1))];
     let mut done = 0;

@@ -7,6 +7,7 @@
 use crate::config::ConfigError;
 use crate::cuda::CudaError;
 use crate::cufile::CuFileError;
+use crate::decode::scan::DecodeError;
 use crate::engine::IoError;
 use crate::parquet::ScanError;
 use crate::store::StoreError;
@@ -21,7 +22,7 @@ pub enum Error {
     /// The GPU decoder failed (its error names file, column, row group and
     /// page where the input is at fault).
     #[error(transparent)]
-    Decode(Box<crate::decode::scan::DecodeError>),
+    Decode(Box<DecodeError>),
 
     /// A setting (environment variable or builder value) is invalid.
     #[error(transparent)]
@@ -39,16 +40,16 @@ pub enum Error {
     /// The engine: a file cannot be opened, or a read or write of its
     /// ranges failed.
     #[error(transparent)]
-    Io(#[from] IoError),
+    Io(IoError),
 
     /// The object-store bridge: a location leads nowhere, or a store
     /// request failed.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(StoreError),
 
     /// Parquet: a file is not valid Parquet, or a scan does not fit it.
     #[error(transparent)]
-    Parquet(#[from] ScanError),
+    Parquet(ScanError),
 
     /// DataFusion: a table cannot be registered, or a query failed.
     #[cfg(feature = "datafusion")]
@@ -82,56 +83,89 @@ impl From<::datafusion::error::DataFusionError> for Error {
     }
 }
 
-impl Error {
-    /// Builds an [`IoError::Os`] for `op` on `path`.
-    pub(crate) fn io(path: &str, op: &'static str, source: std::io::Error) -> Self {
-        IoError::Os {
-            path: path.to_string(),
-            op,
-            source,
+impl From<IoError> for Error {
+    /// Files the engine's error under the layer it came from: a CUDA,
+    /// cuFile or setting failure the engine met is that layer's variant.
+    fn from(e: IoError) -> Self {
+        match e {
+            IoError::Cuda(e) => Error::Cuda(e),
+            IoError::CuFile(e) => Error::CuFile(e),
+            IoError::Config(e) => Error::Config(e),
+            other => Error::Io(other),
         }
-        .into()
+    }
+}
+
+impl From<StoreError> for Error {
+    /// Files the store's error under the layer it came from (a local
+    /// file's failure is the engine's).
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Io(e) => e.into(),
+            StoreError::Cuda(e) => Error::Cuda(e),
+            StoreError::Config(e) => Error::Config(e),
+            other => Error::Store(other),
+        }
+    }
+}
+
+impl From<ScanError> for Error {
+    /// Files the Parquet layer's error under the layer it came from.
+    fn from(e: ScanError) -> Self {
+        match e {
+            ScanError::Store(e) => (*e).into(),
+            ScanError::Io(e) => e.into(),
+            ScanError::Cuda(e) => Error::Cuda(e),
+            ScanError::Config(e) => Error::Config(e),
+            other => Error::Parquet(other),
+        }
+    }
+}
+
+impl From<DecodeError> for Error {
+    /// Files the decoder's error under the layer it came from: a store,
+    /// Parquet, engine or CUDA failure the decoder met is that layer's
+    /// variant; the decoder's own failures are [`Error::Decode`].
+    fn from(e: DecodeError) -> Self {
+        match e {
+            DecodeError::Store(e) => e.into(),
+            DecodeError::Scan(e) => e.into(),
+            DecodeError::Io(e) => e.into(),
+            DecodeError::Cuda(e) => Error::Cuda(e),
+            other => Error::Decode(Box::new(other)),
+        }
+    }
+}
+
+impl Error {
+    /// Wraps a GPU decoder error (the same as [`From`]).
+    pub fn decode(e: DecodeError) -> Self {
+        e.into()
+    }
+
+    /// Builds an [`IoError::Os`] for `op` on `path`.
+    pub fn io(path: &str, op: &'static str, source: std::io::Error) -> Self {
+        IoError::os(path, op, source).into()
     }
 
     /// Wraps a parquet crate error for `path`, unwrapping one of ours that
     /// travelled through the parquet crate (e.g. a short read).
-    pub(crate) fn from_parquet(path: &str, source: ::parquet::errors::ParquetError) -> Self {
+    pub fn from_parquet(path: &str, source: ::parquet::errors::ParquetError) -> Self {
         match source {
             ::parquet::errors::ParquetError::External(inner) => match inner.downcast::<Error>() {
                 Ok(ours) => *ours,
-                Err(other) => ScanError::Format {
-                    path: path.to_string(),
-                    source: ::parquet::errors::ParquetError::External(other),
+                Err(other) => {
+                    ScanError::from_parquet(path, ::parquet::errors::ParquetError::External(other))
+                        .into()
                 }
-                .into(),
             },
-            other => ScanError::Format {
-                path: path.to_string(),
-                source: other,
-            }
-            .into(),
-        }
-    }
-
-    /// Wraps a GPU decoder error.
-    pub fn decode(e: crate::decode::scan::DecodeError) -> Self {
-        match e {
-            crate::decode::scan::DecodeError::Io(inner) => *inner,
-            other => Error::Decode(Box::new(other)),
+            other => ScanError::from_parquet(path, other).into(),
         }
     }
 
     /// Maps an `open(2)` failure to the most specific variant.
-    pub(crate) fn from_open(path: &str, source: std::io::Error) -> Self {
-        let path = path.to_string();
-        match source.kind() {
-            std::io::ErrorKind::NotFound => IoError::NotFound { path }.into(),
-            std::io::ErrorKind::PermissionDenied => IoError::PermissionDenied { path }.into(),
-            _ if source.raw_os_error() == Some(libc::EISDIR) => {
-                IoError::IsDirectory { path }.into()
-            }
-            _ => Error::io(&path, "open", source),
-        }
+    pub fn from_open(path: &str, source: std::io::Error) -> Self {
+        IoError::from_open(path, source).into()
     }
 }
 
@@ -144,7 +178,7 @@ mod tests {
 
     #[test]
     fn layers_keep_their_typed_causes_as_sources() {
-        let e = PlanError::UnknownColumn("x".into()).in_file("f.parquet");
+        let e = Error::from(PlanError::UnknownColumn("x".into()).in_file("f.parquet"));
         assert_eq!(e.to_string(), "f.parquet: column \"x\" is not in the file");
         assert!(matches!(
             &e,
@@ -173,5 +207,89 @@ mod tests {
             .source()
             .and_then(|s| s.downcast_ref::<CudaError>())
             .is_some());
+    }
+
+    /// Every message of `e`'s chain, outermost first.
+    fn chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
+        let mut out = vec![e.to_string()];
+        let mut cur = e.source();
+        while let Some(c) = cur {
+            out.push(c.to_string());
+            cur = c.source();
+        }
+        out
+    }
+
+    /// No message of the chain repeats (or contains) the next one's.
+    fn assert_each_cause_once(e: &(dyn std::error::Error + 'static)) {
+        let messages = chain(e);
+        for pair in messages.windows(2) {
+            assert!(
+                !pair[0].contains(&pair[1]),
+                "{:?} repeats its cause {:?}",
+                pair[0],
+                pair[1]
+            );
+        }
+    }
+
+    #[test]
+    fn deep_errors_reach_their_typed_cause_and_print_it_once() {
+        use crate::cuda::module::ModuleError;
+        use crate::decode::kernels::KernelError;
+
+        let oom = CudaError::OutOfMemory {
+            device: 0,
+            requested: 1 << 30,
+            free: 1 << 20,
+        };
+        // A kernel's CUDA failure, through the decoder, into the crate's error.
+        let kernel = DecodeError::from(KernelError::Cuda(oom.clone()));
+        assert_eq!(kernel.cuda(), Some(&oom));
+        let e = Error::from(kernel);
+        assert!(matches!(
+            &e,
+            Error::Decode(d) if matches!(d.as_ref(), DecodeError::Kernel(k)
+                if matches!(k.as_ref(), KernelError::Cuda(CudaError::OutOfMemory { .. })))
+        ));
+        assert_each_cause_once(&e);
+
+        // A module's driver failure is the CUDA error itself, once.
+        let module = DecodeError::from(KernelError::Module(ModuleError::Driver(oom.clone())));
+        assert_eq!(module.cuda(), Some(&oom));
+        assert_each_cause_once(&Error::from(module));
+
+        // A CUDA failure the decoder met directly is the crate's CUDA error.
+        let direct = Error::from(DecodeError::from(oom.clone()));
+        assert!(matches!(direct, Error::Cuda(CudaError::OutOfMemory { .. })));
+
+        // A local file's failure inside the store inside a scan inside the
+        // decoder is the engine's error at the top.
+        let missing = ScanError::from(StoreError::from(IoError::NotFound {
+            path: "f.parquet".into(),
+        }));
+        assert!(matches!(
+            &missing,
+            ScanError::Store(s) if matches!(s.as_ref(), StoreError::Io(IoError::NotFound { .. }))
+        ));
+        assert_each_cause_once(&missing);
+        let e = Error::from(DecodeError::from(missing));
+        assert!(matches!(&e, Error::Io(IoError::NotFound { path }) if path == "f.parquet"));
+        assert_each_cause_once(&e);
+
+        // An OS error inside the engine keeps it as the typed source.
+        let e = Error::from(ScanError::from(IoError::os(
+            "f",
+            "pread",
+            std::io::Error::from_raw_os_error(libc::EIO),
+        )));
+        assert!(matches!(&e, Error::Io(IoError::Os { op: "pread", .. })));
+
+        // A store error that travelled through the parquet crate comes back typed.
+        let through = ScanError::from_parquet(
+            "f.parquet",
+            ::parquet::errors::ParquetError::External(Box::new(StoreError::TaskLost)),
+        );
+        assert!(matches!(through, ScanError::Store(s) if matches!(*s, StoreError::TaskLost)));
     }
 }

@@ -54,7 +54,7 @@ fn missing_file_is_not_found_in_every_mode_that_needs_it() {
     for mode in [OpenMode::Read, OpenMode::ReadWrite] {
         let err = FileHandle::open_with(engine(), &path, mode).unwrap_err();
         assert!(
-            matches!(&err, Error::Io(IoError::NotFound { path: p }) if *p == path_str(&path)),
+            matches!(&err, IoError::NotFound { path: p } if *p == path_str(&path)),
             "{mode:?}: {err:?}"
         );
         assert_mentions(&err.to_string(), &[&path_str(&path), "no such file"]);
@@ -62,10 +62,7 @@ fn missing_file_is_not_found_in_every_mode_that_needs_it() {
     // "w" creates files, but not missing directories.
     let nested = dir.path().join("no-such-dir").join("out.bin");
     let err = FileHandle::open_with(engine(), &nested, OpenMode::Write).unwrap_err();
-    assert!(
-        matches!(&err, Error::Io(IoError::NotFound { .. })),
-        "{err:?}"
-    );
+    assert!(matches!(&err, IoError::NotFound { .. }), "{err:?}");
     assert_mentions(&err.to_string(), &[&path_str(&nested), "no such file"]);
     assert!(!path.exists() && !nested.exists());
 }
@@ -82,7 +79,7 @@ fn directory_is_is_directory_in_every_mode() {
     ] {
         let err = FileHandle::open_with(engine(), dir.path(), mode).unwrap_err();
         assert!(
-            matches!(&err, Error::Io(IoError::IsDirectory { path }) if *path == p),
+            matches!(&err, IoError::IsDirectory { path } if *path == p),
             "{mode:?}: {err:?}"
         );
         assert_mentions(&err.to_string(), &[&p, "directory"]);
@@ -95,15 +92,12 @@ fn directory_is_is_directory_in_every_mode() {
 fn check_permission_denied(path: &Path) {
     let err = FileHandle::open_with(engine(), path, OpenMode::Read).unwrap_err();
     assert!(
-        matches!(&err, Error::Io(IoError::PermissionDenied { path: p }) if *p == path_str(path)),
+        matches!(&err, IoError::PermissionDenied { path: p } if *p == path_str(path)),
         "{err:?}"
     );
     assert_mentions(&err.to_string(), &[&path_str(path), "permission denied"]);
     let err = FileHandle::open_with(engine(), path, OpenMode::ReadWrite).unwrap_err();
-    assert!(
-        matches!(&err, Error::Io(IoError::PermissionDenied { .. })),
-        "{err:?}"
-    );
+    assert!(matches!(&err, IoError::PermissionDenied { .. }), "{err:?}");
 }
 
 const PERM_ENV: &str = "GDSCAN_TEST_UNREADABLE_PATH";
@@ -199,7 +193,7 @@ fn offset_at_or_past_eof_is_offset_past_eof() {
         let mut buf = vec![0x11u8; 16];
         let err = handle.pread(&mut buf, 16, offset).unwrap_err();
         assert!(
-            matches!(&err, Error::Io(IoError::OffsetPastEof { path, offset: o, file_size: 1000 })
+            matches!(&err, IoError::OffsetPastEof { path, offset: o, file_size: 1000 }
                 if *path == p && *o == offset),
             "{offset}: {err:?}"
         );
@@ -211,10 +205,7 @@ fn offset_at_or_past_eof_is_offset_past_eof() {
         let err = handle
             .pread_async(vec![0u8; 16], 16, offset)
             .expect_err("async read past EOF must fail at once");
-        assert!(
-            matches!(&err, Error::Io(IoError::OffsetPastEof { .. })),
-            "{err:?}"
-        );
+        assert!(matches!(&err, IoError::OffsetPastEof { .. }), "{err:?}");
     }
     // The last byte is still readable.
     let mut one = [0u8; 1];
@@ -229,11 +220,11 @@ fn offset_at_or_past_eof_is_offset_past_eof() {
     assert!(
         matches!(
             &err,
-            Error::Io(IoError::OffsetPastEof {
+            IoError::OffsetPastEof {
                 offset: 0,
                 file_size: 0,
                 ..
-            })
+            }
         ),
         "{err:?}"
     );
@@ -254,7 +245,7 @@ fn zero_size_request_is_empty_request() {
     let write_async = handle.pwrite_async(vec![0u8; 10], 0, 5).err().unwrap();
     for err in [read, write, read_async, write_async] {
         assert!(
-            matches!(&err, Error::Io(IoError::EmptyRequest { path }) if *path == p),
+            matches!(&err, IoError::EmptyRequest { path } if *path == p),
             "{err:?}"
         );
         assert_mentions(&err.to_string(), &[&p, "empty request", "size 0"]);
@@ -279,11 +270,11 @@ fn buffer_smaller_than_request_is_buffer_too_small() {
     assert!(
         matches!(
             err,
-            Error::Io(IoError::BufferTooSmall {
+            IoError::BufferTooSmall {
                 buffer: 10,
                 requested: 50,
                 ..
-            })
+            }
         ),
         "{err:?}"
     );
@@ -297,11 +288,11 @@ fn buffer_smaller_than_request_is_buffer_too_small() {
     assert!(
         matches!(
             err,
-            Error::Io(IoError::BufferTooSmall {
+            IoError::BufferTooSmall {
                 buffer: 10,
                 requested: 50,
                 ..
-            })
+            }
         ),
         "{err:?}"
     );
@@ -310,11 +301,11 @@ fn buffer_smaller_than_request_is_buffer_too_small() {
     assert!(
         matches!(
             err,
-            Error::Io(IoError::BufferTooSmall {
+            IoError::BufferTooSmall {
                 buffer: 3,
                 requested: 4,
                 ..
-            })
+            }
         ),
         "{err:?}"
     );
@@ -322,11 +313,11 @@ fn buffer_smaller_than_request_is_buffer_too_small() {
     assert!(
         matches!(
             err,
-            Error::Io(IoError::BufferTooSmall {
+            IoError::BufferTooSmall {
                 buffer: 3,
                 requested: 4,
                 ..
-            })
+            }
         ),
         "{err:?}"
     );
@@ -363,7 +354,7 @@ fn operation_not_allowed_by_mode_is_mode_not_allowed() {
     let async_ = reader.pwrite_async(data.clone(), 10, 0).err().unwrap();
     for err in [sync, async_] {
         assert!(
-            matches!(&err, Error::Io(IoError::ModeNotAllowed { path, mode: "r", op: "writing" }) if *path == p),
+            matches!(&err, IoError::ModeNotAllowed { path, mode: "r", op: "writing" } if *path == p),
             "{err:?}"
         );
         assert_mentions(&err.to_string(), &[&p, "mode r", "writing"]);
@@ -382,7 +373,7 @@ fn operation_not_allowed_by_mode_is_mode_not_allowed() {
     let async_ = writer.pread_async(vec![0u8; 10], 10, 0).err().unwrap();
     for err in [sync, async_] {
         assert!(
-            matches!(&err, Error::Io(IoError::ModeNotAllowed { path, mode: "w", op: "reading" }) if *path == p),
+            matches!(&err, IoError::ModeNotAllowed { path, mode: "w", op: "reading" } if *path == p),
             "{err:?}"
         );
         assert_mentions(&err.to_string(), &[&p, "mode w", "reading"]);
@@ -398,13 +389,13 @@ fn unknown_mode_string_is_invalid_mode() {
     for mode in ["x", "", "rw", "R", "a", "r+b", " r"] {
         let err = FileHandle::open(&path, mode).unwrap_err();
         assert!(
-            matches!(&err, Error::Io(IoError::InvalidMode(m)) if m == mode),
+            matches!(&err, IoError::InvalidMode(m) if m == mode),
             "{mode:?}: {err:?}"
         );
         assert_mentions(&err.to_string(), &[&format!("{mode:?}"), "r, w, r+ or w+"]);
         assert!(matches!(
             mode.parse::<OpenMode>(),
-            Err(Error::Io(IoError::InvalidMode(_)))
+            Err(IoError::InvalidMode(_))
         ));
     }
     assert_eq!(std::fs::read(&path).unwrap(), b"abc", "file unchanged");
@@ -536,7 +527,7 @@ fn file_truncated_after_open_never_yields_more_than_it_holds() {
     // Past the new end is past EOF.
     let err = handle.pread(&mut buf, 10, new_len).unwrap_err();
     assert!(
-        matches!(err, Error::Io(IoError::OffsetPastEof { file_size, .. }) if file_size == new_len),
+        matches!(err, IoError::OffsetPastEof { file_size, .. } if file_size == new_len),
         "{err:?}"
     );
 }
@@ -553,7 +544,7 @@ fn write_whose_end_overflows_the_offset_range_fails_and_touches_nothing() {
             .unwrap()
             .pwrite(&data, data.len(), offset);
         assert!(
-            matches!(result, Err(Error::Io(IoError::RangeOverflow { .. }))),
+            matches!(result, Err(IoError::RangeOverflow { .. })),
             "offset {offset}: {result:?}"
         );
         assert_eq!(

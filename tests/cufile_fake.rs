@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gdscan::engine::IoError;
-use gdscan::{CompatMode, Engine, Error, FileHandle, OpenMode, Settings};
+use gdscan::{CompatMode, Engine, FileHandle, OpenMode, Settings};
 
 const CHILD: &str = "GDSCAN_FAKE_CUFILE_CHILD";
 
@@ -52,7 +52,7 @@ fn child(file: &Path) {
                 "{compat} {availability} route={:?} reason={}",
                 d.route, d.reason
             ),
-            Err(Error::Io(e @ IoError::CuFileRequired { .. })) => {
+            Err(e @ IoError::CuFileRequired { .. }) => {
                 println!("{compat} {availability} error=CuFileRequired: {e}")
             }
             Err(other) => println!("{compat} {availability} error=other: {other:?}"),

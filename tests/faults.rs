@@ -151,7 +151,7 @@ fn checked_read(h: &FileHandle, data: &[u8], offset: u64, len: usize) -> Option<
                 bytes1 - bytes0 < len as u64,
                 "a failed request counted whole"
             );
-            Some(e)
+            Some(e.into())
         }
     }
 }
@@ -379,7 +379,7 @@ fn enospc_and_short_writes_on_the_write_path() {
     assert_eq!(std::fs::read(&path).unwrap(), &data[..2 << 20]);
     // ENOSPC at 2.5 MB: a typed error naming the file and the offset.
     let (_, bytes0) = host(&h);
-    let err = h.pwrite(&data, data.len(), 0).unwrap_err();
+    let err = Error::from(h.pwrite(&data, data.len(), 0).unwrap_err());
     assert_transfer(
         &err,
         &path,
@@ -405,9 +405,9 @@ fn a_write_that_writes_nothing_is_an_error_not_a_hang() {
     }));
     let err = h.pwrite(&[1u8; 5000][..], 5000, 0).unwrap_err();
     match &err {
-        Error::Io(IoError::Transfer {
+        IoError::Transfer {
             op, offset, source, ..
-        }) => {
+        } => {
             assert_eq!(*op, "pwrite");
             assert_eq!(*offset, 0);
             assert_eq!(source.kind(), std::io::ErrorKind::WriteZero);
@@ -460,7 +460,7 @@ fn a_random_mix_of_faults_under_concurrency_loses_nothing() {
                                 assert!(buf[..n] == data[offset as usize..end]);
                                 ok += 1;
                             }
-                            Err(Error::Io(IoError::Transfer { source, .. })) => {
+                            Err(IoError::Transfer { source, .. }) => {
                                 assert_eq!(source.raw_os_error(), Some(libc::EIO));
                                 typed += 1;
                             }

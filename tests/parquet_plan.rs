@@ -10,9 +10,10 @@ use arrow::record_batch::RecordBatch;
 use gdscan::parquet::fetch::{fetch, layout, FetchOptions, HostAllocator, ReadBack, SourceScan};
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::{plan, PlanError, Projection, ScanRequest};
+use gdscan::parquet::ScanError;
 use gdscan::parquet::{CoalesceOptions, Predicate};
 use gdscan::store::{LocalSource, Source};
-use gdscan::{Engine, Error, Settings};
+use gdscan::{Engine, Settings};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 mod common;
@@ -547,7 +548,7 @@ fn reading_back_outside_a_host_buffer_is_an_error() {
     assert_eq!(dst, [7u8; 8]);
     for offset in [9, 16, usize::MAX] {
         match buffer.read_back(offset, &mut dst) {
-            Err(Error::Io(IoError::BufferTooSmall { buffer: 16, .. })) => {}
+            Err(ScanError::Io(IoError::BufferTooSmall { buffer: 16, .. })) => {}
             other => panic!("offset {offset}: {other:?}"),
         }
     }

@@ -27,7 +27,7 @@ fn open_within_time(path: &Path, mode: OpenMode) -> gdscan::Result<FileHandle> {
     let (tx, rx) = std::sync::mpsc::channel();
     let p = path.to_path_buf();
     std::thread::spawn(move || {
-        let _ = tx.send(FileHandle::open_with(engine(), &p, mode));
+        let _ = tx.send(FileHandle::open_with(engine(), &p, mode).map_err(Into::into));
     });
     rx.recv_timeout(Duration::from_secs(10))
         .unwrap_or_else(|_| panic!("opening {} hangs", path.display()))
@@ -183,11 +183,11 @@ fn a_file_that_shrinks_and_grows_while_read_gives_right_bytes_or_typed_errors() 
                 }
                 ok += 1;
             }
-            Err(Error::Io(IoError::ShortRead { path: p, .. })) => {
+            Err(IoError::ShortRead { path: p, .. }) => {
                 assert_eq!(p, path.display().to_string());
                 short += 1;
             }
-            Err(Error::Io(IoError::OffsetPastEof { .. })) => past += 1,
+            Err(IoError::OffsetPastEof { .. }) => past += 1,
             Err(other) => panic!("unexpected error: {other:?}"),
         }
     }

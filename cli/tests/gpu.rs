@@ -40,7 +40,7 @@ use gdscan::cufile::CuFileError;
 use gdscan::engine::IoError;
 use gdscan::engine::{DeviceRoute, Engine, FileHandle, IoPath, OpenMode};
 use gdscan::store::{LocalSource, StoreError};
-use gdscan::{CompatMode, DeviceReadPath, Error, Settings};
+use gdscan::{CompatMode, DeviceReadPath, Settings};
 
 const NEEDS_GPU: &str = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored";
 
@@ -445,7 +445,7 @@ fn device_errors_are_typed() {
     .unwrap();
     assert!(matches!(
         h.pread(&mut small, 100, 0),
-        Err(Error::Io(IoError::BufferTooSmall { .. }))
+        Err(IoError::BufferTooSmall { .. })
     ));
 }
 
@@ -652,10 +652,7 @@ fn cufile_stage1_and_stage2_are_proven() {
             check_registration_failed(&why);
             let mut buf = DeviceBuffer::new(dev, len).unwrap();
             let err = off.pread(&mut buf, len, 0).unwrap_err();
-            assert!(
-                matches!(err, Error::Io(IoError::CuFileRequired { .. })),
-                "{err:?}"
-            );
+            assert!(matches!(err, IoError::CuFileRequired { .. }), "{err:?}");
             assert!(err.to_string().contains(&why), "{err}");
         }
         other => panic!("OFF never declines cuFile: {other:?}"),
@@ -873,7 +870,8 @@ fn remote_device_reads_resume_cut_bodies_and_fail_short_ones_cleanly() {
     )
     .collect();
     match outcome {
-        Err(Error::Store(StoreError::Truncated { got: 100, .. })) => {}
+        Err(gdscan::parquet::ScanError::Store(s))
+            if matches!(*s, StoreError::Truncated { got: 100, .. }) => {}
         other => panic!("{:?}", other.map(|v| v.len())),
     }
     // Nothing is left writing into freed memory: the device still works.

@@ -8,7 +8,7 @@ use std::process::Command;
 use gdscan::engine::CuFileAvailability;
 use gdscan::engine::DeviceRoute;
 use gdscan::engine::IoError;
-use gdscan::{CompatMode, Engine, Error, FileHandle, OpenMode, Settings};
+use gdscan::{CompatMode, Engine, FileHandle, OpenMode, Settings};
 
 fn cufile_missing() -> bool {
     match gdscan::cufile::find_library() {
@@ -100,10 +100,7 @@ fn compat_off_without_cufile_is_a_clear_error_for_device_requests() {
     let (_d, path) = file(1 << 20);
     let h = handle(&path, CompatMode::Off);
     let err = h.device_route(1 << 20, 0).unwrap_err();
-    assert!(
-        matches!(err, Error::Io(IoError::CuFileRequired { .. })),
-        "{err:?}"
-    );
+    assert!(matches!(err, IoError::CuFileRequired { .. }), "{err:?}");
     let msg = err.to_string();
     assert!(
         msg.contains("KVIKIO_COMPAT_MODE=OFF requires cuFile"),

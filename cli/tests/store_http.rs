@@ -16,8 +16,13 @@ use gdscan::engine::IoError;
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::{Projection, ScanRequest};
 use gdscan::store::StoreError;
-use gdscan::store::{open, LocalSource, RemoteSource, Source, StoreOptions};
+use gdscan::store::{LocalSource, RemoteSource, Source, StoreOptions};
 use gdscan::{Error, IoPath};
+
+/// Opens `location` as the library's top hands it out (the crate's error).
+fn open(location: &str, options: &StoreOptions) -> gdscan::Result<Arc<dyn Source>> {
+    Ok(gdscan::store::open(location, options)?)
+}
 
 /// Small requests, a little concurrency, fast bounded retries.
 fn options() -> StoreOptions {
@@ -245,12 +250,12 @@ fn a_body_shorter_than_its_range_is_a_truncated_response() {
     let remote = open(&f.url, &options()).unwrap();
     f.server.fail_next(Fault::ShortBody(7), 1);
     match remote.read_blocking(100..5000) {
-        Err(Error::Store(StoreError::Truncated {
+        Err(StoreError::Truncated {
             object,
             offset: 100,
             expected: 4900,
             got: 7,
-        })) => assert_eq!(object, f.url),
+        }) => assert_eq!(object, f.url),
         other => panic!("{other:?}"),
     }
     let plan = plan_of(&remote, &all_columns());
@@ -329,7 +334,7 @@ fn reads_past_the_end_are_refused_before_any_request() {
     let before = f.server.gets();
     let size = remote.size();
     match futures::executor::block_on(remote.read_ranges(&[0..1, size - 10..size + 1])) {
-        Err(Error::Io(IoError::ShortRead { got: 10, .. })) => {}
+        Err(StoreError::Io(IoError::ShortRead { got: 10, .. })) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(f.server.gets(), before);

@@ -56,7 +56,11 @@ fn gdscan_command(moto: &Moto) -> Command {
 fn open_s3(moto: &Moto, key: &str) -> gdscan::Result<Arc<dyn Source>> {
     let config = moto.config();
     let pairs: Vec<(&str, &str)> = config.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    open_with_config(&format!("s3://{BUCKET}/{key}"), &options(), &pairs)
+    Ok(open_with_config(
+        &format!("s3://{BUCKET}/{key}"),
+        &options(),
+        &pairs,
+    )?)
 }
 
 #[test]
@@ -140,7 +144,7 @@ fn every_parquet_testing_file_decodes_the_same_from_s3() {
         let Ok(meta) = load(&local, MetadataOptions::default()) else {
             assert!(
                 remote
-                    .and_then(|r| load(&r, MetadataOptions::default()))
+                    .and_then(|r| Ok(load(&r, MetadataOptions::default())?))
                     .is_err(),
                 "{name}: bad metadata locally, not from S3"
             );

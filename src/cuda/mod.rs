@@ -1,7 +1,7 @@
 //! The only place that talks to the CUDA driver.
 //!
 //! Layered like cudarc itself: cudarc's `driver::sys` (loaded at run time) is
-//! the raw layer; [`driver`] turns its status codes into [`crate::Error`]s and
+//! the raw layer; [`driver`] turns its status codes into [`CudaError`]s and
 //! checks that the library exists before anything touches it (cudarc panics
 //! when a library is missing, we never do); `device`, `stream` and
 //! `memory` are small owning types with `Drop`; `pool` caches device

@@ -96,7 +96,7 @@ pub enum ModuleError {
 
     /// Another driver call failed (binding the context, an attribute query).
     #[error(transparent)]
-    Driver(#[from] crate::Error),
+    Driver(#[from] super::CudaError),
 }
 
 fn log_suffix(log: &str) -> String {
@@ -393,7 +393,7 @@ impl Function {
 
 impl Device {
     /// The device's compute capability as (major, minor), e.g. (9, 0) for an H200.
-    pub fn compute_capability(&self) -> crate::Result<(i32, i32)> {
+    pub fn compute_capability(&self) -> Result<(i32, i32), super::CudaError> {
         super::driver::ensure()?;
         let mut dev = 0;
         // SAFETY: driver initialised; the ordinal was checked when the Device was made.
@@ -440,12 +440,6 @@ impl Stream {
             "cuMemsetD8Async",
             sys::cuMemsetD8Async(dst, value, len, self.raw()),
         )
-    }
-}
-
-impl From<crate::cuda::CudaError> for ModuleError {
-    fn from(e: crate::cuda::CudaError) -> Self {
-        ModuleError::Driver(crate::Error::from(e))
     }
 }
 

@@ -10,9 +10,9 @@ use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::error::Result;
 use super::pool::{keep_newest, PoolCounters, PoolStats};
 use super::{Device, PinnedBuffer};
-use crate::error::Result;
 
 /// Pinned sizes are rounded up to a multiple of this (2 MiB).
 pub(crate) const PINNED_GRANULE: usize = 2 << 20;

@@ -2,10 +2,10 @@
 //! it lets cuFile pin the buffer once instead of per request.
 
 use super::error::CuFileError;
+use super::error::Result;
 use super::library::api;
 use super::status::check;
 use crate::cuda::DeviceBuffer;
-use crate::error::Result;
 
 /// Registers `buf` with cuFile until [`deregister_buffer`] is called.
 /// Prefer [`BufferRegistration`], which deregisters on drop.

@@ -17,6 +17,10 @@ pub enum CuFileError {
     #[error("cuFile is not available: {0}")]
     Unusable(#[source] Box<CuFileError>),
 
+    /// A CUDA call made for cuFile failed (binding a buffer's device).
+    #[error(transparent)]
+    Cuda(#[from] crate::cuda::CudaError),
+
     /// A cuFile call failed.
     #[error("cuFile call {op} failed: {name} ({code}){}", if *cuda_code != 0 { format!(", CUDA error {cuda_code}") } else { String::new() })]
     Call {
@@ -62,3 +66,6 @@ pub enum ParamRefusal {
     #[error(transparent)]
     Call(Box<CuFileError>),
 }
+
+/// Result of the cuFile layer.
+pub(crate) type Result<T, E = CuFileError> = std::result::Result<T, E>;

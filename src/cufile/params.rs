@@ -15,7 +15,6 @@ use serde::Serialize;
 use super::error::{CuFileError, ParamRefusal};
 use super::library::Api;
 use super::status::check;
-use crate::error::Result;
 
 pub use crate::config::{
     env_name, spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS,
@@ -131,11 +130,12 @@ pub struct ParamReport {
     pub source: ParamSource,
     /// cuFile's bounds, for size keys.
     pub bounds: Option<(usize, usize)>,
-    /// Why the value could not be read, if so.
-    pub error: Option<String>,
+    /// Why the value could not be read, if so (serialized as its message).
+    #[serde(serialize_with = "serialize_message")]
+    pub error: Option<CuFileError>,
 }
 
-fn get(api: &Api, spec: &ParamSpec) -> Result<ParamValue> {
+fn get(api: &Api, spec: &ParamSpec) -> Result<ParamValue, CuFileError> {
     // SAFETY: each call gets a valid identifier of its type and a valid out pointer.
     unsafe {
         match spec.kind {
@@ -177,7 +177,7 @@ fn bounds(api: &Api, spec: &ParamSpec) -> Option<(usize, usize)> {
 
 /// Applies `overrides` (before the driver opens). A value outside cuFile's
 /// bounds, or one cuFile refuses, is [`CuFileError::ParamRefused`].
-pub fn apply(api: &Api, overrides: &CuFileOverrides) -> std::result::Result<(), CuFileError> {
+pub fn apply(api: &Api, overrides: &CuFileOverrides) -> Result<(), CuFileError> {
     for (key, value) in overrides.iter() {
         let spec = spec(key).expect("overrides only hold known keys");
         let refused = |reason: ParamRefusal| CuFileError::ParamRefused {
@@ -208,6 +208,17 @@ pub fn apply(api: &Api, overrides: &CuFileOverrides) -> std::result::Result<(), 
     Ok(())
 }
 
+/// Writes an error as its message (or null), as reports show it.
+fn serialize_message<S: serde::Serializer>(
+    error: &Option<CuFileError>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match error {
+        Some(e) => serializer.serialize_some(&e.to_string()),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// Every known parameter's effective value and source. Call it after the
 /// driver opened: before that, cuFile 1.15 reports its built-in defaults
 /// rather than the values of cufile.json (seen on the H200:
@@ -218,7 +229,7 @@ pub fn report(api: &Api, overrides: &CuFileOverrides, config: &ConfigSource) -> 
         .map(|spec| {
             let (value, error) = match get(api, spec) {
                 Ok(v) => (Some(v), None),
-                Err(e) => (None, Some(e.to_string())),
+                Err(e) => (None, Some(e)),
             };
             let source = if overrides.get(spec.key).is_some() {
                 ParamSource::Gdscan

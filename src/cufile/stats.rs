@@ -6,9 +6,9 @@ use cudarc::cufile::sys::{CUfileStatsLevel1_t, CUfileStatsLevel3_t};
 use serde::Serialize;
 
 use super::error::CuFileError;
+use super::error::Result;
 use super::library::api;
 use super::status::check;
-use crate::error::Result;
 
 /// The variable cuFile users set to choose a stats level; gdscan honours it.
 pub const STATS_LEVEL_ENV: &str = "CUFILE_STATS_LEVEL";

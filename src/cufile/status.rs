@@ -1,8 +1,7 @@
-//! cuFile status codes: names, numbers and conversion into [`crate::Error`].
+//! cuFile status codes: names, numbers and conversion into [`CuFileError`].
 
 use super::error::CuFileError;
 use super::library::RawStatus;
-use crate::error::Error;
 
 /// cuFile's error codes with their names (cufile.h, CUDA 13.0).
 const NAMES: &[(i32, &str)] = &[
@@ -94,20 +93,15 @@ pub(crate) fn check(op: &'static str, status: RawStatus) -> Result<(), CuFileErr
     }
 }
 
-/// Converts a negative `cuFileRead`/`cuFileWrite` return into an error:
-/// -1 means errno is set, other negatives are cuFile codes.
-pub(crate) fn io_error(op: &'static str, path: &str, ret: isize) -> Error {
-    if ret == -1 {
-        Error::io(path, op, std::io::Error::last_os_error())
-    } else {
-        let code = (-ret) as i32;
-        CuFileError::Call {
-            op,
-            name: code_name(code).to_string(),
-            code,
-            cuda_code: 0,
-        }
-        .into()
+/// The error of a `cuFileRead`/`cuFileWrite` that returned the negative
+/// cuFile code `code` (a return of -1 means errno instead; the engine maps
+/// that one).
+pub(crate) fn code_error(op: &'static str, code: i32) -> CuFileError {
+    CuFileError::Call {
+        op,
+        name: code_name(code).to_string(),
+        code,
+        cuda_code: 0,
     }
 }
 

@@ -91,7 +91,10 @@ impl MeteredReader {
             }
             Served::Miss { wasted } => {
                 self.add_wasted(wasted);
-                self.inner.read_ranges(ranges.clone()).await
+                self.inner
+                    .read_ranges(ranges.clone())
+                    .await
+                    .map_err(Into::into)
             }
         };
         self.metrics.io_time.add_duration(start.elapsed());

@@ -55,6 +55,6 @@ use ::datafusion::error::DataFusionError;
 
 /// gdscan's error as a DataFusion error; the original stays reachable as
 /// its source (and `crate::Error::from` unwraps it again).
-pub fn to_datafusion(e: crate::Error) -> DataFusionError {
-    DataFusionError::External(Box::new(e))
+pub fn to_datafusion(e: impl Into<crate::Error>) -> DataFusionError {
+    DataFusionError::External(Box::new(e.into()))
 }

@@ -30,7 +30,7 @@ use crate::store::LocalSource;
 struct InFlight {
     row_group: PlannedRowGroup,
     stats: std::sync::Arc<ReaderStats>,
-    task: tokio::task::JoinHandle<crate::Result<Vec<Bytes>>>,
+    task: tokio::task::JoinHandle<Result<Vec<Bytes>, crate::store::StoreError>>,
 }
 
 /// What serving a request from the read-ahead gave.

@@ -13,8 +13,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 
+use super::error::Result;
 use crate::cuda::{Device, PinnedBuffer};
-use crate::error::Result;
 
 /// The pools of every device served so far, created on a device's first
 /// request.

@@ -161,4 +161,41 @@ pub enum IoError {
     /// The engine's worker pool has shut down.
     #[error("the I/O worker pool has stopped")]
     PoolStopped,
+
+    /// A CUDA call the engine made failed (a bounce buffer, a stream).
+    #[error(transparent)]
+    Cuda(#[from] crate::cuda::CudaError),
+
+    /// A cuFile call the engine made failed, or cuFile refused a parameter.
+    #[error(transparent)]
+    CuFile(#[from] crate::cufile::CuFileError),
+
+    /// A setting the engine read is invalid.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+}
+
+/// Result of the engine.
+pub(crate) type Result<T, E = IoError> = std::result::Result<T, E>;
+
+impl IoError {
+    /// Builds an [`IoError::Os`] for `op` on `path`.
+    pub(crate) fn os(path: &str, op: &'static str, source: std::io::Error) -> Self {
+        IoError::Os {
+            path: path.to_string(),
+            op,
+            source,
+        }
+    }
+
+    /// Maps an `open(2)` failure to the most specific variant.
+    pub(crate) fn from_open(path: &str, source: std::io::Error) -> Self {
+        let path = path.to_string();
+        match source.kind() {
+            std::io::ErrorKind::NotFound => IoError::NotFound { path },
+            std::io::ErrorKind::PermissionDenied => IoError::PermissionDenied { path },
+            _ if source.raw_os_error() == Some(libc::EISDIR) => IoError::IsDirectory { path },
+            _ => IoError::os(&path, "open", source),
+        }
+    }
 }

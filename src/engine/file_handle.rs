@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::counters::PathCounters;
-use super::error::IoError;
+use super::error::{IoError, Result};
 use super::lazy_cufile::LazyCuFile;
 use super::memory::{IoBuf, IoBufMut, Memory};
 use super::open_file::{open_checked, open_direct, FileShared, OpenMode};
@@ -14,7 +14,6 @@ use super::route::{decide_cufile, decide_posix, CuFileAvailability, DeviceRoute,
 use super::submit::{RangeRead, SubmittedReads};
 use super::tasks::TaskSplit;
 use super::Engine;
-use crate::error::{Error, Result};
 
 /// An open file served by an [`Engine`].
 #[derive(Debug)]
@@ -51,7 +50,7 @@ impl FileHandle {
         let buffered = open_checked(path.as_ref(), mode)?;
         let meta = buffered
             .metadata()
-            .map_err(|e| Error::io(&path_str, "fstat", e))?;
+            .map_err(|e| IoError::os(&path_str, "fstat", e))?;
         let settings = engine.settings();
         let wants_direct = (mode.can_read() && settings.auto_direct_io_read)
             || (mode.can_write() && settings.auto_direct_io_write);
@@ -159,7 +158,7 @@ impl FileHandle {
             .buffered
             .metadata()
             .map(|m| m.len())
-            .map_err(|e| Error::io(&self.shared.path, "fstat", e))
+            .map_err(|e| IoError::os(&self.shared.path, "fstat", e))
     }
 
     /// Cuts this handle's requests into tasks of `task_size` bytes, at
@@ -225,8 +224,7 @@ impl FileHandle {
                     path: self.shared.path.clone(),
                     buffer: memory.len(),
                     requested: end.unwrap_or(usize::MAX),
-                }
-                .into());
+                });
             }
             let req =
                 self.prepare_read(memory.slice(r.buffer_offset, r.len), r.len, r.file_offset)?;
@@ -237,8 +235,7 @@ impl FileHandle {
                     offset: r.file_offset,
                     expected: r.len,
                     got,
-                }
-                .into());
+                });
             }
             requests.push(Arc::new(req));
         }
@@ -347,14 +344,12 @@ impl FileHandle {
                 path: self.shared.path.clone(),
                 mode: self.mode.as_str(),
                 op,
-            }
-            .into());
+            });
         }
         if size == 0 {
             return Err(IoError::EmptyRequest {
                 path: self.shared.path.clone(),
-            }
-            .into());
+            });
         }
         Ok(())
     }
@@ -368,8 +363,7 @@ impl FileHandle {
                 path: self.shared.path.clone(),
                 offset,
                 file_size,
-            }
-            .into());
+            });
         }
         Ok(size.min((file_size - offset).min(usize::MAX as u64) as usize))
     }
@@ -381,8 +375,7 @@ impl FileHandle {
                 path: self.shared.path.clone(),
                 buffer: memory.len(),
                 requested: len,
-            }
-            .into());
+            });
         }
         let settings = self.engine.settings();
         let mut task_size = self.task_size();
@@ -430,16 +423,14 @@ impl FileHandle {
                 path: self.shared.path.clone(),
                 offset,
                 size,
-            }
-            .into());
+            });
         }
         if memory.len() < size {
             return Err(IoError::BufferTooSmall {
                 path: self.shared.path.clone(),
                 buffer: memory.len(),
                 requested: size,
-            }
-            .into());
+            });
         }
         let settings = self.engine.settings();
         let route = if memory.is_device() {

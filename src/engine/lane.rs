@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use super::bounce::BouncePool;
 use super::error::IoError;
+use super::error::Result;
 use super::request::Request;
 use crate::cuda::{Device, Event, HostRegistration, PinnedBuffer, Stream};
-use crate::error::Result;
 
 /// Slots per lane: two is enough to overlap one read with one copy.
 pub(super) const SLOTS_PER_LANE: usize = 2;
@@ -213,13 +213,10 @@ impl Lane {
         self.next = 0;
         if let Some(e) = &first_err {
             for (req, _) in &self.waiting {
-                req.fail(
-                    IoError::DeviceCopy {
-                        path: req.file.path.clone(),
-                        source: e.clone(),
-                    }
-                    .into(),
-                );
+                req.fail(IoError::DeviceCopy {
+                    path: req.file.path.clone(),
+                    source: e.clone(),
+                });
             }
         }
         let seq = self.seq;

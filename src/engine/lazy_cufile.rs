@@ -5,13 +5,13 @@
 
 use std::sync::OnceLock;
 
+use super::error::Result;
 use super::open_file::{FileShared, OpenMode};
 use super::route::CuFileAvailability;
 use crate::config::{CompatMode, Settings};
 use crate::cufile::driver::gds_stage2;
 use crate::cufile::CuFileError;
 use crate::cufile::CuFileHandle;
-use crate::error::Result;
 
 /// Whether cuFile serves one file: known at open under compat ON,
 /// otherwise decided on first use.

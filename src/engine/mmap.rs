@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
-use crate::error::{Error, Result};
+use super::error::{IoError, Result};
 
 /// The system page size.
 pub(super) fn page_size() -> usize {
@@ -58,7 +58,7 @@ impl Mapping {
             )
         };
         if base == libc::MAP_FAILED {
-            return Err(Error::io(path, "mmap", std::io::Error::last_os_error()));
+            return Err(IoError::os(path, "mmap", std::io::Error::last_os_error()));
         }
         Ok(Mapping {
             base: base.cast(),

@@ -46,8 +46,8 @@ pub use submit::{RangeRead, SubmittedReads};
 pub use tasks::{Task, TaskSplit};
 
 use crate::config::Settings;
-use crate::error::Result;
 use bounce::BouncePools;
+use error::Result;
 use lane::SLOTS_PER_LANE;
 use pool::WorkerPool;
 
@@ -82,7 +82,7 @@ impl Engine {
     }
 
     /// The process-wide engine, with settings read once from the environment.
-    /// A bad environment value is a [`crate::Error::Config`] naming the variable.
+    /// A bad environment value is a [`IoError::Config`] naming the variable.
     pub fn global() -> Result<Arc<Engine>> {
         static GLOBAL: OnceLock<Arc<Engine>> = OnceLock::new();
         if let Some(engine) = GLOBAL.get() {

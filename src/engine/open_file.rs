@@ -6,10 +6,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::sync::OnceLock;
 
 use super::counters::PathCounters;
-use super::error::IoError;
+use super::error::{IoError, Result};
 use super::posix::Descriptors;
 use crate::cufile::CuFileHandle;
-use crate::error::{Error, Result};
 
 /// How a file is opened, with the same letters as `fopen` and KvikIO.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,14 +55,14 @@ impl OpenMode {
 }
 
 impl std::str::FromStr for OpenMode {
-    type Err = Error;
+    type Err = IoError;
     fn from_str(s: &str) -> Result<Self> {
         match s {
             "r" => Ok(OpenMode::Read),
             "w" => Ok(OpenMode::Write),
             "r+" => Ok(OpenMode::ReadWrite),
             "w+" => Ok(OpenMode::ReadWriteCreate),
-            other => Err(IoError::InvalidMode(other.to_string()).into()),
+            other => Err(IoError::InvalidMode(other.to_string())),
         }
     }
 }
@@ -132,12 +131,11 @@ pub(crate) fn is_pseudo_file(file: &File) -> bool {
 pub(crate) fn open_checked(path: &std::path::Path, mode: OpenMode) -> Result<File> {
     use std::os::fd::AsRawFd;
     let path_str = path.display().to_string();
-    let refuse = |kind| -> Error {
+    let refuse = |kind| -> IoError {
         IoError::NotAFile {
             path: path_str.clone(),
             kind,
         }
-        .into()
     };
     if let Ok(meta) = std::fs::metadata(path) {
         if let Some(kind) = refused_kind(&meta) {
@@ -148,12 +146,12 @@ pub(crate) fn open_checked(path: &std::path::Path, mode: OpenMode) -> Result<Fil
     options.custom_flags(libc::O_NONBLOCK);
     let file = options
         .open(path)
-        .map_err(|e| Error::from_open(&path_str, e))?;
+        .map_err(|e| IoError::from_open(&path_str, e))?;
     let meta = file
         .metadata()
-        .map_err(|e| Error::io(&path_str, "fstat", e))?;
+        .map_err(|e| IoError::os(&path_str, "fstat", e))?;
     if meta.is_dir() {
-        return Err(IoError::IsDirectory { path: path_str }.into());
+        return Err(IoError::IsDirectory { path: path_str });
     }
     if let Some(kind) = refused_kind(&meta) {
         return Err(refuse(kind));
@@ -166,7 +164,7 @@ pub(crate) fn open_checked(path: &std::path::Path, mode: OpenMode) -> Result<Fil
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     // SAFETY: as above; clearing O_NONBLOCK only.
     if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
-        return Err(Error::io(
+        return Err(IoError::os(
             &path_str,
             "fcntl",
             std::io::Error::last_os_error(),

@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
-use crate::error::{Error, Result};
+use super::error::{IoError, Result};
 
 /// `cachestat(2)`'s number (Linux 6.5; one number on every architecture, as
 /// for every system call added since 5.1). The libc crate does not name it
@@ -103,11 +103,11 @@ fn by_mincore(file: &File, offset: u64, len: u64, page: u64) -> Option<u64> {
 /// Drops the file's pages from the page cache (clean pages only, no root needed).
 pub fn drop_from_cache(path: &std::path::Path) -> Result<()> {
     let shown = path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|e| Error::from_open(&shown, e))?;
+    let f = std::fs::File::open(path).map_err(|e| IoError::from_open(&shown, e))?;
     // SAFETY: a valid descriptor; advice has no memory effects.
     let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     if rc != 0 {
-        return Err(Error::io(
+        return Err(IoError::os(
             &shown,
             "posix_fadvise",
             std::io::Error::from_raw_os_error(rc),

@@ -14,12 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::bounce::BouncePools;
-use super::error::IoError;
+use super::error::{IoError, Result};
 use super::lane::Lane;
 use super::memory::Memory;
 use super::request::Request;
 use super::transfer::run_task;
-use crate::error::{Error, Result};
 
 /// Requests a worker may have waiting before a submitter blocks.
 pub(super) const QUEUE_DEPTH: usize = 16;
@@ -51,7 +50,7 @@ impl WorkerPool {
             let handle = std::thread::Builder::new()
                 .name(format!("gdscan-io-{i}"))
                 .spawn(move || worker_loop(rx, &bounce))
-                .map_err(|e| Error::io("<worker pool>", "spawn thread", e))?;
+                .map_err(|e| IoError::os("<worker pool>", "spawn thread", e))?;
             queues.push(tx);
             threads.push(handle);
         }
@@ -81,7 +80,7 @@ impl WorkerPool {
             for _ in 0..helpers {
                 req.helper_done();
             }
-            return Err(IoError::PoolStopped.into());
+            return Err(IoError::PoolStopped);
         }
         let start = self.next.fetch_add(helpers, Ordering::Relaxed);
         let mut sent = 0;
@@ -93,7 +92,7 @@ impl WorkerPool {
             }
         }
         if sent == 0 {
-            req.fail(IoError::PoolStopped.into());
+            req.fail(IoError::PoolStopped);
         }
         Ok(())
     }
@@ -144,7 +143,7 @@ fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePools) {
                 // owes, then drop it entirely.
                 let _ = catch_unwind(AssertUnwindSafe(|| state.settle()));
                 state.lanes.clear();
-                req.fail(Error::io(
+                req.fail(IoError::os(
                     &req.file.path,
                     "worker",
                     std::io::Error::other("an I/O worker panicked"),

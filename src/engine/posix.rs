@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use super::direct::{split_for_direct, Segment, DIRECT_ALIGN};
 use super::error::IoError;
+use super::error::Result;
 use super::faults::{Fault, FaultInjector};
-use crate::error::Result;
 
 /// The descriptors of one open file: the buffered one, and an O_DIRECT one
 /// when the file system accepted it; and the test seam's injector, if set.
@@ -118,12 +118,7 @@ fn pwrite_full(
 }
 
 /// The typed error of a failed transfer call.
-fn failed(
-    path: &str,
-    op: &'static str,
-    (offset, source): (u64, io::Error),
-    len: usize,
-) -> crate::Error {
+fn failed(path: &str, op: &'static str, (offset, source): (u64, io::Error), len: usize) -> IoError {
     IoError::Transfer {
         path: path.to_string(),
         op,
@@ -131,7 +126,6 @@ fn failed(
         len,
         source,
     }
-    .into()
 }
 
 /// The O_DIRECT descriptor to use (if any) and the segments of a transfer

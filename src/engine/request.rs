@@ -9,12 +9,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use super::error::IoError;
+use super::error::{IoError, Result};
 use super::memory::Memory;
 use super::mmap::Mapping;
 use super::open_file::FileShared;
 use super::tasks::{Task, TaskSplit};
-use crate::error::{Error, Result};
 
 /// How a request's tasks move bytes.
 #[derive(Debug)]
@@ -52,7 +51,7 @@ pub(crate) struct Request {
     next: AtomicUsize,
     helpers: AtomicUsize,
     failed: AtomicBool,
-    error: Mutex<Option<Error>>,
+    error: Mutex<Option<IoError>>,
     completion: Mutex<Completion>,
     finished: Condvar,
     keep_alive: Mutex<Option<Box<dyn Any + Send>>>,
@@ -114,7 +113,7 @@ impl Request {
     }
 
     /// Records a failure; the first one wins and stops further claims.
-    pub(crate) fn fail(&self, err: Error) {
+    pub(crate) fn fail(&self, err: IoError) {
         self.failed.store(true, Ordering::Relaxed);
         let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
         slot.get_or_insert(err);

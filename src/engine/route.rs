@@ -25,9 +25,9 @@ use std::fs::File;
 use serde::Serialize;
 
 use super::error::IoError;
+use super::error::Result;
 use super::mmap::Mapping;
 use crate::config::{CompatMode, DeviceReadPath, Settings};
-use crate::error::Result;
 
 /// Whether cuFile can serve a file: ready, or why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,8 +82,7 @@ pub(crate) fn decide_cufile(
             Err(IoError::CuFileRequired {
                 path: path.to_string(),
                 reason: why.clone(),
-            }
-            .into())
+            })
         }
         CuFileAvailability::Unavailable(why) => Ok(Err(format!("cuFile unavailable: {why}"))),
         CuFileAvailability::CompatPathOnly(why) => Ok(Err(format!(

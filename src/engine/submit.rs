@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use super::error::{IoError, Result};
 use super::request::Request;
-use crate::error::{Error, Result};
 
 /// One piece of a multi-range read: `len` bytes of the file at
 /// `file_offset`, landing in the buffer at `buffer_offset`.
@@ -22,7 +22,7 @@ pub struct RangeRead {
 #[derive(Debug)]
 pub struct SubmittedReads {
     pub(crate) requests: Vec<Arc<Request>>,
-    pub(crate) error: Option<Error>,
+    pub(crate) error: Option<IoError>,
 }
 
 impl SubmittedReads {

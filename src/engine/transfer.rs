@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use super::counters::{device_counters, global_counters, IoPath};
 use super::cufile_loop::{transfer_all, Shortfall};
-use super::error::IoError;
+use super::error::{IoError, Result};
 use super::lane::Lane;
 use super::memory::Memory;
 use super::mmap::{page_span, Mapping};
@@ -12,7 +12,6 @@ use super::posix;
 use super::request::{Request, Transfer};
 use super::tasks::Task;
 use crate::cuda::HostRegistration;
-use crate::error::{Error, Result};
 
 /// Runs one task of `req`. `lane` is the worker's lane to the request's
 /// device (None for host memory).
@@ -76,14 +75,23 @@ fn device_ptr(memory: &Memory) -> u64 {
     }
 }
 
-fn short_read(req: &Request, offset: u64, expected: usize, got: usize) -> Error {
+/// Converts a negative `cuFileRead`/`cuFileWrite` return into an error:
+/// -1 means errno is set, other negatives are cuFile codes.
+fn cufile_error(op: &'static str, path: &str, ret: isize) -> IoError {
+    if ret == -1 {
+        IoError::os(path, op, std::io::Error::last_os_error())
+    } else {
+        crate::cufile::status::code_error(op, (-ret) as i32).into()
+    }
+}
+
+fn short_read(req: &Request, offset: u64, expected: usize, got: usize) -> IoError {
     IoError::ShortRead {
         path: req.file.path.clone(),
         offset,
         expected,
         got,
     }
-    .into()
 }
 
 fn read_host(req: &Request, task: Task) -> Result<()> {
@@ -224,9 +232,7 @@ fn cufile_task(req: &Request, task: Task, write: bool) -> Result<()> {
     });
     match moved {
         Ok(()) => Ok(()),
-        Err(Shortfall::Failed { ret, .. }) => {
-            Err(crate::cufile::status::io_error(op, &req.file.path, ret))
-        }
+        Err(Shortfall::Failed { ret, .. }) => Err(cufile_error(op, &req.file.path, ret)),
         Err(Shortfall::Ended { done }) => Err(short_read(
             req,
             task.file_offset + done as u64,
@@ -241,7 +247,6 @@ fn cufile_task(req: &Request, task: Task, write: bool) -> Result<()> {
             source: std::io::Error::other(format!(
                 "cuFile reported {ret} bytes moved where {asked} were asked"
             )),
-        }
-        .into()),
+        }),
     }
 }

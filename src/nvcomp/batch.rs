@@ -373,7 +373,7 @@ impl Nvcomp {
         args.validate(align.temp)?;
         stream.device().bind().map_err(|e| NvcompError::Cuda {
             op: "making the stream's context current for nvCOMP",
-            source: Arc::new(crate::Error::from(e)),
+            source: e,
         })?;
         let op = library::symbols(codec).decompress;
         with_codec!(self, codec, api => {

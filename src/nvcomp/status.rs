@@ -1,7 +1,5 @@
 //! nvCOMP status codes (`nvcompStatus_t`) and the module's error type.
 
-use std::sync::Arc;
-
 use super::names::{RawStatus, LIBRARY_ENV, PIP_REQUIREMENT, WHEEL_LIBRARY_PATH};
 use super::Codec;
 
@@ -219,7 +217,7 @@ pub enum NvcompError {
         op: &'static str,
         /// The driver's error.
         #[source]
-        source: Arc<crate::error::Error>,
+        source: crate::cuda::CudaError,
     },
 }
 

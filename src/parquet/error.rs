@@ -48,4 +48,66 @@ pub enum ScanError {
         #[source]
         source: arrow::error::ArrowError,
     },
+
+    /// The store could not open or read the file's bytes (boxed: a
+    /// store error is large, and the crate's error holds this one inline).
+    #[error(transparent)]
+    Store(Box<crate::store::StoreError>),
+
+    /// The engine could not read or write a local file.
+    #[error(transparent)]
+    Io(#[from] crate::engine::IoError),
+
+    /// A CUDA call failed (device memory for fetched bytes).
+    #[error(transparent)]
+    Cuda(#[from] crate::cuda::CudaError),
+
+    /// A setting the scan read is invalid.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+}
+
+/// Result of the Parquet layer.
+pub(crate) type Result<T, E = ScanError> = std::result::Result<T, E>;
+
+impl From<crate::store::StoreError> for ScanError {
+    fn from(e: crate::store::StoreError) -> Self {
+        ScanError::Store(Box::new(e))
+    }
+}
+
+impl ScanError {
+    /// Wraps a parquet crate error for `path`, unwrapping an error of ours
+    /// that travelled through the parquet crate (e.g. a short read).
+    pub(crate) fn from_parquet(path: &str, source: ::parquet::errors::ParquetError) -> Self {
+        use ::parquet::errors::ParquetError;
+        let inner = match source {
+            ParquetError::External(inner) => inner,
+            other => {
+                return ScanError::Format {
+                    path: path.to_string(),
+                    source: other,
+                }
+            }
+        };
+        let inner = match inner.downcast::<ScanError>() {
+            Ok(ours) => return *ours,
+            Err(other) => other,
+        };
+        let inner = match inner.downcast::<crate::store::StoreError>() {
+            Ok(ours) => return ScanError::Store(ours),
+            Err(other) => other,
+        };
+        let inner = match inner.downcast::<crate::engine::IoError>() {
+            Ok(ours) => return ScanError::Io(*ours),
+            Err(other) => other,
+        };
+        match inner.downcast::<crate::cuda::CudaError>() {
+            Ok(ours) => ScanError::Cuda(*ours),
+            Err(other) => ScanError::Format {
+                path: path.to_string(),
+                source: ParquetError::External(other),
+            },
+        }
+    }
 }

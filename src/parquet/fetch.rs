@@ -16,11 +16,11 @@ use std::thread::JoinHandle;
 
 use serde::Serialize;
 
+use super::error::{Result, ScanError};
 use super::plan::{RowGroupPlan, ScanPlan};
 use crate::cuda::{Device, DevicePool, PooledDeviceBuffer};
 use crate::engine::IoError;
 use crate::engine::{IoBufMut, RangeRead};
-use crate::error::{Error, Result};
 use crate::store::{PendingReads, Source};
 
 /// Where a row group's bytes land.
@@ -341,7 +341,7 @@ impl<B> Iterator for RowGroupStream<B> {
 
 impl<B> RowGroupStream<B> {
     /// A stream whose only item is `error`.
-    fn failed(error: Error) -> Self {
+    fn failed(error: ScanError) -> Self {
         let (tx, rx) = sync_channel(1);
         let _ = tx.send(Err(error));
         RowGroupStream {
@@ -403,7 +403,7 @@ pub fn fetch<A: Allocator>(
         .spawn(move || produce(&files, &alloc, opts, &budget2, &cancel2, &tx));
     let thread = match thread {
         Ok(t) => Some(t),
-        Err(e) => return RowGroupStream::failed(Error::io("<fetch>", "spawn thread", e)),
+        Err(e) => return RowGroupStream::failed(IoError::os("<fetch>", "spawn thread", e).into()),
     };
     RowGroupStream {
         rx: Some(rx),
@@ -514,7 +514,7 @@ fn produce<A: Allocator>(
         let pending = match unsafe { source.submit_reads(buffer.io_memory_mut(), &lay.reads) } {
             Ok(p) => p,
             Err(e) => {
-                let _ = tx.send(Err(e));
+                let _ = tx.send(Err(e.into()));
                 return;
             }
         };

@@ -5,10 +5,11 @@
 
 use std::sync::Arc;
 
+use super::error::{Result, ScanError};
 use super::fetch::{fetch, Allocator, FetchOptions, FetchedRowGroup, SourceScan};
 use super::plan::ScanPlan;
 use super::spread::{spread, Spread};
-use crate::error::{Error, Result};
+use crate::engine::IoError;
 
 /// What each share of a spread fetch read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,11 +77,11 @@ where
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    Err(Error::io(
+                    Err(ScanError::from(IoError::os(
                         "<fetch>",
                         "thread",
                         std::io::Error::other("a fetch thread panicked"),
-                    ))
+                    )))
                 })
             })
             .collect()

@@ -12,11 +12,11 @@ use arrow::compute::filter_record_batch;
 use arrow::ipc::writer::FileWriter;
 use futures::{FutureExt, StreamExt};
 
-use super::error::ScanError;
+use super::error::{Result, ScanError};
 use super::plan::{resolve_projection, Projection, ScanPlan};
 use super::predicate::Predicate;
 use super::reader::GdsParquetReader;
-use crate::error::{Error, Result};
+use crate::engine::IoError;
 use crate::store::Source;
 
 /// Decodes the plan's row groups and columns of `source` (a local file or
@@ -32,7 +32,7 @@ pub fn write_ipc(
     out: &Path,
 ) -> Result<u64> {
     let path = source.location().to_string();
-    let pq = |e: ::parquet::errors::ParquetError| Error::from_parquet(&path, e);
+    let pq = |e: ::parquet::errors::ParquetError| ScanError::from_parquet(&path, e);
     let arrow = |source| ScanError::Arrow {
         path: path.clone(),
         source,
@@ -70,7 +70,7 @@ pub fn write_ipc(
     let mut stream = builder.build().map_err(pq)?;
     let tmp = out.with_extension("partial");
     let shown = out.display().to_string();
-    let file = std::fs::File::create(&tmp).map_err(|e| Error::from_open(&shown, e))?;
+    let file = std::fs::File::create(&tmp).map_err(|e| IoError::from_open(&shown, e))?;
     let mut writer: Option<FileWriter<std::fs::File>> = None;
     let mut rows = 0u64;
     let outcome: Result<()> = futures::executor::block_on(async {
@@ -104,7 +104,7 @@ pub fn write_ipc(
                 let f = file.take().expect("file used once");
                 writer = Some(
                     FileWriter::try_new(f, &batch.schema())
-                        .map_err(|e| Error::io(&shown, "write", std::io::Error::other(e)))?,
+                        .map_err(|e| IoError::os(&shown, "write", std::io::Error::other(e)))?,
                 );
             }
             rows += batch.num_rows() as u64;
@@ -112,7 +112,7 @@ pub fn write_ipc(
                 .as_mut()
                 .expect("writer created above")
                 .write(&batch)
-                .map_err(|e| Error::io(&shown, "write", std::io::Error::other(e)))?;
+                .map_err(|e| IoError::os(&shown, "write", std::io::Error::other(e)))?;
         }
         if let Some(f) = file.take() {
             // No batch at all: write an empty file with the projected schema.
@@ -126,21 +126,21 @@ pub fn write_ipc(
             let projected = full.project(&indices).map_err(arrow)?;
             writer = Some(
                 FileWriter::try_new(f, &projected)
-                    .map_err(|e| Error::io(&shown, "write", std::io::Error::other(e)))?,
+                    .map_err(|e| IoError::os(&shown, "write", std::io::Error::other(e)))?,
             );
         }
         writer
             .as_mut()
             .expect("writer exists")
             .finish()
-            .map_err(|e| Error::io(&shown, "write", std::io::Error::other(e)))?;
+            .map_err(|e| IoError::os(&shown, "write", std::io::Error::other(e)))?;
         Ok(())
     });
     if let Err(e) = outcome {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
     }
-    std::fs::rename(&tmp, out).map_err(|e| Error::io(&shown, "rename", e))?;
+    std::fs::rename(&tmp, out).map_err(|e| IoError::os(&shown, "rename", e))?;
     Ok(rows)
 }
 

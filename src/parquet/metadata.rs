@@ -21,7 +21,7 @@ use ::parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDat
 use ::parquet::file::reader::{ChunkReader, Length};
 use bytes::Bytes;
 
-use crate::error::{Error, Result};
+use super::error::{Result, ScanError};
 use crate::store::Source;
 
 /// Default bytes read from the end of the file in the first request (as
@@ -95,7 +95,7 @@ impl SourceChunkReader {
             return Ok(Bytes::new());
         }
         let end = start.saturating_add(length as u64);
-        self.source.read_blocking(start..end)
+        Ok(self.source.read_blocking(start..end)?)
     }
 
     /// The prefetch to use: the bytes already held at the end when there
@@ -273,7 +273,7 @@ fn finish(
 ) -> Result<Arc<ParquetMetaData>> {
     let metadata = parsed
         .and_then(|m| super::sanity::check(&m, source.size()).map(|()| m))
-        .map_err(|e| Error::from_parquet(source.location(), e))?;
+        .map_err(|e| ScanError::from_parquet(source.location(), e))?;
     Ok(remember(key, metadata))
 }
 

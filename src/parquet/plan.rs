@@ -70,13 +70,12 @@ pub enum PlanError {
 }
 
 impl PlanError {
-    /// This failure as the crate's error, naming the file planned.
-    pub fn in_file(self, location: &str) -> crate::Error {
+    /// This failure as the Parquet layer's error, naming the file planned.
+    pub fn in_file(self, location: &str) -> super::ScanError {
         super::ScanError::Plan {
             path: location.to_string(),
             source: self,
         }
-        .into()
     }
 }
 

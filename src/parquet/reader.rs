@@ -20,9 +20,9 @@ use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt};
 
 use super::coalesce::{coalesce, CoalesceOptions};
+use super::error::ScanError;
 use super::metadata::{load_async, MetadataOptions};
-use crate::error::Error;
-use crate::store::{Source, StoreOptions};
+use crate::store::{Source, StoreError, StoreOptions};
 
 /// What the reader did: ranges asked for, bytes asked for, reads issued and
 /// bytes read (asked for plus bridged gaps).
@@ -47,8 +47,8 @@ pub struct GdsParquetReader {
     stats: Arc<ReaderStats>,
 }
 
-fn external(e: Error) -> ParquetError {
-    ParquetError::External(Box::new(e))
+fn external(e: impl Into<ScanError>) -> ParquetError {
+    ParquetError::External(Box::new(e.into()))
 }
 
 impl GdsParquetReader {
@@ -65,7 +65,7 @@ impl GdsParquetReader {
     }
 
     /// A reader over a path or URL (see [`crate::store::open`]).
-    pub fn open(location: &str, options: &StoreOptions) -> crate::Result<Self> {
+    pub fn open(location: &str, options: &StoreOptions) -> Result<Self, StoreError> {
         Ok(Self::new(crate::store::open(location, options)?))
     }
 
@@ -95,7 +95,7 @@ impl GdsParquetReader {
     }
 
     /// Reads exactly `ranges`, coalesced underneath.
-    pub async fn read_ranges(&self, ranges: Vec<Range<u64>>) -> crate::Result<Vec<Bytes>> {
+    pub async fn read_ranges(&self, ranges: Vec<Range<u64>>) -> Result<Vec<Bytes>, StoreError> {
         self.stats
             .ranges
             .fetch_add(ranges.len() as u64, Ordering::Relaxed);

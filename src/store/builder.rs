@@ -15,9 +15,9 @@ use object_store::{ClientConfigKey, ObjectStore, ObjectStoreScheme};
 use url::Url;
 
 use super::counting::{CountingConnector, HttpCounts};
+use super::error::Result;
 use super::error::StoreError;
 use super::options::StoreOptions;
-use crate::error::Result;
 
 fn duration(d: Duration) -> String {
     format!("{}ms", d.as_millis().max(1))
@@ -110,13 +110,12 @@ fn base64(bytes: &[u8]) -> String {
 
 /// Parses `key` as one of a scheme's configuration keys.
 fn key<K: std::str::FromStr>(url: &Url, key: &str) -> Result<K> {
-    key.to_ascii_lowercase().parse().map_err(|_| {
-        StoreError::Location {
+    key.to_ascii_lowercase()
+        .parse()
+        .map_err(|_| StoreError::Location {
             location: redact(url.as_str()),
             reason: format!("unknown store option {key:?}"),
-        }
-        .into()
-    })
+        })
 }
 
 /// Builds the store for `url` (of a remote `scheme`): S3, GCS and Azure from
@@ -182,8 +181,7 @@ pub fn build(
             return Err(StoreError::Location {
                 location: redact(url.as_str()),
                 reason: format!("{other:?} is not a remote store"),
-            }
-            .into())
+            })
         }
     };
     Ok((store, counts))

@@ -89,7 +89,22 @@ pub enum StoreError {
     /// A task of the store runtime ended without handing back its result.
     #[error("run store task on <store runtime> failed: the task ended without a result")]
     TaskLost,
+
+    /// A local file: the engine could not open or read it.
+    #[error(transparent)]
+    Io(#[from] crate::engine::IoError),
+
+    /// A CUDA call the store made failed (staging into device memory).
+    #[error(transparent)]
+    Cuda(#[from] crate::cuda::CudaError),
+
+    /// A setting the store read is invalid.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }
+
+/// Result of the store layer.
+pub(crate) type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 impl StoreError {
     /// Maps `e`, raised by `op` on `object`, to the most specific variant.

@@ -12,10 +12,9 @@ use object_store::{GetOptions, GetRange, ObjectStore};
 use tokio::sync::Semaphore;
 
 use super::counting::attributed;
-use super::error::StoreError;
+use super::error::{Result, StoreError};
 use crate::engine::IoError;
 use crate::engine::{global_counters, IoPath, PathCounters};
-use crate::error::{Error, Result};
 
 /// A remote object as its reads need it.
 #[derive(Debug)]
@@ -84,7 +83,7 @@ pub(crate) async fn get_into(
         if got == expected {
             sink.finish().await?;
         }
-        Ok::<usize, Error>(got)
+        Ok::<usize, StoreError>(got)
     })
     .await;
     let retries = attempts.saturating_sub(1);
@@ -97,8 +96,7 @@ pub(crate) async fn get_into(
             offset: range.start,
             expected,
             got,
-        }
-        .into());
+        });
     }
     let elapsed = start.elapsed();
     object

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt};
 
+use super::error::Result;
 use super::source::{PendingReads, Source};
 use crate::cuda::Device;
 use crate::engine::IoError;
 use crate::engine::{Engine, FileHandle, FillBuffer, Memory, OpenMode, PathCounters, RangeRead};
-use crate::error::Result;
 
 /// A local file, read by the engine.
 #[derive(Debug, Clone)]
@@ -143,5 +143,6 @@ impl Source for LocalSource {
             .engine()
             .preallocate_bounce_buffers(device)
             .map(|_| ())
+            .map_err(Into::into)
     }
 }

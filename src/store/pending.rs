@@ -8,9 +8,9 @@ use futures::future::{self, BoxFuture, Either};
 use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
+use super::error::Result;
 use super::runtime::{handle, joined, lost};
 use super::source::PendingReads;
-use crate::error::Result;
 
 /// Pieces running on the store runtime.
 #[derive(Debug)]

@@ -15,7 +15,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::counting::{attributed, HttpCounts};
-use super::error::StoreError;
+use super::error::{Result, StoreError};
 use super::get::{get_into, HostSink, Object};
 use super::options::StoreOptions;
 use super::runtime::{block_on, handle, joined};
@@ -25,7 +25,6 @@ use super::staging::{DeviceSink, StagingPool, STAGE_BYTES, STAGE_SLOTS};
 use crate::cuda::Device;
 use crate::engine::IoError;
 use crate::engine::{global_counters, IoPath, Memory, PathCounters, RangeRead};
-use crate::error::{Error, Result};
 
 /// An object in a remote store, opened with one suffix request that brings
 /// its size, its version and the bytes at its end (the Parquet footer).
@@ -79,12 +78,12 @@ async fn open_tail(object: Arc<Object>, hint: u64) -> Result<Opened> {
             }
         }
         if bytes.len() != expected {
-            return Err(Error::from(StoreError::Truncated {
+            return Err(StoreError::Truncated {
                 object: object.label.clone(),
                 offset: range.start,
                 expected,
                 got: bytes.len(),
-            }));
+            });
         }
         Ok(Opened {
             size: meta.size,

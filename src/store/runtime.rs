@@ -7,8 +7,8 @@ use std::sync::{Mutex, OnceLock};
 
 use tokio::runtime::{Builder, Handle, Runtime};
 
-use super::error::StoreError;
-use crate::error::{Error, Result};
+use super::error::{Result, StoreError};
+use crate::engine::IoError;
 
 /// Worker threads of the store runtime: network I/O is asynchronous, so a
 /// few threads carry many requests; they also copy bodies into place.
@@ -35,7 +35,7 @@ pub(super) fn handle() -> Result<Handle> {
         .thread_name("gdscan-store")
         .enable_all()
         .build()
-        .map_err(|e| Error::io("<store runtime>", "start tokio runtime", e))?;
+        .map_err(|e| IoError::os("<store runtime>", "start tokio runtime", e))?;
     Ok(RUNTIME.get_or_init(|| rt).handle().clone())
 }
 
@@ -56,11 +56,11 @@ where
 }
 
 /// A task that ended without a result (it panicked or was cancelled).
-pub(crate) fn lost() -> Error {
-    StoreError::TaskLost.into()
+pub(crate) fn lost() -> StoreError {
+    StoreError::TaskLost
 }
 
 /// A task that panicked or was cancelled, as an error.
-pub(crate) fn joined(e: tokio::task::JoinError) -> Error {
-    StoreError::Task(e).into()
+pub(crate) fn joined(e: tokio::task::JoinError) -> StoreError {
+    StoreError::Task(e)
 }

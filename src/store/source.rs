@@ -7,9 +7,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 
+use super::error::Result;
 use crate::cuda::Device;
 use crate::engine::{Memory, PathCounters, RangeRead, SubmittedReads};
-use crate::error::Result;
 
 /// Reads submitted by [`Source::submit_reads`], not yet awaited. Dropping
 /// one waits for (or cancels and then waits for) its reads, so its memory is
@@ -21,7 +21,7 @@ pub trait PendingReads: Send + std::fmt::Debug {
 
 impl PendingReads for SubmittedReads {
     fn wait(self: Box<Self>) -> Result<u64> {
-        SubmittedReads::wait(*self)
+        Ok(SubmittedReads::wait(*self)?)
     }
 }
 

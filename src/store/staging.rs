@@ -13,11 +13,11 @@ use futures::future::BoxFuture;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
+use super::error::{Result, StoreError};
 use super::get::Sink;
 use super::runtime::joined;
 use crate::cuda::{Device, Event, PinnedBuffer, Stream};
 use crate::engine::IoError;
-use crate::error::{Error, Result};
 
 /// Bytes of one staging buffer.
 pub(super) const STAGE_BYTES: usize = 4 << 20;
@@ -161,7 +161,7 @@ impl DeviceSink {
         let wait = queued.is_ok();
         self.copies.push(tokio::task::spawn_blocking(move || {
             let done = if wait {
-                slot.event.synchronize().map_err(Error::from)
+                slot.event.synchronize().map_err(StoreError::from)
             } else {
                 Ok(())
             };

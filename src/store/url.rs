@@ -13,14 +13,13 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme};
 use url::Url;
 
-use super::error::StoreError;
+use super::error::{Result, StoreError};
 use super::local::LocalSource;
 use super::options::StoreOptions;
 use super::redact::redact;
 use super::remote::RemoteSource;
 use super::source::Source;
 use crate::engine::Engine;
-use crate::error::{Error, Result};
 
 /// Where a location leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,12 +37,11 @@ pub enum Target {
     },
 }
 
-fn bad(location: &str, reason: impl Into<String>) -> Error {
+fn bad(location: &str, reason: impl Into<String>) -> StoreError {
     StoreError::Location {
         location: redact(location),
         reason: reason.into(),
     }
-    .into()
 }
 
 /// Decides where `location` leads (pure: no I/O). A location is a URL when
@@ -294,7 +292,7 @@ mod tests {
             "http://[bad",
         ] {
             match classify(location) {
-                Err(Error::Store(StoreError::Location { location: l, .. })) => {
+                Err(StoreError::Location { location: l, .. }) => {
                     assert_eq!(l, location)
                 }
                 other => panic!("{location}: {other:?}"),
@@ -328,10 +326,10 @@ mod tests {
             ("https://example.com/tables/", "not listed"),
         ] {
             match list_prefix(location, &options, ".parquet") {
-                Err(Error::Store(StoreError::Location {
+                Err(StoreError::Location {
                     location: l,
                     reason,
-                })) => {
+                }) => {
                     assert_eq!(l, location);
                     assert!(reason.contains(why), "{location}: {reason}");
                 }

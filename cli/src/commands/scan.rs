@@ -269,7 +269,10 @@ pub(super) struct ScanReport {
     pub report: Option<gdscan::report::PathReport>,
 }
 
-fn crc_of<B: ReadBack>(rg: &FetchedRowGroup<B>, slice: &ChunkSlice) -> gdscan::Result<(u64, u32)> {
+fn crc_of<B: ReadBack>(
+    rg: &FetchedRowGroup<B>,
+    slice: &ChunkSlice,
+) -> Result<(u64, u32), gdscan::parquet::ScanError> {
     let bytes = rg.chunk_bytes(slice)?;
     Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
 }

@@ -284,12 +284,9 @@ fn a_bad_device_index_is_a_typed_error_before_any_io() {
     )
     .unwrap_err();
     match &err {
-        DecodeError::Io(e) => match e.as_ref() {
-            gdscan::Error::Cuda(CudaError::NoSuchDevice { device, count: c }) => {
-                assert_eq!((*device, *c), (count, count));
-            }
-            other => panic!("expected NoSuchDevice, got {other}"),
-        },
+        DecodeError::Cuda(CudaError::NoSuchDevice { device, count: c }) => {
+            assert_eq!((*device, *c), (count, count));
+        }
         other => panic!("expected NoSuchDevice, got {other}"),
     }
     assert_eq!(Devices::All.open().unwrap().len(), count);

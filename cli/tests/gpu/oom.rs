@@ -58,8 +58,8 @@ fn has_oom(err: &(dyn std::error::Error + 'static)) -> bool {
                 return true;
             }
         }
-        if let Some(DecodeError::Io(inner)) = cur.downcast_ref::<DecodeError>() {
-            if has_oom(inner.as_ref()) {
+        if let Some(d) = cur.downcast_ref::<DecodeError>() {
+            if matches!(d.cuda(), Some(CudaError::OutOfMemory { .. })) {
                 return true;
             }
         }

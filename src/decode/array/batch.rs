@@ -273,7 +273,7 @@ fn build_host_array(
 /// Device columns of a host batch, each buffer placed by `place`.
 fn columns_from_host(
     batch: &RecordBatch,
-    mut place: impl FnMut(&[u8]) -> crate::Result<DeviceBytes>,
+    mut place: impl FnMut(&[u8]) -> std::result::Result<DeviceBytes, crate::cuda::CudaError>,
 ) -> Result<Vec<DeviceColumn>> {
     let mut columns = Vec::with_capacity(batch.num_columns());
     for (field, array) in batch.schema().fields().iter().zip(batch.columns()) {
@@ -297,7 +297,7 @@ fn columns_from_host(
                 .buffers()
                 .iter()
                 .map(|b| place(b.as_slice()))
-                .collect::<crate::Result<Vec<_>>>()?;
+                .collect::<std::result::Result<Vec<_>, crate::cuda::CudaError>>()?;
             let null_count = match data.data_type() {
                 DataType::Null => None,
                 _ => Some(data.null_count()),

@@ -53,7 +53,7 @@ use arrow::error::ArrowError;
 pub enum DeviceArrayError {
     /// A CUDA driver call failed (copy, stream, event, device).
     #[error(transparent)]
-    Cuda(#[from] crate::Error),
+    Cuda(#[from] crate::cuda::CudaError),
 
     /// Arrow rejected the data (validation of a copied-back array, schema
     /// conversion to or from the C interface).
@@ -144,9 +144,3 @@ impl DeviceArrayError {
 
 /// The result type of this module and of the Arrow C Device export.
 pub type Result<T, E = DeviceArrayError> = std::result::Result<T, E>;
-
-impl From<crate::cuda::CudaError> for DeviceArrayError {
-    fn from(e: crate::cuda::CudaError) -> Self {
-        DeviceArrayError::Cuda(crate::Error::from(e))
-    }
-}

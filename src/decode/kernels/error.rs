@@ -90,11 +90,5 @@ pub enum KernelError {
 
     /// A CUDA driver call failed (version, device attributes).
     #[error(transparent)]
-    Cuda(#[from] crate::Error),
-}
-
-impl From<crate::cuda::CudaError> for KernelError {
-    fn from(e: crate::cuda::CudaError) -> Self {
-        KernelError::Cuda(crate::Error::from(e))
-    }
+    Cuda(#[from] crate::cuda::CudaError),
 }

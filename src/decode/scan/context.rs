@@ -11,6 +11,7 @@ use crate::decode::kernels::{KernelSet, StringWalks};
 use crate::engine::{IoBufMut, Memory};
 use crate::nvcomp::{Codec, Nvcomp, NvcompError};
 use crate::parquet::fetch::{Allocator, ReadBack};
+use crate::parquet::ScanError;
 
 /// Idle device memory the decoder's pool keeps per device for reuse, at
 /// least: [`device_pool_bytes`] gives larger devices more.
@@ -141,8 +142,8 @@ pub(crate) struct PinnedAllocator(pub(crate) Arc<PinnedPool>);
 
 impl Allocator for PinnedAllocator {
     type Buffer = PooledPinnedBuffer;
-    fn allocate(&self, len: usize) -> crate::Result<PooledPinnedBuffer> {
-        self.0.allocate(len)
+    fn allocate(&self, len: usize) -> Result<PooledPinnedBuffer, ScanError> {
+        Ok(self.0.allocate(len)?)
     }
 }
 
@@ -158,7 +159,7 @@ unsafe impl IoBufMut for PooledPinnedBuffer {
 }
 
 impl ReadBack for PooledPinnedBuffer {
-    fn read_back(&self, offset: usize, dst: &mut [u8]) -> crate::Result<()> {
+    fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<(), ScanError> {
         let end = offset.checked_add(dst.len());
         match end.and_then(|end| self.get(offset..end)) {
             Some(src) => {

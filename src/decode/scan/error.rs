@@ -1,18 +1,31 @@
 //! What can go wrong between a fetched row group and its device batch.
 
+use crate::cuda::CudaError;
 use crate::decode::array::DeviceArrayError;
 use crate::decode::kernels::KernelError;
 use crate::decode::page::DecodePlanError;
+use crate::engine::IoError;
 use crate::nvcomp::NvcompError;
+use crate::parquet::ScanError;
+use crate::store::StoreError;
 
 /// A GPU decode failure. Each variant keeps its source; the corrupt-input
 /// ones name the file, column, row group and page.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecodeError {
-    /// Reading, planning or a CUDA call failed (the crate's error).
+    /// The store could not open or read a file.
     #[error(transparent)]
-    Io(#[from] Box<crate::Error>),
+    Store(#[from] StoreError),
+    /// A file is not valid Parquet, or its bytes could not be fetched.
+    #[error(transparent)]
+    Scan(#[from] ScanError),
+    /// The engine could not open or read a local file, or start a thread.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// A CUDA call failed (a device, memory, a stream).
+    #[error(transparent)]
+    Cuda(#[from] CudaError),
     /// The scan request does not fit the file (unknown column, filter).
     #[error("{file}: {source}")]
     Request {
@@ -152,20 +165,36 @@ pub enum DecodeError {
     },
 }
 
-impl From<crate::Error> for DecodeError {
-    fn from(e: crate::Error) -> Self {
-        DecodeError::Io(Box::new(e))
-    }
-}
-
-impl From<crate::cuda::CudaError> for DecodeError {
-    fn from(e: crate::cuda::CudaError) -> Self {
-        DecodeError::Io(Box::new(crate::Error::from(e)))
-    }
-}
-
 impl From<KernelError> for DecodeError {
     fn from(e: KernelError) -> Self {
         DecodeError::Kernel(Box::new(e))
+    }
+}
+
+impl DecodeError {
+    /// The CUDA failure behind this error, wherever the decoder met it
+    /// (its own calls, a fetch, a kernel, nvCOMP, a device array).
+    pub fn cuda(&self) -> Option<&CudaError> {
+        match self {
+            DecodeError::Cuda(e) => Some(e),
+            DecodeError::Io(IoError::Cuda(e) | IoError::DeviceCopy { source: e, .. }) => Some(e),
+            DecodeError::Store(StoreError::Cuda(e)) => Some(e),
+            DecodeError::Store(StoreError::Io(IoError::Cuda(e))) => Some(e),
+            DecodeError::Scan(ScanError::Cuda(e)) => Some(e),
+            DecodeError::Scan(ScanError::Io(IoError::Cuda(e))) => Some(e),
+            DecodeError::Scan(ScanError::Store(s)) => match s.as_ref() {
+                StoreError::Cuda(e) => Some(e),
+                StoreError::Io(IoError::Cuda(e)) => Some(e),
+                _ => None,
+            },
+            DecodeError::Kernel(k) => match k.as_ref() {
+                KernelError::Cuda(e) => Some(e),
+                KernelError::Module(crate::cuda::module::ModuleError::Driver(e)) => Some(e),
+                _ => None,
+            },
+            DecodeError::Nvcomp(NvcompError::Cuda { source, .. }) => Some(source),
+            DecodeError::Array(DeviceArrayError::Cuda(e)) => Some(e),
+            _ => None,
+        }
     }
 }

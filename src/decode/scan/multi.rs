@@ -154,7 +154,7 @@ pub fn decode_multi(
                     }
                 }
             })
-            .map_err(|e| crate::Error::io("<decode>", "spawn thread", e))?;
+            .map_err(|e| crate::engine::IoError::os("<decode>", "spawn thread", e))?;
         receivers.push(rx);
         threads.push(thread);
     }
