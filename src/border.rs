@@ -67,7 +67,7 @@ impl Drop for QuietScope {
 
 /// A panic caught at gdscan's border, with the panic's message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("a decoder panicked: {message}")]
+#[error("stopped by an internal check (a panic, caught): {message}")]
 pub struct Panicked {
     message: String,
 }
@@ -79,7 +79,7 @@ impl Panicked {
         &self.message
     }
 
-    fn from_payload(payload: Box<dyn std::any::Any + Send>) -> Self {
+    pub(crate) fn from_payload(payload: Box<dyn std::any::Any + Send>) -> Self {
         let message = if let Some(s) = payload.downcast_ref::<&str>() {
             (*s).to_string()
         } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -163,3 +163,48 @@ fn not_parquet_truncated_and_bad_requests_fail_cleanly() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// The files fuzzing found to make arrow-rs's decoders panic
+/// (`fuzz/findings/reader`): `scan --host --output` ends each one with a
+/// typed error or a complete file, never a crash (exit 101), and prints no
+/// panic message or backtrace (the panic is caught at gdscan's border).
+#[test]
+fn reader_findings_end_in_typed_errors_without_panic_output() {
+    let findings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/findings/reader");
+    let mut files: Vec<_> = std::fs::read_dir(&findings)
+        .expect("fuzz/findings/reader")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 60, "the findings are there: {}", files.len());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.arrow");
+    let mut failed = 0;
+    for file in &files {
+        let o = gdscan(&[
+            "scan",
+            file.to_str().unwrap(),
+            "--host",
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let name = file.display();
+        assert_ne!(o.status.code(), Some(101), "{name} crashed: {stderr}");
+        assert!(o.status.code().is_some(), "{name} was killed: {stderr}");
+        assert!(
+            !stderr.contains("panicked at"),
+            "{name} printed a panic: {stderr}"
+        );
+        assert!(
+            !stderr.contains("backtrace"),
+            "{name} printed a backtrace: {stderr}"
+        );
+        if !o.status.success() {
+            failed += 1;
+            assert!(stderr.starts_with("gdscan: error: "), "{name}: {stderr}");
+        }
+    }
+    assert!(failed > 0, "corrupt files are refused");
+}

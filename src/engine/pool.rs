@@ -7,7 +7,6 @@
 //! request's size (KvikIO queues every task at once: its issue #1064).
 
 use std::collections::HashMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex};
@@ -130,7 +129,7 @@ fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePools) {
             }
             Err(TryRecvError::Disconnected) => break,
         };
-        let outcome = catch_unwind(AssertUnwindSafe(|| help(&req, &mut state, bounce)));
+        let outcome = crate::border::catch(|| help(&req, &mut state, bounce));
         match outcome {
             Ok(Ok(Share::Deferred)) => {}
             Ok(Ok(Share::Done)) => req.helper_done(),
@@ -138,15 +137,15 @@ fn worker_loop(rx: Receiver<Arc<Request>>, bounce: &BouncePools) {
                 req.fail(e);
                 req.helper_done();
             }
-            Err(_) => {
+            Err(panic) => {
                 // A lane may be mid-pipeline after a panic: settle what it
                 // owes, then drop it entirely.
-                let _ = catch_unwind(AssertUnwindSafe(|| state.settle()));
+                let _ = crate::border::catch(|| state.settle());
                 state.lanes.clear();
                 req.fail(IoError::os(
                     &req.file.path,
                     "worker",
-                    std::io::Error::other("an I/O worker panicked"),
+                    std::io::Error::other(format!("an I/O worker panicked: {}", panic.message())),
                 ));
                 req.helper_done();
             }

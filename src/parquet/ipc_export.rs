@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use ::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use ::parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
+use ::parquet::errors::ParquetError;
 use ::parquet::file::metadata::ParquetMetaData;
 use arrow::compute::filter_record_batch;
 use arrow::ipc::writer::FileWriter;
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 
 use super::error::{Result, ScanError};
 use super::plan::{resolve_projection, Projection, ScanPlan};
@@ -78,13 +79,11 @@ pub fn write_ipc(
         loop {
             // arrow-rs's decoder panics on some corrupt pages (found by
             // fuzzing, fuzz/findings/reader): a typed error here.
-            let next = std::panic::AssertUnwindSafe(stream.next())
-                .catch_unwind()
-                .await;
+            let next = crate::border::CatchPanic::new(stream.next()).await;
             let batch = match next {
                 Ok(Some(batch)) => batch.map_err(pq)?,
                 Ok(None) => break,
-                Err(panic) => return Err(pq(decoder_panicked(&*panic))),
+                Err(panic) => return Err(pq(ParquetError::External(Box::new(panic)))),
             };
             let batch = match predicate {
                 Some(p) => {
@@ -142,13 +141,4 @@ pub fn write_ipc(
     }
     std::fs::rename(&tmp, out).map_err(|e| IoError::os(&shown, "rename", e))?;
     Ok(rows)
-}
-
-/// arrow-rs's decoder panicked on the file's bytes: the panic as a
-/// parquet error.
-fn decoder_panicked(panic: &(dyn std::any::Any + Send)) -> ::parquet::errors::ParquetError {
-    let text = super::sanity::panic_message(panic).unwrap_or("no message");
-    ::parquet::errors::ParquetError::General(format!(
-        "arrow-rs's decoder failed on corrupt data (it panicked: {text})"
-    ))
 }

@@ -8,8 +8,6 @@
 //! footers (`column start and length should not be negative`, `Int type
 //! with bit width of 0 ... not supported`, `Type NONE not supported`).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use ::parquet::errors::ParquetError;
 use ::parquet::file::metadata::ParquetMetaData;
 
@@ -81,25 +79,16 @@ pub fn check(meta: &ParquetMetaData, file_size: u64) -> Result<(), ParquetError>
     // The Arrow schema arrow-rs's readers derive; its conversion panics on
     // some logical types it does not know.
     let file = meta.file_metadata();
-    let converted = catch_unwind(AssertUnwindSafe(|| {
+    let converted = crate::border::catch(|| {
         ::parquet::arrow::parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata())
             .map(|_| ())
-    }));
+    });
     match converted {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(e),
         Err(panic) => Err(ParquetError::General(format!(
             "the schema has no Arrow form: {}",
-            panic_message(&*panic).unwrap_or("the conversion failed")
+            panic.message()
         ))),
     }
-}
-
-/// The message a panic carried (`panic!` with a literal or a format), if
-/// any: for turning arrow-rs's panics on corrupt input into errors.
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> Option<&str> {
-    panic
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or(panic.downcast_ref::<&str>().copied())
 }

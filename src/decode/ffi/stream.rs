@@ -3,7 +3,6 @@
 
 use std::error::Error as StdError;
 use std::ffi::{c_char, c_int, CStr, CString};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::ffi::FFI_ArrowSchema;
@@ -163,7 +162,7 @@ unsafe extern "C" fn get_next(
     if out.is_null() {
         return private.fail("get_next: NULL output".to_string(), libc::EINVAL);
     }
-    let next = catch_unwind(AssertUnwindSafe(|| private.next_array()));
+    let next = crate::border::catch(|| private.next_array());
     match next {
         Ok(Ok(array)) => {
             // SAFETY: `out` is consumer memory for one array, possibly
@@ -205,11 +204,11 @@ unsafe extern "C" fn release_stream(stream: *mut ArrowDeviceArrayStream) {
     stream.release = None;
     if !private.is_null() {
         // A panic while dropping the iterator must not unwind into C.
-        let _ = catch_unwind(AssertUnwindSafe(|| {
+        let _ = crate::border::catch(|| {
             // SAFETY: created by Box::into_raw in export_device_stream, freed
             // once (the pointer was just cleared).
             drop(unsafe { Box::from_raw(private.cast::<StreamPrivate>()) });
-        }));
+        });
     }
 }
 

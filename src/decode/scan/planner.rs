@@ -14,7 +14,6 @@
 //! lineitem's columns on 16 cores). The fetch's byte budget bounds how far
 //! ahead the fetch reads.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -26,7 +25,6 @@ use super::host::{plan_host, HostPlan};
 use super::input::DecodeInput;
 use crate::cuda::PooledPinnedBuffer;
 use crate::parquet::fetch::{FetchedRowGroup, RowGroupStream};
-use crate::parquet::sanity::panic_message;
 
 /// A fetched row group and its host plan.
 pub(crate) struct PlannedRowGroup {
@@ -189,7 +187,7 @@ fn plan_one(
 ) -> Result<PlannedRowGroup, DecodeError> {
     let input = &inputs[fetched.file];
     let file = input.source.location();
-    let planned = catch_unwind(AssertUnwindSafe(|| {
+    let planned = crate::border::catch(|| {
         plan_host(
             file,
             &input.metadata,
@@ -199,13 +197,11 @@ fn plan_one(
             &fetched.chunks,
             check,
         )
-    }))
+    })
     .map_err(|panic| DecodeError::PlanPanicked {
         file: file.to_string(),
         row_group: fetched.index,
-        message: panic_message(panic.as_ref())
-            .unwrap_or("no message")
-            .to_string(),
+        message: panic.message().to_string(),
     })??;
     Ok(PlannedRowGroup {
         fetched,
@@ -226,8 +222,8 @@ impl Iterator for PlanAhead {
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(())) => None,
             Some(Err(panic)) => Some(Err(DecodeError::PlannerEnded {
-                why: panic_message(panic.as_ref())
-                    .unwrap_or("it panicked")
+                why: crate::border::Panicked::from_payload(panic)
+                    .message()
                     .to_string(),
             })),
             None => Some(Err(DecodeError::PlannerEnded {
