@@ -15,9 +15,7 @@ use super::tpch::table_files;
 use crate::error::{Error, Result};
 use crate::tpch::Table;
 use gdscan::cuda::{Device, DeviceBuffer, Devices, PinnedBuffer, Stream};
-use gdscan::decode::scan::{
-    decode, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
-};
+use gdscan::decode::scan::{decode, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
 use gdscan::engine::{Engine, FileHandle, OpenMode};
 use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
 use gdscan::parquet::fetch_spread::fetch_spread;
@@ -316,8 +314,7 @@ fn run_case(
             devices: Devices::List(devices.iter().map(|d| d.ordinal()).collect()),
             ..base
         };
-        let mut stream =
-            decode(inputs, ScanRequest::default(), options).map_err(Error::decode)?;
+        let mut stream = decode(inputs, ScanRequest::default(), options).map_err(Error::decode)?;
         for batch in stream.by_ref() {
             track(&batch.map_err(Error::decode)?)?;
         }

@@ -47,7 +47,9 @@ impl EngineArgs {
         let vars = gdscan::config::decode::TableVars::from_env()?;
         Ok(match self.task_size {
             Some(_) => None,
-            None => gdscan::datafusion::GdsTableOptions::default_task_size(vars.engine_task_size_set),
+            None => {
+                gdscan::datafusion::GdsTableOptions::default_task_size(vars.engine_task_size_set)
+            }
         })
     }
 
