@@ -142,7 +142,7 @@ pub fn decode(
         [device] => {
             let plans: Vec<_> = inputs.iter().map(|i| i.plan.clone()).collect();
             let spread = spread(&plans, 1);
-            Inner::One(decode_one(inputs, options, device)?, spread)
+            Inner::One(Box::new(decode_one(inputs, options, device)?), spread)
         }
         _ => Inner::Many(decode_multi(inputs, options, ordinals)?),
     };
@@ -161,7 +161,7 @@ pub struct DecodeStream {
 #[derive(Debug)]
 enum Inner {
     /// One GPU, and the trivial spread of its row groups.
-    One(GpuStream, Spread),
+    One(Box<GpuStream>, Spread),
     /// Several GPUs.
     Many(MultiStream),
 }
