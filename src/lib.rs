@@ -15,8 +15,8 @@
 //! and an arrow-rs `AsyncFileReader`) → [`nvcomp`] (nvCOMP, loaded at run
 //! time) → [`decode`] (the GPU decoder: pages into Arrow columns in GPU
 //! memory, exported through the Arrow C Device Data Interface; see
-//! [`decode::scan::open`], and [`decode::scan::open_multi`] to spread a
-//! scan over several GPUs) → `datafusion` (a table provider on the
+//! [`decode::scan::decode`], on one GPU or spread over several) →
+//! `datafusion` (a table provider on the
 //! reader; feature `datafusion`). [`report`] joins what was decided
 //! and what happened into one verdict: did GPUDirect Storage carry the
 //! bytes? Every failure is an [`Error`] whose variant names its layer.

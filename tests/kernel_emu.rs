@@ -34,7 +34,9 @@ fn build(source: &str, dir: &Path) -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     std::fs::write(
         dir.join("gdscan_generated.cuh"),
-        gdscan::decode::kernels::task::generated_header(),
+        gdscan::decode::kernels::task::generated_header(
+            gdscan::config::decode::KernelConfig::DEFAULT,
+        ),
     )
     .unwrap();
     let exe = dir.join(source.trim_end_matches(".cpp"));

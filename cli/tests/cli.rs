@@ -255,7 +255,7 @@ fn a_mistyped_decoder_setting_is_refused_before_any_read() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
-        err.contains("GDSCAN_DECODE_CHECK=\"scna\"") && err.contains("host, gpu, scan or off"),
+        err.contains("\"scna\" for GDSCAN_DECODE_CHECK") && err.contains("host, gpu, scan or off"),
         "{err}"
     );
     assert!(!err.contains("nonexistent"), "no read was tried: {err}");

@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 use arrow::array::RecordBatch;
 use arrow::datatypes::{Schema, SchemaRef};
 use futures::StreamExt;
+use gdscan::cuda::Devices;
 use gdscan::decode::array::DeviceBatch;
-use gdscan::decode::scan::{open, DecodeOptions, DecodeStream};
+use gdscan::decode::scan::{decode, DecodeOptions, DecodeStream};
 use gdscan::parquet::{
     load_metadata, plan, GdsParquetReader, MetadataOptions, Predicate, Projection, ScanRequest,
 };
@@ -198,12 +199,12 @@ impl Scanner {
                 // Local paths use the engine of `gdscan.defaults`.
                 let stream = py.detach(|| -> PyResult<DecodeStream> {
                     let options = DecodeOptions {
-                        device: ordinal,
-                        ..DecodeOptions::default()
+                        devices: Devices::one(ordinal),
+                        ..DecodeOptions::from_env().map_err(|e| to_py(e.into()))?
                     };
                     if let [location] = locations {
                         if location.contains("://") {
-                            return open(location, request, options).map_err(decode_to_py);
+                            return decode(location, request, options).map_err(decode_to_py);
                         }
                     }
                     let mut inputs = Vec::with_capacity(locations.len());
@@ -219,7 +220,7 @@ impl Scanner {
                             plan: Arc::new(plan),
                         });
                     }
-                    gdscan::decode::scan::decode(inputs, options).map_err(decode_to_py)
+                    decode(inputs, request, options).map_err(decode_to_py)
                 })?;
                 let schema = stream.schema().clone();
                 (Inner::Device(Box::new(stream)), schema)

@@ -36,6 +36,7 @@
 //! [`parse_size`].
 
 mod cufile;
+pub mod decode;
 
 pub use cufile::{env_name, spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS};
 
@@ -274,19 +275,7 @@ impl Settings {
     /// [module documentation](self) for the variables). A variable whose
     /// value is not valid Unicode is reported as [`ConfigError::Invalid`].
     pub fn from_env() -> Result<Settings, ConfigError> {
-        // Check non-Unicode values up front so that they are reported
-        // instead of being mistaken for unset variables.
-        for name in ALL_VARIABLES {
-            if let Some(raw) = std::env::var_os(name) {
-                if raw.to_str().is_none() {
-                    return Err(invalid(
-                        name,
-                        &raw.to_string_lossy(),
-                        "value is not valid UTF-8",
-                    ));
-                }
-            }
-        }
+        check_unicode(&ALL_VARIABLES)?;
         Settings::from_lookup(|name| std::env::var(name).ok())
     }
 
@@ -364,6 +353,23 @@ fn threads_for_cores(cores: Option<usize>) -> usize {
     cores
         .map_or(MIN_DEFAULT_THREADS, |n| n.saturating_sub(CONSUMER_CORES))
         .clamp(MIN_DEFAULT_THREADS, MAX_DEFAULT_THREADS)
+}
+
+/// Refuses a variable of `names` whose value is not valid Unicode, so
+/// that it is reported instead of being mistaken for an unset one.
+fn check_unicode(names: &[&str]) -> Result<(), ConfigError> {
+    for name in names {
+        if let Some(raw) = std::env::var_os(name) {
+            if raw.to_str().is_none() {
+                return Err(invalid(
+                    name,
+                    &raw.to_string_lossy(),
+                    "value is not valid UTF-8",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every variable [`Settings::from_lookup`] reads.

@@ -490,3 +490,54 @@ fn parse_size_rejects_bad_text() {
     assert!(parse_size("16777216T").unwrap_err().contains("too large"));
     assert!(parse_size("").unwrap_err().contains("empty"));
 }
+
+/// The `GDSCAN_*` and `KVIKIO_*` names in `text`, outside comments and
+/// tests (a name ending in `_` is a prefix, as `GDSCAN_CUFILE_<KEY>`).
+fn variable_names(text: &str) -> std::collections::BTreeSet<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let mut names = std::collections::BTreeSet::new();
+    for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        for prefix in ["GDSCAN_", "KVIKIO_"] {
+            for (at, _) in line.match_indices(prefix) {
+                let rest = &line[at..];
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+                    .unwrap_or(rest.len());
+                names.insert(rest[..end].to_string());
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn every_variable_from_env_reads_is_documented_and_every_documented_one_is_read() {
+    let read: std::collections::BTreeSet<String> = [
+        include_str!("mod.rs"),
+        include_str!("cufile.rs"),
+        include_str!("decode.rs"),
+        include_str!("../store/options.rs"),
+    ]
+    .iter()
+    .flat_map(|text| variable_names(text))
+    .collect();
+    let docs = include_str!("../../docs/settings.md");
+    let documented_part = docs.split("## Where libraries are loaded").next().unwrap();
+    let documented = variable_names(documented_part);
+    let undocumented: Vec<_> = read.difference(&documented).collect();
+    let unread: Vec<_> = documented.difference(&read).collect();
+    assert!(
+        undocumented.is_empty(),
+        "read but not in docs/settings.md: {undocumented:?}"
+    );
+    assert!(
+        unread.is_empty(),
+        "in docs/settings.md but not read: {unread:?}"
+    );
+    for line in docs.lines() {
+        assert!(
+            line.chars().count() < 200,
+            "docs/settings.md line over 200 characters: {line}"
+        );
+    }
+}

@@ -30,8 +30,8 @@ pub struct GdsTableOptions {
     /// `GDSCAN_READ_AHEAD=0|uncached|always`).
     pub read_ahead: ReadAheadPolicy,
     /// Task size of the engine's reads of local files (None: the engine's
-    /// own, `KVIKIO_TASK_SIZE`). The default is [`TABLE_TASK_SIZE`] unless
-    /// `KVIKIO_TASK_SIZE` is set.
+    /// own). [`TABLE_TASK_SIZE`] by default; [`GdsTableOptions::from_env`]
+    /// leaves it None when `KVIKIO_TASK_SIZE` is set.
     pub task_size: Option<usize>,
 }
 
@@ -44,11 +44,31 @@ pub struct GdsTableOptions {
 pub const TABLE_TASK_SIZE: usize = 16 << 20;
 
 impl GdsTableOptions {
-    /// The default of [`GdsTableOptions::task_size`]: [`TABLE_TASK_SIZE`],
-    /// or None when `KVIKIO_TASK_SIZE` is set (the engine's task size then
-    /// applies).
-    pub fn default_task_size() -> Option<usize> {
-        default_task_size(std::env::var_os(crate::config::ENV_TASK_SIZE).is_some())
+    /// The defaults with the environment's variables applied: the store's
+    /// (`GDSCAN_STORE_*`), `GDSCAN_READ_AHEAD`, and no task size of the
+    /// table's own when `KVIKIO_TASK_SIZE` is set (the engine's applies).
+    ///
+    /// ```
+    /// use gdscan::datafusion::GdsTableOptions;
+    ///
+    /// let options = GdsTableOptions::from_env()?;
+    /// assert_eq!(options.file_extension, ".parquet");
+    /// # Ok::<(), gdscan::config::ConfigError>(())
+    /// ```
+    pub fn from_env() -> Result<GdsTableOptions, crate::config::ConfigError> {
+        let vars = crate::config::decode::TableVars::from_env()?;
+        Ok(GdsTableOptions {
+            store: StoreOptions::from_env()?,
+            read_ahead: vars.read_ahead.unwrap_or_default(),
+            task_size: default_task_size(vars.engine_task_size_set),
+            ..GdsTableOptions::default()
+        })
+    }
+
+    /// The task size a table's local reads take by default when
+    /// `KVIKIO_TASK_SIZE` is (`true`) or is not set.
+    pub fn default_task_size(engine_task_size_set: bool) -> Option<usize> {
+        default_task_size(engine_task_size_set)
     }
 }
 
@@ -67,8 +87,8 @@ impl Default for GdsTableOptions {
             },
             engine: None,
             store: StoreOptions::default(),
-            read_ahead: ReadAheadPolicy::from_env(),
-            task_size: GdsTableOptions::default_task_size(),
+            read_ahead: ReadAheadPolicy::default(),
+            task_size: Some(TABLE_TASK_SIZE),
         }
     }
 }

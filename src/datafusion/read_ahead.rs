@@ -54,29 +54,8 @@ pub enum Served {
     },
 }
 
-/// When a reader reads ahead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ReadAheadPolicy {
-    /// Never.
-    Off,
-    /// Row groups not already in the page cache (the default).
-    #[default]
-    Uncached,
-    /// Every planned row group, cached or not.
-    Always,
-}
-
-impl ReadAheadPolicy {
-    /// From `GDSCAN_READ_AHEAD`: `0`/`off`, `uncached` (the default, also
-    /// `1`) or `always`; anything else is the default.
-    pub fn from_env() -> Self {
-        match std::env::var("GDSCAN_READ_AHEAD").as_deref() {
-            Ok("0") | Ok("off") => ReadAheadPolicy::Off,
-            Ok("always") => ReadAheadPolicy::Always,
-            _ => ReadAheadPolicy::Uncached,
-        }
-    }
-}
+/// When a reader reads ahead (`GDSCAN_READ_AHEAD`).
+pub use crate::config::decode::ReadAheadPolicy;
 
 /// The read-ahead state of one reader (one file range of one partition).
 #[derive(Debug)]

@@ -15,9 +15,7 @@ use super::tpch::table_files;
 use crate::error::{Error, Result};
 use crate::tpch::Table;
 use gdscan::cuda::{Device, DeviceBuffer, Devices, PinnedBuffer, Stream};
-use gdscan::decode::scan::{
-    decode, decode_multi, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
-};
+use gdscan::decode::scan::{decode, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
 use gdscan::engine::{Engine, FileHandle, OpenMode};
 use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
 use gdscan::parquet::fetch_spread::fetch_spread;
@@ -304,7 +302,7 @@ fn run_case(
             min_free[at] = min_free[at].min(devices[at].memory_info()?.0);
             Ok(())
         };
-        let defaults = DecodeOptions::default();
+        let defaults = DecodeOptions::from_env()?;
         let base = DecodeOptions {
             group_bytes: opts.group_bytes.unwrap_or(defaults.group_bytes),
             depth: opts.depth.unwrap_or(defaults.depth),
@@ -312,24 +310,20 @@ fn run_case(
             ..defaults
         };
         let start = Instant::now();
-        let (report, shares) = if devices.len() == 1 {
-            let options = DecodeOptions {
-                device: devices[0].ordinal(),
-                ..base
-            };
-            let mut stream = decode(inputs, options).map_err(Error::decode)?;
-            for batch in stream.by_ref() {
-                track(&batch.map_err(Error::decode)?)?;
-            }
-            (stream.report().clone(), Vec::new())
-        } else {
-            let set = Devices::List(devices.iter().map(|d| d.ordinal()).collect());
-            let mut stream = decode_multi(inputs, base, &set).map_err(Error::decode)?;
-            for batch in stream.by_ref() {
-                track(&batch.map_err(Error::decode)?)?;
-            }
-            (stream.report(), stream.shares())
+        let options = DecodeOptions {
+            devices: Devices::List(devices.iter().map(|d| d.ordinal()).collect()),
+            ..base
         };
+        let mut stream = decode(inputs, ScanRequest::default(), options).map_err(Error::decode)?;
+        for batch in stream.by_ref() {
+            track(&batch.map_err(Error::decode)?)?;
+        }
+        // The shares are reported for a scan over several GPUs only.
+        let shares = match devices.len() {
+            1 => Vec::new(),
+            _ => stream.shares(),
+        };
+        let report = stream.report();
         let seconds = start.elapsed().as_secs_f64();
         // New device memory taken during the scan, or (the decoder's pool
         // outlives a scan, so a later scan takes little new memory) the

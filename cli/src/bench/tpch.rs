@@ -22,7 +22,7 @@ use gdscan::parquet::fetch::{
 };
 use gdscan::parquet::fetch_spread::fetch_spread;
 use gdscan::parquet::metadata::{load, MetadataOptions};
-use gdscan::parquet::plan::{Projection, ScanPlan};
+use gdscan::parquet::plan::{Projection, ScanPlan, ScanRequest};
 use gdscan::store::{LocalSource, Source};
 
 /// The query cases by name: `scan` (every table, all columns) and the
@@ -215,7 +215,7 @@ fn run_once<A: Allocator + Clone>(
 /// One decode of `files` on `devices` (spread by bytes when several):
 /// every batch consumed and dropped.
 fn decode_once(files: &[Prepared], devices: &[usize]) -> Result<Iteration> {
-    use gdscan::decode::scan::{decode, decode_multi, DecodeInput, DecodeOptions};
+    use gdscan::decode::scan::{decode, DecodeInput, DecodeOptions};
     let inputs: Vec<DecodeInput> = files
         .iter()
         .map(|f| DecodeInput {
@@ -226,30 +226,19 @@ fn decode_once(files: &[Prepared], devices: &[usize]) -> Result<Iteration> {
         .collect();
     let start = Instant::now();
     let mut rows = 0i64;
-    let (bytes_read, device_bytes) = if devices.len() == 1 {
-        let options = DecodeOptions {
-            device: devices[0],
-            ..DecodeOptions::default()
-        };
-        let mut stream = decode(inputs, options).map_err(Error::decode)?;
-        for batch in stream.by_ref() {
-            rows += batch.map_err(Error::decode)?.num_rows() as i64;
-        }
-        let read = stream.report().bytes_read;
-        (read, vec![read])
-    } else {
-        let set = Devices::List(devices.to_vec());
-        let mut stream =
-            decode_multi(inputs, DecodeOptions::default(), &set).map_err(Error::decode)?;
-        for batch in stream.by_ref() {
-            rows += batch.map_err(Error::decode)?.num_rows() as i64;
-        }
-        let shares = stream.shares();
-        (
-            shares.iter().map(|s| s.report.bytes_read).sum(),
-            shares.iter().map(|s| s.report.bytes_read).collect(),
-        )
+    let options = DecodeOptions {
+        devices: Devices::List(devices.to_vec()),
+        ..DecodeOptions::from_env()?
     };
+    let mut stream = decode(inputs, ScanRequest::default(), options).map_err(Error::decode)?;
+    for batch in stream.by_ref() {
+        rows += batch.map_err(Error::decode)?.num_rows() as i64;
+    }
+    let shares = stream.shares();
+    let (bytes_read, device_bytes) = (
+        shares.iter().map(|s| s.report.bytes_read).sum(),
+        shares.iter().map(|s| s.report.bytes_read).collect(),
+    );
     Ok(Iteration {
         elapsed: start.elapsed().as_secs_f64(),
         row_count: rows,

@@ -179,7 +179,7 @@ pub(crate) fn run(opts: &BallistaBenchOptions) -> Result<BallistaBenchReport> {
     let options = GdsTableOptions {
         engine: Some(Engine::new(opts.settings.clone())?),
         task_size: opts.task_size,
-        ..Default::default()
+        ..GdsTableOptions::from_env()?
     };
     let started = Instant::now();
     let mut processes = Processes(Vec::new());

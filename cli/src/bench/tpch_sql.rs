@@ -154,7 +154,7 @@ pub(crate) fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
     let options = GdsTableOptions {
         engine: Some(Engine::new(opts.settings.clone())?),
         task_size: opts.task_size,
-        ..Default::default()
+        ..GdsTableOptions::from_env()?
     };
     let gds = context(opts.partitions);
     register_tpch(&gds, &opts.data, options)?;

@@ -43,11 +43,14 @@ impl EngineArgs {
     /// `--task-size` is given, else the tables' default (16 MiB unless
     /// `KVIKIO_TASK_SIZE` is set).
     #[cfg(feature = "datafusion")]
-    pub fn table_task_size(&self) -> Option<usize> {
-        match self.task_size {
+    pub fn table_task_size(&self) -> Result<Option<usize>> {
+        let vars = gdscan::config::decode::TableVars::from_env()?;
+        Ok(match self.task_size {
             Some(_) => None,
-            None => gdscan::datafusion::GdsTableOptions::default_task_size(),
-        }
+            None => {
+                gdscan::datafusion::GdsTableOptions::default_task_size(vars.engine_task_size_set)
+            }
+        })
     }
 
     /// The environment's settings with these flags applied.

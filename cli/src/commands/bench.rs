@@ -309,7 +309,7 @@ fn run_sql_bench(args: &BenchTpchArgs) -> Result<String> {
         partitions: args.partitions,
         cold: args.cold,
         settings: args.engine.settings()?,
-        task_size: args.engine.table_task_size(),
+        task_size: args.engine.table_task_size()?,
     };
     let report = crate::bench::tpch_sql::run(&opts)?;
     write_json(args.json.as_deref(), &report)?;
@@ -339,7 +339,7 @@ fn run_ballista_bench(args: &BenchTpchArgs) -> Result<String> {
             .concurrent_tasks
             .unwrap_or_else(|| (cpus / executors).max(1)),
         settings: args.engine.settings()?,
-        task_size: args.engine.table_task_size(),
+        task_size: args.engine.table_task_size()?,
     };
     let report = crate::bench::tpch_ballista::run(&opts)?;
     write_json(args.json.as_deref(), &report)?;

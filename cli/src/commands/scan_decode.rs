@@ -11,10 +11,8 @@ use serde::Serialize;
 
 use super::scan::ScanArgs;
 use crate::error::{Error, Result};
-use gdscan::decode::array::DeviceBatch;
-use gdscan::decode::scan::{
-    decode, decode_multi, DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
-};
+use gdscan::cuda::Devices;
+use gdscan::decode::scan::{decode, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
 use gdscan::parquet::plan::{plan, Projection};
 
 /// What `scan --decode` reports.
@@ -40,9 +38,9 @@ pub(crate) struct DecodeScanReport {
 
 /// Runs `gdscan scan --decode`.
 pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
-    // The decoder's settings are checked and every GPU asked for is opened
+    // The decoder's settings are read and every GPU asked for is opened
     // before any read (the footer's included).
-    gdscan::decode::scan::check_settings().map_err(Error::decode)?;
+    let mut options = DecodeOptions::from_env()?;
     let devices: Vec<usize> = match &args.devices {
         Some(d) => d.open()?.iter().map(|d| d.ordinal()).collect(),
         None => Vec::new(),
@@ -73,9 +71,9 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         .first()
         .copied()
         .unwrap_or(args.destination.device.unwrap_or(0));
-    let options = DecodeOptions {
-        device,
-        ..DecodeOptions::default()
+    options.devices = match devices.len() {
+        0 => Devices::one(device),
+        _ => Devices::List(devices.clone()),
     };
     let inputs = vec![DecodeInput {
         source: source.clone(),
@@ -83,18 +81,7 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         plan: Arc::new(decode_plan),
     }];
     let start = Instant::now();
-    let mut stream = if devices.is_empty() {
-        Stream::One(Box::new(decode(inputs, options).map_err(Error::decode)?))
-    } else {
-        Stream::Many(
-            decode_multi(
-                inputs,
-                options,
-                &gdscan::cuda::Devices::List(devices.clone()),
-            )
-            .map_err(Error::decode)?,
-        )
-    };
+    let mut stream = decode(inputs, request.clone(), options).map_err(Error::decode)?;
     let mut writer: Option<FileWriter<std::fs::File>> = None;
     let mut rows_written = None;
     let mut batches = Vec::new();
@@ -150,10 +137,12 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         }
         rows_written = Some(written);
     }
-    let (decoder, shares) = match &stream {
-        Stream::One(s) => (s.report().clone(), Vec::new()),
-        Stream::Many(s) => (s.report(), s.shares()),
+    // The shares are shown with --devices only.
+    let shares = match devices.len() {
+        0 => Vec::new(),
+        _ => stream.shares(),
     };
+    let decoder = stream.report();
     let report = DecodeScanReport {
         path: location,
         device,
@@ -194,29 +183,4 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         out += &format!("wrote {rows} rows to {}\n", path.display());
     }
     Ok(out)
-}
-
-/// The decode on one GPU or several.
-enum Stream {
-    One(Box<gdscan::decode::scan::DecodeStream>),
-    Many(gdscan::decode::scan::MultiDecodeStream),
-}
-
-impl Stream {
-    fn schema(&self) -> &arrow::datatypes::SchemaRef {
-        match self {
-            Stream::One(s) => s.schema(),
-            Stream::Many(s) => s.schema(),
-        }
-    }
-}
-
-impl Iterator for Stream {
-    type Item = std::result::Result<DeviceBatch, DecodeError>;
-    fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            Stream::One(s) => s.next(),
-            Stream::Many(s) => s.next(),
-        }
-    }
 }

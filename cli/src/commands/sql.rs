@@ -93,8 +93,8 @@ fn session(args: &SqlArgs, rt: &tokio::runtime::Runtime) -> Result<SessionContex
 pub(super) fn run(args: &SqlArgs) -> Result<String> {
     let options = GdsTableOptions {
         engine: Some(Engine::new(args.engine.settings()?)?),
-        task_size: args.engine.table_task_size(),
-        ..Default::default()
+        task_size: args.engine.table_task_size()?,
+        ..GdsTableOptions::from_env()?
     };
     #[cfg(feature = "ballista")]
     let rt = match &args.ballista {

@@ -16,7 +16,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 
 use super::reference::{arrow_rs_decode, assert_same_values};
 use gdscan::cuda::driver;
-use gdscan::decode::scan::{open, CompressedCheck, DecodeError, DecodeOptions};
+use gdscan::decode::scan::{decode, CompressedCheck, DecodeError, DecodeOptions};
 use gdscan::parquet::ScanRequest;
 
 const NEEDS_GPU: &str = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored";
@@ -31,7 +31,7 @@ fn assert_gpu() {
 
 /// Decodes `path` on GPU 0 and copies the batches back as one batch.
 fn gpu_decode(path: &Path, request: ScanRequest) -> Result<RecordBatch, DecodeError> {
-    gpu_decode_with(path, request, DecodeOptions::default())
+    gpu_decode_with(path, request, DecodeOptions::from_env().unwrap())
 }
 
 fn gpu_decode_with(
@@ -39,7 +39,7 @@ fn gpu_decode_with(
     request: ScanRequest,
     options: DecodeOptions,
 ) -> Result<RecordBatch, DecodeError> {
-    let stream = open(path.to_str().unwrap(), request, options)?;
+    let stream = decode(path.to_str().unwrap(), request, options)?;
     let schema = stream.schema().clone();
     let mut host = Vec::new();
     for batch in stream {
@@ -200,7 +200,7 @@ fn tpch_tables_in_every_writer_setting_decode_like_arrow_rs() {
     tpch_tables_with(DecodeOptions {
         check: CompressedCheck::default(),
         check_stream: true,
-        ..DecodeOptions::default()
+        ..DecodeOptions::from_env().unwrap()
     });
 }
 
@@ -233,7 +233,7 @@ fn checked(check: CompressedCheck) -> DecodeOptions {
     DecodeOptions {
         check,
         check_stream: false,
-        ..DecodeOptions::default()
+        ..DecodeOptions::from_env().unwrap()
     }
 }
 
@@ -638,7 +638,7 @@ fn the_timeline_has_every_phase_of_every_row_group_in_order() {
         trace: Some(trace.clone()),
         // Several groups: each row group is well under 1 MiB.
         group_bytes: 1 << 18,
-        ..DecodeOptions::default()
+        ..DecodeOptions::from_env().unwrap()
     };
     let got = gpu_decode_with(&path, ScanRequest::default(), options).unwrap();
     assert_same_values(

@@ -9,13 +9,14 @@
 //! NVRTC must load (libnvrtc.so.13 in ldconfig there, or LD_LIBRARY_PATH /
 //! GDSCAN_NVRTC_LIBRARY). Every test first asserts that a GPU is present.
 
+use gdscan::config::decode::{DecodeVars, KernelConfig};
 use gdscan::cuda::{driver, Device, DeviceBuffer, Stream};
 use gdscan::decode::kernels::task::{
     dict_tasks_as_bytes, dict_tasks_as_bytes_mut, page_tasks_as_bytes, page_tasks_as_bytes_mut,
 };
 use gdscan::decode::kernels::{
-    launch, parse_status, task, Conversion, DictTask, Encoding, KernelSet, Kind, PageErrorCode,
-    PageTask, RowGroupLaunch, SpreadLaunch, StringWalks, TaskStatus, FLAG_V1_LEVELS,
+    launch, parse_status, Conversion, DictTask, Encoding, KernelSet, Kind, PageErrorCode, PageTask,
+    RowGroupLaunch, SpreadLaunch, StringWalks, TaskStatus, FLAG_V1_LEVELS,
 };
 
 // ------------------------------------------------------------ encoder
@@ -141,7 +142,12 @@ impl Gpu {
             driver::ensure().err()
         );
         let device = Device::get(0).expect("device 0");
-        let kernels = KernelSet::get(device).expect("kernels compile and load");
+        // The kernel values as the GDSCAN_* variables say (h200.sh runs
+        // these tests under several).
+        let config = DecodeVars::from_env()
+            .expect("valid GDSCAN_* variables")
+            .kernels(KernelConfig::DEFAULT);
+        let kernels = KernelSet::get(device, config).expect("kernels compile and load");
         Gpu {
             device,
             stream: Stream::new(device).unwrap(),
@@ -204,9 +210,12 @@ impl Gpu {
         // The string walks as GDSCAN_STRING_WALKS says (h200.sh runs these
         // tests under each), with the spread walk's tables as the decoder
         // builds them: state and bitmaps filled with garbage.
-        let walks = StringWalks::from_env();
+        let walks = DecodeVars::from_env()
+            .expect("valid GDSCAN_* variables")
+            .string_walks
+            .unwrap_or_default();
         let spread = if walks == StringWalks::Spread {
-            let chunk = task::string_walk_chunk();
+            let chunk = self.kernels.config().string_chunk;
             let items = dicts
                 .iter()
                 .map(|d| launch::SpreadItem::Dict {

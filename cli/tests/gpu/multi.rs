@@ -17,7 +17,7 @@ use parquet::file::properties::WriterProperties;
 use super::reference::{arrow_rs_decode, assert_same_values};
 use gdscan::cuda::{driver, CudaError, Device, Devices};
 use gdscan::decode::ffi::export_device_array;
-use gdscan::decode::scan::{open, open_multi, DecodeError, DecodeOptions};
+use gdscan::decode::scan::{decode, DecodeError, DecodeOptions};
 use gdscan::engine::{device_counters, global_counters, Engine, IoPath};
 use gdscan::parquet::fetch::{DeviceAllocator, FetchOptions, ReadBack, SourceScan};
 use gdscan::parquet::metadata::{load, MetadataOptions};
@@ -104,16 +104,22 @@ fn two_gpus_decode_every_row_group_like_one_gpu_and_arrow_rs() {
     );
     let location = path.to_str().unwrap();
 
-    let one: Vec<RecordBatch> = open(location, ScanRequest::default(), DecodeOptions::default())
-        .unwrap()
-        .map(|b| b.unwrap().to_host().unwrap())
-        .collect();
-
-    let stream = open_multi(
+    let one: Vec<RecordBatch> = decode(
         location,
         ScanRequest::default(),
-        DecodeOptions::default(),
-        &Devices::List(vec![0, 1]),
+        DecodeOptions::from_env().unwrap(),
+    )
+    .unwrap()
+    .map(|b| b.unwrap().to_host().unwrap())
+    .collect();
+
+    let stream = decode(
+        location,
+        ScanRequest::default(),
+        DecodeOptions {
+            devices: Devices::List(vec![0, 1]),
+            ..DecodeOptions::from_env().unwrap()
+        },
     )
     .unwrap();
     let schema = stream.schema().clone();
@@ -276,11 +282,13 @@ fn a_bad_device_index_is_a_typed_error_before_any_io() {
             .sum()
     };
     let before = moved();
-    let err = open_multi(
+    let err = decode(
         "/nonexistent/gdscan/none.parquet",
         ScanRequest::default(),
-        DecodeOptions::default(),
-        &Devices::List(vec![0, count]),
+        DecodeOptions {
+            devices: Devices::List(vec![0, count]),
+            ..DecodeOptions::from_env().unwrap()
+        },
     )
     .unwrap_err();
     match &err {

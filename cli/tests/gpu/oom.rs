@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array};
 use gdscan::cuda::{driver, CudaError, Device, DeviceBuffer};
-use gdscan::decode::scan::{open, DecodeError, DecodeOptions};
+use gdscan::decode::scan::{decode, DecodeError, DecodeOptions};
 use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::{plan, ScanRequest};
@@ -183,10 +183,10 @@ fn device_memory_exhaustion_is_a_typed_error_and_the_next_scan_works() {
 fn decode_with_report(
     path: &std::path::Path,
 ) -> Result<(Vec<i64>, gdscan::decode::scan::DecodeReport), DecodeError> {
-    let mut stream = open(
+    let mut stream = decode(
         path.to_str().unwrap(),
         ScanRequest::default(),
-        DecodeOptions::default(),
+        DecodeOptions::from_env().unwrap(),
     )?;
     let mut values = Vec::new();
     for batch in stream.by_ref() {

@@ -20,7 +20,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 
 use super::reference::{arrow_rs_decode, assert_same_values};
 use gdscan::cuda::driver;
-use gdscan::decode::scan::{open, DecodeOptions};
+use gdscan::decode::scan::{decode, DecodeOptions};
 use gdscan::parquet::ScanRequest;
 
 /// Fewer cases than this fail the test, however long they took.
@@ -279,10 +279,10 @@ fn run_case(seed: u64, dir: &Path) -> String {
 
     let bytes = Bytes::from(std::fs::read(&path).expect("read back"));
     let expected = arrow_rs_decode(&bytes, None, None, None);
-    let stream = open(
+    let stream = decode(
         path.to_str().expect("utf-8 path"),
         ScanRequest::default(),
-        DecodeOptions::default(),
+        DecodeOptions::from_env().unwrap(),
     )
     .unwrap_or_else(|e| panic!("{what}: open: {e}"));
     let mut host = Vec::new();

@@ -128,7 +128,7 @@ pub struct SpreadTable {
 
 impl SpreadTable {
     /// The table for `items` in launch order (dictionaries, then page
-    /// tasks), with chunks of `chunk` bytes ([`super::task::string_walk_chunk`]):
+    /// tasks), with chunks of `chunk` bytes (`KernelConfig::string_chunk`):
     /// a section of `n` bytes has `ceil(n / chunk)` chunks; a dictionary
     /// with entries has one at least (its views are zeroed by it when the
     /// bytes hold fewer entries).

@@ -80,6 +80,7 @@ pub use task::{
 pub struct KernelSet {
     device: Device,
     target: Target,
+    config: KernelConfig,
     module: Module,
     decode_pages: Function,
     byte_array_walk: Function,
@@ -204,60 +205,31 @@ pub struct SpreadLaunch {
     pub bits: u64,
 }
 
-/// How a row group's string walks (the prefixes of PLAIN byte arrays in
-/// its byte-array dictionaries and pages) run: `GDSCAN_STRING_WALKS`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StringWalks {
-    /// A block per dictionary, then (in a second launch) a block per page:
-    /// `gds_dict_views`, `gds_byte_array_walk` (`apart`).
-    Apart,
-    /// Both in one launch, a block per dictionary and per page
-    /// (`gds_string_walks`; `together`): one launch instead of two.
-    Together,
-    /// A block per 16 KiB chunk of every dictionary and page, joined by a
-    /// thread per item (`gds_spread_spec`, `gds_spread_join`,
-    /// `gds_spread_emit`; `spread`, the default): no block walks a whole
-    /// long page or dictionary.
-    #[default]
-    Spread,
-}
-
-impl StringWalks {
-    /// The mode `GDSCAN_STRING_WALKS` names (`apart`, `together`,
-    /// `spread`), the default when it is unset (checked values only: the
-    /// decoder's settings check refuses others before any read); the
-    /// default of `DecodeOptions::string_walks`.
-    pub fn from_env() -> StringWalks {
-        match std::env::var("GDSCAN_STRING_WALKS").as_deref() {
-            Ok("apart") => StringWalks::Apart,
-            Ok("together") => StringWalks::Together,
-            _ => StringWalks::default(),
-        }
-    }
-}
+pub use crate::config::decode::{KernelConfig, StringWalks};
 
 impl KernelSet {
-    /// The kernels on `device`: compiled on the first call in the process
-    /// (per target) and loaded on the first call per device; later calls
-    /// return the same set.
-    pub fn get(device: Device) -> Result<Arc<KernelSet>, KernelError> {
-        static SETS: OnceLock<Mutex<HashMap<usize, Arc<KernelSet>>>> = OnceLock::new();
+    /// The kernels on `device`, compiled with `config`: compiled on the
+    /// first call in the process per target and config, and loaded on the
+    /// first call per device and config; later calls return the same set.
+    pub fn get(device: Device, config: KernelConfig) -> Result<Arc<KernelSet>, KernelError> {
+        type Sets = HashMap<(usize, KernelConfig), Arc<KernelSet>>;
+        static SETS: OnceLock<Mutex<Sets>> = OnceLock::new();
         let sets = SETS.get_or_init(|| Mutex::new(HashMap::new()));
         let mut map = sets.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(set) = map.get(&device.ordinal()) {
+        if let Some(set) = map.get(&(device.ordinal(), config)) {
             return Ok(set.clone());
         }
-        let set = Arc::new(Self::load(device)?);
-        map.insert(device.ordinal(), set.clone());
+        let set = Arc::new(Self::load(device, config)?);
+        map.insert((device.ordinal(), config), set.clone());
         Ok(set)
     }
 
-    fn load(device: Device) -> Result<KernelSet, KernelError> {
+    fn load(device: Device, config: KernelConfig) -> Result<KernelSet, KernelError> {
         let info = nvrtc::nvrtc_info()?;
         let driver = driver::driver_version()?;
         let capability = device.compute_capability()?;
         let target = nvrtc::choose_target(capability, driver, info.version, &info.archs)?;
-        let compiled = nvrtc::compile(target)?;
+        let compiled = nvrtc::compile(target, config)?;
         let module = match target.code {
             CodeKind::Ptx => {
                 let ptx = compiled.ptx().ok_or(KernelError::Compile {
@@ -271,6 +243,7 @@ impl KernelSet {
         Ok(KernelSet {
             device,
             target,
+            config,
             decode_pages: module.function("gds_decode_pages")?,
             byte_array_walk: module.function("gds_byte_array_walk")?,
             dict_views: module.function("gds_dict_views")?,
@@ -298,6 +271,11 @@ impl KernelSet {
     /// The device the kernels are loaded on.
     pub fn device(&self) -> Device {
         self.device
+    }
+
+    /// The values the kernels were compiled with.
+    pub fn config(&self) -> KernelConfig {
+        self.config
     }
 
     /// What NVRTC compiled for (e.g. `compute_90`).
@@ -419,7 +397,7 @@ impl KernelSet {
             )
         };
         let (segs, pages) = (per(a.n_segs), per(a.n_pages));
-        let walks = per(a.n_segs.saturating_mul(snappy_scan::scan_starts() as u32));
+        let walks = per(a.n_segs.saturating_mul(self.config.scan_starts as u32));
         let mut v = *a;
         let [spec, chain, outs, prefix, verify, finish] = &self.scan;
         if v.n_segs > 0 {
@@ -907,7 +885,7 @@ mod tests {
             Err(e) => panic!("GDSCAN_REQUIRE_NVRTC=1 but {e}"),
         };
         let target = nvrtc::host_target(&info.archs).expect("NVRTC lists no architecture");
-        let compiled = match nvrtc::compile_uncached(target) {
+        let compiled = match nvrtc::compile_uncached(target, KernelConfig::DEFAULT) {
             Ok(c) => c,
             Err(e) => panic!("{e}"),
         };
@@ -952,7 +930,7 @@ mod tests {
             Err(e) => panic!("GDSCAN_REQUIRE_NVRTC=1 but {e}"),
         };
         let target = nvrtc::host_target(&info.archs).expect("NVRTC lists no architecture");
-        let header = task::generated_header().replace(
+        let header = task::generated_header(KernelConfig::DEFAULT).replace(
             "GDS_OFFSETOF(PageTask, error) == 120",
             "GDS_OFFSETOF(PageTask, error) == 124",
         );

@@ -26,6 +26,7 @@ use cudarc::nvrtc::sys;
 
 use super::error::KernelError;
 use super::task::generated_header;
+use crate::config::decode::KernelConfig;
 
 /// Environment variable naming the NVRTC library to load (a path).
 pub const LIBRARY_ENV: &str = "GDSCAN_NVRTC_LIBRARY";
@@ -368,19 +369,20 @@ pub fn compile_options(target: Target) -> Vec<String> {
     ]
 }
 
-/// The kernels compiled for `target`: compiled once per process and target,
-/// then shared.
-pub fn compile(target: Target) -> Result<Arc<CompiledKernels>, KernelError> {
-    static CACHE: OnceLock<Mutex<HashMap<Target, Arc<CompiledKernels>>>> = OnceLock::new();
+/// The kernels compiled for `target` with `config`: compiled once per
+/// process, target and config, then shared.
+pub fn compile(target: Target, config: KernelConfig) -> Result<Arc<CompiledKernels>, KernelError> {
+    type Cache = HashMap<(Target, KernelConfig), Arc<CompiledKernels>>;
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     // The lock is held through the compile: concurrent first users wait
     // for one compile instead of each running their own.
     let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(done) = map.get(&target) {
+    if let Some(done) = map.get(&(target, config)) {
         return Ok(done.clone());
     }
-    let compiled = Arc::new(compile_uncached(target)?);
-    map.insert(target, compiled.clone());
+    let compiled = Arc::new(compile_uncached(target, config)?);
+    map.insert((target, config), compiled.clone());
     Ok(compiled)
 }
 
@@ -395,10 +397,13 @@ impl Drop for Program {
     }
 }
 
-/// Compiles every source for `target` (no cache) and checks that PTX holds
-/// every entry point.
-pub fn compile_uncached(target: Target) -> Result<CompiledKernels, KernelError> {
-    compile_with_header(target, &generated_header())
+/// Compiles every source for `target` with `config` (no cache) and checks
+/// that PTX holds every entry point.
+pub fn compile_uncached(
+    target: Target,
+    config: KernelConfig,
+) -> Result<CompiledKernels, KernelError> {
+    compile_with_header(target, &generated_header(config))
 }
 
 /// [`compile_uncached`] with another text for the generated header (tests

@@ -24,28 +24,11 @@ pub const SCAN_SEGMENT: usize = 2048;
 /// lineitem 631 such segments, up to 13 in one page (14 000 elements walked
 /// in one thread, the scan's 10 ms per group on the H200). With two, 82;
 /// three, 7; four, 4 in the whole file, none twice in a page. Three is the
-/// default of [`scan_starts`] since session 13: a quarter less
-/// `gds_snappy_spec` work for a few more segments joined the slow way
-/// (measured on the H200 in one run, four check streams: all of SF 10
-/// lineitem's columns 0.086-0.090 s with three, 0.095 s with four; two
-/// was slower than four with one check stream).
-pub const SCAN_STARTS: usize = 3;
+/// default (`KernelConfig::scan_starts` sets another): a quarter less
+/// `gds_snappy_spec` work than four for a few more segments joined the
+/// slow way (BENCHMARKS.md).
+pub const SCAN_STARTS: usize = crate::config::decode::KernelConfig::DEFAULT.scan_starts;
 
-/// Speculative walks per segment the scan runs: [`SCAN_STARTS`], or 1 to 4
-/// with `GDSCAN_SCAN_STARTS` (fewer walks cut `gds_snappy_spec`'s work but
-/// leave more segments to the joining thread). Read once per process: the
-/// kernels are compiled with it (`GDS_SCAN_STARTS`), and the host lays out
-/// every page with it (reading the variable per page cost the decoder's
-/// thread about 40 ns a page).
-pub fn scan_starts() -> usize {
-    static STARTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *STARTS.get_or_init(|| match std::env::var("GDSCAN_SCAN_STARTS").as_deref() {
-        Ok("1") => 1,
-        Ok("2") => 2,
-        Ok("4") => 4,
-        _ => SCAN_STARTS,
-    })
-}
 /// 32-bit words of one speculative walk's bitmap (a bit per stream byte of
 /// its segment).
 pub const SCAN_SEGMENT_WORDS: usize = SCAN_SEGMENT / 32;
@@ -78,8 +61,10 @@ pub struct ScanInput {
 }
 
 /// The host's tables and the device arrays' sizes for one scan.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanLayout {
+    /// Speculative walks per segment (the kernels' `scan_starts`).
+    walk_starts: usize,
     /// Per page: `[src, len, size, seg_first, n_segs, bitmap_first,
     /// job_first, n_pieces, region offset, starts_first]` (the region's
     /// device address is added by [`ScanLayout::page_table`]).
@@ -102,9 +87,37 @@ pub struct ScanLayout {
     pub job_outputs: Vec<(u64, usize)>,
 }
 
+impl Default for ScanLayout {
+    fn default() -> Self {
+        ScanLayout::empty(SCAN_STARTS)
+    }
+}
+
 impl ScanLayout {
+    /// An empty layout for kernels compiled with `walk_starts` walks per
+    /// segment (`KernelConfig::scan_starts`).
+    pub fn empty(walk_starts: usize) -> ScanLayout {
+        ScanLayout {
+            walk_starts,
+            pages: Vec::new(),
+            seg_page: Vec::new(),
+            bitmap_words: 0,
+            starts: 0,
+            region_bytes: 0,
+            page_jobs: Vec::new(),
+            job_outputs: Vec::new(),
+        }
+    }
+
+    /// Sets the speculative walks per segment of later layouts (the
+    /// kernels' `KernelConfig::scan_starts`).
+    pub fn set_walk_starts(&mut self, walk_starts: usize) {
+        self.walk_starts = walk_starts;
+    }
+
     /// Lays out `pages`, their jobs numbered from `job_first`; pages over
-    /// [`SNAPPY_PIECE`] get one job per piece when `split` is on.
+    /// [`SNAPPY_PIECE`] get one job per piece when `split` is on
+    /// ([`SCAN_STARTS`] walks per segment).
     pub fn new(pages: &[ScanInput], split: bool, job_first: usize) -> ScanLayout {
         let mut l = ScanLayout::default();
         l.refill(pages, split, job_first);
@@ -140,7 +153,7 @@ impl ScanLayout {
         l.job_outputs.reserve(total_jobs);
         let mut job = job_first;
         let mut segs = 0usize;
-        let starts = scan_starts();
+        let starts = l.walk_starts;
         for (i, p) in pages.iter().enumerate() {
             let n_segs = p.len.div_ceil(SCAN_SEGMENT);
             let n_pieces = n_pieces_of(p);
@@ -193,9 +206,9 @@ impl ScanLayout {
     }
 
     /// Speculative walks (threads of `gds_snappy_spec`, and the entries of
-    /// its `exits` array): [`scan_starts`] per segment.
+    /// its `exits` array): the kernels' `scan_starts` per segment.
     pub fn n_walks(&self) -> usize {
-        self.n_segs() * scan_starts()
+        self.n_segs() * self.walk_starts
     }
 
     /// Jobs of the pages, in order.
@@ -288,8 +301,8 @@ mod tests {
         let l = ScanLayout::new(&pages, true, 7);
         assert_eq!(l.n_pages(), 4);
         assert_eq!(l.seg_page, vec![0, 1, 1, 1, 3]);
-        assert_eq!(l.n_walks(), 5 * scan_starts());
-        assert_eq!(l.bitmap_words, 5 * scan_starts() * SCAN_SEGMENT / 32);
+        assert_eq!(l.n_walks(), 5 * SCAN_STARTS);
+        assert_eq!(l.bitmap_words, 5 * SCAN_STARTS * SCAN_SEGMENT / 32);
         assert_eq!(l.page_jobs, vec![7..8, 8..12, 12..13, 13..14]);
         assert_eq!(l.n_jobs(), 7);
         assert_eq!(l.starts, 4);
@@ -313,7 +326,7 @@ mod tests {
                 200_000,
                 1,
                 3,
-                (scan_starts() * SCAN_SEGMENT_WORDS) as u64,
+                (SCAN_STARTS * SCAN_SEGMENT_WORDS) as u64,
                 8,
                 4,
                 0xa000_0000,

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::compressed_check::CompressedCheck;
+use super::compressed_check::{Checks, CompressedCheck};
 use super::error::DecodeError;
+use super::options::DecodeOptions;
 use crate::cuda::{Device, DevicePool, PinnedPool, PooledPinnedBuffer, Stream};
 use crate::decode::kernels::{KernelSet, StringWalks};
 use crate::engine::{IoBufMut, Memory};
@@ -85,6 +86,10 @@ pub(crate) struct Gpu {
     pub(crate) kernels: Arc<KernelSet>,
     /// Where Snappy and LZ4 pages are checked before nvCOMP sees them.
     pub(crate) check: CompressedCheck,
+    /// With [`CompressedCheck::Gpu`], the longest Snappy page the GPU checks.
+    pub(crate) gpu_check_max: usize,
+    /// Output bytes of a split Snappy page's pieces (0: pages whole).
+    pub(crate) snappy_split: usize,
     nvcomp: OnceLock<Result<Arc<Nvcomp>, NvcompError>>,
 }
 
@@ -94,13 +99,11 @@ impl Gpu {
     pub(crate) fn new(
         device: Device,
         pool: Arc<DevicePool>,
-        check: CompressedCheck,
-        own_check_stream: bool,
-        check_streams: usize,
-        string_walks: StringWalks,
-        streams: usize,
+        options: &DecodeOptions,
     ) -> Result<Gpu, DecodeError> {
         let pinned = shared_pinned_pool(device);
+        let streams = options.streams;
+        let check_streams = options.check_streams;
         Ok(Gpu {
             device,
             streams: (0..streams.max(1))
@@ -111,14 +114,29 @@ impl Gpu {
             check_streams: (0..check_streams.max(1))
                 .map(|_| Stream::new(device))
                 .collect::<Result<_, _>>()?,
-            own_check_stream,
-            string_walks,
+            own_check_stream: options.check_stream,
+            string_walks: options.string_walks,
             pinned,
             pool,
-            kernels: KernelSet::get(device)?,
-            check,
+            kernels: KernelSet::get(device, options.kernels)?,
+            check: options.check,
+            gpu_check_max: options.gpu_check_max,
+            snappy_split: if options.snappy_split {
+                crate::decode::page::validate::SNAPPY_BLOCK
+            } else {
+                0
+            },
             nvcomp: OnceLock::new(),
         })
+    }
+
+    /// How the scan's planner checks compressed pages.
+    pub(crate) fn checks(&self) -> Checks {
+        Checks {
+            check: self.check,
+            gpu_max: self.gpu_check_max,
+            split_bytes: self.snappy_split,
+        }
     }
 
     /// The check stream of group `group` (they take the streams in turn).

@@ -43,7 +43,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::compressed_check::{gpu_check_max_bytes, snappy_split_bytes, CompressedCheck};
+use super::compressed_check::CompressedCheck;
 use super::context::Gpu;
 use super::error::DecodeError;
 use super::group_shared::{GroupShared, SyncOnDrop};
@@ -85,6 +85,14 @@ pub(crate) struct QueueScratch {
     words: Vec<u64>,
 }
 
+impl QueueScratch {
+    /// Lays the Snappy scan out for kernels compiled with `walk_starts`
+    /// walks per segment.
+    pub(crate) fn set_walk_starts(&mut self, walk_starts: usize) {
+        self.scan.set_walk_starts(walk_starts);
+    }
+}
+
 /// Queues the decompression and the kernels of `staged` (row groups whose
 /// uploads are queued, `staged[i]` on `streams[i]`); the group's checks run
 /// on `group_check_stream` when the GPU has its own check streams.
@@ -109,7 +117,7 @@ pub(crate) fn launch_group(
     // (`KernelSet::snappy_scan`), which checks it and splits it; `scan_of`
     // is each job's page in the scan.
     let scan_on_gpu = gpu.check == CompressedCheck::Scan;
-    let split = snappy_split_bytes() > 0;
+    let split = gpu.snappy_split > 0;
     let mut scan_inputs = Vec::new();
     let scan_of: Vec<Vec<Option<usize>>> = staged
         .iter()
@@ -394,7 +402,7 @@ pub(crate) fn launch_group(
                         n_jobs: checked as u32,
                         results: results_dev + checks_at as u64,
                         dummy: word(dummy_word),
-                        max_len: gpu_check_max_bytes() as u64,
+                        max_len: gpu.gpu_check_max as u64,
                     },
                 )?
             };

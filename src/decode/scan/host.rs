@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use parquet::file::metadata::ParquetMetaData;
 
-use super::compressed_check::{gpu_check_max_bytes, snappy_split_bytes, CompressedCheck};
+use super::compressed_check::{Checks, CompressedCheck};
 use super::error::DecodeError;
 use crate::decode::page::validate::{
     check_lz4_block, snappy_pieces_batch, CompressedError, SnappyPieces, LANES,
@@ -45,7 +45,7 @@ pub(crate) fn plan_host(
     row_group: usize,
     host: &[u8],
     chunks: &[ChunkSlice],
-    check: CompressedCheck,
+    checks: Checks,
 ) -> Result<HostPlan, DecodeError> {
     let started = std::time::Instant::now();
     let plan = plan_fetched(metadata, scan, row_group, host, chunks).map_err(|source| {
@@ -61,10 +61,9 @@ pub(crate) fn plan_host(
         .and_then(|r| r.rows.clone());
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
     let walk = started.elapsed();
-    let pieces = if check != CompressedCheck::Off {
-        let gpu_max = gpu_check_max_bytes();
-        check_compressed_pages(file, &plan, host, snappy_split_bytes(), |job| {
-            checked_on_host(check, job.codec, job.src_len, gpu_max)
+    let pieces = if checks.check != CompressedCheck::Off {
+        check_compressed_pages(file, &plan, host, checks.split_bytes, |job| {
+            checked_on_host(checks.check, job.codec, job.src_len, checks.gpu_max)
         })?
     } else {
         vec![None; plan.jobs.len()]
@@ -313,7 +312,7 @@ mod tests {
             0,
             &buf,
             &chunks,
-            CompressedCheck::Host,
+            Checks::new(CompressedCheck::Host),
         )
         .unwrap();
         let jobs = &planned.plan.jobs;
@@ -355,7 +354,7 @@ mod tests {
             0,
             &broken,
             &chunks,
-            CompressedCheck::Host,
+            Checks::new(CompressedCheck::Host),
         ) {
             Err(DecodeError::CorruptCompressed {
                 column,

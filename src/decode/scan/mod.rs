@@ -14,7 +14,7 @@
 //! its batch is handed out (its status must be known to be clean).
 //!
 //! ```no_run
-//! use gdscan::decode::scan::{open, DecodeOptions};
+//! use gdscan::decode::scan::{decode, DecodeOptions};
 //! use gdscan::parquet::{Projection, ScanRequest};
 //!
 //! let request = ScanRequest {
@@ -22,7 +22,7 @@
 //!     predicate: Some("l_shipdate >= DATE '1994-01-01'".parse()?),
 //!     ..ScanRequest::default()
 //! };
-//! for batch in open("lineitem.parquet", request, DecodeOptions::default())? {
+//! for batch in decode("lineitem.parquet", request, DecodeOptions::default())? {
 //!     let batch = batch?; // Arrow columns in GPU memory
 //!     println!("{} rows on GPU {:?}", batch.num_rows(), batch.device_ordinal());
 //! }
@@ -31,6 +31,7 @@
 
 mod compressed_check;
 mod context;
+mod entry;
 mod error;
 mod group;
 mod group_shared;
@@ -38,9 +39,9 @@ mod host;
 mod in_flight;
 mod input;
 mod multi;
+mod options;
 mod planner;
 mod report;
-mod settings;
 mod stage;
 mod trace;
 
@@ -56,162 +57,24 @@ pub use context::{
     device_pool_bytes, release_cached_memory, DEVICE_POOL_BYTES, DEVICE_POOL_MAX_BYTES,
     PINNED_POOL_BYTES,
 };
+pub use entry::{decode, DecodeSource, DecodeStream};
 pub use error::DecodeError;
 pub use input::DecodeInput;
-pub use multi::{decode_multi, open_multi, DeviceShare, MultiDecodeStream};
+pub use multi::DeviceShare;
+pub use options::DecodeOptions;
 pub use report::DecodeReport;
-pub use settings::check_settings;
 
 use context::{Gpu, PinnedAllocator};
 use in_flight::InFlight;
 use planner::{PlanAhead, PlannedGroup};
 use trace::Trace;
 
-/// Streams a scan's row groups' kernels take in turn, unless
-/// `GDSCAN_DECODE_STREAMS` says otherwise.
-const STREAMS: usize = 8;
-
-/// Check streams the groups take in turn, unless `GDSCAN_CHECK_STREAMS`
-/// says otherwise (`DecodeOptions::check_streams`): as many as the groups
-/// in flight by default.
-const CHECK_STREAMS: usize = 4;
-
-/// Threads that stage a group's row groups, unless `GDSCAN_STAGE_THREADS`
-/// says otherwise (`DecodeOptions::stage_threads`).
-const STAGE_THREADS: usize = 4;
-
+pub use crate::config::decode::{DevicePoolMode, KernelConfig, StringWalks};
 use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
-pub use crate::decode::kernels::StringWalks;
 use crate::decode::page::{check_chunk, column_type, DecodePlanError};
-use crate::parquet::fetch::{fetch, FetchOptions, SourceScan};
-use crate::parquet::metadata::{load, MetadataOptions};
-use crate::parquet::{plan, ScanPlan, ScanRequest};
-use crate::store::{Source, StoreOptions};
-
-/// How a GPU decode runs.
-#[derive(Debug, Clone)]
-pub struct DecodeOptions {
-    /// The GPU (CUDA ordinal).
-    pub device: usize,
-    /// The fetch underneath (bytes in flight, read-ahead).
-    pub fetch: FetchOptions,
-    /// Groups of row groups queued on the GPU at once (at least 1). A
-    /// group's work is a chain (copy, check, nvCOMP, kernels), each link
-    /// using a small part of the GPU, so several groups at once overlap: 4
-    /// by default. Device memory in use grows with it.
-    pub depth: usize,
-    /// Bytes of row groups (as stored) decoded together: their compressed
-    /// pages go to nvCOMP in one batch, which fills the GPU only with
-    /// thousands of pages (see `group.rs`). The fetch's
-    /// `max_bytes_in_flight` is raised to hold `depth + 1` groups.
-    pub group_bytes: u64,
-    /// Whether the first three groups are smaller (an eighth, a quarter and
-    /// a half of `group_bytes`), so the GPU starts on the first after a
-    /// small part of the fetch. On by default; `GDSCAN_DECODE_RAMP=0` turns
-    /// it off.
-    pub ramp_up: bool,
-    /// Whether the last groups are smaller (half of what remains once less
-    /// than two groups do, down to an eighth of `group_bytes`), so that
-    /// the scan's last batch comes sooner after the fetch's last byte. Off
-    /// unless `GDSCAN_DECODE_RAMP_DOWN=1` (it has not been measured faster).
-    pub ramp_down: bool,
-    /// Store settings for remote locations.
-    pub store: StoreOptions,
-    /// Where every Snappy and LZ4 page is checked before nvCOMP
-    /// decompresses it: nvCOMP's behaviour on corrupt input is undefined
-    /// (an out-of-bounds read that poisons the CUDA context was seen).
-    /// `GDSCAN_DECODE_CHECK=host|gpu|scan|off` sets the default.
-    pub check: CompressedCheck,
-    /// Whether a group's checks and pieces kernels (the warp check, the
-    /// Snappy scan, `gds_snappy_pieces`) run on a stream of their own once
-    /// the group's copies are done, rather than behind them on the upload
-    /// stream, where the next group's copies wait for them: then the copy
-    /// engine and the SMs work at once. On by default;
-    /// `GDSCAN_CHECK_STREAM=upload` puts them back on the upload stream.
-    pub check_stream: bool,
-    /// Check streams the groups take in turn (with `check_stream`): a
-    /// group's Snappy scan is a chain of seven kernels, so on one stream the
-    /// scans of the groups in flight would run one after the other and pace
-    /// the whole decode. `GDSCAN_CHECK_STREAMS` (1 to 8) sets the default, 4.
-    pub check_streams: usize,
-    /// How the row groups' string walks (the length prefixes of PLAIN byte
-    /// arrays, in dictionaries and pages) run: a block per section, both
-    /// kinds in one launch by default. `GDSCAN_STRING_WALKS=apart|together|spread`
-    /// sets the default.
-    pub string_walks: StringWalks,
-    /// Streams the row groups' kernels take in turn (uploads and nvCOMP
-    /// have one each): row groups on different streams run their kernels
-    /// at once. `GDSCAN_DECODE_STREAMS` sets the default (8).
-    pub streams: usize,
-    /// Threads that stage a group's row groups at once (allocate their
-    /// device memory, build their kernel tasks, queue their copies), so the
-    /// decoder's thread does not stage them one after the other. A pool of
-    /// its own, so that staging never waits behind the planner's work on
-    /// rayon's global pool. 1 stages on the decoder's thread.
-    /// `GDSCAN_STAGE_THREADS` (1 to 16) sets the default, 4.
-    pub stage_threads: usize,
-    /// A file to write the scan's timeline to when it ends (GPU events per
-    /// group and row group, the decoder's waits; JSON lines, see
-    /// `benches/trace_summary.py`). `GDSCAN_DECODE_TRACE` sets the
-    /// default; none records nothing.
-    pub trace: Option<std::path::PathBuf>,
-}
-
-impl Default for DecodeOptions {
-    fn default() -> Self {
-        DecodeOptions {
-            device: 0,
-            fetch: FetchOptions::default(),
-            depth: 4,
-            group_bytes: 128 << 20,
-            ramp_up: std::env::var("GDSCAN_DECODE_RAMP").map_or(true, |v| v != "0"),
-            ramp_down: std::env::var("GDSCAN_DECODE_RAMP_DOWN").is_ok_and(|v| v == "1"),
-            store: StoreOptions::default(),
-            check: CompressedCheck::from_env(),
-            check_stream: std::env::var("GDSCAN_CHECK_STREAM").map_or(true, |v| v != "upload"),
-            string_walks: StringWalks::from_env(),
-            check_streams: count_from_env("GDSCAN_CHECK_STREAMS", 1..=8, CHECK_STREAMS),
-            streams: count_from_env("GDSCAN_DECODE_STREAMS", 1..=usize::MAX, STREAMS),
-            stage_threads: count_from_env("GDSCAN_STAGE_THREADS", 1..=16, STAGE_THREADS),
-            trace: std::env::var_os("GDSCAN_DECODE_TRACE").map(std::path::PathBuf::from),
-        }
-    }
-}
-
-/// The count the variable `name` gives when it is a number in `range`,
-/// else `default` (`check_settings` refuses other values before a scan).
-fn count_from_env(name: &str, range: std::ops::RangeInclusive<usize>, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| range.contains(n))
-        .unwrap_or(default)
-}
-
-/// Opens `location` (a path or URL), plans `request` and starts decoding
-/// into device `options.device`.
-pub fn open(
-    location: &str,
-    request: ScanRequest,
-    options: DecodeOptions,
-) -> Result<DecodeStream, DecodeError> {
-    settings::check_settings()?;
-    let source = crate::store::open(location, &options.store)?;
-    let metadata = load(&source, MetadataOptions::default())?;
-    let plan = plan(&metadata, &request).map_err(|source| DecodeError::Request {
-        file: location.to_string(),
-        source,
-    })?;
-    decode(
-        vec![DecodeInput {
-            source,
-            metadata,
-            plan: Arc::new(plan),
-        }],
-        options,
-    )
-}
+use crate::parquet::fetch::{fetch, SourceScan};
+use crate::parquet::ScanPlan;
 
 /// The Arrow schema a decode of `plan` produces, or the first column
 /// outside the decoder's coverage (checked from the metadata, before any
@@ -247,14 +110,13 @@ pub fn output_schema(
 }
 
 /// Starts decoding `inputs` (files with their plans, streamed as one
-/// table) into device `options.device`. Every column is checked against
-/// the decoder's coverage first: an unsupported one fails here, before any
-/// read.
-pub fn decode(
+/// table) into `device`. Every column is checked against the decoder's
+/// coverage first: an unsupported one fails here, before any read.
+pub(crate) fn decode_one(
     inputs: Vec<DecodeInput>,
     options: DecodeOptions,
-) -> Result<DecodeStream, DecodeError> {
-    settings::check_settings()?;
+    device: usize,
+) -> Result<GpuStream, DecodeError> {
     let mut schema: Option<SchemaRef> = None;
     for input in &inputs {
         let s = output_schema(input.source.location(), &input.metadata, &input.plan)?;
@@ -270,22 +132,12 @@ pub fn decode(
         }
     }
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
-    let device = Device::get(options.device)?;
-    // GDSCAN_DEVICE_POOL=scan gives the scan a pool of its own (freed at
-    // its end), for comparing with the shared one.
-    let pool = match std::env::var("GDSCAN_DEVICE_POOL").as_deref() {
-        Ok("scan") => context::new_device_pool(device),
-        _ => context::shared_device_pool(device),
+    let device = Device::get(device)?;
+    let pool = match options.device_pool {
+        DevicePoolMode::Scan => context::new_device_pool(device),
+        DevicePoolMode::Shared => context::shared_device_pool(device),
     };
-    let gpu = Gpu::new(
-        device,
-        pool,
-        options.check,
-        options.check_stream,
-        options.check_streams.max(1),
-        options.string_walks,
-        options.streams.max(1),
-    )?;
+    let gpu = Gpu::new(device, pool, &options)?;
     let scans: Vec<SourceScan> = inputs
         .iter()
         .map(|i| SourceScan {
@@ -320,14 +172,14 @@ pub fn decode(
     let planned = PlanAhead::start(
         fetch,
         inputs.clone(),
-        gpu.check,
+        gpu.checks(),
         options.group_bytes,
         planner::Ramp {
             up: options.ramp_up,
             down: options.ramp_down,
         },
     );
-    Ok(DecodeStream {
+    Ok(GpuStream {
         trace,
         pools_at_start,
         groups_launched: 0,
@@ -368,7 +220,7 @@ fn stage_pool(threads: usize) -> Option<rayon::ThreadPool> {
 
 /// Device batches, one per row group, in plan order. Dropping the stream
 /// stops the fetch; batches already handed out stay valid.
-pub struct DecodeStream {
+pub(crate) struct GpuStream {
     /// First: queued work is waited for before the rest is dropped.
     queue: VecDeque<InFlight>,
     /// The timeline, when `GDSCAN_DECODE_TRACE` asks for one.
@@ -394,28 +246,28 @@ pub struct DecodeStream {
     failed: bool,
 }
 
-impl std::fmt::Debug for DecodeStream {
+impl std::fmt::Debug for GpuStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DecodeStream")
+        f.debug_struct("GpuStream")
             .field("device", &self.gpu.device.ordinal())
             .field("queued", &self.queue.len())
             .finish()
     }
 }
 
-impl DecodeStream {
+impl GpuStream {
     /// The batches' schema.
-    pub fn schema(&self) -> &SchemaRef {
+    pub(crate) fn schema(&self) -> &SchemaRef {
         &self.schema
     }
 
     /// What the decoder has done so far.
-    pub fn report(&self) -> &DecodeReport {
+    pub(crate) fn report(&self) -> &DecodeReport {
         &self.report
     }
 
     /// The GPU the batches land on.
-    pub fn device(&self) -> usize {
+    pub(crate) fn device(&self) -> usize {
         self.gpu.device.ordinal()
     }
 
@@ -513,6 +365,7 @@ impl DecodeStream {
                 }
             });
             QUEUE_SCRATCH.with_borrow_mut(|scratch| {
+                scratch.set_walk_starts(self.gpu.kernels.config().scan_starts);
                 group::launch_group(
                     &self.gpu,
                     staged,
@@ -561,7 +414,7 @@ impl DecodeStream {
     }
 }
 
-impl Drop for DecodeStream {
+impl Drop for GpuStream {
     fn drop(&mut self) {
         if let Some(trace) = &self.trace {
             // A diagnostic: a trace that cannot be written is said, not fatal.
@@ -572,7 +425,7 @@ impl Drop for DecodeStream {
     }
 }
 
-impl Iterator for DecodeStream {
+impl Iterator for GpuStream {
     type Item = Result<DeviceBatch, DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {

@@ -1,8 +1,10 @@
 //! One scan decoded on several GPUs at once.
 //!
-//! An orchestration above the single-GPU decoder: the scan's row groups are
-//! spread over the devices by bytes ([`crate::parquet::spread`]), each
-//! device runs its own [`decode`] of its share (its own fetch, pinned pool,
+//! An orchestration above the single-GPU decoder, behind
+//! [`super::decode`] when `DecodeOptions::devices` names several GPUs:
+//! the scan's row groups are spread over the devices by bytes
+//! ([`crate::parquet::spread`]), each device runs its own single-GPU
+//! decode of its share (its own fetch, pinned pool,
 //! streams, kernels and nvCOMP) on its own thread, and the batches are
 //! handed out in plan order, each on the GPU that decoded it
 //! ([`DeviceBatch::device_ordinal`], and `device_id` in its C Device
@@ -11,20 +13,6 @@
 //! Each share's thread keeps at most `depth` finished batches ahead of the
 //! consumer; consecutive row groups sit on different GPUs, so consuming in
 //! plan order keeps every GPU busy.
-//!
-//! ```no_run
-//! use gdscan::cuda::Devices;
-//! use gdscan::decode::scan::{open_multi, DecodeOptions};
-//! use gdscan::parquet::ScanRequest;
-//!
-//! let stream = open_multi("lineitem.parquet", ScanRequest::default(), DecodeOptions::default(),
-//!                         &"all".parse::<Devices>()?)?;
-//! for batch in stream {
-//!     let batch = batch?;
-//!     println!("{} rows on GPU {:?}", batch.num_rows(), batch.device_ordinal());
-//! }
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
@@ -33,12 +21,10 @@ use std::thread::JoinHandle;
 use arrow::datatypes::{Schema, SchemaRef};
 use serde::Serialize;
 
-use super::{decode, output_schema, DecodeError, DecodeInput, DecodeOptions, DecodeReport};
-use crate::cuda::Devices;
+use super::{decode_one, output_schema, DecodeError, DecodeInput, DecodeOptions, DecodeReport};
 use crate::decode::array::DeviceBatch;
-use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::spread::{spread, Spread};
-use crate::parquet::{plan, ScanPlan, ScanRequest};
+use crate::parquet::ScanPlan;
 
 /// What one GPU did in a scan over several.
 #[derive(Debug, Clone, Serialize)]
@@ -53,44 +39,14 @@ pub struct DeviceShare {
     pub report: DecodeReport,
 }
 
-/// Opens `location`, plans `request` and starts decoding it on `devices`.
-pub fn open_multi(
-    location: &str,
-    request: ScanRequest,
-    options: DecodeOptions,
-    devices: &Devices,
-) -> Result<MultiDecodeStream, DecodeError> {
-    // The settings and the devices first: a bad value or ordinal reads
-    // nothing, not even the footer.
-    super::settings::check_settings()?;
-    devices.open()?;
-    let source = crate::store::open(location, &options.store)?;
-    let metadata = load(&source, MetadataOptions::default())?;
-    let plan = plan(&metadata, &request).map_err(|source| DecodeError::Request {
-        file: location.to_string(),
-        source,
-    })?;
-    decode_multi(
-        vec![DecodeInput {
-            source,
-            metadata,
-            plan: Arc::new(plan),
-        }],
-        options,
-        devices,
-    )
-}
-
-/// Starts decoding `inputs` (files with their plans, one table) on
-/// `devices`, row groups spread by bytes. `options.device` is ignored.
-/// Every device is opened and every column checked before any read.
-pub fn decode_multi(
+/// Starts decoding `inputs` (files with their plans, one table) on the
+/// GPUs `ordinals` (opened already), row groups spread by bytes. Every
+/// column is checked before any read.
+pub(crate) fn decode_multi(
     inputs: Vec<DecodeInput>,
     options: DecodeOptions,
-    devices: &Devices,
-) -> Result<MultiDecodeStream, DecodeError> {
-    super::settings::check_settings()?;
-    let ordinals: Vec<usize> = devices.open()?.iter().map(|d| d.ordinal()).collect();
+    ordinals: Vec<usize>,
+) -> Result<MultiStream, DecodeError> {
     let mut schema = None;
     for input in &inputs {
         let s = output_schema(input.source.location(), &input.metadata, &input.plan)?;
@@ -126,14 +82,13 @@ pub fn decode_multi(
                 plan,
             })
             .collect();
-        let mut opts = options.clone();
-        opts.device = device;
+        let opts = options.clone();
         let (tx, rx) = sync_channel(depth);
         let reports = reports.clone();
         let thread = std::thread::Builder::new()
             .name(format!("gdscan-decode-gpu{device}"))
             .spawn(move || {
-                let mut stream = match decode(share_inputs, opts) {
+                let mut stream = match decode_one(share_inputs, opts, device) {
                     Ok(s) => s,
                     Err(e) => {
                         let _ = tx.send(Err(e));
@@ -158,7 +113,7 @@ pub fn decode_multi(
         receivers.push(rx);
         threads.push(thread);
     }
-    Ok(MultiDecodeStream {
+    Ok(MultiStream {
         schema,
         spread,
         devices: ordinals,
@@ -174,7 +129,7 @@ pub fn decode_multi(
 /// order; each lives on the GPU that decoded it. Dropping the stream stops
 /// every share (and waits for their threads); batches already handed out
 /// stay valid.
-pub struct MultiDecodeStream {
+pub(crate) struct MultiStream {
     schema: SchemaRef,
     spread: Spread,
     devices: Vec<usize>,
@@ -185,33 +140,33 @@ pub struct MultiDecodeStream {
     failed: bool,
 }
 
-impl std::fmt::Debug for MultiDecodeStream {
+impl std::fmt::Debug for MultiStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MultiDecodeStream")
+        f.debug_struct("MultiStream")
             .field("devices", &self.devices)
             .field("next", &self.next)
             .finish()
     }
 }
 
-impl MultiDecodeStream {
+impl MultiStream {
     /// The batches' schema.
-    pub fn schema(&self) -> &SchemaRef {
+    pub(crate) fn schema(&self) -> &SchemaRef {
         &self.schema
     }
 
     /// The GPUs, in share order.
-    pub fn devices(&self) -> &[usize] {
+    pub(crate) fn devices(&self) -> &[usize] {
         &self.devices
     }
 
     /// Which row group went to which share (index into [`Self::devices`]).
-    pub fn spread(&self) -> &Spread {
+    pub(crate) fn spread(&self) -> &Spread {
         &self.spread
     }
 
     /// What each GPU has done so far.
-    pub fn shares(&self) -> Vec<DeviceShare> {
+    pub(crate) fn shares(&self) -> Vec<DeviceShare> {
         self.reports
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -219,7 +174,7 @@ impl MultiDecodeStream {
     }
 
     /// The decoders' reports added together.
-    pub fn report(&self) -> DecodeReport {
+    pub(crate) fn report(&self) -> DecodeReport {
         let mut total = DecodeReport::default();
         for s in self.shares() {
             total.merge(&s.report);
@@ -228,7 +183,7 @@ impl MultiDecodeStream {
     }
 }
 
-impl Iterator for MultiDecodeStream {
+impl Iterator for MultiStream {
     type Item = Result<DeviceBatch, DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -259,7 +214,7 @@ impl Iterator for MultiDecodeStream {
     }
 }
 
-impl Drop for MultiDecodeStream {
+impl Drop for MultiStream {
     fn drop(&mut self) {
         // Closing the channels stops each share after its current row group.
         self.receivers.clear();

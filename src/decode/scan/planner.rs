@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use super::compressed_check::CompressedCheck;
+use super::compressed_check::Checks;
 use super::error::DecodeError;
 use super::host::{plan_host, HostPlan};
 use super::input::DecodeInput;
@@ -64,7 +64,7 @@ impl PlanAhead {
     pub(crate) fn start(
         fetch: RowGroupStream<PooledPinnedBuffer>,
         inputs: Arc<Vec<DecodeInput>>,
-        check: CompressedCheck,
+        check: Checks,
         group_bytes: u64,
         ramp: Ramp,
     ) -> PlanAhead {
@@ -139,7 +139,7 @@ pub(crate) fn group_target(group_bytes: u64, index: usize, ramp: Ramp, remaining
 fn next_group(
     fetch: &mut RowGroupStream<PooledPinnedBuffer>,
     inputs: &[DecodeInput],
-    check: CompressedCheck,
+    check: Checks,
     group_bytes: u64,
 ) -> Option<Result<PlannedGroup, DecodeError>> {
     use rayon::prelude::*;
@@ -183,7 +183,7 @@ fn next_group(
 fn plan_one(
     inputs: &[DecodeInput],
     fetched: FetchedRowGroup<PooledPinnedBuffer>,
-    check: CompressedCheck,
+    check: Checks,
 ) -> Result<PlannedRowGroup, DecodeError> {
     let input = &inputs[fetched.file];
     let file = input.source.location();

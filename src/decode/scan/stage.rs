@@ -14,7 +14,7 @@ use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::DeviceBytes;
 use crate::decode::kernels::launch::{SpreadItem, SpreadTable};
 use crate::decode::kernels::{
-    launch, task, DictTask, PageTask, RowGroupLaunch, SpreadLaunch, StringWalks, FLAG_ROW_WINDOW,
+    launch, DictTask, PageTask, RowGroupLaunch, SpreadLaunch, StringWalks, FLAG_ROW_WINDOW,
     FLAG_V1_LEVELS,
 };
 use crate::decode::page::{
@@ -235,7 +235,7 @@ where
     }
     // The spread walk's tables: its items are the dictionaries, then the
     // page tasks, in the order the kernels see them.
-    let chunk = task::string_walk_chunk();
+    let chunk = gpu.kernels.config().string_chunk;
     let spread = (gpu.string_walks == StringWalks::Spread).then(|| {
         let dict_items = dict_columns.iter().map(|&ci| {
             let d = plan.columns[ci]

@@ -33,7 +33,7 @@
 #include "common.cuh"
 
 // Bytes staged in shared memory per step of a walk: the generated header
-// sets it (task.rs, string_walk_chunk).
+// sets it (task.rs, from KernelConfig::string_chunk).
 #ifndef GDS_WALK_CHUNK
 #define GDS_WALK_CHUNK 16384u
 #endif

@@ -1,0 +1,451 @@
+//! The GPU decoder's variables (`GDSCAN_DECODE_*`, `GDSCAN_STRING_*`, ...)
+//! and the setting types they name.
+//!
+//! [`DecodeVars::from_lookup`] parses every variable strictly: a value
+//! outside a variable's choices is a [`ConfigError::Invalid`] naming it,
+//! never a silent fallback. `decode::scan::DecodeOptions::from_env` applies
+//! what is set; nothing in the decoder reads the environment itself.
+//!
+//! ```
+//! use gdscan::config::decode::{CompressedCheck, DecodeVars};
+//!
+//! let vars = DecodeVars::from_lookup(|name| {
+//!     (name == "GDSCAN_DECODE_CHECK").then(|| "host".to_string())
+//! })?;
+//! assert_eq!(vars.check, Some(CompressedCheck::Host));
+//! assert!(DecodeVars::from_lookup(|_| Some("nonsense".to_string())).is_err());
+//! # Ok::<(), gdscan::config::ConfigError>(())
+//! ```
+
+use std::path::PathBuf;
+
+use super::{invalid, ConfigError};
+
+/// Where Snappy and LZ4 pages are checked before nvCOMP sees them (a walk
+/// over their elements proving that every read and write of the
+/// decompressor stays inside the page): `GDSCAN_DECODE_CHECK`.
+///
+/// The host's check costs CPU time per byte; the GPU's warp check lasts as
+/// long as the longest page it is given; the scan spreads the GPU's walk
+/// over every part of every page.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CompressedCheck {
+    /// Every Snappy and LZ4 page on the host's worker threads (rayon),
+    /// before the upload.
+    Host,
+    /// Snappy pages up to the GPU check limit on the GPU after the upload,
+    /// a warp per page, before nvCOMP; longer ones and LZ4 on the host.
+    Gpu,
+    /// Every Snappy page on the GPU by the Snappy scan (a thread per 2 KiB
+    /// of each stream, speculative walks joined), which also finds the
+    /// 64 KiB pieces nvCOMP then takes as jobs of their own; LZ4 on the
+    /// host. The default.
+    #[default]
+    Scan,
+    /// No check: only for input you trust.
+    Off,
+}
+
+impl std::str::FromStr for CompressedCheck {
+    type Err = String;
+
+    /// `host`, `gpu`, `scan` or `off`, in any letter case.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "host" => Ok(CompressedCheck::Host),
+            "gpu" => Ok(CompressedCheck::Gpu),
+            "scan" => Ok(CompressedCheck::Scan),
+            "off" => Ok(CompressedCheck::Off),
+            other => Err(format!("{other}: expected host, gpu, scan or off")),
+        }
+    }
+}
+
+/// How a row group's string walks (the prefixes of PLAIN byte arrays in
+/// its byte-array dictionaries and pages) run: `GDSCAN_STRING_WALKS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StringWalks {
+    /// A block per dictionary, then (in a second launch) a block per page:
+    /// `gds_dict_views`, `gds_byte_array_walk` (`apart`).
+    Apart,
+    /// Both in one launch, a block per dictionary and per page
+    /// (`gds_string_walks`; `together`): one launch instead of two.
+    Together,
+    /// A block per 16 KiB chunk of every dictionary and page, joined by a
+    /// thread per item (`gds_spread_spec`, `gds_spread_join`,
+    /// `gds_spread_emit`; `spread`, the default): no block walks a whole
+    /// long page or dictionary.
+    #[default]
+    Spread,
+}
+
+/// Which device memory pool a scan allocates from: `GDSCAN_DEVICE_POOL`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DevicePoolMode {
+    /// The device's pool, shared by every scan on it (the default).
+    #[default]
+    Shared,
+    /// A pool of the scan's own, freed when the scan ends.
+    Scan,
+}
+
+/// Values the decode kernels are compiled with: the compiled module is
+/// cached per distinct value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KernelConfig {
+    /// Whether the PLAIN string walk is block-parallel (`true`) or one
+    /// thread per page: `GDSCAN_STRING_WALK=parallel|serial`.
+    pub string_walk_parallel: bool,
+    /// Bytes of a page the string walks stage in shared memory per step:
+    /// 16384 or 32768 (`GDSCAN_STRING_CHUNK`).
+    pub string_chunk: u32,
+    /// Speculative walks per segment of the Snappy scan, 1 to 4
+    /// (`GDSCAN_SCAN_STARTS`).
+    pub scan_starts: usize,
+}
+
+impl KernelConfig {
+    /// The defaults: a parallel walk, 16 KiB chunks, three starts.
+    pub const DEFAULT: KernelConfig = KernelConfig {
+        string_walk_parallel: true,
+        string_chunk: 16384,
+        scan_starts: 3,
+    };
+}
+
+impl Default for KernelConfig {
+    fn default() -> Self {
+        KernelConfig::DEFAULT
+    }
+}
+
+/// What the decoder's variables set (`None`: unset).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DecodeVars {
+    /// `GDSCAN_DECODE_CHECK`.
+    pub check: Option<CompressedCheck>,
+    /// `GDSCAN_CHECK_STREAM`: `own` (true) or `upload` (false).
+    pub check_stream: Option<bool>,
+    /// `GDSCAN_CHECK_STREAMS`: 1 to 8.
+    pub check_streams: Option<usize>,
+    /// `GDSCAN_DECODE_RAMP`: 0 or 1.
+    pub ramp_up: Option<bool>,
+    /// `GDSCAN_DECODE_RAMP_DOWN`: 0 or 1.
+    pub ramp_down: Option<bool>,
+    /// `GDSCAN_DECODE_STREAMS`: at least 1.
+    pub streams: Option<usize>,
+    /// `GDSCAN_STAGE_THREADS`: 1 to 16.
+    pub stage_threads: Option<usize>,
+    /// `GDSCAN_DECODE_TRACE`: a file path.
+    pub trace: Option<PathBuf>,
+    /// `GDSCAN_STRING_WALKS`.
+    pub string_walks: Option<StringWalks>,
+    /// `GDSCAN_STRING_WALK`: `parallel` (true) or `serial` (false).
+    pub string_walk_parallel: Option<bool>,
+    /// `GDSCAN_STRING_CHUNK`: 16384 or 32768.
+    pub string_chunk: Option<u32>,
+    /// `GDSCAN_SCAN_STARTS`: 1 to 4.
+    pub scan_starts: Option<usize>,
+    /// `GDSCAN_GPU_CHECK_MAX`: bytes.
+    pub gpu_check_max: Option<usize>,
+    /// `GDSCAN_SNAPPY_SPLIT`: 0 or 1.
+    pub snappy_split: Option<bool>,
+    /// `GDSCAN_DEVICE_POOL`: `shared` or `scan`.
+    pub device_pool: Option<DevicePoolMode>,
+}
+
+/// Every variable [`DecodeVars::from_lookup`] reads.
+pub const DECODE_VARIABLES: [&str; 15] = [
+    "GDSCAN_DECODE_CHECK",
+    "GDSCAN_CHECK_STREAM",
+    "GDSCAN_CHECK_STREAMS",
+    "GDSCAN_DECODE_RAMP",
+    "GDSCAN_DECODE_RAMP_DOWN",
+    "GDSCAN_DECODE_STREAMS",
+    "GDSCAN_STAGE_THREADS",
+    "GDSCAN_DECODE_TRACE",
+    "GDSCAN_STRING_WALKS",
+    "GDSCAN_STRING_WALK",
+    "GDSCAN_STRING_CHUNK",
+    "GDSCAN_SCAN_STARTS",
+    "GDSCAN_GPU_CHECK_MAX",
+    "GDSCAN_SNAPPY_SPLIT",
+    "GDSCAN_DEVICE_POOL",
+];
+
+/// One of `choices` (exact), as its value.
+fn choice<T: Copy>(name: &str, value: &str, choices: &[(&str, T)]) -> Result<T, ConfigError> {
+    choices
+        .iter()
+        .find(|(word, _)| *word == value.trim())
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let words: Vec<&str> = choices.iter().map(|(w, _)| *w).collect();
+            invalid(
+                name,
+                value,
+                &format!("expected one of {}", words.join(", ")),
+            )
+        })
+}
+
+/// A count in `range`.
+fn count(
+    name: &str,
+    value: &str,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<usize, ConfigError> {
+    match value.trim().parse::<usize>() {
+        Ok(n) if range.contains(&n) => Ok(n),
+        _ => Err(invalid(
+            name,
+            value,
+            &format!(
+                "expected a number from {} to {}",
+                range.start(),
+                range.end()
+            ),
+        )),
+    }
+}
+
+const ZERO_ONE: [(&str, bool); 2] = [("0", false), ("1", true)];
+
+impl DecodeVars {
+    /// Reads the variables from the process environment (a value that is
+    /// not valid UTF-8 is refused).
+    pub fn from_env() -> Result<DecodeVars, ConfigError> {
+        super::check_unicode(&DECODE_VARIABLES)?;
+        DecodeVars::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the variables through `lookup` (`None`: unset).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<DecodeVars, ConfigError> {
+        let mut v = DecodeVars::default();
+        let get = |name: &str| lookup(name);
+        if let Some(s) = get("GDSCAN_DECODE_CHECK") {
+            let check = s.trim().parse::<CompressedCheck>();
+            v.check = Some(check.map_err(|_| {
+                invalid("GDSCAN_DECODE_CHECK", &s, "expected host, gpu, scan or off")
+            })?);
+        }
+        if let Some(s) = get("GDSCAN_CHECK_STREAM") {
+            let own = [("own", true), ("upload", false)];
+            v.check_stream = Some(choice("GDSCAN_CHECK_STREAM", &s, &own)?);
+        }
+        if let Some(s) = get("GDSCAN_CHECK_STREAMS") {
+            v.check_streams = Some(count("GDSCAN_CHECK_STREAMS", &s, 1..=8)?);
+        }
+        if let Some(s) = get("GDSCAN_DECODE_RAMP") {
+            v.ramp_up = Some(choice("GDSCAN_DECODE_RAMP", &s, &ZERO_ONE)?);
+        }
+        if let Some(s) = get("GDSCAN_DECODE_RAMP_DOWN") {
+            v.ramp_down = Some(choice("GDSCAN_DECODE_RAMP_DOWN", &s, &ZERO_ONE)?);
+        }
+        if let Some(s) = get("GDSCAN_DECODE_STREAMS") {
+            v.streams = Some(count("GDSCAN_DECODE_STREAMS", &s, 1..=1024)?);
+        }
+        if let Some(s) = get("GDSCAN_STAGE_THREADS") {
+            v.stage_threads = Some(count("GDSCAN_STAGE_THREADS", &s, 1..=16)?);
+        }
+        if let Some(s) = get("GDSCAN_DECODE_TRACE") {
+            if s.is_empty() {
+                return Err(invalid("GDSCAN_DECODE_TRACE", &s, "expected a file path"));
+            }
+            v.trace = Some(PathBuf::from(s));
+        }
+        if let Some(s) = get("GDSCAN_STRING_WALKS") {
+            let walks = [
+                ("apart", StringWalks::Apart),
+                ("together", StringWalks::Together),
+                ("spread", StringWalks::Spread),
+            ];
+            v.string_walks = Some(choice("GDSCAN_STRING_WALKS", &s, &walks)?);
+        }
+        if let Some(s) = get("GDSCAN_STRING_WALK") {
+            let walk = [("parallel", true), ("serial", false)];
+            v.string_walk_parallel = Some(choice("GDSCAN_STRING_WALK", &s, &walk)?);
+        }
+        if let Some(s) = get("GDSCAN_STRING_CHUNK") {
+            let chunks = [("16384", 16384), ("32768", 32768)];
+            v.string_chunk = Some(choice("GDSCAN_STRING_CHUNK", &s, &chunks)?);
+        }
+        if let Some(s) = get("GDSCAN_SCAN_STARTS") {
+            v.scan_starts = Some(count("GDSCAN_SCAN_STARTS", &s, 1..=4)?);
+        }
+        if let Some(s) = get("GDSCAN_GPU_CHECK_MAX") {
+            v.gpu_check_max = Some(count("GDSCAN_GPU_CHECK_MAX", &s, 0..=usize::MAX)?);
+        }
+        if let Some(s) = get("GDSCAN_SNAPPY_SPLIT") {
+            v.snappy_split = Some(choice("GDSCAN_SNAPPY_SPLIT", &s, &ZERO_ONE)?);
+        }
+        if let Some(s) = get("GDSCAN_DEVICE_POOL") {
+            let pools = [
+                ("shared", DevicePoolMode::Shared),
+                ("scan", DevicePoolMode::Scan),
+            ];
+            v.device_pool = Some(choice("GDSCAN_DEVICE_POOL", &s, &pools)?);
+        }
+        Ok(v)
+    }
+
+    /// The kernel values these variables set, over `base`.
+    pub fn kernels(&self, base: KernelConfig) -> KernelConfig {
+        KernelConfig {
+            string_walk_parallel: self
+                .string_walk_parallel
+                .unwrap_or(base.string_walk_parallel),
+            string_chunk: self.string_chunk.unwrap_or(base.string_chunk),
+            scan_starts: self.scan_starts.unwrap_or(base.scan_starts),
+        }
+    }
+}
+
+/// How the DataFusion provider reads ahead: `GDSCAN_READ_AHEAD`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadAheadPolicy {
+    /// Never.
+    Off,
+    /// Row groups not already in the page cache (the default).
+    #[default]
+    Uncached,
+    /// Every planned row group, cached or not.
+    Always,
+}
+
+/// The variables of the DataFusion provider's table options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TableVars {
+    /// `GDSCAN_READ_AHEAD`: `0`/`off`, `1`/`uncached` or `always`.
+    pub read_ahead: Option<ReadAheadPolicy>,
+    /// Whether `KVIKIO_TASK_SIZE` is set (the engine's task size then
+    /// applies to a table's local reads).
+    pub engine_task_size_set: bool,
+}
+
+impl TableVars {
+    /// Reads the variables from the process environment.
+    pub fn from_env() -> Result<TableVars, ConfigError> {
+        super::check_unicode(&["GDSCAN_READ_AHEAD", super::ENV_TASK_SIZE])?;
+        TableVars::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the variables through `lookup` (`None`: unset).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<TableVars, ConfigError> {
+        let read_ahead = match lookup("GDSCAN_READ_AHEAD") {
+            None => None,
+            Some(s) => {
+                let policies = [
+                    ("0", ReadAheadPolicy::Off),
+                    ("off", ReadAheadPolicy::Off),
+                    ("1", ReadAheadPolicy::Uncached),
+                    ("uncached", ReadAheadPolicy::Uncached),
+                    ("always", ReadAheadPolicy::Always),
+                ];
+                Some(choice("GDSCAN_READ_AHEAD", &s, &policies)?)
+            }
+        };
+        Ok(TableVars {
+            read_ahead,
+            engine_task_size_set: lookup(super::ENV_TASK_SIZE).is_some(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Result<DecodeVars, ConfigError> {
+        DecodeVars::from_lookup(|name| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn unset_is_none() {
+        assert_eq!(vars(&[]).unwrap(), DecodeVars::default());
+    }
+
+    #[test]
+    fn documented_values_are_accepted() {
+        let v = vars(&[
+            ("GDSCAN_DECODE_CHECK", "GPU"),
+            ("GDSCAN_CHECK_STREAM", "upload"),
+            ("GDSCAN_CHECK_STREAMS", "8"),
+            ("GDSCAN_DECODE_RAMP", "0"),
+            ("GDSCAN_DECODE_RAMP_DOWN", "1"),
+            ("GDSCAN_DECODE_STREAMS", "2"),
+            ("GDSCAN_STAGE_THREADS", "16"),
+            ("GDSCAN_DECODE_TRACE", "/tmp/t.jsonl"),
+            ("GDSCAN_STRING_WALKS", "apart"),
+            ("GDSCAN_STRING_WALK", "serial"),
+            ("GDSCAN_STRING_CHUNK", "32768"),
+            ("GDSCAN_SCAN_STARTS", "4"),
+            ("GDSCAN_GPU_CHECK_MAX", "0"),
+            ("GDSCAN_SNAPPY_SPLIT", "0"),
+            ("GDSCAN_DEVICE_POOL", "scan"),
+        ])
+        .unwrap();
+        assert_eq!(v.check, Some(CompressedCheck::Gpu));
+        assert_eq!(v.check_stream, Some(false));
+        assert_eq!(v.check_streams, Some(8));
+        assert_eq!((v.ramp_up, v.ramp_down), (Some(false), Some(true)));
+        assert_eq!((v.streams, v.stage_threads), (Some(2), Some(16)));
+        assert_eq!(v.trace, Some(PathBuf::from("/tmp/t.jsonl")));
+        assert_eq!(v.string_walks, Some(StringWalks::Apart));
+        assert_eq!(v.gpu_check_max, Some(0));
+        assert_eq!(v.snappy_split, Some(false));
+        assert_eq!(v.device_pool, Some(DevicePoolMode::Scan));
+        let k = v.kernels(KernelConfig::DEFAULT);
+        assert_eq!(
+            (k.string_walk_parallel, k.string_chunk, k.scan_starts),
+            (false, 32768, 4)
+        );
+    }
+
+    #[test]
+    fn a_bad_value_names_the_variable() {
+        for (name, bad) in [
+            ("GDSCAN_DECODE_CHECK", "hots"),
+            ("GDSCAN_CHECK_STREAM", "mine"),
+            ("GDSCAN_CHECK_STREAMS", "9"),
+            ("GDSCAN_DECODE_RAMP", "yes"),
+            ("GDSCAN_DECODE_RAMP_DOWN", "2"),
+            ("GDSCAN_DECODE_STREAMS", "0"),
+            ("GDSCAN_STAGE_THREADS", "17"),
+            ("GDSCAN_DECODE_TRACE", ""),
+            ("GDSCAN_STRING_WALKS", "both"),
+            ("GDSCAN_STRING_WALK", "fast"),
+            ("GDSCAN_STRING_CHUNK", "4096"),
+            ("GDSCAN_SCAN_STARTS", "5"),
+            ("GDSCAN_GPU_CHECK_MAX", "-1"),
+            ("GDSCAN_SNAPPY_SPLIT", "on"),
+            ("GDSCAN_DEVICE_POOL", "own"),
+        ] {
+            match vars(&[(name, bad)]) {
+                Err(ConfigError::Invalid { name: n, value, .. }) => {
+                    assert_eq!((n.as_str(), value.as_str()), (name, bad));
+                }
+                other => panic!("{name}={bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn read_ahead_is_strict() {
+        let table =
+            |v: &str| TableVars::from_lookup(|n| (n == "GDSCAN_READ_AHEAD").then(|| v.to_string()));
+        assert_eq!(
+            table("always").unwrap().read_ahead,
+            Some(ReadAheadPolicy::Always)
+        );
+        assert_eq!(table("0").unwrap().read_ahead, Some(ReadAheadPolicy::Off));
+        assert!(table("sometimes").is_err());
+    }
+}

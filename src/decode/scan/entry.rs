@@ -1,0 +1,226 @@
+//! The one way to decode: [`decode`] takes what to read (a path or URL, a
+//! list of them, or planned [`DecodeInput`]s), a [`ScanRequest`] and
+//! [`DecodeOptions`] (which name the GPUs), and returns a [`DecodeStream`]
+//! of device batches on one GPU or several.
+
+use std::sync::Arc;
+
+use arrow::datatypes::SchemaRef;
+
+use super::multi::{decode_multi, MultiStream};
+use super::GpuStream;
+use super::{decode_one, DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
+use crate::decode::array::DeviceBatch;
+use crate::parquet::metadata::{load, MetadataOptions};
+use crate::parquet::spread::{spread, Spread};
+use crate::parquet::{plan, ScanRequest};
+use crate::store::StoreOptions;
+
+/// What a decode reads: files to open and plan, or files planned already.
+#[derive(Debug, Clone)]
+pub enum DecodeSource {
+    /// Paths or URLs, opened with `DecodeOptions::store` and planned with
+    /// the request; streamed as one table, in order.
+    Locations(Vec<String>),
+    /// Files with their metadata and plans (the request is not applied
+    /// again).
+    Planned(Vec<DecodeInput>),
+}
+
+impl From<&str> for DecodeSource {
+    fn from(location: &str) -> Self {
+        DecodeSource::Locations(vec![location.to_string()])
+    }
+}
+
+impl From<String> for DecodeSource {
+    fn from(location: String) -> Self {
+        DecodeSource::Locations(vec![location])
+    }
+}
+
+impl From<&String> for DecodeSource {
+    fn from(location: &String) -> Self {
+        DecodeSource::Locations(vec![location.clone()])
+    }
+}
+
+impl From<Vec<String>> for DecodeSource {
+    fn from(locations: Vec<String>) -> Self {
+        DecodeSource::Locations(locations)
+    }
+}
+
+impl From<&[String]> for DecodeSource {
+    fn from(locations: &[String]) -> Self {
+        DecodeSource::Locations(locations.to_vec())
+    }
+}
+
+impl From<Vec<&str>> for DecodeSource {
+    fn from(locations: Vec<&str>) -> Self {
+        DecodeSource::Locations(locations.into_iter().map(String::from).collect())
+    }
+}
+
+impl From<&[&str]> for DecodeSource {
+    fn from(locations: &[&str]) -> Self {
+        DecodeSource::Locations(locations.iter().map(|l| l.to_string()).collect())
+    }
+}
+
+impl From<DecodeInput> for DecodeSource {
+    fn from(input: DecodeInput) -> Self {
+        DecodeSource::Planned(vec![input])
+    }
+}
+
+impl From<Vec<DecodeInput>> for DecodeSource {
+    fn from(inputs: Vec<DecodeInput>) -> Self {
+        DecodeSource::Planned(inputs)
+    }
+}
+
+/// Opens `location` and plans `request` on it.
+fn plan_location(
+    location: &str,
+    request: &ScanRequest,
+    store: &StoreOptions,
+) -> Result<DecodeInput, DecodeError> {
+    let source = crate::store::open(location, store)?;
+    let metadata = load(&source, MetadataOptions::default())?;
+    let plan = plan(&metadata, request).map_err(|source| DecodeError::Request {
+        file: location.to_string(),
+        source,
+    })?;
+    Ok(DecodeInput {
+        source,
+        metadata,
+        plan: Arc::new(plan),
+    })
+}
+
+/// Starts decoding `source` into the GPUs of `options.devices`: every
+/// device is opened first (a bad ordinal reads nothing), then each location
+/// is opened and planned with `request`, and every column is checked
+/// against the decoder's coverage before any data is read. With one GPU,
+/// one decoder takes every row group; with several, the row groups are
+/// spread over them by bytes and handed out in plan order.
+///
+/// ```no_run
+/// use gdscan::cuda::Devices;
+/// use gdscan::decode::scan::{decode, DecodeOptions};
+/// use gdscan::parquet::ScanRequest;
+///
+/// let options = DecodeOptions { devices: Devices::All, ..DecodeOptions::from_env()? };
+/// let stream = decode("lineitem.parquet", ScanRequest::default(), options)?;
+/// for batch in stream {
+///     let batch = batch?; // Arrow columns in GPU memory
+///     println!("{} rows on GPU {:?}", batch.num_rows(), batch.device_ordinal());
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn decode(
+    source: impl Into<DecodeSource>,
+    request: ScanRequest,
+    options: DecodeOptions,
+) -> Result<DecodeStream, DecodeError> {
+    let ordinals: Vec<usize> = options
+        .devices
+        .open()?
+        .iter()
+        .map(|d| d.ordinal())
+        .collect();
+    let inputs = match source.into() {
+        DecodeSource::Planned(inputs) => inputs,
+        DecodeSource::Locations(locations) => locations
+            .iter()
+            .map(|l| plan_location(l, &request, &options.store))
+            .collect::<Result<_, _>>()?,
+    };
+    let inner = match ordinals[..] {
+        [device] => {
+            let plans: Vec<_> = inputs.iter().map(|i| i.plan.clone()).collect();
+            let spread = spread(&plans, 1);
+            Inner::One(Box::new(decode_one(inputs, options, device)?), spread)
+        }
+        _ => Inner::Many(decode_multi(inputs, options, ordinals)?),
+    };
+    Ok(DecodeStream { inner })
+}
+
+/// Device batches of a decode, one per row group, in plan order; each
+/// lives on the GPU that decoded it. Dropping the stream stops every
+/// decoder (and waits for their threads); batches already handed out stay
+/// valid.
+#[derive(Debug)]
+pub struct DecodeStream {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    /// One GPU, and the trivial spread of its row groups.
+    One(Box<GpuStream>, Spread),
+    /// Several GPUs.
+    Many(MultiStream),
+}
+
+impl DecodeStream {
+    /// The batches' schema.
+    pub fn schema(&self) -> &SchemaRef {
+        match &self.inner {
+            Inner::One(s, _) => s.schema(),
+            Inner::Many(s) => s.schema(),
+        }
+    }
+
+    /// The GPUs, in share order.
+    pub fn devices(&self) -> Vec<usize> {
+        match &self.inner {
+            Inner::One(s, _) => vec![s.device()],
+            Inner::Many(s) => s.devices().to_vec(),
+        }
+    }
+
+    /// Which row group went to which share (index into
+    /// [`DecodeStream::devices`]).
+    pub fn spread(&self) -> &Spread {
+        match &self.inner {
+            Inner::One(_, spread) => spread,
+            Inner::Many(s) => s.spread(),
+        }
+    }
+
+    /// What each GPU has done so far (one share per GPU).
+    pub fn shares(&self) -> Vec<DeviceShare> {
+        match &self.inner {
+            Inner::One(s, spread) => vec![DeviceShare {
+                device: s.device(),
+                row_groups: spread.row_groups().first().copied().unwrap_or(0),
+                planned_bytes: spread.bytes.first().copied().unwrap_or(0),
+                report: s.report().clone(),
+            }],
+            Inner::Many(s) => s.shares(),
+        }
+    }
+
+    /// The decoders' reports so far, added together.
+    pub fn report(&self) -> DecodeReport {
+        match &self.inner {
+            Inner::One(s, _) => s.report().clone(),
+            Inner::Many(s) => s.report(),
+        }
+    }
+}
+
+impl Iterator for DecodeStream {
+    type Item = Result<DeviceBatch, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.inner {
+            Inner::One(s, _) => s.next(),
+            Inner::Many(s) => s.next(),
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! How a GPU decode runs ([`DecodeOptions`]): plain data, with
+//! [`DecodeOptions::from_env`] for the `GDSCAN_*` and `KVIKIO_*` variables.
+
+use std::path::PathBuf;
+
+use super::compressed_check::{CompressedCheck, GPU_CHECK_MAX_BYTES};
+use crate::config::decode::{DecodeVars, DevicePoolMode, KernelConfig, StringWalks};
+use crate::config::ConfigError;
+use crate::cuda::Devices;
+use crate::parquet::fetch::FetchOptions;
+use crate::store::StoreOptions;
+
+/// Streams a scan's row groups' kernels take in turn by default.
+const STREAMS: usize = 8;
+
+/// Check streams the groups take in turn by default.
+const CHECK_STREAMS: usize = 4;
+
+/// Threads that stage a group's row groups by default.
+const STAGE_THREADS: usize = 4;
+
+/// How a GPU decode runs. [`DecodeOptions::default`] reads nothing from
+/// the environment; [`DecodeOptions::from_env`] applies the variables
+/// documented in docs/settings.md.
+///
+/// ```
+/// use gdscan::cuda::Devices;
+/// use gdscan::decode::scan::DecodeOptions;
+///
+/// let options = DecodeOptions {
+///     devices: "0,1".parse::<Devices>()?,
+///     depth: 2,
+///     ..DecodeOptions::default()
+/// };
+/// assert_eq!(options.devices, Devices::List(vec![0, 1]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct DecodeOptions {
+    /// The GPUs (CUDA ordinals): one decodes every row group; several
+    /// share the row groups, spread by bytes. Device 0 by default.
+    pub devices: Devices,
+    /// The fetch underneath (bytes in flight, read-ahead).
+    pub fetch: FetchOptions,
+    /// Groups of row groups queued on the GPU at once (at least 1). A
+    /// group's work is a chain (copy, check, nvCOMP, kernels), each link
+    /// using a small part of the GPU, so several groups at once overlap: 4
+    /// by default. Device memory in use grows with it.
+    pub depth: usize,
+    /// Bytes of row groups (as stored) decoded together: their compressed
+    /// pages go to nvCOMP in one batch, which fills the GPU only with
+    /// thousands of pages. The fetch's `max_bytes_in_flight` is raised to
+    /// hold `depth + 1` groups.
+    pub group_bytes: u64,
+    /// Whether the first three groups are smaller (an eighth, a quarter and
+    /// a half of `group_bytes`), so the GPU starts on the first after a
+    /// small part of the fetch. On by default.
+    pub ramp_up: bool,
+    /// Whether the last groups are smaller (half of what remains once less
+    /// than two groups do, down to an eighth of `group_bytes`), so that
+    /// the scan's last batch comes sooner after the fetch's last byte. Off
+    /// by default.
+    pub ramp_down: bool,
+    /// Store settings for remote locations.
+    pub store: StoreOptions,
+    /// Where every Snappy and LZ4 page is checked before nvCOMP
+    /// decompresses it: nvCOMP's behaviour on corrupt input is undefined.
+    pub check: CompressedCheck,
+    /// With [`CompressedCheck::Gpu`], the longest stored Snappy page the
+    /// GPU checks (longer ones are checked on the host):
+    /// [`GPU_CHECK_MAX_BYTES`] by default.
+    pub gpu_check_max: usize,
+    /// Whether checked Snappy pages over 64 KiB are split into 64 KiB
+    /// pieces for nvCOMP (each a job of its own). On by default.
+    pub snappy_split: bool,
+    /// Whether a group's checks and pieces kernels run on a stream of
+    /// their own once the group's copies are done, rather than behind them
+    /// on the upload stream. On by default.
+    pub check_stream: bool,
+    /// Check streams the groups take in turn (with `check_stream`), 1 to 8:
+    /// 4 by default.
+    pub check_streams: usize,
+    /// How the row groups' string walks (the length prefixes of PLAIN byte
+    /// arrays, in dictionaries and pages) run.
+    pub string_walks: StringWalks,
+    /// Values the kernels are compiled with (compiled once per distinct
+    /// value).
+    pub kernels: KernelConfig,
+    /// Streams the row groups' kernels take in turn (uploads and nvCOMP
+    /// have one each): 8 by default.
+    pub streams: usize,
+    /// Threads that stage a group's row groups at once (allocate their
+    /// device memory, build their kernel tasks, queue their copies), 1 to
+    /// 16; 1 stages on the decoder's thread. 4 by default.
+    pub stage_threads: usize,
+    /// Which device memory pool the scan allocates from.
+    pub device_pool: DevicePoolMode,
+    /// A file to write the scan's timeline to when it ends (GPU events per
+    /// group and row group, the decoder's waits; JSON lines, see
+    /// `benches/trace_summary.py`); none records nothing.
+    pub trace: Option<PathBuf>,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions {
+            devices: Devices::default(),
+            fetch: FetchOptions::default(),
+            depth: 4,
+            group_bytes: 128 << 20,
+            ramp_up: true,
+            ramp_down: false,
+            store: StoreOptions::default(),
+            check: CompressedCheck::default(),
+            gpu_check_max: GPU_CHECK_MAX_BYTES,
+            snappy_split: true,
+            check_stream: true,
+            check_streams: CHECK_STREAMS,
+            string_walks: StringWalks::default(),
+            kernels: KernelConfig::DEFAULT,
+            streams: STREAMS,
+            stage_threads: STAGE_THREADS,
+            device_pool: DevicePoolMode::default(),
+            trace: None,
+        }
+    }
+}
+
+impl DecodeOptions {
+    /// The defaults with every decoder and store variable of the process
+    /// environment applied (docs/settings.md). A bad value is a
+    /// [`ConfigError`] naming the variable.
+    ///
+    /// ```
+    /// use gdscan::decode::scan::DecodeOptions;
+    ///
+    /// // In an environment where none is set (or each holds a valid value):
+    /// let options = DecodeOptions::from_env()?;
+    /// assert!(options.depth >= 1);
+    /// # Ok::<(), gdscan::config::ConfigError>(())
+    /// ```
+    pub fn from_env() -> Result<DecodeOptions, ConfigError> {
+        let mut options = DecodeOptions {
+            store: StoreOptions::from_env()?,
+            ..DecodeOptions::default()
+        };
+        options.apply(&DecodeVars::from_env()?);
+        Ok(options)
+    }
+
+    /// These options with what `vars` sets.
+    pub fn apply(&mut self, vars: &DecodeVars) {
+        let o = self;
+        o.check = vars.check.unwrap_or(o.check);
+        o.check_stream = vars.check_stream.unwrap_or(o.check_stream);
+        o.check_streams = vars.check_streams.unwrap_or(o.check_streams);
+        o.ramp_up = vars.ramp_up.unwrap_or(o.ramp_up);
+        o.ramp_down = vars.ramp_down.unwrap_or(o.ramp_down);
+        o.streams = vars.streams.unwrap_or(o.streams);
+        o.stage_threads = vars.stage_threads.unwrap_or(o.stage_threads);
+        if let Some(trace) = &vars.trace {
+            o.trace = Some(trace.clone());
+        }
+        o.string_walks = vars.string_walks.unwrap_or(o.string_walks);
+        o.kernels = vars.kernels(o.kernels);
+        o.gpu_check_max = vars.gpu_check_max.unwrap_or(o.gpu_check_max);
+        o.snappy_split = vars.snappy_split.unwrap_or(o.snappy_split);
+        o.device_pool = vars.device_pool.unwrap_or(o.device_pool);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_reads_no_variable() {
+        // A value from_env would refuse: the default must not look at it.
+        std::env::set_var("GDSCAN_DECODE_STREAMS", "not a number");
+        let options = DecodeOptions::default();
+        std::env::remove_var("GDSCAN_DECODE_STREAMS");
+        assert_eq!(options.streams, STREAMS);
+    }
+
+    #[test]
+    fn apply_sets_what_is_set() {
+        let vars = DecodeVars::from_lookup(|name| match name {
+            "GDSCAN_DECODE_CHECK" => Some("off".to_string()),
+            "GDSCAN_SCAN_STARTS" => Some("2".to_string()),
+            _ => None,
+        })
+        .unwrap();
+        let mut options = DecodeOptions::default();
+        options.apply(&vars);
+        assert_eq!(options.check, CompressedCheck::Off);
+        assert_eq!(options.kernels.scan_starts, 2);
+        assert_eq!(options.streams, STREAMS);
+    }
+}
