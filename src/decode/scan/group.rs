@@ -15,8 +15,11 @@
 //! compressors work in 64 KiB fragments), so a 1 MiB page no longer
 //! outlasts the rest of its batch.
 //!
-//! Order of the work (no host wait anywhere here):
-//! 1. on the upload stream: each row group's uploads
+//! Order of the work (no host wait anywhere here), each step a stage of
+//! [`GroupQueue`] after the host's sorting of the pages ([`GroupJobs`])
+//! and layout of the arrays ([`GroupArrays`]):
+//! 1. upload and check ([`GroupQueue::upload`], [`GroupQueue::check`]),
+//!    on the upload stream: each row group's uploads
 //!    ([`super::stage::stage`]), then the group's job arrays; then,
 //!    on the check stream after an event recorded behind those copies (on
 //!    the upload stream itself with `check_stream` off): the pieces of the
@@ -29,12 +32,15 @@
 //!    so nvCOMP never reads it; then the `uploaded` event. The next
 //!    group's uploads so run beside this group's check and nvCOMP call,
 //!    never behind its kernels;
-//! 2. on the nvCOMP stream, after `uploaded`: one call per codec, the
-//!    actual sizes, statuses and check results down, the `decompressed`
-//!    event;
-//! 3. each row group's stream waits for `decompressed` (or `uploaded`,
-//!    when it has no compressed page), runs the kernels, copies its status
-//!    down and records the row group's event.
+//! 2. decompress ([`GroupQueue::decompress`]), on the nvCOMP stream,
+//!    after `uploaded`: one call per codec, the actual sizes, statuses
+//!    and check results down, the `decompressed` event;
+//! 3. kernels ([`GroupQueue::kernels`]): each row group's stream waits
+//!    for `decompressed` (or `uploaded`, when it has no compressed page),
+//!    runs the kernels, copies its status down and records the row
+//!    group's event;
+//! 4. finish ([`InFlight::finish`], later): the row group's event waited
+//!    for, its statuses checked, its batch built.
 //!
 //! With a timeline asked for ([`TraceGroup`]), timed events mark each
 //! phase.
