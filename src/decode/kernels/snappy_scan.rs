@@ -24,7 +24,7 @@ pub const SCAN_SEGMENT: usize = 2048;
 /// lineitem 631 such segments, up to 13 in one page (14 000 elements walked
 /// in one thread, the scan's 10 ms per group on the H200). With two, 82;
 /// three, 7; four, 4 in the whole file, none twice in a page. Three is the
-/// default of [`scan_starts`] since session 13: a quarter less
+/// default of [`scan_starts`]: a quarter less
 /// `gds_snappy_spec` work for a few more segments joined the slow way
 /// (measured on the H200 in one run, four check streams: all of SF 10
 /// lineitem's columns 0.086-0.090 s with three, 0.095 s with four; two

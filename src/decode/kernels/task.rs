@@ -406,7 +406,7 @@ pub fn generated_header() -> String {
         let _ = writeln!(h, "#define {} {}u", code.c_name(), code as u32);
     }
     // The string walk (byte_array.cu): the block-parallel one, unless
-    // GDSCAN_STRING_WALK=serial asks for session 9's one-thread walk (kept
+    // GDSCAN_STRING_WALK=serial asks for the one-thread walk (kept
     // to measure against in the same run).
     let parallel = std::env::var("GDSCAN_STRING_WALK").map_or(true, |v| v != "serial");
     let _ = writeln!(
@@ -443,8 +443,8 @@ pub fn generated_header() -> String {
 /// Bytes of a page the string walks (`gds_byte_array_walk`,
 /// `gds_dict_views`) stage in shared memory per step: 16 KiB, or 32 KiB
 /// with `GDSCAN_STRING_CHUNK=32768` (half the steps, each with twice the
-/// bytes per thread; written in session 12 after the device budget was
-/// spent, so 32 KiB has passed the CPU emulation but not run on a GPU).
+/// bytes per thread; 32 KiB has passed the CPU emulation but has not yet
+/// run on a GPU).
 /// Both keep the walk's static shared memory under 48 KiB, and both are a
 /// multiple of 32 bytes per thread of either kernel's block.
 /// Read once per process: the kernels are compiled with it.
