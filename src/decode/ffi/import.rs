@@ -132,6 +132,11 @@ pub unsafe fn import_device_batch_with_schema(
 /// Imports one child array as a column of rows `base_offset..+num_rows` of
 /// the parent struct.
 ///
+/// The steps: the child's header checked ([`child_rows`]), its buffer
+/// list read ([`buffer_pointers`]), its null count and validity, its
+/// layout's buffers ([`fixed_buffers`]) and its variadic ones
+/// ([`variadic_buffers`]).
+///
 /// # Safety
 /// `child` follows the C Data Interface for `field`'s type.
 unsafe fn import_column(
@@ -143,12 +148,88 @@ unsafe fn import_column(
     owner: &Arc<ImportedArray>,
 ) -> Result<DeviceColumn> {
     let data_type = field.data_type();
+    let (child_len, offset, end) = child_rows(data_type, child, base_offset, num_rows)?;
+    let spec = layout(data_type);
+    // SAFETY: the caller's contract covers the buffer list.
+    let pointers = unsafe { buffer_pointers(child, &spec)? };
+    let n_buffers = pointers.len();
+    let child_buffers = ChildBuffers {
+        pointers,
+        location,
+        owner,
+    };
+    // The child's null count describes its own length; it holds for the
+    // batch's rows only when those are all of them.
+    let whole = base_offset == 0 && child_len == num_rows;
+    let null_count = match child.null_count {
+        // Producers disagree on a Null array's count (0 or its length).
+        _ if *data_type == DataType::Null => None,
+        n if n >= 0 && whole => Some(n as usize),
+        -1 => None,
+        n if n >= 0 => None,
+        n => return bad(format!("null count {n}")),
+    };
+    let mut index = 0;
+    let validity = if spec.can_contain_null_mask {
+        index = 1;
+        if pointers[0].is_null() {
+            if null_count.is_some_and(|n| n > 0) {
+                return bad("nulls without a validity bitmap".to_string());
+            }
+            None
+        } else {
+            Some(child_buffers.bytes(0, end.div_ceil(8))?)
+        }
+    } else {
+        None
+    };
+    let null_count = if validity.is_none() && *data_type != DataType::Null {
+        Some(0)
+    } else {
+        null_count
+    };
+    let mut buffers = Vec::with_capacity(n_buffers);
+    fixed_buffers(
+        data_type,
+        &spec,
+        &child_buffers,
+        end,
+        &mut index,
+        &mut buffers,
+    )?;
+    if spec.variadic {
+        // SAFETY: the caller's contract covers the sizes buffer.
+        unsafe { variadic_buffers(&child_buffers, index, &mut buffers)? };
+    }
+    DeviceColumn::with_offset(
+        data_type.clone(),
+        offset,
+        num_rows,
+        null_count,
+        validity,
+        buffers,
+    )
+}
+
+/// An import error.
+fn bad<T>(what: String) -> Result<T> {
+    Err(DeviceArrayError::Import(what))
+}
+
+/// Checks a child's header for rows `base_offset..+num_rows` of the
+/// batch: a flat type, not released, no children, its length covering the
+/// rows. Hands on (the child's length, the rows' first value, their end).
+fn child_rows(
+    data_type: &DataType,
+    child: &FFI_ArrowArray,
+    base_offset: usize,
+    num_rows: usize,
+) -> Result<(usize, usize, usize)> {
     if !is_flat(data_type) {
         return Err(DeviceArrayError::Unsupported {
             data_type: data_type.clone(),
         });
     }
-    let bad = |what: String| Err(DeviceArrayError::Import(what));
     if child.release.is_none() {
         return Err(DeviceArrayError::Released);
     }
@@ -177,7 +258,18 @@ unsafe fn import_column(
     let Some(end) = offset.checked_add(num_rows) else {
         return bad("offset overflow".to_string());
     };
-    let spec = layout(data_type);
+    Ok((child_len, offset, end))
+}
+
+/// The child's buffer pointers, their count checked against the type's
+/// layout `spec`.
+///
+/// # Safety
+/// `child.buffers` holds `child.n_buffers` pointers.
+unsafe fn buffer_pointers<'a>(
+    child: &'a FFI_ArrowArray,
+    spec: &arrow::array::DataTypeLayout,
+) -> Result<&'a [*const c_void]> {
     let fixed = usize::from(spec.can_contain_null_mask) + spec.buffers.len();
     let n_buffers = usize::try_from(child.n_buffers).unwrap_or(usize::MAX);
     let count_ok = if spec.variadic {
@@ -197,16 +289,28 @@ unsafe fn import_column(
             }
         ));
     }
-    let pointers: &[*const c_void] = if n_buffers == 0 {
+    Ok(if n_buffers == 0 {
         &[]
     } else if child.buffers.is_null() {
         return bad("a NULL buffer list".to_string());
     } else {
         // SAFETY: `buffers` holds `n_buffers` pointers.
         unsafe { std::slice::from_raw_parts(child.buffers.cast_const(), n_buffers) }
-    };
-    let bytes = |index: usize, len: usize| -> Result<DeviceBytes> {
-        let address = pointers[index].expose_provenance() as u64;
+    })
+}
+
+/// A child's buffers, handed out as device bytes that keep the imported
+/// array alive.
+struct ChildBuffers<'a> {
+    pointers: &'a [*const c_void],
+    location: MemoryLocation,
+    owner: &'a Arc<ImportedArray>,
+}
+
+impl ChildBuffers<'_> {
+    /// Buffer `index`, `len` bytes of it.
+    fn bytes(&self, index: usize, len: usize) -> Result<DeviceBytes> {
+        let address = self.pointers[index].expose_provenance() as u64;
         if address == 0 && len > 0 {
             return Err(DeviceArrayError::Import(format!(
                 "buffer {index} is NULL but needs {len} bytes"
@@ -215,47 +319,29 @@ unsafe fn import_column(
         Ok(DeviceBytes::new(Arc::new(ImportedMemory {
             address,
             len,
-            location,
-            _owner: owner.clone(),
+            location: self.location,
+            _owner: self.owner.clone(),
         })))
-    };
-    // The child's null count describes its own length; it holds for the
-    // batch's rows only when those are all of them.
-    let whole = base_offset == 0 && child_len == num_rows;
-    let null_count = match child.null_count {
-        // Producers disagree on a Null array's count (0 or its length).
-        _ if *data_type == DataType::Null => None,
-        n if n >= 0 && whole => Some(n as usize),
-        -1 => None,
-        n if n >= 0 => None,
-        n => return bad(format!("null count {n}")),
-    };
-    let mut index = 0;
-    let validity = if spec.can_contain_null_mask {
-        index = 1;
-        if pointers[0].is_null() {
-            if null_count.is_some_and(|n| n > 0) {
-                return bad("nulls without a validity bitmap".to_string());
-            }
-            None
-        } else {
-            Some(bytes(0, end.div_ceil(8))?)
-        }
-    } else {
-        None
-    };
-    let null_count = if validity.is_none() && *data_type != DataType::Null {
-        Some(0)
-    } else {
-        null_count
-    };
-    let mut buffers = Vec::with_capacity(n_buffers);
+    }
+}
+
+/// Appends the buffers of the type's layout `spec` (after the validity,
+/// from buffer `index` on, which it advances), sized for values up to
+/// `end`.
+fn fixed_buffers(
+    data_type: &DataType,
+    spec: &arrow::array::DataTypeLayout,
+    child: &ChildBuffers<'_>,
+    end: usize,
+    index: &mut usize,
+    buffers: &mut Vec<DeviceBytes>,
+) -> Result<()> {
     for (i, buffer_spec) in spec.buffers.iter().enumerate() {
         let len = match buffer_spec {
             BufferSpec::FixedWidth { byte_width, .. } => {
                 let values = if i == 0 && has_offsets(data_type) {
                     // Some producers pass NULL offsets for an empty array.
-                    if end == 0 && pointers[index].is_null() {
+                    if end == 0 && child.pointers[*index].is_null() {
                         0
                     } else {
                         end + 1
@@ -278,34 +364,38 @@ unsafe fn import_column(
         let Some(len) = len else {
             return bad("buffer size overflow".to_string());
         };
-        buffers.push(bytes(index, len)?);
-        index += 1;
+        buffers.push(child.bytes(*index, len)?);
+        *index += 1;
     }
-    if spec.variadic {
-        let sizes_index = n_buffers - 1;
-        let count = sizes_index - index;
-        let sizes = pointers[sizes_index].cast::<i64>();
-        if count > 0 && sizes.is_null() {
-            return bad("no variadic buffer sizes".to_string());
-        }
-        for k in 0..count {
-            // SAFETY: the sizes buffer is host memory holding one int64 per
-            // variadic buffer (see the module documentation).
-            let size = unsafe { sizes.add(k).read_unaligned() };
-            let Ok(size) = usize::try_from(size) else {
-                return bad(format!("variadic buffer {k} has size {size}"));
-            };
-            buffers.push(bytes(index + k, size)?);
-        }
+    Ok(())
+}
+
+/// Appends a view type's variadic buffers (from buffer `index` on), sized
+/// by the last buffer, the host array of their sizes.
+///
+/// # Safety
+/// The sizes buffer is host memory holding one int64 per variadic buffer.
+unsafe fn variadic_buffers(
+    child: &ChildBuffers<'_>,
+    index: usize,
+    buffers: &mut Vec<DeviceBytes>,
+) -> Result<()> {
+    let sizes_index = child.pointers.len() - 1;
+    let count = sizes_index - index;
+    let sizes = child.pointers[sizes_index].cast::<i64>();
+    if count > 0 && sizes.is_null() {
+        return bad("no variadic buffer sizes".to_string());
     }
-    DeviceColumn::with_offset(
-        data_type.clone(),
-        offset,
-        num_rows,
-        null_count,
-        validity,
-        buffers,
-    )
+    for k in 0..count {
+        // SAFETY: the sizes buffer is host memory holding one int64 per
+        // variadic buffer (see the module documentation).
+        let size = unsafe { sizes.add(k).read_unaligned() };
+        let Ok(size) = usize::try_from(size) else {
+            return bad(format!("variadic buffer {k} has size {size}"));
+        };
+        buffers.push(child.bytes(index + k, size)?);
+    }
+    Ok(())
 }
 
 /// The value of offset `end` of an offsets buffer: the data length used.

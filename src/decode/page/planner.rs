@@ -7,13 +7,13 @@ use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 use super::codes::{Encoding, Kind};
 use super::column_type::{column_type, page_codec, unsupported, ColumnType};
-use super::header::PageKind;
+use super::header::{DataPageHeader, DataPageHeaderV2, DictionaryPageHeader, PageKind};
 use super::plan::{
     work_bytes, BufferKind, ColumnDecode, ColumnInput, DecodePlan, DecompressJob, DictionaryDecode,
     PageDecode, PageVersion, Region, SCRATCH_ALIGN,
 };
 use super::plan_error::DecodePlanError;
-use super::walk::walk_chunk;
+use super::walk::{walk_chunk, PageInfo};
 use crate::nvcomp::Codec;
 use crate::parquet::fetch::ChunkSlice;
 use crate::parquet::plan::ScanPlan;
@@ -234,179 +234,27 @@ fn plan_column(
         index,
         codec,
     };
-    let pages = input.pages;
+    let mut pages = PagePlanner {
+        planner: &planner,
+        ty: &ty,
+        scratch,
+        jobs,
+    };
     let mut dictionary = None;
-    let mut decoded = Vec::with_capacity(pages.len());
+    let mut decoded = Vec::with_capacity(input.pages.len());
     let mut rows = 0u64;
     let mut values_total = 0u64;
-    for (i, p) in pages.iter().enumerate() {
-        let h = &p.header;
-        match h.kind {
+    for (i, p) in input.pages.iter().enumerate() {
+        match p.header.kind {
             PageKind::Index => {}
-            PageKind::Dictionary(d) => {
-                // The walk puts a dictionary page first only.
-                if !matches!(
-                    d.encoding,
-                    ParquetEncoding::PLAIN | ParquetEncoding::PLAIN_DICTIONARY
-                ) {
-                    return Err(
-                        planner.unsupported_page(i, format!("{} dictionary page", d.encoding))
-                    );
-                }
-                if ty.physical == PhysicalType::BOOLEAN {
-                    return Err(planner.unsupported_page(i, "dictionary page of a BOOLEAN column"));
-                }
-                let data = planner.body(
-                    BodyPart {
-                        page: i,
-                        compressed: true,
-                        src_offset: p.body_offset,
-                        src_len: p.body_len,
-                        len: h.uncompressed_size as usize,
-                    },
-                    scratch,
-                    jobs,
-                )?;
-                check_values_fit(&planner, &ty, i, Encoding::Plain, d.num_values, data.len)?;
-                let offsets = if ty.physical == PhysicalType::BYTE_ARRAY {
-                    let n = (d.num_values as usize + 1) * 4;
-                    Some(scratch.take(n, &planner.column)?)
-                } else {
-                    None
-                };
-                dictionary = Some(DictionaryDecode {
-                    page: i,
-                    num_values: d.num_values,
-                    data,
-                    offsets,
-                });
-            }
+            PageKind::Dictionary(d) => dictionary = Some(pages.dictionary_page(i, p, d)?),
             PageKind::Data(d) => {
-                let class = page_class(&planner, &ty, i, d.encoding, dictionary.is_some())?;
-                if ty.nullable && d.def_level_encoding != ParquetEncoding::RLE {
-                    return Err(planner.unsupported_page(
-                        i,
-                        format!("{} definition levels", d.def_level_encoding),
-                    ));
-                }
-                let data = planner.body(
-                    BodyPart {
-                        page: i,
-                        compressed: true,
-                        src_offset: p.body_offset,
-                        src_len: p.body_len,
-                        len: h.uncompressed_size as usize,
-                    },
-                    scratch,
-                    jobs,
-                )?;
-                // Without nulls every value is in the page.
-                let present = if ty.nullable { 0 } else { d.num_values };
-                check_values_fit(&planner, &ty, i, class, present, data.len)?;
-                let need = work_bytes(&ty, class, d.num_values);
-                let work = if need > 0 {
-                    Some(scratch.take(need, &planner.column)?)
-                } else {
-                    None
-                };
-                decoded.push(PageDecode {
-                    page: i,
-                    version: PageVersion::V1,
-                    encoding: d.encoding,
-                    class,
-                    num_values: d.num_values,
-                    num_rows: d.num_values,
-                    num_nulls: None,
-                    out_row: rows,
-                    first_row: None,
-                    data,
-                    def_levels: None,
-                    work,
-                });
+                decoded.push(pages.data_page_v1(i, p, d, dictionary.is_some(), rows)?);
                 rows += u64::from(d.num_values);
                 values_total += u64::from(d.num_values);
             }
             PageKind::DataV2(d) => {
-                let class = page_class(&planner, &ty, i, d.encoding, dictionary.is_some())?;
-                // A flat column's repetition levels are all 0 whatever a
-                // writer stored: they are skipped (arrow-rs does the same).
-                if !ty.nullable && d.def_levels_len != 0 {
-                    return Err(planner.bad_page(
-                        i,
-                        format!(
-                            "required column page has {} bytes of definition levels",
-                            d.def_levels_len
-                        ),
-                    ));
-                }
-                if d.num_values != d.num_rows {
-                    return Err(planner.bad_page(
-                        i,
-                        format!(
-                            "flat column page has {} values but {} rows",
-                            d.num_values, d.num_rows
-                        ),
-                    ));
-                }
-                if d.num_nulls > d.num_values || (!ty.nullable && d.num_nulls != 0) {
-                    return Err(planner.bad_page(
-                        i,
-                        format!("{} nulls in a page of {} values", d.num_nulls, d.num_values),
-                    ));
-                }
-                let levels = d.levels_len() as usize;
-                let (Some(src_len), Some(len)) = (
-                    p.body_len.checked_sub(levels),
-                    (h.uncompressed_size as usize).checked_sub(levels),
-                ) else {
-                    return Err(planner
-                        .bad_page(i, format!("{levels} bytes of levels do not fit the page")));
-                };
-                let def_levels = ty.nullable.then(|| {
-                    Region::row_group(
-                        p.body_offset + d.rep_levels_len as usize,
-                        d.def_levels_len as usize,
-                    )
-                });
-                let data = planner.body(
-                    BodyPart {
-                        page: i,
-                        compressed: d.is_compressed,
-                        src_offset: p.body_offset + levels,
-                        src_len,
-                        len,
-                    },
-                    scratch,
-                    jobs,
-                )?;
-                check_values_fit(
-                    &planner,
-                    &ty,
-                    i,
-                    class,
-                    d.num_values - d.num_nulls,
-                    data.len,
-                )?;
-                let need = work_bytes(&ty, class, d.num_values);
-                let work = if need > 0 {
-                    Some(scratch.take(need, &planner.column)?)
-                } else {
-                    None
-                };
-                decoded.push(PageDecode {
-                    page: i,
-                    version: PageVersion::V2,
-                    encoding: d.encoding,
-                    class,
-                    num_values: d.num_values,
-                    num_rows: d.num_rows,
-                    num_nulls: Some(d.num_nulls),
-                    out_row: rows,
-                    first_row: None,
-                    data,
-                    def_levels,
-                    work,
-                });
+                decoded.push(pages.data_page_v2(i, p, d, dictionary.is_some(), rows)?);
                 rows += u64::from(d.num_rows);
                 values_total += u64::from(d.num_values);
             }
@@ -435,6 +283,219 @@ fn plan_column(
         value_bytes,
         view_bytes,
     })
+}
+
+/// A column chunk's pages being planned ([`plan_column`]): the chunk, its
+/// type, and the scratch and decompression jobs its pages' bodies are
+/// appended to. Each method plans one kind of page and hands back its
+/// decode.
+struct PagePlanner<'p, 'a, 'b> {
+    planner: &'p ColumnPlanner<'a, 'b>,
+    ty: &'p ColumnType,
+    scratch: &'p mut Scratch,
+    jobs: &'p mut Vec<DecompressJob>,
+}
+
+impl PagePlanner<'_, '_, '_> {
+    /// Plans dictionary page `i`: its body (decompressed when the chunk
+    /// is), and the scratch of a byte-array dictionary's offsets.
+    fn dictionary_page(
+        &mut self,
+        i: usize,
+        p: &PageInfo,
+        d: DictionaryPageHeader,
+    ) -> Result<DictionaryDecode, DecodePlanError> {
+        // The walk puts a dictionary page first only.
+        if !matches!(
+            d.encoding,
+            ParquetEncoding::PLAIN | ParquetEncoding::PLAIN_DICTIONARY
+        ) {
+            return Err(self
+                .planner
+                .unsupported_page(i, format!("{} dictionary page", d.encoding)));
+        }
+        if self.ty.physical == PhysicalType::BOOLEAN {
+            return Err(self
+                .planner
+                .unsupported_page(i, "dictionary page of a BOOLEAN column"));
+        }
+        let data = self.planner.body(
+            BodyPart {
+                page: i,
+                compressed: true,
+                src_offset: p.body_offset,
+                src_len: p.body_len,
+                len: p.header.uncompressed_size as usize,
+            },
+            self.scratch,
+            self.jobs,
+        )?;
+        check_values_fit(
+            self.planner,
+            self.ty,
+            i,
+            Encoding::Plain,
+            d.num_values,
+            data.len,
+        )?;
+        let offsets = if self.ty.physical == PhysicalType::BYTE_ARRAY {
+            let n = (d.num_values as usize + 1) * 4;
+            Some(self.scratch.take(n, &self.planner.column)?)
+        } else {
+            None
+        };
+        Ok(DictionaryDecode {
+            page: i,
+            num_values: d.num_values,
+            data,
+            offsets,
+        })
+    }
+
+    /// Plans data page `i` (v1, levels inside the body), whose first row
+    /// is `out_row`.
+    fn data_page_v1(
+        &mut self,
+        i: usize,
+        p: &PageInfo,
+        d: DataPageHeader,
+        has_dictionary: bool,
+        out_row: u64,
+    ) -> Result<PageDecode, DecodePlanError> {
+        let class = page_class(self.planner, self.ty, i, d.encoding, has_dictionary)?;
+        if self.ty.nullable && d.def_level_encoding != ParquetEncoding::RLE {
+            return Err(self
+                .planner
+                .unsupported_page(i, format!("{} definition levels", d.def_level_encoding)));
+        }
+        let data = self.planner.body(
+            BodyPart {
+                page: i,
+                compressed: true,
+                src_offset: p.body_offset,
+                src_len: p.body_len,
+                len: p.header.uncompressed_size as usize,
+            },
+            self.scratch,
+            self.jobs,
+        )?;
+        // Without nulls every value is in the page.
+        let present = if self.ty.nullable { 0 } else { d.num_values };
+        check_values_fit(self.planner, self.ty, i, class, present, data.len)?;
+        let need = work_bytes(self.ty, class, d.num_values);
+        let work = if need > 0 {
+            Some(self.scratch.take(need, &self.planner.column)?)
+        } else {
+            None
+        };
+        Ok(PageDecode {
+            page: i,
+            version: PageVersion::V1,
+            encoding: d.encoding,
+            class,
+            num_values: d.num_values,
+            num_rows: d.num_values,
+            num_nulls: None,
+            out_row,
+            first_row: None,
+            data,
+            def_levels: None,
+            work,
+        })
+    }
+
+    /// Plans data page `i` (v2, levels before the body and never
+    /// compressed), whose first row is `out_row`.
+    fn data_page_v2(
+        &mut self,
+        i: usize,
+        p: &PageInfo,
+        d: DataPageHeaderV2,
+        has_dictionary: bool,
+        out_row: u64,
+    ) -> Result<PageDecode, DecodePlanError> {
+        let class = page_class(self.planner, self.ty, i, d.encoding, has_dictionary)?;
+        // A flat column's repetition levels are all 0 whatever a
+        // writer stored: they are skipped (arrow-rs does the same).
+        if !self.ty.nullable && d.def_levels_len != 0 {
+            return Err(self.planner.bad_page(
+                i,
+                format!(
+                    "required column page has {} bytes of definition levels",
+                    d.def_levels_len
+                ),
+            ));
+        }
+        if d.num_values != d.num_rows {
+            return Err(self.planner.bad_page(
+                i,
+                format!(
+                    "flat column page has {} values but {} rows",
+                    d.num_values, d.num_rows
+                ),
+            ));
+        }
+        if d.num_nulls > d.num_values || (!self.ty.nullable && d.num_nulls != 0) {
+            return Err(self.planner.bad_page(
+                i,
+                format!("{} nulls in a page of {} values", d.num_nulls, d.num_values),
+            ));
+        }
+        let levels = d.levels_len() as usize;
+        let (Some(src_len), Some(len)) = (
+            p.body_len.checked_sub(levels),
+            (p.header.uncompressed_size as usize).checked_sub(levels),
+        ) else {
+            return Err(self
+                .planner
+                .bad_page(i, format!("{levels} bytes of levels do not fit the page")));
+        };
+        let def_levels = self.ty.nullable.then(|| {
+            Region::row_group(
+                p.body_offset + d.rep_levels_len as usize,
+                d.def_levels_len as usize,
+            )
+        });
+        let data = self.planner.body(
+            BodyPart {
+                page: i,
+                compressed: d.is_compressed,
+                src_offset: p.body_offset + levels,
+                src_len,
+                len,
+            },
+            self.scratch,
+            self.jobs,
+        )?;
+        check_values_fit(
+            self.planner,
+            self.ty,
+            i,
+            class,
+            d.num_values - d.num_nulls,
+            data.len,
+        )?;
+        let need = work_bytes(self.ty, class, d.num_values);
+        let work = if need > 0 {
+            Some(self.scratch.take(need, &self.planner.column)?)
+        } else {
+            None
+        };
+        Ok(PageDecode {
+            page: i,
+            version: PageVersion::V2,
+            encoding: d.encoding,
+            class,
+            num_values: d.num_values,
+            num_rows: d.num_rows,
+            num_nulls: Some(d.num_nulls),
+            out_row,
+            first_row: None,
+            data,
+            def_levels,
+            work,
+        })
+    }
 }
 
 /// Matches the data pages with the offset index's kept pages: same file

@@ -51,6 +51,7 @@ impl Drop for SyncOnDrop {
 
 /// What the row groups of a group share: nvCOMP's results, and the buffers
 /// of its calls, kept until the last row group of the group is finished.
+#[derive(Default)]
 pub(crate) struct GroupShared {
     /// Declared first: dropped (waited for) before the buffers.
     pub(super) _done: Option<SyncOnDrop>,

@@ -9,7 +9,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::context::Gpu;
 use super::error::DecodeError;
-use super::host::HostPlan;
+use super::host::{HostPlan, TaskSpec};
 use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::DeviceBytes;
 use crate::decode::kernels::launch::{SpreadItem, SpreadTable};
@@ -148,6 +148,12 @@ pub(crate) struct Staged {
 
 /// Allocates a planned row group's device memory and queues its uploads
 /// (the row group's bytes, its kernel tasks) on `stream`.
+///
+/// The stages, in order: the row group's bytes up and its memory allocated
+/// ([`Memory::allocate`]), its dictionary and page tasks written
+/// ([`dict_tasks`], [`page_tasks`]), its decompression jobs listed
+/// ([`staged_jobs`]), its tasks up ([`upload_tasks`]) and its columns'
+/// places in the output ([`column_outs`]).
 pub(crate) fn stage<B>(
     gpu: &Gpu,
     file: &str,
@@ -169,117 +175,250 @@ where
         pieces,
     } = planned;
     let schema = schema_of(metadata, &plan);
-    let pool = &gpu.pool;
+    let memory = Memory::allocate(gpu, host, &plan, &specs, &column_rows, stream)?;
+    let (dicts, dict_views_at) = dict_tasks(&plan, &memory);
+    let (tasks, has_plain_byte_arrays) =
+        page_tasks(&plan, &specs, &column_rows, &memory, &dict_views_at);
+    let jobs = staged_jobs(&plan, pieces, &memory);
+    let up = upload_tasks(
+        gpu,
+        stream,
+        &tasks,
+        &dicts,
+        &memory.work,
+        has_plain_byte_arrays,
+    )?;
 
-    // The row group's bytes, as stored.
-    let rg = pool.allocate(host.len().max(1))?;
-    // SAFETY: the pinned host buffer is kept (in `fetched`) and the device
-    // buffer (in `inputs`) until the row group's event.
-    unsafe { stream.copy_to_device(rg.device_ptr(), host.as_ptr(), host.len())? };
-    let scratch = pool.allocate(plan.scratch_bytes.max(1))?;
-    let (rg_ptr, scratch_ptr) = (rg.device_ptr(), scratch.device_ptr());
-    let address = |r: &Region| -> u64 {
-        match r.buffer {
-            BufferKind::RowGroup => rg_ptr + r.offset as u64,
-            BufferKind::Scratch => scratch_ptr + r.offset as u64,
-        }
-    };
-    let view_index = |r: &Region| -> (u32, u64) {
-        match r.buffer {
-            BufferKind::RowGroup => (0, rg_ptr),
-            BufferKind::Scratch => (1, scratch_ptr),
-        }
-    };
+    // Columns: views keep the row-group bytes and the scratch alive.
+    let Memory {
+        rg,
+        scratch,
+        output,
+        out_layout,
+        out_len,
+        zero,
+        work,
+        ..
+    } = memory;
+    let rg = DeviceBytes::from_pooled(rg);
+    let scratch = DeviceBytes::from_pooled(scratch);
+    let columns = column_outs(&plan, &out_layout, &output, &rg, &scratch)?;
+    let rows = column_rows.first().copied().unwrap_or(0) as usize;
+    Ok(Staged {
+        file: file.to_string(),
+        plan,
+        schema,
+        column_rows,
+        task_pages: work.task_pages,
+        dict_columns: work.dict_columns,
+        jobs,
+        work_launch: up.launch,
+        status_len: up.status_len,
+        columns,
+        zero,
+        _keep: vec![work.buffer, up.meta],
+        _up: up.host,
+        _inputs: vec![rg, scratch, output],
+        _fetched: Box::new(fetched),
+        rows,
+        output_bytes: out_len,
+        walk,
+        check,
+    })
+}
 
-    // Output: one allocation for every column's values and validity.
-    let mut out_layout = Vec::with_capacity(plan.columns.len());
-    let mut out_len = 0usize;
-    for (c, &rows) in plan.columns.iter().zip(&column_rows) {
-        let (values, validity) = output_sizes(c, rows);
-        let v_at = align(out_len);
-        let n_at = align(v_at + values);
-        out_len = n_at + validity;
-        out_layout.push((v_at, values, n_at, validity));
-    }
-    let output = DeviceBytes::from_pooled(pool.allocate(out_len.max(1))?);
-    // What the kernels do not write whole: the bitmaps they set bits in
-    // (validity, BOOLEAN values), zeroed on the row group's kernel stream
-    // before its kernels (`launch_group`). Every other output byte a kernel
-    // writes (null rows included), so the rest is not zeroed: zeroing all
-    // of it (11 GB for all of SF 10 lineitem's columns) on the upload
-    // stream made the next group's copies wait behind a memset that waited
-    // for the SMs.
-    let mut zero: Vec<(u64, usize)> = Vec::new();
-    for (c, &(v_at, values, n_at, validity)) in plan.columns.iter().zip(&out_layout) {
-        if c.ty.kind == Kind::Boolean {
-            push_range(&mut zero, output.address() + v_at as u64, values);
-        }
-        push_range(&mut zero, output.address() + n_at as u64, validity);
-    }
+/// A row group's device memory, allocated by [`Memory::allocate`]: its
+/// bytes as stored (their upload queued), the decompressed pages'
+/// scratch, one output allocation for every column, and the kernels' work
+/// areas.
+struct Memory {
+    rg: PooledDeviceBuffer,
+    scratch: PooledDeviceBuffer,
+    rg_ptr: u64,
+    scratch_ptr: u64,
+    output: DeviceBytes,
+    /// Each column's (values at, values bytes, validity at, validity
+    /// bytes) in `output`, and `output`'s length.
+    out_layout: Vec<(usize, usize, usize, usize)>,
+    out_len: usize,
+    /// Device ranges (address, bytes) to zero before the kernels.
+    zero: Vec<(u64, usize)>,
+    work: WorkAreas,
+}
 
-    // Kernel work areas: page scratch, then byte-array dictionary views.
-    let mut needs = Vec::new();
-    let mut task_pages = Vec::new();
-    for spec in &specs {
-        let c = &plan.columns[spec.column];
-        let p = &c.pages[spec.page];
-        needs.push(launch::scratch_bytes(c.ty.kind, p.class, p.num_values));
-        task_pages.push((spec.column, p.page));
-    }
-    let mut dict_columns = Vec::new();
-    for (ci, c) in plan.columns.iter().enumerate() {
-        if let (Kind::ByteArray, Some(d)) = (c.ty.kind, &c.dictionary) {
-            needs.push(launch::dict_view_bytes(d.num_values));
-            dict_columns.push(ci);
+/// The kernels' work areas: page scratch, then byte-array dictionary
+/// views, then the spread walk's tables.
+struct WorkAreas {
+    /// (column, page) of each page task.
+    task_pages: Vec<(usize, usize)>,
+    /// The byte-array columns with a dictionary.
+    dict_columns: Vec<usize>,
+    spread: Option<SpreadTable>,
+    /// Each area's offset in `buffer`.
+    offsets: Vec<u64>,
+    buffer: PooledDeviceBuffer,
+    ptr: u64,
+}
+
+impl Memory {
+    /// Allocates the row group's memory and queues the upload of its
+    /// bytes (`host`) on `stream`.
+    fn allocate(
+        gpu: &Gpu,
+        host: &[u8],
+        plan: &DecodePlan,
+        specs: &[TaskSpec],
+        column_rows: &[u64],
+        stream: &crate::cuda::Stream,
+    ) -> Result<Memory, DecodeError> {
+        let pool = &gpu.pool;
+        // The row group's bytes, as stored.
+        let rg = pool.allocate(host.len().max(1))?;
+        // SAFETY: the pinned host buffer is kept (in `fetched`) and the
+        // device buffer (in `inputs`) until the row group's event.
+        unsafe { stream.copy_to_device(rg.device_ptr(), host.as_ptr(), host.len())? };
+        let scratch = pool.allocate(plan.scratch_bytes.max(1))?;
+        let (rg_ptr, scratch_ptr) = (rg.device_ptr(), scratch.device_ptr());
+
+        // Output: one allocation for every column's values and validity.
+        let mut out_layout = Vec::with_capacity(plan.columns.len());
+        let mut out_len = 0usize;
+        for (c, &rows) in plan.columns.iter().zip(column_rows) {
+            let (values, validity) = output_sizes(c, rows);
+            let v_at = align(out_len);
+            let n_at = align(v_at + values);
+            out_len = n_at + validity;
+            out_layout.push((v_at, values, n_at, validity));
         }
-    }
-    // The spread walk's tables: its items are the dictionaries, then the
-    // page tasks, in the order the kernels see them.
-    let chunk = gpu.kernels.config().string_chunk;
-    let spread = (gpu.string_walks == StringWalks::Spread).then(|| {
-        let dict_items = dict_columns.iter().map(|&ci| {
-            let d = plan.columns[ci]
-                .dictionary
-                .as_ref()
-                .expect("listed with a dictionary");
-            SpreadItem::Dict {
-                data_len: d.data.len as u64,
-                count: d.num_values,
+        let output = DeviceBytes::from_pooled(pool.allocate(out_len.max(1))?);
+        // What the kernels do not write whole: the bitmaps they set bits in
+        // (validity, BOOLEAN values), zeroed on the row group's kernel stream
+        // before its kernels (`launch_group`). Every other output byte a kernel
+        // writes (null rows included), so the rest is not zeroed: zeroing all
+        // of it (11 GB for all of SF 10 lineitem's columns) on the upload
+        // stream made the next group's copies wait behind a memset that waited
+        // for the SMs.
+        let mut zero: Vec<(u64, usize)> = Vec::new();
+        for (c, &(v_at, values, n_at, validity)) in plan.columns.iter().zip(&out_layout) {
+            if c.ty.kind == Kind::Boolean {
+                push_range(&mut zero, output.address() + v_at as u64, values);
             }
-        });
-        let page_items = specs.iter().map(|spec| {
+            push_range(&mut zero, output.address() + n_at as u64, validity);
+        }
+        let work = WorkAreas::allocate(gpu, plan, specs)?;
+        Ok(Memory {
+            rg,
+            scratch,
+            rg_ptr,
+            scratch_ptr,
+            output,
+            out_layout,
+            out_len,
+            zero,
+            work,
+        })
+    }
+
+    /// The device address of a region of the row group's bytes or scratch.
+    fn address(&self, r: &Region) -> u64 {
+        match r.buffer {
+            BufferKind::RowGroup => self.rg_ptr + r.offset as u64,
+            BufferKind::Scratch => self.scratch_ptr + r.offset as u64,
+        }
+    }
+
+    /// The view buffer (index, base address) a region lies in.
+    fn view_index(&self, r: &Region) -> (u32, u64) {
+        match r.buffer {
+            BufferKind::RowGroup => (0, self.rg_ptr),
+            BufferKind::Scratch => (1, self.scratch_ptr),
+        }
+    }
+}
+
+impl WorkAreas {
+    /// Sizes the kernels' work areas of `plan`'s page tasks (`specs`) and
+    /// dictionaries, and allocates them in one buffer.
+    fn allocate(
+        gpu: &Gpu,
+        plan: &DecodePlan,
+        specs: &[TaskSpec],
+    ) -> Result<WorkAreas, DecodeError> {
+        let mut needs = Vec::new();
+        let mut task_pages = Vec::new();
+        for spec in specs {
             let c = &plan.columns[spec.column];
             let p = &c.pages[spec.page];
-            if c.ty.kind == Kind::ByteArray && p.class == Encoding::Plain {
-                SpreadItem::PlainPage {
-                    data_len: p.data.len as u64,
-                }
-            } else {
-                SpreadItem::Other
+            needs.push(launch::scratch_bytes(c.ty.kind, p.class, p.num_values));
+            task_pages.push((spec.column, p.page));
+        }
+        let mut dict_columns = Vec::new();
+        for (ci, c) in plan.columns.iter().enumerate() {
+            if let (Kind::ByteArray, Some(d)) = (c.ty.kind, &c.dictionary) {
+                needs.push(launch::dict_view_bytes(d.num_values));
+                dict_columns.push(ci);
             }
+        }
+        // The spread walk's tables: its items are the dictionaries, then the
+        // page tasks, in the order the kernels see them.
+        let chunk = gpu.kernels.config().string_chunk;
+        let spread = (gpu.string_walks == StringWalks::Spread).then(|| {
+            let dict_items = dict_columns.iter().map(|&ci| {
+                let d = plan.columns[ci]
+                    .dictionary
+                    .as_ref()
+                    .expect("listed with a dictionary");
+                SpreadItem::Dict {
+                    data_len: d.data.len as u64,
+                    count: d.num_values,
+                }
+            });
+            let page_items = specs.iter().map(|spec| {
+                let c = &plan.columns[spec.column];
+                let p = &c.pages[spec.page];
+                if c.ty.kind == Kind::ByteArray && p.class == Encoding::Plain {
+                    SpreadItem::PlainPage {
+                        data_len: p.data.len as u64,
+                    }
+                } else {
+                    SpreadItem::Other
+                }
+            });
+            SpreadTable::new(dict_items.chain(page_items), chunk)
         });
-        SpreadTable::new(dict_items.chain(page_items), chunk)
-    });
-    if let Some(t) = &spread {
-        needs.push(t.state_bytes());
-        needs.push(t.bitmap_bytes(chunk));
+        if let Some(t) = &spread {
+            needs.push(t.state_bytes());
+            needs.push(t.bitmap_bytes(chunk));
+        }
+        let (offsets, work_len) = launch::scratch_layout(needs);
+        let buffer = gpu.pool.allocate((work_len as usize).max(1))?;
+        let ptr = buffer.device_ptr();
+        Ok(WorkAreas {
+            task_pages,
+            dict_columns,
+            spread,
+            offsets,
+            buffer,
+            ptr,
+        })
     }
-    let (work_offsets, work_len) = launch::scratch_layout(needs);
-    let work = pool.allocate((work_len as usize).max(1))?;
-    let work_ptr = work.device_ptr();
+}
 
-    // Dictionary tasks.
-    let mut dicts = Vec::with_capacity(dict_columns.len());
+/// The dictionary tasks (byte-array dictionaries, whose views the kernels
+/// build in the work areas), and each column's dictionary views' address.
+fn dict_tasks(plan: &DecodePlan, memory: &Memory) -> (Vec<DictTask>, Vec<Option<u64>>) {
+    let work = &memory.work;
+    let mut dicts = Vec::with_capacity(work.dict_columns.len());
     let mut dict_views_at = vec![None; plan.columns.len()];
-    for (k, &ci) in dict_columns.iter().enumerate() {
+    for (k, &ci) in work.dict_columns.iter().enumerate() {
         let d = plan.columns[ci]
             .dictionary
             .as_ref()
             .expect("listed with a dictionary");
-        let views = work_ptr + work_offsets[task_pages.len() + k];
-        let (index, base) = view_index(&d.data);
+        let views = work.ptr + work.offsets[work.task_pages.len() + k];
+        let (index, base) = memory.view_index(&d.data);
         dicts.push(DictTask {
-            data: address(&d.data),
+            data: memory.address(&d.data),
             out_views: views,
             view_buffer_base: base,
             data_len: d.data.len as u32,
@@ -289,27 +428,37 @@ where
         });
         dict_views_at[ci] = Some(views);
     }
+    (dicts, dict_views_at)
+}
 
-    // Page tasks.
-    let mut tasks = Vec::with_capacity(task_pages.len());
+/// The page tasks of `specs`, and whether any is a plain byte-array page.
+fn page_tasks(
+    plan: &DecodePlan,
+    specs: &[TaskSpec],
+    column_rows: &[u64],
+    memory: &Memory,
+    dict_views_at: &[Option<u64>],
+) -> (Vec<PageTask>, bool) {
+    let (output, work) = (&memory.output, &memory.work);
+    let mut tasks = Vec::with_capacity(work.task_pages.len());
     let mut has_plain_byte_arrays = false;
     for (t, spec) in specs.iter().enumerate() {
         let ci = spec.column;
         let c = &plan.columns[ci];
         let kind = c.ty.kind;
-        let (v_at, _, n_at, validity_len) = out_layout[ci];
+        let (v_at, _, n_at, validity_len) = memory.out_layout[ci];
         let max_def = c.ty.nullable as u32;
         let p = &c.pages[spec.page];
         let encoding = p.class;
         has_plain_byte_arrays |= kind == Kind::ByteArray && encoding == Encoding::Plain;
-        let (view_buffer_index, view_buffer_base) = view_index(&p.data);
+        let (view_buffer_index, view_buffer_base) = memory.view_index(&p.data);
         let (dict, dict_count, dict_len) = match (&c.dictionary, kind) {
             (Some(d), Kind::ByteArray) => (
                 dict_views_at[ci].unwrap_or(0),
                 d.num_values,
                 launch::dict_view_bytes(d.num_values) as u32,
             ),
-            (Some(d), _) => (address(&d.data), d.num_values, d.data.len as u32),
+            (Some(d), _) => (memory.address(&d.data), d.num_values, d.data.len as u32),
             (None, _) => (0, 0, 0),
         };
         let scratch_len = launch::scratch_bytes(kind, encoding, p.num_values) as u32;
@@ -324,8 +473,12 @@ where
             0
         };
         tasks.push(PageTask {
-            data: address(&p.data),
-            def_levels: p.def_levels.as_ref().map(&address).unwrap_or(0),
+            data: memory.address(&p.data),
+            def_levels: p
+                .def_levels
+                .as_ref()
+                .map(|r| memory.address(r))
+                .unwrap_or(0),
             dict,
             out_values: output.address() + v_at as u64,
             out_validity: if validity_len > 0 {
@@ -334,7 +487,7 @@ where
                 0
             },
             scratch: if scratch_len > 0 {
-                work_ptr + work_offsets[t]
+                work.ptr + work.offsets[t]
             } else {
                 0
             },
@@ -360,33 +513,61 @@ where
             ..PageTask::default()
         });
     }
+    (tasks, has_plain_byte_arrays)
+}
 
-    // Decompression jobs (run by the group, one nvCOMP call per codec).
-    let jobs = plan
-        .jobs
+/// The decompression jobs (run by the group, one nvCOMP call per codec),
+/// with device addresses: from the row group's bytes to the scratch.
+fn staged_jobs(
+    plan: &DecodePlan,
+    pieces: Vec<Option<crate::decode::page::validate::SnappyPieces>>,
+    memory: &Memory,
+) -> Vec<StagedJob> {
+    plan.jobs
         .iter()
         .zip(pieces)
         .map(|(j, pieces)| StagedJob {
             codec: j.codec,
-            src: rg_ptr + j.src_offset as u64,
+            src: memory.rg_ptr + j.src_offset as u64,
             src_len: j.src_len,
-            dst: scratch_ptr + j.dst_offset as u64,
+            dst: memory.scratch_ptr + j.dst_offset as u64,
             dst_len: j.dst_len,
             pieces,
             column: j.column,
             page: j.page,
         })
-        .collect();
+        .collect()
+}
 
-    // Tasks up, then the kernels' status area (copied back after them).
-    let task_bytes = crate::decode::kernels::task::page_tasks_as_bytes(&tasks);
-    let dict_bytes = crate::decode::kernels::task::dict_tasks_as_bytes(&dicts);
+/// The row group's tasks on the device, and its kernels' launch.
+struct TaskUpload {
+    /// The kernels' launch (tasks and status area in `meta`).
+    launch: RowGroupLaunch,
+    status_len: usize,
+    meta: PooledDeviceBuffer,
+    /// The pinned bytes uploaded.
+    host: PooledPinnedBuffer,
+}
+
+/// Queues the tasks' upload on `stream`, then leaves the kernels' status
+/// area after them (copied back after the kernels); hands on the launch.
+fn upload_tasks(
+    gpu: &Gpu,
+    stream: &crate::cuda::Stream,
+    tasks: &[PageTask],
+    dicts: &[DictTask],
+    work: &WorkAreas,
+    has_plain_byte_arrays: bool,
+) -> Result<TaskUpload, DecodeError> {
+    let task_bytes = crate::decode::kernels::task::page_tasks_as_bytes(tasks);
+    let dict_bytes = crate::decode::kernels::task::dict_tasks_as_bytes(dicts);
+    let spread = &work.spread;
     let first = spread.as_ref().map_or(&[][..], |t| &t.first[..]);
     let ([tasks_at, dicts_at, first_at], up_bytes) =
         section_offsets([task_bytes.len(), dict_bytes.len(), 4 * first.len()]);
     let status_len = launch::status_bytes(tasks.len() as u32, dicts.len() as u32) as usize;
     let up_len = align(up_bytes).max(1);
-    let meta = pool.allocate(up_len + status_len.max(1))?;
+    let meta = gpu.pool.allocate(up_len + status_len.max(1))?;
     let meta_ptr = meta.device_ptr();
     let mut up_host = gpu.pinned.allocate(up_bytes.max(1))?;
     up_host[tasks_at..tasks_at + task_bytes.len()].copy_from_slice(task_bytes);
@@ -400,7 +581,7 @@ where
     let first_at = spread.as_ref().map(|_| first_at);
     // SAFETY: `up_host` and `meta` are kept until the row group's event.
     unsafe { stream.copy_to_device(meta_ptr, up_host.as_ptr(), up_bytes.max(1))? };
-    let work_launch = RowGroupLaunch {
+    let launch = RowGroupLaunch {
         tasks: meta_ptr + tasks_at as u64,
         n_tasks: tasks.len() as u32,
         dicts: if dicts.is_empty() {
@@ -412,23 +593,36 @@ where
         status: meta_ptr + up_len as u64,
         has_plain_byte_arrays,
         walks: gpu.string_walks,
-        spread: match (&spread, first_at) {
+        spread: match (spread, first_at) {
             (Some(t), Some(at)) => {
-                let n = work_offsets.len();
+                let n = work.offsets.len();
                 SpreadLaunch {
                     first: meta_ptr + at as u64,
                     n_chunks: t.n_chunks,
-                    state: work_ptr + work_offsets[n - 2],
-                    bits: work_ptr + work_offsets[n - 1],
+                    state: work.ptr + work.offsets[n - 2],
+                    bits: work.ptr + work.offsets[n - 1],
                 }
             }
             _ => SpreadLaunch::default(),
         },
     };
+    Ok(TaskUpload {
+        launch,
+        status_len,
+        meta,
+        host: up_host,
+    })
+}
 
-    // Columns: views keep the row-group bytes and the scratch alive.
-    let rg = DeviceBytes::from_pooled(rg);
-    let scratch = DeviceBytes::from_pooled(scratch);
+/// Where each column's output lies in `output` (byte-array views keep the
+/// row group's bytes and scratch alive as their data buffers).
+fn column_outs(
+    plan: &DecodePlan,
+    out_layout: &[(usize, usize, usize, usize)],
+    output: &DeviceBytes,
+    rg: &DeviceBytes,
+    scratch: &DeviceBytes,
+) -> Result<Vec<ColumnOut>, DecodeError> {
     let mut columns = Vec::with_capacity(plan.columns.len());
     for (ci, c) in plan.columns.iter().enumerate() {
         let (v_at, values_len, n_at, validity_len) = out_layout[ci];
@@ -449,28 +643,7 @@ where
             variadic,
         });
     }
-    let rows = column_rows.first().copied().unwrap_or(0) as usize;
-    Ok(Staged {
-        file: file.to_string(),
-        plan,
-        schema,
-        column_rows,
-        task_pages,
-        dict_columns,
-        jobs,
-        work_launch,
-        status_len,
-        columns,
-        zero,
-        _keep: vec![work, meta],
-        _up: up_host,
-        _inputs: vec![rg, scratch, output],
-        _fetched: Box::new(fetched),
-        rows,
-        output_bytes: out_len,
-        walk,
-        check,
-    })
+    Ok(columns)
 }
 
 #[cfg(test)]

@@ -221,7 +221,7 @@ __device__ __forceinline__ void gds_cursor_init(RunCursor& c, const u8* base, u3
 // once. Walking it in shared memory, every store to the table made the
 // compiler reload the cursor (they might alias), and the other warps'
 // waits at the barrier were half of gds_decode_pages' stall samples
-// (session 15, Nsight Compute, TPC-H's flag columns: a dozen runs a tile).
+// (Nsight Compute, TPC-H's flag columns: a dozen runs a tile).
 __device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 lo, u64 hi) {
   const u8* const base = cursor.base;
   const u32 len = cursor.len, bw = cursor.bw;

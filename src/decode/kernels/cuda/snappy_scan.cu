@@ -26,17 +26,15 @@
 //    real chain walked from the entry until it meets an offset one of the
 //    speculative walks visited (a few elements in), then that walk's
 //    exit; only where it meets none is the whole segment walked.
-//    (Session 9's version walked the whole segment whenever the entry itself
-//    had not been visited, which is most segments: 0.94 s instead of
-//    0.25 s for SF 10 lineitem on the H200.) A page's preamble is checked
+//    (Walking the whole segment whenever the entry itself had not been
+//    visited, which is most segments, takes 0.94 s instead of 0.25 s for
+//    SF 10 lineitem on the H200.) A page's preamble is checked
 //    here. On the way, where the real chain met a walk, and the output
 //    bytes of its own elements before that.
 // 3. gds_snappy_outs: each segment's output bytes along the real chain:
 //    the real chain's own elements up to the meeting offset, then the
 //    walk's output less what its elements before that offset made, which
-//    the walk recorded for its first elements (until session 15 a thread
-//    per segment walked the real chain again: gds_snappy_sums, 0.56 ms a
-//    group of SF 10 lineitem).
+//    the walk recorded for its first elements.
 // 4. gds_snappy_prefix (a thread per page): the output bytes before each
 //    segment.
 // 5. gds_snappy_verify: each segment's elements checked as the host checks
@@ -84,9 +82,9 @@ __device__ __forceinline__ ScanPage gds_scan_page(const u64* pages, u64 i) {
 // so that the 8 bytes from any offset in the first 16 (an element's tag
 // and the up to 4 bytes after it) are two words and a shift. A walk's
 // elements are a few bytes long, so most steps hit the window, and a step
-// costs a load latency per 16 bytes, not one per element. Session 14: the
-// byte at a time view before (a lookup per tag and length byte) made
-// gds_snappy_spec issue-bound (2.5 instructions a cycle, 846 million a
+// costs a load latency per 16 bytes, not one per element. A byte at a
+// time view (a lookup per tag and length byte) makes gds_snappy_spec
+// issue-bound (2.5 instructions a cycle, 846 million a
 // group under Nsight Compute). A window that would reach outside the
 // stream (its first and last bytes) is loaded byte by byte, only the
 // stream's own bytes, the rest zero: no read leaves [d, d + len).
