@@ -4,7 +4,7 @@ use crate::cuda::CudaError;
 use crate::cuda::DeviceBuffer;
 
 /// Bytes read back from the device per step (bounded host memory).
-pub const READBACK_CHUNK: usize = 64 << 20;
+pub(crate) const READBACK_CHUNK: usize = 64 << 20;
 
 /// CRC-32 of host bytes.
 pub fn crc32_host(bytes: &[u8]) -> u32 {
@@ -12,7 +12,7 @@ pub fn crc32_host(bytes: &[u8]) -> u32 {
 }
 
 /// CRC-32 of `len` bytes of a device buffer starting at `offset`, read back
-/// in chunks of [`READBACK_CHUNK`].
+/// in chunks of `READBACK_CHUNK` (64 MiB).
 pub fn crc32_device(buf: &DeviceBuffer, offset: usize, len: usize) -> Result<u32, CudaError> {
     let mut hasher = crc32fast::Hasher::new();
     let mut host = vec![0u8; READBACK_CHUNK.min(len.max(1))];

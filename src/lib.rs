@@ -12,7 +12,7 @@
 //! [`store`] (one [`Source`](store::Source) for a local file on the engine
 //! or an object in any object store) → [`parquet`] (metadata, a plan
 //! without I/O, the fetch of its byte ranges into device or host memory,
-//! and an arrow-rs `AsyncFileReader`) → [`nvcomp`] (nvCOMP, loaded at run
+//! and an arrow-rs `AsyncFileReader`) → `nvcomp` (nvCOMP, loaded at run
 //! time) → [`decode`] (the GPU decoder: pages into Arrow columns in GPU
 //! memory, exported through the Arrow C Device Data Interface; see
 //! [`decode::scan::decode`], on one GPU or spread over several) →
@@ -182,7 +182,11 @@ pub mod datafusion;
 pub mod decode;
 pub mod engine;
 pub mod error;
+#[cfg(feature = "internals")]
 pub mod nvcomp;
+#[cfg(not(feature = "internals"))]
+#[allow(unreachable_pub, unused_imports, dead_code)]
+pub(crate) mod nvcomp;
 pub mod parquet;
 pub mod report;
 pub mod store;

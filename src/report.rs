@@ -4,8 +4,9 @@
 
 use serde::Serialize;
 
+use crate::config::ParamValue;
 use crate::cufile::driver::{opened, predict_stage2};
-use crate::cufile::params::{report as param_report, ConfigSource, ParamValue};
+use crate::cufile::params::{report as param_report, ConfigSource};
 use crate::cufile::CuFileStats;
 use crate::engine::CuFileAvailability;
 use crate::engine::{FileHandle, IoPath, PathCounters, RouteDecision};
@@ -118,7 +119,7 @@ pub struct PathReport {
 }
 
 /// Stage 2 from the open driver, if it is open.
-pub fn stage2() -> Option<Stage2> {
+pub(crate) fn stage2() -> Option<Stage2> {
     let info = opened()?;
     let allow = crate::cufile::library::api().ok().and_then(|api| {
         param_report(api, &info.applied, &ConfigSource::locate())

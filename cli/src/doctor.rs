@@ -7,10 +7,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use gdscan::config::ParamValue;
 use gdscan::config::Settings;
 use gdscan::cuda::{driver, Device};
 use gdscan::cufile::driver::predict_stage2;
-use gdscan::cufile::params::{report as param_report, ConfigSource, ParamReport, ParamValue};
+use gdscan::cufile::params::{report as param_report, ConfigSource, ParamReport};
 use gdscan::cufile::DriverInfo;
 use gdscan::engine::CuFileAvailability;
 use gdscan::engine::{Engine, FileHandle, OpenMode, RouteDecision};

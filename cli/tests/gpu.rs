@@ -662,7 +662,8 @@ fn cufile_stage1_and_stage2_are_proven() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn cufile_parameters_are_read_with_their_source_and_bounds_enforced() {
-    use gdscan::cufile::params::{apply, report, ConfigSource, ParamValue};
+    use gdscan::config::ParamValue;
+    use gdscan::cufile::params::{apply, report, ConfigSource};
     gpu();
     let api = match gdscan::cufile::library::api() {
         Ok(api) => api,

@@ -22,7 +22,7 @@ use common::scan::{decode, host_crcs, ipc, local, plan_of};
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::{plan, Projection, ScanRequest};
 use gdscan::store::StoreError;
-use gdscan::store::{open_with_config, RemoteSource, Source, StoreOptions};
+use gdscan::store::{open, RemoteSource, Source, StoreOptions};
 use gdscan::{Error, IoPath};
 
 const BUCKET: &str = "gdscan-test";
@@ -54,13 +54,13 @@ fn gdscan_command(moto: &Moto) -> Command {
 }
 
 fn open_s3(moto: &Moto, key: &str) -> gdscan::Result<Arc<dyn Source>> {
-    let config = moto.config();
-    let pairs: Vec<(&str, &str)> = config.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    Ok(open_with_config(
-        &format!("s3://{BUCKET}/{key}"),
-        &options(),
-        &pairs,
-    )?)
+    let mut options = options();
+    options.object_store = moto
+        .config()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    Ok(open(&format!("s3://{BUCKET}/{key}"), &options)?)
 }
 
 #[test]

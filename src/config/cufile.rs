@@ -123,7 +123,7 @@ pub fn spec(key: &str) -> Option<&'static ParamSpec> {
 }
 
 /// The environment variable that overrides `key`.
-pub fn env_name(key: &str) -> String {
+pub(crate) fn env_name(key: &str) -> String {
     format!(
         "GDSCAN_CUFILE_{}",
         key.to_ascii_uppercase().replace('.', "_")

@@ -38,7 +38,7 @@
 mod cufile;
 pub mod decode;
 
-pub use cufile::{env_name, spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS};
+pub use cufile::{spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS};
 
 use std::fmt;
 use std::str::FromStr;
@@ -50,7 +50,7 @@ const ENV_NTHREADS: &str = "KVIKIO_NTHREADS";
 /// Alias of [`ENV_NTHREADS`].
 const ENV_NUM_THREADS: &str = "KVIKIO_NUM_THREADS";
 /// The environment variable of [`Settings::task_size`].
-pub const ENV_TASK_SIZE: &str = "KVIKIO_TASK_SIZE";
+pub(crate) const ENV_TASK_SIZE: &str = "KVIKIO_TASK_SIZE";
 /// Environment variable holding the GDS threshold in bytes.
 const ENV_GDS_THRESHOLD: &str = "KVIKIO_GDS_THRESHOLD";
 /// Environment variable holding the bounce-buffer size in bytes.

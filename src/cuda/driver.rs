@@ -38,16 +38,16 @@ pub fn ensure() -> Result<()> {
 
 /// The variable that sets how many hardware work queues a CUDA context
 /// gets (8 when unset).
-pub const MAX_CONNECTIONS_VAR: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
+pub(crate) const MAX_CONNECTIONS_VAR: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
 
 /// The number of hardware work queues gdscan asks for: the decoder runs
 /// 10 streams per GPU (8 for row groups, one for nvCOMP, one for
 /// uploads), and with the driver's 8 queues some share one, so work in
 /// one waits behind unrelated work in another (measured on the H200, SF 10
 /// lineitem, all columns: 0.283 s with 8 queues, 0.190 s with 32).
-pub const MAX_CONNECTIONS: &str = "32";
+pub(crate) const MAX_CONNECTIONS: &str = "32";
 
-/// Sets `CUDA_DEVICE_MAX_CONNECTIONS` to [`MAX_CONNECTIONS`] unless the
+/// Sets `CUDA_DEVICE_MAX_CONNECTIONS` to `MAX_CONNECTIONS` (32) unless the
 /// user has set it. The driver reads it when a context is created, so this
 /// only helps before the process's first CUDA call; and since changing the
 /// environment races with other threads reading it, call it at the start
@@ -96,7 +96,7 @@ pub fn driver_version() -> Result<(i32, i32)> {
 }
 
 /// The symbolic name of a status code, e.g. `CUDA_ERROR_OUT_OF_MEMORY`.
-pub fn error_name(status: sys::CUresult) -> String {
+pub(crate) fn error_name(status: sys::CUresult) -> String {
     format!("{status:?}")
 }
 

@@ -25,4 +25,5 @@ pub use memory::{DeviceBuffer, HostRegistration, PinnedBuffer};
 pub use numa::NumaPlacement;
 pub use pinned_pool::{PinnedPool, PooledPinnedBuffer};
 pub use pool::{DevicePool, PoolStats, PooledDeviceBuffer};
-pub use stream::{wait_foreign_event, Event, Stream};
+pub(crate) use stream::wait_foreign_event;
+pub use stream::{Event, Stream};

@@ -236,7 +236,7 @@ impl Event {
 ///
 /// # Safety
 /// `raw` must be a live `CUevent` handle for the whole call.
-pub unsafe fn wait_foreign_event(device: Device, raw: sys::CUevent) -> Result<()> {
+pub(crate) unsafe fn wait_foreign_event(device: Device, raw: sys::CUevent) -> Result<()> {
     device.bind()?;
     check("cuEventSynchronize", sys::cuEventSynchronize(raw))
 }

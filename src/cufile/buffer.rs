@@ -9,7 +9,7 @@ use crate::cuda::DeviceBuffer;
 
 /// Registers `buf` with cuFile until [`deregister_buffer`] is called.
 /// Prefer [`BufferRegistration`], which deregisters on drop.
-pub fn register_buffer(buf: &DeviceBuffer) -> Result<()> {
+pub(crate) fn register_buffer(buf: &DeviceBuffer) -> Result<()> {
     let api = api().map_err(CuFileError::Unavailable)?;
     buf.device().bind()?;
     // SAFETY: a live device allocation of `len` bytes.
@@ -20,7 +20,7 @@ pub fn register_buffer(buf: &DeviceBuffer) -> Result<()> {
 }
 
 /// Undoes [`register_buffer`].
-pub fn deregister_buffer(buf: &DeviceBuffer) -> Result<()> {
+pub(crate) fn deregister_buffer(buf: &DeviceBuffer) -> Result<()> {
     let api = api().map_err(CuFileError::Unavailable)?;
     buf.device().bind()?;
     // SAFETY: the pointer was registered by `register_buffer`.

@@ -9,8 +9,9 @@ use serde::Serialize;
 
 use super::error::CuFileError;
 use super::library::api;
-use super::params::{apply, CuFileOverrides};
+use super::params::apply;
 use super::status::describe;
+use crate::config::CuFileOverrides;
 
 /// What the open driver says about this machine.
 #[derive(Debug, Clone, Serialize)]
@@ -141,7 +142,7 @@ fn open_once(overrides: &CuFileOverrides) -> Result<DriverInfo, CuFileError> {
 /// Bit of `dstatusflags` by which cuFile reports NVMe PCI P2PDMA support
 /// (`CU_FILE_NVME_P2P_SUPPORTED`): GDS without nvidia-fs, through the
 /// upstream kernel's P2PDMA.
-pub const NVME_P2P_SUPPORTED_BIT: u32 = 11;
+pub(crate) const NVME_P2P_SUPPORTED_BIT: u32 = 11;
 
 /// Whether the kernel has the nvidia-fs module loaded.
 fn nvfs_module_loaded() -> bool {
@@ -179,7 +180,7 @@ extern "C" fn shutdown_at_exit() {
 }
 
 /// cuFile encodes its version as major*1000 + minor*10 + patch (1151 = 1.15.1).
-pub fn format_version(v: i32) -> String {
+pub(crate) fn format_version(v: i32) -> String {
     format!("{}.{}.{}", v / 1000, (v % 1000) / 10, v % 10)
 }
 

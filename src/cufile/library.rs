@@ -16,10 +16,10 @@ use cudarc::cufile::sys::{
 
 /// Library names tried in order: the name ldconfig and the pip package
 /// `nvidia-cufile` provide (and KvikIO opens), then the development name.
-pub const LIBRARY_NAMES: [&str; 2] = ["libcufile.so.0", "libcufile.so"];
+pub(crate) const LIBRARY_NAMES: [&str; 2] = ["libcufile.so.0", "libcufile.so"];
 
 /// Environment variable naming a libcufile to load instead.
-pub const LIBRARY_ENV: &str = "GDSCAN_CUFILE_LIBRARY";
+pub(crate) const LIBRARY_ENV: &str = "GDSCAN_CUFILE_LIBRARY";
 
 /// `CUfileError_t` as two plain integers: the cuFile code and the CUDA code.
 #[repr(C)]
@@ -73,7 +73,7 @@ impl std::fmt::Debug for Api {
 }
 
 /// Candidate paths: the override first, then [`LIBRARY_NAMES`].
-pub fn library_candidates() -> Vec<String> {
+pub(crate) fn library_candidates() -> Vec<String> {
     let mut out = Vec::new();
     if let Ok(p) = std::env::var(LIBRARY_ENV) {
         if !p.is_empty() {

@@ -19,12 +19,11 @@ pub mod params;
 pub mod stats;
 pub(crate) mod status;
 
-pub use buffer::{deregister_buffer, register_buffer, BufferRegistration};
+pub use crate::config::CuFileOverrides;
+pub use buffer::BufferRegistration;
 pub use driver::DriverInfo;
 pub use error::{CuFileError, ParamRefusal};
 pub use handle::CuFileHandle;
-pub use library::{library_candidates, LIBRARY_ENV, LIBRARY_NAMES};
-pub use params::CuFileOverrides;
 pub use stats::CuFileStats;
 
 /// The first candidate library that loads, or why none did.

@@ -16,9 +16,7 @@ use super::error::{CuFileError, ParamRefusal};
 use super::library::Api;
 use super::status::check;
 
-pub use crate::config::{
-    env_name, spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS,
-};
+use crate::config::{spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS};
 
 /// Where cuFile reads its configuration from.
 #[derive(Debug, Clone, Serialize)]
@@ -77,7 +75,7 @@ impl ConfigSource {
 }
 
 /// Removes `//` comments (outside strings), which cufile.json allows.
-pub fn strip_comments(text: &str) -> String {
+pub(crate) fn strip_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         let mut in_string = false;

@@ -11,7 +11,7 @@ use super::library::api;
 use super::status::check;
 
 /// The variable cuFile users set to choose a stats level; gdscan honours it.
-pub const STATS_LEVEL_ENV: &str = "CUFILE_STATS_LEVEL";
+pub(crate) const STATS_LEVEL_ENV: &str = "CUFILE_STATS_LEVEL";
 
 /// Per-GPU read and write counts (level 3).
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -111,7 +111,7 @@ impl CuFileStats {
 
 /// The level to use: `CUFILE_STATS_LEVEL` when set (0..=3), else 3 when
 /// `requested`, else None (leave cuFile's setting alone).
-pub fn wanted_level(
+pub(crate) fn wanted_level(
     env: Option<&str>,
     requested: bool,
 ) -> std::result::Result<Option<i32>, String> {
@@ -126,7 +126,7 @@ pub fn wanted_level(
     }
 }
 
-/// Sets the level (see [`wanted_level`]) and starts the counters, once per
+/// Sets the level (see `wanted_level`) and starts the counters, once per
 /// process (starting twice is not idempotent in cuFile 1.15: a second start
 /// left the level at 0 on the H200). Returns the level in force. Call after
 /// the driver opened; measure a span as the difference of two [`read`]s
@@ -155,7 +155,7 @@ pub fn start(requested: bool) -> Result<i32> {
 }
 
 /// The stats level in force.
-pub fn current_level() -> Result<i32> {
+pub(crate) fn current_level() -> Result<i32> {
     let api = api().map_err(CuFileError::Unavailable)?;
     let mut level = 0;
     // SAFETY: valid out pointer.

@@ -165,7 +165,7 @@ pub fn device_counters(ordinal: usize) -> &'static PathCounters {
 
 /// The devices that have counters (every device the engine has moved bytes
 /// for, and any asked for by [`device_counters`]), in ordinal order.
-pub fn counted_devices() -> Vec<usize> {
+pub(crate) fn counted_devices() -> Vec<usize> {
     let mut d: Vec<usize> = device_map()
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -30,9 +30,8 @@ mod transfer;
 
 use std::sync::{Arc, OnceLock};
 
-pub use counters::{
-    counted_devices, device_counters, global_counters, IoPath, PathCounters, PathTotals,
-};
+pub(crate) use counters::counted_devices;
+pub use counters::{device_counters, global_counters, IoPath, PathCounters, PathTotals};
 pub use error::IoError;
 #[doc(hidden)]
 pub use faults::{Fault, FaultInjector};

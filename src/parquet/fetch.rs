@@ -87,7 +87,7 @@ pub struct DeviceAllocator {
 /// Bytes of idle row-group buffers a [`DeviceAllocator`] keeps for reuse:
 /// as much as the default fetch may hold at once, so that a steady scan
 /// allocates nothing.
-pub const CACHED_ROW_GROUP_BYTES: usize = 2 << 30;
+pub(crate) const CACHED_ROW_GROUP_BYTES: usize = 2 << 30;
 
 impl DeviceAllocator {
     /// An allocator with its own pool on `device`.

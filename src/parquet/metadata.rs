@@ -26,7 +26,7 @@ use crate::store::Source;
 
 /// Default bytes read from the end of the file in the first request (as
 /// many as a remote source's first request brings).
-pub const DEFAULT_SIZE_HINT: usize = crate::store::DEFAULT_FOOTER_HINT as usize;
+pub(crate) const DEFAULT_SIZE_HINT: usize = crate::store::DEFAULT_FOOTER_HINT as usize;
 
 /// How to read metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -220,7 +220,7 @@ impl ScanPlan {
 }
 
 /// Resolves a projection to leaf indices (schema order).
-pub fn resolve_projection(
+pub(crate) fn resolve_projection(
     schema: &SchemaDescriptor,
     projection: &Projection,
 ) -> Result<Vec<usize>, PlanError> {

@@ -15,8 +15,8 @@
 //!   buffers copied to the device on their own streams (`staging`) while
 //!   other requests are still on the network.
 //!
-//! [`open`] decides the route from a location: a plain path, a `file://` URL
-//! (or a `LocalFileSystem` store, see [`open_store`]) goes to the engine;
+//! [`open`] decides the route from a location: a plain path or a `file://`
+//! URL goes to the engine;
 //! `s3://`, `gs://`, `az://`/`abfs://`, `http(s)://` build a store from the
 //! URL and the environment (`builder`), with bounded timeouts and retries
 //! and an HTTP hook that counts every attempt (`counting`).
@@ -41,10 +41,9 @@ pub use counting::{CountingConnector, HttpCounts};
 pub use error::StoreError;
 pub use local::LocalSource;
 pub use options::{StoreOptions, DEFAULT_CONCURRENCY, DEFAULT_FOOTER_HINT, DEFAULT_REQUEST_SIZE};
-pub use redact::redact;
 pub use remote::RemoteSource;
 pub use runtime::block_on;
 pub use source::{PendingReads, Source};
-pub use url::{
-    classify, list_prefix, open, open_store, open_with, open_with_config, ListedObject, Target,
-};
+#[cfg(feature = "datafusion")]
+pub(crate) use url::open_with;
+pub use url::{classify, open, ListedObject, Target};

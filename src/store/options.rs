@@ -42,6 +42,10 @@ pub struct StoreOptions {
     pub init_backoff: Duration,
     /// Longest wait before a retry.
     pub max_backoff: Duration,
+    /// object_store options applied over the environment's when a remote
+    /// store is built, e.g. `("aws_endpoint", "http://127.0.0.1:9000")`,
+    /// `("aws_allow_http", "true")` (none by default).
+    pub object_store: Vec<(String, String)>,
 }
 
 impl Default for StoreOptions {
@@ -56,6 +60,7 @@ impl Default for StoreOptions {
             retry_timeout: Duration::from_secs(60),
             init_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(5),
+            object_store: Vec::new(),
         }
     }
 }

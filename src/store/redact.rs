@@ -3,7 +3,7 @@
 
 /// `location` with any `user:password@` (or `user@`) of a URL replaced by
 /// `***@`; a path, or a URL without credentials, unchanged.
-pub fn redact(location: &str) -> String {
+pub(crate) fn redact(location: &str) -> String {
     let Some(scheme_end) = location.find("://") else {
         return location.to_string();
     };

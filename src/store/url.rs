@@ -1,7 +1,7 @@
 //! From a location (a path or a URL) to a [`Source`]: the route decision.
 //!
-//! A plain path or a `file://` URL is a local file and goes to the engine;
-//! so does a `LocalFileSystem` store given to [`open_store`]. `s3://`,
+//! A plain path or a `file://` URL is a local file and goes to the engine.
+//! `s3://`,
 //! `s3a://`, `gs://`, `az://`, `abfs(s)://`, `adl://`, `azure://` and
 //! `http(s)://` (recognising S3 and Azure hosts as object_store does) go to a
 //! store built by [`super::builder`].
@@ -72,34 +72,30 @@ pub fn classify(location: &str) -> Result<Target> {
     }
 }
 
-/// Opens `location` (a path or a URL); local files use the process-wide
-/// engine, remote stores are configured from the environment.
+/// Opens `location` (a path or a URL): local files read through the
+/// process-wide engine, remote objects through a store configured from the
+/// environment and `options` (its `object_store` pairs over the
+/// environment's).
 pub fn open(location: &str, options: &StoreOptions) -> Result<Arc<dyn Source>> {
-    open_with_config(location, options, &[])
-}
-
-/// As [`open`], with object_store options (e.g. `aws_endpoint`,
-/// `aws_access_key_id`, `aws_allow_http`) applied over the environment's.
-pub fn open_with_config(
-    location: &str,
-    options: &StoreOptions,
-    config: &[(&str, &str)],
-) -> Result<Arc<dyn Source>> {
-    match classify(location)? {
-        Target::Local(path) => Ok(Arc::new(LocalSource::open(Engine::global()?, path)?)),
-        remote => open_remote(location, remote, options, config),
-    }
+    open_with(location, Engine::global()?, options)
 }
 
 /// Opens `location`; local files use `engine`.
-pub fn open_with(
+pub(crate) fn open_with(
     location: &str,
     engine: Arc<Engine>,
     options: &StoreOptions,
 ) -> Result<Arc<dyn Source>> {
     match classify(location)? {
         Target::Local(path) => Ok(Arc::new(LocalSource::open(engine, path)?)),
-        remote => open_remote(location, remote, options, &[]),
+        remote => {
+            let config: Vec<(&str, &str)> = options
+                .object_store
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            open_remote(location, remote, options, &config)
+        }
     }
 }
 
@@ -137,7 +133,8 @@ pub struct ListedObject {
 /// credentials and endpoints, as for [`open`]). Objects in deeper folders
 /// count too. A URL that does not end with `/`, a local path, or a store
 /// that cannot list is an error.
-pub fn list_prefix(
+#[cfg_attr(not(feature = "datafusion"), allow(dead_code))]
+pub(crate) fn list_prefix(
     location: &str,
     options: &StoreOptions,
     suffix: &str,
@@ -191,38 +188,6 @@ pub fn list_prefix(
         .collect();
     out.sort_by(|a, b| a.location.cmp(&b.location));
     Ok(out)
-}
-
-/// The folder a `LocalFileSystem` store is rooted at, from its name
-/// (`LocalFileSystem(file:///root/)`); `None` for any other store.
-fn local_root(store: &dyn ObjectStore) -> Option<PathBuf> {
-    let name = store.to_string();
-    let root = name.strip_prefix("LocalFileSystem(")?.strip_suffix(')')?;
-    Url::parse(root).ok()?.to_file_path().ok()
-}
-
-/// Opens `path` in `store`: a `LocalFileSystem` store's files go to the
-/// process-wide engine (so they keep the POSIX fast path and cuFile); any
-/// other store is read remotely (its retries are not counted unless it was
-/// built with a [`super::CountingConnector`] and opened through
-/// [`RemoteSource::open`] with its counts).
-pub fn open_store(
-    store: Arc<dyn ObjectStore>,
-    path: &Path,
-    options: &StoreOptions,
-) -> Result<Arc<dyn Source>> {
-    if let Some(root) = local_root(store.as_ref()) {
-        let file = path.parts().fold(root, |dir, part| dir.join(part.as_ref()));
-        return Ok(Arc::new(LocalSource::open(Engine::global()?, file)?));
-    }
-    let label = format!("{store}/{path}");
-    Ok(Arc::new(RemoteSource::open(
-        store,
-        path.clone(),
-        label,
-        options.clone(),
-        None,
-    )?))
 }
 
 #[cfg(test)]
@@ -298,23 +263,6 @@ mod tests {
                 other => panic!("{location}: {other:?}"),
             }
         }
-    }
-
-    #[test]
-    fn a_local_file_system_store_goes_to_the_engine() {
-        let dir = tempfile::tempdir().unwrap();
-        let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
-        std::fs::write(dir.path().join("f.bin"), &data).unwrap();
-        let store: Arc<dyn ObjectStore> =
-            Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap());
-        let source = open_store(store, &Path::from("f.bin"), &StoreOptions::default()).unwrap();
-        assert!(LocalSource::of(source.as_ref()).is_some());
-        assert_eq!(source.size(), data.len() as u64);
-        let got =
-            futures::executor::block_on(source.read_ranges(&[10..20, 9_990..10_000])).unwrap();
-        assert_eq!(&got[0][..], &data[10..20]);
-        assert_eq!(&got[1][..], &data[9_990..]);
-        assert!(source.counters().get(crate::IoPath::PosixHost).bytes >= 20);
     }
 
     #[test]

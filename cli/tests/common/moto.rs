@@ -109,7 +109,7 @@ impl Moto {
     }
 
     /// object_store options for this server (endpoint, test credentials,
-    /// plain HTTP), as `gdscan::store::open_with_config` takes them.
+    /// plain HTTP), as `StoreOptions::object_store` takes them.
     pub fn config(&self) -> Vec<(&'static str, String)> {
         vec![
             ("aws_endpoint", self.endpoint.clone()),

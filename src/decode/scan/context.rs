@@ -16,9 +16,9 @@ use crate::parquet::ScanError;
 
 /// Idle device memory the decoder's pool keeps per device for reuse, at
 /// least: [`device_pool_bytes`] gives larger devices more.
-pub const DEVICE_POOL_BYTES: usize = 4 << 30;
+pub(crate) const DEVICE_POOL_BYTES: usize = 4 << 30;
 /// The most idle device memory the decoder's pool keeps per device.
-pub const DEVICE_POOL_MAX_BYTES: usize = 16 << 30;
+pub(crate) const DEVICE_POOL_MAX_BYTES: usize = 16 << 30;
 
 /// Idle device memory the decoder's pool keeps on a device of `total`
 /// bytes: an eighth of it, within [`DEVICE_POOL_BYTES`] and
@@ -34,7 +34,7 @@ pub const DEVICE_POOL_MAX_BYTES: usize = 16 << 30;
 /// assert_eq!(device_pool_bytes(80 << 30), 10 << 30);
 /// assert_eq!(device_pool_bytes(141 << 30), 16 << 30);
 /// ```
-pub fn device_pool_bytes(total: usize) -> usize {
+pub(crate) fn device_pool_bytes(total: usize) -> usize {
     (total / 8).clamp(DEVICE_POOL_BYTES, DEVICE_POOL_MAX_BYTES)
 }
 
@@ -50,7 +50,7 @@ pub(crate) fn new_device_pool(device: Device) -> Arc<DevicePool> {
 /// once) evicted one buffer and pinned a new one on every scan: 24–32 ms of
 /// `cuMemHostAlloc` at the scan's start, counted in the report's
 /// `pinned_pool`.
-pub const PINNED_POOL_BYTES: usize = 4 << 30;
+pub(crate) const PINNED_POOL_BYTES: usize = 4 << 30;
 
 /// One GPU's resources for a scan.
 #[derive(Debug)]

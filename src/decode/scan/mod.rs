@@ -53,12 +53,15 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 
 pub use compressed_check::{CompressedCheck, GPU_CHECK_MAX_BYTES};
-pub use context::{
-    device_pool_bytes, release_cached_memory, DEVICE_POOL_BYTES, DEVICE_POOL_MAX_BYTES,
-    PINNED_POOL_BYTES,
-};
+pub use context::release_cached_memory;
 pub use entry::{decode, DecodeSource, DecodeStream};
 pub use error::DecodeError;
+// The causes a `DecodeError` carries from the decoder's inner layers, so
+// that a caller can name them.
+pub use crate::decode::kernels::KernelError;
+pub use crate::decode::page::validate::CompressedError;
+pub use crate::decode::page::{DecodePlanError, WalkError};
+pub use crate::nvcomp::{NvcompError, NvcompStatus};
 pub use input::DecodeInput;
 pub use multi::DeviceShare;
 pub use options::DecodeOptions;
@@ -72,7 +75,7 @@ use trace::Trace;
 pub use crate::config::decode::{DevicePoolMode, KernelConfig, StringWalks};
 use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
-use crate::decode::page::{check_chunk, column_type, DecodePlanError};
+use crate::decode::page::{check_chunk, column_type};
 use crate::parquet::fetch::{fetch, SourceScan};
 use crate::parquet::ScanPlan;
 
