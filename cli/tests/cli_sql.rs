@@ -152,3 +152,45 @@ fn bench_tpch_datafusion_reports_both_sides_and_the_ratio() {
     ]);
     assert_clean_failure(&out, "unknown TPC-H query 23");
 }
+
+/// The files fuzzing found to make arrow-rs's decoders panic
+/// (`fuzz/findings/reader`): `gdscan sql ... "select * from t"` over each
+/// prints its rows or ends with a typed error (exit code 1), never a crash
+/// (exit code 101), and prints no panic message or backtrace (the scan's
+/// streams stop panics at gdscan's border).
+#[test]
+fn reader_findings_end_in_typed_errors_without_panic_output() {
+    let findings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/findings/reader");
+    let mut files: Vec<_> = std::fs::read_dir(&findings)
+        .expect("fuzz/findings/reader")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 60, "the findings are there: {}", files.len());
+    let mut failed = 0;
+    for file in &files {
+        let table = format!("t={}", file.display());
+        let o = gdscan(&["sql", "--table", &table, "select * from t"]);
+        let stderr = text(&o.stderr);
+        let name = file.display();
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{name} ended with {:?}: {stderr}",
+            o.status
+        );
+        assert!(
+            !stderr.contains("panicked at"),
+            "{name} printed a panic: {stderr}"
+        );
+        assert!(
+            !stderr.contains("backtrace"),
+            "{name} printed a backtrace: {stderr}"
+        );
+        if !o.status.success() {
+            failed += 1;
+            assert!(stderr.starts_with("gdscan: error: "), "{name}: {stderr}");
+        }
+    }
+    assert!(failed > 0, "corrupt files are refused");
+}

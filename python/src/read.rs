@@ -304,11 +304,25 @@ fn next_of(inner: &mut Inner, schema: SchemaRef, order: &[usize]) -> PyResult<Op
             let Some(front) = streams.front_mut() else {
                 return Ok(None);
             };
-            match futures::executor::block_on(front.stream.next()) {
-                None => {
+            // arrow-rs's decoders panic on some corrupt pages (fuzzing's
+            // findings): each poll runs inside gdscan's border, and a panic
+            // ends the scan with the file's typed error, printing nothing.
+            let next =
+                futures::executor::block_on(gdscan::border::CatchPanic::new(front.stream.next()));
+            match next {
+                Err(panic) => {
+                    let location = front.location.clone();
+                    let dropped = std::mem::take(streams);
+                    let _ = gdscan::border::catch(move || drop(dropped));
+                    return Err(to_py(gdscan::Error::from_parquet(
+                        &location,
+                        parquet::errors::ParquetError::External(Box::new(panic)),
+                    )));
+                }
+                Ok(None) => {
                     streams.pop_front();
                 }
-                Some(batch) => {
+                Ok(Some(batch)) => {
                     let location = front.location.as_str();
                     let batch = batch.map_err(|e| parquet_error(location, e))?;
                     let batch = RecordBatch::try_new(

@@ -29,7 +29,7 @@ use ::datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use futures::StreamExt;
 
 use super::report::{record, ScanReport};
-use crate::datafusion::GdsReaderFactory;
+use crate::datafusion::{BorderExec, GdsReaderFactory};
 
 /// A gdscan scan (a `DataSourceExec` of a `ParquetSource` with gdscan's
 /// reader factory) under a node of its own: everything is the scan's
@@ -136,7 +136,9 @@ impl ExecutionPlan for GdsScanExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let stream = self.input.execute(partition, context)?;
+        // Behind gdscan's border on the executors too (the node below
+        // arrives there as DataFusion's plain scan).
+        let stream = BorderExec::wrap(self.input.clone()).execute(partition, context)?;
         let schema = stream.schema();
         let done = Reported {
             scan: self.input.clone(),

@@ -23,6 +23,7 @@
 //! `gdscan sql` needs (TPC-H's tables and queries are in `crate::tpch`,
 //! with the CLI).
 
+mod border;
 mod error;
 mod factory;
 mod file_plan;
@@ -37,6 +38,7 @@ mod register;
 mod session;
 mod table;
 
+pub use border::BorderExec;
 pub use error::SqlError;
 pub use factory::{GdsLocation, GdsReaderFactory};
 pub use file_plan::{plan_file, FileScanPlan, PlannedRowGroup};

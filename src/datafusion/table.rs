@@ -19,6 +19,7 @@ use ::datafusion::physical_plan::ExecutionPlan;
 use ::parquet::arrow::parquet_to_arrow_schema;
 use async_trait::async_trait;
 
+use super::border::BorderExec;
 use super::error::SqlError;
 use super::factory::{GdsLocation, GdsReaderFactory};
 use super::file_plan::plan_file;
@@ -197,7 +198,9 @@ impl TableProvider for GdsTable {
     /// `pushdown_filters` is on). The files are spread over the session's
     /// target partitions (and split into byte ranges by its optimizer),
     /// the projection and limit go to the scan; without a limit each reader
-    /// reads its next row group ahead.
+    /// reads its next row group ahead. The scan is behind gdscan's border
+    /// ([`BorderExec`]): a panic of arrow-rs's decoders on a corrupt page
+    /// ends the query with a typed error.
     async fn scan(
         &self,
         state: &dyn Session,
@@ -223,7 +226,7 @@ impl TableProvider for GdsTable {
                 .with_projection_indices(projection.cloned())?
                 .with_limit(limit)
                 .build();
-        Ok(DataSourceExec::from_data_source(config))
+        Ok(BorderExec::wrap(DataSourceExec::from_data_source(config)))
     }
 
     /// Every filter is inexact: the scan prunes with it and DataFusion
