@@ -62,7 +62,8 @@ pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// The Python exception for a crate error, by layer.
-pub(crate) fn to_py(error: gdscan::Error) -> PyErr {
+pub(crate) fn to_py(error: impl Into<gdscan::Error>) -> PyErr {
+    let error: gdscan::Error = error.into();
     let text = chain(&error);
     match error {
         gdscan::Error::Config(_) => ConfigError::new_err(text),

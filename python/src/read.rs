@@ -54,7 +54,7 @@ pub(crate) struct Scanner {
 /// settings of `gdscan.defaults`; a URL through its store.
 fn source_of(location: &str) -> PyResult<Arc<dyn Source>> {
     if location.contains("://") {
-        let options = StoreOptions::from_env().map_err(|e| to_py(e.into()))?;
+        let options = StoreOptions::from_env().map_err(to_py)?;
         return gdscan::store::open(location, &options).map_err(to_py);
     }
     let engine = crate::defaults::engine()?;
@@ -200,7 +200,7 @@ impl Scanner {
                 let stream = py.detach(|| -> PyResult<DecodeStream> {
                     let options = DecodeOptions {
                         devices: Devices::one(ordinal),
-                        ..DecodeOptions::from_env().map_err(|e| to_py(e.into()))?
+                        ..DecodeOptions::from_env().map_err(to_py)?
                     };
                     if let [location] = locations {
                         if location.contains("://") {
