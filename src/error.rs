@@ -54,31 +54,62 @@ pub enum Error {
     /// DataFusion: a table cannot be registered, or a query failed.
     #[cfg(feature = "datafusion")]
     #[error(transparent)]
-    DataFusion(#[from] crate::datafusion::SqlError),
+    DataFusion(crate::datafusion::SqlError),
 
     /// Ballista: gdscan's codecs, a scheduler or an executor.
     #[cfg(feature = "ballista")]
     #[error(transparent)]
-    Cluster(#[from] crate::ballista::ClusterError),
+    Cluster(crate::ballista::ClusterError),
 }
 
 #[cfg(feature = "datafusion")]
 impl From<::datafusion::error::DataFusionError> for Error {
     /// Unwraps one of gdscan's errors that travelled through DataFusion
-    /// (a failed registration or read); anything else stays DataFusion's.
+    /// (a failed registration or read, a codec's bytes) and files it under
+    /// its layer; anything else stays DataFusion's.
     fn from(e: ::datafusion::error::DataFusionError) -> Self {
+        use ::datafusion::error::DataFusionError;
+        let inner = match e {
+            DataFusionError::External(inner) => inner,
+            other => return crate::datafusion::SqlError::from(other).into(),
+        };
+        let inner = match inner.downcast::<Error>() {
+            Ok(ours) => return *ours,
+            Err(other) => other,
+        };
+        #[cfg(feature = "ballista")]
+        let inner = match inner.downcast::<crate::ballista::ClusterError>() {
+            Ok(ours) => return (*ours).into(),
+            Err(other) => other,
+        };
+        crate::datafusion::SqlError::from(DataFusionError::External(inner)).into()
+    }
+}
+
+#[cfg(feature = "datafusion")]
+impl From<crate::datafusion::SqlError> for Error {
+    /// Files the DataFusion layer's error under the layer it came from.
+    fn from(e: crate::datafusion::SqlError) -> Self {
         use crate::datafusion::SqlError;
         match e {
-            ::datafusion::error::DataFusionError::External(inner) => {
-                match inner.downcast::<Error>() {
-                    Ok(ours) => *ours,
-                    Err(other) => SqlError::Query(Box::new(
-                        ::datafusion::error::DataFusionError::External(other),
-                    ))
-                    .into(),
-                }
-            }
-            other => SqlError::Query(Box::new(other)).into(),
+            SqlError::Scan(e) => (*e).into(),
+            SqlError::Store(e) => (*e).into(),
+            SqlError::Io(e) => e.into(),
+            SqlError::Cuda(e) => Error::Cuda(e),
+            SqlError::Config(e) => Error::Config(e),
+            other => Error::DataFusion(other),
+        }
+    }
+}
+
+#[cfg(feature = "ballista")]
+impl From<crate::ballista::ClusterError> for Error {
+    /// Files the Ballista layer's error under the layer it came from.
+    fn from(e: crate::ballista::ClusterError) -> Self {
+        use crate::ballista::ClusterError;
+        match e {
+            ClusterError::Sql(e) => e.into(),
+            other => Error::Cluster(other),
         }
     }
 }
