@@ -137,7 +137,7 @@ fn cuda_memory(
     }
     let len = shape.iter().product::<usize>() * itemsize;
     let ordinal = device_ordinal(obj)?;
-    let device = Device::get(ordinal).map_err(|e| to_py(e.into()))?;
+    let device = Device::get(ordinal).map_err(|e| to_py(e))?;
     Ok(PyMemory {
         memory: Memory::Device { device, ptr, len },
         _owner: Owner::Cuda(obj.clone().unbind()),
@@ -161,7 +161,7 @@ fn device_ordinal(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
     {
         return Ok(n);
     }
-    let count = gdscan::cuda::driver::device_count().map_err(|e| to_py(e.into()))?;
+    let count = gdscan::cuda::driver::device_count().map_err(|e| to_py(e))?;
     if count == 1 {
         return Ok(0);
     }

@@ -93,7 +93,7 @@ impl CuFile {
     #[new]
     #[pyo3(signature = (file, flags = "r"))]
     fn new(py: Python<'_>, file: std::path::PathBuf, flags: &str) -> PyResult<CuFile> {
-        let mode: OpenMode = flags.parse().map_err(|e: gdscan::Error| to_py(e))?;
+        let mode: OpenMode = flags.parse().map_err(to_py)?;
         let engine = crate::defaults::engine()?;
         let path = file.display().to_string();
         let handle = py
@@ -286,7 +286,7 @@ impl IOFuture {
         }
     }
 
-    fn settle(&mut self, result: gdscan::Result<(PyMemory, usize)>) {
+    fn settle(&mut self, result: Result<(PyMemory, usize), gdscan::engine::IoError>) {
         self.future = None;
         // The buffer (and its hold on the Python object) is dropped here.
         self.outcome = Some(result.map(|(_buffer, n)| n).map_err(to_py));

@@ -32,7 +32,7 @@ pub(crate) const NAMES: [&str; 7] = [
 fn with_state<R>(f: impl FnOnce(&mut State) -> PyResult<R>) -> PyResult<R> {
     let mut guard = STATE.lock().unwrap_or_else(|e| e.into_inner());
     if guard.is_none() {
-        let settings = Settings::from_env().map_err(|e| to_py(e.into()))?;
+        let settings = Settings::from_env().map_err(|e| to_py(e))?;
         *guard = Some(State {
             settings,
             engine: None,
@@ -114,7 +114,7 @@ pub(crate) fn set_one(name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
                     // KvikIO's CompatMode enum members have a name.
                     value.getattr("name")?.extract::<String>()?
                 };
-                s.compat_mode = text.parse::<CompatMode>().map_err(|e| to_py(e.into()))?;
+                s.compat_mode = text.parse::<CompatMode>().map_err(|e| to_py(e))?;
             }
             "num_threads" => s.num_threads = int(value)?,
             "task_size" => s.task_size = int(value)?,
@@ -135,7 +135,7 @@ pub(crate) fn set_one(name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
             .device_read_path(s.device_read_path)
             .cufile(s.cufile.clone())
             .build()
-            .map_err(|e| to_py(e.into()))?;
+            .map_err(|e| to_py(e))?;
         if checked != state.settings {
             state.settings = checked;
             state.engine = None;

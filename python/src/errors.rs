@@ -49,7 +49,8 @@ create_exception!(_gdscan, DecodeError, GdscanError, "The GPU decoder failed.");
 pub(crate) use gdscan::error::chain;
 
 /// The Python exception for a crate error, by layer.
-pub(crate) fn to_py(error: gdscan::Error) -> PyErr {
+pub(crate) fn to_py(error: impl Into<gdscan::Error>) -> PyErr {
+    let error = error.into();
     let text = chain(&error);
     match error {
         gdscan::Error::Config(_) => ConfigError::new_err(text),

@@ -53,7 +53,7 @@ pub(crate) struct Scanner {
 /// settings of `gdscan.defaults`; a URL through its store.
 fn source_of(location: &str) -> PyResult<Arc<dyn Source>> {
     if location.contains("://") {
-        let options = StoreOptions::from_env().map_err(|e| to_py(e.into()))?;
+        let options = StoreOptions::from_env().map_err(|e| to_py(e))?;
         return gdscan::store::open(location, &options).map_err(to_py);
     }
     let engine = crate::defaults::engine()?;

@@ -83,8 +83,7 @@ pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<Table
             location: location.to_string(),
             kind: "files",
             extension: options.file_extension.clone(),
-        }
-        .into());
+        });
     }
     files.sort_by(|a, b| a.location.cmp(&b.location));
     Ok(files)
@@ -104,8 +103,7 @@ fn listed(location: &str, options: &GdsTableOptions) -> Result<Vec<TableFile>> {
             location: location.to_string(),
             kind: "objects",
             extension: options.file_extension.clone(),
-        }
-        .into());
+        });
     }
     Ok(files)
 }
