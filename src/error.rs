@@ -2,7 +2,17 @@
 //! typed error (as object_store and cudarc do), so a caller can match on
 //! what went wrong and reach every cause through
 //! [`std::error::Error::source`]. Messages name the file (where there is
-//! one) and the cause, so that a CLI can print them as they are.
+//! one) and the cause.
+//!
+//! The printing rule: **an error's `Display` is self-contained.** A variant
+//! that adds context (a path, an operation) prints its source's message
+//! after its own (`"{path}: {source}"`); a variant that adds nothing is
+//! `#[error(transparent)]`. Errors cross boundaries where only `Display`
+//! survives (DataFusion's `External`, Ballista's task failures sent between
+//! processes as text, logs), so a message that left its cause to the chain
+//! would lose it there. A printer that walks [`source`](std::error::Error::source)
+//! uses [`chain`], which skips each cause whose message is already shown:
+//! every cause is printed once.
 
 use crate::config::ConfigError;
 use crate::cuda::CudaError;
@@ -54,31 +64,62 @@ pub enum Error {
     /// DataFusion: a table cannot be registered, or a query failed.
     #[cfg(feature = "datafusion")]
     #[error(transparent)]
-    DataFusion(#[from] crate::datafusion::SqlError),
+    DataFusion(crate::datafusion::SqlError),
 
     /// Ballista: gdscan's codecs, a scheduler or an executor.
     #[cfg(feature = "ballista")]
     #[error(transparent)]
-    Cluster(#[from] crate::ballista::ClusterError),
+    Cluster(crate::ballista::ClusterError),
 }
 
 #[cfg(feature = "datafusion")]
 impl From<::datafusion::error::DataFusionError> for Error {
     /// Unwraps one of gdscan's errors that travelled through DataFusion
-    /// (a failed registration or read); anything else stays DataFusion's.
+    /// (a failed registration or read, a codec's bytes) and files it under
+    /// its layer; anything else stays DataFusion's.
     fn from(e: ::datafusion::error::DataFusionError) -> Self {
+        use ::datafusion::error::DataFusionError;
+        let inner = match e {
+            DataFusionError::External(inner) => inner,
+            other => return crate::datafusion::SqlError::from(other).into(),
+        };
+        let inner = match inner.downcast::<Error>() {
+            Ok(ours) => return *ours,
+            Err(other) => other,
+        };
+        #[cfg(feature = "ballista")]
+        let inner = match inner.downcast::<crate::ballista::ClusterError>() {
+            Ok(ours) => return (*ours).into(),
+            Err(other) => other,
+        };
+        crate::datafusion::SqlError::from(DataFusionError::External(inner)).into()
+    }
+}
+
+#[cfg(feature = "datafusion")]
+impl From<crate::datafusion::SqlError> for Error {
+    /// Files the DataFusion layer's error under the layer it came from.
+    fn from(e: crate::datafusion::SqlError) -> Self {
         use crate::datafusion::SqlError;
         match e {
-            ::datafusion::error::DataFusionError::External(inner) => {
-                match inner.downcast::<Error>() {
-                    Ok(ours) => *ours,
-                    Err(other) => SqlError::Query(Box::new(
-                        ::datafusion::error::DataFusionError::External(other),
-                    ))
-                    .into(),
-                }
-            }
-            other => SqlError::Query(Box::new(other)).into(),
+            SqlError::Scan(e) => (*e).into(),
+            SqlError::Store(e) => (*e).into(),
+            SqlError::Io(e) => e.into(),
+            SqlError::Cuda(e) => Error::Cuda(e),
+            SqlError::Config(e) => Error::Config(e),
+            other => Error::DataFusion(other),
+        }
+    }
+}
+
+#[cfg(feature = "ballista")]
+impl From<crate::ballista::ClusterError> for Error {
+    /// Files the Ballista layer's error under the layer it came from.
+    fn from(e: crate::ballista::ClusterError) -> Self {
+        use crate::ballista::ClusterError;
+        match e {
+            ClusterError::Sql(e) => e.into(),
+            other => Error::Cluster(other),
         }
     }
 }
@@ -135,6 +176,22 @@ impl From<DecodeError> for Error {
             other => Error::Decode(Box::new(other)),
         }
     }
+}
+
+/// `e` and the causes its message does not already show, joined by ": ":
+/// each cause printed once (see the [module docs](self)).
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let message = c.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 impl Error {
@@ -210,7 +267,7 @@ mod tests {
     }
 
     /// Every message of `e`'s chain, outermost first.
-    fn chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    fn messages(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
         let mut out = vec![e.to_string()];
         let mut cur = e.source();
         while let Some(c) = cur {
@@ -220,15 +277,14 @@ mod tests {
         out
     }
 
-    /// No message of the chain repeats (or contains) the next one's.
+    /// The printed chain shows every cause's message exactly once.
     fn assert_each_cause_once(e: &(dyn std::error::Error + 'static)) {
-        let messages = chain(e);
-        for pair in messages.windows(2) {
-            assert!(
-                !pair[0].contains(&pair[1]),
-                "{:?} repeats its cause {:?}",
-                pair[0],
-                pair[1]
+        let printed = chain(e);
+        for message in messages(e) {
+            assert_eq!(
+                printed.matches(&message).count(),
+                1,
+                "{message:?} is not printed once in {printed:?}"
             );
         }
     }
@@ -291,5 +347,103 @@ mod tests {
             ::parquet::errors::ParquetError::External(Box::new(StoreError::TaskLost)),
         );
         assert!(matches!(through, ScanError::Store(s) if matches!(*s, StoreError::TaskLost)));
+    }
+
+    #[test]
+    fn the_chain_printer_shows_each_cause_once() {
+        use crate::config::{parse_size, ConfigError};
+        use crate::parquet::predicate::{PredicateError, TermError};
+
+        let disk = || std::io::Error::other("disk gone");
+        // An OS error inside the engine, inside the store, that travelled
+        // through the parquet crate into a scan.
+        let through =
+            ScanError::from_parquet(
+                "f.parquet",
+                ::parquet::errors::ParquetError::External(Box::new(
+                    ::parquet::errors::ParquetError::External(Box::new(StoreError::from(
+                        IoError::os("f.parquet", "pread", disk()),
+                    ))),
+                )),
+            );
+        assert_each_cause_once(&through);
+        assert_eq!(chain(&through).matches("disk gone").count(), 1);
+
+        // A filter whose literal does not fit its column, inside a plan,
+        // inside the scan of a file.
+        let plan = PlanError::from(PredicateError::Type {
+            column: "x".into(),
+            source: TermError::Unsupported {
+                column_type: "INT96".into(),
+            },
+        });
+        let e = Error::from(plan.in_file("f.parquet"));
+        assert_each_cause_once(&e);
+        assert!(chain(&e).contains("INT96"), "{}", chain(&e));
+
+        // A size setting that does not parse.
+        let e = Error::from(ConfigError::Size {
+            name: "GDSCAN_STORE_REQUEST_SIZE".into(),
+            source: parse_size("4X").unwrap_err(),
+        });
+        assert_each_cause_once(&e);
+
+        // A cause that its parent does not show is still printed.
+        #[derive(Debug, thiserror::Error)]
+        #[error("outer")]
+        struct Outer(#[source] std::io::Error);
+        assert_eq!(chain(&Outer(disk())), "outer: disk gone");
+    }
+
+    #[cfg(feature = "datafusion")]
+    #[test]
+    fn errors_through_datafusion_come_back_typed_and_print_once() {
+        use ::datafusion::error::DataFusionError;
+
+        use crate::datafusion::{to_datafusion, SqlError};
+
+        // A store error a table met, sent through DataFusion, is the
+        // store's error again (a local file's failure: the engine's).
+        let missing = StoreError::from(IoError::NotFound {
+            path: "t/a.parquet".into(),
+        });
+        let e = Error::from(to_datafusion(missing));
+        assert!(matches!(&e, Error::Io(IoError::NotFound { path }) if path == "t/a.parquet"));
+
+        // A Parquet error boxed by DataFusion directly.
+        let scan = PlanError::UnknownColumn("x".into()).in_file("f.parquet");
+        let e = Error::from(DataFusionError::External(Box::new(scan)));
+        assert!(matches!(&e, Error::Parquet(ScanError::Plan { .. })));
+
+        // DataFusion's own failure, with one of ours below it.
+        let query = SqlError::from(DataFusionError::Context(
+            "reading".into(),
+            Box::new(to_datafusion(IoError::os(
+                "f.parquet",
+                "pread",
+                std::io::Error::other("disk gone"),
+            ))),
+        ));
+        assert!(matches!(query, SqlError::Query(_)));
+        let e = Error::from(query);
+        assert_each_cause_once(&e);
+        assert_eq!(chain(&e).matches("disk gone").count(), 1, "{}", chain(&e));
+    }
+
+    #[cfg(feature = "ballista")]
+    #[test]
+    fn cluster_errors_come_back_typed_and_print_once() {
+        use ::datafusion::error::DataFusionError;
+
+        use crate::ballista::{ClusterError, WireError};
+
+        let json = serde_json::from_slice::<u32>(b"{").unwrap_err();
+        let wire = ClusterError::from(WireError::Decode(json));
+        let e = Error::from(DataFusionError::from(wire));
+        assert!(matches!(
+            &e,
+            Error::Cluster(ClusterError::Wire(WireError::Decode(_)))
+        ));
+        assert_each_cause_once(&e);
     }
 }

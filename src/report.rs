@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::config::ParamValue;
 use crate::cufile::driver::{opened, predict_stage2};
 use crate::cufile::params::{report as param_report, ConfigSource};
-use crate::cufile::CuFileStats;
+use crate::cufile::{CuFileError, CuFileStats};
 use crate::engine::CuFileAvailability;
 use crate::engine::{FileHandle, IoPath, PathCounters, RouteDecision};
 use crate::store::{LocalSource, RemoteSource, Source};
@@ -154,7 +154,7 @@ impl StatsWindow {
     /// request; when `wanted`, `source`'s cuFile state is settled first
     /// (driver opened, file registered), so that the counters cover the
     /// whole I/O.
-    pub fn open(wanted: bool, source: &dyn Source) -> crate::Result<StatsWindow> {
+    pub fn open(wanted: bool, source: &dyn Source) -> Result<StatsWindow, CuFileError> {
         if let Some(local) = LocalSource::of(source).filter(|_| wanted) {
             local.handle().cufile();
         }
@@ -169,12 +169,12 @@ impl StatsWindow {
 
     /// The report for `source` (local or remote), with cuFile's counts
     /// since [`StatsWindow::open`].
-    pub fn close(self, source: &dyn Source) -> crate::Result<PathReport> {
+    pub fn close(self, source: &dyn Source) -> Result<PathReport, CuFileError> {
         let stats = self.cufile_since()?;
         Ok(build(source, stats))
     }
 
-    fn cufile_since(&self) -> crate::Result<Option<CuFileStats>> {
+    fn cufile_since(&self) -> Result<Option<CuFileStats>, CuFileError> {
         Ok(match &self.before {
             Some(before) => Some(crate::cufile::stats::read()?.since(before)),
             None => None,

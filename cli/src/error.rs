@@ -110,22 +110,8 @@ impl Error {
 }
 
 /// `e` and its causes, joined by ": ", each cause once: a cause whose text
-/// its parent's message already shows is not repeated.
-pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut shown = text.clone();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let message = c.to_string();
-        if !shown.contains(&message) {
-            text.push_str(": ");
-            text.push_str(&message);
-        }
-        shown = message;
-        cause = c.source();
-    }
-    text
-}
+/// is already shown is not repeated (the library's printer).
+pub use gdscan::error::chain;
 
 #[cfg(test)]
 mod tests {

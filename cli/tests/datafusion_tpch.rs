@@ -24,9 +24,10 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use gdscan::datafusion::{register_parquet, scan_totals, GdsTableOptions};
+use gdscan::datafusion::{register_parquet, scan_totals, GdsTableOptions, SqlError};
 use gdscan::engine::IoError;
 use gdscan::parquet::ScanError;
+use gdscan::store::StoreError;
 use gdscan::Error;
 use gdscan_cli::tpch::{register_tpch, register_tpch_listing, tpch_query, TPCH_QUERY_COUNT};
 
@@ -228,19 +229,49 @@ fn projection_limit_and_single_file_match_datafusion() {
     });
 }
 
-/// The first gdscan error in `e`'s chain of sources.
-fn gdscan_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a gdscan::Error> {
+/// The first of gdscan's errors in `e`'s chain of sources (its layer
+/// errors, or the crate's), wrappers of DataFusion's own error left out.
+fn gdscan_cause<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
     let mut next = Some(e);
     while let Some(err) = next {
-        match err.downcast_ref::<gdscan::Error>() {
-            // Our own wrapper of DataFusion's error: look inside it.
-            Some(gdscan::Error::DataFusion(_)) => {}
-            Some(ours) => return Some(ours),
-            None => {}
+        let ours = match (
+            err.downcast_ref::<gdscan::Error>(),
+            err.downcast_ref::<SqlError>(),
+        ) {
+            (Some(gdscan::Error::DataFusion(_)), _) | (_, Some(SqlError::Query(_))) => false,
+            (Some(_), _) | (_, Some(_)) => true,
+            _ => err.is::<ScanError>() || err.is::<StoreError>() || err.is::<IoError>(),
+        };
+        if ours {
+            return Some(err);
         }
         next = err.source();
     }
     None
+}
+
+/// The engine's error that `e` is or wraps (transparently), if any.
+fn io_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a IoError> {
+    if let Some(io) = e.downcast_ref::<IoError>() {
+        return Some(io);
+    }
+    match (
+        e.downcast_ref::<gdscan::Error>(),
+        e.downcast_ref::<SqlError>(),
+        e.downcast_ref::<StoreError>(),
+        e.downcast_ref::<ScanError>(),
+    ) {
+        (Some(gdscan::Error::Io(io)), ..)
+        | (_, Some(SqlError::Io(io)), ..)
+        | (_, _, Some(StoreError::Io(io)), _)
+        | (.., Some(ScanError::Io(io))) => Some(io),
+        (_, Some(SqlError::Store(store)), ..) => io_error(store.as_ref()),
+        (_, Some(SqlError::Scan(scan)), ..) => io_error(scan.as_ref()),
+        (.., Some(ScanError::Store(store))) => io_error(store.as_ref()),
+        _ => None,
+    }
 }
 
 #[test]
@@ -252,6 +283,7 @@ fn a_bad_path_is_an_error_naming_it() {
         "/no/such/table.parquet",
         GdsTableOptions::default(),
     )
+    .map_err(Error::from)
     .unwrap_err();
     assert!(matches!(err, Error::Io(IoError::NotFound { .. })), "{err}");
     assert!(err.to_string().contains("/no/such/table.parquet"));
@@ -280,6 +312,7 @@ fn a_corrupt_file_is_an_error_at_registration() {
         truncated.to_str().unwrap(),
         GdsTableOptions::default(),
     )
+    .map_err(Error::from)
     .unwrap_err();
     assert!(
         matches!(err, Error::Parquet(ScanError::Format { .. })),
@@ -317,7 +350,7 @@ fn a_file_removed_after_registration_fails_the_query_with_gdscans_cause() {
     let err = query_after(|file| std::fs::remove_file(file).unwrap());
     let cause = gdscan_cause(&err).unwrap_or_else(|| panic!("no gdscan cause in {err:?}"));
     assert!(
-        matches!(cause, Error::Io(IoError::NotFound { .. })),
+        matches!(io_error(cause), Some(IoError::NotFound { .. })),
         "{cause:?}"
     );
     let shown = cause.to_string();

@@ -45,21 +45,8 @@ create_exception!(
 );
 create_exception!(_gdscan, DecodeError, GdscanError, "The GPU decoder failed.");
 
-/// `error` and its sources, `": "`-separated (wrappers that repeat their
-/// source are not repeated).
-pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
+/// `error` and its sources, `": "`-separated, each cause once.
+pub(crate) use gdscan::error::chain;
 
 /// The Python exception for a crate error, by layer.
 pub(crate) fn to_py(error: impl Into<gdscan::Error>) -> PyErr {

@@ -4,13 +4,20 @@
 
 use ::datafusion::error::DataFusionError;
 
+use crate::datafusion::SqlError;
+
 /// A failure of gdscan's codecs or of a cluster process.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClusterError {
     /// A codec's bytes are not what gdscan wrote.
     #[error("<ballista codec>: bad bytes: {0}")]
-    Wire(String),
+    Wire(#[from] WireError),
+
+    /// A gdscan table could not be opened or read (where the plan was
+    /// decoded, or by an executor).
+    #[error(transparent)]
+    Sql(#[from] SqlError),
 
     /// The table's files, opened where the plan was decoded, have another
     /// schema than the client planned with.
@@ -47,6 +54,41 @@ pub enum ClusterError {
     /// DataFusion failed while gdscan's codecs were at work.
     #[error("ballista codec: {0}")]
     DataFusion(#[source] Box<DataFusionError>),
+}
+
+/// Why a codec's bytes are not what gdscan wrote.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WireError {
+    /// gdscan's header cannot be written as JSON.
+    #[error("gdscan's header cannot be written: {0}")]
+    Encode(#[source] serde_json::Error),
+    /// gdscan's header is not the JSON gdscan writes.
+    #[error("gdscan's header does not parse: {0}")]
+    Decode(#[source] serde_json::Error),
+    /// Fewer bytes than the header's length says.
+    #[error("{len} bytes: too short")]
+    Short {
+        /// How many bytes there are.
+        len: usize,
+    },
+    /// A read-ahead policy gdscan does not know.
+    #[error("unknown read-ahead policy {0:?}")]
+    ReadAhead(String),
+    /// The plan around a gdscan scan is not what gdscan wrote, e.g. "a
+    /// gdscan scan without a Parquet source".
+    #[error("{0}")]
+    Plan(&'static str),
+    /// The plan and gdscan's header count different things.
+    #[error("{plan} {what}, {header} in gdscan's header")]
+    Count {
+        /// What is counted, e.g. "file groups".
+        what: &'static str,
+        /// How many the plan has.
+        plan: usize,
+        /// How many gdscan's header has.
+        header: usize,
+    },
 }
 
 impl From<ClusterError> for DataFusionError {

@@ -27,7 +27,7 @@ mod scan_exec;
 mod session;
 mod wire;
 
-pub use error::ClusterError;
+pub use error::{ClusterError, WireError};
 pub use logical::GdsLogicalCodec;
 pub use physical::GdsPhysicalCodec;
 pub use process::{host_port, run_executor, run_scheduler, ExecutorOptions};

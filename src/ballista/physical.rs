@@ -17,7 +17,7 @@ use ::datafusion::execution::TaskContext;
 use ::datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
-use super::error::ClusterError;
+use super::error::{ClusterError, WireError};
 use super::scan_exec::{gds_factory, GdsScanExec};
 use super::wire::{self, FileExtras, Scan, TableOptions, SCAN_TAG};
 use crate::datafusion::{FileScanPlan, GdsLocation, GdsReaderFactory};
@@ -45,8 +45,8 @@ impl Default for GdsPhysicalCodec {
     }
 }
 
-fn wire_error(what: &str) -> ClusterError {
-    ClusterError::Wire(what.to_string())
+fn wire_error(what: &'static str) -> ClusterError {
+    WireError::Plan(what).into()
 }
 
 /// What gdscan attached to each file of `exec`'s groups.
@@ -101,22 +101,22 @@ fn rebuild(plan: Arc<dyn ExecutionPlan>, scan: Scan) -> Result<Arc<dyn Execution
         .downcast_to_file_source::<ParquetSource>()
         .ok_or_else(|| wire_error("a gdscan scan without a Parquet source"))?;
     if config.file_groups.len() != scan.groups.len() {
-        return Err(ClusterError::Wire(format!(
-            "{} file groups, {} in gdscan's header",
-            config.file_groups.len(),
-            scan.groups.len()
-        ))
+        return Err(ClusterError::from(WireError::Count {
+            what: "file groups",
+            plan: config.file_groups.len(),
+            header: scan.groups.len(),
+        })
         .into());
     }
     let factory = Arc::new(GdsReaderFactory::new(scan.options.into_options()?));
     let mut groups = Vec::with_capacity(scan.groups.len());
     for (group, extras) in config.file_groups.iter().zip(&scan.groups) {
         if group.len() != extras.len() {
-            return Err(ClusterError::Wire(format!(
-                "{} files in a group, {} in gdscan's header",
-                group.len(),
-                extras.len()
-            ))
+            return Err(ClusterError::from(WireError::Count {
+                what: "files in a group",
+                plan: group.len(),
+                header: extras.len(),
+            })
             .into());
         }
         let files: Vec<PartitionedFile> = group
@@ -158,10 +158,11 @@ impl PhysicalExtensionCodec for GdsPhysicalCodec {
         // (files, byte ranges, projection, predicate) and cut by the
         // scheduler to the task's partitions.
         let [child] = inputs else {
-            return Err(ClusterError::Wire(format!(
-                "a GdsScanExec with {} children, not one",
-                inputs.len()
-            ))
+            return Err(ClusterError::from(WireError::Count {
+                what: "children of a GdsScanExec",
+                plan: inputs.len(),
+                header: 1,
+            })
             .into());
         };
         Ok(Arc::new(GdsScanExec::new(rebuild(child.clone(), scan)?)))

@@ -12,7 +12,7 @@ use ::datafusion::datasource::physical_plan::parquet::{ParquetAccessPlan, RowGro
 use ::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use serde::{Deserialize, Serialize};
 
-use super::error::ClusterError;
+use super::error::{ClusterError, WireError};
 use crate::datafusion::{FileScanPlan, GdsTableOptions, PlannedRowGroup, ReadAheadPolicy};
 use crate::parquet::CoalesceOptions;
 use crate::store::StoreOptions;
@@ -145,11 +145,7 @@ impl TableOptions {
             "off" => ReadAheadPolicy::Off,
             "uncached" => ReadAheadPolicy::Uncached,
             "always" => ReadAheadPolicy::Always,
-            other => {
-                return Err(ClusterError::Wire(format!(
-                    "unknown read-ahead policy {other:?}"
-                )))
-            }
+            other => return Err(WireError::ReadAhead(other.to_string()).into()),
         };
         Ok(GdsTableOptions {
             file_extension: self.file_extension,
@@ -295,7 +291,7 @@ pub(super) fn encode<T: Serialize>(
     rest: &[u8],
     buf: &mut Vec<u8>,
 ) -> Result<(), ClusterError> {
-    let json = serde_json::to_vec(header).map_err(|e| ClusterError::Wire(e.to_string()))?;
+    let json = serde_json::to_vec(header).map_err(WireError::Encode)?;
     buf.extend_from_slice(tag);
     buf.extend_from_slice(&(json.len() as u64).to_le_bytes());
     buf.extend_from_slice(&json);
@@ -307,14 +303,14 @@ pub(super) fn encode<T: Serialize>(
 pub(super) fn decode<T: for<'de> Deserialize<'de>>(
     bytes: &[u8],
 ) -> Result<(T, &[u8]), ClusterError> {
-    let short = || ClusterError::Wire(format!("{} bytes: too short", bytes.len()));
+    let short = || WireError::Short { len: bytes.len() };
     let (len, rest) = bytes.split_first_chunk::<8>().ok_or_else(short)?;
     let len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| short())?;
     if rest.len() < len {
-        return Err(short());
+        return Err(short().into());
     }
     let (json, rest) = rest.split_at(len);
-    let header = serde_json::from_slice(json).map_err(|e| ClusterError::Wire(e.to_string()))?;
+    let header = serde_json::from_slice(json).map_err(WireError::Decode)?;
     Ok((header, rest))
 }
 
@@ -394,11 +390,14 @@ mod tests {
         assert!(untag(b"\x0a\x02xy", SCAN_TAG).is_none());
         assert!(matches!(
             decode::<Scan>(&[1, 0, 0]),
-            Err(ClusterError::Wire(_))
+            Err(ClusterError::Wire(WireError::Short { len: 3 }))
         ));
         let mut buf = Vec::new();
         buf.extend_from_slice(&100u64.to_le_bytes());
         buf.extend_from_slice(b"{}");
-        assert!(matches!(decode::<Scan>(&buf), Err(ClusterError::Wire(_))));
+        assert!(matches!(
+            decode::<Scan>(&buf),
+            Err(ClusterError::Wire(WireError::Short { .. }))
+        ));
     }
 }

@@ -9,7 +9,7 @@ use cudarc::cufile::sys::{
 };
 use serde::Serialize;
 
-use super::ConfigError;
+use super::error::ConfigError;
 
 /// A parameter's type and cuFile's identifier for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -37,8 +37,10 @@
 
 mod cufile;
 pub mod decode;
+mod error;
 
 pub use cufile::{spec, CuFileOverrides, ParamKind, ParamSpec, ParamValue, PARAMS};
+pub use error::{ConfigError, SizeError};
 
 use std::fmt;
 use std::str::FromStr;
@@ -174,41 +176,6 @@ impl FromStr for DeviceReadPath {
             ))
         }
     }
-}
-
-/// A configuration value that could not be accepted.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// A value that does not parse or is out of range, e.g. `invalid value
-    /// "abc" for KVIKIO_TASK_SIZE: expected a positive integer number of
-    /// bytes`. `name` is the environment variable, or the [`Settings`] field
-    /// when the value came from a [`SettingsBuilder`].
-    #[error("invalid value {value:?} for {name}: {reason}")]
-    Invalid {
-        /// The environment variable or settings field the value was for.
-        name: String,
-        /// The rejected value, as given.
-        value: String,
-        /// What was expected instead.
-        reason: String,
-    },
-    /// Two variables that mean the same setting are set to different values,
-    /// e.g. `KVIKIO_NTHREADS=4` and `KVIKIO_NUM_THREADS=8`.
-    #[error(
-        "conflicting settings: {first}={first_value:?} but {second}={second_value:?}; \
-         unset one of them or give both the same value"
-    )]
-    Conflict {
-        /// The first variable's name.
-        first: String,
-        /// The first variable's value, as given.
-        first_value: String,
-        /// The second variable's name.
-        second: String,
-        /// The second variable's value, as given.
-        second_value: String,
-    },
 }
 
 /// Builds a [`ConfigError::Invalid`].
@@ -572,25 +539,22 @@ impl SettingsBuilder {
 /// Every unit is binary (`4KB` is 4096 bytes). Empty text, signs, fractions,
 /// unknown units and results above `u64::MAX` are errors. `0` is accepted;
 /// callers decide whether it makes sense.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
-        return Err("empty size: expected a number of bytes such as 4096 or 16MiB".to_owned());
+        return Err(SizeError::Empty);
     }
     let split = trimmed
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(trimmed.len());
     let (digits, unit) = trimmed.split_at(split);
     let unit = unit.trim_start();
+    let text = text.to_owned();
     if digits.is_empty() {
-        return Err(format!(
-            "invalid size {text:?}: expected a non-negative integer optionally followed by a unit (K, M, G, T)"
-        ));
+        return Err(SizeError::NotANumber { text });
     }
     if unit.starts_with(['.', ',']) {
-        return Err(format!(
-            "invalid size {text:?}: fractional sizes are not supported; use a smaller unit"
-        ));
+        return Err(SizeError::Fractional { text });
     }
     let shift = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 0,
@@ -599,19 +563,18 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
         _ => {
-            return Err(format!(
-                "invalid size {text:?}: unknown unit {unit:?} (expected B, K, M, G or T, optionally with B or iB)"
-            ))
+            return Err(SizeError::UnknownUnit {
+                text,
+                unit: unit.to_owned(),
+            })
         }
     };
-    let overflow = || {
-        format!(
-            "invalid size {text:?}: too large (more than {} bytes)",
-            u64::MAX
-        )
+    let Ok(number) = digits.parse::<u64>() else {
+        return Err(SizeError::TooLarge { text });
     };
-    let number: u64 = digits.parse().map_err(|_| overflow())?;
-    number.checked_mul(1u64 << shift).ok_or_else(overflow)
+    number
+        .checked_mul(1u64 << shift)
+        .ok_or(SizeError::TooLarge { text })
 }
 
 #[cfg(test)]

@@ -483,12 +483,26 @@ fn parse_size_rejects_bad_text() {
         "99999999999999999999999G",
     ] {
         let err = parse_size(text).unwrap_err();
-        assert!(!err.is_empty(), "{text:?}");
+        assert!(!err.to_string().is_empty(), "{text:?}");
     }
-    assert!(parse_size("1.5M").unwrap_err().contains("fractional"));
-    assert!(parse_size("4X").unwrap_err().contains("unknown unit"));
-    assert!(parse_size("16777216T").unwrap_err().contains("too large"));
-    assert!(parse_size("").unwrap_err().contains("empty"));
+    let message = |text| parse_size(text).unwrap_err().to_string();
+    assert!(matches!(
+        parse_size("1.5M"),
+        Err(SizeError::Fractional { .. })
+    ));
+    assert!(message("1.5M").contains("fractional"));
+    assert!(matches!(
+        parse_size("4X"),
+        Err(SizeError::UnknownUnit { unit, .. }) if unit == "X"
+    ));
+    assert!(message("4X").contains("unknown unit"));
+    assert!(matches!(
+        parse_size("16777216T"),
+        Err(SizeError::TooLarge { .. })
+    ));
+    assert!(message("16777216T").contains("too large"));
+    assert_eq!(parse_size(""), Err(SizeError::Empty));
+    assert!(message("").contains("empty"));
 }
 
 /// The `GDSCAN_*` and `KVIKIO_*` names in `text`, outside comments and

@@ -1,7 +1,14 @@
 //! The DataFusion layer's error: tables that cannot be registered, queries
-//! that fail, results that cannot be written.
+//! that fail, results that cannot be written, and the lower layers' errors
+//! met on the way (a file's bytes, its Parquet, a setting).
 
 use ::datafusion::error::DataFusionError;
+
+use crate::config::ConfigError;
+use crate::cuda::CudaError;
+use crate::engine::IoError;
+use crate::parquet::ScanError;
+use crate::store::StoreError;
 
 /// A failure of a gdscan table or of a query over it.
 #[derive(Debug, thiserror::Error)]
@@ -50,4 +57,85 @@ pub enum SqlError {
     /// The task reading the next row group ahead panicked or was cancelled.
     #[error("<read-ahead>: the read-ahead task failed: {0}")]
     ReadAhead(#[source] tokio::task::JoinError),
+
+    /// A file is not valid Parquet, or a scan does not fit it (boxed: the
+    /// Parquet layer's error is large).
+    #[error(transparent)]
+    Scan(Box<ScanError>),
+
+    /// A location leads nowhere, or a store request failed (boxed: the
+    /// store's error is large).
+    #[error(transparent)]
+    Store(Box<StoreError>),
+
+    /// The engine could not open, list or read a local file.
+    #[error(transparent)]
+    Io(#[from] IoError),
+
+    /// A CUDA call failed.
+    #[error(transparent)]
+    Cuda(#[from] CudaError),
+
+    /// A setting is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// Result of the DataFusion layer.
+pub(crate) type Result<T, E = SqlError> = std::result::Result<T, E>;
+
+impl From<ScanError> for SqlError {
+    fn from(e: ScanError) -> Self {
+        SqlError::Scan(Box::new(e))
+    }
+}
+
+impl From<StoreError> for SqlError {
+    fn from(e: StoreError) -> Self {
+        SqlError::Store(Box::new(e))
+    }
+}
+
+impl From<DataFusionError> for SqlError {
+    /// Unwraps an error of this layer or of a lower one that travelled
+    /// through DataFusion as `External`; anything else is
+    /// [`SqlError::Query`].
+    fn from(e: DataFusionError) -> Self {
+        let inner = match e {
+            DataFusionError::External(inner) => inner,
+            other => return SqlError::Query(Box::new(other)),
+        };
+        let inner = match inner.downcast::<SqlError>() {
+            Ok(ours) => return *ours,
+            Err(other) => other,
+        };
+        let inner = match inner.downcast::<ScanError>() {
+            Ok(e) => return SqlError::Scan(e),
+            Err(other) => other,
+        };
+        let inner = match inner.downcast::<StoreError>() {
+            Ok(e) => return SqlError::Store(e),
+            Err(other) => other,
+        };
+        let inner = match inner.downcast::<IoError>() {
+            Ok(e) => return SqlError::Io(*e),
+            Err(other) => other,
+        };
+        let inner = match inner.downcast::<CudaError>() {
+            Ok(e) => return SqlError::Cuda(*e),
+            Err(other) => other,
+        };
+        match inner.downcast::<ConfigError>() {
+            Ok(e) => SqlError::Config(*e),
+            Err(other) => SqlError::Query(Box::new(DataFusionError::External(other))),
+        }
+    }
+}
+
+impl From<SqlError> for DataFusionError {
+    /// The error as DataFusion's `External`; [`SqlError::from`] (and the
+    /// crate's error) unwrap it again.
+    fn from(e: SqlError) -> Self {
+        DataFusionError::External(Box::new(e))
+    }
 }

@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
+use super::error::Result;
 use super::error::SqlError;
 use super::options::GdsTableOptions;
-use crate::engine::{Engine, FileHandle, OpenMode};
-use crate::error::{Error, Result};
+use crate::engine::{Engine, FileHandle, IoError, OpenMode};
 use crate::parquet::GdsParquetReader;
 use crate::store::{classify, list_prefix, open_with, LocalSource, Source, Target};
 
@@ -45,7 +45,7 @@ pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<Table
         }
     };
     let path = path.as_path();
-    let meta = std::fs::metadata(path).map_err(|e| Error::from_open(location, e))?;
+    let meta = std::fs::metadata(path).map_err(|e| IoError::from_open(location, e))?;
     if !meta.is_dir() {
         return Ok(vec![TableFile {
             location: path.display().to_string(),
@@ -56,20 +56,20 @@ pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<Table
     let mut folders = vec![path.to_path_buf()];
     while let Some(folder) = folders.pop() {
         let shown = folder.display().to_string();
-        for entry in std::fs::read_dir(&folder).map_err(|e| Error::from_open(&shown, e))? {
-            let entry = entry.map_err(|e| Error::io(&shown, "readdir", e))?;
+        for entry in std::fs::read_dir(&folder).map_err(|e| IoError::from_open(&shown, e))? {
+            let entry = entry.map_err(|e| IoError::os(&shown, "readdir", e))?;
             let p = entry.path();
             let shown = p.display().to_string();
             // Subfolders are entered, linked folders are not (no cycles);
             // a linked file counts as a file.
             let kind = entry
                 .file_type()
-                .map_err(|e| Error::io(&shown, "stat", e))?;
+                .map_err(|e| IoError::os(&shown, "stat", e))?;
             if kind.is_dir() {
                 folders.push(p);
                 continue;
             }
-            let meta = std::fs::metadata(&p).map_err(|e| Error::from_open(&shown, e))?;
+            let meta = std::fs::metadata(&p).map_err(|e| IoError::from_open(&shown, e))?;
             if meta.is_file() && shown.ends_with(&options.file_extension) {
                 files.push(TableFile {
                     location: shown,
@@ -83,8 +83,7 @@ pub fn list_files(location: &str, options: &GdsTableOptions) -> Result<Vec<Table
             location: location.to_string(),
             kind: "files",
             extension: options.file_extension.clone(),
-        }
-        .into());
+        });
     }
     files.sort_by(|a, b| a.location.cmp(&b.location));
     Ok(files)
@@ -104,8 +103,7 @@ fn listed(location: &str, options: &GdsTableOptions) -> Result<Vec<TableFile>> {
             location: location.to_string(),
             kind: "objects",
             extension: options.file_extension.clone(),
-        }
-        .into());
+        });
     }
     Ok(files)
 }

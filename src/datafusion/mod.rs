@@ -56,7 +56,8 @@ pub use table::GdsTable;
 use ::datafusion::error::DataFusionError;
 
 /// gdscan's error as a DataFusion error; the original stays reachable as
-/// its source (and `crate::Error::from` unwraps it again).
-pub fn to_datafusion(e: impl Into<crate::Error>) -> DataFusionError {
+/// its source (and [`SqlError::from`] and `crate::Error::from` unwrap it
+/// again).
+pub fn to_datafusion(e: impl Into<SqlError>) -> DataFusionError {
     DataFusionError::External(Box::new(e.into()))
 }

@@ -9,8 +9,8 @@ use ::datafusion::arrow::json::ArrayWriter;
 use ::datafusion::arrow::record_batch::RecordBatch;
 use ::datafusion::arrow::util::pretty::pretty_format_batches;
 
+use super::error::Result;
 use super::error::SqlError;
-use crate::error::{Error, Result};
 
 /// How results are printed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -42,12 +42,11 @@ impl FromStr for OutputFormat {
 fn failed(
     format: &'static str,
     source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
-) -> Error {
+) -> SqlError {
     SqlError::Output {
         format,
         source: source.into(),
     }
-    .into()
 }
 
 /// `batches` (of `schema`, which gives the header when there is no row)

@@ -40,7 +40,7 @@ pub enum Served {
     /// reads and bytes the read-ahead took.
     Hit {
         /// The requested ranges.
-        result: crate::Result<Vec<Bytes>>,
+        result: Result<Vec<Bytes>, super::SqlError>,
         /// Coalesced reads issued for the row group.
         reads: u64,
         /// Bytes read for it.
@@ -193,11 +193,11 @@ impl ReadAhead {
 }
 
 /// The requested ranges, cut from the chunks read ahead.
-async fn slice(flight: InFlight, ranges: &[Range<u64>]) -> crate::Result<Vec<Bytes>> {
+async fn slice(flight: InFlight, ranges: &[Range<u64>]) -> Result<Vec<Bytes>, super::SqlError> {
     let chunks = &flight.row_group.chunks;
     let buffers = match flight.task.await {
         Ok(result) => result?,
-        Err(e) => return Err(super::SqlError::ReadAhead(e).into()),
+        Err(e) => return Err(super::SqlError::ReadAhead(e)),
     };
     Ok(cut_ranges(ranges, chunks, &buffers))
 }

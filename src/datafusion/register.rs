@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use ::datafusion::prelude::SessionContext;
 
+use super::error::Result;
 use super::options::GdsTableOptions;
 use super::table::GdsTable;
-use crate::error::Result;
 
 /// Registers the Parquet file or folder at `location` as table `name` of
 /// `ctx`, read through gdscan; returns the table. Fails, with gdscan's

@@ -4,7 +4,8 @@
 use ::datafusion::arrow::record_batch::RecordBatch;
 use ::datafusion::prelude::{SessionConfig, SessionContext};
 
-use crate::error::{Error, Result};
+use super::error::Result;
+use crate::engine::IoError;
 
 /// A multi-threaded tokio runtime for DataFusion (as many workers as
 /// DataFusion's default target partitions: the available CPUs).
@@ -13,7 +14,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .thread_name("gdscan-sql")
         .enable_time()
         .build()
-        .map_err(|e| Error::io("<tokio runtime>", "start", e))
+        .map_err(|e| IoError::os("<tokio runtime>", "start", e).into())
 }
 
 /// A session context; `partitions` sets its target partitions (None:

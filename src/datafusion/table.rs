@@ -20,15 +20,16 @@ use ::parquet::arrow::parquet_to_arrow_schema;
 use async_trait::async_trait;
 
 use super::border::BorderExec;
+use super::error::Result;
 use super::error::SqlError;
 use super::factory::{GdsLocation, GdsReaderFactory};
 use super::file_plan::plan_file;
 use super::location::{list_files, open_reader, TableFile};
 use super::options::GdsTableOptions;
 use super::pushdown::predicate_from_filters;
-use crate::error::{Error, Result};
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::predicate::Predicate;
+use crate::parquet::ScanError;
 use ::parquet::file::metadata::ParquetMetaData;
 
 /// One file of the table with its metadata and statistics.
@@ -99,7 +100,7 @@ impl GdsTable {
             let file_meta = meta.file_metadata();
             let schema =
                 parquet_to_arrow_schema(file_meta.schema_descr(), file_meta.key_value_metadata())
-                    .map_err(|e| Error::from_parquet(&file.location, e))?;
+                    .map_err(|e| ScanError::from_parquet(&file.location, e))?;
             schemas.push(schema);
             metadata.push(meta);
         }

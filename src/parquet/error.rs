@@ -1,7 +1,7 @@
 //! The Parquet layer's error: a file that cannot be read as Parquet, a scan
 //! that does not fit it, or a decode step that failed, each naming the file.
 
-use super::plan::PlanError;
+use super::plan_error::PlanError;
 use super::predicate::PredicateError;
 
 /// A Parquet failure for one file.
@@ -108,6 +108,16 @@ impl ScanError {
                 path: path.to_string(),
                 source: ParquetError::External(other),
             },
+        }
+    }
+}
+
+impl PlanError {
+    /// This failure as the Parquet layer's error, naming the file planned.
+    pub fn in_file(self, location: &str) -> ScanError {
+        ScanError::Plan {
+            path: location.to_string(),
+            source: self,
         }
     }
 }

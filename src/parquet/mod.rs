@@ -15,6 +15,7 @@ pub mod fetch_spread;
 pub mod ipc_export;
 pub mod metadata;
 pub mod plan;
+mod plan_error;
 pub mod predicate;
 pub mod reader;
 pub mod sanity;

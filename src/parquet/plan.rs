@@ -16,7 +16,8 @@ use ::parquet::schema::types::{ColumnDescPtr, SchemaDescriptor};
 use serde::Serialize;
 
 use super::coalesce::{coalesce, CoalesceOptions};
-use super::predicate::{Predicate, PredicateError};
+pub use super::plan_error::PlanError;
+use super::predicate::Predicate;
 
 /// Which columns a scan reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,44 +40,6 @@ pub struct ScanRequest {
     pub predicate: Option<Predicate>,
     /// How byte ranges are merged into requests.
     pub coalesce: CoalesceOptions,
-}
-
-/// A planning failure: the request does not fit the file.
-#[derive(Debug, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum PlanError {
-    /// A projected column is not in the file.
-    #[error("column {0:?} is not in the file")]
-    UnknownColumn(String),
-    /// A row group index is out of range.
-    #[error("row group {index} does not exist (the file has {count})")]
-    UnknownRowGroup {
-        /// The index asked for.
-        index: usize,
-        /// How many there are.
-        count: usize,
-    },
-    /// The filter does not fit the schema.
-    #[error(transparent)]
-    Predicate(#[from] PredicateError),
-    /// The metadata holds an impossible range.
-    #[error("column chunk {column} of row group {row_group} has an invalid byte range")]
-    BadRange {
-        /// Row group.
-        row_group: usize,
-        /// Column path.
-        column: String,
-    },
-}
-
-impl PlanError {
-    /// This failure as the Parquet layer's error, naming the file planned.
-    pub fn in_file(self, location: &str) -> super::ScanError {
-        super::ScanError::Plan {
-            path: location.to_string(),
-            source: self,
-        }
-    }
 }
 
 /// One data page kept by the plan (from the offset index).

@@ -97,7 +97,12 @@ impl StoreOptions {
             o.request_size = match parse_size(&v) {
                 Ok(n) if n > 0 => n,
                 Ok(_) => return Err(invalid("GDSCAN_STORE_REQUEST_SIZE", &v, "must be positive")),
-                Err(why) => return Err(invalid("GDSCAN_STORE_REQUEST_SIZE", &v, &why)),
+                Err(source) => {
+                    return Err(ConfigError::Size {
+                        name: "GDSCAN_STORE_REQUEST_SIZE".into(),
+                        source,
+                    })
+                }
             };
         }
         if let Some(v) = get("GDSCAN_STORE_TIMEOUT") {

@@ -18,7 +18,7 @@ pub enum BenchError {
     DecodeNeedsGpu,
 
     /// `bench tpch --engine ballista`: the local cluster failed to start.
-    #[error("<bench tpch --engine ballista>: the local cluster failed to start")]
+    #[error("<bench tpch --engine ballista>: the local cluster failed to start: {0}")]
     Cluster(#[source] LocalClusterError),
 
     /// A table folder without Parquet files.
@@ -32,15 +32,15 @@ pub enum BenchError {
 #[non_exhaustive]
 pub enum LocalClusterError {
     /// No free loopback port could be found.
-    #[error("no free loopback port")]
+    #[error("no free loopback port: {0}")]
     Port(#[source] std::io::Error),
 
     /// The running binary's path (the cluster runs `gdscan ballista`).
-    #[error("cannot find the gdscan binary")]
+    #[error("cannot find the gdscan binary: {0}")]
     Binary(#[source] std::io::Error),
 
     /// A scheduler or executor process could not be started.
-    #[error("cannot start a cluster process")]
+    #[error("cannot start a cluster process: {0}")]
     Spawn(#[source] std::io::Error),
 
     /// A scheduler or executor exited before it listened.
@@ -57,7 +57,7 @@ pub enum LocalClusterError {
     },
 
     /// The tokio runtime of the cluster's client could not start.
-    #[error("cannot start the tokio runtime")]
+    #[error("cannot start the tokio runtime: {0}")]
     Runtime(#[source] std::io::Error),
 }
 

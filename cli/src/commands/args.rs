@@ -166,6 +166,6 @@ impl Destination {
 }
 
 /// clap adapter for human sizes ("4MiB").
-pub(crate) fn parse_size_arg(s: &str) -> std::result::Result<u64, String> {
+pub(crate) fn parse_size_arg(s: &str) -> std::result::Result<u64, gdscan::config::SizeError> {
     parse_size(s)
 }

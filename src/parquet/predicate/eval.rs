@@ -11,12 +11,14 @@ use ::arrow::array::{
 };
 use ::arrow::buffer::{BooleanBuffer, NullBuffer, ScalarBuffer};
 use ::arrow::compute::kernels::cmp;
-use ::arrow::compute::{cast, is_not_null, is_null};
+use ::arrow::compute::{and, cast, is_not_null, is_null};
 use ::arrow::datatypes::{DataType, Float32Type, Float64Type};
 use ::arrow::error::ArrowError;
 use ::arrow::record_batch::RecordBatch;
 
-use super::*;
+use super::ast::*;
+use super::exact::*;
+use super::schema::*;
 
 // ---------------------------------------------------------------------------
 // Row-exact evaluation
@@ -138,15 +140,18 @@ pub(super) fn normalize_exact(op: Op, e: Exact, scale: i32, lo: i128, hi: i128) 
 
 pub(super) type MakeScalar<'a> = &'a dyn Fn(i128) -> Result<ArrayRef, ArrowError>;
 
-pub(super) fn plan_for(dt: &DataType, op: Op, lit: &Literal) -> Result<Plan, String> {
+pub(super) fn plan_for(dt: &DataType, op: Op, lit: &Literal) -> Result<Plan, TermError> {
     if nan_literal(lit) {
-        return Err("NaN literals are not supported".to_string());
+        return Err(TermError::NanLiteral);
     }
-    let mismatch = || format!("cannot compare {dt} values with {}", describe(lit));
+    let mismatch = || TermError::Mismatch {
+        column: format!("{dt} values"),
+        literal: describe(lit),
+    };
     let exact = || exact_of(lit).ok_or_else(mismatch);
     let int = |e: Exact, lo: i128, hi: i128, scale: i32, mk: MakeScalar<'_>| {
         Ok(match normalize_exact(op, e, scale, lo, hi) {
-            Norm::Cmp(op, k) => Plan::Cmp(op, Scalar::new(mk(k).map_err(|e| e.to_string())?)),
+            Norm::Cmp(op, k) => Plan::Cmp(op, Scalar::new(mk(k).map_err(TermError::Scalar)?)),
             Norm::All => Plan::AllNonNull,
             Norm::Nothing => Plan::Nothing,
         })
@@ -243,7 +248,9 @@ pub(super) fn plan_for(dt: &DataType, op: Op, lit: &Literal) -> Result<Plan, Str
                 _ => Arc::new(BinaryViewArray::from(vec![s.as_bytes()])),
             })
         }
-        _ => Err(format!("comparisons are not supported on {dt} columns")),
+        _ => Err(TermError::Unsupported {
+            column_type: dt.to_string(),
+        }),
     }
 }
 
@@ -264,13 +271,16 @@ pub(super) fn eval_term(term: &Term, col: &ArrayRef) -> Result<BooleanArray, Arr
         Op::IsNotNull => return is_not_null(col.as_ref()),
         _ => {}
     }
-    let type_err = |reason: String| {
-        ArrowError::InvalidArgumentError(format!("filter on column {:?}: {reason}", term.column))
+    let type_err = |source: TermError| {
+        ArrowError::ExternalError(Box::new(PredicateError::Type {
+            column: term.column.clone(),
+            source,
+        }))
     };
     let lit = term
         .value
         .as_ref()
-        .ok_or_else(|| type_err(format!("operator {} needs a literal", term.op)))?;
+        .ok_or_else(|| type_err(TermError::NeedsLiteral { op: term.op }))?;
     let col = comparable(col)?;
     let plan = plan_for(col.data_type(), term.op, lit).map_err(type_err)?;
     let out = match plan {
@@ -290,4 +300,35 @@ pub(super) fn eval_term(term: &Term, col: &ArrayRef) -> Result<BooleanArray, Arr
         }
     };
     Ok(out)
+}
+
+impl Predicate {
+    /// Row-exact evaluation on a decoded batch containing (at least) the
+    /// predicate's columns (top-level fields by name, or dotted paths into
+    /// struct fields); NULL comparisons are false (SQL semantics), so the
+    /// result has no NULLs.
+    ///
+    /// Literals are cast to the column's Arrow type: integers (all widths),
+    /// Decimal32/64/128 (exact rescaling: `x < 0.075` on scale 2 is
+    /// `x <= 0.07`), Float32/64 (NaN matches no comparison, `-0.0 = 0.0`),
+    /// Date32/Date64 (DATE literals or 'YYYY-MM-DD' strings),
+    /// Utf8/LargeUtf8/Utf8View and Binary/LargeBinary/BinaryView (string
+    /// literals), Boolean, and dictionaries of those. An empty predicate
+    /// selects every row.
+    pub fn evaluate(&self, batch: &RecordBatch) -> Result<BooleanArray, ArrowError> {
+        let mut acc: Option<BooleanArray> = None;
+        for term in &self.terms {
+            let col = batch_column(batch, &term.column)?;
+            let mask = eval_term(term, &col)?;
+            acc = Some(match acc {
+                None => mask,
+                Some(prev) => and(&prev, &mask)?,
+            });
+        }
+        Ok(
+            acc.unwrap_or_else(|| {
+                BooleanArray::new(BooleanBuffer::new_set(batch.num_rows()), None)
+            }),
+        )
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use super::*;
+use super::ast::*;
 
 // ---------------------------------------------------------------------------
 // Exact numbers

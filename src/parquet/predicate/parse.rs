@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::*;
+use super::ast::*;
 
 // ---------------------------------------------------------------------------
 // Text form: parsing and display

@@ -2,11 +2,14 @@
 
 use std::cmp::Ordering;
 
+use ::parquet::file::metadata::RowGroupMetaData;
 use ::parquet::file::page_index::column_index::ColumnIndexMetaData;
 use ::parquet::file::statistics::Statistics;
 use ::parquet::schema::types::ColumnDescriptor;
 
-use super::*;
+use super::ast::*;
+use super::exact::*;
+use super::schema::*;
 
 // ---------------------------------------------------------------------------
 // Pruning with statistics and the column index
@@ -224,4 +227,91 @@ pub(super) fn prunable_kind(cd: &ColumnDescriptor) -> Option<Kind> {
 
 pub(super) fn term_key(term: &Term, kind: Kind) -> Option<Key> {
     term.value.as_ref().and_then(|v| key_for(kind, v).ok())
+}
+
+impl Predicate {
+    /// false only when the row group's column-chunk statistics prove that no
+    /// row satisfies all terms; true when unsure (no statistics, unsupported
+    /// type, ...).
+    ///
+    /// Only top-level, non-repeated columns are used; terms on nested
+    /// columns, invalid terms and unknown columns count as "may match".
+    pub fn row_group_may_match(&self, rg: &RowGroupMetaData) -> bool {
+        if rg.num_rows() == 0 {
+            return false;
+        }
+        let schema = rg.schema_descr();
+        for term in &self.terms {
+            let Some(leaf) = resolve(schema, &term.column).and_then(|r| r.leaf) else {
+                continue;
+            };
+            let chunk = rg.column(leaf);
+            let Some(kind) = prunable_kind(chunk.column_descr()) else {
+                continue;
+            };
+            let Some(stats) = chunk.statistics() else {
+                continue;
+            };
+            let nulls = stats.null_count_opt();
+            let (min, max) = stats_bounds(kind, stats);
+            let bounds = Bounds {
+                min,
+                max,
+                nulls,
+                all_null: nulls.is_some_and(|n| i64::try_from(n).ok() == Some(rg.num_rows())),
+            };
+            if !term_may_match(term.op, term_key(term, kind).as_ref(), kind, &bounds) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// For the leaf column `leaf` (index into the schema's leaves) and its
+    /// column index in one row group: for each page, whether that page may
+    /// contain rows satisfying all terms on that column (terms on other
+    /// columns are ignored here). None when the index is
+    /// ColumnIndexMetaData::NONE or no term concerns this column.
+    ///
+    /// A page of NULLs only matches `IS NULL`. For nested or repeated leaves
+    /// every page may match.
+    pub fn pages_may_match(
+        &self,
+        rg: &RowGroupMetaData,
+        leaf: usize,
+        index: &ColumnIndexMetaData,
+    ) -> Option<Vec<bool>> {
+        if matches!(index, ColumnIndexMetaData::NONE) || leaf >= rg.num_columns() {
+            return None;
+        }
+        let schema = rg.schema_descr();
+        let terms: Vec<&Term> = self
+            .terms
+            .iter()
+            .filter(|t| resolve(schema, &t.column).and_then(|r| r.leaf) == Some(leaf))
+            .collect();
+        if terms.is_empty() {
+            return None;
+        }
+        let pages = usize::try_from(index.num_pages()).ok()?;
+        let Some(kind) = prunable_kind(rg.column(leaf).column_descr()) else {
+            return Some(vec![true; pages]);
+        };
+        let keys: Vec<(Op, Option<Key>)> =
+            terms.iter().map(|t| (t.op, term_key(t, kind))).collect();
+        let out = (0..pages)
+            .map(|p| {
+                let (min, max) = page_bounds(kind, index, p);
+                let bounds = Bounds {
+                    min,
+                    max,
+                    nulls: index.null_count(p).and_then(|n| u64::try_from(n).ok()),
+                    all_null: index.is_null_page(p),
+                };
+                keys.iter()
+                    .all(|(op, key)| term_may_match(*op, key.as_ref(), kind, &bounds))
+            })
+            .collect();
+        Some(out)
+    }
 }

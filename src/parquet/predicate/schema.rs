@@ -3,7 +3,9 @@
 use ::parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use ::parquet::schema::types::{ColumnDescriptor, SchemaDescriptor};
 
-use super::*;
+use super::ast::*;
+use super::exact::*;
+use super::parse::*;
 
 // ---------------------------------------------------------------------------
 // Parquet columns: resolution, kinds, literal keys
@@ -185,19 +187,18 @@ pub(super) enum Key {
     Bool(bool),
 }
 
-pub(super) fn key_for(kind: Kind, lit: &Literal) -> Result<Key, String> {
+pub(super) fn key_for(kind: Kind, lit: &Literal) -> Result<Key, TermError> {
     if nan_literal(lit) {
-        return Err("NaN literals are not supported".to_string());
+        return Err(TermError::NanLiteral);
     }
-    let mismatch = || {
-        format!(
-            "cannot compare {} column with {}",
-            kind.name(),
-            describe(lit)
-        )
+    let mismatch = || TermError::Mismatch {
+        column: format!("{} column", kind.name()),
+        literal: describe(lit),
     };
     match kind {
-        Kind::Other(what) => Err(format!("comparisons are not supported on {what} columns")),
+        Kind::Other(what) => Err(TermError::Unsupported {
+            column_type: what.to_string(),
+        }),
         Kind::Bool => match lit {
             Literal::Bool(b) => Ok(Key::Bool(*b)),
             _ => Err(mismatch()),
@@ -221,11 +222,12 @@ pub(super) fn key_for(kind: Kind, lit: &Literal) -> Result<Key, String> {
 
 /// Days of a date literal or `'YYYY-MM-DD'` string; Err(Some) for a string
 /// that is not a date, Err(None) for other literals.
-pub(super) fn date_of(lit: &Literal) -> Result<i32, Option<String>> {
+pub(super) fn date_of(lit: &Literal) -> Result<i32, Option<TermError>> {
     match lit {
         Literal::Date(d) => Ok(*d),
-        Literal::Str(s) => parse_date(s)
-            .ok_or_else(|| Some(format!("{s:?} is not a date (expected 'YYYY-MM-DD')"))),
+        Literal::Str(s) => {
+            parse_date(s).ok_or_else(|| Some(TermError::NotADate { text: s.clone() }))
+        }
         _ => Err(None),
     }
 }
@@ -233,18 +235,16 @@ pub(super) fn date_of(lit: &Literal) -> Result<i32, Option<String>> {
 pub(super) fn check_term(schema: &SchemaDescriptor, term: &Term) -> Result<(), PredicateError> {
     let resolved = resolve(schema, &term.column)
         .ok_or_else(|| PredicateError::UnknownColumn(term.column.clone()))?;
-    let type_err = |reason: String| PredicateError::Type {
+    let type_err = |source: TermError| PredicateError::Type {
         column: term.column.clone(),
-        reason,
+        source,
     };
     let null_test = matches!(term.op, Op::IsNull | Op::IsNotNull);
     let Some(leaf) = resolved.leaf else {
         return if null_test {
             Ok(())
         } else {
-            Err(type_err(
-                "nested columns only support IS NULL and IS NOT NULL".to_string(),
-            ))
+            Err(type_err(TermError::Nested))
         };
     };
     let cd = schema.column(leaf);
@@ -252,10 +252,7 @@ pub(super) fn check_term(schema: &SchemaDescriptor, term: &Term) -> Result<(), P
         return if null_test && resolved.top_level {
             Ok(())
         } else {
-            Err(type_err(
-                "repeated columns only support IS NULL and IS NOT NULL on the top-level field"
-                    .to_string(),
-            ))
+            Err(type_err(TermError::Repeated))
         };
     }
     if null_test {
@@ -264,6 +261,33 @@ pub(super) fn check_term(schema: &SchemaDescriptor, term: &Term) -> Result<(), P
     let lit = term
         .value
         .as_ref()
-        .ok_or_else(|| type_err(format!("operator {} needs a literal", term.op)))?;
+        .ok_or_else(|| type_err(TermError::NeedsLiteral { op: term.op }))?;
     key_for(leaf_kind(&cd), lit).map(|_| ()).map_err(type_err)
+}
+
+impl Predicate {
+    /// Checks every column exists (as a top-level column name or a dotted
+    /// leaf path like "a.b.c") and that each literal can be compared with the
+    /// column's type; returns PredicateError otherwise.
+    ///
+    /// Nested (group) and repeated columns only support `IS [NOT] NULL`, on
+    /// their top-level name; comparisons need a primitive, non-repeated leaf
+    /// (top-level or inside structs) of a supported type: boolean, integer,
+    /// decimal, date, float, string or binary.
+    pub fn validate(&self, schema: &SchemaDescriptor) -> Result<(), PredicateError> {
+        self.terms.iter().try_for_each(|t| check_term(schema, t))
+    }
+
+    /// The terms that [`Predicate::validate`] accepts for `schema` (a term
+    /// on a column the file lacks, or with a literal of another type, is
+    /// left out); None when none is left.
+    pub fn fitting(&self, schema: &SchemaDescriptor) -> Option<Predicate> {
+        let terms: Vec<Term> = self
+            .terms
+            .iter()
+            .filter(|t| check_term(schema, t).is_ok())
+            .cloned()
+            .collect();
+        (!terms.is_empty()).then_some(Predicate { terms })
+    }
 }

@@ -13,7 +13,10 @@ use ::arrow::datatypes::DataType;
 use ::arrow::record_batch::RecordBatch;
 use ::parquet::file::page_index::column_index::ColumnIndexMetaData;
 
-use super::*;
+use super::ast::*;
+use super::exact::*;
+use super::parse::*;
+use super::prune::*;
 use ::arrow::array::{DictionaryArray, StructArray};
 use ::arrow::datatypes::{Field, Fields, Int32Type, Schema};
 use ::parquet::arrow::ArrowWriter;
@@ -881,7 +884,7 @@ fn validates_against_the_schema() {
         Err(PredicateError::UnknownColumn("nope".into()))
     );
     let type_err = |q: &str| match p(q).validate(schema) {
-        Err(PredicateError::Type { column, reason }) => (column, reason),
+        Err(PredicateError::Type { column, source }) => (column, source.to_string()),
         other => panic!("{q}: expected a type error, got {other:?}"),
     };
     let cases = [
