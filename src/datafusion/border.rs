@@ -54,7 +54,7 @@ use futures::{Stream, StreamExt};
 use super::factory::GdsLocation;
 use super::to_datafusion;
 use crate::border::{catch, Panicked};
-use crate::error::Error;
+use crate::parquet::ScanError;
 
 /// A scan (gdscan's `DataSourceExec`) whose streams turn a panic into a
 /// typed error, silently. See the [module](self) for how it stays the scan
@@ -112,7 +112,7 @@ fn files_shown(names: &[String], partition: usize) -> String {
 
 /// The typed error a panic inside a scan of `files` becomes.
 fn panic_error(files: &str, panic: Panicked) -> ::datafusion::error::DataFusionError {
-    to_datafusion(Error::from_parquet(
+    to_datafusion(ScanError::from_parquet(
         files,
         ::parquet::errors::ParquetError::External(Box::new(panic)),
     ))
