@@ -101,6 +101,9 @@ impl From<Store> for StoreOptions {
             retry_timeout: Duration::from_millis(s.retry_timeout_ms),
             init_backoff: Duration::from_millis(s.init_backoff_ms),
             max_backoff: Duration::from_millis(s.max_backoff_ms),
+            // Not sent: the pairs may hold credentials; an executor builds
+            // its stores from its own environment.
+            object_store: Vec::new(),
         }
     }
 }

@@ -41,9 +41,11 @@ pub use counting::{CountingConnector, HttpCounts};
 pub use error::StoreError;
 pub use local::LocalSource;
 pub use options::{StoreOptions, DEFAULT_CONCURRENCY, DEFAULT_FOOTER_HINT, DEFAULT_REQUEST_SIZE};
+#[cfg(feature = "datafusion")]
+pub(crate) use redact::redact;
 pub use remote::RemoteSource;
 pub use runtime::block_on;
 pub use source::{PendingReads, Source};
-#[cfg(feature = "datafusion")]
-pub(crate) use url::open_with;
 pub use url::{classify, open, ListedObject, Target};
+#[cfg(feature = "datafusion")]
+pub(crate) use url::{list_prefix, open_with};
