@@ -1,7 +1,7 @@
 //! # gdscan-cli
 //!
 //! The `gdscan` command line on the [`gdscan`] library: argument parsing
-//! and the commands ([`commands`]), the benchmarks ([`bench`]), TPC-H data
+//! and the commands ([`commands`]), the benchmarks ([`bench`](mod@bench)), TPC-H data
 //! through tpchgen ([`tpch`]) and the machine check behind `gdscan doctor`.
 //! Every failure is an [`Error`]: the library's [`gdscan::Error`], a
 //! benchmark that cannot run as asked, or a usage error.

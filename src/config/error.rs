@@ -7,8 +7,8 @@
 pub enum ConfigError {
     /// A value that does not parse or is out of range, e.g. `invalid value
     /// "abc" for KVIKIO_TASK_SIZE: expected a positive integer number of
-    /// bytes`. `name` is the environment variable, or the [`Settings`] field
-    /// when the value came from a [`SettingsBuilder`].
+    /// bytes`. `name` is the environment variable, or the [`Settings`](super::Settings) field
+    /// when the value came from a [`SettingsBuilder`](super::SettingsBuilder).
     #[error("invalid value {value:?} for {name}: {reason}")]
     Invalid {
         /// The environment variable or settings field the value was for.

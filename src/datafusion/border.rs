@@ -57,7 +57,7 @@ use crate::border::{catch, Panicked};
 use crate::parquet::ScanError;
 
 /// A scan (gdscan's `DataSourceExec`) whose streams turn a panic into a
-/// typed error, silently. See the [module](self) for how it stays the scan
+/// typed error, silently. The module's docs say how it stays the scan
 /// to DataFusion's optimizer, gdscan's metrics and Ballista.
 #[derive(Debug)]
 pub struct BorderExec {
