@@ -144,17 +144,6 @@ pub enum DecodeError {
     /// Device arrays could not be built or copied.
     #[error(transparent)]
     Array(#[from] DeviceArrayError),
-    /// A decoder setting in the environment holds a value outside its
-    /// choices (docs/settings.md lists them); found before any I/O.
-    #[error("{variable}={value:?}: expected {expected}")]
-    Setting {
-        /// The variable.
-        variable: &'static str,
-        /// Its value (non-UTF-8 bytes escaped).
-        value: String,
-        /// What it takes.
-        expected: &'static str,
-    },
     /// The files of one decode do not decode to the same columns.
     #[error("{file}: its columns differ from {first}'s: every file of one decode must have the same schema")]
     SchemaMismatch {
