@@ -27,13 +27,6 @@ pub(crate) const DEVICE_POOL_MAX_BYTES: usize = 16 << 30;
 /// of SF 10 lineitem peaked at 8.2 GB on the H200, and a 4 GiB cap then
 /// freed and made again about 150 buffers a scan (`cuMemFree` waits for
 /// the whole device): 0.057 s instead of 0.044 s.
-///
-/// ```
-/// use gdscan::decode::scan::{device_pool_bytes, DEVICE_POOL_BYTES};
-/// assert_eq!(device_pool_bytes(16 << 30), DEVICE_POOL_BYTES);
-/// assert_eq!(device_pool_bytes(80 << 30), 10 << 30);
-/// assert_eq!(device_pool_bytes(141 << 30), 16 << 30);
-/// ```
 pub(crate) fn device_pool_bytes(total: usize) -> usize {
     (total / 8).clamp(DEVICE_POOL_BYTES, DEVICE_POOL_MAX_BYTES)
 }
@@ -255,4 +248,16 @@ fn per_device<T>(
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     pools.entry(device.ordinal()).or_insert_with(make).clone()
+}
+
+#[cfg(test)]
+mod pool_size_tests {
+    use super::*;
+
+    #[test]
+    fn the_device_pool_is_an_eighth_of_the_card_within_its_bounds() {
+        assert_eq!(device_pool_bytes(16 << 30), DEVICE_POOL_BYTES);
+        assert_eq!(device_pool_bytes(80 << 30), 10 << 30);
+        assert_eq!(device_pool_bytes(141 << 30), 16 << 30);
+    }
 }
