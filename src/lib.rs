@@ -93,7 +93,7 @@
 //! let plan = Arc::new(plan(&metadata, &request)?);
 //! assert!(plan.totals.row_groups_pruned_by_statistics > 0);
 //! // `DeviceAllocator::new(Device::get(0)?)` lands them in GPU memory instead.
-//! for row_group in fetch([SourceScan::new(source, plan.clone())], HostAllocator, FetchOptions::default()) {
+//! for row_group in fetch([SourceScan::new(source, plan.clone())], [HostAllocator], FetchOptions::default()) {
 //!     let row_group = row_group?;
 //!     for slice in &row_group.chunks {
 //!         let chunk = &plan.chunks[slice.chunk];

@@ -296,7 +296,7 @@ mod regressions {
         assert!(p.requests.iter().any(|r| r.range.end > source.size()));
         let results: Vec<_> = fetch(
             [SourceScan::new(source.clone(), p)],
-            HostAllocator,
+            [HostAllocator],
             FetchOptions::default(),
         )
         .collect();

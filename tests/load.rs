@@ -169,7 +169,7 @@ fn a_thousand_small_files_scanned_at_once_land_every_chunk_exactly() {
         let (mut chunks, mut bytes) = (0u64, 0u64);
         let mut seen = vec![0usize; files.len()];
         // One pipeline over all 1,000 files: their reads are in flight together.
-        for rg in fetch(scans, HostAllocator, FetchOptions::default()) {
+        for rg in fetch(scans, [HostAllocator], FetchOptions::default()) {
             let rg = rg.unwrap();
             seen[rg.file] += 1;
             for slice in &rg.chunks {

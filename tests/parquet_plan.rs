@@ -222,7 +222,11 @@ fn fetched_bytes_are_the_file_bytes_and_memory_is_bounded() {
     ];
     for opts in option_sets {
         let mut seen = Vec::new();
-        for rg in fetch([SourceScan::new(h.clone(), p.clone())], HostAllocator, opts) {
+        for rg in fetch(
+            [SourceScan::new(h.clone(), p.clone())],
+            [HostAllocator],
+            opts,
+        ) {
             let rg = rg.unwrap();
             let lay = layout(
                 &p,
@@ -266,7 +270,7 @@ fn dropping_a_fetch_stream_early_stops_it() {
     let p = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
     let mut stream = fetch(
         [SourceScan::new(h, p)],
-        HostAllocator,
+        [HostAllocator],
         FetchOptions {
             max_bytes_in_flight: 1,
             prefetch: 1,
@@ -455,7 +459,7 @@ fn a_multi_file_fetch_streams_every_file_in_order_with_exact_bytes() {
         },
     ] {
         let mut seen = Vec::new();
-        for rg in fetch(scans.clone(), HostAllocator, opts) {
+        for rg in fetch(scans.clone(), [HostAllocator], opts) {
             let rg = rg.unwrap();
             let file = &contents[rg.file];
             for slice in &rg.chunks {
@@ -495,31 +499,27 @@ fn a_spread_fetch_lands_every_row_group_once_in_its_share() {
         .flat_map(|(f, s)| s.plan.row_groups.iter().map(move |r| (f, r.index)))
         .collect();
     assert!(expected.len() >= 4);
-    let seen = std::sync::Mutex::new(Vec::new());
-    let out = gdscan::parquet::fetch_spread(
-        &scans,
+    let plans: Vec<_> = scans.iter().map(|s| s.plan.clone()).collect();
+    let spread = gdscan::parquet::spread(&plans, 3);
+    let mut seen = Vec::new();
+    for rg in fetch(
+        scans.clone(),
         vec![HostAllocator; 3],
         FetchOptions::default(),
-        |share, rg| {
-            let file = &contents[rg.file];
-            for slice in &rg.chunks {
-                assert_eq!(slice.file_bytes(file), Some(rg.chunk_bytes(slice)?));
-            }
-            seen.lock()
-                .unwrap()
-                .push((share, rg.file, rg.index, rg.bytes_read));
-            Ok(())
-        },
-    )
-    .unwrap();
-    let seen = seen.into_inner().unwrap();
+    ) {
+        let rg = rg.unwrap();
+        let file = &contents[rg.file];
+        for slice in &rg.chunks {
+            assert_eq!(slice.file_bytes(file), Some(rg.chunk_bytes(slice).unwrap()));
+        }
+        seen.push((rg.share, rg.file, rg.index, rg.bytes_read));
+    }
     let mut got: Vec<(usize, usize)> = seen.iter().map(|&(_, f, i, _)| (f, i)).collect();
     got.sort_unstable();
     expected.sort_unstable();
     assert_eq!(got, expected, "every row group once");
     for &(share, f, i, _) in &seen {
-        let p = out
-            .spread
+        let p = spread
             .placements
             .iter()
             .find(|p| p.file == f && p.row_group == i)
@@ -528,16 +528,50 @@ fn a_spread_fetch_lands_every_row_group_once_in_its_share() {
     }
     for share in 0..3 {
         let bytes: u64 = seen.iter().filter(|s| s.0 == share).map(|s| s.3).sum();
-        assert_eq!(bytes, out.spread.bytes[share]);
-        assert_eq!(out.bytes_read[share], bytes);
+        assert_eq!(bytes, spread.bytes[share], "share {share}'s bytes");
     }
     let total: u64 = scans.iter().map(|s| s.plan.totals.bytes_read).sum();
-    assert_eq!(out.bytes_read.iter().sum::<u64>(), total);
+    assert_eq!(seen.iter().map(|s| s.3).sum::<u64>(), total);
     let (max, min) = (
-        *out.spread.bytes.iter().max().unwrap(),
-        *out.spread.bytes.iter().min().unwrap(),
+        *spread.bytes.iter().max().unwrap(),
+        *spread.bytes.iter().min().unwrap(),
     );
-    assert!(max - min <= out.spread.largest_row_group());
+    assert!(max - min <= spread.largest_row_group());
+}
+
+/// A spread fetch left after its first row group stops its shares and
+/// returns (no thread left waiting for budget); a fetch with no allocator
+/// is a typed error, not an empty stream.
+#[test]
+fn a_spread_fetch_dropped_early_returns_and_no_allocator_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path());
+    let source = open(&path);
+    let meta = load(&source, MetadataOptions::default()).unwrap();
+    let p = Arc::new(plan(&meta, &ScanRequest::default()).unwrap());
+    assert!(p.row_groups.len() >= 3);
+    let opts = FetchOptions {
+        max_bytes_in_flight: 1,
+        prefetch: 1,
+        ..Default::default()
+    };
+    let mut stream = fetch(
+        [SourceScan::new(source.clone(), p.clone())],
+        vec![HostAllocator; 3],
+        opts,
+    );
+    let first = stream.next().unwrap().unwrap();
+    drop(stream);
+    drop(first);
+
+    let mut none = fetch(
+        [SourceScan::new(source, p)],
+        Vec::<HostAllocator>::new(),
+        FetchOptions::default(),
+    );
+    let err = none.next().unwrap().unwrap_err();
+    assert!(matches!(err, gdscan::parquet::ScanError::NoAllocator), "{err:?}");
+    assert!(none.next().is_none());
 }
 
 #[test]

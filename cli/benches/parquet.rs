@@ -66,7 +66,7 @@ fn host_scan(c: &mut Criterion) {
         b.iter(|| {
             for rg in fetch(
                 [SourceScan::new(source.clone(), p.clone())],
-                HostAllocator,
+                [HostAllocator],
                 FetchOptions::default(),
             ) {
                 rg.unwrap();

@@ -750,7 +750,7 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
             ..Default::default()
         };
         let scan = SourceScan::new(source.clone(), p.clone());
-        for rg in fetch([scan], DeviceAllocator::new(dev), opts) {
+        for rg in fetch([scan], [DeviceAllocator::new(dev)], opts) {
             let rg = rg.unwrap();
             for slice in &rg.chunks {
                 for piece in &slice.pieces {
@@ -787,7 +787,7 @@ fn assert_device_row_groups_match(
     let mut row_groups = 0;
     for rg in fetch(
         [SourceScan::new(source, plan)],
-        DeviceAllocator::new(dev),
+        [DeviceAllocator::new(dev)],
         FetchOptions::default(),
     ) {
         let rg = rg.unwrap();
@@ -866,7 +866,7 @@ fn remote_device_reads_resume_cut_bodies_and_fail_short_ones_cleanly() {
     server.fail_next(Fault::ShortBody(100), 1);
     let outcome: Result<Vec<_>, _> = fetch(
         [SourceScan::new(remote.clone(), p.clone())],
-        DeviceAllocator::new(dev),
+        [DeviceAllocator::new(dev)],
         FetchOptions::default(),
     )
     .collect();

@@ -145,7 +145,7 @@ fn check_fetch(source: &Arc<dyn Source>, data: &[u8], p: Arc<gdscan::parquet::Sc
     let size = data.len() as u64;
     for rg in fetch(
         [SourceScan::new(source.clone(), p.clone())],
-        HostAllocator,
+        [HostAllocator],
         FetchOptions::default(),
     ) {
         let Ok(rg) = rg else {

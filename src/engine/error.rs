@@ -179,6 +179,15 @@ pub enum IoError {
 pub(crate) type Result<T, E = IoError> = std::result::Result<T, E>;
 
 impl IoError {
+    /// The CUDA failure behind this error, if a CUDA call failed (a device
+    /// copy or allocation).
+    pub fn cuda(&self) -> Option<&crate::cuda::CudaError> {
+        match self {
+            IoError::Cuda(e) | IoError::DeviceCopy { source: e, .. } => Some(e),
+            _ => None,
+        }
+    }
+
     /// Builds an [`IoError::Os`] for `op` on `path`.
     pub(crate) fn os(path: &str, op: &'static str, source: std::io::Error) -> Self {
         IoError::Os {

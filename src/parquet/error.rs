@@ -62,6 +62,10 @@ pub enum ScanError {
     #[error(transparent)]
     Cuda(#[from] crate::cuda::CudaError),
 
+    /// A fetch was given no allocator to land its row groups in.
+    #[error("a fetch needs at least one allocator (one per GPU)")]
+    NoAllocator,
+
     /// A setting the scan read is invalid.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
@@ -77,6 +81,18 @@ impl From<crate::store::StoreError> for ScanError {
 }
 
 impl ScanError {
+    /// The CUDA failure behind this error, if a CUDA call failed (device
+    /// memory for fetched bytes, a copy into it): a fetch that ran out of
+    /// device memory gives `Some(CudaError::OutOfMemory { .. })`.
+    pub fn cuda(&self) -> Option<&crate::cuda::CudaError> {
+        match self {
+            ScanError::Cuda(e) => Some(e),
+            ScanError::Io(e) => e.cuda(),
+            ScanError::Store(e) => e.cuda(),
+            _ => None,
+        }
+    }
+
     /// Wraps a parquet crate error for `path`, unwrapping an error of ours
     /// that travelled through the parquet crate (e.g. a short read).
     pub(crate) fn from_parquet(path: &str, source: ::parquet::errors::ParquetError) -> Self {

@@ -305,6 +305,8 @@ impl Budget {
 pub struct FetchedRowGroup<B> {
     /// Which scan of the fetch it came from (0 for a single object).
     pub file: usize,
+    /// Which allocator of the fetch holds it (0 with one allocator).
+    pub share: usize,
     /// Row group index in the file.
     pub index: usize,
     /// The bytes: the row group's requests back to back.
@@ -323,13 +325,31 @@ impl<B: ReadBack> FetchedRowGroup<B> {
     }
 }
 
-/// The stream of fetched row groups, in plan order.
+/// The stream of fetched row groups: in plan order for one allocator; with
+/// several, each share's row groups in its plan order, the shares
+/// interleaved as they land ([`FetchedRowGroup::share`] tells which).
 #[derive(Debug)]
 pub struct RowGroupStream<B> {
     rx: Option<Receiver<Result<FetchedRowGroup<B>>>>,
-    thread: Option<JoinHandle<()>>,
+    /// The producer thread (one allocator) or the shares' forwarders.
+    threads: Vec<JoinHandle<()>>,
+    /// Every producer's stop flag and budget, to wake and stop them on drop.
+    producers: Vec<Producer>,
+}
+
+/// A producer thread's stop flag and in-flight budget.
+#[derive(Debug, Clone)]
+pub(super) struct Producer {
     cancel: Arc<AtomicBool>,
     budget: Arc<Budget>,
+}
+
+impl Producer {
+    /// Stops the producer and wakes it if it waits for budget.
+    pub(super) fn stop(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        self.budget.freed.notify_all();
+    }
 }
 
 impl<B> Iterator for RowGroupStream<B> {
@@ -341,25 +361,43 @@ impl<B> Iterator for RowGroupStream<B> {
 
 impl<B> RowGroupStream<B> {
     /// A stream whose only item is `error`.
-    fn failed(error: ScanError) -> Self {
+    pub(super) fn failed(error: ScanError) -> Self {
         let (tx, rx) = sync_channel(1);
         let _ = tx.send(Err(error));
         RowGroupStream {
             rx: Some(rx),
-            thread: None,
-            cancel: Arc::new(AtomicBool::new(false)),
-            budget: Arc::new(Budget::default()),
+            threads: Vec::new(),
+            producers: Vec::new(),
         }
+    }
+
+    /// A stream fed by `threads` through `rx`, whose producers are `producers`.
+    pub(super) fn merged(
+        rx: Receiver<Result<FetchedRowGroup<B>>>,
+        threads: Vec<JoinHandle<()>>,
+        producers: Vec<Producer>,
+    ) -> Self {
+        RowGroupStream {
+            rx: Some(rx),
+            threads,
+            producers,
+        }
+    }
+
+    /// The stop flags and budgets of this stream's producers.
+    pub(super) fn producers(&self) -> Vec<Producer> {
+        self.producers.clone()
     }
 }
 
 impl<B> Drop for RowGroupStream<B> {
     fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
-        self.budget.freed.notify_all();
-        // Dropping the receiver fails the producer's next send.
+        for p in &self.producers {
+            p.stop();
+        }
+        // Dropping the receiver fails the threads' next send.
         self.rx.take();
-        if let Some(t) = self.thread.take() {
+        for t in self.threads.drain(..) {
             let _ = t.join();
         }
     }
@@ -383,33 +421,50 @@ impl SourceScan {
 }
 
 /// Starts fetching the plans of `scans` (local files, remote objects, or
-/// both) into buffers from `alloc`, as one stream: row groups in scan
-/// order, then plan order, under one read-ahead and one byte budget, so the
-/// reads of the next object overlap the end of the current one (a table
-/// split into many files streams like one file). [`FetchedRowGroup::file`]
-/// tells which scan a row group came from.
+/// both) into buffers from `allocs`, as one stream of row groups.
+///
+/// With one allocator (`[DeviceAllocator::new(dev)]`, or a host one) the
+/// row groups come in scan order, then plan order, under one read-ahead and
+/// one byte budget, so the reads of the next object overlap the end of the
+/// current one (a table split into many files streams like one file).
+/// With several (normally one [`DeviceAllocator`] per GPU), the row groups
+/// are divided among them by bytes ([`spread`](super::spread::spread)), each
+/// share fetched at once by its own producer through the same engine, and
+/// the stream interleaves the shares as they land. [`FetchedRowGroup::file`]
+/// tells which scan a row group came from, [`FetchedRowGroup::share`] which
+/// allocator holds it. The first error of any share stops every share.
 pub fn fetch<A: Allocator>(
     scans: impl IntoIterator<Item = SourceScan>,
-    alloc: A,
+    allocs: impl IntoIterator<Item = A>,
     opts: FetchOptions,
 ) -> RowGroupStream<A::Buffer> {
     let files: Vec<SourceScan> = scans.into_iter().collect();
+    let mut allocs: Vec<A> = allocs.into_iter().collect();
+    match allocs.len() {
+        0 => RowGroupStream::failed(ScanError::NoAllocator),
+        1 => fetch_share(files, allocs.remove(0), opts),
+        _ => super::fetch_spread::fetch_shares(files, allocs, opts),
+    }
+}
+
+/// One producer thread fetching `files` into `alloc`'s buffers (share 0).
+pub(super) fn fetch_share<A: Allocator>(
+    files: Vec<SourceScan>,
+    alloc: A,
+    opts: FetchOptions,
+) -> RowGroupStream<A::Buffer> {
     let (tx, rx) = sync_channel(opts.prefetch.max(1));
-    let cancel = Arc::new(AtomicBool::new(false));
-    let budget = Arc::new(Budget::default());
-    let (cancel2, budget2) = (cancel.clone(), budget.clone());
+    let producer = Producer {
+        cancel: Arc::new(AtomicBool::new(false)),
+        budget: Arc::new(Budget::default()),
+    };
+    let (cancel, budget) = (producer.cancel.clone(), producer.budget.clone());
     let thread = std::thread::Builder::new()
         .name("gdscan-fetch".into())
-        .spawn(move || produce(&files, &alloc, opts, &budget2, &cancel2, &tx));
-    let thread = match thread {
-        Ok(t) => Some(t),
-        Err(e) => return RowGroupStream::failed(IoError::os("<fetch>", "spawn thread", e).into()),
-    };
-    RowGroupStream {
-        rx: Some(rx),
-        thread,
-        cancel,
-        budget,
+        .spawn(move || produce(&files, &alloc, opts, &budget, &cancel, &tx));
+    match thread {
+        Ok(t) => RowGroupStream::merged(rx, vec![t], vec![producer]),
+        Err(e) => RowGroupStream::failed(IoError::os("<fetch>", "spawn thread", e).into()),
     }
 }
 
@@ -439,6 +494,7 @@ impl<B> InFlight<B> {
         let bytes_read = pending.wait()?;
         Ok(FetchedRowGroup {
             file,
+            share: 0,
             index,
             buffer,
             chunks,

@@ -1,101 +1,85 @@
-//! The raw fetch of one scan spread over several GPUs: the row groups are
-//! divided by bytes ([`spread`]), and each GPU runs
-//! its own [`fetch`] of its share, on its own thread, through the same
-//! engine (whose workers keep a lane and a bounce pool per device).
+//! A fetch spread over several allocators (normally one per GPU): the row
+//! groups are divided by bytes ([`spread`]), each share runs its own
+//! producer on the same engine (whose workers keep a lane and a bounce pool
+//! per device), and one forwarder per share feeds the shares' row groups,
+//! marked with their share, into one stream.
 
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
 
 use super::error::{Result, ScanError};
-use super::fetch::{fetch, Allocator, FetchOptions, FetchedRowGroup, SourceScan};
+use super::fetch::{
+    fetch_share, Allocator, FetchOptions, FetchedRowGroup, RowGroupStream, SourceScan,
+};
 use super::plan::ScanPlan;
-use super::spread::{spread, Spread};
+use super::spread::spread;
 use crate::engine::IoError;
 
-/// What each share of a spread fetch read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpreadFetch {
-    /// Which row group went to which share.
-    pub spread: Spread,
-    /// Bytes each share's fetch read (what its row groups report).
-    pub bytes_read: Vec<u64>,
-    /// Row groups each share's fetch delivered.
-    pub row_groups: Vec<usize>,
-}
-
-/// Fetches `scans` with one allocator per share (`allocs[i]` decides where
-/// share `i` lands: normally a [`DeviceAllocator`](super::DeviceAllocator)
-/// per GPU), all shares at once, handing every row group to `consume` with
-/// its share on the share's thread. Returns when every share is done; the
-/// first error (a read, an allocation, or `consume`'s) stops every share
-/// and is returned.
-pub fn fetch_spread<A, F>(
-    scans: &[SourceScan],
+/// Fetches `files` into `allocs`, share `i` of the row groups (by bytes)
+/// into `allocs[i]`, all shares at once, as one stream.
+pub(super) fn fetch_shares<A: Allocator>(
+    files: Vec<SourceScan>,
     allocs: Vec<A>,
     opts: FetchOptions,
-    consume: F,
-) -> Result<SpreadFetch>
-where
-    A: Allocator,
-    F: Fn(usize, FetchedRowGroup<A::Buffer>) -> Result<()> + Sync,
-{
-    let plans: Vec<Arc<ScanPlan>> = scans.iter().map(|s| s.plan.clone()).collect();
+) -> RowGroupStream<A::Buffer> {
+    let plans: Vec<Arc<ScanPlan>> = files.iter().map(|s| s.plan.clone()).collect();
     let spread = spread(&plans, allocs.len());
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let outcomes: Vec<Result<(u64, usize)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = allocs
-            .into_iter()
-            .enumerate()
-            .map(|(share, alloc)| {
-                let cut: Vec<SourceScan> = scans
-                    .iter()
-                    .zip(spread.plans_of(&plans, share))
-                    .map(|(scan, plan)| SourceScan::new(scan.source.clone(), plan))
-                    .collect();
-                let (consume, stop) = (&consume, &stop);
-                s.spawn(move || {
-                    let mut bytes = 0;
-                    let mut count = 0;
-                    for rg in fetch(cut, alloc, opts) {
-                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                            break;
-                        }
-                        let outcome = rg.and_then(|rg| {
-                            bytes += rg.bytes_read;
-                            count += 1;
-                            consume(share, rg)
-                        });
-                        if let Err(e) = outcome {
-                            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                            return Err(e);
-                        }
-                    }
-                    Ok((bytes, count))
+    let shares: Vec<RowGroupStream<A::Buffer>> = allocs
+        .into_iter()
+        .enumerate()
+        .map(|(share, alloc)| {
+            let cut: Vec<SourceScan> = files
+                .iter()
+                .zip(spread.plans_of(&plans, share))
+                .map(|(scan, plan)| SourceScan::new(scan.source.clone(), plan))
+                .collect();
+            fetch_share(cut, alloc, opts)
+        })
+        .collect();
+    let producers: Vec<_> = shares.iter().flat_map(|s| s.producers()).collect();
+    let (tx, rx) = sync_channel(opts.prefetch.max(1) * shares.len());
+    let mut threads = Vec::with_capacity(shares.len());
+    for (share, stream) in shares.into_iter().enumerate() {
+        let (share_tx, all) = (tx.clone(), producers.clone());
+        let spawned = std::thread::Builder::new()
+            .name("gdscan-fetch-share".into())
+            .spawn(move || {
+                forward(share, stream, &share_tx, || {
+                    all.iter().for_each(|p| p.stop())
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(ScanError::from(IoError::os(
-                        "<fetch>",
-                        "thread",
-                        std::io::Error::other("a fetch thread panicked"),
-                    )))
-                })
-            })
-            .collect()
-    });
-    let mut bytes_read = Vec::with_capacity(outcomes.len());
-    let mut row_groups = Vec::with_capacity(outcomes.len());
-    for o in outcomes {
-        let (b, n) = o?;
-        bytes_read.push(b);
-        row_groups.push(n);
+            });
+        match spawned {
+            Ok(t) => threads.push(t),
+            Err(e) => {
+                producers.iter().for_each(|p| p.stop());
+                let err: ScanError = IoError::os("<fetch>", "spawn thread", e).into();
+                let _ = tx.send(Err(err));
+                break;
+            }
+        }
     }
-    Ok(SpreadFetch {
-        spread,
-        bytes_read,
-        row_groups,
-    })
+    RowGroupStream::merged(rx, threads, producers)
+}
+
+/// Passes `stream`'s row groups on as share `share`; after an error, stops
+/// every share (`stop_all`).
+fn forward<B>(
+    share: usize,
+    stream: RowGroupStream<B>,
+    tx: &SyncSender<Result<FetchedRowGroup<B>>>,
+    stop_all: impl Fn(),
+) {
+    for item in stream {
+        let failed = item.is_err();
+        let item = item.map(|mut rg| {
+            rg.share = share;
+            rg
+        });
+        if tx.send(item).is_err() || failed {
+            if failed {
+                stop_all();
+            }
+            return;
+        }
+    }
 }

@@ -11,7 +11,7 @@
 pub mod coalesce;
 pub mod error;
 pub mod fetch;
-pub mod fetch_spread;
+mod fetch_spread;
 pub mod ipc_export;
 pub mod metadata;
 pub mod plan;
@@ -24,7 +24,6 @@ pub mod spread;
 pub use coalesce::CoalesceOptions;
 pub use error::ScanError;
 pub use fetch::{fetch, DeviceAllocator, FetchOptions, FetchedRowGroup, HostAllocator, SourceScan};
-pub use fetch_spread::{fetch_spread, SpreadFetch};
 pub use metadata::{load as load_metadata, load_async as load_metadata_async, MetadataOptions};
 pub use plan::{plan, Projection, ScanPlan, ScanRequest};
 pub use predicate::Predicate;

@@ -107,6 +107,16 @@ pub enum StoreError {
 pub(crate) type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 impl StoreError {
+    /// The CUDA failure behind this error, if a CUDA call failed (device
+    /// memory for the bytes read).
+    pub fn cuda(&self) -> Option<&crate::cuda::CudaError> {
+        match self {
+            StoreError::Cuda(e) => Some(e),
+            StoreError::Io(e) => e.cuda(),
+            _ => None,
+        }
+    }
+
     /// Maps `e`, raised by `op` on `object`, to the most specific variant.
     pub(crate) fn from_store(object: &str, op: impl Into<String>, e: object_store::Error) -> Self {
         let object = object.to_string();

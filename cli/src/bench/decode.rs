@@ -18,7 +18,6 @@ use gdscan::cuda::{Device, DeviceBuffer, Devices, PinnedBuffer, Stream};
 use gdscan::decode::scan::{decode, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
 use gdscan::engine::{Engine, FileHandle, OpenMode};
 use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
-use gdscan::parquet::fetch_spread::fetch_spread;
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
 use gdscan::store::LocalSource;
@@ -266,15 +265,8 @@ fn run_case(
     let raw_once = || -> Result<f64> {
         let scans = scans();
         let start = Instant::now();
-        if allocs.len() == 1 {
-            for rg in fetch(scans, allocs[0].clone(), FetchOptions::default()) {
-                rg?;
-            }
-        } else {
-            fetch_spread(&scans, allocs.to_vec(), FetchOptions::default(), |_, rg| {
-                drop(rg);
-                Ok(())
-            })?;
+        for rg in fetch(scans, allocs.to_vec(), FetchOptions::default()) {
+            rg?;
         }
         Ok(start.elapsed().as_secs_f64())
     };

@@ -16,7 +16,6 @@ use gdscan::config::Settings;
 use gdscan::cuda::{Device, DeviceBuffer, Devices};
 use gdscan::engine::{Engine, FileHandle, IoPath, OpenMode};
 use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
-use gdscan::parquet::fetch_spread::fetch_spread;
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::ScanPlan;
 use gdscan::store::{LocalSource, Source};
@@ -133,7 +132,7 @@ pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
         let seconds = time_runs(opts.iterations, || {
             for rg in fetch(
                 [SourceScan::new(source.clone(), plan.clone())],
-                alloc.clone(),
+                [alloc.clone()],
                 FetchOptions::default(),
             ) {
                 rg?;
@@ -145,7 +144,7 @@ pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
         let mut bytes_ok = true;
         for rg in fetch(
             [SourceScan::new(source.clone(), plan.clone())],
-            alloc.clone(),
+            [alloc.clone()],
             FetchOptions::default(),
         ) {
             let rg = rg?;
@@ -160,29 +159,27 @@ pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
                 all.iter().map(|&d| DeviceAllocator::new(d)).collect();
             let scans = [SourceScan::new(source.clone(), plan.clone())];
             let seconds = time_runs(opts.iterations, || {
-                fetch_spread(&scans, allocs.clone(), FetchOptions::default(), |_, rg| {
-                    drop(rg);
-                    Ok(())
-                })?;
-                Ok(())
-            })?;
-            let ok = std::sync::atomic::AtomicBool::new(true);
-            let proof = fetch_spread(&scans, allocs.clone(), FetchOptions::default(), |_, rg| {
-                for slice in &rg.chunks {
-                    let landed = rg.chunk_bytes(slice)?;
-                    if slice.file_bytes(&file) != Some(landed) {
-                        ok.store(false, std::sync::atomic::Ordering::Relaxed);
-                    }
+                for rg in fetch(scans.clone(), allocs.clone(), FetchOptions::default()) {
+                    rg?;
                 }
                 Ok(())
             })?;
+            let mut ok = true;
+            let mut proof_bytes = vec![0; allocs.len()];
+            for rg in fetch(scans.clone(), allocs.clone(), FetchOptions::default()) {
+                let rg = rg?;
+                proof_bytes[rg.share] += rg.bytes_read;
+                for slice in &rg.chunks {
+                    ok &= slice.file_bytes(&file) == Some(rg.chunk_bytes(slice)?);
+                }
+            }
             (
                 Some(Timing {
                     bytes: plan.totals.bytes_read,
                     seconds,
                 }),
-                proof.bytes_read,
-                Some(ok.into_inner()),
+                proof_bytes,
+                Some(ok),
             )
         } else {
             (None, Vec::new(), None)

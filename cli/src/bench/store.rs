@@ -131,7 +131,7 @@ fn scan_into<A: Allocator>(
     let mut crcs = vec![0u32; if crc { plan.chunks.len() } else { 0 }];
     for rg in fetch(
         [SourceScan::new(source.clone(), plan.clone())],
-        alloc,
+        [alloc],
         FetchOptions::default(),
     ) {
         let rg = rg?;

@@ -20,7 +20,6 @@ use gdscan::engine::{drop_from_cache, on_tmpfs};
 use gdscan::parquet::fetch::{
     fetch, Allocator, DeviceAllocator, FetchOptions, HostAllocator, SourceScan,
 };
-use gdscan::parquet::fetch_spread::fetch_spread;
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::{Projection, ScanPlan, ScanRequest};
 use gdscan::store::{LocalSource, Source};
@@ -187,19 +186,12 @@ fn run_once<A: Allocator + Clone>(
         .map(|f| SourceScan::new(f.source.clone(), f.plan.clone()))
         .collect();
     let start = Instant::now();
-    let (bytes_read, device_bytes) = if allocs.len() == 1 {
-        let mut bytes_read = 0;
-        for rg in fetch(scans, allocs[0].clone(), FetchOptions::default()) {
-            bytes_read += rg?.bytes_read;
-        }
-        (bytes_read, vec![bytes_read])
-    } else {
-        let out = fetch_spread(&scans, allocs.to_vec(), FetchOptions::default(), |_, rg| {
-            drop(rg);
-            Ok(())
-        })?;
-        (out.bytes_read.iter().sum(), out.bytes_read)
-    };
+    let mut device_bytes = vec![0; allocs.len()];
+    for rg in fetch(scans, allocs.to_vec(), FetchOptions::default()) {
+        let rg = rg?;
+        device_bytes[rg.share] += rg.bytes_read;
+    }
+    let bytes_read = device_bytes.iter().sum();
     Ok(Iteration {
         elapsed: start.elapsed().as_secs_f64(),
         row_count: files

@@ -307,27 +307,20 @@ pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
         }
         let allocs: Vec<DeviceAllocator> =
             devices.iter().map(|&d| DeviceAllocator::new(d)).collect();
-        let sums = std::sync::Mutex::new(Vec::new());
+        let mut sums = Vec::new();
         let start = Instant::now();
-        let out = gdscan::parquet::fetch_spread(
-            &[SourceScan::new(source.clone(), plan.clone())],
-            allocs,
-            FetchOptions::default(),
-            |_, rg| {
-                if args.checksum {
-                    let mut mine = Vec::with_capacity(rg.chunks.len());
-                    for slice in &rg.chunks {
-                        let (bytes, crc) = crc_of(&rg, slice)?;
-                        mine.push((slice.chunk, bytes, crc));
-                    }
-                    sums.lock().unwrap_or_else(|e| e.into_inner()).extend(mine);
+        let scans = [SourceScan::new(source.clone(), plan.clone())];
+        for rg in fetch(scans, allocs, FetchOptions::default()) {
+            let rg = rg?;
+            bytes_read += rg.bytes_read;
+            if args.checksum {
+                for slice in &rg.chunks {
+                    let (bytes, crc) = crc_of(&rg, slice)?;
+                    sums.push((slice.chunk, bytes, crc));
                 }
-                Ok(())
-            },
-        )?;
+            }
+        }
         let seconds = start.elapsed().as_secs_f64();
-        bytes_read = out.bytes_read.iter().sum();
-        let mut sums = sums.into_inner().unwrap_or_else(|e| e.into_inner());
         sums.sort_by_key(|&(chunk, _, _)| chunk);
         for (chunk, bytes, crc) in sums {
             checksums.push(checksum_entry(chunk, bytes, crc));
@@ -344,7 +337,7 @@ pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
         let mut held = Vec::new();
         for rg in fetch(
             [SourceScan::new(source.clone(), plan.clone())],
-            HostAllocator,
+            [HostAllocator],
             FetchOptions::default(),
         ) {
             let rg = rg?;
@@ -368,7 +361,7 @@ pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
         let start = Instant::now();
         for rg in fetch(
             [SourceScan::new(source.clone(), plan.clone())],
-            DeviceAllocator::new(device),
+            [DeviceAllocator::new(device)],
             FetchOptions::default(),
         ) {
             let rg = rg?;

@@ -33,7 +33,7 @@ pub fn host_crcs(
     let mut out = Vec::new();
     for rg in fetch(
         [SourceScan::new(source.clone(), plan.clone())],
-        HostAllocator,
+        [HostAllocator],
         FetchOptions::default(),
     ) {
         let rg = rg?;

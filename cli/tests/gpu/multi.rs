@@ -21,7 +21,7 @@ use gdscan::decode::scan::{decode, DecodeError, DecodeOptions};
 use gdscan::engine::{device_counters, global_counters, Engine, IoPath};
 use gdscan::parquet::fetch::{DeviceAllocator, FetchOptions, ReadBack, SourceScan};
 use gdscan::parquet::metadata::{load, MetadataOptions};
-use gdscan::parquet::{fetch_spread, plan, ScanRequest};
+use gdscan::parquet::{fetch, plan, ScanRequest};
 use gdscan::store::{LocalSource, Source};
 use gdscan::Settings;
 
@@ -219,40 +219,38 @@ fn two_gpus_raw_fetch_lands_each_share_on_its_gpu() {
             .sum()
     };
     let before = [total(0), total(1)];
-    let landed = std::sync::Mutex::new(vec![0u64; 2]);
-    let out = fetch_spread(
-        &[SourceScan::new(source.clone(), whole.clone())],
-        devices.iter().map(|&d| DeviceAllocator::new(d)).collect(),
+    let mut landed = vec![0u64; 2];
+    let spread = gdscan::parquet::spread(std::slice::from_ref(&whole), devices.len());
+    for rg in fetch(
+        [SourceScan::new(source.clone(), whole.clone())],
+        devices.iter().map(|&d| DeviceAllocator::new(d)),
         FetchOptions::default(),
-        |share, rg| {
-            assert_eq!(
-                rg.buffer.device().ordinal(),
-                share,
-                "row group {}",
-                rg.index
-            );
-            for slice in &rg.chunks {
-                let got = rg.chunk_bytes(slice)?;
-                assert_eq!(slice.file_bytes(&file), Some(got), "row group {}", rg.index);
-            }
-            let mut first = [0u8; 1];
-            rg.buffer.read_back(0, &mut first)?;
-            landed.lock().unwrap()[share] += rg.bytes_read;
-            Ok(())
-        },
-    )
-    .unwrap();
-    let landed = landed.into_inner().unwrap();
-    assert_eq!(out.bytes_read, out.spread.bytes);
-    assert_eq!(landed, out.spread.bytes);
-    assert_eq!(out.bytes_read.iter().sum::<u64>(), whole.totals.bytes_read);
+    ) {
+        let rg = rg.unwrap();
+        let share = rg.share;
+        assert_eq!(
+            rg.buffer.device().ordinal(),
+            share,
+            "row group {}",
+            rg.index
+        );
+        for slice in &rg.chunks {
+            let got = rg.chunk_bytes(slice).unwrap();
+            assert_eq!(slice.file_bytes(&file), Some(got), "row group {}", rg.index);
+        }
+        let mut first = [0u8; 1];
+        rg.buffer.read_back(0, &mut first).unwrap();
+        landed[share] += rg.bytes_read;
+    }
+    assert_eq!(landed, spread.bytes);
+    assert_eq!(landed.iter().sum::<u64>(), whole.totals.bytes_read);
     for (d, before) in before.iter().enumerate() {
-        assert_eq!(total(d) - before, out.spread.bytes[d], "GPU {d}'s counters");
+        assert_eq!(total(d) - before, spread.bytes[d], "GPU {d}'s counters");
         assert!(
             engine.bounce_buffers_allocated_on(d) > 0,
             "GPU {d}'s bounce pool"
         );
-        assert!(out.spread.bytes[d] > 0);
+        assert!(spread.bytes[d] > 0);
     }
     // The path report shows both GPUs' process-wide counters.
     let report = gdscan::report::build(source.as_ref(), None);
@@ -262,7 +260,7 @@ fn two_gpus_raw_fetch_lands_each_share_on_its_gpu() {
             .iter()
             .find(|g| g.device == d)
             .unwrap_or_else(|| panic!("GPU {d} missing from the path report"));
-        assert!(gpu.counters.iter().map(|c| c.bytes).sum::<u64>() >= out.spread.bytes[d]);
+        assert!(gpu.counters.iter().map(|c| c.bytes).sum::<u64>() >= spread.bytes[d]);
     }
     println!("{}", gdscan::report::render(&report));
 }

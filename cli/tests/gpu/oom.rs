@@ -12,6 +12,7 @@ use gdscan::decode::scan::{decode, DecodeError, DecodeOptions};
 use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::{plan, ScanRequest};
+use gdscan::parquet::ScanError;
 
 /// One row group of 16 MiB of incompressible values, uncompressed.
 fn big_row_group_file(dir: &std::path::Path) -> std::path::PathBuf {
@@ -55,6 +56,11 @@ fn has_oom(err: &(dyn std::error::Error + 'static)) -> bool {
         // Transparent wrappers forward `source()` past the error they wrap.
         if let Some(g) = cur.downcast_ref::<gdscan::Error>() {
             if matches!(g, gdscan::Error::Cuda(CudaError::OutOfMemory { .. })) {
+                return true;
+            }
+        }
+        if let Some(s) = cur.downcast_ref::<ScanError>() {
+            if matches!(s.cuda(), Some(CudaError::OutOfMemory { .. })) {
                 return true;
             }
         }
@@ -146,7 +152,7 @@ fn device_memory_exhaustion_is_a_typed_error_and_the_next_scan_works() {
     );
     assert!(free < row_group / 2);
     let scan = SourceScan::new(source.clone(), p.clone());
-    let err = fetch([scan], DeviceAllocator::new(dev), FetchOptions::default())
+    let err = fetch([scan], [DeviceAllocator::new(dev)], FetchOptions::default())
         .find_map(|rg| rg.err())
         .expect("the fetch fails");
     assert!(
@@ -162,7 +168,7 @@ fn device_memory_exhaustion_is_a_typed_error_and_the_next_scan_works() {
     drop(held);
     // The same process scans again: the bytes, then the values.
     let scan = SourceScan::new(source, p.clone());
-    for rg in fetch([scan], DeviceAllocator::new(dev), FetchOptions::default()) {
+    for rg in fetch([scan], [DeviceAllocator::new(dev)], FetchOptions::default()) {
         let rg = rg.unwrap();
         for slice in &rg.chunks {
             let c = &p.chunks[slice.chunk];

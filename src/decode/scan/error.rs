@@ -166,16 +166,9 @@ impl DecodeError {
     pub fn cuda(&self) -> Option<&CudaError> {
         match self {
             DecodeError::Cuda(e) => Some(e),
-            DecodeError::Io(IoError::Cuda(e) | IoError::DeviceCopy { source: e, .. }) => Some(e),
-            DecodeError::Store(StoreError::Cuda(e)) => Some(e),
-            DecodeError::Store(StoreError::Io(IoError::Cuda(e))) => Some(e),
-            DecodeError::Scan(ScanError::Cuda(e)) => Some(e),
-            DecodeError::Scan(ScanError::Io(IoError::Cuda(e))) => Some(e),
-            DecodeError::Scan(ScanError::Store(s)) => match s.as_ref() {
-                StoreError::Cuda(e) => Some(e),
-                StoreError::Io(IoError::Cuda(e)) => Some(e),
-                _ => None,
-            },
+            DecodeError::Io(e) => e.cuda(),
+            DecodeError::Store(e) => e.cuda(),
+            DecodeError::Scan(e) => e.cuda(),
             DecodeError::Kernel(k) => match k.as_ref() {
                 KernelError::Cuda(e) => Some(e),
                 KernelError::Module(crate::cuda::module::ModuleError::Driver(e)) => Some(e),
@@ -185,5 +178,38 @@ impl DecodeError {
             DecodeError::Array(DeviceArrayError::Cuda(e)) => Some(e),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn oom() -> CudaError {
+        CudaError::OutOfMemory {
+            device: 0,
+            requested: 18 << 20,
+            free: 10 << 20,
+        }
+    }
+
+    fn is_oom(e: Option<&CudaError>) -> bool {
+        matches!(e, Some(CudaError::OutOfMemory { requested, .. }) if *requested == 18 << 20)
+    }
+
+    #[test]
+    fn the_cuda_failure_is_found_through_every_layer_that_carries_it() {
+        let scan_io = ScanError::Io(IoError::Cuda(oom()));
+        assert!(is_oom(scan_io.cuda()));
+        let scan_store = ScanError::Store(Box::new(StoreError::Io(IoError::Cuda(oom()))));
+        assert!(is_oom(scan_store.cuda()));
+        assert!(is_oom(ScanError::Cuda(oom()).cuda()));
+        assert!(is_oom(DecodeError::Scan(scan_store).cuda()));
+        assert!(is_oom(DecodeError::Store(StoreError::Cuda(oom())).cuda()));
+        assert!(is_oom(DecodeError::Io(IoError::Cuda(oom())).cuda()));
+        let kernel = DecodeError::Kernel(Box::new(KernelError::Cuda(oom())));
+        assert!(is_oom(kernel.cuda()));
+        let not_cuda = ScanError::Io(IoError::os("f", "read", std::io::Error::other("x")));
+        assert!(not_cuda.cuda().is_none());
     }
 }

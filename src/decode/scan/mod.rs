@@ -161,7 +161,7 @@ pub(crate) fn decode_one(
     let mut fetch_options = options.fetch;
     let needed = (depth as u64 + 2).saturating_mul(options.group_bytes.saturating_add(largest));
     fetch_options.max_bytes_in_flight = fetch_options.max_bytes_in_flight.max(needed);
-    let fetch = fetch(scans, PinnedAllocator(gpu.pinned.clone()), fetch_options);
+    let fetch = fetch(scans, [PinnedAllocator(gpu.pinned.clone())], fetch_options);
     let inputs = Arc::new(inputs);
     let trace = match &options.trace {
         Some(path) => Some(Trace::start(path.clone(), device, &gpu.streams[0])?),
