@@ -570,7 +570,10 @@ fn a_spread_fetch_dropped_early_returns_and_no_allocator_is_an_error() {
         FetchOptions::default(),
     );
     let err = none.next().unwrap().unwrap_err();
-    assert!(matches!(err, gdscan::parquet::ScanError::NoAllocator), "{err:?}");
+    assert!(
+        matches!(err, gdscan::parquet::ScanError::NoAllocator),
+        "{err:?}"
+    );
     assert!(none.next().is_none());
 }
 

@@ -11,7 +11,6 @@
 pub mod coalesce;
 pub mod error;
 pub mod fetch;
-mod fetch_spread;
 pub mod ipc_export;
 pub mod metadata;
 pub mod plan;

@@ -7,13 +7,14 @@
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
 
-use super::error::{Result, ScanError};
-use super::fetch::{
-    fetch_share, Allocator, FetchOptions, FetchedRowGroup, RowGroupStream, SourceScan,
-};
-use super::plan::ScanPlan;
-use super::spread::spread;
+use super::alloc::Allocator;
+use super::options::{FetchOptions, SourceScan};
+use super::produce::fetch_share;
+use super::stream::{FetchedRowGroup, RowGroupStream};
 use crate::engine::IoError;
+use crate::parquet::error::{Result, ScanError};
+use crate::parquet::plan::ScanPlan;
+use crate::parquet::spread::spread;
 
 /// Fetches `files` into `allocs`, share `i` of the row groups (by bytes)
 /// into `allocs[i]`, all shares at once, as one stream.

@@ -1,0 +1,100 @@
+//! Where a fetch's row groups land: host memory or a GPU's caching pool,
+//! and how their bytes are read back for checks.
+
+use std::sync::Arc;
+
+use crate::cuda::{Device, DevicePool, PooledDeviceBuffer};
+use crate::engine::{IoBufMut, IoError};
+use crate::parquet::error::Result;
+
+/// Where a row group's bytes land.
+pub trait Allocator: Send + 'static {
+    /// The buffer type.
+    type Buffer: IoBufMut + ReadBack + Send + 'static;
+    /// One buffer of `len` bytes.
+    fn allocate(&self, len: usize) -> Result<Self::Buffer>;
+}
+
+/// A row-group buffer whose bytes can be copied back into host memory: for
+/// checksums and checks of what landed, never on a scan's hot path.
+pub trait ReadBack {
+    /// Copies `dst.len()` bytes starting at `offset` into `dst`
+    /// (synchronous); a range outside the buffer is an error.
+    fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()>;
+}
+
+impl ReadBack for Vec<u8> {
+    fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let end = offset.checked_add(dst.len());
+        match end.and_then(|end| self.get(offset..end)) {
+            Some(src) => {
+                dst.copy_from_slice(src);
+                Ok(())
+            }
+            None => Err(IoError::BufferTooSmall {
+                path: "<host buffer>".into(),
+                buffer: self.len(),
+                requested: offset.saturating_add(dst.len()),
+            }
+            .into()),
+        }
+    }
+}
+
+impl ReadBack for PooledDeviceBuffer {
+    fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        Ok(self.copy_to_host(offset, dst)?)
+    }
+}
+
+/// Host memory (`Vec<u8>`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostAllocator;
+
+impl Allocator for HostAllocator {
+    type Buffer = Vec<u8>;
+    fn allocate(&self, len: usize) -> Result<Vec<u8>> {
+        Ok(vec![0u8; len])
+    }
+}
+
+/// Device memory on one GPU, from a caching pool: a row group's buffer goes
+/// back to the pool when the consumer drops it, and the next row group (of
+/// this or a later scan through a clone of the allocator) reuses it, so a
+/// steady scan never calls `cuMemFree`, which would stall every copy in
+/// flight. Drop a row group only after GPU work reading it has finished.
+#[derive(Debug, Clone)]
+pub struct DeviceAllocator {
+    pool: Arc<DevicePool>,
+}
+
+/// Bytes of idle row-group buffers a [`DeviceAllocator`] keeps for reuse:
+/// as much as the default fetch may hold at once, so that a steady scan
+/// allocates nothing.
+const CACHED_ROW_GROUP_BYTES: usize = 2 << 30;
+
+impl DeviceAllocator {
+    /// An allocator with its own pool on `device`.
+    pub fn new(device: Device) -> Self {
+        DeviceAllocator {
+            pool: DevicePool::new(device, CACHED_ROW_GROUP_BYTES),
+        }
+    }
+
+    /// An allocator drawing from `pool`.
+    pub fn with_pool(pool: Arc<DevicePool>) -> Self {
+        DeviceAllocator { pool }
+    }
+
+    /// The pool underneath.
+    pub fn pool(&self) -> &Arc<DevicePool> {
+        &self.pool
+    }
+}
+
+impl Allocator for DeviceAllocator {
+    type Buffer = PooledDeviceBuffer;
+    fn allocate(&self, len: usize) -> Result<PooledDeviceBuffer> {
+        Ok(self.pool.allocate(len)?)
+    }
+}
