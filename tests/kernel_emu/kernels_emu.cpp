@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 #include <optional>
+#include <algorithm>
 
 static std::vector<std::vector<uint8_t>*> keep;
 // Uploads keep exactly the page's bytes, so that a read past them is a
@@ -349,6 +350,134 @@ int main() {
     run(ts, nod, st); ok(ts, st);
     for (size_t i = 0; i < ts.size(); ++i) for (size_t r = 0; r < n; ++r) { __int128 g; memcpy(&g, (void*)(ts[i].out_values + r * 16), 16); CHECK(g == exp[i][r], "dec %zu row %zu", i, r); }
     printf("decimals ok\n");
+  }
+  { // BYTE_STREAM_SPLIT at every width the format allows (FLOAT16, FLOAT/INT32,
+    // DOUBLE/INT64, FLBA of odd and wide lengths, decimals, INT96), required
+    // and optional, v1 and v2, and INT96 PLAIN: the expected bytes are the
+    // PLAIN values (or their conversion) computed here from the same values.
+    struct Case { u32 in, out, conv; };
+    const Case cases[] = {{2, 2, GDS_CONV_COPY}, {4, 4, GDS_CONV_COPY}, {8, 8, GDS_CONV_COPY}, {5, 5, GDS_CONV_COPY},
+                          {20, 20, GDS_CONV_COPY}, {16, 16, GDS_CONV_BE_TO_DECIMAL128}, {7, 16, GDS_CONV_BE_TO_DECIMAL128},
+                          {4, 16, GDS_CONV_I32_TO_DECIMAL128}, {12, 8, GDS_CONV_INT96_TO_TIMESTAMP_NS}};
+    std::vector<PageTask> ts; std::vector<std::vector<uint8_t>> exp;
+    auto convert = [](const uint8_t* v, const Case& c, uint8_t* o) {
+      if (c.conv == GDS_CONV_COPY) { memcpy(o, v, c.in); return; }
+      if (c.conv == GDS_CONV_I32_TO_DECIMAL128) { int32_t x; memcpy(&x, v, 4); __int128 y = x; memcpy(o, &y, 16); return; }
+      if (c.conv == GDS_CONV_BE_TO_DECIMAL128) { __int128 y = (int8_t)v[0]; for (u32 b = 1; b < c.in; ++b) y = y * 256 + v[b]; memcpy(o, &y, 16); return; }
+      uint64_t nanos; int32_t day; memcpy(&nanos, v, 8); memcpy(&day, v + 8, 4);  // INT96
+      uint64_t t = (uint64_t)((int64_t)day - 2440588) * 86400000000000ull + nanos; memcpy(o, &t, 8);
+    };
+    for (int split = 0; split < 2; ++split) {
+      for (const Case& c : cases) {
+        if (!split && c.conv != GDS_CONV_INT96_TO_TIMESTAMP_NS) continue;
+        for (int l = 0; l < 3; ++l) {
+          const Layout lay = l == 0 ? REQ : (l == 1 ? V1 : V2);
+          const size_t n = 3000 + rng.below(3000);
+          auto def = lay == REQ ? std::vector<bool>(n, true) : rdef(rng, n, 250);
+          std::vector<std::vector<uint8_t>> vals;
+          for (bool d : def) if (d) { std::vector<uint8_t> v(c.in); for (auto& b : v) b = (uint8_t)rng.next(); vals.push_back(v); }
+          if (c.conv == GDS_CONV_INT96_TO_TIMESTAMP_NS) for (auto& v : vals) { int32_t day = 2440588 + (int32_t)rng.below(200000) - 100000; memcpy(v.data() + 8, &day, 4); }
+          std::vector<uint8_t> sec(vals.size() * c.in);
+          for (size_t i = 0; i < vals.size(); ++i) for (u32 b = 0; b < c.in; ++b) sec[split ? b * vals.size() + i : i * c.in + b] = vals[i][b];
+          auto t = fixed(n, c.conv, c.in, c.out); t.encoding = split ? GDS_ENC_BYTE_STREAM_SPLIT : GDS_ENC_PLAIN; place(t, lay, def, sec);
+          t.out_values = alloc(n * c.out, 0xCD); ts.push_back(t);
+          exp.push_back(std::vector<uint8_t>(n * c.out, 0)); size_t k = 0;
+          for (size_t r = 0; r < n; ++r) if (def[r]) convert(vals[k++].data(), c, exp.back().data() + r * c.out);
+        }
+      }
+    }
+    run(ts, nod, st); ok(ts, st);
+    for (size_t p = 0; p < ts.size(); ++p) CHECK(memcmp((void*)ts[p].out_values, exp[p].data(), exp[p].size()) == 0, "byte stream split / int96 page %zu", p);
+    // Lying sections: a length that is not a whole number of values, and
+    // fewer values than defined levels.
+    std::vector<PageTask> bad; size_t n = 100;
+    { auto t = fixed(n, GDS_CONV_COPY, 4, 4); t.encoding = GDS_ENC_BYTE_STREAM_SPLIT; place(t, REQ, std::vector<bool>(n, true), std::vector<uint8_t>(n * 4 - 1, 1)); t.out_values = alloc(n * 4, 0); bad.push_back(t); }
+    { auto t = fixed(n, GDS_CONV_COPY, 8, 8); t.encoding = GDS_ENC_BYTE_STREAM_SPLIT; place(t, REQ, std::vector<bool>(n, true), std::vector<uint8_t>((n - 2) * 8, 1)); t.out_values = alloc(n * 8, 0); bad.push_back(t); }
+    run(bad, nod, st);
+    CHECK(bad[0].error == GDS_ERR_VALUES_LENGTH, "split length error %u", bad[0].error);
+    CHECK(bad[1].error == GDS_ERR_VALUES_OVERRUN, "split overrun error %u", bad[1].error);
+    printf("byte stream split and int96 ok (%zu pages)\n", ts.size());
+  }
+  { // DELTA_BINARY_PACKED, INT32 and INT64, several block shapes (arrow-rs's
+    // 128 x 4, DuckDB-like 2048 x 8, 256 x 2), with nulls, deltas that wrap
+    // the physical width, and widths 0 to 64; the encoder here follows the
+    // specification, the expected values are the inputs.
+    auto encode = [](const std::vector<uint64_t>& v, u32 block, u32 minis, u32 width_bits) {
+      std::vector<uint8_t> o; uleb(o, block); uleb(o, minis); uleb(o, v.size());
+      auto zz = [](int64_t x) { return ((uint64_t)x << 1) ^ (uint64_t)(x >> 63); };
+      uleb(o, zz(v.empty() ? 0 : (int64_t)v[0]));
+      const u32 per = block / minis;
+      const uint64_t mask = width_bits == 64 ? ~0ull : ((1ull << width_bits) - 1);
+      for (size_t b = 1; b < v.size(); b += block) {
+        std::vector<uint64_t> d;
+        for (size_t j = b; j < v.size() && j < b + block; ++j) d.push_back((v[j] - v[j - 1]) & mask);
+        // Deltas as signed values of the physical width, minus their minimum.
+        auto sx = [&](uint64_t x) { return width_bits == 64 ? (int64_t)x : (int64_t)(int32_t)(uint32_t)x; };
+        int64_t mn = sx(d[0]); for (auto x : d) mn = std::min(mn, sx(x));
+        uleb(o, zz(mn));
+        const size_t wpos = o.size(); o.resize(o.size() + minis, 0);
+        for (u32 m = 0; m < minis && m * per < d.size(); ++m) {
+          uint64_t mx = 0; for (u32 k = 0; k < per && m * per + k < d.size(); ++k) mx = std::max(mx, (uint64_t)(sx(d[m * per + k]) - mn) & mask);
+          u32 w = 0; while (w < 64 && (mx >> w)) ++w;
+          o[wpos + m] = (uint8_t)w;
+          std::vector<uint8_t> bits((size_t)per * w / 8 + 1, 0);
+          for (u32 k = 0; k < per; ++k) {
+            uint64_t x = m * per + k < d.size() ? (uint64_t)(sx(d[m * per + k]) - mn) & mask : 0;
+            for (u32 bt = 0; bt < w; ++bt) if ((x >> bt) & 1) { size_t at = (size_t)k * w + bt; bits[at / 8] |= 1 << (at % 8); }
+          }
+          o.insert(o.end(), bits.begin(), bits.begin() + (size_t)per * w / 8);
+        }
+      }
+      return o;
+    };
+    struct Shape { u32 block, minis; };
+    const Shape shapes[] = {{128, 4}, {2048, 8}, {256, 2}};
+    std::vector<PageTask> ts; std::vector<std::vector<uint8_t>> exp;
+    for (u32 width : {4u, 8u}) {
+      for (const Shape& sh : shapes) {
+        for (int l = 0; l < 3; ++l) {
+          const Layout lay = l == 0 ? REQ : (l == 1 ? V1 : V2);
+          const size_t n = 1 + rng.below(6000);
+          auto def = lay == REQ ? std::vector<bool>(n, true) : rdef(rng, n, 250);
+          std::vector<uint64_t> v; uint64_t x = rng.next();
+          for (bool d : def) if (d) {
+            switch (rng.below(4)) {  // runs, small steps, anything (wrapping), constant
+              case 0: x += rng.below(3); break;
+              case 1: x -= rng.below(1000); break;
+              case 2: x = rng.next(); break;
+              default: break;
+            }
+            v.push_back(width == 4 ? (uint64_t)(uint32_t)x : x);
+          }
+          auto sec = encode(v, sh.block, sh.minis, width * 8);
+          auto t = fixed(n, GDS_CONV_COPY, width, width); t.encoding = GDS_ENC_DELTA_BINARY_PACKED; place(t, lay, def, sec);
+          t.out_values = alloc(n * width, 0xCD); t.scratch = alloc(n * width + 8, 0xEE); t.scratch_len = n * width;
+          ts.push_back(t);
+          exp.push_back(std::vector<uint8_t>(n * width, 0)); size_t k = 0;
+          for (size_t r = 0; r < n; ++r) if (def[r]) { memcpy(exp.back().data() + r * width, &v[k], width); ++k; }
+        }
+      }
+    }
+    run(ts, nod, st); ok(ts, st);
+    for (size_t p = 0; p < ts.size(); ++p) CHECK(memcmp((void*)ts[p].out_values, exp[p].data(), exp[p].size()) == 0, "delta page %zu", p);
+    // Lying headers and blocks: typed errors, never a read outside the page.
+    std::vector<PageTask> bad; std::vector<u32> want; size_t n = 300;
+    std::vector<uint64_t> v(n); for (size_t i = 0; i < n; ++i) v[i] = i * i * 7;  // deltas 7 (2i - 1): 13-bit miniblocks
+    auto good = encode(v, 128, 4, 64);
+    auto mk = [&](std::vector<uint8_t> sec, u32 want_code) {
+      auto t = fixed(n, GDS_CONV_COPY, 8, 8); t.encoding = GDS_ENC_DELTA_BINARY_PACKED; place(t, REQ, std::vector<bool>(n, true), sec);
+      t.out_values = alloc(n * 8, 0); t.scratch = alloc(n * 8, 0); t.scratch_len = n * 8; bad.push_back(t); want.push_back(want_code);
+    };
+    { auto s = good; s[0] = 100; mk(s, GDS_ERR_DELTA_HEADER); }                      // block size not a multiple of 128
+    { auto s = good; s[2] = 3; mk(s, GDS_ERR_DELTA_HEADER); }                        // 3 miniblocks of 128
+    { std::vector<uint8_t> s; uleb(s, 128); uleb(s, 4); uleb(s, n + 1); uleb(s, 0); mk(s, GDS_ERR_DELTA_HEADER); }  // more values than levels
+    { auto s = good; s.resize(s.size() / 2); mk(s, GDS_ERR_VALUES_OVERRUN); }       // truncated
+    { auto s = good; s.resize(6); mk(s, GDS_ERR_DELTA_HEADER); }                     // header only
+    { auto s = good; size_t w = 7; s[w] = 65; mk(s, GDS_ERR_BIT_WIDTH); }           // a miniblock width over 64 (header 6 bytes, min delta 1)
+    { auto s = good; size_t w = 7; s[w] = 64; mk(s, GDS_ERR_VALUES_OVERRUN); }      // a lying width: later miniblocks pass the page
+    run(bad, nod, st);
+    for (size_t i = 0; i < bad.size(); ++i) CHECK(bad[i].error == want[i], "bad delta %zu: error %u, want %u", i, bad[i].error, want[i]);
+    printf("delta binary packed ok (%zu pages)\n", ts.size());
   }
   { // booleans
     size_t s0 = 2077, s1 = 3000, rows = s0 + s1;

@@ -195,11 +195,13 @@ pub fn tiles(num_values: u32) -> u32 {
 
 /// Scratch bytes one page needs: `(values + 1) × 4` for PLAIN byte arrays
 /// (the walk's offsets; `num_values` bounds the non-null count), `values ×
-/// 4` for the row map of [`Kind::Levels`], 0 otherwise.
-pub fn scratch_bytes(kind: Kind, encoding: Encoding, num_values: u32) -> u64 {
+/// 4` for the row map of [`Kind::Levels`], `values × type_length` for
+/// DELTA_BINARY_PACKED pages (their values, decoded as PLAIN), 0 otherwise.
+pub fn scratch_bytes(kind: Kind, encoding: Encoding, num_values: u32, type_length: u32) -> u64 {
     match (kind, encoding) {
         (Kind::ByteArray, Encoding::Plain) => (num_values as u64 + 1) * 4,
         (Kind::Levels, _) => num_values as u64 * 4,
+        (Kind::Fixed, Encoding::DeltaBinaryPacked) => num_values as u64 * type_length as u64,
         _ => 0,
     }
 }
@@ -293,20 +295,28 @@ mod tests {
 
     #[test]
     fn scratch_sizes() {
-        assert_eq!(scratch_bytes(Kind::ByteArray, Encoding::Plain, 0), 4);
+        assert_eq!(scratch_bytes(Kind::ByteArray, Encoding::Plain, 0, 0), 4);
         assert_eq!(
-            scratch_bytes(Kind::ByteArray, Encoding::Plain, 20_000),
+            scratch_bytes(Kind::ByteArray, Encoding::Plain, 20_000, 0),
             80_004
         );
         assert_eq!(
-            scratch_bytes(Kind::ByteArray, Encoding::Dictionary, 20_000),
+            scratch_bytes(Kind::ByteArray, Encoding::Dictionary, 20_000, 0),
             0
         );
-        assert_eq!(scratch_bytes(Kind::Levels, Encoding::Plain, 10), 40);
-        assert_eq!(scratch_bytes(Kind::Fixed, Encoding::Plain, 10), 0);
-        assert_eq!(scratch_bytes(Kind::Boolean, Encoding::Rle, 10), 0);
+        assert_eq!(scratch_bytes(Kind::Levels, Encoding::Plain, 10, 0), 40);
+        assert_eq!(scratch_bytes(Kind::Fixed, Encoding::Plain, 10, 8), 0);
         assert_eq!(
-            scratch_bytes(Kind::ByteArray, Encoding::Plain, u32::MAX),
+            scratch_bytes(Kind::Fixed, Encoding::DeltaBinaryPacked, 10, 8),
+            80
+        );
+        assert_eq!(
+            scratch_bytes(Kind::Fixed, Encoding::DeltaBinaryPacked, 10, 4),
+            40
+        );
+        assert_eq!(scratch_bytes(Kind::Boolean, Encoding::Rle, 10, 0), 0);
+        assert_eq!(
+            scratch_bytes(Kind::ByteArray, Encoding::Plain, u32::MAX, 0),
             (u32::MAX as u64 + 1) * 4
         );
         let (offsets, total) = scratch_layout([4, 0, 80_004, 40]);

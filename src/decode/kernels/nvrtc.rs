@@ -50,7 +50,12 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 6] = [
+pub const SOURCES: [KernelSource; 7] = [
+    KernelSource {
+        name: "delta.cuh",
+        text: include_str!("cuda/delta.cuh"),
+        entries: &[],
+    },
     KernelSource {
         name: "decode.cu",
         text: include_str!("cuda/decode.cu"),

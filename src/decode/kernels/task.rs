@@ -63,11 +63,16 @@ pub enum PageErrorCode {
     Scratch = 14,
     /// The kernel was launched with another block shape than it was built for.
     Launch = 15,
+    /// A DELTA_BINARY_PACKED header or block is invalid (block size not a
+    /// multiple of 128, miniblocks not multiples of 32 values, more values
+    /// than the page's levels, a miniblock bit width above 64, a block past
+    /// the page's end).
+    DeltaHeader = 16,
 }
 
 impl PageErrorCode {
     /// Every code, in order.
-    pub const ALL: [PageErrorCode; 15] = [
+    pub const ALL: [PageErrorCode; 16] = [
         PageErrorCode::BadTask,
         PageErrorCode::BadEncoding,
         PageErrorCode::BadConversion,
@@ -83,6 +88,7 @@ impl PageErrorCode {
         PageErrorCode::ViewOffset,
         PageErrorCode::Scratch,
         PageErrorCode::Launch,
+        PageErrorCode::DeltaHeader,
     ];
 
     /// The code a kernel wrote, `None` for 0 or a number no kernel writes.
@@ -108,6 +114,7 @@ impl PageErrorCode {
             PageErrorCode::ViewOffset => "GDS_ERR_VIEW_OFFSET",
             PageErrorCode::Scratch => "GDS_ERR_SCRATCH",
             PageErrorCode::Launch => "GDS_ERR_LAUNCH",
+            PageErrorCode::DeltaHeader => "GDS_ERR_DELTA_HEADER",
         }
     }
 
@@ -122,13 +129,16 @@ impl PageErrorCode {
             PageErrorCode::LevelsOverrun => "definition levels end before the page's values",
             PageErrorCode::BadLevel => "definition level above the column's maximum",
             PageErrorCode::BitWidth => "dictionary index bit width above 32",
-            PageErrorCode::ValuesLength => "RLE boolean length passes the page",
+            PageErrorCode::ValuesLength => {
+                "RLE boolean length passes the page, or BYTE_STREAM_SPLIT values do not fill it"
+            }
             PageErrorCode::ValuesOverrun => "values end before the page's non-null count",
             PageErrorCode::DictIndex => "dictionary index past the dictionary's end",
             PageErrorCode::DictOverrun => "dictionary holds fewer entries than announced",
             PageErrorCode::ViewOffset => "string view offset does not fit 31 bits",
             PageErrorCode::Scratch => "page scratch missing, too small or not prepared",
             PageErrorCode::Launch => "kernel launched with the wrong block shape",
+            PageErrorCode::DeltaHeader => "DELTA_BINARY_PACKED header or block invalid",
         }
     }
 }
@@ -358,6 +368,14 @@ pub fn generated_header(config: KernelConfig) -> String {
         ("GDS_ENC_PLAIN", Encoding::Plain as u32),
         ("GDS_ENC_DICTIONARY", Encoding::Dictionary as u32),
         ("GDS_ENC_RLE", Encoding::Rle as u32),
+        (
+            "GDS_ENC_BYTE_STREAM_SPLIT",
+            Encoding::ByteStreamSplit as u32,
+        ),
+        (
+            "GDS_ENC_DELTA_BINARY_PACKED",
+            Encoding::DeltaBinaryPacked as u32,
+        ),
         ("GDS_CONV_COPY", Conversion::Copy as u32),
         ("GDS_CONV_I32_TO_8", Conversion::I32To8 as u32),
         ("GDS_CONV_I32_TO_16", Conversion::I32To16 as u32),
@@ -372,6 +390,10 @@ pub fn generated_header(config: KernelConfig) -> String {
         (
             "GDS_CONV_BE_TO_DECIMAL128",
             Conversion::BeToDecimal128 as u32,
+        ),
+        (
+            "GDS_CONV_INT96_TO_TIMESTAMP_NS",
+            Conversion::Int96ToTimestampNs as u32,
         ),
         ("GDS_FLAG_V1_LEVELS", FLAG_V1_LEVELS),
         ("GDS_FLAG_ROW_WINDOW", FLAG_ROW_WINDOW),

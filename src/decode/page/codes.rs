@@ -33,6 +33,14 @@ pub enum Encoding {
     Dictionary = 1,
     /// RLE booleans: a 4-byte length, then a hybrid stream of bit width 1.
     Rle = 2,
+    /// BYTE_STREAM_SPLIT (fixed-width values only): byte `b` of value `i`
+    /// of the page's `n` values is at `b * n + i`.
+    ByteStreamSplit = 3,
+    /// DELTA_BINARY_PACKED (INT32 and INT64): a header, then blocks of
+    /// bit-packed miniblocks of deltas; sums wrap in the physical width.
+    /// The kernel first writes the page's values into the task's scratch
+    /// as PLAIN.
+    DeltaBinaryPacked = 4,
 }
 
 /// How a fixed-width value becomes its output ([`Kind::Fixed`] only).
@@ -56,6 +64,10 @@ pub enum Conversion {
     /// FIXED_LEN_BYTE_ARRAY decimal (big-endian two's complement, 1 to 16
     /// bytes) to little-endian Decimal128.
     BeToDecimal128 = 5,
+    /// INT96 (8 bytes of nanoseconds in the day, then a 4-byte Julian day,
+    /// little-endian) to nanoseconds since the Unix epoch, in i64 with
+    /// wrapping arithmetic, as arrow-rs converts it.
+    Int96ToTimestampNs = 6,
 }
 
 impl Conversion {
@@ -69,6 +81,7 @@ impl Conversion {
             Conversion::I32ToDecimal128 => type_length == 4 && out_width == 16,
             Conversion::I64ToDecimal128 => type_length == 8 && out_width == 16,
             Conversion::BeToDecimal128 => (1..=16).contains(&type_length) && out_width == 16,
+            Conversion::Int96ToTimestampNs => type_length == 12 && out_width == 8,
         }
     }
 }

@@ -226,7 +226,7 @@ fn flba_type(c: &ColumnDescriptor, len: u32) -> Result<(DataType, Conversion), D
 /// The output type of a column, and how its values are converted; the
 /// Arrow type is arrow-rs's (`parquet_to_arrow_schema` without an embedded
 /// Arrow schema) except that strings and binaries are Utf8View and
-/// BinaryView. Nested or repeated columns, INT96, decimals that do not fit
+/// BinaryView. Nested or repeated columns, decimals that do not fit
 /// Decimal128 and the other types outside the decoder's coverage are
 /// [`DecodePlanError::Unsupported`].
 pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanError> {
@@ -250,7 +250,12 @@ pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanEr
             let (t, k) = int64_type(column)?;
             (t, k, 8)
         }
-        PhysicalType::INT96 => return Err(unsupported(column, "INT96")),
+        // arrow-rs's default: nanoseconds, no time zone.
+        PhysicalType::INT96 => (
+            DataType::Timestamp(TimeUnit::Nanosecond, None),
+            Conversion::Int96ToTimestampNs,
+            12,
+        ),
         PhysicalType::FLOAT => (DataType::Float32, Conversion::Copy, 4),
         PhysicalType::DOUBLE => (DataType::Float64, Conversion::Copy, 8),
         PhysicalType::BYTE_ARRAY => (byte_array_type(column)?, Conversion::Copy, 0),
@@ -274,6 +279,7 @@ pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanEr
         DataType::Int8 | DataType::UInt8 => 1,
         DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
         DataType::Decimal128(..) => 16,
+        DataType::Timestamp(..) => 8,
         DataType::FixedSizeBinary(n) => *n as u32,
         _ => type_length,
     };

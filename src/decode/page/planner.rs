@@ -139,6 +139,11 @@ impl ColumnPlanner<'_, '_> {
     }
 }
 
+/// Whether the column's values are INT32 or INT64 (DELTA_BINARY_PACKED's).
+fn is_int(ty: &ColumnType) -> bool {
+    matches!(ty.physical, PhysicalType::INT32 | PhysicalType::INT64)
+}
+
 fn page_class(
     planner: &ColumnPlanner<'_, '_>,
     ty: &ColumnType,
@@ -158,6 +163,10 @@ fn page_class(
             }
         }
         ParquetEncoding::RLE if ty.physical == PhysicalType::BOOLEAN => Ok(Encoding::Rle),
+        ParquetEncoding::BYTE_STREAM_SPLIT if ty.kind == Kind::Fixed => {
+            Ok(Encoding::ByteStreamSplit)
+        }
+        ParquetEncoding::DELTA_BINARY_PACKED if is_int(ty) => Ok(Encoding::DeltaBinaryPacked),
         other => Err(planner.unsupported_page(page, format!("{other} encoding"))),
     }
 }
@@ -174,7 +183,7 @@ fn check_values_fit(
     present: u32,
     len: usize,
 ) -> Result<(), DecodePlanError> {
-    if class != Encoding::Plain {
+    if class != Encoding::Plain && class != Encoding::ByteStreamSplit {
         return Ok(());
     }
     let n = u64::from(present);
@@ -186,16 +195,25 @@ fn check_values_fit(
     if min > len as u64 {
         return Err(planner.bad_page(
             page,
-            format!("{present} PLAIN values need at least {min} bytes but the page holds {len}"),
+            format!(
+                "{present} {} values need at least {min} bytes but the page holds {len}",
+                if class == Encoding::Plain {
+                    "PLAIN"
+                } else {
+                    "BYTE_STREAM_SPLIT"
+                }
+            ),
         ));
     }
     Ok(())
 }
 
 /// Checks what the chunk's metadata says before any byte is read: the
-/// column's type and codec, and the encodings the chunk lists (DELTA_* and
-/// BYTE_STREAM_SPLIT are outside the decoder's coverage). Pages are checked
-/// again when planned: the list may be incomplete.
+/// column's type and codec, and the encodings the chunk lists
+/// (BYTE_STREAM_SPLIT for fixed-width columns, DELTA_BINARY_PACKED for
+/// INT32 and INT64; the byte-array DELTA encodings are outside the
+/// decoder's coverage). Pages are checked again when planned: the list may be
+/// incomplete.
 pub fn check_chunk(meta: &ColumnChunkMetaData) -> Result<ColumnType, DecodePlanError> {
     let descr = meta.column_descr();
     let ty = column_type(descr)?;
@@ -206,6 +224,8 @@ pub fn check_chunk(meta: &ColumnChunkMetaData) -> Result<ColumnType, DecodePlanE
             | ParquetEncoding::PLAIN_DICTIONARY
             | ParquetEncoding::RLE_DICTIONARY
             | ParquetEncoding::RLE => {}
+            ParquetEncoding::BYTE_STREAM_SPLIT if ty.kind == Kind::Fixed => {}
+            ParquetEncoding::DELTA_BINARY_PACKED if is_int(&ty) => {}
             // Legacy levels: only a problem if a page of an optional column
             // uses them, checked per page.
             #[allow(deprecated)]

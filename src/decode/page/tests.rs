@@ -312,8 +312,49 @@ fn settings() -> Vec<(String, WriterProperties)> {
                 ));
             }
         }
+        out.push((
+            format!("{version:?} SNAPPY BYTE_STREAM_SPLIT"),
+            encoded_props(version, Encoding::BYTE_STREAM_SPLIT, FIXED_COLUMNS),
+        ));
+        out.push((
+            format!("{version:?} SNAPPY DELTA_BINARY_PACKED"),
+            encoded_props(version, Encoding::DELTA_BINARY_PACKED, INT_COLUMNS),
+        ));
     }
     out
+}
+
+/// The columns of [`rich_batch`] stored as FLOAT, DOUBLE, INT32, INT64 or
+/// FIXED_LEN_BYTE_ARRAY (BYTE_STREAM_SPLIT's).
+const FIXED_COLUMNS: &[&str] = &[
+    "i64", "seq", "i32", "f64", "f32", "d", "dec9", "dec18", "dec30", "ts_us", "ts_ms", "ts_ns",
+    "i8", "i16", "u8", "u16", "u32", "u64", "fsb",
+];
+
+/// The columns of [`rich_batch`] stored as INT32 or INT64
+/// (DELTA_BINARY_PACKED's).
+const INT_COLUMNS: &[&str] = &[
+    "i64", "seq", "i32", "d", "dec9", "dec18", "ts_us", "ts_ms", "ts_ns", "i8", "i16", "u8", "u16",
+    "u32", "u64",
+];
+
+/// `encoding` for `columns` of [`rich_batch`], no dictionary, SNAPPY.
+fn encoded_props(version: WriterVersion, encoding: Encoding, columns: &[&str]) -> WriterProperties {
+    let mut b = WriterProperties::builder()
+        .set_writer_version(version)
+        .set_compression(Compression::SNAPPY)
+        .set_dictionary_enabled(false)
+        .set_encoding(Encoding::PLAIN)
+        .set_data_page_row_count_limit(500)
+        .set_write_batch_size(100)
+        .set_max_row_group_row_count(Some(2000));
+    if version == WriterVersion::PARQUET_2_0 {
+        b = b.set_column_encoding("b".into(), Encoding::RLE);
+    }
+    for name in columns {
+        b = b.set_column_encoding(name.to_string().into(), encoding);
+    }
+    b.build()
 }
 
 /// Every page of a chunk as the parquet crate's page reader gives them
@@ -1204,10 +1245,13 @@ fn output_types_match_arrow_rs() {
     let legacy = SchemaDescriptor::new(Arc::new(legacy));
     check_types_like_arrow(&legacy);
 
+    // INT96 (Spark's, Impala's timestamps): nanoseconds as arrow-rs gives.
+    let int96 = parse_message_type("message m { optional int96 a; required int96 b; }").unwrap();
+    check_types_like_arrow(&SchemaDescriptor::new(Arc::new(int96)));
+
     // Outside the coverage: a typed Unsupported naming the column.
     let out = parse_message_type(
         "message m {
-            optional int96 a;
             repeated int32 b;
             optional group c { optional int32 d; }
             required group e { required int64 f; }
@@ -1343,6 +1387,21 @@ fn cpu_decode(col: &ColumnDecode, rg: &[u8], scratch: &[u8]) -> Vec<Option<Vec<u
         } else {
             match p.class {
                 codes::Encoding::Plain => plain_values(&col.ty, values, valid),
+                codes::Encoding::DeltaBinaryPacked => {
+                    let w = col.ty.type_length as usize;
+                    let plain: Vec<u8> = delta_values(values)
+                        .iter()
+                        .flat_map(|v| v.to_le_bytes()[..w].to_vec())
+                        .collect();
+                    plain_values(&col.ty, &plain, valid)
+                }
+                codes::Encoding::ByteStreamSplit => {
+                    // Byte b of value i is at b * n + i: back to PLAIN.
+                    let w = col.ty.type_length as usize;
+                    let n = values.len() / w;
+                    let plain: Vec<u8> = (0..n * w).map(|k| values[(k % w) * n + k / w]).collect();
+                    plain_values(&col.ty, &plain, valid)
+                }
                 codes::Encoding::Dictionary => decode_dictionary_indices(values, valid)
                     .unwrap()
                     .into_iter()
@@ -1445,6 +1504,64 @@ fn physical(array: &ArrayRef, ty: &ColumnType, row: usize) -> Option<Vec<u8>> {
         }
         t => panic!("no physical form for {t}"),
     })
+}
+
+/// A DELTA_BINARY_PACKED section's values, by the specification's rules
+/// (sums wrap in 64 bits; the low 32 bits are INT32's), for the plan tests.
+fn delta_values(section: &[u8]) -> Vec<u64> {
+    fn uleb(section: &[u8], at: &mut usize) -> u64 {
+        let (mut v, mut shift) = (0u64, 0);
+        loop {
+            let b = section[*at];
+            *at += 1;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return v;
+            }
+            shift += 7;
+        }
+    }
+    let mut at = 0;
+    let unzigzag = |v: u64| (v >> 1) ^ 0u64.wrapping_sub(v & 1);
+    let block = uleb(section, &mut at) as usize;
+    let minis = uleb(section, &mut at) as usize;
+    let total = uleb(section, &mut at) as usize;
+    let mut value = unzigzag(uleb(section, &mut at));
+    let per_mini = block / minis;
+    let mut out = vec![value];
+    while out.len() < total {
+        let min = unzigzag(uleb(section, &mut at));
+        let widths: Vec<usize> = section[at..at + minis]
+            .iter()
+            .map(|w| *w as usize)
+            .collect();
+        at += minis;
+        for width in widths {
+            if out.len() >= total {
+                break;
+            }
+            for k in 0..per_mini {
+                let bit = k * width;
+                let mut raw = 0u128;
+                for b in 0..(width + 7) / 8 + 1 {
+                    let byte = section.get(at + bit / 8 + b).copied().unwrap_or(0);
+                    raw |= u128::from(byte) << (8 * b);
+                }
+                let delta = ((raw >> (bit % 8)) as u64)
+                    & if width == 64 {
+                        u64::MAX
+                    } else {
+                        (1 << width) - 1
+                    };
+                if out.len() < total {
+                    value = value.wrapping_add(min.wrapping_add(delta));
+                    out.push(value);
+                }
+            }
+            at += per_mini * width / 8;
+        }
+    }
+    out
 }
 
 /// The row-group buffer the fetch would fill: its reads back to back.
@@ -1627,6 +1744,8 @@ fn plans_decode_like_arrow_rs() {
         for what in [
             "Plain",
             "Dictionary",
+            "ByteStreamSplit",
+            "DeltaBinaryPacked",
             "nulls true",
             "scratch RowGroup",
             "scratch Scratch",
@@ -1720,12 +1839,6 @@ fn unsupported_encodings_and_codecs_are_typed() {
     let cases: Vec<(WriterProperties, &str)> = vec![
         (
             base()
-                .set_column_encoding("a".into(), Encoding::DELTA_BINARY_PACKED)
-                .build(),
-            "DELTA_BINARY_PACKED",
-        ),
-        (
-            base()
                 .set_column_encoding("s".into(), Encoding::DELTA_LENGTH_BYTE_ARRAY)
                 .build(),
             "DELTA_LENGTH_BYTE_ARRAY",
@@ -1735,12 +1848,6 @@ fn unsupported_encodings_and_codecs_are_typed() {
                 .set_column_encoding("s".into(), Encoding::DELTA_BYTE_ARRAY)
                 .build(),
             "DELTA_BYTE_ARRAY",
-        ),
-        (
-            base()
-                .set_column_encoding("f".into(), Encoding::BYTE_STREAM_SPLIT)
-                .build(),
-            "BYTE_STREAM_SPLIT",
         ),
         (
             base()

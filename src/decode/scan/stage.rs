@@ -349,7 +349,12 @@ impl WorkAreas {
         for spec in specs {
             let c = &plan.columns[spec.column];
             let p = &c.pages[spec.page];
-            needs.push(launch::scratch_bytes(c.ty.kind, p.class, p.num_values));
+            needs.push(launch::scratch_bytes(
+                c.ty.kind,
+                p.class,
+                p.num_values,
+                c.ty.type_length,
+            ));
             task_pages.push((spec.column, p.page));
         }
         let mut dict_columns = Vec::new();
@@ -461,7 +466,8 @@ fn page_tasks(
             (Some(d), _) => (memory.address(&d.data), d.num_values, d.data.len as u32),
             (None, _) => (0, 0, 0),
         };
-        let scratch_len = launch::scratch_bytes(kind, encoding, p.num_values) as u32;
+        let scratch_len =
+            launch::scratch_bytes(kind, encoding, p.num_values, c.ty.type_length) as u32;
         let v1_levels = if p.version == PageVersion::V1 && max_def > 0 {
             FLAG_V1_LEVELS
         } else {

@@ -21,6 +21,7 @@
 // Errors never stop a thread mid-tile (it skips the faulty item); the block
 // leaves the page after the tile in which any thread failed.
 #include "common.cuh"
+#include "delta.cuh"
 
 struct DecodeShared {
   PageTask task;       // the block's copy of its task (keeps it out of registers)
@@ -34,6 +35,7 @@ struct DecodeShared {
   u32 win_hi;          // values before the row window's end
   u32 error;
   u32 error_index;
+  DeltaShared delta;  // DELTA_BINARY_PACKED pages' walk and scan
 };
 
 // Checks the task's modes and sizes (block-uniform). 0 when it can be decoded.
@@ -49,7 +51,11 @@ __device__ __noinline__ u32 gds_check_task(const PageTask& t) {
   if (t.out_validity & 3) return GDS_ERR_BAD_TASK;
   switch (t.kind) {
     case GDS_KIND_FIXED: {
-      if (t.encoding != GDS_ENC_PLAIN && t.encoding != GDS_ENC_DICTIONARY) return GDS_ERR_BAD_ENCODING;
+      if (t.encoding != GDS_ENC_PLAIN && t.encoding != GDS_ENC_DICTIONARY &&
+          t.encoding != GDS_ENC_BYTE_STREAM_SPLIT && t.encoding != GDS_ENC_DELTA_BINARY_PACKED)
+        return GDS_ERR_BAD_ENCODING;
+      if (t.encoding == GDS_ENC_DELTA_BINARY_PACKED && t.type_length != 4 && t.type_length != 8)
+        return GDS_ERR_BAD_ENCODING;
       const u32 in = t.type_length, out = t.out_width;
       bool ok;
       switch (t.conversion) {
@@ -59,6 +65,7 @@ __device__ __noinline__ u32 gds_check_task(const PageTask& t) {
         case GDS_CONV_I32_TO_DECIMAL128: ok = in == 4 && out == 16; break;
         case GDS_CONV_I64_TO_DECIMAL128: ok = in == 8 && out == 16; break;
         case GDS_CONV_BE_TO_DECIMAL128: ok = in >= 1 && in <= 16 && out == 16; break;
+        case GDS_CONV_INT96_TO_TIMESTAMP_NS: ok = in == 12 && out == 8; break;
         default: ok = false;
       }
       if (!ok) return GDS_ERR_BAD_CONVERSION;
@@ -132,6 +139,14 @@ __device__ __forceinline__ void gds_write_value(u8* dst, const u8* src, u32 conv
         if (b < 8) lo |= byte << (8 * b); else hi |= byte << (8 * (b - 8));
       }
       gds_store_128(dst, lo, hi);
+      return;
+    }
+    case GDS_CONV_INT96_TO_TIMESTAMP_NS: {
+      // (Julian day - the epoch's) * ns per day + ns in the day, wrapping.
+      const u64 nanos = gds_ld_u64(src);
+      const i64 day = (i64)(i32)gds_ld_u32(src + 8);
+      const u64 days = (u64)(day - 2440588ll);
+      *(u64*)dst = days * 86400000000000ull + nanos;
       return;
     }
     default:
@@ -215,12 +230,25 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     vstream = s.values + 1;
     vstream_len = s.values_len - 1;
   }
+  // BYTE_STREAM_SPLIT: the page's values fill its values section exactly.
+  const bool split = kind == GDS_KIND_FIXED && t.encoding == GDS_ENC_BYTE_STREAM_SPLIT;
+  u32 split_n = 0;
+  if (err == 0 && split) {
+    if (t.type_length == 0 || s.values_len % t.type_length != 0) err = GDS_ERR_VALUES_LENGTH;
+    else split_n = s.values_len / t.type_length;
+  }
   if (err == 0 && rle_bool && s.values_len >= 4) {
     const u32 len = gds_ld_u32(s.values);
     if (len > s.values_len - 4) err = GDS_ERR_VALUES_LENGTH;
     vstream = s.values + 4;
     vstream_len = len;
     vstream_bw = 1;
+  }
+  // DELTA_BINARY_PACKED: the values into scratch as PLAIN, read from there.
+  if (err == 0 && kind == GDS_KIND_FIXED && t.encoding == GDS_ENC_DELTA_BINARY_PACKED) {
+    const u32 n = gds_delta_to_plain(t, s, sh.delta, &err);
+    s.values = (const u8*)t.scratch;
+    s.values_len = n * t.type_length;
   }
   if (err != 0) {
     if (tid == 0 && task->error == 0) {
@@ -426,6 +454,21 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
             if (!gds_runs_get(sh.values, sh.runs, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             else if (index >= dict_count || ((u64)index + 1) * in_width > dict_len) GDS_FAIL(GDS_ERR_DICT_INDEX, i);
             else src = dict + (u64)index * in_width;
+          } else if (split) {
+            if (vi >= (u64)split_n) {
+              GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            } else if (in_width <= 16) {
+              // Byte b of value vi is at b * n + vi: consecutive lanes read
+              // consecutive bytes of each stream.
+              u8 gathered[16];
+              for (u32 b = 0; b < in_width; ++b) gathered[b] = s.values[(u64)b * split_n + vi];
+              gds_write_value(dst, gathered, conversion, in_width);
+              continue;
+            } else {
+              // Wider values are copied (in_width == out_width, checked).
+              for (u32 b = 0; b < in_width; ++b) dst[b] = s.values[(u64)b * split_n + vi];
+              continue;
+            }
           } else if ((vi + 1) * (u64)in_width > (u64)s.values_len) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
           } else {
