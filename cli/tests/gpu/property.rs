@@ -178,9 +178,34 @@ fn bytes_of(seed: u64, max: u64) -> Vec<u8> {
     (0..len).map(|i| seed.rotate_left(i as u32) as u8).collect()
 }
 
+/// The encodings arrow-rs's writer takes for a column of type `t` besides
+/// PLAIN (and the dictionary): BYTE_STREAM_SPLIT for FLOAT, DOUBLE, INT32,
+/// INT64 and FIXED_LEN_BYTE_ARRAY, DELTA_BINARY_PACKED for INT32 and INT64.
+fn encodings_of(t: &DataType) -> &'static [Encoding] {
+    use DataType::*;
+    match t {
+        Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 | Date32
+        | Timestamp(..) => &[
+            Encoding::PLAIN,
+            Encoding::BYTE_STREAM_SPLIT,
+            Encoding::DELTA_BINARY_PACKED,
+        ],
+        Decimal128(p, _) if *p <= 18 => &[
+            Encoding::PLAIN,
+            Encoding::BYTE_STREAM_SPLIT,
+            Encoding::DELTA_BINARY_PACKED,
+        ],
+        Float32 | Float64 | Decimal128(..) | FixedSizeBinary(_) => {
+            &[Encoding::PLAIN, Encoding::BYTE_STREAM_SPLIT]
+        }
+        _ => &[Encoding::PLAIN],
+    }
+}
+
 /// Random writer settings: codec, dictionary, page and row-group sizes,
-/// data page version, statistics.
-fn writer_settings(rng: &mut Rng) -> (String, WriterProperties) {
+/// data page version, statistics, and each column's encoding (chosen among
+/// those its type allows; with a dictionary, the fallback encoding).
+fn writer_settings(rng: &mut Rng, fields: &[Arc<Field>]) -> (String, WriterProperties) {
     let (codec_name, codec) = rng.pick(&[
         ("none", Compression::UNCOMPRESSED),
         ("snappy", Compression::SNAPPY),
@@ -214,12 +239,21 @@ fn writer_settings(rng: &mut Rng) -> (String, WriterProperties) {
             WriterVersion::PARQUET_1_0
         });
     if v2 {
-        // arrow-rs's v2 writer otherwise falls back to DELTA_* encodings
-        // (outside part 1) when a dictionary overflows.
+        // arrow-rs's v2 writer otherwise falls back to DELTA_BYTE_ARRAY for
+        // byte arrays (not decoded on the GPU yet) when a dictionary overflows.
         b = b.set_encoding(Encoding::PLAIN);
     }
+    let mut chosen = Vec::new();
+    for f in fields {
+        let e = rng.pick(encodings_of(f.data_type()));
+        if e != Encoding::PLAIN {
+            b = b.set_column_encoding(f.name().as_str().into(), e);
+            chosen.push(format!("{}={e}", f.name()));
+        }
+    }
     let name = format!(
-        "{codec_name} dict={dictionary} v2={v2} page={page_bytes}B/{page_rows}rows dict_page={dict_bytes}B group={group_rows}rows stats={statistics:?}"
+        "{codec_name} dict={dictionary} v2={v2} page={page_bytes}B/{page_rows}rows dict_page={dict_bytes}B group={group_rows}rows stats={statistics:?} encodings=[{}]",
+        chosen.join(" ")
     );
     (name, b.build())
 }
@@ -247,7 +281,7 @@ fn run_case(seed: u64, dir: &Path) -> String {
     }
     let schema = Arc::new(Schema::new(fields));
     let batch = RecordBatch::try_new(schema.clone(), columns).expect("random batch");
-    let (settings, props) = writer_settings(&mut rng);
+    let (settings, props) = writer_settings(&mut rng, schema.fields());
     let what = format!(
         "seed {seed:#x}: {rows} rows, {}, {settings}",
         schema
