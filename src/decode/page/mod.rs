@@ -30,6 +30,8 @@ pub mod validate;
 pub mod walk;
 
 #[cfg(test)]
+mod codec_tests;
+#[cfg(test)]
 mod tests;
 
 pub use codes::{Conversion, Encoding, Kind};
