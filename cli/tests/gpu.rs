@@ -20,6 +20,8 @@ mod common;
 mod decode;
 #[path = "gpu/device_array.rs"]
 mod device_array;
+#[path = "gpu/host_codecs.rs"]
+mod host_codecs;
 #[path = "gpu/kernels.rs"]
 mod kernels;
 #[path = "gpu/multi.rs"]

@@ -175,9 +175,15 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     }
     if args.stats {
         out += &format!(
-            "decoder: pages decompressed by nvCOMP {} (none on the CPU; {} of them in 64 KiB pieces, {} jobs in all); host {:.4} s, waiting for I/O {:.4} s, waiting for the GPU {:.4} s\n",
+            "decoder: pages decompressed by nvCOMP {} ({} of them in 64 KiB pieces, {} jobs in all); host {:.4} s, waiting for I/O {:.4} s, waiting for the GPU {:.4} s\n",
             d.pages_decompressed_nvcomp, d.pages_split, d.nvcomp_jobs, d.host_seconds, d.io_wait_seconds, d.gpu_wait_seconds
         );
+        for c in &d.codecs {
+            out += &format!(
+                "codec {} on the {}: {} pages, {} bytes compressed, {} bytes decompressed\n",
+                c.codec, c.place, c.pages, c.compressed_bytes, c.decompressed_bytes
+            );
+        }
     }
     if let (Some(rows), Some(path)) = (report.rows_written, &args.output) {
         out += &format!("wrote {rows} rows to {}\n", path.display());

@@ -1,7 +1,7 @@
 //! The type mapping: a Parquet column (physical and logical type) becomes
 //! its Arrow output type and the codes the kernels decode it with
-//! ([`Kind`], [`Conversion`]); a chunk's compression becomes the nvCOMP
-//! [`Codec`] of its decompression jobs.
+//! ([`Kind`], [`Conversion`]); a chunk's compression becomes the
+//! [`ChunkCodec`] its pages are routed by (nvCOMP's [`Codec`] or the host's).
 
 use arrow::datatypes::{DataType, TimeUnit};
 use parquet::basic::{
@@ -299,20 +299,51 @@ pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanEr
     })
 }
 
-/// The job codec of a chunk's compression: None for UNCOMPRESSED;
-/// BROTLI, LZO and legacy (Hadoop-framed) LZ4 are unsupported.
+/// A chunk's compression as the planner routes its pages: to nvCOMP, to
+/// the host ([`HostCodec`](super::host_codec::HostCodec)), or page by page
+/// after a look at the page's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChunkCodec {
+    /// SNAPPY, ZSTD, LZ4_RAW: every page to nvCOMP.
+    Gpu(Codec),
+    /// GZIP: nvCOMP when the page is one member, else the host.
+    Gzip,
+    /// Legacy LZ4: nvCOMP, one job per block, when the page is
+    /// Hadoop-framed; else the host (an LZ4 frame or a raw block).
+    Lz4Legacy,
+    /// BROTLI: the host (nvCOMP has no Brotli).
+    Brotli,
+}
+
+impl ChunkCodec {
+    /// The compression's name in the Parquet format.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChunkCodec::Gpu(Codec::Snappy) => "SNAPPY",
+            ChunkCodec::Gpu(Codec::Zstd) => "ZSTD",
+            ChunkCodec::Gpu(Codec::Lz4) => "LZ4_RAW",
+            ChunkCodec::Gpu(Codec::Gzip) | ChunkCodec::Gzip => "GZIP",
+            ChunkCodec::Gpu(Codec::Deflate) => "DEFLATE",
+            ChunkCodec::Lz4Legacy => "LZ4",
+            ChunkCodec::Brotli => "BROTLI",
+        }
+    }
+}
+
+/// The codec of a chunk's compression: None for UNCOMPRESSED; LZO is
+/// unsupported.
 pub fn page_codec(
     column: &ColumnDescriptor,
     compression: Compression,
-) -> Result<Option<Codec>, DecodePlanError> {
+) -> Result<Option<ChunkCodec>, DecodePlanError> {
     match compression {
         Compression::UNCOMPRESSED => Ok(None),
-        Compression::SNAPPY => Ok(Some(Codec::Snappy)),
-        Compression::ZSTD(_) => Ok(Some(Codec::Zstd)),
-        Compression::LZ4_RAW => Ok(Some(Codec::Lz4)),
-        Compression::GZIP(_) => Ok(Some(Codec::Gzip)),
-        Compression::BROTLI(_) => Err(unsupported(column, "BROTLI compression")),
-        Compression::LZ4 => Err(unsupported(column, "legacy LZ4 compression (not LZ4_RAW)")),
+        Compression::SNAPPY => Ok(Some(ChunkCodec::Gpu(Codec::Snappy))),
+        Compression::ZSTD(_) => Ok(Some(ChunkCodec::Gpu(Codec::Zstd))),
+        Compression::LZ4_RAW => Ok(Some(ChunkCodec::Gpu(Codec::Lz4))),
+        Compression::GZIP(_) => Ok(Some(ChunkCodec::Gzip)),
+        Compression::BROTLI(_) => Ok(Some(ChunkCodec::Brotli)),
+        Compression::LZ4 => Ok(Some(ChunkCodec::Lz4Legacy)),
         Compression::LZO => Err(unsupported(column, "LZO compression")),
     }
 }

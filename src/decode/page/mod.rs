@@ -11,11 +11,17 @@
 //! - [`plan`](mod@plan): the decode plan of a row group (the model: first
 //!   rows, encodings, decompression jobs, scratch and output sizes);
 //! - [`planner`]: the functions that fill it from walked pages;
-//! - [`plan_error`]: why a row group cannot be decoded.
+//! - [`plan_error`]: why a row group cannot be decoded;
+//! - [`framing`]: a compressed page's framing, read to route it (Hadoop
+//!   LZ4 blocks, a GZIP member's size);
+//! - [`host_codec`]: the codecs the host decompresses (BROTLI, legacy LZ4
+//!   without the Hadoop framing, GZIP pages of several members).
 
 pub mod codes;
 pub mod column_type;
+pub mod framing;
 pub mod header;
+pub mod host_codec;
 pub mod levels;
 pub mod plan;
 pub mod plan_error;
@@ -24,15 +30,18 @@ pub mod validate;
 pub mod walk;
 
 #[cfg(test)]
+mod codec_tests;
+#[cfg(test)]
 mod tests;
 
 pub use codes::{Conversion, Encoding, Kind};
-pub use column_type::{column_type, ColumnType};
+pub use column_type::{column_type, ChunkCodec, ColumnType};
 pub use header::{parse_page_header, PageError, PageHeader, PageKind};
+pub use host_codec::{HostCodec, HostCodecError};
 pub use levels::LevelError;
 pub use plan::{
-    BufferKind, ColumnDecode, ColumnInput, DecodePlan, DecompressJob, PageDecode, PageVersion,
-    Region,
+    BufferKind, ColumnDecode, ColumnInput, DecodePlan, DecompressJob, HostJob, PageDecode,
+    PageVersion, Region,
 };
 pub use plan_error::DecodePlanError;
 pub use planner::{check_chunk, plan_fetched, plan_row_group};

@@ -7,8 +7,8 @@
 //! buffer), the decompression jobs, and the sizes of scratch and output.
 //!
 //! Pure: no I/O, no GPU. Anything outside the decoder's coverage (nested
-//! columns, DELTA_* and BYTE_STREAM_SPLIT encodings, INT96, BROTLI, legacy
-//! LZ4, decimals wider than 38 digits, ...) is a typed
+//! columns, DELTA_* and BYTE_STREAM_SPLIT encodings, INT96, LZO, decimals
+//! wider than 38 digits, ...) is a typed
 //! [`DecodePlanError::Unsupported`] before any kernel runs.
 
 use parquet::basic::{Encoding as ParquetEncoding, Type as PhysicalType};
@@ -16,7 +16,8 @@ use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::schema::types::ColumnDescriptor;
 
 use super::codes::Encoding;
-use super::column_type::ColumnType;
+use super::column_type::{ChunkCodec, ColumnType};
+use super::host_codec::HostCodec;
 use super::walk::PageInfo;
 use crate::nvcomp::Codec;
 use crate::parquet::plan::PageRange;
@@ -132,6 +133,28 @@ pub struct DecompressJob {
     pub dst_len: usize,
 }
 
+/// One decompression job run on the host before the row group's upload
+/// (a codec or a page framing nvCOMP cannot take): `src` of the row-group
+/// buffer decompressed into `dst` of scratch, uploaded there with the row
+/// group, where the kernels read the page's decompressed bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostJob {
+    /// Codec.
+    pub codec: HostCodec,
+    /// Index into [`DecodePlan::columns`].
+    pub column: usize,
+    /// Page index in the chunk's walked pages.
+    pub page: usize,
+    /// Offset of the compressed bytes in the row-group buffer.
+    pub src_offset: usize,
+    /// Compressed bytes.
+    pub src_len: usize,
+    /// Offset of the output in scratch ([`SCRATCH_ALIGN`]-aligned).
+    pub dst_offset: usize,
+    /// Exact decompressed bytes.
+    pub dst_len: usize,
+}
+
 /// The decode of one column chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ColumnDecode {
@@ -141,8 +164,8 @@ pub struct ColumnDecode {
     pub column: String,
     /// Input and output types.
     pub ty: ColumnType,
-    /// Job codec, None when uncompressed.
-    pub codec: Option<Codec>,
+    /// The chunk's codec, None when uncompressed.
+    pub codec: Option<ChunkCodec>,
     /// The dictionary page, if the chunk has one.
     pub dictionary: Option<DictionaryDecode>,
     /// The kept data pages in order.
@@ -165,8 +188,12 @@ pub struct DecodePlan {
     pub row_group: usize,
     /// The projected columns, in order.
     pub columns: Vec<ColumnDecode>,
-    /// Every decompression job.
+    /// Every decompression job nvCOMP runs (a Hadoop-framed legacy LZ4
+    /// page: one per block, their outputs side by side in the page's
+    /// region).
     pub jobs: Vec<DecompressJob>,
+    /// Every decompression job the host runs, before the upload.
+    pub host_jobs: Vec<HostJob>,
     /// Bytes of the scratch buffer.
     pub scratch_bytes: usize,
 }
@@ -237,6 +264,9 @@ pub struct ColumnInput<'a> {
     pub meta: &'a ColumnChunkMetaData,
     /// Its pages as walked from the fetched buffer.
     pub pages: &'a [PageInfo],
+    /// The fetched row-group buffer the pages lie in (the planner reads a
+    /// compressed page's framing to route it to nvCOMP or the host).
+    pub buffer: &'a [u8],
     /// Its kept data pages from the offset index (the scan plan's
     /// [`ChunkPlan::pages`](crate::parquet::plan::ChunkPlan::pages)), when known.
     pub page_ranges: Option<&'a [PageRange]>,

@@ -6,11 +6,13 @@ use parquet::basic::{Encoding as ParquetEncoding, Type as PhysicalType};
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 use super::codes::{Encoding, Kind};
-use super::column_type::{column_type, page_codec, unsupported, ColumnType};
+use super::column_type::{column_type, page_codec, unsupported, ChunkCodec, ColumnType};
+use super::framing::{gzip_one_member, hadoop_blocks};
 use super::header::{DataPageHeader, DataPageHeaderV2, DictionaryPageHeader, PageKind};
+use super::host_codec::HostCodec;
 use super::plan::{
     work_bytes, BufferKind, ColumnDecode, ColumnInput, DecodePlan, DecompressJob, DictionaryDecode,
-    PageDecode, PageVersion, Region, SCRATCH_ALIGN,
+    HostJob, PageDecode, PageVersion, Region, SCRATCH_ALIGN,
 };
 use super::plan_error::DecodePlanError;
 use super::walk::{walk_chunk, PageInfo};
@@ -44,6 +46,14 @@ impl Scratch {
     }
 }
 
+/// The decompression jobs of a row group being planned: nvCOMP's and the
+/// host's.
+#[derive(Default)]
+struct Jobs {
+    gpu: Vec<DecompressJob>,
+    host: Vec<HostJob>,
+}
+
 /// A part of a page body: `src_len` stored bytes at `src_offset` of the
 /// row-group buffer holding `len` bytes once decompressed (when
 /// `compressed` and the chunk has a codec).
@@ -60,7 +70,7 @@ struct ColumnPlanner<'a, 'b> {
     column: String,
     row_group: usize,
     index: usize,
-    codec: Option<Codec>,
+    codec: Option<ChunkCodec>,
 }
 
 impl ColumnPlanner<'_, '_> {
@@ -95,7 +105,7 @@ impl ColumnPlanner<'_, '_> {
         &self,
         part: BodyPart,
         scratch: &mut Scratch,
-        jobs: &mut Vec<DecompressJob>,
+        jobs: &mut Jobs,
     ) -> Result<Region, DecodePlanError> {
         let BodyPart {
             page,
@@ -123,19 +133,80 @@ impl ColumnPlanner<'_, '_> {
                         format!("compressed body is empty but should hold {len} bytes"),
                     ));
                 }
+                let stored = src_offset
+                    .checked_add(src_len)
+                    .and_then(|end| self.input.buffer.get(src_offset..end))
+                    .ok_or_else(|| {
+                        self.bad_page(page, "compressed body outside the fetched bytes")
+                    })?;
                 let dst = scratch.take(len, &self.column)?;
-                jobs.push(DecompressJob {
-                    codec,
-                    column: self.index,
-                    page,
-                    src_offset,
-                    src_len,
-                    dst_offset: dst.offset,
-                    dst_len: len,
-                });
+                self.route(codec, stored, part_at(page, src_offset, dst), jobs);
                 Ok(dst)
             }
         }
+    }
+
+    /// Appends the jobs decompressing `stored` (a page body of `codec`) into
+    /// `at.dst`: nvCOMP's when it takes the page as it is framed, else the
+    /// host's.
+    fn route(&self, codec: ChunkCodec, stored: &[u8], at: PartAt, jobs: &mut Jobs) {
+        let gpu = |codec: Codec| DecompressJob {
+            codec,
+            column: self.index,
+            page: at.page,
+            src_offset: at.src_offset,
+            src_len: stored.len(),
+            dst_offset: at.dst.offset,
+            dst_len: at.dst.len,
+        };
+        let host = match codec {
+            ChunkCodec::Gpu(c) => return jobs.gpu.push(gpu(c)),
+            ChunkCodec::Gzip if gzip_one_member(stored, at.dst.len) => {
+                return jobs.gpu.push(gpu(Codec::Gzip))
+            }
+            ChunkCodec::Gzip => HostCodec::GzipMembers,
+            ChunkCodec::Lz4Legacy => match hadoop_blocks(stored, at.dst.len) {
+                Some(blocks) => {
+                    let whole = gpu(Codec::Lz4);
+                    jobs.gpu.extend(blocks.into_iter().map(|b| DecompressJob {
+                        src_offset: whole.src_offset + b.src_offset,
+                        src_len: b.src_len,
+                        dst_offset: whole.dst_offset + b.dst_offset,
+                        dst_len: b.dst_len,
+                        ..whole
+                    }));
+                    return;
+                }
+                None => HostCodec::Lz4Legacy,
+            },
+            ChunkCodec::Brotli => HostCodec::Brotli,
+        };
+        jobs.host.push(HostJob {
+            codec: host,
+            column: self.index,
+            page: at.page,
+            src_offset: at.src_offset,
+            src_len: stored.len(),
+            dst_offset: at.dst.offset,
+            dst_len: at.dst.len,
+        });
+    }
+}
+
+/// Where a compressed body part goes: its page, its stored bytes' offset
+/// in the row-group buffer, its region of scratch.
+#[derive(Clone, Copy)]
+struct PartAt {
+    page: usize,
+    src_offset: usize,
+    dst: Region,
+}
+
+fn part_at(page: usize, src_offset: usize, dst: Region) -> PartAt {
+    PartAt {
+        page,
+        src_offset,
+        dst,
     }
 }
 
@@ -243,7 +314,7 @@ fn plan_column(
     index: usize,
     input: &ColumnInput<'_>,
     scratch: &mut Scratch,
-    jobs: &mut Vec<DecompressJob>,
+    jobs: &mut Jobs,
 ) -> Result<ColumnDecode, DecodePlanError> {
     let ty = column_type(input.descr)?;
     let codec = page_codec(input.descr, input.meta.compression())?;
@@ -313,7 +384,7 @@ struct PagePlanner<'p, 'a, 'b> {
     planner: &'p ColumnPlanner<'a, 'b>,
     ty: &'p ColumnType,
     scratch: &'p mut Scratch,
-    jobs: &'p mut Vec<DecompressJob>,
+    jobs: &'p mut Jobs,
 }
 
 impl PagePlanner<'_, '_, '_> {
@@ -606,7 +677,7 @@ pub fn plan_row_group(
     columns: &[ColumnInput<'_>],
 ) -> Result<DecodePlan, DecodePlanError> {
     let mut scratch = Scratch { len: 0, row_group };
-    let mut jobs = Vec::new();
+    let mut jobs = Jobs::default();
     let mut out = Vec::with_capacity(columns.len());
     for (index, input) in columns.iter().enumerate() {
         out.push(plan_column(
@@ -620,7 +691,8 @@ pub fn plan_row_group(
     Ok(DecodePlan {
         row_group,
         columns: out,
-        jobs,
+        jobs: jobs.gpu,
+        host_jobs: jobs.host,
         scratch_bytes: scratch.len,
     })
 }
@@ -690,6 +762,7 @@ pub fn plan_fetched(
             descr: rg.column(plan.leaf).column_descr(),
             meta: rg.column(plan.leaf),
             pages,
+            buffer,
             page_ranges: plan.pages.as_deref(),
         })
         .collect();

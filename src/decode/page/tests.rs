@@ -26,6 +26,7 @@ use parquet::schema::types::SchemaDescriptor;
 use super::codes::{self, Conversion, Kind};
 use super::column_type::*;
 use super::header::*;
+use super::host_codec::*;
 use super::levels::*;
 use super::plan::*;
 use super::plan_error::*;
@@ -289,17 +290,20 @@ fn metadata(bytes: &Bytes) -> ParquetMetaData {
         .unwrap()
 }
 
-fn codecs() -> [Compression; 5] {
+fn codecs() -> [Compression; 7] {
     [
         Compression::UNCOMPRESSED,
         Compression::SNAPPY,
         Compression::ZSTD(ZstdLevel::try_new(1).unwrap()),
         Compression::LZ4_RAW,
         Compression::GZIP(GzipLevel::default()),
+        // Legacy LZ4: arrow-rs writes the Hadoop framing.
+        Compression::LZ4,
+        Compression::BROTLI(Default::default()),
     ]
 }
 
-/// Every writer setting the tests cover: v1 and v2 pages, five codecs,
+/// Every writer setting the tests cover: v1 and v2 pages, seven codecs,
 /// dictionary on and off.
 fn settings() -> Vec<(String, WriterProperties)> {
     let mut out = Vec::new();
@@ -899,6 +903,7 @@ fn header_fuzz_never_panics() {
                     descr: meta.column_descr(),
                     meta,
                     pages: &pages,
+                    buffer: &b,
                     page_ranges: None,
                 };
                 let _ = plan_row_group(*rg, &[input]);
@@ -1274,13 +1279,20 @@ fn output_types_match_arrow_rs() {
         }
     }
     assert!(matches!(
-        page_codec(&out.column(0), Compression::BROTLI(Default::default())),
+        page_codec(&out.column(0), Compression::LZO),
         Err(DecodePlanError::Unsupported { .. })
     ));
-    assert!(page_codec(&out.column(0), Compression::LZ4).is_err());
+    assert_eq!(
+        page_codec(&out.column(0), Compression::BROTLI(Default::default())).unwrap(),
+        Some(ChunkCodec::Brotli)
+    );
+    assert_eq!(
+        page_codec(&out.column(0), Compression::LZ4).unwrap(),
+        Some(ChunkCodec::Lz4Legacy)
+    );
     assert_eq!(
         page_codec(&out.column(0), Compression::LZ4_RAW).unwrap(),
-        Some(Codec::Lz4)
+        Some(ChunkCodec::Gpu(Codec::Lz4))
     );
 }
 
@@ -1302,12 +1314,27 @@ fn decompress(codec: Codec, src: &[u8], len: usize) -> Vec<u8> {
     }
 }
 
-/// Runs a plan's decompression jobs on the CPU: the scratch buffer.
+/// Runs a plan's decompression jobs on the CPU (nvCOMP's with the codecs'
+/// crates, the host's with the decoder's own): the scratch buffer.
 fn run_jobs(plan: &DecodePlan, rg: &[u8]) -> Vec<u8> {
     let mut scratch = vec![0u8; plan.scratch_bytes];
     let mut ends = Vec::new();
-    for j in &plan.jobs {
+    let mut last = None;
+    for j in &plan.host_jobs {
         assert_eq!(j.dst_offset % SCRATCH_ALIGN, 0);
+        assert!(j.dst_offset + j.dst_len <= plan.scratch_bytes);
+        let out = &mut scratch[j.dst_offset..j.dst_offset + j.dst_len];
+        let src = &rg[j.src_offset..j.src_offset + j.src_len];
+        super::host_codec::decompress_into(j.codec, src, out).unwrap();
+        ends.push((j.dst_offset, j.dst_offset + j.dst_len));
+    }
+    for j in &plan.jobs {
+        // A page's first job starts an aligned region (a Hadoop-framed LZ4
+        // page's later blocks follow the one before).
+        if last != Some((j.column, j.page)) {
+            assert_eq!(j.dst_offset % SCRATCH_ALIGN, 0);
+        }
+        last = Some((j.column, j.page));
         assert!(j.dst_offset + j.dst_len <= plan.scratch_bytes);
         let out = decompress(
             j.codec,
@@ -1725,7 +1752,13 @@ fn plans_decode_like_arrow_rs() {
                 }
             }
             let uncompressed = setting.contains("UNCOMPRESSED");
-            assert_eq!(plan.jobs.is_empty(), uncompressed, "{setting}");
+            let any = !plan.jobs.is_empty() || !plan.host_jobs.is_empty();
+            assert_eq!(any, !uncompressed, "{setting}");
+            // BROTLI runs on the host; arrow-rs's legacy LZ4 (Hadoop-framed)
+            // and GZIP (one member a page) go to nvCOMP.
+            let brotli = setting.contains("BROTLI");
+            assert_eq!(plan.host_jobs.is_empty(), !brotli, "{setting}");
+            assert!(plan.host_jobs.iter().all(|j| j.codec == HostCodec::Brotli));
             jobs += plan.jobs.len();
             for codec in [Codec::Snappy, Codec::Zstd, Codec::Lz4, Codec::Gzip] {
                 let s = plan.job_stats(codec);
@@ -1849,13 +1882,6 @@ fn unsupported_encodings_and_codecs_are_typed() {
                 .build(),
             "DELTA_BYTE_ARRAY",
         ),
-        (
-            base()
-                .set_compression(Compression::BROTLI(Default::default()))
-                .build(),
-            "BROTLI",
-        ),
-        (base().set_compression(Compression::LZ4).build(), "LZ4"),
     ];
     for (props, what) in cases {
         let bytes = write(&batch, props);
@@ -1905,6 +1931,7 @@ fn corrupt_pages_are_typed_errors() {
                 descr: meta.column_descr(),
                 meta,
                 pages,
+                buffer: &buf,
                 page_ranges: Some(&ranges),
             }],
         )
@@ -1953,6 +1980,7 @@ fn corrupt_pages_are_typed_errors() {
             descr: meta.column_descr(),
             meta,
             pages: &lying[plain_at..plain_at + 1],
+            buffer: &buf,
             page_ranges: None,
         }],
     )
@@ -1974,6 +2002,7 @@ fn corrupt_pages_are_typed_errors() {
             descr: s_meta.column_descr(),
             meta: s_meta,
             pages: &s_pages[1..],
+            buffer: &buf,
             page_ranges: None,
         }],
     )

@@ -92,6 +92,25 @@ pub enum DecodeError {
         #[source]
         source: crate::decode::page::validate::CompressedError,
     },
+    /// A page the host decompresses (BROTLI, legacy LZ4 without the
+    /// Hadoop framing, GZIP of several members) is corrupt or truncated,
+    /// or does not decompress to its header's size.
+    #[error("{file}: column {column}, row group {row_group}, page {page}: {codec} page: {source}")]
+    HostDecompress {
+        /// The file.
+        file: String,
+        /// The column.
+        column: String,
+        /// Row group index in the file.
+        row_group: usize,
+        /// Page index in the chunk.
+        page: usize,
+        /// The host codec.
+        codec: crate::decode::page::HostCodec,
+        /// The codec's error.
+        #[source]
+        source: crate::decode::page::HostCodecError,
+    },
     /// A kernel found a corrupt page.
     #[error(
         "{file}: column {column}, row group {row_group}, page {page}: {what} (at level {index})"

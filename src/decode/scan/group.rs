@@ -54,7 +54,7 @@ use super::context::Gpu;
 use super::error::DecodeError;
 use super::group_shared::{GroupShared, SyncOnDrop};
 use super::in_flight::InFlight;
-use super::report::RowGroupTimes;
+use super::report::{codec_counts, RowGroupTimes};
 use super::stage::Staged;
 use super::trace::{Trace, CHECK_STREAM, NVCOMP_STREAM, UPLOAD_STREAM};
 use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
@@ -790,6 +790,7 @@ impl GroupQueue<'_, '_> {
                 check: s.check,
                 pages: s.work_launch.n_tasks as usize,
                 compressed_pages: jobs.compressed_pages[r],
+                codecs: codec_counts(&s.plan),
                 ..RowGroupTimes::default()
             };
             queued.push(InFlight {

@@ -1,6 +1,6 @@
 //! The host's share of a row group, with no CUDA call: walk the page
-//! headers, plan the pages, cut them to the selected rows and check every
-//! Snappy and LZ4 page. Pure, so the row groups of a group are planned on
+//! headers, plan the pages, cut them to the selected rows, check every
+//! Snappy and LZ4 page and decompress the pages nvCOMP cannot take. Pure, so the row groups of a group are planned on
 //! worker threads at once (rayon) while the GPU works on the group before.
 
 use std::ops::Range;
@@ -9,6 +9,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::compressed_check::{Checks, CompressedCheck};
 use super::error::DecodeError;
+use super::host_pages::{decompress_host_pages, HostPages};
 use crate::decode::page::validate::{
     check_lz4_block, snappy_pieces_batch, CompressedError, SnappyPieces, LANES,
 };
@@ -27,12 +28,16 @@ pub(crate) struct HostPlan {
     pub(crate) column_rows: Vec<u64>,
     /// Time walking the headers and planning (one thread).
     pub(crate) walk: std::time::Duration,
-    /// Time checking the compressed pages (wall, several threads).
+    /// Time checking the compressed pages and decompressing the host's
+    /// (wall, several threads).
     pub(crate) check: std::time::Duration,
     /// Per job of `plan.jobs`: the pieces of a Snappy page the host walked
     /// and found to split (nvCOMP then takes the pieces as jobs of their
     /// own; see `group.rs`); else `None`.
     pub(crate) pieces: Vec<Option<SnappyPieces>>,
+    /// The pages the host decompressed (`plan.host_jobs`), for the stage
+    /// to upload into scratch.
+    pub(crate) host_pages: HostPages,
 }
 
 /// Plans row group `row_group` of `file` from its fetched bytes `host`.
@@ -68,6 +73,7 @@ pub(crate) fn plan_host(
     } else {
         vec![None; plan.jobs.len()]
     };
+    let host_pages = decompress_host_pages(file, &plan, host)?;
     Ok(HostPlan {
         plan,
         specs,
@@ -75,6 +81,7 @@ pub(crate) fn plan_host(
         walk,
         check: started.elapsed() - walk,
         pieces,
+        host_pages,
     })
 }
 

@@ -36,6 +36,7 @@ mod error;
 mod group;
 mod group_shared;
 mod host;
+mod host_pages;
 mod in_flight;
 mod input;
 mod multi;
@@ -65,7 +66,7 @@ pub use crate::nvcomp::{NvcompError, NvcompStatus};
 pub use input::DecodeInput;
 pub use multi::DeviceShare;
 pub use options::DecodeOptions;
-pub use report::DecodeReport;
+pub use report::{CodecCount, CodecPlace, DecodeReport};
 
 use context::{Gpu, PinnedAllocator};
 use in_flight::InFlight;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::cuda::PoolStats;
+use crate::decode::page::DecodePlan;
 
 /// Host-side measurements of one row group.
 #[derive(Debug, Clone, Default)]
@@ -29,6 +30,101 @@ pub(crate) struct RowGroupTimes {
     pub(crate) pages_split: usize,
     /// nvCOMP jobs: pages whole and pieces.
     pub(crate) nvcomp_jobs: usize,
+    /// Compressed pages per codec and where they ran.
+    pub(crate) codecs: Vec<CodecCount>,
+}
+
+/// Where a codec's pages were decompressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum CodecPlace {
+    /// On the GPU, by nvCOMP.
+    Gpu,
+    /// On the host, before the upload.
+    Cpu,
+}
+
+impl std::fmt::Display for CodecPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CodecPlace::Gpu => "GPU",
+            CodecPlace::Cpu => "CPU",
+        })
+    }
+}
+
+/// The compressed pages of one codec decompressed in one place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodecCount {
+    /// The chunk's compression, as Parquet names it (`SNAPPY`, `LZ4` for
+    /// legacy LZ4, `LZ4_RAW`, ...).
+    pub codec: String,
+    /// Where its pages ran.
+    pub place: CodecPlace,
+    /// Pages (dictionary and data; a v2 page's values only).
+    pub pages: usize,
+    /// Their stored bytes (a Hadoop-framed LZ4 page's blocks, without
+    /// their 8-byte prefixes).
+    pub compressed_bytes: u64,
+    /// Their decompressed bytes.
+    pub decompressed_bytes: u64,
+}
+
+/// Adds `more` into `counts`, joining the same codec and place.
+fn add_counts(counts: &mut Vec<CodecCount>, more: &[CodecCount]) {
+    for m in more {
+        match counts
+            .iter_mut()
+            .find(|c| c.codec == m.codec && c.place == m.place)
+        {
+            Some(c) => {
+                c.pages += m.pages;
+                c.compressed_bytes += m.compressed_bytes;
+                c.decompressed_bytes += m.decompressed_bytes;
+            }
+            None => counts.push(m.clone()),
+        }
+    }
+}
+
+/// The compressed pages of a row group's plan per codec and place: the
+/// nvCOMP jobs (a page of several jobs, Hadoop-framed LZ4, counts once)
+/// and the host's.
+pub(crate) fn codec_counts(plan: &DecodePlan) -> Vec<CodecCount> {
+    let name = |column: usize| {
+        plan.columns[column]
+            .codec
+            .map_or("UNCOMPRESSED", |c| c.name())
+            .to_string()
+    };
+    let mut counts = Vec::new();
+    let mut last = None;
+    for j in &plan.jobs {
+        let first = last != Some((j.column, j.page));
+        last = Some((j.column, j.page));
+        add_counts(
+            &mut counts,
+            &[CodecCount {
+                codec: name(j.column),
+                place: CodecPlace::Gpu,
+                pages: usize::from(first),
+                compressed_bytes: j.src_len as u64,
+                decompressed_bytes: j.dst_len as u64,
+            }],
+        );
+    }
+    for j in &plan.host_jobs {
+        add_counts(
+            &mut counts,
+            &[CodecCount {
+                codec: name(j.column),
+                place: CodecPlace::Cpu,
+                pages: 1,
+                compressed_bytes: j.src_len as u64,
+                decompressed_bytes: j.dst_len as u64,
+            }],
+        );
+    }
+    counts
 }
 
 /// The decoder's report of a scan.
@@ -40,7 +136,8 @@ pub struct DecodeReport {
     pub rows: u64,
     /// Data pages decoded by the kernels.
     pub pages: usize,
-    /// Pages decompressed on the GPU by nvCOMP (none ran on the CPU).
+    /// Pages decompressed on the GPU by nvCOMP (a Hadoop-framed legacy LZ4
+    /// page may be several jobs).
     pub pages_decompressed_nvcomp: usize,
     /// Of those, Snappy pages nvCOMP took in 64 KiB pieces (a job each).
     pub pages_split: usize,
@@ -76,6 +173,10 @@ pub struct DecodeReport {
     /// Seconds the host waited for GPU work (decompression and kernels not
     /// hidden behind the host's other work).
     pub gpu_wait_seconds: f64,
+    /// Compressed pages per codec and where they were decompressed (GPU:
+    /// nvCOMP; CPU: BROTLI, legacy LZ4 without the Hadoop framing, GZIP
+    /// pages of several members).
+    pub codecs: Vec<CodecCount>,
     /// The device pool during the scan: buffers it had to allocate (a
     /// scan after the first allocates little while its working set fits
     /// the pool) and buffers it freed.
@@ -106,6 +207,7 @@ impl DecodeReport {
         self.walk_thread_seconds += other.walk_thread_seconds;
         self.check_thread_seconds += other.check_thread_seconds;
         self.gpu_wait_seconds += other.gpu_wait_seconds;
+        add_counts(&mut self.codecs, &other.codecs);
         self.device_pool = self.device_pool.plus(&other.device_pool);
         self.pinned_pool = self.pinned_pool.plus(&other.pinned_pool);
     }
@@ -124,5 +226,6 @@ impl DecodeReport {
         self.walk_thread_seconds += t.walk.as_secs_f64();
         self.check_thread_seconds += t.check.as_secs_f64();
         self.gpu_wait_seconds += t.wait.as_secs_f64();
+        add_counts(&mut self.codecs, &t.codecs);
     }
 }

@@ -10,6 +10,7 @@ use parquet::file::metadata::ParquetMetaData;
 use super::context::Gpu;
 use super::error::DecodeError;
 use super::host::{HostPlan, TaskSpec};
+use super::host_pages::HostPages;
 use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::DeviceBytes;
 use crate::decode::kernels::launch::{SpreadItem, SpreadTable};
@@ -137,6 +138,8 @@ pub(crate) struct Staged {
     /// Buffers the uploads, nvCOMP and the kernels use.
     pub(crate) _keep: Vec<PooledDeviceBuffer>,
     pub(crate) _up: PooledPinnedBuffer,
+    /// The pages the host decompressed, as uploaded into scratch.
+    pub(crate) _host_pages: Option<PooledPinnedBuffer>,
     pub(crate) _inputs: Vec<DeviceBytes>,
     pub(crate) _fetched: Box<dyn Send>,
     pub(crate) rows: usize,
@@ -173,9 +176,11 @@ where
         walk,
         check,
         pieces,
+        host_pages,
     } = planned;
     let schema = schema_of(metadata, &plan);
     let memory = Memory::allocate(gpu, host, &plan, &specs, &column_rows, stream)?;
+    let host_pages = upload_host_pages(gpu, stream, &host_pages, memory.scratch_ptr)?;
     let (dicts, dict_views_at) = dict_tasks(&plan, &memory);
     let (tasks, has_plain_byte_arrays) =
         page_tasks(&plan, &specs, &column_rows, &memory, &dict_views_at);
@@ -218,6 +223,7 @@ where
         zero,
         _keep: vec![work.buffer, up.meta],
         _up: up.host,
+        _host_pages: host_pages,
         _inputs: vec![rg, scratch, output],
         _fetched: Box::new(fetched),
         rows,
@@ -543,6 +549,37 @@ fn staged_jobs(
             page: j.page,
         })
         .collect()
+}
+
+/// Queues the upload of the pages the host decompressed into their places
+/// in scratch (at `scratch_ptr`) on `stream`, through a pinned buffer kept
+/// until the row group's event; the group's `uploaded` event, recorded
+/// after every row group's uploads, so orders them before nvCOMP and the
+/// kernels.
+fn upload_host_pages(
+    gpu: &Gpu,
+    stream: &crate::cuda::Stream,
+    pages: &HostPages,
+    scratch_ptr: u64,
+) -> Result<Option<PooledPinnedBuffer>, DecodeError> {
+    if pages.places.is_empty() {
+        return Ok(None);
+    }
+    let mut pinned = gpu.pinned.allocate(pages.bytes.len().max(1))?;
+    pinned[..pages.bytes.len()].copy_from_slice(&pages.bytes);
+    for &(at, dst_offset, len) in &pages.places {
+        // SAFETY: `pinned` is kept in the staged row group and scratch in
+        // its inputs until the row group's event; `dst_offset + len` lies
+        // in scratch (the plan's region).
+        unsafe {
+            stream.copy_to_device(
+                scratch_ptr + dst_offset as u64,
+                pinned.as_ptr().add(at),
+                len,
+            )?
+        };
+    }
+    Ok(Some(pinned))
 }
 
 /// The row group's tasks on the device, and its kernels' launch.
