@@ -765,7 +765,7 @@ fn byte_arrays_plain_views() {
         };
         place(&mut gpu, &mut t, layout, &defined, &section);
         t.view_buffer_base = t.data;
-        let scratch = launch::scratch_bytes(Kind::ByteArray, Encoding::Plain, n as u32);
+        let scratch = launch::scratch_bytes(Kind::ByteArray, Encoding::Plain, n as u32, 0);
         t.scratch = gpu.alloc(scratch as usize, 0xFF);
         t.scratch_len = scratch as u32;
         t.out_values = gpu.alloc(n * 16, 0xCD);
@@ -891,7 +891,7 @@ fn levels_row_map() {
         ..PageTask::default()
     };
     place(&mut gpu, &mut t, Layout::V2, &defined, &[]);
-    let scratch = launch::scratch_bytes(Kind::Levels, Encoding::Plain, n as u32);
+    let scratch = launch::scratch_bytes(Kind::Levels, Encoding::Plain, n as u32, 0);
     t.scratch = gpu.alloc(scratch as usize, 0xFF);
     t.scratch_len = scratch as u32;
     t.out_validity = gpu.alloc(launch::bitmap_bytes(n as u64 + 10) as usize, 0);
@@ -1047,7 +1047,7 @@ fn corrupt_pages_report_errors() {
     };
     place(&mut gpu, &mut t, Layout::Required, &all, &section);
     t.view_buffer_base = t.data;
-    let scratch = launch::scratch_bytes(Kind::ByteArray, Encoding::Plain, n as u32);
+    let scratch = launch::scratch_bytes(Kind::ByteArray, Encoding::Plain, n as u32, 0);
     t.scratch = gpu.alloc(scratch as usize, 0);
     t.scratch_len = scratch as u32;
     t.out_values = gpu.alloc(n * 16, 0);
