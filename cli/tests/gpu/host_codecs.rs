@@ -109,10 +109,35 @@ fn gzip_member(data: &[u8], comment: usize) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// Gzip members that decompress to nothing and take exactly `len` bytes
+/// (header comments pad them; readers cap a header field near 64 KiB, so
+/// long padding is spread over several members). `len` must be 0 or at
+/// least one empty member's size.
+fn padding_members(mut len: usize) -> Vec<u8> {
+    let base = gzip_member(&[], 0).len();
+    let mut out = Vec::new();
+    while len > 0 {
+        assert!(
+            len > base,
+            "padding of {len} bytes is below a member's {base}"
+        );
+        let mut comment = (len - base).min(60_000);
+        let left = len - base - comment;
+        if left > 0 && left <= base {
+            // Leave enough for one more member.
+            comment -= base + 1 - left;
+        }
+        out.extend(gzip_member(&[], comment));
+        len -= base + comment;
+    }
+    out
+}
+
 /// Rewrites every data page of `bytes` (GZIP, stored at level 0 so that
-/// its pages shrink when recompressed) as two gzip members whose first is
-/// padded by a comment to the page's stored length: every offset and size
-/// of the file is unchanged. Returns the bytes and the pages rewritten.
+/// its pages shrink when recompressed) as two gzip members of data with
+/// empty members between them padding to the page's stored length: every
+/// offset and size of the file is unchanged. Returns the bytes and the
+/// pages rewritten.
 fn two_member_pages(bytes: &Bytes) -> (Vec<u8>, usize) {
     let md = ParquetMetaDataReader::new()
         .with_page_index_policy(PageIndexPolicy::Required)
@@ -137,13 +162,14 @@ fn two_member_pages(bytes: &Bytes) -> (Vec<u8>, usize) {
             let half = data.len() / 2;
             let second = gzip_member(&data[half..], 0);
             let first = gzip_member(&data[..half], 0);
+            let base = gzip_member(&[], 0).len();
             let Some(pad) = len
                 .checked_sub(first.len() + second.len())
-                .filter(|&p| p >= 2)
+                .filter(|&p| p > base)
             else {
                 continue;
             };
-            let members = [gzip_member(&data[..half], pad), second].concat();
+            let members = [first, padding_members(pad), second].concat();
             assert_eq!(members.len(), len);
             out[span.start + at..span.end].copy_from_slice(&members);
             rewritten += 1;

@@ -31,6 +31,7 @@ struct DeltaShared {
   u64 walk_mini;
   u32 walk_off, walk_widths, walk_block_end_mini;
   u64 walk_min;
+  u64 slot_base;  // the global index of the miniblock in slot 0
   u32 error;
   u64 warp_sums[GDS_WARPS];
 };
@@ -70,6 +71,15 @@ __device__ __noinline__ u32 gds_delta_block(const u8* p, u32 len, DeltaShared& s
 // Thread 0: fills the slots of miniblocks [m_lo, m_hi] (global indices),
 // walking forward from the last one found. 0 or an error code.
 __device__ __noinline__ u32 gds_delta_walk(const u8* p, u32 len, DeltaShared& sh, u64 m_lo, u64 m_hi) {
+  // A miniblock can straddle two passes: the previous pass's last one is
+  // this pass's first, already walked; its slot moves to slot 0.
+  if (m_lo < sh.walk_mini) {
+    const u32 from = (u32)(m_lo - sh.slot_base);
+    sh.mb_min[0] = sh.mb_min[from];
+    sh.mb_off[0] = sh.mb_off[from];
+    sh.mb_width[0] = sh.mb_width[from];
+  }
+  sh.slot_base = m_lo;
   for (u64 m = sh.walk_mini; m <= m_hi; ++m) {
     if (m == sh.walk_block_end_mini) {
       const u32 e = gds_delta_block(p, len, sh);
@@ -143,6 +153,7 @@ __device__ __noinline__ u32 gds_delta_to_plain(const PageTask& t, const Sections
       sh.first = gds_unzigzag(first);
       sh.carry = 0;
       sh.walk_mini = 0;
+      sh.slot_base = 0;
       sh.walk_off = at;
       sh.walk_block_end_mini = 0;
     }
