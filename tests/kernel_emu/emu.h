@@ -76,6 +76,12 @@ inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d) {
   __syncwarp();
   return r;
 }
+// CUDA's 64-bit overload: the two halves, one shuffle each.
+inline unsigned long long __shfl_up_sync(unsigned m, unsigned long long v, unsigned d) {
+  const unsigned lo = __shfl_up_sync(m, (unsigned)v, d);
+  const unsigned hi = __shfl_up_sync(m, (unsigned)(v >> 32), d);
+  return ((unsigned long long)hi << 32) | lo;
+}
 inline unsigned __shfl_sync(unsigned, unsigned v, int from) {
   unsigned w = emu_tid() / 32, lane = emu_tid() % 32;
   emu->shfl[w][lane] = v;

@@ -159,11 +159,15 @@ __device__ __noinline__ u32 gds_delta_to_plain(const PageTask& t, const Sections
     }
   }
   __syncthreads();
-  if (sh.error) {
-    *err = sh.error;
+  const u32 header_error = sh.error;
+  const u32 total = sh.total;
+  // Every thread has read the header's verdict before thread 0 writes the
+  // walk's into the same word.
+  __syncthreads();
+  if (header_error) {
+    *err = header_error;
     return 0;
   }
-  const u32 total = sh.total;
   u8* const out = (u8*)t.scratch;
   // Passes of GDS_TILE values: thread tid holds values c0 + tid*ITEMS .. +ITEMS.
   for (u64 c0 = 0; c0 < total; c0 += GDS_TILE) {
