@@ -1570,7 +1570,7 @@ fn delta_values(section: &[u8]) -> Vec<u64> {
             for k in 0..per_mini {
                 let bit = k * width;
                 let mut raw = 0u128;
-                for b in 0..(width + 7) / 8 + 1 {
+                for b in 0..width.div_ceil(8) + 1 {
                     let byte = section.get(at + bit / 8 + b).copied().unwrap_or(0);
                     raw |= u128::from(byte) << (8 * b);
                 }
