@@ -193,7 +193,7 @@ fn two_member_gzip_pages_decode_like_arrow_rs() {
         write_mixed(&path, &props(stored, v2, false));
         let original = Bytes::from(std::fs::read(&path).unwrap());
         let (bytes, rewritten) = two_member_pages(&original);
-        assert!(rewritten > 10, "{what}: {rewritten} pages rewritten");
+        assert!(rewritten >= 5, "{what}: {rewritten} pages rewritten");
         std::fs::write(&path, &bytes).unwrap();
         let expected = arrow_rs_decode(&Bytes::from(bytes), None, None, None);
         assert_same_values(
