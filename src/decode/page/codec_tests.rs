@@ -8,7 +8,6 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, Int64Array, StringArray};
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
-use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, GzipLevel};
 use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::properties::WriterProperties;
@@ -176,11 +175,7 @@ fn file(codec: Compression) -> (Bytes, Vec<Vec<PageInfo>>) {
         .set_data_page_row_count_limit(5_000)
         .set_write_batch_size(1_000)
         .build();
-    let mut bytes = Vec::new();
-    let mut w = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(props)).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
-    let bytes = Bytes::from(bytes);
+    let bytes = super::tests::write(&batch, props);
     let md = ParquetMetaDataReader::new()
         .parse_and_finish(&bytes)
         .unwrap();

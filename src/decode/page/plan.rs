@@ -114,11 +114,11 @@ pub struct DictionaryDecode {
 }
 
 /// One decompression job: `src` of the row-group buffer decompressed into
-/// `dst` of scratch.
+/// `dst` of scratch, by nvCOMP's `codec` (or, as [`HostJob`], a host codec).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DecompressJob {
+pub struct DecompressJob<C = Codec> {
     /// Codec.
-    pub codec: Codec,
+    pub codec: C,
     /// Index into [`DecodePlan::columns`].
     pub column: usize,
     /// Page index in the chunk's walked pages.
@@ -133,27 +133,35 @@ pub struct DecompressJob {
     pub dst_len: usize,
 }
 
+impl<C> DecompressJob<C> {
+    /// The same job with another codec.
+    pub fn with_codec<D>(self, codec: D) -> DecompressJob<D> {
+        let DecompressJob {
+            column,
+            page,
+            src_offset,
+            src_len,
+            dst_offset,
+            dst_len,
+            ..
+        } = self;
+        DecompressJob {
+            codec,
+            column,
+            page,
+            src_offset,
+            src_len,
+            dst_offset,
+            dst_len,
+        }
+    }
+}
+
 /// One decompression job run on the host before the row group's upload
 /// (a codec or a page framing nvCOMP cannot take): `src` of the row-group
 /// buffer decompressed into `dst` of scratch, uploaded there with the row
 /// group, where the kernels read the page's decompressed bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HostJob {
-    /// Codec.
-    pub codec: HostCodec,
-    /// Index into [`DecodePlan::columns`].
-    pub column: usize,
-    /// Page index in the chunk's walked pages.
-    pub page: usize,
-    /// Offset of the compressed bytes in the row-group buffer.
-    pub src_offset: usize,
-    /// Compressed bytes.
-    pub src_len: usize,
-    /// Offset of the output in scratch ([`SCRATCH_ALIGN`]-aligned).
-    pub dst_offset: usize,
-    /// Exact decompressed bytes.
-    pub dst_len: usize,
-}
+pub type HostJob = DecompressJob<HostCodec>;
 
 /// The decode of one column chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]

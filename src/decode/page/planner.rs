@@ -150,8 +150,8 @@ impl ColumnPlanner<'_, '_> {
     /// `at.dst`: nvCOMP's when it takes the page as it is framed, else the
     /// host's.
     fn route(&self, codec: ChunkCodec, stored: &[u8], at: PartAt, jobs: &mut Jobs) {
-        let gpu = |codec: Codec| DecompressJob {
-            codec,
+        let job = DecompressJob {
+            codec: (),
             column: self.index,
             page: at.page,
             src_offset: at.src_offset,
@@ -159,6 +159,7 @@ impl ColumnPlanner<'_, '_> {
             dst_offset: at.dst.offset,
             dst_len: at.dst.len,
         };
+        let gpu = |codec: Codec| job.with_codec(codec);
         let host = match codec {
             ChunkCodec::Gpu(c) => return jobs.gpu.push(gpu(c)),
             ChunkCodec::Gzip if gzip_one_member(stored, at.dst.len) => {
@@ -181,15 +182,7 @@ impl ColumnPlanner<'_, '_> {
             },
             ChunkCodec::Brotli => HostCodec::Brotli,
         };
-        jobs.host.push(HostJob {
-            codec: host,
-            column: self.index,
-            page: at.page,
-            src_offset: at.src_offset,
-            src_len: stored.len(),
-            dst_offset: at.dst.offset,
-            dst_len: at.dst.len,
-        });
+        jobs.host.push(job.with_codec(host));
     }
 }
 

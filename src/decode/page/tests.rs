@@ -275,7 +275,7 @@ fn props(version: WriterVersion, codec: Compression, dictionary: bool) -> Writer
     props.build()
 }
 
-fn write(batch: &RecordBatch, props: WriterProperties) -> Bytes {
+pub(super) fn write(batch: &RecordBatch, props: WriterProperties) -> Bytes {
     let mut buf = Vec::new();
     let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
     w.write(batch).unwrap();
