@@ -34,6 +34,10 @@ mod oom;
 mod property;
 #[path = "gpu/reference.rs"]
 mod reference;
+#[path = "gpu/timeout.rs"]
+mod timeout;
+#[path = "gpu/tpch_matrix.rs"]
+mod tpch_matrix;
 
 use gdscan::checksum::{crc32_device, crc32_host};
 use gdscan::cuda::CudaError;

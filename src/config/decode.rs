@@ -153,10 +153,12 @@ pub struct DecodeVars {
     pub snappy_split: Option<bool>,
     /// `GDSCAN_DEVICE_POOL`: `shared` or `scan`.
     pub device_pool: Option<DevicePoolMode>,
+    /// `GDSCAN_DEVICE_TIMEOUT`: seconds (a positive decimal number).
+    pub device_timeout: Option<std::time::Duration>,
 }
 
 /// Every variable [`DecodeVars::from_lookup`] reads.
-pub const DECODE_VARIABLES: [&str; 15] = [
+pub const DECODE_VARIABLES: [&str; 16] = [
     "GDSCAN_DECODE_CHECK",
     "GDSCAN_CHECK_STREAM",
     "GDSCAN_CHECK_STREAMS",
@@ -172,6 +174,7 @@ pub const DECODE_VARIABLES: [&str; 15] = [
     "GDSCAN_GPU_CHECK_MAX",
     "GDSCAN_SNAPPY_SPLIT",
     "GDSCAN_DEVICE_POOL",
+    "GDSCAN_DEVICE_TIMEOUT",
 ];
 
 /// One of `choices` (exact), as its value.
@@ -287,6 +290,19 @@ impl DecodeVars {
             ];
             v.device_pool = Some(choice("GDSCAN_DEVICE_POOL", &s, &pools)?);
         }
+        if let Some(s) = get("GDSCAN_DEVICE_TIMEOUT") {
+            let seconds = s.trim().parse::<f64>().ok();
+            let limit = seconds
+                .filter(|x| x.is_finite() && *x > 0.0 && *x < 1e9)
+                .map(std::time::Duration::from_secs_f64);
+            v.device_timeout = Some(limit.ok_or_else(|| {
+                invalid(
+                    "GDSCAN_DEVICE_TIMEOUT",
+                    &s,
+                    "expected a positive number of seconds",
+                )
+            })?);
+        }
         Ok(v)
     }
 
@@ -390,6 +406,7 @@ mod tests {
             ("GDSCAN_GPU_CHECK_MAX", "0"),
             ("GDSCAN_SNAPPY_SPLIT", "0"),
             ("GDSCAN_DEVICE_POOL", "scan"),
+            ("GDSCAN_DEVICE_TIMEOUT", "2.5"),
         ])
         .unwrap();
         assert_eq!(v.check, Some(CompressedCheck::Gpu));
@@ -402,6 +419,10 @@ mod tests {
         assert_eq!(v.gpu_check_max, Some(0));
         assert_eq!(v.snappy_split, Some(false));
         assert_eq!(v.device_pool, Some(DevicePoolMode::Scan));
+        assert_eq!(
+            v.device_timeout,
+            Some(std::time::Duration::from_millis(2500))
+        );
         let k = v.kernels(KernelConfig::DEFAULT);
         assert_eq!(
             (k.string_walk_parallel, k.string_chunk, k.scan_starts),
@@ -426,6 +447,9 @@ mod tests {
             ("GDSCAN_SCAN_STARTS", "5"),
             ("GDSCAN_GPU_CHECK_MAX", "-1"),
             ("GDSCAN_SNAPPY_SPLIT", "on"),
+            ("GDSCAN_DEVICE_TIMEOUT", "0"),
+            ("GDSCAN_DEVICE_TIMEOUT", "-3"),
+            ("GDSCAN_DEVICE_TIMEOUT", "NaN"),
             ("GDSCAN_DEVICE_POOL", "own"),
         ] {
             match vars(&[(name, bad)]) {

@@ -201,6 +201,33 @@ impl Event {
         })
     }
 
+    /// As [`Event::wait`], for at most `limit`: true when the work has
+    /// finished, false when `limit` passed first (the work may still be
+    /// running). It polls the event, yielding the thread between polls for
+    /// the first millisecond and sleeping 50 µs at a time after, which is
+    /// how the driver's default spin-then-yield wait treats a CPU thread.
+    pub fn wait_for(&self, limit: std::time::Duration) -> Result<bool> {
+        self.device.bind()?;
+        let started = std::time::Instant::now();
+        loop {
+            // SAFETY: the event is alive.
+            match unsafe { sys::cuEventQuery(self.raw) } {
+                sys::CUresult::CUDA_SUCCESS => return Ok(true),
+                sys::CUresult::CUDA_ERROR_NOT_READY => {}
+                other => return check("cuEventQuery", other).map(|_| false),
+            }
+            let waited = started.elapsed();
+            if waited >= limit {
+                return Ok(false);
+            }
+            if waited < std::time::Duration::from_millis(1) {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        }
+    }
+
     /// The device the event belongs to.
     pub fn device(&self) -> Device {
         self.device

@@ -358,18 +358,27 @@ int main() {
     struct Case { u32 in, out, conv; };
     const Case cases[] = {{2, 2, GDS_CONV_COPY}, {4, 4, GDS_CONV_COPY}, {8, 8, GDS_CONV_COPY}, {5, 5, GDS_CONV_COPY},
                           {20, 20, GDS_CONV_COPY}, {16, 16, GDS_CONV_BE_TO_DECIMAL128}, {7, 16, GDS_CONV_BE_TO_DECIMAL128},
-                          {4, 16, GDS_CONV_I32_TO_DECIMAL128}, {12, 8, GDS_CONV_INT96_TO_TIMESTAMP_NS}};
+                          {4, 16, GDS_CONV_I32_TO_DECIMAL128}, {12, 8, GDS_CONV_INT96_TO_TIMESTAMP_NS},
+                          {20, 32, GDS_CONV_BE_TO_DECIMAL256}, {32, 32, GDS_CONV_BE_TO_DECIMAL256},
+                          {12, 8, GDS_CONV_INTERVAL_DAY_TIME}};
     std::vector<PageTask> ts; std::vector<std::vector<uint8_t>> exp;
     auto convert = [](const uint8_t* v, const Case& c, uint8_t* o) {
       if (c.conv == GDS_CONV_COPY) { memcpy(o, v, c.in); return; }
       if (c.conv == GDS_CONV_I32_TO_DECIMAL128) { int32_t x; memcpy(&x, v, 4); __int128 y = x; memcpy(o, &y, 16); return; }
       if (c.conv == GDS_CONV_BE_TO_DECIMAL128) { __int128 y = (int8_t)v[0]; for (u32 b = 1; b < c.in; ++b) y = y * 256 + v[b]; memcpy(o, &y, 16); return; }
+      if (c.conv == GDS_CONV_BE_TO_DECIMAL256) {  // byte by byte: reversed, then the sign byte
+        for (u32 b = 0; b < 32; ++b) o[b] = b < c.in ? v[c.in - 1 - b] : ((v[0] & 0x80) ? 0xff : 0);
+        return;
+      }
+      if (c.conv == GDS_CONV_INTERVAL_DAY_TIME) { memcpy(o, v + 4, 8); return; }
       uint64_t nanos; int32_t day; memcpy(&nanos, v, 8); memcpy(&day, v + 8, 4);  // INT96
       uint64_t t = (uint64_t)((int64_t)day - 2440588) * 86400000000000ull + nanos; memcpy(o, &t, 8);
     };
     for (int split = 0; split < 2; ++split) {
       for (const Case& c : cases) {
-        if (!split && c.conv != GDS_CONV_INT96_TO_TIMESTAMP_NS) continue;
+        if (!split && c.conv != GDS_CONV_INT96_TO_TIMESTAMP_NS && c.conv != GDS_CONV_INTERVAL_DAY_TIME &&
+            c.conv != GDS_CONV_BE_TO_DECIMAL256)
+          continue;
         for (int l = 0; l < 3; ++l) {
           const Layout lay = l == 0 ? REQ : (l == 1 ? V1 : V2);
           const size_t n = 3000 + rng.below(3000);

@@ -395,6 +395,14 @@ pub fn generated_header(config: KernelConfig) -> String {
             "GDS_CONV_INT96_TO_TIMESTAMP_NS",
             Conversion::Int96ToTimestampNs as u32,
         ),
+        (
+            "GDS_CONV_BE_TO_DECIMAL256",
+            Conversion::BeToDecimal256 as u32,
+        ),
+        (
+            "GDS_CONV_INTERVAL_DAY_TIME",
+            Conversion::IntervalDayTime as u32,
+        ),
         ("GDS_FLAG_V1_LEVELS", FLAG_V1_LEVELS),
         ("GDS_FLAG_ROW_WINDOW", FLAG_ROW_WINDOW),
     ];

@@ -68,6 +68,13 @@ pub enum Conversion {
     /// little-endian) to nanoseconds since the Unix epoch, in i64 with
     /// wrapping arithmetic, as arrow-rs converts it.
     Int96ToTimestampNs = 6,
+    /// FIXED_LEN_BYTE_ARRAY decimal of 17 to 32 bytes (big-endian two's
+    /// complement) to little-endian Decimal256, sign-extended.
+    BeToDecimal256 = 7,
+    /// INTERVAL (12 bytes: months, days, milliseconds as little-endian u32)
+    /// to Arrow's IntervalDayTime (days, milliseconds): arrow-rs's mapping,
+    /// which drops the months.
+    IntervalDayTime = 8,
 }
 
 impl Conversion {
@@ -82,6 +89,8 @@ impl Conversion {
             Conversion::I64ToDecimal128 => type_length == 8 && out_width == 16,
             Conversion::BeToDecimal128 => (1..=16).contains(&type_length) && out_width == 16,
             Conversion::Int96ToTimestampNs => type_length == 12 && out_width == 8,
+            Conversion::BeToDecimal256 => (1..=32).contains(&type_length) && out_width == 32,
+            Conversion::IntervalDayTime => type_length == 12 && out_width == 8,
         }
     }
 }

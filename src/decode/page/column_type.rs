@@ -3,7 +3,7 @@
 //! ([`Kind`], [`Conversion`]); a chunk's compression becomes the
 //! [`ChunkCodec`] its pages are routed by (nvCOMP's [`Codec`] or the host's).
 
-use arrow::datatypes::{DataType, TimeUnit};
+use arrow::datatypes::{DataType, IntervalUnit, TimeUnit};
 use parquet::basic::{
     Compression, ConvertedType, LogicalType, TimeUnit as ParquetTimeUnit, Type as PhysicalType,
 };
@@ -59,6 +59,26 @@ fn decimal(
     let s =
         i8::try_from(scale).map_err(|_| unsupported(column, format!("DECIMAL scale {scale}")))?;
     Ok(DataType::Decimal128(p, s))
+}
+
+/// Decimal256 (precision 1..=76), for decimals of 17 to 32 bytes.
+fn decimal256(
+    column: &ColumnDescriptor,
+    precision: i32,
+    scale: i32,
+) -> Result<DataType, DecodePlanError> {
+    let p = u8::try_from(precision)
+        .ok()
+        .filter(|p| (1..=76).contains(p))
+        .ok_or_else(|| {
+            unsupported(
+                column,
+                format!("DECIMAL precision {precision} (Decimal256 holds 1..=76)"),
+            )
+        })?;
+    let s =
+        i8::try_from(scale).map_err(|_| unsupported(column, format!("DECIMAL scale {scale}")))?;
+    Ok(DataType::Decimal256(p, s))
 }
 
 fn timestamp_unit(unit: &ParquetTimeUnit) -> TimeUnit {
@@ -205,18 +225,24 @@ fn flba_type(c: &ColumnDescriptor, len: u32) -> Result<(DataType, Conversion), D
         _ => None,
     };
     if let Some((precision, scale)) = dec {
-        if !(1..=16).contains(&len) {
-            return Err(unsupported(
+        // arrow-rs: 1..=16 bytes to Decimal128, 17..=32 to Decimal256.
+        return match len {
+            1..=16 => Ok((decimal(c, precision, scale)?, Conversion::BeToDecimal128)),
+            17..=32 => Ok((decimal256(c, precision, scale)?, Conversion::BeToDecimal256)),
+            _ => Err(unsupported(
                 c,
-                format!(
-                    "DECIMAL in a FIXED_LEN_BYTE_ARRAY of {len} bytes (Decimal128 holds 1..=16)"
-                ),
-            ));
-        }
-        return Ok((decimal(c, precision, scale)?, Conversion::BeToDecimal128));
+                format!("DECIMAL in a FIXED_LEN_BYTE_ARRAY of {len} bytes (at most 32)"),
+            )),
+        };
     }
     match (c.logical_type_ref(), c.converted_type()) {
-        (None, ConvertedType::INTERVAL) => Err(unsupported(c, "INTERVAL")),
+        (None, ConvertedType::INTERVAL) if len == 12 => Ok((
+            DataType::Interval(IntervalUnit::DayTime),
+            Conversion::IntervalDayTime,
+        )),
+        (None, ConvertedType::INTERVAL) => {
+            Err(unsupported(c, format!("INTERVAL of {len} bytes (12)")))
+        }
         (Some(LogicalType::Float16), _) if len == 2 => Ok((DataType::Float16, Conversion::Copy)),
         (Some(LogicalType::Float16), _) => Err(unsupported(c, format!("FLOAT16 of {len} bytes"))),
         _ => Ok((DataType::FixedSizeBinary(len as i32), Conversion::Copy)),
@@ -226,8 +252,8 @@ fn flba_type(c: &ColumnDescriptor, len: u32) -> Result<(DataType, Conversion), D
 /// The output type of a column, and how its values are converted; the
 /// Arrow type is arrow-rs's (`parquet_to_arrow_schema` without an embedded
 /// Arrow schema) except that strings and binaries are Utf8View and
-/// BinaryView. Nested or repeated columns, decimals that do not fit
-/// Decimal128 and the other types outside the decoder's coverage are
+/// BinaryView. Nested or repeated columns, decimals wider than 32 bytes
+/// and the other types outside the decoder's coverage are
 /// [`DecodePlanError::Unsupported`].
 pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanError> {
     if column.max_rep_level() > 0 {
@@ -279,7 +305,8 @@ pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanEr
         DataType::Int8 | DataType::UInt8 => 1,
         DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
         DataType::Decimal128(..) => 16,
-        DataType::Timestamp(..) => 8,
+        DataType::Decimal256(..) => 32,
+        DataType::Timestamp(..) | DataType::Interval(IntervalUnit::DayTime) => 8,
         DataType::FixedSizeBinary(n) => *n as u32,
         _ => type_length,
     };

@@ -6,12 +6,14 @@ use std::io::Read;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray,
-    Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, StringArray,
-    TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray, UInt16Array,
-    UInt32Array, UInt64Array, UInt8Array,
+    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Decimal256Array,
+    FixedSizeBinaryArray, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array,
+    Int8Array, IntervalDayTimeArray, StringArray, TimestampMicrosecondArray,
+    TimestampMillisecondArray, TimestampNanosecondArray, UInt16Array, UInt32Array, UInt64Array,
+    UInt8Array,
 };
-use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use arrow::datatypes::{i256, IntervalDayTime};
+use arrow::datatypes::{DataType, Field, IntervalUnit, Schema, TimeUnit};
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use parquet::arrow::{parquet_to_arrow_schema, ArrowWriter};
@@ -160,6 +162,27 @@ fn rich_batch() -> RecordBatch {
                 .with_precision_and_scale(30, 4)
                 .unwrap(),
             ),
+            true,
+        ),
+        (
+            "dec50",
+            Arc::new(
+                Decimal256Array::from_iter((0..n).map(|i| {
+                    opt(7, i).then(|| {
+                        i256::from_i128(i as i128 - 1700)
+                            .wrapping_mul(i256::from_i128(10i128.pow(30) + 7))
+                    })
+                }))
+                .with_precision_and_scale(50, 6)
+                .unwrap(),
+            ),
+            true,
+        ),
+        (
+            "ivl",
+            Arc::new(IntervalDayTimeArray::from_iter((0..n).map(|i| {
+                opt(6, i).then(|| IntervalDayTime::new(i as i32 - 900, (i as i32) * 977 - 5))
+            }))),
             true,
         ),
         (
@@ -331,8 +354,8 @@ fn settings() -> Vec<(String, WriterProperties)> {
 /// The columns of [`rich_batch`] stored as FLOAT, DOUBLE, INT32, INT64 or
 /// FIXED_LEN_BYTE_ARRAY (BYTE_STREAM_SPLIT's).
 const FIXED_COLUMNS: &[&str] = &[
-    "i64", "seq", "i32", "f64", "f32", "d", "dec9", "dec18", "dec30", "ts_us", "ts_ms", "ts_ns",
-    "i8", "i16", "u8", "u16", "u32", "u64", "fsb",
+    "i64", "seq", "i32", "f64", "f32", "d", "dec9", "dec18", "dec30", "dec50", "ivl", "ts_us",
+    "ts_ms", "ts_ns", "i8", "i16", "u8", "u16", "u32", "u64", "fsb",
 ];
 
 /// The columns of [`rich_batch`] stored as INT32 or INT64
@@ -1215,6 +1238,14 @@ fn output_types_match_arrow_rs() {
     assert_eq!(ty("dec30").conversion, Conversion::BeToDecimal128);
     assert_eq!(ty("dec30").type_length, 13);
     assert_eq!(ty("dec30").out_width, 16);
+    assert_eq!(
+        (ty("dec50").conversion, ty("dec50").out_width),
+        (Conversion::BeToDecimal256, 32)
+    );
+    assert_eq!(
+        (ty("ivl").conversion, ty("ivl").out_width),
+        (Conversion::IntervalDayTime, 8)
+    );
     assert_eq!(ty("i8").conversion, Conversion::I32To8);
     assert_eq!(
         (ty("u16").conversion, ty("u16").out_width),
@@ -1239,6 +1270,9 @@ fn output_types_match_arrow_rs() {
             optional fixed_len_byte_array(3) s;
             optional fixed_len_byte_array(2) t (FLOAT16);
             optional fixed_len_byte_array(16) u (UUID);
+            optional fixed_len_byte_array(20) ga (DECIMAL(40,2));
+            required fixed_len_byte_array(32) gb (DECIMAL(76,10));
+            optional fixed_len_byte_array(12) gc (INTERVAL);
             optional int64 v (TIMESTAMP(NANOS,false));
             optional int64 w (TIME(NANOS,true));
             optional int32 x (INTEGER(8,false));
@@ -1260,9 +1294,7 @@ fn output_types_match_arrow_rs() {
             repeated int32 b;
             optional group c { optional int32 d; }
             required group e { required int64 f; }
-            optional fixed_len_byte_array(20) g (DECIMAL(40,2));
             optional binary h (DECIMAL(10,2));
-            optional fixed_len_byte_array(12) i (INTERVAL);
             optional group m (LIST) { repeated group list { optional int32 element; } }
         }",
     )
@@ -1528,6 +1560,14 @@ fn physical(array: &ArrayRef, ty: &ColumnType, row: usize) -> Option<Vec<u8>> {
                 Conversion::I64ToDecimal128 => (v as i64).to_le_bytes().to_vec(),
                 _ => v.to_be_bytes()[16 - ty.type_length as usize..].to_vec(),
             }
+        }
+        DataType::Decimal256(..) => {
+            let v = array.as_primitive::<Decimal256Type>().value(row);
+            v.to_be_bytes()[32 - ty.type_length as usize..].to_vec()
+        }
+        DataType::Interval(IntervalUnit::DayTime) => {
+            let v = array.as_primitive::<IntervalDayTimeType>().value(row);
+            [[0; 4], v.days.to_le_bytes(), v.milliseconds.to_le_bytes()].concat()
         }
         t => panic!("no physical form for {t}"),
     })

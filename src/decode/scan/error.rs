@@ -129,6 +129,31 @@ pub enum DecodeError {
         /// The level (row) index where it found it.
         index: u32,
     },
+    /// The GPU did not finish a row group's work (its copies, nvCOMP's
+    /// calls and the kernels of its page group) within
+    /// `DecodeOptions::device_timeout`. The scan stops there; the memory
+    /// that work uses is left to it (never handed to another scan), so the
+    /// process stays usable, but if a kernel never ends the GPU stays busy
+    /// until the process exits.
+    #[error(
+        "{file}: row group {row_group} (page group {group}: {pages} pages of {columns} column(s) from {first_column}): the GPU did not finish within {limit:?}; the scan stopped, its device memory is left to the unfinished work (if the GPU stays busy, restart the process)"
+    )]
+    DeviceTimeout {
+        /// The file.
+        file: String,
+        /// Row group index in the file.
+        row_group: usize,
+        /// The group of row groups launched together (the scan's count).
+        group: usize,
+        /// The row group's first column.
+        first_column: String,
+        /// Columns decoded.
+        columns: usize,
+        /// Pages decoded.
+        pages: usize,
+        /// The limit.
+        limit: std::time::Duration,
+    },
     /// The status copied back from the device has the wrong size (a bug).
     #[error("the kernels' status array came back with the wrong size")]
     StatusSize,

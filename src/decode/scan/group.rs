@@ -802,6 +802,7 @@ impl GroupQueue<'_, '_> {
                 down,
                 times,
                 ends_group: r == last,
+                group_index: 0,
             });
         }
         timeline.end_part("queue_kernels");

@@ -31,11 +31,15 @@ impl SyncOnDrop {
         &self.event
     }
 
-    /// Blocks until the event has completed; dropping then waits no more.
-    pub(crate) fn wait(&mut self) -> Result<(), crate::cuda::CudaError> {
-        self.event.wait()?;
-        self.waited = true;
-        Ok(())
+    /// Blocks until the event has completed, for at most `limit`: false
+    /// when `limit` passed first (dropping would then wait again: an
+    /// abandoned row group is leaked instead, `InFlight::finish`).
+    pub(crate) fn wait_for(
+        &mut self,
+        limit: std::time::Duration,
+    ) -> Result<bool, crate::cuda::CudaError> {
+        self.waited = self.event.wait_for(limit)?;
+        Ok(self.waited)
     }
 }
 

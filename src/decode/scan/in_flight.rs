@@ -41,9 +41,29 @@ pub(crate) struct InFlight {
     pub(crate) times: RowGroupTimes,
     /// The last row group of its group.
     pub(crate) ends_group: bool,
+    /// The group's index in its scan (for a timeout's error).
+    pub(crate) group_index: usize,
 }
 
 impl InFlight {
+    /// The error of a wait that passed `limit`.
+    fn timeout(&self, limit: std::time::Duration) -> DecodeError {
+        let plan = &self.staged.plan;
+        DecodeError::DeviceTimeout {
+            file: self.staged.file.clone(),
+            row_group: plan.row_group,
+            group: self.group_index,
+            first_column: plan
+                .columns
+                .first()
+                .map(|c| c.column.clone())
+                .unwrap_or_default(),
+            columns: plan.columns.len(),
+            pages: plan.columns.iter().map(|c| c.pages.len()).sum(),
+            limit,
+        }
+    }
+
     /// Rows of the batch.
     pub(crate) fn rows(&self) -> usize {
         self.staged.rows
@@ -54,14 +74,23 @@ impl InFlight {
         self.staged.output_bytes
     }
 
-    /// Waits for the row group's event, checks every page and builds the
-    /// batch.
+    /// Waits for the row group's event (at most `limit`), checks every
+    /// page and builds the batch.
+    ///
+    /// Past `limit` the row group is abandoned: its buffers are leaked
+    /// rather than handed back to pools the unfinished work still writes
+    /// (`DecodeError::DeviceTimeout`).
     pub(crate) fn finish(
         mut self,
         device: usize,
+        limit: std::time::Duration,
     ) -> Result<(DeviceBatch, RowGroupTimes), DecodeError> {
         let waited = std::time::Instant::now();
-        self.done.wait()?;
+        if !self.done.wait_for(limit)? {
+            let error = self.timeout(limit);
+            std::mem::forget(self);
+            return Err(error);
+        }
         self.times.wait = waited.elapsed();
         let staged = &mut self.staged;
         let plan = &staged.plan;

@@ -198,6 +198,7 @@ pub(crate) fn decode_one(
         schema,
         report: DecodeReport::default(),
         failed: false,
+        device_timeout: options.device_timeout,
     })
 }
 
@@ -248,6 +249,8 @@ pub(crate) struct GpuStream {
     schema: SchemaRef,
     report: DecodeReport,
     failed: bool,
+    /// `DecodeOptions::device_timeout`.
+    device_timeout: std::time::Duration,
 }
 
 impl std::fmt::Debug for GpuStream {
@@ -387,6 +390,7 @@ impl GpuStream {
         // The group's host time, shared out over its row groups.
         let n = queued.len().max(1) as u32;
         for item in &mut queued {
+            item.group_index = group_index;
             item.times.stage = staged_at / n;
             item.times.queue = (queued_at - staged_at) / n;
         }
@@ -405,7 +409,7 @@ impl GpuStream {
         }
         let (rows, bytes) = (item.rows(), item.output_bytes());
         let finish_started = std::time::Instant::now();
-        let finished = item.finish(self.gpu.device.ordinal());
+        let finished = item.finish(self.gpu.device.ordinal(), self.device_timeout);
         if let Some(t) = &mut self.trace {
             t.span("finish", self.groups_launched, finish_started);
         }
@@ -440,6 +444,12 @@ impl Iterator for GpuStream {
         if matches!(item, Some(Err(_))) {
             // A failed row group ends the stream: never partial data after it.
             self.failed = true;
+            if matches!(item, Some(Err(DecodeError::DeviceTimeout { .. }))) {
+                // The GPU has not finished what is queued behind it either:
+                // waiting for it (as dropping does) could never end, and
+                // its buffers must not go back to the pools.
+                self.queue.drain(..).for_each(std::mem::forget);
+            }
             self.queue.clear();
             self.groups_queued = 0;
         }

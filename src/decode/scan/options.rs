@@ -18,6 +18,8 @@ const CHECK_STREAMS: usize = 4;
 
 /// Threads that stage a group's row groups by default.
 const STAGE_THREADS: usize = 4;
+/// The default [`DecodeOptions::device_timeout`].
+const DEVICE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How a GPU decode runs. [`DecodeOptions::default`] reads nothing from
 /// the environment; [`DecodeOptions::from_env`] applies the variables
@@ -95,6 +97,13 @@ pub struct DecodeOptions {
     pub stage_threads: usize,
     /// Which device memory pool the scan allocates from.
     pub device_pool: DevicePoolMode,
+    /// The longest the decoder waits for the GPU to finish one row group
+    /// (its copies, decompression and kernels, and the work queued ahead
+    /// of it); past it the scan ends with `DecodeError::DeviceTimeout`.
+    /// 10 s by default: SF 10 lineitem's row groups take a few
+    /// milliseconds each, so only a GPU that never finishes (or one shared
+    /// with far heavier work) reaches it.
+    pub device_timeout: std::time::Duration,
     /// A file to write the scan's timeline to when it ends (GPU events per
     /// group and row group, the decoder's waits; JSON lines, see
     /// `benches/trace_summary.py`); none records nothing.
@@ -121,6 +130,7 @@ impl Default for DecodeOptions {
             streams: STREAMS,
             stage_threads: STAGE_THREADS,
             device_pool: DevicePoolMode::default(),
+            device_timeout: DEVICE_TIMEOUT,
             trace: None,
         }
     }
@@ -166,6 +176,7 @@ impl DecodeOptions {
         o.gpu_check_max = vars.gpu_check_max.unwrap_or(o.gpu_check_max);
         o.snappy_split = vars.snappy_split.unwrap_or(o.snappy_split);
         o.device_pool = vars.device_pool.unwrap_or(o.device_pool);
+        o.device_timeout = vars.device_timeout.unwrap_or(o.device_timeout);
     }
 }
 

@@ -66,6 +66,8 @@ __device__ __noinline__ u32 gds_check_task(const PageTask& t) {
         case GDS_CONV_I64_TO_DECIMAL128: ok = in == 8 && out == 16; break;
         case GDS_CONV_BE_TO_DECIMAL128: ok = in >= 1 && in <= 16 && out == 16; break;
         case GDS_CONV_INT96_TO_TIMESTAMP_NS: ok = in == 12 && out == 8; break;
+        case GDS_CONV_BE_TO_DECIMAL256: ok = in >= 1 && in <= 32 && out == 32; break;
+        case GDS_CONV_INTERVAL_DAY_TIME: ok = in == 12 && out == 8; break;
         default: ok = false;
       }
       if (!ok) return GDS_ERR_BAD_CONVERSION;
@@ -149,6 +151,23 @@ __device__ __forceinline__ void gds_write_value(u8* dst, const u8* src, u32 conv
       *(u64*)dst = days * 86400000000000ull + nanos;
       return;
     }
+    case GDS_CONV_BE_TO_DECIMAL256: {
+      // As BE_TO_DECIMAL128, into four little-endian 64-bit words.
+      const u64 fill = (src[0] & 0x80) ? 0xffull : 0ull;
+      u64 w[4] = {0, 0, 0, 0};
+#pragma unroll
+      for (u32 b = 0; b < 32; ++b) {
+        const u64 byte = b < in ? (u64)src[in - 1 - b] : fill;
+        w[b >> 3] |= byte << (8 * (b & 7));
+      }
+      gds_store_128(dst, w[0], w[1]);
+      gds_store_128(dst + 16, w[2], w[3]);
+      return;
+    }
+    case GDS_CONV_INTERVAL_DAY_TIME:
+      // Months (bytes 0..4) dropped: days, then milliseconds.
+      *(u64*)dst = gds_ld_u64(src + 4);
+      return;
     default:
       return;
   }
@@ -457,10 +476,10 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
           } else if (split) {
             if (vi >= (u64)split_n) {
               GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
-            } else if (in_width <= 16) {
+            } else if (in_width <= 32) {
               // Byte b of value vi is at b * n + vi: consecutive lanes read
               // consecutive bytes of each stream.
-              u8 gathered[16];
+              u8 gathered[32];
               for (u32 b = 0; b < in_width; ++b) gathered[b] = s.values[(u64)b * split_n + vi];
               gds_write_value(dst, gathered, conversion, in_width);
               continue;
