@@ -16,6 +16,8 @@ mod common;
 
 // The GPU decoder's tests, in this one binary so that one command (and one
 // carried binary) runs every GPU test.
+#[path = "gpu/campaign.rs"]
+mod campaign;
 #[path = "gpu/decode.rs"]
 mod decode;
 #[path = "gpu/device_array.rs"]

@@ -69,26 +69,74 @@ fn view_type(t: &DataType) -> DataType {
 /// Asserts two batches hold the same values, nulls included, column by
 /// column, and names the first difference.
 pub fn assert_same_values(what: &str, expected: &RecordBatch, got: &RecordBatch) {
+    if let Err(difference) = same_values(expected, got) {
+        panic!("{what}: {difference}");
+    }
+}
+
+/// Whether two batches hold the same values, nulls included; else the
+/// first difference, in words.
+pub fn same_values(expected: &RecordBatch, got: &RecordBatch) -> Result<(), String> {
     let got = normalise(got);
-    assert_eq!(
-        expected.num_columns(),
-        got.num_columns(),
-        "{what}: column count"
-    );
-    assert_eq!(expected.num_rows(), got.num_rows(), "{what}: row count");
+    if expected.num_columns() != got.num_columns() {
+        return Err(format!(
+            "{} columns, arrow-rs has {}",
+            got.num_columns(),
+            expected.num_columns()
+        ));
+    }
+    if expected.num_rows() != got.num_rows() {
+        return Err(format!(
+            "{} rows, arrow-rs has {}",
+            got.num_rows(),
+            expected.num_rows()
+        ));
+    }
     for (i, (e, g)) in expected.columns().iter().zip(got.columns()).enumerate() {
         let name = expected.schema().field(i).name().clone();
-        assert_eq!(e.data_type(), g.data_type(), "{what}: column {name}: type");
-        assert_eq!(
-            e.null_count(),
-            g.null_count(),
-            "{what}: column {name}: nulls"
-        );
+        if e.data_type() != g.data_type() {
+            return Err(format!(
+                "column {name}: type {} against {}",
+                g.data_type(),
+                e.data_type()
+            ));
+        }
+        if e.null_count() != g.null_count() {
+            return Err(format!(
+                "column {name}: {} nulls against {}",
+                g.null_count(),
+                e.null_count()
+            ));
+        }
         if e.as_ref() != g.as_ref() {
             let first = first_difference(e, g);
-            panic!("{what}: column {name} differs from arrow-rs first at row {first}");
+            return Err(format!(
+                "column {name} differs from arrow-rs first at row {first}"
+            ));
         }
     }
+    Ok(())
+}
+
+/// arrow-rs's decode of `file` (every column and row), or why it refused
+/// it: an error, or a panic of its decoder (caught; the caller keeps the
+/// panic hook quiet).
+pub fn arrow_rs_try_decode(file: &Bytes) -> Result<RecordBatch, String> {
+    let run = || -> Result<RecordBatch, String> {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file.clone())
+            .map_err(|e| e.to_string())?
+            .with_batch_size(64 * 1024)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let schema = arrow::record_batch::RecordBatchReader::schema(&reader);
+        let batches = reader
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let batch = concat_batches(&schema, &batches).map_err(|e| e.to_string())?;
+        Ok(normalise(&batch))
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+        .unwrap_or_else(|_| Err("arrow-rs panicked".to_string()))
 }
 
 fn first_difference(e: &ArrayRef, g: &ArrayRef) -> usize {
