@@ -46,6 +46,25 @@ pub enum CompressedCheck {
     Off,
 }
 
+/// Where ZSTD and GZIP pages are decompressed: `GDSCAN_ZSTD`,
+/// `GDSCAN_GZIP`.
+///
+/// nvCOMP does not verify these streams: a corrupt Zstd page can come out
+/// of it as other bytes than libzstd makes of it (or its kernel can write
+/// outside its shared memory and never end, seen under compute-sanitizer),
+/// and its Gzip decoder skips the member's CRC-32. So by default the
+/// host's worker threads decompress them with the reference decoders
+/// (libzstd, flate2), which refuse what they cannot verify, and the
+/// decompressed pages go up with the row group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DecompressPlace {
+    /// The host, verified. The default.
+    #[default]
+    Host,
+    /// nvCOMP on the GPU, unverified: faster, for input you trust.
+    Gpu,
+}
+
 impl std::str::FromStr for CompressedCheck {
     type Err = String;
 
@@ -155,10 +174,14 @@ pub struct DecodeVars {
     pub device_pool: Option<DevicePoolMode>,
     /// `GDSCAN_DEVICE_TIMEOUT`: seconds (a positive decimal number).
     pub device_timeout: Option<std::time::Duration>,
+    /// `GDSCAN_ZSTD`: `host` or `gpu`.
+    pub zstd: Option<DecompressPlace>,
+    /// `GDSCAN_GZIP`: `host` or `gpu`.
+    pub gzip: Option<DecompressPlace>,
 }
 
 /// Every variable [`DecodeVars::from_lookup`] reads.
-pub const DECODE_VARIABLES: [&str; 16] = [
+pub const DECODE_VARIABLES: [&str; 18] = [
     "GDSCAN_DECODE_CHECK",
     "GDSCAN_CHECK_STREAM",
     "GDSCAN_CHECK_STREAMS",
@@ -175,6 +198,8 @@ pub const DECODE_VARIABLES: [&str; 16] = [
     "GDSCAN_SNAPPY_SPLIT",
     "GDSCAN_DEVICE_POOL",
     "GDSCAN_DEVICE_TIMEOUT",
+    "GDSCAN_ZSTD",
+    "GDSCAN_GZIP",
 ];
 
 /// One of `choices` (exact), as its value.
@@ -289,6 +314,16 @@ impl DecodeVars {
                 ("scan", DevicePoolMode::Scan),
             ];
             v.device_pool = Some(choice("GDSCAN_DEVICE_POOL", &s, &pools)?);
+        }
+        let places = [
+            ("host", DecompressPlace::Host),
+            ("gpu", DecompressPlace::Gpu),
+        ];
+        if let Some(s) = get("GDSCAN_ZSTD") {
+            v.zstd = Some(choice("GDSCAN_ZSTD", &s, &places)?);
+        }
+        if let Some(s) = get("GDSCAN_GZIP") {
+            v.gzip = Some(choice("GDSCAN_GZIP", &s, &places)?);
         }
         if let Some(s) = get("GDSCAN_DEVICE_TIMEOUT") {
             let seconds = s.trim().parse::<f64>().ok();
@@ -407,6 +442,8 @@ mod tests {
             ("GDSCAN_SNAPPY_SPLIT", "0"),
             ("GDSCAN_DEVICE_POOL", "scan"),
             ("GDSCAN_DEVICE_TIMEOUT", "2.5"),
+            ("GDSCAN_ZSTD", "gpu"),
+            ("GDSCAN_GZIP", "host"),
         ])
         .unwrap();
         assert_eq!(v.check, Some(CompressedCheck::Gpu));
@@ -422,6 +459,10 @@ mod tests {
         assert_eq!(
             v.device_timeout,
             Some(std::time::Duration::from_millis(2500))
+        );
+        assert_eq!(
+            (v.zstd, v.gzip),
+            (Some(DecompressPlace::Gpu), Some(DecompressPlace::Host))
         );
         let k = v.kernels(KernelConfig::DEFAULT);
         assert_eq!(
@@ -448,6 +489,8 @@ mod tests {
             ("GDSCAN_GPU_CHECK_MAX", "-1"),
             ("GDSCAN_SNAPPY_SPLIT", "on"),
             ("GDSCAN_DEVICE_TIMEOUT", "0"),
+            ("GDSCAN_ZSTD", "cpu"),
+            ("GDSCAN_GZIP", "nvcomp"),
             ("GDSCAN_DEVICE_TIMEOUT", "-3"),
             ("GDSCAN_DEVICE_TIMEOUT", "NaN"),
             ("GDSCAN_DEVICE_POOL", "own"),

@@ -195,6 +195,10 @@ fn properties(schema: &Schema, codec: Compression, v2: bool, setting: Setting) -
         .set_write_batch_size(256)
         .set_dictionary_page_size_limit(2048)
         .set_dictionary_enabled(matches!(setting, Setting::Dictionary));
+    if !matches!(setting, Setting::Dictionary) {
+        // Else v2 writes byte arrays as DELTA_BYTE_ARRAY.
+        b = b.set_encoding(Encoding::PLAIN);
+    }
     if let Setting::DeltaNumbers | Setting::DeltaLength | Setting::DeltaPrefix = setting {
         let strings = match setting {
             Setting::DeltaLength => Encoding::DELTA_LENGTH_BYTE_ARRAY,

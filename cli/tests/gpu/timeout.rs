@@ -16,19 +16,21 @@ use super::reference::{arrow_rs_decode, assert_same_values};
 use gdscan::decode::scan::{decode, DecodeError, DecodeOptions};
 use gdscan::parquet::ScanRequest;
 
-/// A file of several row groups, big enough that the GPU is still busy
-/// with the first when the decoder starts waiting for it.
+/// A file of two row groups of about 100 MB each: the GPU is still
+/// copying the first when the decoder starts waiting for it (smaller row
+/// groups can be done by then).
 fn write_file(path: &std::path::Path) {
-    let n = 2_000_000usize;
+    let n = 4_000_000usize;
     let ints: ArrayRef = Arc::new(Int64Array::from_iter_values(
         (0..n as i64).map(|i| i * 7919),
     ));
     let strings: ArrayRef = Arc::new(StringArray::from_iter_values(
-        (0..n).map(|i| format!("value {i} {}", "x".repeat(i % 13))),
+        (0..n).map(|i| format!("value {i} {}", "x".repeat(i % 29))),
     ));
     let batch = RecordBatch::try_from_iter([("i", ints), ("s", strings)]).unwrap();
     let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(250_000))
+        .set_max_row_group_row_count(Some(2_000_000))
+        .set_dictionary_enabled(false)
         .build();
     let mut w = ArrowWriter::try_new(
         std::fs::File::create(path).unwrap(),
@@ -49,9 +51,11 @@ fn a_row_group_past_the_device_timeout_is_a_typed_error_and_the_process_goes_on(
     write_file(&path);
     let file = path.to_str().unwrap();
 
-    // A limit no row group can meet: the first wait times out.
+    // A limit no row group can meet, and one group on the GPU at a time so
+    // that the first wait starts right after its launch: it times out.
     let options = DecodeOptions {
         device_timeout: Duration::from_nanos(1),
+        depth: 1,
         ..DecodeOptions::from_env().unwrap()
     };
     let mut stream = decode(file, ScanRequest::default(), options).unwrap();

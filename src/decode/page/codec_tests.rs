@@ -76,6 +76,15 @@ fn host_codecs_give_exactly_the_pages_bytes() {
         (HostCodec::GzipMembers, two_members),
         (HostCodec::Lz4Legacy, lz4_frame(&data)),
         (HostCodec::Lz4Legacy, lz4_flex::block::compress(&data)),
+        (HostCodec::Zstd, zstd::bulk::compress(&data, 3).unwrap()),
+        (
+            HostCodec::Zstd,
+            [
+                zstd::bulk::compress(&data[..n / 2], 1).unwrap(),
+                zstd::bulk::compress(&data[n / 2..], 19).unwrap(),
+            ]
+            .concat(),
+        ),
     ];
     for (codec, src) in &cases {
         assert_eq!(host(*codec, src, n).unwrap(), data, "{codec}");

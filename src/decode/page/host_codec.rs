@@ -1,8 +1,9 @@
 //! The codecs the host decompresses, for the pages nvCOMP cannot take:
 //! Brotli (nvCOMP has no Brotli), legacy LZ4 pages that are not
 //! Hadoop-framed (an LZ4 frame or one raw LZ4 block), and GZIP pages made
-//! of several members (nvCOMP's Gzip stops after the first). Pure: a page's
-//! stored bytes in, exactly its header's decompressed size out.
+//! of several members (nvCOMP's Gzip stops after the first); and for those
+//! nvCOMP would take unverified: ZSTD, GZIP (`DecompressPlace`). Pure: a
+//! page's stored bytes in, exactly its header's decompressed size out.
 
 use std::io::Read;
 
@@ -14,8 +15,13 @@ pub enum HostCodec {
     /// Legacy LZ4 (`Compression::LZ4`) pages without the Hadoop framing:
     /// an LZ4 frame, else one raw LZ4 block (arrow-rs's fallbacks).
     Lz4Legacy,
-    /// GZIP pages of several members, decompressed one after another.
+    /// GZIP pages (one member or several, one after another), each
+    /// member's CRC-32 and length checked.
     GzipMembers,
+    /// ZSTD pages (one frame or several), by libzstd, which refuses a
+    /// stream it finds corrupt and checks a frame's checksum when it has
+    /// one.
+    Zstd,
 }
 
 impl std::fmt::Display for HostCodec {
@@ -23,7 +29,8 @@ impl std::fmt::Display for HostCodec {
         f.write_str(match self {
             HostCodec::Brotli => "BROTLI",
             HostCodec::Lz4Legacy => "LZ4 (frame or raw block)",
-            HostCodec::GzipMembers => "GZIP (several members)",
+            HostCodec::GzipMembers => "GZIP",
+            HostCodec::Zstd => "ZSTD",
         })
     }
 }
@@ -70,6 +77,11 @@ pub fn decompress_into(codec: HostCodec, src: &[u8], dst: &mut [u8]) -> Result<(
         HostCodec::Brotli => read_exactly(brotli::Decompressor::new(src, 4096), dst),
         HostCodec::GzipMembers => read_exactly(flate2::read::MultiGzDecoder::new(src), dst),
         HostCodec::Lz4Legacy => lz4_legacy(src, dst),
+        HostCodec::Zstd => {
+            let decoder =
+                zstd::stream::read::Decoder::with_buffer(src).map_err(HostCodecError::Stream)?;
+            read_exactly(decoder, dst)
+        }
     }
 }
 

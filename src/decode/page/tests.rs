@@ -13,7 +13,7 @@ use arrow::array::{
     UInt8Array,
 };
 use arrow::datatypes::{i256, IntervalDayTime};
-use arrow::datatypes::{DataType, Field, IntervalUnit, Schema, TimeUnit};
+use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use parquet::arrow::{parquet_to_arrow_schema, ArrowWriter};

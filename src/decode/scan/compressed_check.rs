@@ -1,7 +1,7 @@
 //! Where Snappy and LZ4 pages are checked before nvCOMP sees them
 //! ([`CompressedCheck`]), and the limits of the GPU's share of the checks.
 
-pub use crate::config::decode::CompressedCheck;
+pub use crate::config::decode::{CompressedCheck, DecompressPlace};
 
 /// With [`CompressedCheck::Gpu`], Snappy pages whose stored stream is
 /// longer than this are checked on the host instead: the GPU's check walks
@@ -23,6 +23,10 @@ pub(crate) struct Checks {
     pub(crate) gpu_max: usize,
     /// Output bytes of a split Snappy page's pieces, 0 to keep pages whole.
     pub(crate) split_bytes: usize,
+    /// Where ZSTD pages are decompressed.
+    pub(crate) zstd: DecompressPlace,
+    /// Where GZIP pages are decompressed.
+    pub(crate) gzip: DecompressPlace,
 }
 
 impl Checks {
@@ -33,6 +37,8 @@ impl Checks {
             check,
             gpu_max: GPU_CHECK_MAX_BYTES,
             split_bytes: crate::decode::page::validate::SNAPPY_BLOCK,
+            zstd: DecompressPlace::Host,
+            gzip: DecompressPlace::Host,
         }
     }
 }

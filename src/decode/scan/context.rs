@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::compressed_check::{Checks, CompressedCheck};
+use super::compressed_check::{Checks, CompressedCheck, DecompressPlace};
 use super::error::DecodeError;
 use super::options::DecodeOptions;
 use crate::cuda::{Device, DevicePool, PinnedPool, PooledPinnedBuffer, Stream};
@@ -83,6 +83,8 @@ pub(crate) struct Gpu {
     pub(crate) gpu_check_max: usize,
     /// Output bytes of a split Snappy page's pieces (0: pages whole).
     pub(crate) snappy_split: usize,
+    /// Where ZSTD and GZIP pages are decompressed.
+    places: (DecompressPlace, DecompressPlace),
     nvcomp: OnceLock<Result<Arc<Nvcomp>, NvcompError>>,
 }
 
@@ -119,6 +121,7 @@ impl Gpu {
             } else {
                 0
             },
+            places: (options.zstd, options.gzip),
             nvcomp: OnceLock::new(),
         })
     }
@@ -129,6 +132,8 @@ impl Gpu {
             check: self.check,
             gpu_max: self.gpu_check_max,
             split_bytes: self.snappy_split,
+            zstd: self.places.0,
+            gzip: self.places.1,
         }
     }
 

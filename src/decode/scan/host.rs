@@ -7,13 +7,13 @@ use std::ops::Range;
 
 use parquet::file::metadata::ParquetMetaData;
 
-use super::compressed_check::{Checks, CompressedCheck};
+use super::compressed_check::{Checks, CompressedCheck, DecompressPlace};
 use super::error::DecodeError;
 use super::host_pages::{decompress_host_pages, HostPages};
 use crate::decode::page::validate::{
     check_lz4_block, snappy_pieces_batch, CompressedError, SnappyPieces, LANES,
 };
-use crate::decode::page::{plan_fetched, DecodePlan};
+use crate::decode::page::{plan_fetched, DecodePlan, HostCodec};
 use crate::nvcomp::Codec;
 use crate::parquet::fetch::ChunkSlice;
 use crate::parquet::ScanPlan;
@@ -59,6 +59,7 @@ pub(crate) fn plan_host(
             source,
         }
     })?;
+    let plan = verified_on_host(plan, checks);
     let selection = scan
         .row_groups
         .iter()
@@ -83,6 +84,25 @@ pub(crate) fn plan_host(
         pieces,
         host_pages,
     })
+}
+
+/// `plan` with the nvCOMP jobs of the codecs `checks` sends to the host
+/// (ZSTD and GZIP by default: nvCOMP does not verify their streams) moved
+/// to its host jobs.
+fn verified_on_host(mut plan: DecodePlan, checks: Checks) -> DecodePlan {
+    let on_host = |codec: Codec| match codec {
+        Codec::Zstd if checks.zstd == DecompressPlace::Host => Some(HostCodec::Zstd),
+        Codec::Gzip if checks.gzip == DecompressPlace::Host => Some(HostCodec::GzipMembers),
+        _ => None,
+    };
+    let jobs = std::mem::take(&mut plan.jobs);
+    for job in jobs {
+        match on_host(job.codec) {
+            Some(host) => plan.host_jobs.push(job.with_codec(host)),
+            None => plan.jobs.push(job),
+        }
+    }
+    plan
 }
 
 /// Whether a page of `codec`, `stored` bytes long, is checked on the host
@@ -251,6 +271,50 @@ fn check_compressed_pages(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zstd_and_gzip_pages_go_to_the_host_unless_asked_for_the_gpu() {
+        let job = |codec, page| crate::decode::page::DecompressJob {
+            codec,
+            column: 0,
+            page,
+            src_offset: 10 * page,
+            src_len: 10,
+            dst_offset: 20 * page,
+            dst_len: 20,
+        };
+        let plan = DecodePlan {
+            row_group: 0,
+            columns: Vec::new(),
+            jobs: vec![
+                job(Codec::Zstd, 0),
+                job(Codec::Snappy, 1),
+                job(Codec::Gzip, 2),
+                job(Codec::Lz4, 3),
+            ],
+            host_jobs: Vec::new(),
+            scratch_bytes: 80,
+        };
+        let checks = Checks::new(CompressedCheck::Scan);
+        let routed = verified_on_host(plan.clone(), checks);
+        let on_gpu: Vec<(Codec, usize)> = routed.jobs.iter().map(|j| (j.codec, j.page)).collect();
+        assert_eq!(on_gpu, [(Codec::Snappy, 1), (Codec::Lz4, 3)]);
+        let on_host: Vec<(HostCodec, usize, usize)> = routed
+            .host_jobs
+            .iter()
+            .map(|j| (j.codec, j.page, j.dst_offset))
+            .collect();
+        assert_eq!(
+            on_host,
+            [(HostCodec::Zstd, 0, 0), (HostCodec::GzipMembers, 2, 40)]
+        );
+        let trusted = Checks {
+            zstd: DecompressPlace::Gpu,
+            gzip: DecompressPlace::Gpu,
+            ..checks
+        };
+        assert_eq!(verified_on_host(plan.clone(), trusted), plan);
+    }
 
     /// A Snappy file of a few long pages and many short ones, planned and
     /// checked as the decoder does; returns its metadata, scan plan and

@@ -171,7 +171,8 @@ impl InFlight {
         }
         let mut nulls = vec![0usize; plan.columns.len()];
         for (k, s) in pages.iter().enumerate() {
-            let (ci, page) = staged.task_pages[k];
+            let task = staged.task_pages[k];
+            let (ci, page) = (task.column, task.page);
             if let Some(code) = s.error() {
                 return Err(corrupt(
                     &staged.file,
@@ -182,6 +183,19 @@ impl InFlight {
                     code,
                     s.error_index,
                 ));
+            }
+            if let Some(defined) = task.defined.filter(|&d| d != s.count) {
+                return Err(DecodeError::CorruptPage {
+                    file: staged.file.clone(),
+                    column: plan.columns[ci].column.clone(),
+                    row_group: rg,
+                    page,
+                    what: format!(
+                        "the definition levels define {} values, the v2 page header {defined}",
+                        s.count
+                    ),
+                    index: 0,
+                });
             }
             nulls[ci] += s.null_count as usize;
         }

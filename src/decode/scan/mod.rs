@@ -53,7 +53,7 @@ use std::time::Instant;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 
-pub use compressed_check::{CompressedCheck, GPU_CHECK_MAX_BYTES};
+pub use compressed_check::{CompressedCheck, DecompressPlace, GPU_CHECK_MAX_BYTES};
 pub use context::release_cached_memory;
 pub use entry::{decode, DecodeSource, DecodeStream};
 pub use error::DecodeError;

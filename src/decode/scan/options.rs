@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::compressed_check::{CompressedCheck, GPU_CHECK_MAX_BYTES};
+use super::compressed_check::{CompressedCheck, DecompressPlace, GPU_CHECK_MAX_BYTES};
 use crate::config::decode::{DecodeVars, DevicePoolMode, KernelConfig, StringWalks};
 use crate::config::ConfigError;
 use crate::cuda::Devices;
@@ -97,6 +97,11 @@ pub struct DecodeOptions {
     pub stage_threads: usize,
     /// Which device memory pool the scan allocates from.
     pub device_pool: DevicePoolMode,
+    /// Where ZSTD pages are decompressed: the host, verified (the
+    /// default), or nvCOMP, unverified ([`DecompressPlace`]).
+    pub zstd: DecompressPlace,
+    /// Where GZIP pages are decompressed (as `zstd`).
+    pub gzip: DecompressPlace,
     /// The longest the decoder waits for the GPU to finish one row group
     /// (its copies, decompression and kernels, and the work queued ahead
     /// of it); past it the scan ends with `DecodeError::DeviceTimeout`.
@@ -131,6 +136,8 @@ impl Default for DecodeOptions {
             stage_threads: STAGE_THREADS,
             device_pool: DevicePoolMode::default(),
             device_timeout: DEVICE_TIMEOUT,
+            zstd: DecompressPlace::Host,
+            gzip: DecompressPlace::Host,
             trace: None,
         }
     }
@@ -177,6 +184,8 @@ impl DecodeOptions {
         o.snappy_split = vars.snappy_split.unwrap_or(o.snappy_split);
         o.device_pool = vars.device_pool.unwrap_or(o.device_pool);
         o.device_timeout = vars.device_timeout.unwrap_or(o.device_timeout);
+        o.zstd = vars.zstd.unwrap_or(o.zstd);
+        o.gzip = vars.gzip.unwrap_or(o.gzip);
     }
 }
 

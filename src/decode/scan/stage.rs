@@ -118,6 +118,19 @@ pub(crate) struct StagedJob {
     pub(crate) page: usize,
 }
 
+/// What a page task decodes, for the check of its status.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TaskPage {
+    /// The column's index in the plan.
+    pub(crate) column: usize,
+    /// The page's index in its column chunk.
+    pub(crate) page: usize,
+    /// The values a v2 page's header says it holds (levels less nulls):
+    /// its definition levels must define exactly these (arrow-rs refuses a
+    /// page where they do not).
+    pub(crate) defined: Option<u32>,
+}
+
 /// A row group whose bytes and kernel tasks are queued for upload on its
 /// stream, waiting for its group's decompression and its kernels.
 pub(crate) struct Staged {
@@ -125,7 +138,7 @@ pub(crate) struct Staged {
     pub(crate) plan: DecodePlan,
     pub(crate) schema: SchemaRef,
     pub(crate) column_rows: Vec<u64>,
-    pub(crate) task_pages: Vec<(usize, usize)>,
+    pub(crate) task_pages: Vec<TaskPage>,
     pub(crate) dict_columns: Vec<usize>,
     pub(crate) jobs: Vec<StagedJob>,
     /// The kernels' launch (tasks and status area in `meta`).
@@ -255,8 +268,8 @@ struct Memory {
 /// The kernels' work areas: page scratch, then byte-array dictionary
 /// views, then the spread walk's tables.
 struct WorkAreas {
-    /// (column, page) of each page task.
-    task_pages: Vec<(usize, usize)>,
+    /// What each page task decodes.
+    task_pages: Vec<TaskPage>,
     /// The byte-array columns with a dictionary.
     dict_columns: Vec<usize>,
     spread: Option<SpreadTable>,
@@ -361,7 +374,11 @@ impl WorkAreas {
                 p.num_values,
                 c.ty.type_length,
             ));
-            task_pages.push((spec.column, p.page));
+            task_pages.push(TaskPage {
+                column: spec.column,
+                page: p.page,
+                defined: p.num_nulls.map(|nulls| p.num_values.saturating_sub(nulls)),
+            });
         }
         let mut dict_columns = Vec::new();
         for (ci, c) in plan.columns.iter().enumerate() {
