@@ -37,7 +37,7 @@ use super::decode::assert_gpu;
 use super::reference::{arrow_rs_try_decode, same_values};
 use gdscan::decode::page::parse_page_header;
 use gdscan::decode::page::PageKind;
-use gdscan::decode::scan::{decode, DecodeOptions};
+use gdscan::decode::scan::{decode, DecodeError, DecodeOptions};
 use gdscan::parquet::ScanRequest;
 
 /// xorshift64*: the campaign's only source of chance.
@@ -426,8 +426,8 @@ fn corruption_campaign_gives_typed_errors_or_arrow_rs_values() {
                 let path = dir.path().join("clean.parquet");
                 std::fs::write(&path, &bytes).unwrap();
                 let expected = arrow_rs_try_decode(&Bytes::from(bytes.clone())).unwrap();
-                let got =
-                    gpu_decode(&path).unwrap_or_else(|e| panic!("{name}: the clean file: {e}"));
+                let got = gpu_decode(&path)
+                    .unwrap_or_else(|e| panic!("{name}: the clean file: {}", e.text));
                 same_values(&expected, &got)
                     .unwrap_or_else(|d| panic!("{name}: the clean file: {d}"));
                 let regions = regions_of(&bytes);
@@ -481,6 +481,7 @@ fn corruption_campaign_gives_typed_errors_or_arrow_rs_values() {
         let seconds = t.elapsed().as_secs_f64();
         current.store(u64::MAX, Ordering::SeqCst);
         let verdict = match (&reference, &got) {
+            (_, Err(e)) if e.cuda => Err(format!("a CUDA call failed: {}", e.text)),
             (Err(_), Err(_)) => Ok(0),
             (Ok(_), Err(_)) => Ok(1),
             (Ok(e), Ok(g)) => same_values(e, g).map(|_| 2),
@@ -501,6 +502,12 @@ fn corruption_campaign_gives_typed_errors_or_arrow_rs_values() {
                 Err(_) => t.wrong += 1,
             }
         }
+        // Every 250 cases, a clean file must still decode: the GPU and
+        // the process are still usable.
+        let verdict = match verdict {
+            Ok(v) if case % 250 == 249 => healthy(&bases[0], dir.path()).map(|_| v),
+            other => other,
+        };
         if let Err(why) = verdict {
             let line = format!("case {case} ({}; {region:?}: {what}): {why}", base.name);
             if let Some(k) = &keep {
@@ -551,16 +558,41 @@ fn corruption_campaign_gives_typed_errors_or_arrow_rs_values() {
     );
 }
 
+/// Whether `base`'s clean file still decodes on the GPU, equal to arrow-rs.
+fn healthy(base: &Base, dir: &Path) -> Result<(), String> {
+    let path = dir.join("health.parquet");
+    std::fs::write(&path, &base.bytes).unwrap();
+    let expected = arrow_rs_try_decode(&Bytes::from(base.bytes.clone()))?;
+    let got =
+        gpu_decode(&path).map_err(|e| format!("a clean file no longer decodes: {}", e.text))?;
+    same_values(&expected, &got).map_err(|d| format!("a clean file decodes wrong: {d}"))
+}
+
+/// Why a GPU decode failed: its error's text, and whether a CUDA call
+/// failed (a corrupt file must never cost the process its GPU: such an
+/// error fails the campaign).
+struct Refusal {
+    text: String,
+    cuda: bool,
+}
+
+impl From<DecodeError> for Refusal {
+    fn from(e: DecodeError) -> Self {
+        Refusal {
+            cuda: e.cuda().is_some(),
+            text: e.to_string(),
+        }
+    }
+}
+
 /// The GPU decode of `path`, as one host batch.
-fn gpu_decode(path: &Path) -> Result<RecordBatch, String> {
+fn gpu_decode(path: &Path) -> Result<RecordBatch, Refusal> {
     let options = DecodeOptions::from_env().unwrap();
-    let stream = decode(path.to_str().unwrap(), ScanRequest::default(), options)
-        .map_err(|e| e.to_string())?;
+    let stream = decode(path.to_str().unwrap(), ScanRequest::default(), options)?;
     let schema = stream.schema().clone();
     let mut host = Vec::new();
     for batch in stream {
-        let batch = batch.map_err(|e| e.to_string())?;
-        host.push(batch.to_host().map_err(|e| e.to_string())?);
+        host.push(batch?.to_host().map_err(DecodeError::from)?);
     }
     if host.is_empty() {
         return Ok(RecordBatch::new_empty(schema));
