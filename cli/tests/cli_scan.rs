@@ -208,3 +208,30 @@ fn reader_findings_end_in_typed_errors_without_panic_output() {
     }
     assert!(failed > 0, "corrupt files are refused");
 }
+
+/// A file DuckDB wrote with `PARQUET_VERSION V2` (testdata/README.md):
+/// INT32 columns spanning the whole range, whose DELTA_BINARY_PACKED deltas
+/// do not fit 32 bits. arrow-rs refuses it ("'min_delta' too large"): the
+/// CPU path says why, and where the file does decode.
+#[test]
+fn wide_int32_deltas_on_the_cpu_say_why_and_point_to_the_gpu() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/duckdb_wide_deltas.parquet");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.arrow");
+    let o = gdscan(&[
+        "scan",
+        file.to_str().unwrap(),
+        "--host",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("deltas wider than its 32-bit type"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--decode"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -40,6 +40,8 @@ mod reference;
 mod timeout;
 #[path = "gpu/tpch_matrix.rs"]
 mod tpch_matrix;
+#[path = "gpu/wide_deltas.rs"]
+mod wide_deltas;
 
 use gdscan::checksum::{crc32_device, crc32_host};
 use gdscan::cuda::CudaError;

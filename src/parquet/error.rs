@@ -49,6 +49,19 @@ pub enum ScanError {
         source: arrow::error::ArrowError,
     },
 
+    /// arrow-rs (the CPU decode) refused a DELTA_BINARY_PACKED page whose
+    /// deltas do not fit its 32-bit type ("'min_delta' too large"): the
+    /// format lets deltas and sums wrap, and DuckDB writes such INT32 pages
+    /// for columns spanning the whole range. The GPU decoder reads them.
+    #[error("{path}: a DELTA_BINARY_PACKED page holds deltas wider than its 32-bit type, which the format allows (DuckDB writes them) but arrow-rs, the CPU decoder, refuses; decode the file on the GPU instead (`gdscan scan FILE --decode`, `read_parquet(device=0)`)")]
+    WideDeltas {
+        /// The file.
+        path: String,
+        /// arrow-rs's error (an `ArrowError` or a `ParquetError`).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     /// The store could not open or read the file's bytes (boxed: a
     /// store error is large, and the crate's error holds this one inline).
     #[error(transparent)]
@@ -93,10 +106,30 @@ impl ScanError {
         }
     }
 
+    /// A decode error of arrow-rs's for `path`: [`ScanError::WideDeltas`]
+    /// where arrow-rs refused wrapping deltas, else [`ScanError::Arrow`].
+    pub(crate) fn from_arrow(path: &str, source: arrow::error::ArrowError) -> Self {
+        let path = path.to_string();
+        if refuses_wide_deltas(&source) {
+            ScanError::WideDeltas {
+                path,
+                source: Box::new(source),
+            }
+        } else {
+            ScanError::Arrow { path, source }
+        }
+    }
+
     /// Wraps a parquet crate error for `path`, unwrapping an error of ours
     /// that travelled through the parquet crate (e.g. a short read).
     pub(crate) fn from_parquet(path: &str, source: ::parquet::errors::ParquetError) -> Self {
         use ::parquet::errors::ParquetError;
+        if refuses_wide_deltas(&source) {
+            return ScanError::WideDeltas {
+                path: path.to_string(),
+                source: Box::new(source),
+            };
+        }
         let inner = match source {
             ParquetError::External(inner) => inner,
             other => {
@@ -126,6 +159,12 @@ impl ScanError {
             },
         }
     }
+}
+
+/// Whether arrow-rs refused a DELTA_BINARY_PACKED page for deltas wider
+/// than its type (its message is the only sign; it has no variant for it).
+fn refuses_wide_deltas(error: &dyn std::fmt::Display) -> bool {
+    error.to_string().contains("'min_delta' too large")
 }
 
 impl PlanError {

@@ -34,10 +34,7 @@ pub fn write_ipc(
 ) -> Result<u64> {
     let path = source.location().to_string();
     let pq = |e: ::parquet::errors::ParquetError| ScanError::from_parquet(&path, e);
-    let arrow = |source| ScanError::Arrow {
-        path: path.clone(),
-        source,
-    };
+    let arrow = |source| ScanError::from_arrow(&path, source);
     let schema = metadata.file_metadata().schema_descr_ptr();
     let mut leaves = plan.leaves.clone();
     if let Some(p) = predicate {
