@@ -50,16 +50,21 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 7] = [
+pub const SOURCES: [KernelSource; 8] = [
     KernelSource {
         name: "delta.cuh",
         text: include_str!("cuda/delta.cuh"),
         entries: &[],
     },
     KernelSource {
+        name: "delta_strings.cuh",
+        text: include_str!("cuda/delta_strings.cuh"),
+        entries: &[],
+    },
+    KernelSource {
         name: "decode.cu",
         text: include_str!("cuda/decode.cu"),
-        entries: &["gds_decode_pages"],
+        entries: &["gds_decode_pages", "gds_dba_sizes"],
     },
     KernelSource {
         name: "byte_array.cu",
