@@ -640,7 +640,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 16);
+        assert_eq!(entry_points().count(), 17);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }
