@@ -18,6 +18,8 @@ mod common;
 // carried binary) runs every GPU test.
 #[path = "gpu/decode.rs"]
 mod decode;
+#[path = "gpu/delta_strings.rs"]
+mod delta_strings;
 #[path = "gpu/device_array.rs"]
 mod device_array;
 #[path = "gpu/host_codecs.rs"]

@@ -37,14 +37,7 @@ use crate::cuda::Stream;
 use crate::decode::array::DeviceBytes;
 use crate::decode::kernels::task::{page_tasks_as_bytes, page_tasks_as_bytes_mut};
 use crate::decode::kernels::PageTask;
-use crate::decode::page::{DecodePlan, Encoding, Kind};
-
-/// Whether any page of `plan` is a BYTE_ARRAY DELTA_BYTE_ARRAY page.
-pub(crate) fn has_dba_pages(plan: &DecodePlan) -> bool {
-    plan.columns.iter().any(|c| {
-        c.ty.kind == Kind::ByteArray && c.pages.iter().any(|p| p.class == Encoding::DeltaByteArray)
-    })
-}
+use crate::decode::page::{Encoding, Kind};
 
 /// Whether `t` is a BYTE_ARRAY DELTA_BYTE_ARRAY page task.
 fn is_dba(t: &PageTask) -> bool {

@@ -57,6 +57,13 @@ pub(crate) fn schema_of(metadata: &ParquetMetaData, plan: &DecodePlan) -> Schema
     Arc::new(Schema::new(fields))
 }
 
+/// Whether any page of `plan` is a BYTE_ARRAY DELTA_BYTE_ARRAY page.
+fn has_dba_pages(plan: &DecodePlan) -> bool {
+    plan.columns.iter().any(|c| {
+        c.ty.kind == Kind::ByteArray && c.pages.iter().any(|p| p.class == Encoding::DeltaByteArray)
+    })
+}
+
 /// Output bytes of one column: (values, validity).
 fn output_sizes(c: &ColumnDecode, rows: u64) -> (usize, usize) {
     let values = match c.ty.kind {
@@ -183,7 +190,7 @@ where
         host_pages,
     } = planned;
     let schema = schema_of(metadata, &plan);
-    let dba = super::delta_strings::has_dba_pages(&plan);
+    let dba = has_dba_pages(&plan);
     let memory = Memory::allocate(gpu, host, &plan, &specs, &column_rows, stream)?;
     let host_pages = upload_host_pages(gpu, stream, &host_pages, memory.scratch_ptr)?;
     let (dicts, dict_views_at) = dict_tasks(&plan, &memory);
