@@ -83,7 +83,7 @@ fn batch(n: usize) -> RecordBatch {
         })
         .collect();
     let fixed: Vec<Option<[u8; 6]>> = (0..n)
-        .map(|i| (i % 5 != 1).then(|| [b'k', b'e', b'y', (i / 256) as u8, i as u8, 7]))
+        .map(|i| (i % 5 != 1).then_some([b'k', b'e', b'y', (i / 256) as u8, i as u8, 7]))
         .collect();
     let dec = Decimal128Array::from_iter(
         (0..n).map(|i| (i % 9 != 2).then(|| (i as i128 - 5000) * 1_000_000_007)),
@@ -169,7 +169,10 @@ fn check_file(path: &Path, name: &str, filter: Option<&str>) {
             for rg in &plan.row_groups {
                 kept.push(rg.index);
                 let n = metadata.row_group(rg.index).num_rows();
-                let ranges = rg.rows.clone().unwrap_or_else(|| vec![0..n]);
+                let ranges = rg
+                    .rows
+                    .clone()
+                    .unwrap_or_else(|| std::iter::once(0..n).collect());
                 let mut at = 0;
                 for r in ranges {
                     if r.start > at {
