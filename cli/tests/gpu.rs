@@ -20,6 +20,8 @@ mod common;
 mod campaign;
 #[path = "gpu/decode.rs"]
 mod decode;
+#[path = "gpu/delta_strings.rs"]
+mod delta_strings;
 #[path = "gpu/device_array.rs"]
 mod device_array;
 #[path = "gpu/host_codecs.rs"]

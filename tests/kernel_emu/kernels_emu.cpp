@@ -118,6 +118,37 @@ static void run(std::vector<PageTask>& tasks, std::vector<DictTask>& dicts, std:
   emu_launch(n, GDS_BLOCK, [&] { gds_decode_pages(tp, n); });
   emu_launch((n + m + 255) / 256, GDS_STATUS_BLOCK, [&] { gds_gather_status(tp, n, dp, m, sp); });
 }
+// DELTA_BINARY_PACKED as the specification writes it (values of
+// `width_bits`, 32 or 64, wrapping).
+static std::vector<uint8_t> delta_encode(const std::vector<uint64_t>& v, u32 block, u32 minis, u32 width_bits) {
+  std::vector<uint8_t> o; uleb(o, block); uleb(o, minis); uleb(o, v.size());
+  auto zz = [](int64_t x) { return ((uint64_t)x << 1) ^ (uint64_t)(x >> 63); };
+  uleb(o, zz(v.empty() ? 0 : (int64_t)v[0]));
+  const u32 per = block / minis;
+  const uint64_t mask = width_bits == 64 ? ~0ull : ((1ull << width_bits) - 1);
+  for (size_t b = 1; b < v.size(); b += block) {
+    std::vector<uint64_t> d;
+    for (size_t j = b; j < v.size() && j < b + block; ++j) d.push_back((v[j] - v[j - 1]) & mask);
+    // Deltas as signed values of the physical width, minus their minimum.
+    auto sx = [&](uint64_t x) { return width_bits == 64 ? (int64_t)x : (int64_t)(int32_t)(uint32_t)x; };
+    int64_t mn = sx(d[0]); for (auto x : d) mn = std::min(mn, sx(x));
+    uleb(o, zz(mn));
+    const size_t wpos = o.size(); o.resize(o.size() + minis, 0);
+    for (u32 m = 0; m < minis && m * per < d.size(); ++m) {
+      uint64_t mx = 0; for (u32 k = 0; k < per && m * per + k < d.size(); ++k) mx = std::max(mx, ((uint64_t)sx(d[m * per + k]) - (uint64_t)mn) & mask);
+      u32 w = 0; while (w < 64 && (mx >> w)) ++w;
+      o[wpos + m] = (uint8_t)w;
+      std::vector<uint8_t> bits((size_t)per * w / 8 + 1, 0);
+      for (u32 k = 0; k < per; ++k) {
+        uint64_t x = m * per + k < d.size() ? ((uint64_t)sx(d[m * per + k]) - (uint64_t)mn) & mask : 0;
+        for (u32 bt = 0; bt < w; ++bt) if ((x >> bt) & 1) { size_t at = (size_t)k * w + bt; bits[at / 8] |= 1 << (at % 8); }
+      }
+      o.insert(o.end(), bits.begin(), bits.begin() + (size_t)per * w / 8);
+    }
+  }
+  return o;
+}
+
 static int fails = 0;
 #define CHECK(c, ...) do { if (!(c)) { ++fails; fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #c); fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); if (fails > 20) exit(1);} } while (0)
 static bool bit(u64 p, size_t i) { return (((const uint8_t*)p)[i / 8] >> (i % 8)) & 1; }
@@ -245,6 +276,8 @@ static void walks(Rng& rng) {
   }
   printf("walks ok (%d cases, each walk against the plain serial one%s)\n", cases, spread_too ? ", the spread one too" : "");
 }
+
+#include "delta_strings_emu.h"
 
 int main() {
   Rng rng{42};
@@ -411,34 +444,7 @@ int main() {
     // 128 x 4, DuckDB-like 2048 x 8, 256 x 2), with nulls, deltas that wrap
     // the physical width, and widths 0 to 64; the encoder here follows the
     // specification, the expected values are the inputs.
-    auto encode = [](const std::vector<uint64_t>& v, u32 block, u32 minis, u32 width_bits) {
-      std::vector<uint8_t> o; uleb(o, block); uleb(o, minis); uleb(o, v.size());
-      auto zz = [](int64_t x) { return ((uint64_t)x << 1) ^ (uint64_t)(x >> 63); };
-      uleb(o, zz(v.empty() ? 0 : (int64_t)v[0]));
-      const u32 per = block / minis;
-      const uint64_t mask = width_bits == 64 ? ~0ull : ((1ull << width_bits) - 1);
-      for (size_t b = 1; b < v.size(); b += block) {
-        std::vector<uint64_t> d;
-        for (size_t j = b; j < v.size() && j < b + block; ++j) d.push_back((v[j] - v[j - 1]) & mask);
-        // Deltas as signed values of the physical width, minus their minimum.
-        auto sx = [&](uint64_t x) { return width_bits == 64 ? (int64_t)x : (int64_t)(int32_t)(uint32_t)x; };
-        int64_t mn = sx(d[0]); for (auto x : d) mn = std::min(mn, sx(x));
-        uleb(o, zz(mn));
-        const size_t wpos = o.size(); o.resize(o.size() + minis, 0);
-        for (u32 m = 0; m < minis && m * per < d.size(); ++m) {
-          uint64_t mx = 0; for (u32 k = 0; k < per && m * per + k < d.size(); ++k) mx = std::max(mx, ((uint64_t)sx(d[m * per + k]) - (uint64_t)mn) & mask);
-          u32 w = 0; while (w < 64 && (mx >> w)) ++w;
-          o[wpos + m] = (uint8_t)w;
-          std::vector<uint8_t> bits((size_t)per * w / 8 + 1, 0);
-          for (u32 k = 0; k < per; ++k) {
-            uint64_t x = m * per + k < d.size() ? ((uint64_t)sx(d[m * per + k]) - (uint64_t)mn) & mask : 0;
-            for (u32 bt = 0; bt < w; ++bt) if ((x >> bt) & 1) { size_t at = (size_t)k * w + bt; bits[at / 8] |= 1 << (at % 8); }
-          }
-          o.insert(o.end(), bits.begin(), bits.begin() + (size_t)per * w / 8);
-        }
-      }
-      return o;
-    };
+    auto encode = delta_encode;
     struct Shape { u32 block, minis; };
     const Shape shapes[] = {{128, 4}, {2048, 8}, {256, 2}};
     std::vector<PageTask> ts; std::vector<std::vector<uint8_t>> exp;
@@ -654,6 +660,8 @@ int main() {
     printf("corruption ok (%d of %d pages reported an error)\n", errors, pages);
   }
   walks(rng);
+  delta_strings(rng);
+  delta_strings_corrupt(rng);
   printf(fails ? "FAILURES: %d\n" : "ALL OK\n", fails);
   return fails != 0;
 }

@@ -195,9 +195,18 @@ fn encodings_of(t: &DataType) -> &'static [Encoding] {
             Encoding::BYTE_STREAM_SPLIT,
             Encoding::DELTA_BINARY_PACKED,
         ],
-        Float32 | Float64 | Decimal128(..) | FixedSizeBinary(_) => {
-            &[Encoding::PLAIN, Encoding::BYTE_STREAM_SPLIT]
-        }
+        Float32 | Float64 => &[Encoding::PLAIN, Encoding::BYTE_STREAM_SPLIT],
+        // FIXED_LEN_BYTE_ARRAY.
+        Decimal128(..) | FixedSizeBinary(_) => &[
+            Encoding::PLAIN,
+            Encoding::BYTE_STREAM_SPLIT,
+            Encoding::DELTA_BYTE_ARRAY,
+        ],
+        Utf8 | LargeUtf8 | Utf8View | Binary | LargeBinary | BinaryView => &[
+            Encoding::PLAIN,
+            Encoding::DELTA_LENGTH_BYTE_ARRAY,
+            Encoding::DELTA_BYTE_ARRAY,
+        ],
         _ => &[Encoding::PLAIN],
     }
 }
@@ -238,11 +247,6 @@ fn writer_settings(rng: &mut Rng, fields: &[Arc<Field>]) -> (String, WriterPrope
         } else {
             WriterVersion::PARQUET_1_0
         });
-    if v2 {
-        // arrow-rs's v2 writer otherwise falls back to DELTA_BYTE_ARRAY for
-        // byte arrays (not decoded on the GPU yet) when a dictionary overflows.
-        b = b.set_encoding(Encoding::PLAIN);
-    }
     let mut chosen = Vec::new();
     for f in fields {
         let e = rng.pick(encodings_of(f.data_type()));

@@ -194,14 +194,24 @@ pub fn tiles(num_values: u32) -> u32 {
 }
 
 /// Scratch bytes one page needs: `(values + 1) × 4` for PLAIN byte arrays
-/// (the walk's offsets; `num_values` bounds the non-null count), `values ×
-/// 4` for the row map of [`Kind::Levels`], `values × type_length` for
-/// DELTA_BINARY_PACKED pages (their values, decoded as PLAIN), 0 otherwise.
+/// (the walk's offsets; `num_values` bounds the non-null count) and
+/// DELTA_LENGTH_BYTE_ARRAY pages (offsets from the lengths), `values × 4`
+/// for the row map of [`Kind::Levels`], `values × type_length` for
+/// DELTA_BINARY_PACKED pages (their values, decoded as PLAIN), for
+/// DELTA_BYTE_ARRAY pages the layouts of `cuda/delta_strings.cuh`
+/// (byte arrays: prefix lengths, suffix and value offsets, the suffixes'
+/// start; FLBA: the values as PLAIN, prefix lengths, suffix offsets), 0
+/// otherwise.
 pub fn scratch_bytes(kind: Kind, encoding: Encoding, num_values: u32, type_length: u32) -> u64 {
+    let n = num_values as u64;
     match (kind, encoding) {
-        (Kind::ByteArray, Encoding::Plain) => (num_values as u64 + 1) * 4,
-        (Kind::Levels, _) => num_values as u64 * 4,
-        (Kind::Fixed, Encoding::DeltaBinaryPacked) => num_values as u64 * type_length as u64,
+        (Kind::ByteArray, Encoding::Plain | Encoding::DeltaLengthByteArray) => (n + 1) * 4,
+        (Kind::ByteArray, Encoding::DeltaByteArray) => (3 * n + 3) * 4,
+        (Kind::Levels, _) => n * 4,
+        (Kind::Fixed, Encoding::DeltaBinaryPacked) => n * type_length as u64,
+        (Kind::Fixed, Encoding::DeltaByteArray) => {
+            (n * type_length as u64).next_multiple_of(4) + (2 * n + 1) * 4
+        }
         _ => 0,
     }
 }
@@ -315,6 +325,19 @@ mod tests {
             40
         );
         assert_eq!(scratch_bytes(Kind::Boolean, Encoding::Rle, 10, 0), 0);
+        assert_eq!(
+            scratch_bytes(Kind::ByteArray, Encoding::DeltaLengthByteArray, 10, 0),
+            44
+        );
+        assert_eq!(
+            scratch_bytes(Kind::ByteArray, Encoding::DeltaByteArray, 10, 0),
+            132
+        );
+        // 10 values of 3 bytes (32 bytes, whole words), 10 prefixes, 11 offsets.
+        assert_eq!(
+            scratch_bytes(Kind::Fixed, Encoding::DeltaByteArray, 10, 3),
+            32 + 84
+        );
         assert_eq!(
             scratch_bytes(Kind::ByteArray, Encoding::Plain, u32::MAX, 0),
             (u32::MAX as u64 + 1) * 4

@@ -83,6 +83,7 @@ pub struct KernelSet {
     config: KernelConfig,
     module: Module,
     decode_pages: Function,
+    dba_sizes: Function,
     byte_array_walk: Function,
     dict_views: Function,
     string_walks: Function,
@@ -245,6 +246,7 @@ impl KernelSet {
             target,
             config,
             decode_pages: module.function("gds_decode_pages")?,
+            dba_sizes: module.function("gds_dba_sizes")?,
             byte_array_walk: module.function("gds_byte_array_walk")?,
             dict_views: module.function("gds_dict_views")?,
             string_walks: module.function("gds_string_walks")?,
@@ -289,9 +291,10 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 16] {
+    pub fn functions(&self) -> [(&'static str, &Function); 17] {
         [
             ("gds_decode_pages", &self.decode_pages),
+            ("gds_dba_sizes", &self.dba_sizes),
             ("gds_byte_array_walk", &self.byte_array_walk),
             ("gds_dict_views", &self.dict_views),
             ("gds_string_walks", &self.string_walks),
@@ -675,6 +678,33 @@ impl KernelSet {
         let (mut a, mut b) = (tasks, n_tasks);
         self.launch(
             &self.decode_pages,
+            stream,
+            config,
+            &mut [ptr(&mut a), ptr(&mut b)],
+        )
+    }
+
+    /// Queues `gds_dba_sizes` over `n_tasks` page tasks at `tasks`: the
+    /// lengths of every BYTE_ARRAY DELTA_BYTE_ARRAY page decoded into its
+    /// scratch, its values' count and bytes written into its task
+    /// (`plain_count`, `value_bytes`). The host reads them back and gives
+    /// each such page its values' buffer (`dict`, `dict_len`) before
+    /// [`KernelSet::decode_row_group`].
+    ///
+    /// # Safety
+    /// As [`KernelSet::decode_pages`].
+    pub unsafe fn dba_sizes(
+        &self,
+        stream: &Stream,
+        tasks: u64,
+        n_tasks: u32,
+    ) -> Result<(), KernelError> {
+        let Some(config) = launch::decode_pages_config(n_tasks) else {
+            return Ok(());
+        };
+        let (mut a, mut b) = (tasks, n_tasks);
+        self.launch(
+            &self.dba_sizes,
             stream,
             config,
             &mut [ptr(&mut a), ptr(&mut b)],

@@ -50,16 +50,21 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 7] = [
+pub const SOURCES: [KernelSource; 8] = [
     KernelSource {
         name: "delta.cuh",
         text: include_str!("cuda/delta.cuh"),
         entries: &[],
     },
     KernelSource {
+        name: "delta_strings.cuh",
+        text: include_str!("cuda/delta_strings.cuh"),
+        entries: &[],
+    },
+    KernelSource {
         name: "decode.cu",
         text: include_str!("cuda/decode.cu"),
-        entries: &["gds_decode_pages"],
+        entries: &["gds_decode_pages", "gds_dba_sizes"],
     },
     KernelSource {
         name: "byte_array.cu",
@@ -635,7 +640,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 16);
+        assert_eq!(entry_points().count(), 17);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

@@ -68,11 +68,20 @@ pub enum PageErrorCode {
     /// than the page's levels, a miniblock bit width above 64, a block past
     /// the page's end).
     DeltaHeader = 16,
+    /// A DELTA_LENGTH_BYTE_ARRAY or DELTA_BYTE_ARRAY length stream is
+    /// invalid: a negative length, lengths past the section, a length
+    /// stream that ends past the page, prefix and suffix counts that
+    /// differ, or a FIXED_LEN_BYTE_ARRAY value of another length.
+    DeltaLength = 17,
+    /// A DELTA_BYTE_ARRAY prefix length passes the previous value's length.
+    DeltaPrefix = 18,
+    /// A BYTE_ARRAY decimal of more than 16 bytes (Decimal128's).
+    DecimalLength = 19,
 }
 
 impl PageErrorCode {
     /// Every code, in order.
-    pub const ALL: [PageErrorCode; 16] = [
+    pub const ALL: [PageErrorCode; 19] = [
         PageErrorCode::BadTask,
         PageErrorCode::BadEncoding,
         PageErrorCode::BadConversion,
@@ -89,6 +98,9 @@ impl PageErrorCode {
         PageErrorCode::Scratch,
         PageErrorCode::Launch,
         PageErrorCode::DeltaHeader,
+        PageErrorCode::DeltaLength,
+        PageErrorCode::DeltaPrefix,
+        PageErrorCode::DecimalLength,
     ];
 
     /// The code a kernel wrote, `None` for 0 or a number no kernel writes.
@@ -115,6 +127,9 @@ impl PageErrorCode {
             PageErrorCode::Scratch => "GDS_ERR_SCRATCH",
             PageErrorCode::Launch => "GDS_ERR_LAUNCH",
             PageErrorCode::DeltaHeader => "GDS_ERR_DELTA_HEADER",
+            PageErrorCode::DeltaLength => "GDS_ERR_DELTA_LENGTH",
+            PageErrorCode::DeltaPrefix => "GDS_ERR_DELTA_PREFIX",
+            PageErrorCode::DecimalLength => "GDS_ERR_DECIMAL_LENGTH",
         }
     }
 
@@ -139,6 +154,11 @@ impl PageErrorCode {
             PageErrorCode::Scratch => "page scratch missing, too small or not prepared",
             PageErrorCode::Launch => "kernel launched with the wrong block shape",
             PageErrorCode::DeltaHeader => "DELTA_BINARY_PACKED header or block invalid",
+            PageErrorCode::DeltaLength => {
+                "DELTA_LENGTH_BYTE_ARRAY / DELTA_BYTE_ARRAY lengths negative, inconsistent or past the page"
+            }
+            PageErrorCode::DeltaPrefix => "DELTA_BYTE_ARRAY prefix longer than the previous value",
+            PageErrorCode::DecimalLength => "BYTE_ARRAY decimal longer than 16 bytes",
         }
     }
 }
@@ -166,7 +186,8 @@ impl std::fmt::Display for PageErrorCode {
 /// | 48 | `view_buffer_base` | u64 device address |
 /// | 56.. | `data_len`, `def_len`, `num_values`, `dict_count`, `dict_len`, `out_row`, `out_rows`, `kind`, `encoding`, `flags`, `max_def`, `conversion`, `type_length`, `out_width`, `view_buffer_index`, `scratch_len` | u32 inputs (56 to 116) |
 /// | 120.. | `error`, `error_index`, `null_count`, `value_count`, `plain_count` | u32, written by the kernels (120 to 136) |
-/// | 140.. | `row_skip`, `row_take`, `reserved` | u32 inputs (140 to 148) |
+/// | 140.. | `row_skip`, `row_take` | u32 inputs (140, 144) |
+/// | 148 | `value_bytes` | u32, written by `gds_dba_sizes` |
 ///
 /// Start from [`PageTask::default`] (all zero): the output fields must be 0
 /// before the first launch.
@@ -240,14 +261,17 @@ pub struct PageTask {
     pub null_count: u32,
     /// Written by `gds_decode_pages`: non-null values decoded.
     pub value_count: u32,
-    /// Written by `gds_byte_array_walk`: values its walk found.
+    /// Written by `gds_byte_array_walk`: values its walk found (PLAIN
+    /// byte arrays); by `gds_dba_sizes`: values of a DELTA_BYTE_ARRAY
+    /// byte-array page.
     pub plain_count: u32,
     /// With [`FLAG_ROW_WINDOW`]: the page's first rows not written.
     pub row_skip: u32,
     /// With [`FLAG_ROW_WINDOW`]: rows written after `row_skip`.
     pub row_take: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// Written by `gds_dba_sizes`: bytes of a DELTA_BYTE_ARRAY byte-array
+    /// page's values (their materialized size); zero otherwise.
+    pub value_bytes: u32,
 }
 
 /// One byte-array dictionary page for `gds_dict_views`, which turns its PLAIN
@@ -255,7 +279,7 @@ pub struct PageTask {
 ///
 /// Mirrored by `struct DictTask` in `cuda/common.cuh`. 48 bytes: `data` 0,
 /// `out_views` 8, `view_buffer_base` 16, `data_len` 24, `count` 28,
-/// `view_buffer_index` 32, `error` 36, `found` 40, `reserved` 44.
+/// `view_buffer_index` 32, `error` 36, `found` 40, `conversion` 44.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct DictTask {
@@ -275,8 +299,10 @@ pub struct DictTask {
     pub error: u32,
     /// Written by the kernel: entries found.
     pub found: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// A [`Conversion`] as `u32`: [`Conversion::Copy`] makes views,
+    /// [`Conversion::BeToDecimal128`] Decimal128 values (BYTE_ARRAY
+    /// decimals).
+    pub conversion: u32,
 }
 
 /// The bytes of a task array, as uploaded.
@@ -331,7 +357,7 @@ pub fn page_task_fields() -> &'static [FieldLayout] {
         data_len, def_len, num_values, dict_count, dict_len, out_row, out_rows, kind,
         encoding, flags, max_def, conversion, type_length, out_width, view_buffer_index,
         scratch_len, error, error_index, null_count, value_count, plain_count, row_skip, row_take,
-        reserved);
+        value_bytes);
     FIELDS
 }
 
@@ -339,7 +365,7 @@ pub fn page_task_fields() -> &'static [FieldLayout] {
 pub fn dict_task_fields() -> &'static [FieldLayout] {
     const FIELDS: &[FieldLayout] = fields!(DictTask;
         data, out_views, view_buffer_base, data_len, count, view_buffer_index, error, found,
-        reserved);
+        conversion);
     FIELDS
 }
 
@@ -376,6 +402,11 @@ pub fn generated_header(config: KernelConfig) -> String {
             "GDS_ENC_DELTA_BINARY_PACKED",
             Encoding::DeltaBinaryPacked as u32,
         ),
+        (
+            "GDS_ENC_DELTA_LENGTH_BYTE_ARRAY",
+            Encoding::DeltaLengthByteArray as u32,
+        ),
+        ("GDS_ENC_DELTA_BYTE_ARRAY", Encoding::DeltaByteArray as u32),
         ("GDS_CONV_COPY", Conversion::Copy as u32),
         ("GDS_CONV_I32_TO_8", Conversion::I32To8 as u32),
         ("GDS_CONV_I32_TO_16", Conversion::I32To16 as u32),
@@ -510,14 +541,14 @@ mod tests {
             ("plain_count", 136),
             ("row_skip", 140),
             ("row_take", 144),
-            ("reserved", 148),
+            ("value_bytes", 148),
         ];
         let got: Vec<(&str, usize)> = page_task_fields().iter().map(|f| (f.0, f.1)).collect();
         assert_eq!(got, expected);
         // A few directly with offset_of!, as the C side asserts them.
         assert_eq!(offset_of!(PageTask, view_buffer_base), 48);
         assert_eq!(offset_of!(PageTask, error), 120);
-        assert_eq!(offset_of!(PageTask, reserved), 148);
+        assert_eq!(offset_of!(PageTask, value_bytes), 148);
     }
 
     #[test]
@@ -535,7 +566,7 @@ mod tests {
                 ("view_buffer_index", 32),
                 ("error", 36),
                 ("found", 40),
-                ("reserved", 44),
+                ("conversion", 44),
             ]
         );
     }

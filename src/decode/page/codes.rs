@@ -41,6 +41,19 @@ pub enum Encoding {
     /// The kernel first writes the page's values into the task's scratch
     /// as PLAIN.
     DeltaBinaryPacked = 4,
+    /// DELTA_LENGTH_BYTE_ARRAY (BYTE_ARRAY): the values' lengths as
+    /// DELTA_BINARY_PACKED INT32, then their bytes back to back. The kernel
+    /// decodes the lengths into the task's scratch and scans them into
+    /// offsets (a PLAIN page's walk, without length prefixes).
+    DeltaLengthByteArray = 5,
+    /// DELTA_BYTE_ARRAY (BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY): prefix lengths
+    /// and suffix lengths (both DELTA_BINARY_PACKED INT32), then the
+    /// suffixes' bytes; value `i` is the first `prefix[i]` bytes of value
+    /// `i - 1`, then suffix `i`. The values are materialized: FLBA pages
+    /// into the task's scratch as PLAIN; BYTE_ARRAY pages into a buffer
+    /// sized by `gds_dba_sizes` and exported with the column (see
+    /// `decode::scan::delta_strings`).
+    DeltaByteArray = 6,
 }
 
 /// How a fixed-width value becomes its output ([`Kind::Fixed`] only).

@@ -22,8 +22,9 @@ pub struct ColumnType {
     pub data_type: DataType,
     /// What the kernels decode the column's pages as.
     pub kind: Kind,
-    /// How a fixed-width value becomes its output ([`Kind::Fixed`] only;
-    /// [`Conversion::Copy`] for the other kinds).
+    /// How a fixed-width value becomes its output ([`Kind::Fixed`], and
+    /// [`Conversion::BeToDecimal128`] for BYTE_ARRAY decimals;
+    /// [`Conversion::Copy`] otherwise).
     pub conversion: Conversion,
     /// Bytes of one physical value (BOOLEAN: 0, a bit; BYTE_ARRAY: 0,
     /// variable).
@@ -206,9 +207,10 @@ fn byte_array_type(c: &ColumnDescriptor) -> Result<DataType, DecodePlanError> {
         (None, ConvertedType::NONE | ConvertedType::BSON | ConvertedType::ENUM) => {
             DataType::BinaryView
         }
-        (Some(LogicalType::Decimal(_)), _) | (None, ConvertedType::DECIMAL) => {
-            return Err(unsupported(c, "DECIMAL stored as BYTE_ARRAY"))
-        }
+        // Big-endian two's complement of any length; the kernels take 0 to
+        // 16 bytes (arrow-rs: an empty value is 0, a longer one panics).
+        (Some(LogicalType::Decimal(d)), _) => decimal(c, d.precision, d.scale)?,
+        (None, ConvertedType::DECIMAL) => decimal(c, c.type_precision(), c.type_scale())?,
         (l, conv) => {
             return Err(unsupported(
                 c,
@@ -284,7 +286,14 @@ pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanEr
         ),
         PhysicalType::FLOAT => (DataType::Float32, Conversion::Copy, 4),
         PhysicalType::DOUBLE => (DataType::Float64, Conversion::Copy, 8),
-        PhysicalType::BYTE_ARRAY => (byte_array_type(column)?, Conversion::Copy, 0),
+        PhysicalType::BYTE_ARRAY => {
+            let t = byte_array_type(column)?;
+            let k = match t {
+                DataType::Decimal128(..) => Conversion::BeToDecimal128,
+                _ => Conversion::Copy,
+            };
+            (t, k, 0)
+        }
         PhysicalType::FIXED_LEN_BYTE_ARRAY => {
             let len = u32::try_from(column.type_length())
                 .ok()

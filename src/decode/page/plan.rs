@@ -7,8 +7,7 @@
 //! buffer), the decompression jobs, and the sizes of scratch and output.
 //!
 //! Pure: no I/O, no GPU. Anything outside the decoder's coverage (nested
-//! columns, DELTA_* and BYTE_STREAM_SPLIT encodings, INT96, LZO, decimals
-//! wider than 38 digits, ...) is a typed
+//! columns, INTERVAL, LZO, decimals wider than 38 digits, ...) is a typed
 //! [`DecodePlanError::Unsupported`] before any kernel runs.
 
 use parquet::basic::{Encoding as ParquetEncoding, Type as PhysicalType};

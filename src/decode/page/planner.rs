@@ -208,6 +208,15 @@ fn is_int(ty: &ColumnType) -> bool {
     matches!(ty.physical, PhysicalType::INT32 | PhysicalType::INT64)
 }
 
+/// Whether the column's values are BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY
+/// (DELTA_BYTE_ARRAY's).
+fn is_byte_array(ty: &ColumnType) -> bool {
+    matches!(
+        ty.physical,
+        PhysicalType::BYTE_ARRAY | PhysicalType::FIXED_LEN_BYTE_ARRAY
+    )
+}
+
 fn page_class(
     planner: &ColumnPlanner<'_, '_>,
     ty: &ColumnType,
@@ -231,6 +240,10 @@ fn page_class(
             Ok(Encoding::ByteStreamSplit)
         }
         ParquetEncoding::DELTA_BINARY_PACKED if is_int(ty) => Ok(Encoding::DeltaBinaryPacked),
+        ParquetEncoding::DELTA_LENGTH_BYTE_ARRAY if ty.physical == PhysicalType::BYTE_ARRAY => {
+            Ok(Encoding::DeltaLengthByteArray)
+        }
+        ParquetEncoding::DELTA_BYTE_ARRAY if is_byte_array(ty) => Ok(Encoding::DeltaByteArray),
         other => Err(planner.unsupported_page(page, format!("{other} encoding"))),
     }
 }
@@ -275,8 +288,8 @@ fn check_values_fit(
 /// Checks what the chunk's metadata says before any byte is read: the
 /// column's type and codec, and the encodings the chunk lists
 /// (BYTE_STREAM_SPLIT for fixed-width columns, DELTA_BINARY_PACKED for
-/// INT32 and INT64; the byte-array DELTA encodings are outside the
-/// decoder's coverage). Pages are checked again when planned: the list may be
+/// INT32 and INT64, DELTA_LENGTH_BYTE_ARRAY for BYTE_ARRAY,
+/// DELTA_BYTE_ARRAY for BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY). Pages are checked again when planned: the list may be
 /// incomplete.
 pub fn check_chunk(meta: &ColumnChunkMetaData) -> Result<ColumnType, DecodePlanError> {
     let descr = meta.column_descr();
@@ -290,6 +303,9 @@ pub fn check_chunk(meta: &ColumnChunkMetaData) -> Result<ColumnType, DecodePlanE
             | ParquetEncoding::RLE => {}
             ParquetEncoding::BYTE_STREAM_SPLIT if ty.kind == Kind::Fixed => {}
             ParquetEncoding::DELTA_BINARY_PACKED if is_int(&ty) => {}
+            ParquetEncoding::DELTA_LENGTH_BYTE_ARRAY if ty.physical == PhysicalType::BYTE_ARRAY => {
+            }
+            ParquetEncoding::DELTA_BYTE_ARRAY if is_byte_array(&ty) => {}
             // Legacy levels: only a problem if a page of an optional column
             // uses them, checked per page.
             #[allow(deprecated)]

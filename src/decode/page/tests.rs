@@ -286,15 +286,7 @@ fn props(version: WriterVersion, codec: Compression, dictionary: bool) -> Writer
         .set_write_batch_size(100)
         .set_max_row_group_row_count(Some(2000));
     // arrow-rs's v2 writer falls back to (and without a dictionary uses)
-    // DELTA_BINARY_PACKED and DELTA_BYTE_ARRAY, outside the decoder's
-    // coverage: PLAIN is asked for, and RLE for the booleans.
-    let props = if version == WriterVersion::PARQUET_2_0 {
-        props
-            .set_encoding(Encoding::PLAIN)
-            .set_column_encoding("b".into(), Encoding::RLE)
-    } else {
-        props
-    };
+    // DELTA_BINARY_PACKED, DELTA_BYTE_ARRAY and RLE booleans: its defaults.
     props.build()
 }
 
@@ -347,6 +339,18 @@ fn settings() -> Vec<(String, WriterProperties)> {
             format!("{version:?} SNAPPY DELTA_BINARY_PACKED"),
             encoded_props(version, Encoding::DELTA_BINARY_PACKED, INT_COLUMNS),
         ));
+        out.push((
+            format!("{version:?} SNAPPY DELTA_LENGTH_BYTE_ARRAY"),
+            encoded_props(
+                version,
+                Encoding::DELTA_LENGTH_BYTE_ARRAY,
+                BYTE_ARRAY_COLUMNS,
+            ),
+        ));
+        out.push((
+            format!("{version:?} SNAPPY DELTA_BYTE_ARRAY"),
+            encoded_props(version, Encoding::DELTA_BYTE_ARRAY, DBA_COLUMNS),
+        ));
     }
     out
 }
@@ -364,6 +368,14 @@ const INT_COLUMNS: &[&str] = &[
     "i64", "seq", "i32", "d", "dec9", "dec18", "ts_us", "ts_ms", "ts_ns", "i8", "i16", "u8", "u16",
     "u32", "u64",
 ];
+
+/// The columns of [`rich_batch`] stored as BYTE_ARRAY
+/// (DELTA_LENGTH_BYTE_ARRAY's).
+const BYTE_ARRAY_COLUMNS: &[&str] = &["s", "s_uniq", "bin"];
+
+/// The columns of [`rich_batch`] stored as BYTE_ARRAY or
+/// FIXED_LEN_BYTE_ARRAY (DELTA_BYTE_ARRAY's).
+const DBA_COLUMNS: &[&str] = &["s", "s_uniq", "bin", "dec30", "fsb"];
 
 /// `encoding` for `columns` of [`rich_batch`], no dictionary, SNAPPY.
 fn encoded_props(version: WriterVersion, encoding: Encoding, columns: &[&str]) -> WriterProperties {
@@ -1266,6 +1278,7 @@ fn output_types_match_arrow_rs() {
             optional int64 l (TIME_MICROS);
             optional binary m (UTF8); optional binary n (JSON); optional binary o (ENUM);
             optional binary p (BSON); optional binary q;
+            optional binary ba (DECIMAL(10,2)); required binary bb (DECIMAL(38,0));
             optional fixed_len_byte_array(16) r (DECIMAL(38,10));
             optional fixed_len_byte_array(3) s;
             optional fixed_len_byte_array(2) t (FLOAT16);
@@ -1294,7 +1307,7 @@ fn output_types_match_arrow_rs() {
             repeated int32 b;
             optional group c { optional int32 d; }
             required group e { required int64 f; }
-            optional binary h (DECIMAL(10,2));
+            optional binary h (DECIMAL(40,2));
             optional group m (LIST) { repeated group list { optional int32 element; } }
         }",
     )
@@ -1471,8 +1484,27 @@ fn cpu_decode(col: &ColumnDecode, rg: &[u8], scratch: &[u8]) -> Vec<Option<Vec<u
                     .into_iter()
                     .map(|b| vec![b as u8])
                     .collect(),
+                codes::Encoding::DeltaLengthByteArray => {
+                    let (lengths, end) = delta_values_end(values);
+                    let mut at = end;
+                    let mut out = Vec::new();
+                    for l in lengths {
+                        let l = l as i32 as usize;
+                        out.push(values[at..at + l].to_vec());
+                        at += l;
+                    }
+                    out
+                }
+                codes::Encoding::DeltaByteArray => delta_byte_array_values(values),
             }
         };
+        // BYTE_ARRAY decimals: sign-extended to 16 big-endian bytes.
+        let vals =
+            if col.ty.kind == Kind::ByteArray && col.ty.conversion == Conversion::BeToDecimal128 {
+                vals.into_iter().map(|v| be_16(&v)).collect()
+            } else {
+                vals
+            };
         let mut it = vals.into_iter();
         out.extend(defs.iter().map(|d| if *d == 1 { it.next() } else { None }));
     }
@@ -1558,6 +1590,8 @@ fn physical(array: &ArrayRef, ty: &ColumnType, row: usize) -> Option<Vec<u8>> {
             match ty.conversion {
                 Conversion::I32ToDecimal128 => (v as i32).to_le_bytes().to_vec(),
                 Conversion::I64ToDecimal128 => (v as i64).to_le_bytes().to_vec(),
+                // BYTE_ARRAY: the CPU decode sign-extends to 16 bytes.
+                _ if ty.kind == Kind::ByteArray => v.to_be_bytes().to_vec(),
                 _ => v.to_be_bytes()[16 - ty.type_length as usize..].to_vec(),
             }
         }
@@ -1573,9 +1607,47 @@ fn physical(array: &ArrayRef, ty: &ColumnType, row: usize) -> Option<Vec<u8>> {
     })
 }
 
+/// Big-endian two's complement bytes sign-extended to 16 (empty: zero, as
+/// arrow-rs reads it).
+fn be_16(v: &[u8]) -> Vec<u8> {
+    let fill = if v.first().is_some_and(|b| b & 0x80 != 0) {
+        0xff
+    } else {
+        0
+    };
+    let mut out = vec![fill; 16 - v.len()];
+    out.extend_from_slice(v);
+    out
+}
+
+/// A DELTA_BYTE_ARRAY section's values, by the specification's rules:
+/// prefix lengths, suffix lengths, then the suffixes.
+fn delta_byte_array_values(section: &[u8]) -> Vec<Vec<u8>> {
+    let (prefixes, e1) = delta_values_end(section);
+    let (suffixes, e2) = delta_values_end(&section[e1..]);
+    assert_eq!(prefixes.len(), suffixes.len());
+    let mut at = e1 + e2;
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for (p, s) in prefixes.iter().zip(&suffixes) {
+        let mut v = out
+            .last()
+            .map_or(vec![], |prev| prev[..*p as usize].to_vec());
+        v.extend_from_slice(&section[at..at + *s as usize]);
+        at += *s as usize;
+        out.push(v);
+    }
+    out
+}
+
 /// A DELTA_BINARY_PACKED section's values, by the specification's rules
 /// (sums wrap in 64 bits; the low 32 bits are INT32's), for the plan tests.
 fn delta_values(section: &[u8]) -> Vec<u64> {
+    delta_values_end(section).0
+}
+
+/// [`delta_values`], and where the section's stream ends (after its last
+/// miniblock, padded).
+fn delta_values_end(section: &[u8]) -> (Vec<u64>, usize) {
     fn uleb(section: &[u8], at: &mut usize) -> u64 {
         let (mut v, mut shift) = (0u64, 0);
         loop {
@@ -1628,7 +1700,7 @@ fn delta_values(section: &[u8]) -> Vec<u64> {
             at += per_mini * width / 8;
         }
     }
-    out
+    (out, at)
 }
 
 /// The row-group buffer the fetch would fill: its reads back to back.
@@ -1779,6 +1851,11 @@ fn plans_decode_like_arrow_rs() {
             {
                 seen.insert((col.pages[0].version == PageVersion::V2, "fallback".into()));
             }
+            if classes.contains(&codes::Encoding::Dictionary)
+                && classes.contains(&codes::Encoding::DeltaByteArray)
+            {
+                seen.insert((true, "fallback to DELTA_BYTE_ARRAY".into()));
+            }
         }
         let md = metadata(&bytes);
         assert_eq!(plans.len(), md.num_row_groups());
@@ -1819,6 +1896,8 @@ fn plans_decode_like_arrow_rs() {
             "Dictionary",
             "ByteStreamSplit",
             "DeltaBinaryPacked",
+            "DeltaLengthByteArray",
+            "DeltaByteArray",
             "nulls true",
             "scratch RowGroup",
             "scratch Scratch",
@@ -1828,6 +1907,10 @@ fn plans_decode_like_arrow_rs() {
         }
     }
     assert!(seen.contains(&(true, "Rle".to_string())), "no RLE booleans");
+    assert!(
+        seen.contains(&(true, "fallback to DELTA_BYTE_ARRAY".to_string())),
+        "no v2 dictionary fallback to DELTA_BYTE_ARRAY"
+    );
 }
 
 #[test]
@@ -1884,7 +1967,7 @@ fn pruned_pages_keep_their_rows() {
 }
 
 #[test]
-fn unsupported_encodings_and_codecs_are_typed() {
+fn delta_string_encodings_are_planned() {
     let n = 1000;
     let batch = RecordBatch::try_from_iter([
         (
@@ -1909,18 +1992,18 @@ fn unsupported_encodings_and_codecs_are_typed() {
             .set_encoding(Encoding::PLAIN)
             .set_writer_version(WriterVersion::PARQUET_2_0)
     };
-    let cases: Vec<(WriterProperties, &str)> = vec![
+    let cases: Vec<(WriterProperties, Encoding)> = vec![
         (
             base()
                 .set_column_encoding("s".into(), Encoding::DELTA_LENGTH_BYTE_ARRAY)
                 .build(),
-            "DELTA_LENGTH_BYTE_ARRAY",
+            Encoding::DELTA_LENGTH_BYTE_ARRAY,
         ),
         (
             base()
                 .set_column_encoding("s".into(), Encoding::DELTA_BYTE_ARRAY)
                 .build(),
-            "DELTA_BYTE_ARRAY",
+            Encoding::DELTA_BYTE_ARRAY,
         ),
     ];
     for (props, what) in cases {
@@ -1929,21 +2012,15 @@ fn unsupported_encodings_and_codecs_are_typed() {
         let scan = scan_plan(&md, &ScanRequest::default()).unwrap();
         let lay = layout(&scan, &scan.row_groups[0]);
         let buf = fetched_buffer(&bytes, &lay.reads);
-        // The chunk's metadata already tells (before any I/O).
-        let listed: Vec<String> = (0..3)
-            .filter_map(|c| check_chunk(md.row_group(0).column(c)).err())
-            .map(|e| e.to_string())
-            .collect();
-        assert!(
-            !listed.is_empty() && listed.iter().all(|e| e.contains(what)),
-            "{what}: {listed:?}"
-        );
-        match plan_fetched(&md, &scan, 0, &buf, &lay.chunks) {
-            Err(DecodePlanError::Unsupported { column, what: w }) => {
-                assert!(w.contains(what), "{what}: {column}: {w}");
-            }
-            other => panic!("{what}: {other:?}"),
+        // The chunk's metadata lists the encoding; the chunk is accepted.
+        assert!(md.row_group(0).column(1).encodings().any(|e| e == what));
+        for c in 0..3 {
+            check_chunk(md.row_group(0).column(c)).unwrap();
         }
+        let plan = plan_fetched(&md, &scan, 0, &buf, &lay.chunks).unwrap();
+        let s = &plan.columns[1];
+        assert!(s.pages.iter().all(|p| p.encoding == what), "{what}");
+        plan_and_decode(&bytes, &ScanRequest::default(), &batch, &format!("{what}"));
     }
 }
 

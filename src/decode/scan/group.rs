@@ -755,7 +755,7 @@ impl GroupQueue<'_, '_> {
         let last = staged.len().saturating_sub(1);
         let mut queued = Vec::with_capacity(staged.len());
         let rows = staged.into_iter().zip(streams).zip(jobs.nv_index);
-        for (r, ((s, stream), nv_index)) in rows.enumerate() {
+        for (r, ((mut s, stream), nv_index)) in rows.enumerate() {
             for &(at, len) in &s.zero {
                 // SAFETY: a range of the row group's output, kept in `s`.
                 unsafe { stream.memset_async(at, 0, len)? };
@@ -763,6 +763,9 @@ impl GroupQueue<'_, '_> {
             match &decompressed {
                 Some(done) if !s.jobs.is_empty() => stream.wait_event(done)?,
                 _ => stream.wait_event(&uploaded)?,
+            }
+            if s.dba {
+                super::delta_strings::give_dba_buffers(gpu, stream, &mut s)?;
             }
             match timeline.trace.as_deref_mut() {
                 // SAFETY: the tasks describe the row group's allocations,

@@ -31,6 +31,7 @@
 
 mod compressed_check;
 mod context;
+mod delta_strings;
 mod entry;
 mod error;
 mod group;

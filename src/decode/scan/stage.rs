@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::{Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 
 use super::context::Gpu;
@@ -55,6 +55,13 @@ pub(crate) fn schema_of(metadata: &ParquetMetaData, plan: &DecodePlan) -> Schema
         })
         .collect();
     Arc::new(Schema::new(fields))
+}
+
+/// Whether any page of `plan` is a BYTE_ARRAY DELTA_BYTE_ARRAY page.
+fn has_dba_pages(plan: &DecodePlan) -> bool {
+    plan.columns.iter().any(|c| {
+        c.ty.kind == Kind::ByteArray && c.pages.iter().any(|p| p.class == Encoding::DeltaByteArray)
+    })
 }
 
 /// Output bytes of one column: (values, validity).
@@ -157,6 +164,10 @@ pub(crate) struct Staged {
     pub(crate) _fetched: Box<dyn Send>,
     pub(crate) rows: usize,
     pub(crate) output_bytes: usize,
+    /// Whether the row group has BYTE_ARRAY DELTA_BYTE_ARRAY pages, whose
+    /// values' buffers are sized before its kernels
+    /// ([`super::delta_strings`]).
+    pub(crate) dba: bool,
     /// The host plan's walk and check times.
     pub(crate) walk: std::time::Duration,
     pub(crate) check: std::time::Duration,
@@ -192,6 +203,7 @@ where
         host_pages,
     } = planned;
     let schema = schema_of(metadata, &plan);
+    let dba = has_dba_pages(&plan);
     let memory = Memory::allocate(gpu, host, &plan, &specs, &column_rows, stream)?;
     let host_pages = upload_host_pages(gpu, stream, &host_pages, memory.scratch_ptr)?;
     let (dicts, dict_views_at) = dict_tasks(&plan, &memory);
@@ -241,6 +253,7 @@ where
         _fetched: Box::new(fetched),
         rows,
         output_bytes: out_len,
+        dba,
         walk,
         check,
     })
@@ -452,6 +465,7 @@ fn dict_tasks(plan: &DecodePlan, memory: &Memory) -> (Vec<DictTask>, Vec<Option<
             data_len: d.data.len as u32,
             count: d.num_values,
             view_buffer_index: index,
+            conversion: plan.columns[ci].ty.conversion as u32,
             ..DictTask::default()
         });
         dict_views_at[ci] = Some(views);
@@ -692,7 +706,10 @@ fn column_outs(
         } else {
             None
         };
-        let variadic = if c.ty.kind == Kind::ByteArray {
+        // Views' data buffers (not decimals'); DELTA_BYTE_ARRAY pages add
+        // theirs before the kernels (`super::delta_strings`).
+        let views = matches!(c.ty.data_type, DataType::Utf8View | DataType::BinaryView);
+        let variadic = if views {
             vec![rg.clone(), scratch.clone()]
         } else {
             Vec::new()

@@ -28,7 +28,8 @@
 // gds_dict_views: one block per byte-array dictionary page (DictTask): the
 // walk writes each entry's length and start into its own view slot, then
 // every thread turns its entries into 16-byte Utf8View/BinaryView views
-// pointing into the dictionary's buffer. Pages then gather these views like
+// pointing into the dictionary's buffer (or, for a BYTE_ARRAY decimal
+// column, into Decimal128 values). Pages then gather these views like
 // fixed-width 16-byte dictionary values.
 #include "common.cuh"
 
@@ -445,6 +446,7 @@ __device__ __forceinline__ void gds_walk_prefixes(const u8* data, u32 len, u32 m
 // barrier, so that `sh` may be reused.
 template <u32 BLOCK>
 __device__ __forceinline__ void gds_byte_array_walk_one(PageTask* task, WalkShared& sh) {
+  // DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY pages are not walked.
   if (task->kind != GDS_KIND_BYTE_ARRAY || task->encoding != GDS_ENC_PLAIN) return;
   const PageTask tk = *task;
   Sections s;
@@ -503,16 +505,9 @@ __device__ __forceinline__ void gds_dict_views_one(DictTask* task, WalkShared& s
       continue;
     }
     const uint2 entry = *(const uint2*)slot;
-    const u32 len = entry.x;
-    const u8* const p = data + entry.y;
-    const u64 addr = (u64)p;
-    if (len > 12 && (addr < d.view_buffer_base || addr - d.view_buffer_base > GDS_I32_MAX ||
-                     len > GDS_I32_MAX)) {
-      atomicCAS(&task->error, 0u, (u32)GDS_ERR_VIEW_OFFSET);
-      *slot = make_uint4(0, 0, 0, 0);
-      continue;
-    }
-    *slot = gds_make_view(p, len, d.view_buffer_index, (u32)(addr - d.view_buffer_base));
+    u32 error = 0;
+    *slot = gds_byte_array_out(data + entry.y, entry.x, d.conversion, d.view_buffer_index, d.view_buffer_base, &error);
+    if (error) atomicCAS(&task->error, 0u, error);
   }
   // sh is reused by the block's next dictionary.
   __syncthreads();

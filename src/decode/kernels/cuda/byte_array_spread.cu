@@ -344,15 +344,10 @@ extern "C" __global__ void __launch_bounds__(GDS_SPREAD_BLOCK)
               DictTask* const d = dicts + c.it.index;
               uint4* const slot = (uint4*)(d->out_views + (u64)i * 16);
               const u32 vlen = gds_ld_u32(c.it.data + p);
-              const u8* const v = c.it.data + p + 4;
-              const u64 addr = (u64)v;
-              if (vlen > 12 && (addr < d->view_buffer_base || addr - d->view_buffer_base > GDS_I32_MAX ||
-                                vlen > GDS_I32_MAX)) {
-                atomicCAS(&d->error, 0u, (u32)GDS_ERR_VIEW_OFFSET);
-                *slot = make_uint4(0, 0, 0, 0);
-              } else {
-                *slot = gds_make_view(v, vlen, d->view_buffer_index, (u32)(addr - d->view_buffer_base));
-              }
+              u32 error = 0;
+              *slot = gds_byte_array_out(c.it.data + p + 4, vlen, d->conversion, d->view_buffer_index,
+                                         d->view_buffer_base, &error);
+              if (error) atomicCAS(&d->error, 0u, error);
             }
           } else {
             // Value i's offset; value max_count's is the end of the last one.

@@ -52,7 +52,7 @@ struct PageTask {
   // Inputs with GDS_FLAG_ROW_WINDOW: the page's rows [row_skip, row_skip + row_take) are written.
   u32 row_skip;
   u32 row_take;
-  u32 reserved;
+  u32 value_bytes;        // written by gds_dba_sizes: bytes of a DELTA_BYTE_ARRAY page's values
 };
 
 // One byte-array dictionary page: its PLAIN values become 16-byte views.
@@ -65,7 +65,7 @@ struct DictTask {
   u32 view_buffer_index;
   u32 error;              // written by the kernel
   u32 found;              // entries found by the walk (written by the kernel)
-  u32 reserved;
+  u32 conversion;         // GDS_CONV_COPY: views; GDS_CONV_BE_TO_DECIMAL128: Decimal128 values
 };
 
 // offsetof for the layout asserts: NVRTC's front end has no
@@ -329,6 +329,41 @@ __device__ __forceinline__ uint4 gds_make_view(const u8* p, u32 len, u32 buffer_
     v.w = offset;
   }
   return v;
+}
+
+// Big-endian two's complement of `len` bytes (0 to 16; 0 is zero, as
+// arrow-rs reads an empty decimal) -> little-endian, sign-extended 128 bits.
+__device__ __forceinline__ uint4 gds_be_to_128(const u8* src, u32 len) {
+  const u64 fill = (len > 0 && (src[0] & 0x80)) ? 0xffull : 0ull;
+  u64 lo = 0, hi = 0;
+#pragma unroll
+  for (u32 b = 0; b < 16; ++b) {
+    const u64 byte = b < len ? (u64)src[len - 1 - b] : fill;
+    if (b < 8) lo |= byte << (8 * b); else hi |= byte << (8 * (b - 8));
+  }
+  return make_uint4((u32)lo, (u32)(lo >> 32), (u32)hi, (u32)(hi >> 32));
+}
+
+// The 16-byte output of one byte-array value of `len` bytes at `p`: its
+// Utf8View/BinaryView (`conversion` GDS_CONV_COPY; offsets from `base`
+// in buffer `buffer_index`), or its Decimal128 (GDS_CONV_BE_TO_DECIMAL128).
+// Sets *error (and gives zero) when the view's offset does not fit 31 bits
+// or the decimal passes 16 bytes.
+__device__ __forceinline__ uint4 gds_byte_array_out(const u8* p, u32 len, u32 conversion, u32 buffer_index, u64 base,
+                                                    u32* error) {
+  if (conversion == GDS_CONV_BE_TO_DECIMAL128) {
+    if (len > 16) {
+      *error = GDS_ERR_DECIMAL_LENGTH;
+      return make_uint4(0, 0, 0, 0);
+    }
+    return gds_be_to_128(p, len);
+  }
+  const u64 addr = (u64)p;
+  if (len > 12 && (addr < base || addr - base > GDS_I32_MAX || len > GDS_I32_MAX)) {
+    *error = GDS_ERR_VIEW_OFFSET;
+    return make_uint4(0, 0, 0, 0);
+  }
+  return gds_make_view(p, len, buffer_index, (u32)(addr - base));
 }
 
 #endif  // GDSCAN_COMMON_CUH

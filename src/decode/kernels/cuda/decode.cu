@@ -22,6 +22,7 @@
 // leaves the page after the tile in which any thread failed.
 #include "common.cuh"
 #include "delta.cuh"
+#include "delta_strings.cuh"
 
 struct DecodeShared {
   PageTask task;       // the block's copy of its task (keeps it out of registers)
@@ -52,7 +53,8 @@ __device__ __noinline__ u32 gds_check_task(const PageTask& t) {
   switch (t.kind) {
     case GDS_KIND_FIXED: {
       if (t.encoding != GDS_ENC_PLAIN && t.encoding != GDS_ENC_DICTIONARY &&
-          t.encoding != GDS_ENC_BYTE_STREAM_SPLIT && t.encoding != GDS_ENC_DELTA_BINARY_PACKED)
+          t.encoding != GDS_ENC_BYTE_STREAM_SPLIT && t.encoding != GDS_ENC_DELTA_BINARY_PACKED &&
+          t.encoding != GDS_ENC_DELTA_BYTE_ARRAY)
         return GDS_ERR_BAD_ENCODING;
       if (t.encoding == GDS_ENC_DELTA_BINARY_PACKED && t.type_length != 4 && t.type_length != 8)
         return GDS_ERR_BAD_ENCODING;
@@ -77,7 +79,11 @@ __device__ __noinline__ u32 gds_check_task(const PageTask& t) {
       if (t.encoding != GDS_ENC_PLAIN && t.encoding != GDS_ENC_RLE) return GDS_ERR_BAD_ENCODING;
       break;
     case GDS_KIND_BYTE_ARRAY:
-      if (t.encoding != GDS_ENC_PLAIN && t.encoding != GDS_ENC_DICTIONARY) return GDS_ERR_BAD_ENCODING;
+      if (t.encoding != GDS_ENC_PLAIN && t.encoding != GDS_ENC_DICTIONARY &&
+          t.encoding != GDS_ENC_DELTA_LENGTH_BYTE_ARRAY && t.encoding != GDS_ENC_DELTA_BYTE_ARRAY)
+        return GDS_ERR_BAD_ENCODING;
+      // Views, or Decimal128 values (BYTE_ARRAY decimals): 16 bytes a row.
+      if (t.conversion != GDS_CONV_COPY && t.conversion != GDS_CONV_BE_TO_DECIMAL128) return GDS_ERR_BAD_CONVERSION;
       if (t.encoding == GDS_ENC_PLAIN) {
         if (t.scratch == 0 || (t.scratch & 3) ||
             ((u64)t.plain_count + 1) * 4 > (u64)t.scratch_len)
@@ -131,18 +137,10 @@ __device__ __forceinline__ void gds_write_value(u8* dst, const u8* src, u32 conv
       gds_store_128(dst, (u64)v, (u64)(v >> 63));
       return;
     }
-    case GDS_CONV_BE_TO_DECIMAL128: {
+    case GDS_CONV_BE_TO_DECIMAL128:
       // Big-endian two's complement of `in` bytes -> little-endian, sign-extended.
-      const u64 fill = (src[0] & 0x80) ? 0xffull : 0ull;
-      u64 lo = 0, hi = 0;
-#pragma unroll
-      for (u32 b = 0; b < 16; ++b) {
-        u64 byte = b < in ? (u64)src[in - 1 - b] : fill;
-        if (b < 8) lo |= byte << (8 * b); else hi |= byte << (8 * (b - 8));
-      }
-      gds_store_128(dst, lo, hi);
+      gds_st_16(dst, gds_be_to_128(src, in));
       return;
-    }
     case GDS_CONV_INT96_TO_TIMESTAMP_NS: {
       // (Julian day - the epoch's) * ns per day + ns in the day, wrapping.
       const u64 nanos = gds_ld_u64(src);
@@ -268,6 +266,35 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     const u32 n = gds_delta_to_plain(t, s, sh.delta, &err);
     s.values = (const u8*)t.scratch;
     s.values_len = n * t.type_length;
+  }
+  // DELTA_BYTE_ARRAY fixed-width values: materialized into scratch as PLAIN.
+  if (err == 0 && kind == GDS_KIND_FIXED && t.encoding == GDS_ENC_DELTA_BYTE_ARRAY) {
+    const u32 n = gds_dba_fixed(t, s, sh.delta, &err);
+    s.values = (const u8*)t.scratch;
+    s.values_len = n * t.type_length;
+  }
+  // Byte arrays: value i lies at str + offsets[i] + str_prefix ..
+  // str + offsets[i + 1], i < str_count. PLAIN: offsets from the walk,
+  // each value behind its 4-byte length; DELTA_LENGTH_BYTE_ARRAY: offsets
+  // from its lengths, in the bytes after them; DELTA_BYTE_ARRAY: the
+  // values materialized in the buffer the host sized.
+  const u8* str = s.values;
+  u32 str_len = s.values_len;
+  const u32* str_offsets = (const u32*)t.scratch;
+  u32 str_count = t.plain_count;
+  u32 str_prefix = 4;
+  if (err == 0 && kind == GDS_KIND_BYTE_ARRAY && t.encoding == GDS_ENC_DELTA_LENGTH_BYTE_ARRAY) {
+    u32 at = 0;
+    err = gds_dlba_prepare(t, s, sh.delta, &at, &str_count);
+    str = s.values + at;
+    str_len = s.values_len - at;
+    str_prefix = 0;
+  }
+  if (err == 0 && kind == GDS_KIND_BYTE_ARRAY && t.encoding == GDS_ENC_DELTA_BYTE_ARRAY) {
+    // gds_dba_sizes' error stands (the page's lengths were not decoded).
+    if (t.error != 0) return;
+    err = gds_dba_prepare(t, s, &str, &str_len, &str_offsets, &str_count);
+    str_prefix = 0;
   }
   if (err != 0) {
     if (tid == 0 && task->error == 0) {
@@ -415,11 +442,12 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         }
       }
     } else if (kind == GDS_KIND_BYTE_ARRAY && !dictionary) {
-      // Utf8View / BinaryView from the offsets gds_byte_array_walk wrote.
-      const u32* const offsets = (const u32*)t.scratch;
-      const u32 plain_count = t.plain_count;
+      // Utf8View / BinaryView (or Decimal128) from the values' offsets.
+      const u32* const offsets = str_offsets;
+      const u32 plain_count = str_count;
       const u64 base = t.view_buffer_base;
       const u32 buffer_index = t.view_buffer_index;
+      const u32 conversion = t.conversion;
 #pragma unroll 1
       for (int k = 0; k < GDS_ITEMS; ++k) {
         const u64 i = lo + (u64)k * GDS_BLOCK + tid;
@@ -435,15 +463,13 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
           } else {
             const u32 pos = offsets[vi];
             const u32 next = offsets[vi + 1];
-            const u32 len = next - pos - 4;
-            const u8* p = s.values + pos + 4;
-            const u64 addr = (u64)p;
-            if ((u64)pos + 4 > (u64)next || next > s.values_len) {
+            if ((u64)pos + str_prefix > (u64)next || next > str_len) {
               GDS_FAIL(GDS_ERR_SCRATCH, i);  // offsets the walk did not write for this page
-            } else if (len > 12 && (addr < base || addr - base > GDS_I32_MAX || len > GDS_I32_MAX)) {
-              GDS_FAIL(GDS_ERR_VIEW_OFFSET, i);
             } else {
-              view = gds_make_view(p, len, buffer_index, (u32)(addr - base));
+              u32 bad = 0;
+              view = gds_byte_array_out(str + pos + str_prefix, next - pos - str_prefix, conversion, buffer_index,
+                                        base, &bad);
+              if (bad) GDS_FAIL(bad, i);
             }
           }
         }
@@ -532,6 +558,31 @@ extern "C" __global__ void __launch_bounds__(GDS_BLOCK, GDS_MIN_BLOCKS) gds_deco
   }
   for (u32 t = blockIdx.x; t < n_tasks; t += gridDim.x) {
     gds_decode_page(tasks + t, sh);
+    __syncthreads();
+  }
+}
+
+// gds_dba_sizes: one block of GDS_BLOCK threads per BYTE_ARRAY
+// DELTA_BYTE_ARRAY page (grid-stride; the other tasks return at once):
+// decodes its prefix and suffix lengths into its scratch and writes its
+// values' count (plain_count) and bytes (value_bytes), or its error. The
+// host reads them back, gives each page a buffer of value_bytes and
+// launches the rest (delta_strings.cuh says why).
+extern "C" __global__ void __launch_bounds__(GDS_BLOCK, GDS_MIN_BLOCKS) gds_dba_sizes(PageTask* tasks, u32 n_tasks) {
+  __shared__ DeltaShared sh;
+  __shared__ PageTask task;
+  if (blockDim.x != GDS_BLOCK || blockDim.y != 1 || blockDim.z != 1) {
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+      for (u32 t = blockIdx.x; t < n_tasks; t += gridDim.x) atomicCAS(&tasks[t].error, 0u, (u32)GDS_ERR_LAUNCH);
+    }
+    return;
+  }
+  for (u32 t = blockIdx.x; t < n_tasks; t += gridDim.x) {
+    if (tasks[t].kind != GDS_KIND_BYTE_ARRAY || tasks[t].encoding != GDS_ENC_DELTA_BYTE_ARRAY) continue;
+    if (threadIdx.x < sizeof(PageTask) / 4) ((u32*)&task)[threadIdx.x] = ((const u32*)(tasks + t))[threadIdx.x];
+    __syncthreads();
+    gds_dba_size_one(tasks + t, task, sh);
+    // `task` and `sh` are rewritten for the next page.
     __syncthreads();
   }
 }

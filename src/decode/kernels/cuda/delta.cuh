@@ -33,6 +33,7 @@ struct DeltaShared {
   u64 walk_min;
   u64 slot_base;  // the global index of the miniblock in slot 0
   u32 error;
+  u32 max_width;  // bits of the values: a wider miniblock is an error (arrow-rs's check)
   u64 warp_sums[GDS_WARPS];
 };
 
@@ -87,7 +88,7 @@ __device__ __noinline__ u32 gds_delta_walk(const u8* p, u32 len, DeltaShared& sh
     }
     const u32 k = (u32)(m - (sh.walk_block_end_mini - sh.minis));
     const u32 width = p[sh.walk_widths + k];
-    if (width > 64) return GDS_ERR_BIT_WIDTH;
+    if (width > sh.max_width) return GDS_ERR_BIT_WIDTH;
     if (m >= m_lo) {
       const u32 slot = (u32)(m - m_lo);
       sh.mb_min[slot] = sh.walk_min;
@@ -126,13 +127,16 @@ __device__ __forceinline__ bool gds_delta_at(const u8* p, u32 len, const DeltaSh
   return true;
 }
 
-// Block-wide: decodes the values section `s` of task `t` into t.scratch.
-// Returns the number of values, or sets *err (block-uniform).
-__device__ __noinline__ u32 gds_delta_to_plain(const PageTask& t, const Sections& s, DeltaShared& sh, u32* err) {
+// Block-wide: decodes the DELTA_BINARY_PACKED stream p[0, len) (at most
+// `max_total` values) into `out` as little-endian values of `width` (4 or
+// 8) bytes, at most `out_cap` bytes. Returns the number of values and, in
+// *end, where the stream ends: after its last needed miniblock, padded to
+// full size as the format writes it (arrow-rs's `get_offset`), or after
+// the header when it holds one value or none. Sets *err instead
+// (block-uniform); an end past `len` is GDS_ERR_DELTA_HEADER.
+__device__ __noinline__ u32 gds_delta_run(const u8* p, u32 len, u32 max_total, u32 width, u8* out, u64 out_cap,
+                                          DeltaShared& sh, u32* err, u32* end) {
   const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const u8* p = s.values;
-  const u32 len = s.values_len;
-  const u32 width = t.type_length;
   if (tid == 0) {
     sh.error = 0;
     u32 at = 0;
@@ -141,15 +145,16 @@ __device__ __noinline__ u32 gds_delta_to_plain(const PageTask& t, const Sections
         !gds_uleb(p, len, &at, &first)) {
       sh.error = GDS_ERR_DELTA_HEADER;
     } else if (block == 0 || block % 128 != 0 || block > (1u << 20) || minis == 0 || block % minis != 0 ||
-               (block / minis) % 32 != 0 || total > (u64)t.num_values) {
+               (block / minis) % 32 != 0 || total > (u64)max_total) {
       sh.error = GDS_ERR_DELTA_HEADER;
-    } else if ((width != 4 && width != 8) || t.scratch == 0 || (t.scratch & 7) || total * width > (u64)t.scratch_len) {
+    } else if ((width != 4 && width != 8) || out == 0 || (((u64)out) & (width - 1)) || total * width > out_cap) {
       sh.error = GDS_ERR_SCRATCH;
     } else {
       sh.per_block = (u32)block;
       sh.minis = (u32)minis;
       sh.per_mini = (u32)(block / minis);
       sh.total = (u32)total;
+      sh.max_width = 8 * width;
       sh.first = gds_unzigzag(first);
       sh.carry = 0;
       sh.walk_mini = 0;
@@ -168,7 +173,6 @@ __device__ __noinline__ u32 gds_delta_to_plain(const PageTask& t, const Sections
     *err = header_error;
     return 0;
   }
-  u8* const out = (u8*)t.scratch;
   // Passes of GDS_TILE values: thread tid holds values c0 + tid*ITEMS .. +ITEMS.
   for (u64 c0 = 0; c0 < total; c0 += GDS_TILE) {
     const u64 c1 = c0 + GDS_TILE < total ? c0 + GDS_TILE : total;
@@ -231,7 +235,29 @@ __device__ __noinline__ u32 gds_delta_to_plain(const PageTask& t, const Sections
     }
     __syncthreads();
   }
+  // The walk stopped after the last needed miniblock (or never left the
+  // header): the stream's end.
+  const u32 stop = sh.walk_off;
+  __syncthreads();
+  if (stop > len) {
+    *err = GDS_ERR_DELTA_HEADER;
+    return 0;
+  }
+  *end = stop;
   return total;
+}
+
+// Block-wide: decodes the values section `s` of task `t` into t.scratch as
+// PLAIN values of type_length bytes. Returns the number of values, or sets
+// *err (block-uniform).
+__device__ __forceinline__ u32 gds_delta_to_plain(const PageTask& t, const Sections& s, DeltaShared& sh, u32* err) {
+  u32 end;
+  if (t.scratch & 7) {
+    *err = GDS_ERR_SCRATCH;
+    return 0;
+  }
+  return gds_delta_run(s.values, s.values_len, t.num_values, t.type_length, (u8*)t.scratch, t.scratch_len, sh, err,
+                       &end);
 }
 
 #endif  // GDSCAN_DELTA_CUH
