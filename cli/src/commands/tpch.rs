@@ -6,7 +6,9 @@ use ::parquet::basic::Compression;
 use clap::{Args, Subcommand};
 
 use crate::error::Result;
-use crate::tpch::{generate, parse_compression, GenOptions, GenReport, Table, ROW_GROUP_ROWS};
+use crate::tpch::{
+    generate, parse_compression, GenEncoding, GenOptions, GenReport, Table, ROW_GROUP_ROWS,
+};
 
 /// TPC-H commands.
 #[derive(Debug, Subcommand)]
@@ -30,6 +32,11 @@ pub struct TpchGenArgs {
     /// none | snappy | zstd | zstd:LEVEL (1-22).
     #[arg(long, default_value = "snappy", value_parser = parse_compression)]
     pub compression: Compression,
+    /// Column encodings: `dictionary` (arrow-rs's defaults) or `delta`
+    /// (DELTA_BINARY_PACKED integers and dates, DELTA_BYTE_ARRAY strings,
+    /// decimals as BYTE_STREAM_SPLIT doubles; no dictionaries).
+    #[arg(long, value_enum, default_value_t = GenEncoding::Dictionary)]
+    pub encoding: GenEncoding,
     /// Rows per row group (1 Mi by default: megabyte column chunks for GPU scans).
     #[arg(long, default_value_t = ROW_GROUP_ROWS)]
     pub row_group_rows: usize,
@@ -65,6 +72,7 @@ fn run_gen(args: &TpchGenArgs) -> Result<String> {
             args.tables.clone()
         },
         compression: args.compression,
+        encoding: args.encoding,
         row_group_rows: args.row_group_rows,
         page_rows: args.page_rows,
         parts: args.parts,
@@ -82,10 +90,11 @@ fn run_gen(args: &TpchGenArgs) -> Result<String> {
 /// The summary table.
 pub(super) fn render(report: &GenReport) -> String {
     let mut out = format!(
-        "TPC-H SF {} in {} ({}, {} rows per row group)\n",
+        "TPC-H SF {} in {} ({}, {} encodings, {} rows per row group)\n",
         report.scale_factor,
         report.out.display(),
         report.compression,
+        report.encoding,
         report.row_group_rows
     );
     out += &format!(

@@ -8,13 +8,12 @@ use std::time::Instant;
 
 use ::parquet::arrow::ArrowWriter;
 use ::parquet::errors::ParquetError;
-use ::parquet::file::properties::WriterProperties;
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 use indicatif::{HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use super::options::{compression_name, default_parts, GenOptions};
+use super::options::{compression_name, default_parts, FileFormat, GenOptions};
 use super::report::{FileReport, GenReport, TableReport};
 use super::table::Table;
 use super::{SLICE_ROWS, WAVE_SLICES};
@@ -191,7 +190,7 @@ fn write_rows<W: Write + Send>(
     sink: W,
     job: &FileJob,
     scale_factor: f64,
-    props: &WriterProperties,
+    format: &FileFormat,
     cancel: &AtomicBool,
     on_batch: &dyn Fn(u64, u64),
 ) -> std::result::Result<(W, u64), Failure> {
@@ -205,8 +204,9 @@ fn write_rows<W: Write + Send>(
         let io = recorded.lock().unwrap_or_else(|p| p.into_inner()).take();
         Failure::Error(write_error(&shown, e, io))
     };
-    let mut writer =
-        ArrowWriter::try_new(sink, job.table.schema(), Some(props.clone())).map_err(fail)?;
+    let stored = format.encoding.stored_schema(job.table);
+    let mut writer = ArrowWriter::try_new(sink, Arc::clone(&stored), Some(format.props.clone()))
+        .map_err(fail)?;
     let (parts, part_count) = job.tpch_parts();
     let waves: Vec<std::ops::Range<i32>> = parts
         .clone()
@@ -237,6 +237,10 @@ fn write_rows<W: Write + Send>(
             if cancel.load(Ordering::Relaxed) {
                 return Err(Failure::Cancelled);
             }
+            let batch = format
+                .encoding
+                .stored_batch(batch, &stored)
+                .map_err(|e| fail(ParquetError::External(Box::new(e))))?;
             writer.write(&batch).map_err(fail)?;
             rows += batch.num_rows() as u64;
             let bytes = writer.bytes_written() as u64;
@@ -253,7 +257,7 @@ fn write_rows<W: Write + Send>(
 fn write_file(
     job: &FileJob,
     scale_factor: f64,
-    props: &WriterProperties,
+    format: &FileFormat,
     cancel: &AtomicBool,
     on_batch: &dyn Fn(u64, u64),
 ) -> std::result::Result<Written, Failure> {
@@ -261,7 +265,7 @@ fn write_file(
     let shown = job.path.display().to_string();
     let result = (|| {
         let file = std::fs::File::create(&job.partial).map_err(|e| Error::from_open(&shown, e))?;
-        let (file, rows) = write_rows(file, job, scale_factor, props, cancel, on_batch)?;
+        let (file, rows) = write_rows(file, job, scale_factor, format, cancel, on_batch)?;
         file.sync_all().map_err(|e| Error::io(&shown, "sync", e))?;
         let bytes = file
             .metadata()
@@ -384,7 +388,7 @@ impl Progress {
 fn run_jobs(
     jobs: &[FileJob],
     scale_factor: f64,
-    props: &WriterProperties,
+    format: &FileFormat,
     progress: &Progress,
 ) -> Vec<Option<std::result::Result<Written, Failure>>> {
     let next = AtomicUsize::new(0);
@@ -401,7 +405,7 @@ fn run_jobs(
                     Err(Failure::Cancelled)
                 } else {
                     let on_batch = |rows, bytes| progress.add(job.slot, rows, bytes);
-                    write_file(job, scale_factor, props, &cancel, &on_batch)
+                    write_file(job, scale_factor, format, &cancel, &on_batch)
                 };
                 match &outcome {
                     Ok(w) => progress.file_done(job.slot, w.rows, w.bytes),
@@ -495,8 +499,7 @@ pub fn generate(opts: &GenOptions) -> Result<GenReport> {
         .map(|slot| jobs.iter().filter(|j| j.slot == slot).count())
         .collect();
     let progress = Progress::new(&tables, &files, sf, opts.quiet);
-    let props = opts.writer_properties();
-    let outcomes = run_jobs(&jobs, sf, &props, &progress);
+    let outcomes = run_jobs(&jobs, sf, &opts.file_format(), &progress);
 
     let mut complete = vec![true; tables.len()];
     let mut first_error = None;
@@ -558,6 +561,7 @@ pub fn generate(opts: &GenOptions) -> Result<GenReport> {
         scale_factor: sf,
         out: opts.out.clone(),
         compression: compression_name(opts.compression),
+        encoding: opts.encoding.name().to_string(),
         row_group_rows: opts.row_group_rows,
         tables: reports,
         seconds: started.elapsed().as_secs_f64(),
@@ -591,7 +595,7 @@ pub fn ensure_lineitem(scale_factor: f64, path: &Path) -> Result<bool> {
         path.with_extension("partial"),
     );
     let progress = Progress::hidden(&opts.tables, &[1], scale_factor);
-    match run_jobs(&[job], scale_factor, &opts.writer_properties(), &progress)
+    match run_jobs(&[job], scale_factor, &opts.file_format(), &progress)
         .pop()
         .flatten()
     {
@@ -723,10 +727,10 @@ mod tests {
     #[test]
     fn a_full_disk_is_a_typed_error_naming_the_file() {
         let job = FileJob::new(0, Table::Orders, 0, 1, 0.01, Path::new("/out/orders"));
-        let props = GenOptions::new(0.01, "/out").writer_properties();
+        let format = GenOptions::new(0.01, "/out").file_format();
         let cancel = AtomicBool::new(false);
         for room in [0, 100, 50_000] {
-            let failure = write_rows(FullDisk { room }, &job, 0.01, &props, &cancel, &|_, _| {})
+            let failure = write_rows(FullDisk { room }, &job, 0.01, &format, &cancel, &|_, _| {})
                 .err()
                 .expect("a full disk fails the write");
             let Failure::Error(e) = failure else {

@@ -43,6 +43,7 @@
 //! the tables left incomplete are removed, and the first error is returned,
 //! naming the file.
 
+mod encoding;
 mod generate;
 mod options;
 mod queries;
@@ -51,6 +52,7 @@ mod register;
 mod report;
 mod table;
 
+pub use encoding::GenEncoding;
 pub use generate::{ensure_lineitem, generate};
 pub use options::{compression_name, default_parts, parse_compression, GenOptions};
 pub use queries::{tpch_query, TPCH_QUERY_COUNT};

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use ::parquet::basic::{Compression, ZstdLevel};
 use ::parquet::file::properties::{EnabledStatistics, WriterProperties};
 
+use super::encoding::GenEncoding;
 use super::table::Table;
 use super::{DEFAULT_PART_ROWS, MAX_PARTS, ROW_GROUP_ROWS};
 use crate::error::{Error, Result};
@@ -61,6 +62,15 @@ pub fn default_parts(table: Table, scale_factor: f64) -> usize {
         .max(1) as usize
 }
 
+/// How each file is written: the writer's properties and the encoding
+/// choice that also sets the stored column types.
+pub(super) struct FileFormat {
+    /// The Parquet writer's properties.
+    pub props: WriterProperties,
+    /// The encodings (and, for [`GenEncoding::Delta`], decimals as doubles).
+    pub encoding: GenEncoding,
+}
+
 /// What [`generate`](super::generate) writes, and how.
 #[derive(Debug, Clone)]
 pub struct GenOptions {
@@ -72,6 +82,8 @@ pub struct GenOptions {
     pub tables: Vec<Table>,
     /// Compression of every column (default Snappy).
     pub compression: Compression,
+    /// The columns' encodings (default: arrow-rs's, with dictionaries).
+    pub encoding: GenEncoding,
     /// Rows per row group (default [`ROW_GROUP_ROWS`]).
     pub row_group_rows: usize,
     /// Rows per data page, when set (else the writer's default: 20 000 rows or 1 MiB).
@@ -93,6 +105,7 @@ impl GenOptions {
             out: out.into(),
             tables: Table::ALL.to_vec(),
             compression: Compression::SNAPPY,
+            encoding: GenEncoding::Dictionary,
             row_group_rows: ROW_GROUP_ROWS,
             page_rows: None,
             parts: None,
@@ -113,7 +126,15 @@ impl GenOptions {
                 .set_data_page_row_count_limit(rows)
                 .set_write_batch_size(rows.clamp(1, 1024));
         }
-        b.build()
+        self.encoding.configure(b, &self.tables).build()
+    }
+
+    /// The writer properties and the stored types, as the writers take them.
+    pub(super) fn file_format(&self) -> FileFormat {
+        FileFormat {
+            props: self.writer_properties(),
+            encoding: self.encoding,
+        }
     }
 
     pub(super) fn validate(&self) -> Result<()> {

@@ -41,6 +41,8 @@ pub struct GenReport {
     pub out: PathBuf,
     /// The compression, as [`compression_name`](super::compression_name) writes it.
     pub compression: String,
+    /// The encodings (`--encoding`: `dictionary` or `delta`).
+    pub encoding: String,
     /// Rows per row group.
     pub row_group_rows: usize,
     /// The tables, in the order asked for.
