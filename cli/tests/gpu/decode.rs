@@ -132,6 +132,20 @@ fn parquet_testing_files_decode_like_arrow_rs() {
         "files decoded wrongly or failed:\n{}",
         failed.join("\n")
     );
+    // Part 2: a flat file arrow-rs reads is never refused; what stays out
+    // is nested (part 3), unreadable by arrow-rs, or a deliberate bad CRC.
+    let flat_refused: Vec<&String> = outside
+        .iter()
+        .filter(|l| {
+            !(l.contains("(nested)")
+                || l.contains("arrow-rs cannot decode it")
+                || l.contains("page CRC mismatch"))
+        })
+        .collect();
+    assert!(
+        flat_refused.is_empty(),
+        "flat files refused: {flat_refused:?}"
+    );
     assert!(
         inside.len() >= 10,
         "only {} files decoded: the coverage is lower than part 1 promises",
