@@ -15,7 +15,7 @@ use arrow::array::*;
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, Encoding, GzipLevel, ZstdLevel};
+use parquet::basic::{BrotliLevel, Compression, Encoding, GzipLevel, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 
 use super::reference::{arrow_rs_decode, assert_same_values};
@@ -221,6 +221,8 @@ fn writer_settings(rng: &mut Rng, fields: &[Arc<Field>]) -> (String, WriterPrope
         ("zstd", Compression::ZSTD(ZstdLevel::default())),
         ("lz4raw", Compression::LZ4_RAW),
         ("gzip", Compression::GZIP(GzipLevel::default())),
+        ("brotli", Compression::BROTLI(BrotliLevel::default())),
+        ("lz4", Compression::LZ4),
     ]);
     let dictionary = rng.chance(0.6);
     let v2 = rng.chance(0.5);
