@@ -55,7 +55,10 @@ impl Rng {
     }
 }
 
-const CODECS: [(&str, fn() -> Compression); 7] = [
+/// A codec's name and how to make it.
+type Codec = (&'static str, fn() -> Compression);
+
+const CODECS: [Codec; 7] = [
     ("UNCOMPRESSED", || Compression::UNCOMPRESSED),
     ("SNAPPY", || Compression::SNAPPY),
     ("ZSTD", || Compression::ZSTD(ZstdLevel::default())),

@@ -39,7 +39,10 @@ enum Encodings {
     DeltaPrefix,
 }
 
-const CODECS: [(&str, fn() -> Compression); 6] = [
+/// A codec's name and how to make it.
+type Codec = (&'static str, fn() -> Compression);
+
+const CODECS: [Codec; 6] = [
     ("UNCOMPRESSED", || Compression::UNCOMPRESSED),
     ("SNAPPY", || Compression::SNAPPY),
     ("ZSTD", || Compression::ZSTD(ZstdLevel::default())),

@@ -45,7 +45,8 @@ pub enum PageErrorCode {
     LevelsOverrun = 6,
     /// A definition level is above `max_def`.
     BadLevel = 7,
-    /// A dictionary-index bit width above 32.
+    /// A bit width above the encoding's limit (dictionary indices and
+    /// length streams: 32; DELTA_BINARY_PACKED values: 64).
     BitWidth = 8,
     /// The RLE boolean length prefix passes the page.
     ValuesLength = 9,
@@ -143,7 +144,9 @@ impl PageErrorCode {
             PageErrorCode::LevelsLength => "definition-level length passes the page",
             PageErrorCode::LevelsOverrun => "definition levels end before the page's values",
             PageErrorCode::BadLevel => "definition level above the column's maximum",
-            PageErrorCode::BitWidth => "dictionary index bit width above 32",
+            PageErrorCode::BitWidth => {
+                "bit width above the encoding's (dictionary indices and lengths: 32, deltas: 64)"
+            }
             PageErrorCode::ValuesLength => {
                 "RLE boolean length passes the page, or BYTE_STREAM_SPLIT values do not fill it"
             }

@@ -111,6 +111,14 @@ pub fn decode_hybrid_into(
             });
         }
         let header = read_run_header(data, &mut at)?;
+        if header == 0 {
+            // An empty RLE run ends the stream, as arrow-rs reads it.
+            return Err(LevelError::Truncated {
+                at: at - 1,
+                decoded,
+                wanted: count,
+            });
+        }
         let run = (header >> 1) as usize;
         if header & 1 == 1 {
             // Bit-packed: `run` groups of 8 values.

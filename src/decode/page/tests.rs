@@ -1136,6 +1136,14 @@ fn hybrid_round_trips_every_bit_width() {
         decode_hybrid(&[0x80, 0x89, 0x7a, 1], 1, 5).unwrap(),
         vec![1; 5]
     );
+    // A zero header (an empty RLE run) ends the stream, as arrow-rs and
+    // Arrow C++ read it: what follows it is not values.
+    assert_eq!(
+        decode_hybrid(&[0x04, 1, 0x00, 0x04, 1], 1, 2).unwrap(),
+        vec![1; 2]
+    );
+    assert!(decode_hybrid(&[0x04, 1, 0x00, 0x04, 1], 1, 3).is_err());
+    assert!(decode_hybrid(&[0x00, 0x04, 1], 1, 1).is_err());
     // Random garbage: Ok with exactly `count` values, or Err.
     for _ in 0..5000 {
         let data: Vec<u8> = (0..rng.below(40)).map(|_| rng.next() as u8).collect();

@@ -247,6 +247,9 @@ __device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 l
       if ((x & 0x80) == 0) { done = true; break; }
     }
     if (!done) { pos = len; break; }  // truncated or over-long header: the stream ends here
+    // A zero header (an empty RLE run) ends the stream, as arrow-rs and
+    // Arrow C++ read it (writers that pad pages leave zeros behind).
+    if (h == 0) { pos = len; break; }
     u64 count;
     u32 run_packed, run_payload;
     if (h & 1) {

@@ -33,7 +33,7 @@ struct DeltaShared {
   u64 walk_min;
   u64 slot_base;  // the global index of the miniblock in slot 0
   u32 error;
-  u32 max_width;  // bits of the values: a wider miniblock is an error (arrow-rs's check)
+  u32 max_width;  // a wider miniblock is an error (64 for values, 32 for length streams)
   u64 warp_sums[GDS_WARPS];
 };
 
@@ -129,13 +129,16 @@ __device__ __forceinline__ bool gds_delta_at(const u8* p, u32 len, const DeltaSh
 
 // Block-wide: decodes the DELTA_BINARY_PACKED stream p[0, len) (at most
 // `max_total` values) into `out` as little-endian values of `width` (4 or
-// 8) bytes, at most `out_cap` bytes. Returns the number of values and, in
+// 8) bytes, at most `out_cap` bytes. A miniblock wider than `max_bits`
+// is GDS_ERR_BIT_WIDTH: values pass 64 (INT32 deltas computed in 64 bits,
+// as DuckDB writes them, wrap to the same 32-bit sums), length streams 32.
+// Returns the number of values and, in
 // *end, where the stream ends: after its last needed miniblock, padded to
 // full size as the format writes it (arrow-rs's `get_offset`), or after
 // the header when it holds one value or none. Sets *err instead
 // (block-uniform); an end past `len` is GDS_ERR_DELTA_HEADER.
-__device__ __noinline__ u32 gds_delta_run(const u8* p, u32 len, u32 max_total, u32 width, u8* out, u64 out_cap,
-                                          DeltaShared& sh, u32* err, u32* end) {
+__device__ __noinline__ u32 gds_delta_run(const u8* p, u32 len, u32 max_total, u32 width, u32 max_bits, u8* out,
+                                          u64 out_cap, DeltaShared& sh, u32* err, u32* end) {
   const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   if (tid == 0) {
     sh.error = 0;
@@ -154,7 +157,7 @@ __device__ __noinline__ u32 gds_delta_run(const u8* p, u32 len, u32 max_total, u
       sh.minis = (u32)minis;
       sh.per_mini = (u32)(block / minis);
       sh.total = (u32)total;
-      sh.max_width = 8 * width;
+      sh.max_width = max_bits;
       sh.first = gds_unzigzag(first);
       sh.carry = 0;
       sh.walk_mini = 0;
@@ -256,7 +259,7 @@ __device__ __forceinline__ u32 gds_delta_to_plain(const PageTask& t, const Secti
     *err = GDS_ERR_SCRATCH;
     return 0;
   }
-  return gds_delta_run(s.values, s.values_len, t.num_values, t.type_length, (u8*)t.scratch, t.scratch_len, sh, err,
+  return gds_delta_run(s.values, s.values_len, t.num_values, t.type_length, 64, (u8*)t.scratch, t.scratch_len, sh, err,
                        &end);
 }
 

@@ -113,7 +113,7 @@ __device__ __noinline__ u32 gds_dlba_prepare(const PageTask& t, const Sections& 
   if (t.scratch == 0 || (t.scratch & 3) || ((u64)t.num_values + 1) * 4 > (u64)t.scratch_len) return GDS_ERR_SCRATCH;
   u32 err = 0, end = 0;
   u32* const offsets = (u32*)t.scratch;
-  const u32 n = gds_delta_run(s.values, s.values_len, t.num_values, 4, (u8*)offsets, (u64)t.num_values * 4, sh, &err,
+  const u32 n = gds_delta_run(s.values, s.values_len, t.num_values, 4, 32, (u8*)offsets, (u64)t.num_values * 4, sh, &err,
                               &end);
   if (err) return err;
   err = gds_lengths_to_offsets(offsets, n, s.values_len - end, sh);
@@ -133,9 +133,9 @@ __device__ __noinline__ u32 gds_dba_lengths(const u8* v, u32 vlen, u32 max_n, u3
                                             DeltaShared& sh, u32* err, u32* sfx_at) {
   const u32 tid = threadIdx.x;
   u32 e1 = 0, e2 = 0;
-  const u32 np = gds_delta_run(v, vlen, max_n, 4, (u8*)P, (u64)max_n * 4, sh, err, &e1);
+  const u32 np = gds_delta_run(v, vlen, max_n, 4, 32, (u8*)P, (u64)max_n * 4, sh, err, &e1);
   if (*err) return 0;
-  const u32 ns = gds_delta_run(v + e1, vlen - e1, max_n, 4, (u8*)SO, (u64)max_n * 4, sh, err, &e2);
+  const u32 ns = gds_delta_run(v + e1, vlen - e1, max_n, 4, 32, (u8*)SO, (u64)max_n * 4, sh, err, &e2);
   if (*err) return 0;
   if (np != ns) {
     *err = GDS_ERR_DELTA_LENGTH;
