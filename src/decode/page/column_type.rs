@@ -48,18 +48,7 @@ fn decimal(
     precision: i32,
     scale: i32,
 ) -> Result<DataType, DecodePlanError> {
-    let p = u8::try_from(precision)
-        .ok()
-        .filter(|p| (1..=38).contains(p))
-        .ok_or_else(|| {
-            unsupported(
-                column,
-                format!("DECIMAL precision {precision} (Decimal128 holds 1..=38)"),
-            )
-        })?;
-    let s =
-        i8::try_from(scale).map_err(|_| unsupported(column, format!("DECIMAL scale {scale}")))?;
-    Ok(DataType::Decimal128(p, s))
+    decimal_of(column, precision, scale, false)
 }
 
 /// Decimal256 (precision 1..=76), for decimals of 17 to 32 bytes.
@@ -68,18 +57,37 @@ fn decimal256(
     precision: i32,
     scale: i32,
 ) -> Result<DataType, DecodePlanError> {
+    decimal_of(column, precision, scale, true)
+}
+
+/// Decimal128 (precision 1..=38) or, when `wide`, Decimal256 (1..=76).
+fn decimal_of(
+    column: &ColumnDescriptor,
+    precision: i32,
+    scale: i32,
+    wide: bool,
+) -> Result<DataType, DecodePlanError> {
+    let (name, max) = if wide {
+        ("Decimal256", 76)
+    } else {
+        ("Decimal128", 38)
+    };
     let p = u8::try_from(precision)
         .ok()
-        .filter(|p| (1..=76).contains(p))
+        .filter(|p| (1..=max).contains(p))
         .ok_or_else(|| {
             unsupported(
                 column,
-                format!("DECIMAL precision {precision} (Decimal256 holds 1..=76)"),
+                format!("DECIMAL precision {precision} ({name} holds 1..={max})"),
             )
         })?;
     let s =
         i8::try_from(scale).map_err(|_| unsupported(column, format!("DECIMAL scale {scale}")))?;
-    Ok(DataType::Decimal256(p, s))
+    Ok(if wide {
+        DataType::Decimal256(p, s)
+    } else {
+        DataType::Decimal128(p, s)
+    })
 }
 
 fn timestamp_unit(unit: &ParquetTimeUnit) -> TimeUnit {
