@@ -67,7 +67,22 @@ static void delta_strings(Rng& rng) {
     if (sorted) std::sort(ss.begin(), ss.end());
     return ss;
   };
-  struct Case { u32 enc; Layout l; size_t n; u64 pm; bool window; bool decimal; u32 block, minis; };
+  // Runs of equal values (prefix = the whole previous value, no suffix)
+  // up to 700 long, some ending one byte longer: prefix chains that
+  // cross the kernel's tiles of values.
+  auto runs = [&](size_t n) {
+    std::vector<std::string> ss;
+    while (ss.size() < n) {
+      std::string s(1 + rng.below(60), 'r');
+      for (auto& ch : s) ch = 'a' + rng.below(26);
+      for (size_t r = 1 + rng.below(700); r > 0 && ss.size() < n; --r) {
+        if (rng.below(50) == 0) s += 'z';
+        ss.push_back(s);
+      }
+    }
+    return ss;
+  };
+  struct Case { u32 enc; Layout l; size_t n; u64 pm; bool window; bool decimal; u32 block, minis; bool runs = false; };
   const Case cases[] = {
       {GDS_ENC_DELTA_LENGTH_BYTE_ARRAY, V1, 2600, 200, false, false, 128, 4},
       {GDS_ENC_DELTA_LENGTH_BYTE_ARRAY, REQ, 1500, 0, true, false, 256, 2},
@@ -78,12 +93,14 @@ static void delta_strings(Rng& rng) {
       {GDS_ENC_DELTA_BYTE_ARRAY, REQ, 1, 0, false, false, 128, 4},
       {GDS_ENC_DELTA_LENGTH_BYTE_ARRAY, V1, 900, 100, false, true, 128, 4},
       {GDS_ENC_DELTA_BYTE_ARRAY, V2, 900, 100, false, true, 128, 4},
+      {GDS_ENC_DELTA_BYTE_ARRAY, REQ, 5000, 0, false, false, 128, 4, true},
+      {GDS_ENC_DELTA_BYTE_ARRAY, V1, 4000, 300, true, false, 256, 4, true},
   };
   std::vector<PageTask> ts; std::vector<std::vector<std::vector<uint8_t>>> exp; std::vector<std::string> all_bytes;
   for (const Case& c : cases) {
     auto def = c.l == REQ ? std::vector<bool>(c.n, true) : rdef(rng, c.n, c.pm);
     size_t nn = 0; for (bool d : def) nn += d;
-    std::vector<std::string> ss = rstrs(nn, c.enc == GDS_ENC_DELTA_BYTE_ARRAY);
+    std::vector<std::string> ss = c.runs ? runs(nn) : rstrs(nn, c.enc == GDS_ENC_DELTA_BYTE_ARRAY);
     if (c.decimal) for (auto& s : ss) { s.resize(rng.below(17)); for (auto& ch : s) ch = (char)rng.below(256); }
     if (c.decimal && c.enc == GDS_ENC_DELTA_BYTE_ARRAY) std::sort(ss.begin(), ss.end());
     std::vector<uint8_t> sec = c.enc == GDS_ENC_DELTA_BYTE_ARRAY ? dba_page(dba_parts(ss), c.block, c.minis) : dlba_page(ss, c.block, c.minis);

@@ -13,22 +13,26 @@
 //!
 //! 1. `gds_dba_sizes` decodes every such page's lengths into its scratch
 //!    (where `gds_decode_pages` reads them again) and writes its values'
-//!    bytes into its task (`value_bytes`);
-//! 2. the task array is copied back and the row group's stream waited for;
+//!    bytes into its task (`value_bytes`); the task array is copied back
+//!    and an event recorded ([`queue_dba_sizes`], from the group's
+//!    queueing);
+//! 2. the row group is left pending (`InFlight::queue_pending`) until
+//!    the decoder has queued its next group, so that the wait for that
+//!    event (behind the group's decompression) overlaps the next group's
+//!    uploads and decompression instead of holding them back;
 //! 3. one allocation holds every page's values, a slice each; each page's
 //!    task is given its slice (`dict`, `dict_len`, `view_buffer_base`) and
 //!    the index of that slice among its column's variadic buffers (after
 //!    the row group's bytes and scratch: 2, 3, ...), and the task array is
-//!    uploaded again;
+//!    uploaded again ([`give_dba_buffers`]);
 //! 4. the row group's kernels run as for any other row group:
 //!    `gds_decode_pages` materializes the values into the slice and writes
 //!    the views.
 //!
 //! Row groups without such pages skip all of it. The alternative, an
 //! optimistic size with an overflow reported by the kernel and a retry,
-//! has no wait in the common case but a second decode of the row group in
-//! the other; the wait here is short (the sizing kernel) and only where
-//! the encoding is.
+//! has no wait at all but a second decode of the row group where the
+//! guess is short; with step 2 the wait is off the decoder's path.
 
 use super::context::Gpu;
 use super::error::DecodeError;
@@ -60,9 +64,25 @@ pub(crate) fn layout(tasks: &[PageTask]) -> (Vec<(usize, usize, usize)>, usize) 
     (places, end)
 }
 
-/// Steps 1 to 3 (see the module) for a staged row group with such pages,
-/// on its stream, after its wait for its pages' bytes: the stream is
-/// synchronized once here.
+/// Step 1 (see the module) for a staged row group with such pages, on its
+/// stream, after its wait for its pages' bytes: the sizes are in the
+/// pinned upload buffer once an event recorded behind this has completed.
+pub(crate) fn queue_dba_sizes(gpu: &Gpu, stream: &Stream, s: &mut Staged) -> Result<(), DecodeError> {
+    let bytes = s.work_launch.n_tasks as usize * std::mem::size_of::<PageTask>();
+    // SAFETY: the tasks describe the row group's allocations, kept in `s`
+    // until its event; the pinned upload buffer holds the task array at
+    // its start (`stage::upload_tasks`) and outlives the copy, which the
+    // caller's event follows.
+    unsafe {
+        gpu.kernels
+            .dba_sizes(stream, s.work_launch.tasks, s.work_launch.n_tasks)?;
+        stream.copy_to_host(s._up.as_mut_ptr(), s.work_launch.tasks, bytes)?;
+    }
+    Ok(())
+}
+
+/// Step 3 (see the module), once the event behind [`queue_dba_sizes`] has
+/// completed: the buffers given and the task array uploaded on `stream`.
 pub(crate) fn give_dba_buffers(
     gpu: &Gpu,
     stream: &Stream,
@@ -70,16 +90,6 @@ pub(crate) fn give_dba_buffers(
 ) -> Result<(), DecodeError> {
     let n = s.work_launch.n_tasks as usize;
     let bytes = n * std::mem::size_of::<PageTask>();
-    // SAFETY: the tasks describe the row group's allocations, kept in `s`
-    // until its event; the pinned upload buffer holds the task array at
-    // its start (`stage::upload_tasks`) and outlives the copy, which the
-    // synchronize below waits for.
-    unsafe {
-        gpu.kernels
-            .dba_sizes(stream, s.work_launch.tasks, s.work_launch.n_tasks)?;
-        stream.copy_to_host(s._up.as_mut_ptr(), s.work_launch.tasks, bytes)?;
-    }
-    stream.synchronize()?;
     let mut tasks = vec![PageTask::default(); n];
     page_tasks_as_bytes_mut(&mut tasks).copy_from_slice(&s._up[..bytes]);
     let (places, total) = layout(&tasks);

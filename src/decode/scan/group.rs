@@ -764,30 +764,20 @@ impl GroupQueue<'_, '_> {
                 Some(done) if !s.jobs.is_empty() => stream.wait_event(done)?,
                 _ => stream.wait_event(&uploaded)?,
             }
-            if s.dba {
-                super::delta_strings::give_dba_buffers(gpu, stream, &mut s)?;
-            }
-            match timeline.trace.as_deref_mut() {
-                // SAFETY: the tasks describe the row group's allocations,
-                // kept in `s` until its event.
-                None => unsafe { gpu.kernels.decode_row_group(stream, &s.work_launch)? },
-                Some(t) => {
-                    t.mark("kernels_start", Some(r), stream)?;
-                    // SAFETY: as above.
-                    unsafe {
-                        gpu.kernels
-                            .decode_row_group_marked(stream, &s.work_launch, |kernel| {
-                                Ok(t.mark(kernel, Some(r), stream)?)
-                            })?
-                    };
-                }
-            }
             let status_len = s.status_len.max(1);
             let mut down = gpu.pinned.allocate(status_len)?;
-            // SAFETY: `down` and the status area are kept until the event.
-            unsafe { stream.copy_to_host(down.as_mut_ptr(), s.work_launch.status, status_len)? };
-            let mut event = Event::new(gpu.device)?;
-            event.record(stream)?;
+            let pending = s.dba;
+            let event = if pending {
+                // Its kernels wait for its values' sizes: queued later
+                // (`InFlight::queue_pending`), after the next group.
+                super::delta_strings::queue_dba_sizes(gpu, stream, &mut s)?;
+                let mut sized = Event::new(gpu.device)?;
+                sized.record(stream)?;
+                sized
+            } else {
+                let marks = timeline.trace.as_deref_mut().map(|t| (t, r));
+                queue_row_group_kernels(gpu, stream, &s, &mut down, marks)?
+            };
             let times = RowGroupTimes {
                 walk: s.walk,
                 check: s.check,
@@ -798,6 +788,8 @@ impl GroupQueue<'_, '_> {
             };
             queued.push(InFlight {
                 done: SyncOnDrop::new(Arc::new(event)),
+                kernels_pending: pending,
+                stream: 0,
                 staged: s,
                 group: shared.clone(),
                 nv_index,
@@ -811,6 +803,39 @@ impl GroupQueue<'_, '_> {
         timeline.end_part("queue_kernels");
         Ok(queued)
     }
+}
+
+/// Queues a staged row group's kernels on `stream` (its inputs there
+/// already), then the copy of its status into `down` and its event,
+/// returned. With `marks`, timed events mark each kernel for the trace.
+pub(crate) fn queue_row_group_kernels(
+    gpu: &Gpu,
+    stream: &Stream,
+    s: &Staged,
+    down: &mut PooledPinnedBuffer,
+    marks: Option<(&mut TraceGroup<'_>, usize)>,
+) -> Result<Event, DecodeError> {
+    match marks {
+        // SAFETY: the tasks describe the row group's allocations, kept in
+        // `s` until its event.
+        None => unsafe { gpu.kernels.decode_row_group(stream, &s.work_launch)? },
+        Some((t, r)) => {
+            t.mark("kernels_start", Some(r), stream)?;
+            // SAFETY: as above.
+            unsafe {
+                gpu.kernels
+                    .decode_row_group_marked(stream, &s.work_launch, |kernel| {
+                        Ok(t.mark(kernel, Some(r), stream)?)
+                    })?
+            };
+        }
+    }
+    let status_len = s.status_len.max(1);
+    // SAFETY: `down` and the status area are kept until the event.
+    unsafe { stream.copy_to_host(down.as_mut_ptr(), s.work_launch.status, status_len)? };
+    let mut event = Event::new(gpu.device)?;
+    event.record(stream)?;
+    Ok(event)
 }
 
 /// A group's view of the scan's trace: the group's number, its first row

@@ -2,15 +2,20 @@
 //! kernels, status copy-back, one event), then finished (the event waited
 //! for, every page's status checked, the device batch built).
 //!
-//! Nothing here synchronises the device: the only wait is
+//! Nothing here synchronises the device: the waits are
 //! [`InFlight::finish`]'s on the row group's own event, after the next row
-//! group has been queued behind it.
+//! group has been queued behind it, and, for a row group with
+//! DELTA_BYTE_ARRAY strings, [`InFlight::queue_pending`]'s on its values'
+//! sizes, after the next group has been queued (`super::delta_strings`).
 
 use std::sync::Arc;
 
 use arrow::datatypes::DataType;
 
+use super::context::Gpu;
+use super::delta_strings::give_dba_buffers;
 use super::error::DecodeError;
+use super::group::queue_row_group_kernels;
 use super::group_shared::{GroupShared, SyncOnDrop};
 use super::report::RowGroupTimes;
 use super::stage::Staged;
@@ -27,6 +32,11 @@ pub(crate) struct InFlight {
     /// (an error elsewhere): declared first, so it runs before the buffers
     /// below go back to their pools.
     pub(crate) done: SyncOnDrop,
+    /// Its kernels are not queued yet: `done` is the event behind its
+    /// DELTA_BYTE_ARRAY sizes ([`InFlight::queue_pending`]).
+    pub(crate) kernels_pending: bool,
+    /// Its stream among the GPU's (`Gpu::streams`).
+    pub(crate) stream: usize,
     pub(crate) staged: Staged,
     /// The group's nvCOMP results (and buffers, kept until the event).
     pub(crate) group: Arc<GroupShared>,
@@ -64,6 +74,32 @@ impl InFlight {
         }
     }
 
+    /// Queues the kernels of a row group left pending by its group (its
+    /// DELTA_BYTE_ARRAY values' sizes first waited for, at most `limit`):
+    /// its values' buffers, its kernels, its status copy and its event.
+    /// Nothing to do for the others.
+    ///
+    /// On `DecodeError::DeviceTimeout` the caller must leak the row group,
+    /// as [`InFlight::finish`] does.
+    pub(crate) fn queue_pending(
+        &mut self,
+        gpu: &Gpu,
+        limit: std::time::Duration,
+    ) -> Result<(), DecodeError> {
+        if !self.kernels_pending {
+            return Ok(());
+        }
+        if !self.done.wait_for(limit)? {
+            return Err(self.timeout(limit));
+        }
+        let stream = &gpu.streams[self.stream];
+        give_dba_buffers(gpu, stream, &mut self.staged)?;
+        let event = queue_row_group_kernels(gpu, stream, &self.staged, &mut self.down, None)?;
+        self.done = SyncOnDrop::new(Arc::new(event));
+        self.kernels_pending = false;
+        Ok(())
+    }
+
     /// Rows of the batch.
     pub(crate) fn rows(&self) -> usize {
         self.staged.rows
@@ -85,6 +121,7 @@ impl InFlight {
         device: usize,
         limit: std::time::Duration,
     ) -> Result<(DeviceBatch, RowGroupTimes), DecodeError> {
+        debug_assert!(!self.kernels_pending, "queue_pending first");
         let waited = std::time::Instant::now();
         if !self.done.wait_for(limit)? {
             let error = self.timeout(limit);

@@ -390,12 +390,20 @@ impl GpuStream {
         let queued_at = started.elapsed();
         // The group's host time, shared out over its row groups.
         let n = queued.len().max(1) as u32;
-        for item in &mut queued {
+        let n_streams = self.gpu.streams.len();
+        for (i, item) in queued.iter_mut().enumerate() {
+            item.stream = (first_row_group + i) % n_streams;
             item.group_index = group_index;
             item.times.stage = staged_at / n;
             item.times.queue = (queued_at - staged_at) / n;
         }
         self.groups_queued += 1;
+        // The row groups of earlier groups left pending (their
+        // DELTA_BYTE_ARRAY sizes) get their kernels now that this group's
+        // uploads and decompression are queued ahead of the wait.
+        for item in self.queue.iter_mut() {
+            item.queue_pending(&self.gpu, self.device_timeout)?;
+        }
         self.queue.extend(queued);
         Ok(())
     }
@@ -403,6 +411,16 @@ impl GpuStream {
     fn step(&mut self) -> Option<Result<DeviceBatch, DecodeError>> {
         if let Err(e) = self.fill() {
             return Some(Err(e));
+        }
+        if self.queue.front().is_some_and(|item| item.kernels_pending) {
+            // No group left to queue ahead of the wait (the scan's end):
+            // every pending row group gets its kernels at once. A timeout
+            // here leaks the queue (`next`).
+            for item in self.queue.iter_mut() {
+                if let Err(e) = item.queue_pending(&self.gpu, self.device_timeout) {
+                    return Some(Err(e));
+                }
+            }
         }
         let item = self.queue.pop_front()?;
         if item.ends_group {

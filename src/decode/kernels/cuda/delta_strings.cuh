@@ -10,8 +10,9 @@
 //
 // DELTA_BYTE_ARRAY: <prefix lengths> <suffix lengths> <suffix bytes>;
 // value i is the first prefix[i] bytes of value i - 1, then suffix i. The
-// values are materialized, one value after the other by one warp (a value
-// borrows from the one before; the warp's lanes copy its bytes):
+// values are materialized a tile of the block's threads at a time, each
+// thread resolving its value's prefix back through the tile
+// (gds_dba_materialize):
 // - FIXED_LEN_BYTE_ARRAY: into the task's scratch as PLAIN values
 //   (gds_dba_fixed), read by the fixed-width branch;
 // - BYTE_ARRAY: their size is unknown until the lengths are decoded, so
@@ -199,26 +200,52 @@ __device__ __noinline__ u32 gds_dba_lengths(const u8* v, u32 vlen, u32 max_n, u3
   return n;
 }
 
-// Warp 0: writes n values, value i at out + (O ? O[i] : i * fixed): the
-// first P[i] bytes of value i - 1 (already written), then suffix i
-// (sfx + SO[i]). The lengths are gds_dba_lengths' (checked). Ends with a
-// barrier.
+// Block-wide: writes n values, value i at out + (O ? O[i] : i * fixed):
+// the first P[i] bytes of value i - 1, then suffix i (sfx + SO[i]). The
+// lengths are gds_dba_lengths' (checked: P[0] = 0, P[i] <= length of
+// value i - 1). Ends with a barrier.
+//
+// A tile of GDS_BLOCK values at a time, a thread a value. Byte j < P[i]
+// of value i is byte j of value i - 1, so it comes from the suffix of the
+// last value k <= i whose prefix does not cover it (P[k] <= j): the
+// thread walks back from i through the tile's prefixes, copying each
+// value's share of the bytes still unresolved, and takes what remains
+// from the value before the tile, written by the tile before (the
+// barrier between tiles makes it visible). A walk is at most one tile
+// long, whatever the chain of shared prefixes.
 __device__ __noinline__ void gds_dba_materialize(const u8* sfx, const u32* P, const u32* SO, const u32* O, u32 fixed,
                                                  u32 n, u8* out) {
-  if (threadIdx.x < 32) {
-    const u32 lane = threadIdx.x;
-    u64 prev = 0;
-    for (u32 i = 0; i < n; ++i) {
+  __shared__ u32 tile_prefix[GDS_BLOCK];
+  const u32 tid = threadIdx.x;
+  for (u32 t0 = 0; t0 < n; t0 += GDS_BLOCK) {
+    const u32 i = t0 + tid;
+    if (tid < GDS_BLOCK && i < n) tile_prefix[tid] = P[i];
+    __syncthreads();
+    if (tid < GDS_BLOCK && i < n) {
       const u64 at = O != 0 ? (u64)O[i] : (u64)i * fixed;
-      const u32 p = P[i], s0 = SO[i], sl = SO[i + 1] - s0;
-      for (u32 j = lane; j < p; j += 32) out[at + j] = out[prev + j];
-      for (u32 j = lane; j < sl; j += 32) out[at + p + j] = sfx[s0 + j];
-      prev = at;
-      // Value i is whole before a lane copies from it.
-      __syncwarp();
+      u32 e = tile_prefix[tid];
+      const u32 s0 = SO[i], sl = SO[i + 1] - s0;
+      for (u32 j = 0; j < sl; ++j) out[at + e + j] = sfx[s0 + j];
+      // Bytes [0, e) of value i are unresolved; k walks back from i - 1.
+      for (u32 k = i; e > 0;) {
+        if (k == t0) {
+          // Value t0 - 1 (t0 > 0 here: P[0] = 0 ends every walk of the
+          // first tile before it) is whole: the rest is its bytes.
+          const u64 from = O != 0 ? (u64)O[k - 1] : (u64)(k - 1) * fixed;
+          for (u32 j = 0; j < e; ++j) out[at + j] = out[from + j];
+          break;
+        }
+        --k;
+        const u32 p = tile_prefix[k - t0];
+        if (p < e) {
+          const u32 so = SO[k];
+          for (u32 j = p; j < e; ++j) out[at + j] = sfx[so + (j - p)];
+          e = p;
+        }
+      }
     }
+    __syncthreads();
   }
-  __syncthreads();
 }
 
 // Block-wide: a FIXED_LEN_BYTE_ARRAY DELTA_BYTE_ARRAY values section `s`
