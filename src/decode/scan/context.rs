@@ -45,6 +45,10 @@ pub(crate) fn new_device_pool(device: Device) -> Arc<DevicePool> {
 /// `pinned_pool`.
 pub(crate) const PINNED_POOL_BYTES: usize = 4 << 30;
 
+/// Streams for the kernels queued after their row group's value sizes
+/// (`Gpu::late_streams`).
+const LATE_STREAMS: usize = 4;
+
 /// One GPU's resources for a scan.
 #[derive(Debug)]
 pub(crate) struct Gpu {
@@ -72,6 +76,11 @@ pub(crate) struct Gpu {
     /// flight overlap. Otherwise unused.
     pub(crate) check_streams: Vec<Stream>,
     pub(crate) own_check_stream: bool,
+    /// Where the kernels of row groups with DELTA_BYTE_ARRAY strings run,
+    /// queued once their values' sizes are known (`InFlight::queue_pending`),
+    /// in turn: after their own stream's event, never behind the later
+    /// row groups queued on that stream meanwhile.
+    pub(crate) late_streams: Vec<Stream>,
     /// How the row groups' string walks run (`DecodeOptions::string_walks`).
     pub(crate) string_walks: StringWalks,
     pub(crate) pool: Arc<DevicePool>,
@@ -110,6 +119,9 @@ impl Gpu {
                 .map(|_| Stream::new(device))
                 .collect::<Result<_, _>>()?,
             own_check_stream: options.check_stream,
+            late_streams: (0..LATE_STREAMS)
+                .map(|_| Stream::new(device))
+                .collect::<Result<_, _>>()?,
             string_walks: options.string_walks,
             pinned,
             pool,

@@ -16,10 +16,11 @@
 //!    bytes into its task (`value_bytes`); the task array is copied back
 //!    and an event recorded ([`queue_dba_sizes`], from the group's
 //!    queueing);
-//! 2. the row group is left pending (`InFlight::queue_pending`) until
-//!    the decoder has queued its next group, so that the wait for that
-//!    event (behind the group's decompression) overlaps the next group's
-//!    uploads and decompression instead of holding them back;
+//! 2. the row group is left pending (`InFlight::kernels_pending`): the
+//!    decoder queues the rest on one of `Gpu::late_streams` once the event
+//!    has completed, seen without waiting after each group it queues, or
+//!    waited for when the row group's batch is wanted; so the decoder
+//!    never holds the next groups' uploads and decompression back for it;
 //! 3. one allocation holds every page's values, a slice each; each page's
 //!    task is given its slice (`dict`, `dict_len`, `view_buffer_base`) and
 //!    the index of that slice among its column's variadic buffers (after
@@ -67,7 +68,11 @@ pub(crate) fn layout(tasks: &[PageTask]) -> (Vec<(usize, usize, usize)>, usize) 
 /// Step 1 (see the module) for a staged row group with such pages, on its
 /// stream, after its wait for its pages' bytes: the sizes are in the
 /// pinned upload buffer once an event recorded behind this has completed.
-pub(crate) fn queue_dba_sizes(gpu: &Gpu, stream: &Stream, s: &mut Staged) -> Result<(), DecodeError> {
+pub(crate) fn queue_dba_sizes(
+    gpu: &Gpu,
+    stream: &Stream,
+    s: &mut Staged,
+) -> Result<(), DecodeError> {
     let bytes = s.work_launch.n_tasks as usize * std::mem::size_of::<PageTask>();
     // SAFETY: the tasks describe the row group's allocations, kept in `s`
     // until its event; the pinned upload buffer holds the task array at

@@ -789,7 +789,6 @@ impl GroupQueue<'_, '_> {
             queued.push(InFlight {
                 done: SyncOnDrop::new(Arc::new(event)),
                 kernels_pending: pending,
-                stream: 0,
                 staged: s,
                 group: shared.clone(),
                 nv_index,

@@ -19,7 +19,7 @@ use super::group::queue_row_group_kernels;
 use super::group_shared::{GroupShared, SyncOnDrop};
 use super::report::RowGroupTimes;
 use super::stage::Staged;
-use crate::cuda::PooledPinnedBuffer;
+use crate::cuda::{PooledPinnedBuffer, Stream};
 use crate::decode::array::{DeviceBatch, DeviceColumn, MemoryLocation, ReadyEvent};
 use crate::decode::kernels::parse_status;
 use crate::decode::kernels::snappy_scan::job_output;
@@ -35,8 +35,6 @@ pub(crate) struct InFlight {
     /// Its kernels are not queued yet: `done` is the event behind its
     /// DELTA_BYTE_ARRAY sizes ([`InFlight::queue_pending`]).
     pub(crate) kernels_pending: bool,
-    /// Its stream among the GPU's (`Gpu::streams`).
-    pub(crate) stream: usize,
     pub(crate) staged: Staged,
     /// The group's nvCOMP results (and buffers, kept until the event).
     pub(crate) group: Arc<GroupShared>,
@@ -74,16 +72,18 @@ impl InFlight {
         }
     }
 
-    /// Queues the kernels of a row group left pending by its group (its
-    /// DELTA_BYTE_ARRAY values' sizes first waited for, at most `limit`):
-    /// its values' buffers, its kernels, its status copy and its event.
-    /// Nothing to do for the others.
+    /// Queues the kernels of a row group left pending by its group on
+    /// `stream` (after the event behind its DELTA_BYTE_ARRAY values'
+    /// sizes, waited for at most `limit`): its values' buffers, its
+    /// kernels, its status copy and its event. Nothing to do for the
+    /// others.
     ///
     /// On `DecodeError::DeviceTimeout` the caller must leak the row group,
     /// as [`InFlight::finish`] does.
     pub(crate) fn queue_pending(
         &mut self,
         gpu: &Gpu,
+        stream: &Stream,
         limit: std::time::Duration,
     ) -> Result<(), DecodeError> {
         if !self.kernels_pending {
@@ -92,7 +92,30 @@ impl InFlight {
         if !self.done.wait_for(limit)? {
             return Err(self.timeout(limit));
         }
-        let stream = &gpu.streams[self.stream];
+        self.queue_kernels_now(gpu, stream)
+    }
+
+    /// As [`InFlight::queue_pending`] without waiting: true when the sizes
+    /// were there and the kernels are queued (or were already).
+    pub(crate) fn try_queue_pending(
+        &mut self,
+        gpu: &Gpu,
+        stream: &Stream,
+    ) -> Result<bool, DecodeError> {
+        if !self.kernels_pending {
+            return Ok(true);
+        }
+        if !self.done.wait_for(std::time::Duration::ZERO)? {
+            return Ok(false);
+        }
+        self.queue_kernels_now(gpu, stream)?;
+        Ok(true)
+    }
+
+    /// The sizes are in: buffers, kernels, status copy, event on `stream`,
+    /// which first waits for the row group's own stream.
+    fn queue_kernels_now(&mut self, gpu: &Gpu, stream: &Stream) -> Result<(), DecodeError> {
+        stream.wait_event(self.done.event())?;
         give_dba_buffers(gpu, stream, &mut self.staged)?;
         let event = queue_row_group_kernels(gpu, stream, &self.staged, &mut self.down, None)?;
         self.done = SyncOnDrop::new(Arc::new(event));

@@ -195,6 +195,7 @@ pub(crate) fn decode_one(
         depth,
         groups_queued: 0,
         launched: 0,
+        late_launched: 0,
         stage_pool: stage_pool(options.stage_threads),
         schema,
         report: DecodeReport::default(),
@@ -244,6 +245,8 @@ pub(crate) struct GpuStream {
     /// Groups with a row group in `queue`.
     groups_queued: usize,
     launched: usize,
+    /// Pending row groups queued on `Gpu::late_streams` so far.
+    late_launched: usize,
     /// Threads that stage a group's row groups at once
     /// (`DecodeOptions::stage_threads`); none stages them on this thread.
     stage_pool: Option<rayon::ThreadPool>,
@@ -390,34 +393,57 @@ impl GpuStream {
         let queued_at = started.elapsed();
         // The group's host time, shared out over its row groups.
         let n = queued.len().max(1) as u32;
-        let n_streams = self.gpu.streams.len();
-        for (i, item) in queued.iter_mut().enumerate() {
-            item.stream = (first_row_group + i) % n_streams;
+        for item in &mut queued {
             item.group_index = group_index;
             item.times.stage = staged_at / n;
             item.times.queue = (queued_at - staged_at) / n;
         }
         self.groups_queued += 1;
-        // The row groups of earlier groups left pending (their
-        // DELTA_BYTE_ARRAY sizes) get their kernels now that this group's
-        // uploads and decompression are queued ahead of the wait.
-        for item in self.queue.iter_mut() {
-            item.queue_pending(&self.gpu, self.device_timeout)?;
-        }
         self.queue.extend(queued);
+        self.try_queue_pending()?;
+        Ok(())
+    }
+
+    /// The next of `Gpu::late_streams`, in turn.
+    fn next_late_stream(&mut self) -> usize {
+        self.late_launched += 1;
+        self.late_launched % self.gpu.late_streams.len()
+    }
+
+    /// Queues the kernels of every pending row group (DELTA_BYTE_ARRAY
+    /// strings, `super::delta_strings`) whose values' sizes are in,
+    /// without waiting for the others: the host never holds the next
+    /// groups' uploads and decompression back for them.
+    fn try_queue_pending(&mut self) -> Result<(), DecodeError> {
+        for k in 0..self.queue.len() {
+            if !self.queue[k].kernels_pending {
+                continue;
+            }
+            let late = self.gpu.late_streams.len();
+            let s = (self.late_launched + 1) % late;
+            if self.queue[k].try_queue_pending(&self.gpu, &self.gpu.late_streams[s])? {
+                self.next_late_stream();
+            }
+        }
         Ok(())
     }
 
     fn step(&mut self) -> Option<Result<DeviceBatch, DecodeError>> {
-        if let Err(e) = self.fill() {
+        if let Err(e) = self.fill().and_then(|()| self.try_queue_pending()) {
             return Some(Err(e));
         }
         if self.queue.front().is_some_and(|item| item.kernels_pending) {
-            // No group left to queue ahead of the wait (the scan's end):
-            // every pending row group gets its kernels at once. A timeout
-            // here leaks the queue (`next`).
-            for item in self.queue.iter_mut() {
-                if let Err(e) = item.queue_pending(&self.gpu, self.device_timeout) {
+            // The row group is wanted now: its group's pending row groups
+            // wait for their sizes (the groups behind are queued already).
+            // A timeout here leaks the queue (`next`).
+            let group = self.queue[0].group_index;
+            for k in 0..self.queue.len() {
+                if self.queue[k].group_index != group {
+                    break;
+                }
+                let s = self.next_late_stream();
+                let (gpu, limit) = (&self.gpu, self.device_timeout);
+                if let Err(e) = self.queue[k].queue_pending(gpu, &gpu.late_streams[s], limit) {
                     return Some(Err(e));
                 }
             }
