@@ -164,6 +164,43 @@ fn not_parquet_truncated_and_bad_requests_fail_cleanly() {
     }
 }
 
+/// The files fuzzing found to make arrow-rs abort on an allocation
+/// (`fuzz/findings/reader-abort`: a DELTA_BYTE_ARRAY length count near
+/// 10^15): `scan --host --output` refuses each with a typed error before
+/// arrow-rs sizes anything from it (`parquet::delta_guard`).
+#[test]
+fn reader_abort_findings_are_typed_errors() {
+    let findings =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/findings/reader-abort");
+    let mut files: Vec<_> = std::fs::read_dir(&findings)
+        .expect("fuzz/findings/reader-abort")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 7, "the findings are there");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.arrow");
+    for file in &files {
+        let o = gdscan(&[
+            "scan",
+            file.to_str().unwrap(),
+            "--host",
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let name = file.display();
+        assert_eq!(o.status.code(), Some(1), "{name}: {stderr}");
+        assert!(
+            stderr.contains("corrupt DELTA_BYTE_ARRAY page")
+                && stderr.contains("prefix stream counts"),
+            "{name}: {stderr}"
+        );
+        assert!(!stderr.contains("backtrace"), "{name}: {stderr}");
+    }
+}
+
 /// The files fuzzing found to make arrow-rs's decoders panic
 /// (`fuzz/findings/reader`): `scan --host --output` ends each one with a
 /// typed error or a complete file, never a crash (exit 101), and prints no

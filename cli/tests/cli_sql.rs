@@ -153,6 +153,31 @@ fn bench_tpch_datafusion_reports_both_sides_and_the_ratio() {
     assert_clean_failure(&out, "unknown TPC-H query 23");
 }
 
+/// The files fuzzing found to make arrow-rs abort on an allocation
+/// (`fuzz/findings/reader-abort`): `gdscan sql ... "select * from t"`
+/// refuses each with a typed error (exit code 1), never an abort.
+#[test]
+fn reader_abort_findings_are_typed_errors() {
+    let findings =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/findings/reader-abort");
+    let mut files: Vec<_> = std::fs::read_dir(&findings)
+        .expect("fuzz/findings/reader-abort")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 7, "the findings are there");
+    for file in &files {
+        let table = format!("t={}", file.display());
+        let o = gdscan(&["sql", "--table", &table, "select * from t"]);
+        let stderr = text(&o.stderr);
+        let name = file.display();
+        assert_eq!(o.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains("prefix stream counts"), "{name}: {stderr}");
+        assert!(!stderr.contains("backtrace"), "{name}: {stderr}");
+    }
+}
+
 /// The files fuzzing found to make arrow-rs's decoders panic
 /// (`fuzz/findings/reader`): `gdscan sql ... "select * from t"` over each
 /// prints its rows or ends with a typed error (exit code 1), never a crash

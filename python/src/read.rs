@@ -161,7 +161,7 @@ fn host_stream(
         .unwrap_or(0)
         .max(1);
     let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(
-        GdsParquetReader::new(source),
+        GdsParquetReader::new(source).with_metadata(arrow_meta.metadata().clone()),
         arrow_meta,
     )
     .with_projection(ProjectionMask::leaves(&schema, plan.leaves.clone()))

@@ -11,6 +11,7 @@ import gdscan
 
 FINDINGS = pathlib.Path(__file__).resolve().parents[2] / "fuzz" / "findings" / "reader"
 FILES = sorted(FINDINGS.glob("*.parquet"))
+ABORTS = sorted((FINDINGS.parent / "reader-abort").glob("*.parquet"))
 
 
 def test_the_findings_are_there():
@@ -39,3 +40,16 @@ def test_some_findings_are_stopped_at_the_border(capfd):
                 stopped.append(path.name)
     assert stopped, "some findings reach arrow-rs's panics"
     assert "panicked" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("path", ABORTS, ids=[p.name for p in ABORTS])
+def test_abort_finding_is_a_typed_error(path, capfd):
+    # arrow-rs alone aborts the process on these (an allocation sized by a
+    # corrupt DELTA_BYTE_ARRAY count); gdscan refuses them first.
+    with pytest.raises(gdscan.GdscanError, match="prefix stream counts"):
+        gdscan.read_parquet(str(path), device=None)
+    assert "backtrace" not in capfd.readouterr().err
+
+
+def test_the_abort_findings_are_there():
+    assert len(ABORTS) == 7, ABORTS

@@ -61,7 +61,7 @@ pub fn write_ipc(
             .map(|s| s.split('.').next().unwrap_or(s).to_string())
             .collect(),
     };
-    let reader = GdsParquetReader::new(source);
+    let reader = GdsParquetReader::new(source).with_metadata(arrow_meta.metadata().clone());
     let builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, arrow_meta)
         .with_projection(ProjectionMask::leaves(&schema, leaves))
         .with_row_groups(plan.row_groups.iter().map(|r| r.index).collect());

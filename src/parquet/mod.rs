@@ -9,6 +9,7 @@
 //! same I/O to arrow-rs as an `AsyncFileReader`.
 
 pub mod coalesce;
+mod delta_guard;
 pub mod error;
 pub mod fetch;
 pub mod ipc_export;

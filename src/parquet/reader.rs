@@ -45,6 +45,10 @@ pub struct GdsParquetReader {
     coalesce: CoalesceOptions,
     size_hint: usize,
     stats: Arc<ReaderStats>,
+    /// The footer, once [`AsyncFileReader::get_metadata`] has read it: the
+    /// column chunks handed to arrow-rs are then checked by
+    /// [`super::delta_guard`].
+    metadata: Option<Arc<ParquetMetaData>>,
 }
 
 fn external(e: impl Into<ScanError>) -> ParquetError {
@@ -61,6 +65,7 @@ impl GdsParquetReader {
             coalesce: CoalesceOptions::default(),
             size_hint: super::metadata::DEFAULT_SIZE_HINT,
             stats: Arc::default(),
+            metadata: None,
         }
     }
 
@@ -72,6 +77,15 @@ impl GdsParquetReader {
     /// Sets how ranges are merged.
     pub fn with_coalesce(mut self, coalesce: CoalesceOptions) -> Self {
         self.coalesce = coalesce;
+        self
+    }
+
+    /// Gives the reader a footer already read (for arrow-rs builders made
+    /// with `new_with_metadata`, which never ask the reader for it): the
+    /// column chunks it hands out are then checked as after
+    /// [`AsyncFileReader::get_metadata`].
+    pub fn with_metadata(mut self, metadata: Arc<ParquetMetaData>) -> Self {
+        self.metadata = Some(metadata);
         self
     }
 
@@ -114,6 +128,21 @@ impl GdsParquetReader {
         );
         Ok(cut_ranges(&ranges, &merged, &buffers))
     }
+
+    /// [`GdsParquetReader::read_ranges`] for arrow-rs: each column chunk
+    /// checked by [`super::delta_guard`] once the footer is known.
+    async fn read_for_arrow(
+        &self,
+        ranges: Vec<Range<u64>>,
+    ) -> ::parquet::errors::Result<Vec<Bytes>> {
+        let bytes = self.read_ranges(ranges.clone()).await.map_err(external)?;
+        if let Some(meta) = &self.metadata {
+            for (range, b) in ranges.iter().zip(&bytes) {
+                super::delta_guard::check_range(meta, range, b)?;
+            }
+        }
+        Ok(bytes)
+    }
 }
 
 /// The index of the span of `spans` that holds all of `range`.
@@ -150,7 +179,7 @@ pub(crate) fn cut_ranges(
 impl AsyncFileReader for GdsParquetReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, ::parquet::errors::Result<Bytes>> {
         async move {
-            let mut v = self.read_ranges(vec![range]).await.map_err(external)?;
+            let mut v = self.read_for_arrow(vec![range]).await?;
             Ok(v.pop().unwrap_or_default())
         }
         .boxed()
@@ -160,7 +189,7 @@ impl AsyncFileReader for GdsParquetReader {
         &mut self,
         ranges: Vec<Range<u64>>,
     ) -> BoxFuture<'_, ::parquet::errors::Result<Vec<Bytes>>> {
-        async move { self.read_ranges(ranges).await.map_err(external) }.boxed()
+        async move { self.read_for_arrow(ranges).await }.boxed()
     }
 
     fn get_metadata<'a>(
@@ -178,6 +207,11 @@ impl AsyncFileReader for GdsParquetReader {
             size_hint: self.size_hint,
         };
         let source = self.source.clone();
-        async move { load_async(&source, opts).await.map_err(external) }.boxed()
+        async move {
+            let meta = load_async(&source, opts).await.map_err(external)?;
+            self.metadata = Some(meta.clone());
+            Ok(meta)
+        }
+        .boxed()
     }
 }

@@ -53,7 +53,7 @@ use super::compressed_check::CompressedCheck;
 use super::context::Gpu;
 use super::error::DecodeError;
 use super::group_shared::{GroupShared, SyncOnDrop};
-use super::in_flight::InFlight;
+use super::in_flight::{queue_row_group_kernels, InFlight};
 use super::report::{codec_counts, RowGroupTimes};
 use super::stage::Staged;
 use super::trace::{Trace, CHECK_STREAM, NVCOMP_STREAM, UPLOAD_STREAM};
@@ -775,8 +775,13 @@ impl GroupQueue<'_, '_> {
                 sized.record(stream)?;
                 sized
             } else {
-                let marks = timeline.trace.as_deref_mut().map(|t| (t, r));
-                queue_row_group_kernels(gpu, stream, &s, &mut down, marks)?
+                match timeline.trace.as_deref_mut() {
+                    None => queue_row_group_kernels(gpu, stream, &s, &mut down, None)?,
+                    Some(t) => {
+                        let mut mark = |what: &'static str| t.mark(what, Some(r), stream);
+                        queue_row_group_kernels(gpu, stream, &s, &mut down, Some(&mut mark))?
+                    }
+                }
             };
             let times = RowGroupTimes {
                 walk: s.walk,
@@ -802,39 +807,6 @@ impl GroupQueue<'_, '_> {
         timeline.end_part("queue_kernels");
         Ok(queued)
     }
-}
-
-/// Queues a staged row group's kernels on `stream` (its inputs there
-/// already), then the copy of its status into `down` and its event,
-/// returned. With `marks`, timed events mark each kernel for the trace.
-pub(crate) fn queue_row_group_kernels(
-    gpu: &Gpu,
-    stream: &Stream,
-    s: &Staged,
-    down: &mut PooledPinnedBuffer,
-    marks: Option<(&mut TraceGroup<'_>, usize)>,
-) -> Result<Event, DecodeError> {
-    match marks {
-        // SAFETY: the tasks describe the row group's allocations, kept in
-        // `s` until its event.
-        None => unsafe { gpu.kernels.decode_row_group(stream, &s.work_launch)? },
-        Some((t, r)) => {
-            t.mark("kernels_start", Some(r), stream)?;
-            // SAFETY: as above.
-            unsafe {
-                gpu.kernels
-                    .decode_row_group_marked(stream, &s.work_launch, |kernel| {
-                        Ok(t.mark(kernel, Some(r), stream)?)
-                    })?
-            };
-        }
-    }
-    let status_len = s.status_len.max(1);
-    // SAFETY: `down` and the status area are kept until the event.
-    unsafe { stream.copy_to_host(down.as_mut_ptr(), s.work_launch.status, status_len)? };
-    let mut event = Event::new(gpu.device)?;
-    event.record(stream)?;
-    Ok(event)
 }
 
 /// A group's view of the scan's trace: the group's number, its first row

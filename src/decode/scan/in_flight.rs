@@ -15,11 +15,10 @@ use arrow::datatypes::DataType;
 use super::context::Gpu;
 use super::delta_strings::give_dba_buffers;
 use super::error::DecodeError;
-use super::group::queue_row_group_kernels;
 use super::group_shared::{GroupShared, SyncOnDrop};
 use super::report::RowGroupTimes;
 use super::stage::Staged;
-use crate::cuda::{PooledPinnedBuffer, Stream};
+use crate::cuda::{CudaError, Event, PooledPinnedBuffer, Stream};
 use crate::decode::array::{DeviceBatch, DeviceColumn, MemoryLocation, ReadyEvent};
 use crate::decode::kernels::parse_status;
 use crate::decode::kernels::snappy_scan::job_output;
@@ -287,6 +286,38 @@ impl InFlight {
         )?;
         Ok((batch, self.times.clone()))
     }
+}
+
+/// Queues a staged row group's kernels on `stream` (its inputs there
+/// already), then the copy of its status into `down` and its event,
+/// returned. With `mark`, timed events for the trace: `kernels_start`,
+/// then one after each kernel (named).
+pub(crate) fn queue_row_group_kernels(
+    gpu: &Gpu,
+    stream: &Stream,
+    s: &Staged,
+    down: &mut PooledPinnedBuffer,
+    mark: Option<&mut dyn FnMut(&'static str) -> Result<(), CudaError>>,
+) -> Result<Event, DecodeError> {
+    match mark {
+        // SAFETY: the tasks describe the row group's allocations, kept in
+        // `s` until its event.
+        None => unsafe { gpu.kernels.decode_row_group(stream, &s.work_launch)? },
+        Some(mark) => {
+            mark("kernels_start")?;
+            // SAFETY: as above.
+            unsafe {
+                gpu.kernels
+                    .decode_row_group_marked(stream, &s.work_launch, |kernel| Ok(mark(kernel)?))?
+            };
+        }
+    }
+    let status_len = s.status_len.max(1);
+    // SAFETY: `down` and the status area are kept until the event.
+    unsafe { stream.copy_to_host(down.as_mut_ptr(), s.work_launch.status, status_len)? };
+    let mut event = Event::new(gpu.device)?;
+    event.record(stream)?;
+    Ok(event)
 }
 
 fn corrupt(
