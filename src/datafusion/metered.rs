@@ -103,7 +103,10 @@ impl MeteredReader {
             self.read_ahead.start_next(&self.inner);
         }
         self.report();
-        out.map_err(|e| ParquetError::External(Box::new(e)))
+        let out = out.map_err(|e| ParquetError::External(Box::new(e)))?;
+        // What arrow-rs would abort on is refused first (`parquet::delta_guard`).
+        self.inner.check_for_arrow(&ranges, &out)?;
+        Ok(out)
     }
 }
 
@@ -128,9 +131,11 @@ impl AsyncFileReader for MeteredReader {
     ) -> BoxFuture<'a, ::parquet::errors::Result<Arc<ParquetMetaData>>> {
         let source = self.inner.source().clone();
         async move {
-            load_async(&source, MetadataOptions::default())
+            let meta = load_async(&source, MetadataOptions::default())
                 .await
-                .map_err(|e| ParquetError::External(Box::new(e)))
+                .map_err(|e| ParquetError::External(Box::new(e)))?;
+            self.inner.set_metadata(meta.clone());
+            Ok(meta)
         }
         .boxed()
     }

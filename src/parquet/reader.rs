@@ -129,18 +129,36 @@ impl GdsParquetReader {
         Ok(cut_ranges(&ranges, &merged, &buffers))
     }
 
-    /// [`GdsParquetReader::read_ranges`] for arrow-rs: each column chunk
-    /// checked by [`super::delta_guard`] once the footer is known.
+    /// Keeps a footer read elsewhere (a wrapper's own `get_metadata`), as
+    /// [`GdsParquetReader::with_metadata`] does.
+    pub(crate) fn set_metadata(&mut self, metadata: Arc<ParquetMetaData>) {
+        self.metadata = Some(metadata);
+    }
+
+    /// Checks the column chunks among `ranges` (read as `bytes`) before
+    /// arrow-rs decodes them ([`super::delta_guard`]), once the footer is
+    /// known; nothing before.
+    pub(crate) fn check_for_arrow(
+        &self,
+        ranges: &[Range<u64>],
+        bytes: &[Bytes],
+    ) -> ::parquet::errors::Result<()> {
+        if let Some(meta) = &self.metadata {
+            for (range, b) in ranges.iter().zip(bytes) {
+                super::delta_guard::check_range(meta, range, b)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`GdsParquetReader::read_ranges`] for arrow-rs, checked by
+    /// [`GdsParquetReader::check_for_arrow`].
     async fn read_for_arrow(
         &self,
         ranges: Vec<Range<u64>>,
     ) -> ::parquet::errors::Result<Vec<Bytes>> {
         let bytes = self.read_ranges(ranges.clone()).await.map_err(external)?;
-        if let Some(meta) = &self.metadata {
-            for (range, b) in ranges.iter().zip(&bytes) {
-                super::delta_guard::check_range(meta, range, b)?;
-            }
-        }
+        self.check_for_arrow(&ranges, &bytes)?;
         Ok(bytes)
     }
 }
