@@ -131,7 +131,7 @@ impl GdsParquetReader {
 
     /// Keeps a footer read elsewhere (a wrapper's own `get_metadata`), as
     /// [`GdsParquetReader::with_metadata`] does.
-    pub(crate) fn set_metadata(&mut self, metadata: Arc<ParquetMetaData>) {
+    pub fn set_metadata(&mut self, metadata: Arc<ParquetMetaData>) {
         self.metadata = Some(metadata);
     }
 
