@@ -566,6 +566,43 @@ int main() {
     for (size_t r = 0; r < nl + 10; ++r) CHECK(bit(tl.out_validity, r) == (r >= 10 && dl[r - 10]), "levels validity %zu", r);
     printf("byte arrays + levels ok\n");
   }
+  { // BYTE_ARRAY decimals of up to 32 bytes -> Decimal256 (plain and dictionary), 33 bytes an error
+    auto le256 = [](const std::vector<uint8_t>& be) { std::vector<uint8_t> v(32, (!be.empty() && (be[0] & 0x80)) ? 0xff : 0); for (size_t b = 0; b < be.size(); ++b) v[b] = be[be.size() - 1 - b]; return v; };
+    auto rdec = [&](size_t len) { std::vector<uint8_t> v(len); for (auto& b : v) b = rng.below(256); return v; };
+    auto plain = [](const std::vector<std::vector<uint8_t>>& vs) { std::vector<uint8_t> sec; for (auto& v : vs) { u32 L = v.size(); sec.insert(sec.end(), (uint8_t*)&L, (uint8_t*)&L + 4); sec.insert(sec.end(), v.begin(), v.end()); } return sec; };
+    std::vector<PageTask> ts; std::vector<std::vector<std::vector<uint8_t>>> exp;
+    size_t n = 2100; auto def = rdef(rng, n, 150);
+    std::vector<std::vector<uint8_t>> vs; for (size_t i = 0; i < n; ++i) if (def[i]) vs.push_back(rdec(i % 33));
+    PageTask t{}; t.kind = GDS_KIND_BYTE_ARRAY; t.encoding = GDS_ENC_PLAIN; t.conversion = GDS_CONV_BE_TO_DECIMAL256; t.out_width = 32; t.out_rows = n;
+    place(t, V1, def, plain(vs)); t.view_buffer_base = t.data;
+    t.scratch = alloc((n + 1) * 4, 0xFF); t.scratch_len = (n + 1) * 4; t.out_values = alloc(n * 32, 0xCD); t.out_validity = alloc((n + 31) / 32 * 4, 0);
+    exp.push_back({}); { size_t k = 0; for (bool d : def) exp.back().push_back(d ? le256(vs[k++]) : std::vector<uint8_t>(32, 0)); }
+    ts.push_back(t);
+    std::vector<std::vector<uint8_t>> ent; for (int i = 0; i < 300; ++i) ent.push_back(rdec(i % 33));
+    auto dp = plain(ent);
+    DictTask d{}; d.data = up(dp); d.data_len = dp.size(); d.count = 300; d.conversion = GDS_CONV_BE_TO_DECIMAL256; d.out_views = alloc(300 * 32, 0xCD); d.view_buffer_base = d.data;
+    std::vector<DictTask> ds{d};
+    size_t nd = 1900; auto dd = rdef(rng, nd, 90); std::vector<u32> idx; for (bool x : dd) if (x) idx.push_back(rng.below(300));
+    std::vector<uint8_t> sec{9}; auto h = hybrid(idx, 9); sec.insert(sec.end(), h.begin(), h.end());
+    PageTask td{}; td.kind = GDS_KIND_BYTE_ARRAY; td.encoding = GDS_ENC_DICTIONARY; td.conversion = GDS_CONV_BE_TO_DECIMAL256; td.out_width = 32; td.out_rows = nd;
+    td.dict = d.out_views; td.dict_count = 300; td.dict_len = 300 * 32;
+    place(td, V2, dd, sec); td.out_values = alloc(nd * 32, 0xCD); td.out_validity = alloc((nd + 31) / 32 * 4, 0);
+    exp.push_back({}); { size_t k = 0; for (bool x : dd) exp.back().push_back(x ? le256(ent[idx[k++]]) : std::vector<uint8_t>(32, 0)); }
+    ts.push_back(td);
+    run(ts, ds, st); ok(ts, st);
+    CHECK(ds[0].error == 0 && ds[0].found == 300, "dec256 dict %u %u", ds[0].error, ds[0].found);
+    for (int i = 0; i < 300; ++i) CHECK(memcmp((void*)(d.out_views + i * 32), le256(ent[i]).data(), 32) == 0, "dec256 dict entry %d", i);
+    for (size_t p = 0; p < 2; ++p) for (size_t r = 0; r < exp[p].size(); ++r) CHECK(memcmp((void*)(ts[p].out_values + r * 32), exp[p][r].data(), 32) == 0, "dec256 page %zu row %zu", p, r);
+    // A value of 33 bytes: the page's error, at its row.
+    std::vector<std::vector<uint8_t>> bad{rdec(3), rdec(32), rdec(33), rdec(1)};
+    PageTask tb{}; tb.kind = GDS_KIND_BYTE_ARRAY; tb.encoding = GDS_ENC_PLAIN; tb.conversion = GDS_CONV_BE_TO_DECIMAL256; tb.out_width = 32; tb.out_rows = 4;
+    place(tb, REQ, std::vector<bool>(4, true), plain(bad)); tb.view_buffer_base = tb.data;
+    tb.scratch = alloc(5 * 4, 0xFF); tb.scratch_len = 20; tb.out_values = alloc(4 * 32, 0xCD);
+    std::vector<PageTask> tbs{tb}; std::vector<DictTask> nd0;
+    run(tbs, nd0, st);
+    CHECK(tbs[0].error == GDS_ERR_DECIMAL_LENGTH && tbs[0].error_index == 2, "dec256 33 bytes: error %u at %u", tbs[0].error, tbs[0].error_index);
+    printf("byte-array Decimal256 ok\n");
+  }
   { // errors
     size_t n = 100; std::vector<int32_t> dv; for (int i = 0; i < 10; ++i) dv.push_back(i); u64 dict = up(bytes(dv));
     auto dsec = [](std::vector<u32> idx, u32 bw) { std::vector<uint8_t> s{(uint8_t)bw}; auto h = hybrid(idx, bw); s.insert(s.end(), h.begin(), h.end()); return s; };

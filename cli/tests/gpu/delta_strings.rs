@@ -12,6 +12,7 @@ use arrow::array::{
     StringArray,
 };
 use arrow::compute::concat_batches;
+use arrow::datatypes::i256;
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::ArrowWriter;
@@ -222,13 +223,31 @@ fn delta_string_pages_decode_like_arrow_rs() {
     }
 }
 
+/// Two's complement big-endian bytes without redundant sign bytes; zero is
+/// empty (as some writers store it).
+fn minimal_be(be: &[u8]) -> ByteArray {
+    let mut k = 0;
+    while k + 1 < be.len() {
+        let (b, next) = (be[k], be[k + 1]);
+        if (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
+            k += 1;
+        } else {
+            break;
+        }
+    }
+    let rest = &be[k..];
+    ByteArray::from(if rest == [0] { vec![] } else { rest.to_vec() })
+}
+
 /// A file of BYTE_ARRAY decimals (arrow-rs writes FLBA), written with the
-/// low-level writer: `encoding` for both columns, minimal big-endian bytes
-/// (empty for zero), nulls in the optional one.
+/// low-level writer: `encoding` for every column, minimal big-endian bytes
+/// (empty for zero), nulls in the optional ones; `w`'s precision makes it
+/// a Decimal256 (values of up to 32 bytes).
 fn write_byte_array_decimals(path: &Path, encoding: Option<Encoding>, v2: bool) {
     let schema = Arc::new(
         parse_message_type(
-            "message m { optional binary d (DECIMAL(20,4)); required binary e (DECIMAL(38,0)); }",
+            "message m { optional binary d (DECIMAL(20,4)); required binary e (DECIMAL(38,0));
+                optional binary w (DECIMAL(76,10)); }",
         )
         .unwrap(),
     );
@@ -247,20 +266,7 @@ fn write_byte_array_decimals(path: &Path, encoding: Option<Encoding>, v2: bool) 
     let file = std::fs::File::create(path).unwrap();
     let mut w = SerializedFileWriter::new(file, schema, Arc::new(b.build())).unwrap();
     let n = 4000usize;
-    let minimal = |v: i128| -> ByteArray {
-        // Two's complement without redundant sign bytes; zero is empty.
-        let be = v.to_be_bytes();
-        let mut k = 0;
-        while k < 15 {
-            let (b, next) = (be[k], be[k + 1]);
-            if (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
-                k += 1;
-            } else {
-                break;
-            }
-        }
-        ByteArray::from(if v == 0 { vec![] } else { be[k..].to_vec() })
-    };
+    let minimal = |v: i128| minimal_be(&v.to_be_bytes());
     for _ in 0..2 {
         let mut rg = w.next_row_group().unwrap();
         let mut rng = Rng(77);
@@ -286,6 +292,22 @@ fn write_byte_array_decimals(path: &Path, encoding: Option<Encoding>, v2: bool) 
         let mut col = rg.next_column().unwrap().unwrap();
         col.typed::<ByteArrayType>()
             .write_batch(&e, None, None)
+            .unwrap();
+        col.close().unwrap();
+        // Every length from 0 to 32 bytes, both signs; nulls every 5th row.
+        let def: Vec<i16> = (0..n).map(|i| i16::from(i % 5 != 1)).collect();
+        let w: Vec<ByteArray> = (0..n)
+            .filter(|i| i % 5 != 1)
+            .map(|i| {
+                let mut word = || rng.below(u64::MAX) as u128;
+                let (low, high) = (word() << 64 | word(), word() << 64 | word());
+                let v = i256::from_parts(low, high as i128) >> ((i % 256) as u8);
+                minimal_be(&if i % 2 == 0 { v } else { v.wrapping_neg() }.to_be_bytes())
+            })
+            .collect();
+        let mut col = rg.next_column().unwrap().unwrap();
+        col.typed::<ByteArrayType>()
+            .write_batch(&w, Some(&def), None)
             .unwrap();
         col.close().unwrap();
         rg.close().unwrap();

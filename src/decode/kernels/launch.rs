@@ -239,9 +239,11 @@ pub fn bitmap_bytes(rows: u64) -> u64 {
     rows.div_ceil(32) * 4
 }
 
-/// Bytes of the views made for a byte-array dictionary of `count` entries.
-pub fn dict_view_bytes(count: u32) -> u64 {
-    count as u64 * VIEW_BYTES
+/// Bytes of the slots made for a byte-array dictionary of `count` entries,
+/// `slot_width` bytes each: [`VIEW_BYTES`] for views and Decimal128 values,
+/// 32 for Decimal256 values (the column's output width).
+pub fn dict_view_bytes(count: u32, slot_width: u32) -> u64 {
+    count as u64 * u64::from(slot_width)
 }
 
 /// Bytes of the status array `gds_gather_status` writes.
@@ -356,7 +358,8 @@ mod tests {
         assert_eq!(bitmap_bytes(32), 4);
         assert_eq!(bitmap_bytes(33), 8);
         assert!(bitmap_bytes(1_000_001) >= 1_000_001u64.div_ceil(8));
-        assert_eq!(dict_view_bytes(3), 48);
+        assert_eq!(dict_view_bytes(3, VIEW_BYTES as u32), 48);
+        assert_eq!(dict_view_bytes(3, 32), 96);
         assert_eq!(status_bytes(10, 2), 192);
     }
 }

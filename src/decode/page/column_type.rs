@@ -23,13 +23,14 @@ pub struct ColumnType {
     /// What the kernels decode the column's pages as.
     pub kind: Kind,
     /// How a fixed-width value becomes its output ([`Kind::Fixed`], and
-    /// [`Conversion::BeToDecimal128`] for BYTE_ARRAY decimals;
-    /// [`Conversion::Copy`] otherwise).
+    /// [`Conversion::BeToDecimal128`] or [`Conversion::BeToDecimal256`]
+    /// for BYTE_ARRAY decimals; [`Conversion::Copy`] otherwise).
     pub conversion: Conversion,
     /// Bytes of one physical value (BOOLEAN: 0, a bit; BYTE_ARRAY: 0,
     /// variable).
     pub type_length: u32,
-    /// Bytes of one output value (BOOLEAN: 0, a bit; views: 16).
+    /// Bytes of one output value (BOOLEAN: 0, a bit; views: 16; BYTE_ARRAY
+    /// decimals: 16 or 32).
     pub out_width: u32,
     /// Whether the column is optional (max definition level 1): output has
     /// a validity bitmap.
@@ -216,9 +217,13 @@ fn byte_array_type(c: &ColumnDescriptor) -> Result<DataType, DecodePlanError> {
             DataType::BinaryView
         }
         // Big-endian two's complement of any length; the kernels take 0 to
-        // 16 bytes (arrow-rs: an empty value is 0, a longer one panics).
-        (Some(LogicalType::Decimal(d)), _) => decimal(c, d.precision, d.scale)?,
-        (None, ConvertedType::DECIMAL) => decimal(c, c.type_precision(), c.type_scale())?,
+        // 16 bytes for a Decimal128, 0 to 32 for a Decimal256 (arrow-rs: an
+        // empty value is 0, a longer one an error). As arrow-rs: precision
+        // up to 38 to Decimal128, above to Decimal256.
+        (Some(LogicalType::Decimal(d)), _) => byte_array_decimal(c, d.precision, d.scale)?,
+        (None, ConvertedType::DECIMAL) => {
+            byte_array_decimal(c, c.type_precision(), c.type_scale())?
+        }
         (l, conv) => {
             return Err(unsupported(
                 c,
@@ -226,6 +231,19 @@ fn byte_array_type(c: &ColumnDescriptor) -> Result<DataType, DecodePlanError> {
             ))
         }
     })
+}
+
+/// A BYTE_ARRAY decimal's type: arrow-rs's choice by precision.
+fn byte_array_decimal(
+    c: &ColumnDescriptor,
+    precision: i32,
+    scale: i32,
+) -> Result<DataType, DecodePlanError> {
+    if precision > 38 {
+        decimal256(c, precision, scale)
+    } else {
+        decimal(c, precision, scale)
+    }
 }
 
 fn flba_type(c: &ColumnDescriptor, len: u32) -> Result<(DataType, Conversion), DecodePlanError> {
@@ -298,6 +316,7 @@ pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanEr
             let t = byte_array_type(column)?;
             let k = match t {
                 DataType::Decimal128(..) => Conversion::BeToDecimal128,
+                DataType::Decimal256(..) => Conversion::BeToDecimal256,
                 _ => Conversion::Copy,
             };
             (t, k, 0)

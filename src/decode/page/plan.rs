@@ -184,7 +184,8 @@ pub struct ColumnDecode {
     pub value_bytes: u64,
     /// Output bytes of the validity bitmap (0 when required).
     pub validity_bytes: u64,
-    /// Output bytes of 16-byte views (BYTE_ARRAY).
+    /// Output bytes of BYTE_ARRAY columns: 16-byte views or Decimal128
+    /// values, or 32-byte Decimal256 values.
     pub view_bytes: u64,
 }
 

@@ -368,7 +368,7 @@ fn plan_column(
     let bitmap = rows.div_ceil(8);
     let (value_bytes, view_bytes) = match ty.kind {
         Kind::Boolean => (bitmap, 0),
-        Kind::ByteArray => (0, rows * 16),
+        Kind::ByteArray => (0, rows * u64::from(ty.out_width)),
         _ => (rows * u64::from(ty.out_width), 0),
     };
     Ok(ColumnDecode {

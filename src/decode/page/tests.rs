@@ -1287,6 +1287,7 @@ fn output_types_match_arrow_rs() {
             optional binary m (UTF8); optional binary n (JSON); optional binary o (ENUM);
             optional binary p (BSON); optional binary q;
             optional binary ba (DECIMAL(10,2)); required binary bb (DECIMAL(38,0));
+            optional binary bc (DECIMAL(40,2)); required binary bd (DECIMAL(76,0));
             optional fixed_len_byte_array(16) r (DECIMAL(38,10));
             optional fixed_len_byte_array(3) s;
             optional fixed_len_byte_array(2) t (FLOAT16);
@@ -1315,7 +1316,6 @@ fn output_types_match_arrow_rs() {
             repeated int32 b;
             optional group c { optional int32 d; }
             required group e { required int64 f; }
-            optional binary h (DECIMAL(40,2));
             optional group m (LIST) { repeated group list { optional int32 element; } }
         }",
     )

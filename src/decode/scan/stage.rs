@@ -68,7 +68,6 @@ fn has_dba_pages(plan: &DecodePlan) -> bool {
 fn output_sizes(c: &ColumnDecode, rows: u64) -> (usize, usize) {
     let values = match c.ty.kind {
         Kind::Boolean => launch::bitmap_bytes(rows),
-        Kind::ByteArray => rows * launch::VIEW_BYTES,
         _ => rows * u64::from(c.ty.out_width),
     };
     let validity = if c.ty.nullable {
@@ -396,7 +395,7 @@ impl WorkAreas {
         let mut dict_columns = Vec::new();
         for (ci, c) in plan.columns.iter().enumerate() {
             if let (Kind::ByteArray, Some(d)) = (c.ty.kind, &c.dictionary) {
-                needs.push(launch::dict_view_bytes(d.num_values));
+                needs.push(launch::dict_view_bytes(d.num_values, c.ty.out_width));
                 dict_columns.push(ci);
             }
         }
@@ -498,7 +497,7 @@ fn page_tasks(
             (Some(d), Kind::ByteArray) => (
                 dict_views_at[ci].unwrap_or(0),
                 d.num_values,
-                launch::dict_view_bytes(d.num_values) as u32,
+                launch::dict_view_bytes(d.num_values, c.ty.out_width) as u32,
             ),
             (Some(d), _) => (memory.address(&d.data), d.num_values, d.data.len as u32),
             (None, _) => (0, 0, 0),

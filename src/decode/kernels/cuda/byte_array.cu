@@ -29,8 +29,8 @@
 // walk writes each entry's length and start into its own view slot, then
 // every thread turns its entries into 16-byte Utf8View/BinaryView views
 // pointing into the dictionary's buffer (or, for a BYTE_ARRAY decimal
-// column, into Decimal128 values). Pages then gather these views like
-// fixed-width 16-byte dictionary values.
+// column, into Decimal128 or 32-byte Decimal256 values). Pages then gather
+// these slots like fixed-width dictionary values.
 #include "common.cuh"
 
 // Bytes staged in shared memory per step of a walk: the generated header
@@ -488,9 +488,10 @@ __device__ __forceinline__ void gds_dict_views_one(DictTask* task, WalkShared& s
     }
     return;
   }
-  // Temporarily: each entry's length and start in its own view slot.
+  const u32 slot_bytes = gds_byte_array_slot(d.conversion);
+  // Temporarily: each entry's length and start in its own slot.
   gds_walk_prefixes<BLOCK>(data, d.data_len, d.count, sh, [&](u32 i, u32 pos, u32 vlen) {
-    *(uint2*)(views + (u64)i * 16) = make_uint2(vlen, pos + 4);
+    *(uint2*)(views + (u64)i * slot_bytes) = make_uint2(vlen, pos + 4);
   });
   const u32 found = sh.count;
   if (threadIdx.x == 0) {
@@ -499,14 +500,14 @@ __device__ __forceinline__ void gds_dict_views_one(DictTask* task, WalkShared& s
   }
   // The walk's last barrier made every thread's slot writes visible to the block.
   for (u32 i = threadIdx.x; i < d.count; i += blockDim.x) {
-    uint4* const slot = (uint4*)(views + (u64)i * 16);
+    u8* const slot = views + (u64)i * slot_bytes;
     if (i >= found) {
-      *slot = make_uint4(0, 0, 0, 0);
+      gds_byte_array_zero(slot, d.conversion);
       continue;
     }
     const uint2 entry = *(const uint2*)slot;
     u32 error = 0;
-    *slot = gds_byte_array_out(data + entry.y, entry.x, d.conversion, d.view_buffer_index, d.view_buffer_base, &error);
+    gds_byte_array_store(slot, data + entry.y, entry.x, d.conversion, d.view_buffer_index, d.view_buffer_base, &error);
     if (error) atomicCAS(&task->error, 0u, error);
   }
   // sh is reused by the block's next dictionary.

@@ -342,11 +342,11 @@ extern "C" __global__ void __launch_bounds__(GDS_SPREAD_BLOCK)
           if (c.it.is_dict) {
             if (i < max_count) {
               DictTask* const d = dicts + c.it.index;
-              uint4* const slot = (uint4*)(d->out_views + (u64)i * 16);
+              u8* const slot = (u8*)d->out_views + (u64)i * gds_byte_array_slot(d->conversion);
               const u32 vlen = gds_ld_u32(c.it.data + p);
               u32 error = 0;
-              *slot = gds_byte_array_out(c.it.data + p + 4, vlen, d->conversion, d->view_buffer_index,
-                                         d->view_buffer_base, &error);
+              gds_byte_array_store(slot, c.it.data + p + 4, vlen, d->conversion, d->view_buffer_index,
+                                   d->view_buffer_base, &error);
               if (error) atomicCAS(&d->error, 0u, error);
             }
           } else {
@@ -361,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SPREAD_BLOCK)
         const DictTask* const d = dicts + c.it.index;
         const u32 found = d->found;
         for (u64 j = (u64)found + (u64)c.index * blockDim.x + t; j < max_count; j += (u64)c.chunks * blockDim.x) {
-          *(uint4*)(d->out_views + j * 16) = make_uint4(0, 0, 0, 0);
+          gds_byte_array_zero((u8*)d->out_views + j * gds_byte_array_slot(d->conversion), d->conversion);
         }
       }
     }

@@ -55,17 +55,18 @@ struct PageTask {
   u32 value_bytes;        // written by gds_dba_sizes: bytes of a DELTA_BYTE_ARRAY page's values
 };
 
-// One byte-array dictionary page: its PLAIN values become 16-byte views.
+// One byte-array dictionary page: its PLAIN values become 16-byte views
+// (or decimals: gds_byte_array_slot bytes an entry).
 struct DictTask {
   u64 data;               // dictionary page values (PLAIN byte arrays), decompressed
-  u64 out_views;          // 16 * count bytes, 16-byte aligned
+  u64 out_views;          // gds_byte_array_slot(conversion) * count bytes, 16-byte aligned
   u64 view_buffer_base;   // address that the views' offsets are relative to
   u32 data_len;
   u32 count;              // entries announced by the dictionary page header
   u32 view_buffer_index;
   u32 error;              // written by the kernel
   u32 found;              // entries found by the walk (written by the kernel)
-  u32 conversion;         // GDS_CONV_COPY: views; GDS_CONV_BE_TO_DECIMAL128: Decimal128 values
+  u32 conversion;         // GDS_CONV_COPY: views; GDS_CONV_BE_TO_DECIMAL128/256: decimals
 };
 
 // offsetof for the layout asserts: NVRTC's front end has no
@@ -334,39 +335,67 @@ __device__ __forceinline__ uint4 gds_make_view(const u8* p, u32 len, u32 buffer_
   return v;
 }
 
-// Big-endian two's complement of `len` bytes (0 to 16; 0 is zero, as
-// arrow-rs reads an empty decimal) -> little-endian, sign-extended 128 bits.
-__device__ __forceinline__ uint4 gds_be_to_128(const u8* src, u32 len) {
+// Bytes `first` to `first + 16` of the little-endian, sign-extended value
+// of the big-endian two's complement of `len` bytes at `src` (0 to 32; 0 is
+// zero, as arrow-rs reads an empty decimal).
+__device__ __forceinline__ uint4 gds_be_to_le_part(const u8* src, u32 len, u32 first) {
   const u64 fill = (len > 0 && (src[0] & 0x80)) ? 0xffull : 0ull;
   u64 lo = 0, hi = 0;
 #pragma unroll
-  for (u32 b = 0; b < 16; ++b) {
+  for (u32 k = 0; k < 16; ++k) {
+    const u32 b = first + k;
     const u64 byte = b < len ? (u64)src[len - 1 - b] : fill;
-    if (b < 8) lo |= byte << (8 * b); else hi |= byte << (8 * (b - 8));
+    if (k < 8) lo |= byte << (8 * k); else hi |= byte << (8 * (k - 8));
   }
   return make_uint4((u32)lo, (u32)(lo >> 32), (u32)hi, (u32)(hi >> 32));
 }
 
-// The 16-byte output of one byte-array value of `len` bytes at `p`: its
-// Utf8View/BinaryView (`conversion` GDS_CONV_COPY; offsets from `base`
-// in buffer `buffer_index`), or its Decimal128 (GDS_CONV_BE_TO_DECIMAL128).
-// Sets *error (and gives zero) when the view's offset does not fit 31 bits
-// or the decimal passes 16 bytes.
-__device__ __forceinline__ uint4 gds_byte_array_out(const u8* p, u32 len, u32 conversion, u32 buffer_index, u64 base,
-                                                    u32* error) {
+// Big-endian two's complement of `len` bytes (0 to 16) -> little-endian,
+// sign-extended 128 bits.
+__device__ __forceinline__ uint4 gds_be_to_128(const u8* src, u32 len) { return gds_be_to_le_part(src, len, 0); }
+
+// Bytes one BYTE_ARRAY value takes in its column's output and in its
+// dictionary's slots: 32 for a Decimal256, 16 for a view or a Decimal128.
+__device__ __forceinline__ u32 gds_byte_array_slot(u32 conversion) {
+  return conversion == GDS_CONV_BE_TO_DECIMAL256 ? 32u : 16u;
+}
+
+// Writes the output of one byte-array value of `len` bytes at `p` to its
+// slot `dst` (gds_byte_array_slot bytes, 16-byte aligned): its
+// Utf8View/BinaryView (`conversion` GDS_CONV_COPY; offsets from `base` in
+// buffer `buffer_index`), its Decimal128 (GDS_CONV_BE_TO_DECIMAL128) or its
+// Decimal256 (GDS_CONV_BE_TO_DECIMAL256). Sets *error (and writes zero)
+// when the view's offset does not fit 31 bits or the decimal passes its
+// width.
+__device__ __forceinline__ void gds_byte_array_store(u8* dst, const u8* p, u32 len, u32 conversion,
+                                                     u32 buffer_index, u64 base, u32* error) {
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  if (conversion == GDS_CONV_BE_TO_DECIMAL256) {
+    const bool fits = len <= 32;
+    if (!fits) *error = GDS_ERR_DECIMAL_LENGTH;
+    gds_st_16(dst, fits ? gds_be_to_le_part(p, len, 0) : zero);
+    gds_st_16(dst + 16, fits ? gds_be_to_le_part(p, len, 16) : zero);
+    return;
+  }
   if (conversion == GDS_CONV_BE_TO_DECIMAL128) {
-    if (len > 16) {
-      *error = GDS_ERR_DECIMAL_LENGTH;
-      return make_uint4(0, 0, 0, 0);
-    }
-    return gds_be_to_128(p, len);
+    const bool fits = len <= 16;
+    if (!fits) *error = GDS_ERR_DECIMAL_LENGTH;
+    gds_st_16(dst, fits ? gds_be_to_128(p, len) : zero);
+    return;
   }
   const u64 addr = (u64)p;
   if (len > 12 && (addr < base || addr - base > GDS_I32_MAX || len > GDS_I32_MAX)) {
     *error = GDS_ERR_VIEW_OFFSET;
-    return make_uint4(0, 0, 0, 0);
+    gds_st_16(dst, zero);
+    return;
   }
-  return gds_make_view(p, len, buffer_index, (u32)(addr - base));
+  gds_st_16(dst, gds_make_view(p, len, buffer_index, (u32)(addr - base)));
+}
+
+// Zeroes one byte-array output slot (a null row, or a value not found).
+__device__ __forceinline__ void gds_byte_array_zero(u8* dst, u32 conversion) {
+  gds_st_16(dst, make_uint4(0, 0, 0, 0));
+  if (conversion == GDS_CONV_BE_TO_DECIMAL256) gds_st_16(dst + 16, make_uint4(0, 0, 0, 0));
 }
 
 #endif  // GDSCAN_COMMON_CUH

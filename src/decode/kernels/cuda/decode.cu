@@ -82,8 +82,12 @@ __device__ __noinline__ u32 gds_check_task(const PageTask& t) {
       if (t.encoding != GDS_ENC_PLAIN && t.encoding != GDS_ENC_DICTIONARY &&
           t.encoding != GDS_ENC_DELTA_LENGTH_BYTE_ARRAY && t.encoding != GDS_ENC_DELTA_BYTE_ARRAY)
         return GDS_ERR_BAD_ENCODING;
-      // Views, or Decimal128 values (BYTE_ARRAY decimals): 16 bytes a row.
-      if (t.conversion != GDS_CONV_COPY && t.conversion != GDS_CONV_BE_TO_DECIMAL128) return GDS_ERR_BAD_CONVERSION;
+      // Views or Decimal128 values (16 bytes a row), or Decimal256 values
+      // (32): BYTE_ARRAY decimals. The row's bytes follow from the
+      // conversion (gds_byte_array_slot), out_width is not read.
+      if (t.conversion != GDS_CONV_COPY && t.conversion != GDS_CONV_BE_TO_DECIMAL128 &&
+          t.conversion != GDS_CONV_BE_TO_DECIMAL256)
+        return GDS_ERR_BAD_CONVERSION;
       if (t.encoding == GDS_ENC_PLAIN) {
         if (t.scratch == 0 || (t.scratch & 3) ||
             ((u64)t.plain_count + 1) * 4 > (u64)t.scratch_len)
@@ -149,19 +153,11 @@ __device__ __forceinline__ void gds_write_value(u8* dst, const u8* src, u32 conv
       *(u64*)dst = days * 86400000000000ull + nanos;
       return;
     }
-    case GDS_CONV_BE_TO_DECIMAL256: {
-      // As BE_TO_DECIMAL128, into four little-endian 64-bit words.
-      const u64 fill = (src[0] & 0x80) ? 0xffull : 0ull;
-      u64 w[4] = {0, 0, 0, 0};
-#pragma unroll
-      for (u32 b = 0; b < 32; ++b) {
-        const u64 byte = b < in ? (u64)src[in - 1 - b] : fill;
-        w[b >> 3] |= byte << (8 * (b & 7));
-      }
-      gds_store_128(dst, w[0], w[1]);
-      gds_store_128(dst + 16, w[2], w[3]);
+    case GDS_CONV_BE_TO_DECIMAL256:
+      // As BE_TO_DECIMAL128, into 32 bytes.
+      gds_st_16(dst, gds_be_to_le_part(src, in, 0));
+      gds_st_16(dst + 16, gds_be_to_le_part(src, in, 16));
       return;
-    }
     case GDS_CONV_INTERVAL_DAY_TIME:
       // Months (bytes 0..4) dropped: days, then milliseconds.
       *(u64*)dst = gds_ld_u64(src + 4);
@@ -442,12 +438,13 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         }
       }
     } else if (kind == GDS_KIND_BYTE_ARRAY && !dictionary) {
-      // Utf8View / BinaryView (or Decimal128) from the values' offsets.
+      // Utf8View / BinaryView (or a decimal) from the values' offsets.
       const u32* const offsets = str_offsets;
       const u32 plain_count = str_count;
       const u64 base = t.view_buffer_base;
       const u32 buffer_index = t.view_buffer_index;
       const u32 conversion = t.conversion;
+      const u32 slot = gds_byte_array_slot(conversion);
 #pragma unroll 1
       for (int k = 0; k < GDS_ITEMS; ++k) {
         const u64 i = lo + (u64)k * GDS_BLOCK + tid;
@@ -455,8 +452,8 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
         const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
         if (i < skip || i >= end) continue;
-        u8* const dst = out + (out_row + i - skip) * 16;
-        uint4 view = make_uint4(0, 0, 0, 0);
+        u8* const dst = out + (out_row + i - skip) * (u64)slot;
+        bool written = false;
         if ((ballot >> lane) & 1) {
           if (vi >= (u64)plain_count) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
@@ -467,19 +464,21 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
               GDS_FAIL(GDS_ERR_SCRATCH, i);  // offsets the walk did not write for this page
             } else {
               u32 bad = 0;
-              view = gds_byte_array_out(str + pos + str_prefix, next - pos - str_prefix, conversion, buffer_index,
-                                        base, &bad);
+              gds_byte_array_store(dst, str + pos + str_prefix, next - pos - str_prefix, conversion, buffer_index,
+                                   base, &bad);
+              written = true;
               if (bad) GDS_FAIL(bad, i);
             }
           }
         }
-        gds_st_16(dst, view);
+        if (!written) gds_byte_array_zero(dst, conversion);
       }
     } else {
-      // Fixed width (and byte-array dictionary views: 16-byte copies).
+      // Fixed width (and byte-array dictionary slots: copies of 16 or 32
+      // bytes, views or decimals).
       const bool views = kind == GDS_KIND_BYTE_ARRAY;
-      const u32 in_width = views ? 16u : t.type_length;
-      const u32 out_width = views ? 16u : t.out_width;
+      const u32 in_width = views ? gds_byte_array_slot(t.conversion) : t.type_length;
+      const u32 out_width = views ? in_width : t.out_width;
       const u32 conversion = views ? (u32)GDS_CONV_COPY : t.conversion;
       const u8* const dict = (const u8*)t.dict;
       const u32 dict_count = t.dict_count;
