@@ -9,7 +9,7 @@ use arrow::buffer::{Buffer, MutableBuffer};
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
-use super::column::is_flat;
+use super::column::{child_fields, is_flat};
 use super::{DeviceArrayError, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent, Result};
 use crate::cuda::{Device, DevicePool, Event, Stream};
 
@@ -152,24 +152,16 @@ impl DeviceBatch {
     pub fn to_host(&self) -> Result<RecordBatch> {
         self.wait()?;
         let mut copier = HostCopier::new(self.location)?;
-        let mut staged = Vec::with_capacity(self.columns.len());
-        for column in &self.columns {
-            let validity = column.validity().map(|v| copier.queue(v)).transpose()?;
-            let buffers = column
-                .buffers()
-                .iter()
-                .map(|b| copier.queue(b))
-                .collect::<Result<Vec<_>>>()?;
-            staged.push((validity, buffers));
-        }
+        let staged = self
+            .columns
+            .iter()
+            .map(|column| Staged::queue(column, &mut copier))
+            .collect::<Result<Vec<_>>>()?;
         let copied = copier.finish()?;
         let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.columns.len());
-        for ((field, column), (validity, buffers)) in
-            self.schema.fields().iter().zip(&self.columns).zip(staged)
+        for ((field, column), staged) in self.schema.fields().iter().zip(&self.columns).zip(staged)
         {
-            let validity = validity.map(|i: usize| copied[i].clone());
-            let buffers = buffers.iter().map(|&i| copied[i].clone()).collect();
-            let data = build_host_array(column, validity, buffers)
+            let data = build_host_array(column, &staged, &copied)
                 .map_err(|e| e.in_column(field.name()))?;
             arrays.push(make_array(data));
         }
@@ -244,17 +236,52 @@ impl DeviceBatch {
     }
 }
 
-/// Builds and fully validates one host array from copied buffers.
+/// Where one column's copies are among the copier's buffers: its validity,
+/// its buffers, its children's.
+struct Staged {
+    validity: Option<usize>,
+    buffers: Vec<usize>,
+    children: Vec<Staged>,
+}
+
+impl Staged {
+    /// Queues the copies of `column` and of its children.
+    fn queue(column: &DeviceColumn, copier: &mut HostCopier) -> Result<Staged> {
+        Ok(Staged {
+            validity: column.validity().map(|v| copier.queue(v)).transpose()?,
+            buffers: column
+                .buffers()
+                .iter()
+                .map(|b| copier.queue(b))
+                .collect::<Result<Vec<_>>>()?,
+            children: column
+                .children()
+                .iter()
+                .map(|child| Staged::queue(child, copier))
+                .collect::<Result<Vec<_>>>()?,
+        })
+    }
+}
+
+/// Builds and fully validates one host array (and its children) from
+/// copied buffers.
 fn build_host_array(
     column: &DeviceColumn,
-    validity: Option<Buffer>,
-    buffers: Vec<Buffer>,
+    staged: &Staged,
+    copied: &[Buffer],
 ) -> Result<ArrayData> {
+    let children = column
+        .children()
+        .iter()
+        .zip(&staged.children)
+        .map(|(child, staged)| build_host_array(child, staged, copied))
+        .collect::<Result<Vec<_>>>()?;
     let data = ArrayDataBuilder::new(column.data_type().clone())
         .len(column.len())
         .offset(column.offset())
-        .null_bit_buffer(validity)
-        .buffers(buffers)
+        .null_bit_buffer(staged.validity.map(|i| copied[i].clone()))
+        .buffers(staged.buffers.iter().map(|&i| copied[i].clone()).collect())
+        .child_data(children)
         .build()?;
     if let Some(declared) = column.null_count() {
         if *column.data_type() != DataType::Null && declared != data.null_count() {
@@ -277,37 +304,51 @@ fn columns_from_host(
 ) -> Result<Vec<DeviceColumn>> {
     let mut columns = Vec::with_capacity(batch.num_columns());
     for (field, array) in batch.schema().fields().iter().zip(batch.columns()) {
-        let column = (|| {
-            let data = array.to_data();
-            if !is_flat(data.data_type()) {
-                return Err(DeviceArrayError::Unsupported {
-                    data_type: data.data_type().clone(),
-                });
-            }
-            let data = unsliced(data)?;
-            let len = data.len();
-            let validity = match data.nulls() {
-                Some(nulls) => {
-                    let bytes = nulls.buffer().as_slice();
-                    Some(place(&bytes[..len.div_ceil(8).min(bytes.len())])?)
-                }
-                None => None,
-            };
-            let buffers = data
-                .buffers()
-                .iter()
-                .map(|b| place(b.as_slice()))
-                .collect::<std::result::Result<Vec<_>, crate::cuda::CudaError>>()?;
-            let null_count = match data.data_type() {
-                DataType::Null => None,
-                _ => Some(data.null_count()),
-            };
-            DeviceColumn::new(data.data_type().clone(), len, null_count, validity, buffers)
-        })()
-        .map_err(|e| e.in_column(field.name()))?;
+        let column = unsliced(array.to_data())
+            .and_then(|data| column_from_host(&data, &mut place))
+            .map_err(|e| e.in_column(field.name()))?;
         columns.push(column);
     }
     Ok(columns)
+}
+
+/// The device column of one unsliced host array (and of its children).
+fn column_from_host(
+    data: &ArrayData,
+    place: &mut impl FnMut(&[u8]) -> std::result::Result<DeviceBytes, crate::cuda::CudaError>,
+) -> Result<DeviceColumn> {
+    if !is_flat(data.data_type()) && child_fields(data.data_type()).is_none() {
+        return Err(DeviceArrayError::Unsupported {
+            data_type: data.data_type().clone(),
+        });
+    }
+    let len = data.len();
+    let validity = match data.nulls() {
+        Some(nulls) => {
+            let bytes = nulls.buffer().as_slice();
+            Some(place(&bytes[..len.div_ceil(8).min(bytes.len())])?)
+        }
+        None => None,
+    };
+    let buffers = data
+        .buffers()
+        .iter()
+        .map(|b| place(b.as_slice()))
+        .collect::<std::result::Result<Vec<_>, crate::cuda::CudaError>>()?;
+    let null_count = match data.data_type() {
+        DataType::Null => None,
+        _ => Some(data.null_count()),
+    };
+    let ty = data.data_type().clone();
+    if is_flat(&ty) {
+        return DeviceColumn::new(ty, len, null_count, validity, buffers);
+    }
+    let children = data
+        .child_data()
+        .iter()
+        .map(|child| unsliced(child.clone()).and_then(|child| column_from_host(&child, place)))
+        .collect::<Result<Vec<_>>>()?;
+    DeviceColumn::with_children(ty, len, null_count, validity, buffers, children)
 }
 
 /// `data` with offset 0 in its values and its validity bitmap (a copy when
@@ -548,6 +589,170 @@ pub(crate) mod tests {
         assert_eq!(device.column(8).unwrap().null_count(), Some(6));
         assert!(device.byte_size() > 0);
         assert_eq!(device.to_host().unwrap(), batch);
+    }
+
+    /// Nested columns: List<Int32> (null and empty lists, null items),
+    /// Struct<Int64, Utf8View>, Map<Utf8, Int32>, List<List<Utf8View>>,
+    /// FixedSizeList<Int16, 2> and LargeList<Boolean>.
+    pub(crate) fn nested_batch() -> RecordBatch {
+        use arrow::array::{
+            BooleanBuilder, FixedSizeListBuilder, Int16Builder, Int32Builder, Int64Array,
+            LargeListBuilder, ListBuilder, MapBuilder, StringBuilder, StructArray,
+        };
+        let mut lists = ListBuilder::new(Int32Builder::new());
+        for row in [
+            Some(vec![Some(1), None, Some(3)]),
+            None,
+            Some(vec![]),
+            Some(vec![Some(-4)]),
+            Some(vec![None, None]),
+        ] {
+            lists.append_option(row);
+        }
+        let lists = lists.finish();
+        let structs = StructArray::try_new(
+            vec![
+                Field::new("a", DataType::Int64, true),
+                Field::new("b", DataType::Utf8View, true),
+            ]
+            .into(),
+            vec![
+                Arc::new(Int64Array::from(vec![
+                    Some(1),
+                    None,
+                    Some(3),
+                    Some(4),
+                    Some(5),
+                ])),
+                Arc::new(arrow::array::StringViewArray::from(vec![
+                    Some("x"),
+                    Some("a value longer than twelve bytes"),
+                    None,
+                    Some(""),
+                    Some("z"),
+                ])),
+            ],
+            Some(vec![true, true, false, true, true].into()),
+        )
+        .unwrap();
+        let mut maps = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+        for row in [
+            vec![("k", Some(1)), ("l", None)],
+            vec![],
+            vec![("m", Some(3))],
+        ] {
+            for (k, v) in row {
+                maps.keys().append_value(k);
+                maps.values().append_option(v);
+            }
+            maps.append(true).unwrap();
+        }
+        maps.append(false).unwrap();
+        maps.keys().append_value("n");
+        maps.values().append_value(5);
+        maps.append(true).unwrap();
+        let maps = maps.finish();
+        let mut deep = ListBuilder::new(ListBuilder::new(arrow::array::StringViewBuilder::new()));
+        for row in [
+            vec![vec![Some("a"), None], vec![]],
+            vec![],
+            vec![vec![Some("a string of more than twelve bytes")]],
+            vec![vec![Some("b")], vec![Some("c"), Some("d")]],
+            vec![],
+        ] {
+            for inner in row {
+                for v in inner {
+                    deep.values().values().append_option(v);
+                }
+                deep.values().append(true);
+            }
+            deep.append(true);
+        }
+        let deep = deep.finish();
+        let mut fixed = FixedSizeListBuilder::new(Int16Builder::new(), 2);
+        for row in [Some([1, 2]), None, Some([3, 4]), Some([5, 6]), Some([7, 8])] {
+            match row {
+                Some(v) => {
+                    fixed.values().append_slice(&v);
+                    fixed.append(true);
+                }
+                None => {
+                    fixed.values().append_nulls(2);
+                    fixed.append(false);
+                }
+            }
+        }
+        let fixed = fixed.finish();
+        let mut large = LargeListBuilder::new(BooleanBuilder::new());
+        for row in [
+            vec![Some(true)],
+            vec![],
+            vec![None, Some(false)],
+            vec![],
+            vec![Some(true)],
+        ] {
+            for v in row {
+                large.values().append_option(v);
+            }
+            large.append(true);
+        }
+        let large = large.finish();
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(lists),
+            Arc::new(structs),
+            Arc::new(maps),
+            Arc::new(deep),
+            Arc::new(fixed),
+            Arc::new(large),
+        ];
+        let names = ["lists", "structs", "maps", "deep", "fixed", "large"];
+        RecordBatch::try_from_iter(names.into_iter().zip(columns)).unwrap()
+    }
+
+    #[test]
+    fn nested_host_batches_round_trip_through_to_host() {
+        let batch = nested_batch();
+        for batch in [batch.clone(), batch.slice(1, 3), batch.slice(5, 0)] {
+            let device = DeviceBatch::from_host(&batch).unwrap();
+            let lists = device.column(0).unwrap();
+            assert_eq!(lists.children().len(), 1);
+            assert_eq!(device.column(1).unwrap().children().len(), 2);
+            assert_eq!(device.to_host().unwrap(), batch);
+        }
+    }
+
+    #[test]
+    fn to_host_refuses_list_offsets_past_the_child() {
+        let item = Arc::new(Field::new("item", DataType::Int32, true));
+        let values = DeviceColumn::new(
+            DataType::Int32,
+            2,
+            Some(0),
+            None,
+            vec![DeviceBytes::host(&[0u8; 8])],
+        )
+        .unwrap();
+        let offsets: Vec<u8> = [0i32, 1, 5].iter().flat_map(|o| o.to_le_bytes()).collect();
+        let list = DeviceColumn::with_children(
+            DataType::List(item.clone()),
+            2,
+            Some(0),
+            None,
+            vec![DeviceBytes::host(&offsets)],
+            vec![values],
+        )
+        .unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "l",
+            DataType::List(item),
+            false,
+        )]));
+        let batch = DeviceBatch::try_new(schema, 2, vec![list], MemoryLocation::CPU, None).unwrap();
+        let err = batch.to_host().unwrap_err().to_string();
+        assert!(
+            err.contains("column \"l\"") && err.contains("offset"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! One device-resident Arrow column, checked against Arrow's layout of its type.
 
 use arrow::array::{layout, BufferSpec};
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DataType, Field};
 
 use super::{DeviceArrayError, DeviceBytes, MemoryLocation, Result};
 
@@ -27,18 +27,39 @@ pub(crate) fn is_flat(data_type: &DataType) -> bool {
 pub(crate) fn has_offsets(data_type: &DataType) -> bool {
     matches!(
         data_type,
-        DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary
+        DataType::Utf8
+            | DataType::Binary
+            | DataType::LargeUtf8
+            | DataType::LargeBinary
+            | DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::Map(_, _)
     )
 }
 
-/// A flat Arrow column whose buffers live in device memory (or in a host
+/// The child fields of a nested type device columns hold (List, LargeList,
+/// Map, FixedSizeList, Struct); `None` for flat and unsupported types.
+pub(crate) fn child_fields(data_type: &DataType) -> Option<Vec<&Field>> {
+    match data_type {
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::Map(f, _)
+        | DataType::FixedSizeList(f, _) => Some(vec![f.as_ref()]),
+        DataType::Struct(fields) => Some(fields.iter().map(|f| f.as_ref()).collect()),
+        _ => None,
+    }
+}
+
+/// An Arrow column whose buffers live in device memory (or in a host
 /// stand-in, see [`HostMemory`](super::HostMemory)).
 ///
 /// `buffers` follow the C Data Interface order after the validity bitmap:
 /// values (fixed-width types, booleans as bits); offsets then data
 /// (Utf8/Binary and their Large forms); or views followed by the variadic
 /// data buffers (Utf8View/BinaryView: a view's buffer index `i` refers to
-/// `buffers[1 + i]`). The Null type has no buffers.
+/// `buffers[1 + i]`). The Null type has no buffers. Nested columns
+/// ([`DeviceColumn::with_children`]) hold their offsets (List, LargeList,
+/// Map) or nothing (Struct, FixedSizeList) and their children.
 #[derive(Clone, Debug)]
 pub struct DeviceColumn {
     data_type: DataType,
@@ -47,6 +68,7 @@ pub struct DeviceColumn {
     null_count: Option<usize>,
     validity: Option<DeviceBytes>,
     buffers: Vec<DeviceBytes>,
+    children: Vec<DeviceColumn>,
 }
 
 impl DeviceColumn {
@@ -76,6 +98,9 @@ impl DeviceColumn {
         validity: Option<DeviceBytes>,
         buffers: Vec<DeviceBytes>,
     ) -> Result<DeviceColumn> {
+        if !is_flat(&data_type) {
+            return Err(DeviceArrayError::Unsupported { data_type });
+        }
         let null_count = check(
             &data_type,
             offset,
@@ -91,6 +116,83 @@ impl DeviceColumn {
             null_count,
             validity,
             buffers,
+            children: Vec::new(),
+        })
+    }
+
+    /// A nested column of `len` values: a List, LargeList or Map (`buffers`
+    /// is its offsets, `len + 1` of them), a FixedSizeList or a Struct (no
+    /// buffers), and its `children` (one, or one per struct field, each of
+    /// its field's type, on the same memory). A struct's children and a
+    /// fixed-size list's child must hold the values the parent reaches; a
+    /// list's offsets are device data, checked against its child when the
+    /// column is copied back ([`DeviceBatch::to_host`](super::DeviceBatch::to_host)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow::datatypes::{DataType, Field};
+    /// use gdscan::decode::array::{DeviceBytes, DeviceColumn};
+    ///
+    /// let item = Field::new("item", DataType::Int32, false);
+    /// let values = DeviceColumn::new(DataType::Int32, 3, Some(0), None,
+    ///     vec![DeviceBytes::host(&[0u8; 12])]).unwrap();
+    /// let offsets: Vec<u8> = [0i32, 1, 3].iter().flat_map(|o| o.to_le_bytes()).collect();
+    /// let list = DeviceColumn::with_children(DataType::List(Arc::new(item)), 2, Some(0), None,
+    ///     vec![DeviceBytes::host(&offsets)], vec![values]).unwrap();
+    /// assert_eq!(list.children().len(), 1);
+    /// ```
+    pub fn with_children(
+        data_type: DataType,
+        len: usize,
+        null_count: Option<usize>,
+        validity: Option<DeviceBytes>,
+        buffers: Vec<DeviceBytes>,
+        children: Vec<DeviceColumn>,
+    ) -> Result<DeviceColumn> {
+        let Some(fields) = child_fields(&data_type) else {
+            return Err(DeviceArrayError::Unsupported { data_type });
+        };
+        let null_count = check(&data_type, 0, len, null_count, validity.as_ref(), &buffers)?;
+        let bad = |problem: String| Err(DeviceArrayError::layout(&data_type, problem));
+        if children.len() != fields.len() {
+            return bad(format!(
+                "{} children, the type has {}",
+                children.len(),
+                fields.len()
+            ));
+        }
+        let reached = match &data_type {
+            DataType::Struct(_) => Some(len),
+            DataType::FixedSizeList(_, size) => usize::try_from(*size)
+                .ok()
+                .and_then(|size| size.checked_mul(len)),
+            _ => None,
+        };
+        for (i, (field, child)) in fields.iter().zip(&children).enumerate() {
+            if child.data_type() != field.data_type() {
+                return bad(format!(
+                    "child {i} is {} where the type says {}",
+                    child.data_type(),
+                    field.data_type()
+                ));
+            }
+            if let Some(reached) = reached {
+                if child.len() < reached {
+                    return bad(format!(
+                        "child {i} holds {} values, the column reaches {reached}",
+                        child.len()
+                    ));
+                }
+            }
+        }
+        Ok(DeviceColumn {
+            data_type,
+            offset: 0,
+            len,
+            null_count,
+            validity,
+            buffers,
+            children,
         })
     }
 
@@ -138,9 +240,18 @@ impl DeviceColumn {
         }
     }
 
-    /// Every buffer of the column, validity first.
+    /// The children of a nested column (empty for a flat one).
+    pub fn children(&self) -> &[DeviceColumn] {
+        &self.children
+    }
+
+    /// Every buffer of the column, validity first, then its children's.
     pub fn all_buffers(&self) -> impl Iterator<Item = &DeviceBytes> {
-        self.validity.iter().chain(self.buffers.iter())
+        let mut all: Vec<&DeviceBytes> = self.validity.iter().chain(self.buffers.iter()).collect();
+        for child in &self.children {
+            all.extend(child.all_buffers());
+        }
+        all.into_iter()
     }
 
     /// Bytes held by the column's buffers (ranges, not whole allocations).
@@ -168,7 +279,7 @@ fn check(
     validity: Option<&DeviceBytes>,
     buffers: &[DeviceBytes],
 ) -> Result<Option<usize>> {
-    if !is_flat(data_type) {
+    if !is_flat(data_type) && child_fields(data_type).is_none() {
         return Err(DeviceArrayError::Unsupported {
             data_type: data_type.clone(),
         });
@@ -370,6 +481,95 @@ mod tests {
         let nested = DataType::List(Arc::new(Field::new("item", DataType::Int32, true)));
         assert!(matches!(
             DeviceColumn::new(nested, 0, None, None, vec![]),
+            Err(DeviceArrayError::Unsupported { .. })
+        ));
+    }
+
+    fn ints(len: usize) -> DeviceColumn {
+        DeviceColumn::new(DataType::Int32, len, Some(0), None, vec![host(4 * len)]).unwrap()
+    }
+
+    #[test]
+    fn nested_columns_check_their_children() {
+        let item = Arc::new(Field::new("item", DataType::Int32, true));
+        let list = DataType::List(item.clone());
+        let c = DeviceColumn::with_children(
+            list.clone(),
+            3,
+            Some(0),
+            None,
+            vec![host(16)],
+            vec![ints(5)],
+        )
+        .unwrap();
+        assert_eq!(c.children().len(), 1);
+        assert_eq!(c.byte_size(), 16 + 20);
+        assert_eq!(c.all_buffers().count(), 2);
+        assert!(problem(DeviceColumn::with_children(
+            list.clone(),
+            3,
+            None,
+            None,
+            vec![host(12)],
+            vec![ints(5)]
+        ))
+        .contains("buffer 0 holds 12 bytes"));
+        assert!(problem(DeviceColumn::with_children(
+            list.clone(),
+            3,
+            None,
+            None,
+            vec![host(16)],
+            vec![]
+        ))
+        .contains("0 children, the type has 1"));
+        let longs = DeviceColumn::new(DataType::Int64, 1, None, None, vec![host(8)]).unwrap();
+        assert!(problem(DeviceColumn::with_children(
+            list,
+            3,
+            None,
+            None,
+            vec![host(16)],
+            vec![longs]
+        ))
+        .contains("child 0 is Int64"));
+        let fields: arrow::datatypes::Fields = vec![
+            Field::new("a", DataType::Int32, true),
+            Field::new("b", DataType::Int32, true),
+        ]
+        .into();
+        let strukt = DataType::Struct(fields);
+        DeviceColumn::with_children(
+            strukt.clone(),
+            4,
+            None,
+            Some(host(1)),
+            vec![],
+            vec![ints(4), ints(6)],
+        )
+        .unwrap();
+        assert!(problem(DeviceColumn::with_children(
+            strukt,
+            4,
+            None,
+            None,
+            vec![],
+            vec![ints(4), ints(3)]
+        ))
+        .contains("child 1 holds 3 values, the column reaches 4"));
+        let fixed = DataType::FixedSizeList(item, 3);
+        DeviceColumn::with_children(fixed.clone(), 2, None, None, vec![], vec![ints(6)]).unwrap();
+        assert!(problem(DeviceColumn::with_children(
+            fixed,
+            2,
+            None,
+            None,
+            vec![],
+            vec![ints(5)]
+        ))
+        .contains("reaches 6"));
+        assert!(matches!(
+            DeviceColumn::with_children(DataType::Int32, 1, None, None, vec![host(4)], vec![]),
             Err(DeviceArrayError::Unsupported { .. })
         ));
     }

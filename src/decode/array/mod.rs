@@ -41,7 +41,7 @@ pub use memory::{
 
 pub(crate) use batch::read_bytes;
 #[cfg(test)]
-pub(crate) use batch::tests::sample_batch;
+pub(crate) use batch::tests::{nested_batch, sample_batch};
 pub(crate) use column::{has_offsets, is_flat};
 
 use arrow::datatypes::DataType;
@@ -60,9 +60,10 @@ pub enum DeviceArrayError {
     #[error("arrow: {0}")]
     Arrow(#[from] ArrowError),
 
-    /// Only flat columns are device columns here: no nested, dictionary,
-    /// union or run-end encoded types.
-    #[error("type {data_type} is not supported by device arrays (flat types only)")]
+    /// Device columns are flat, or List, LargeList, Map, FixedSizeList or
+    /// Struct of those: no dictionary, union, list view or run-end encoded
+    /// types.
+    #[error("type {data_type} is not supported by device arrays (flat types and List, LargeList, Map, FixedSizeList, Struct)")]
     Unsupported {
         /// The type asked for.
         data_type: DataType,

@@ -87,9 +87,13 @@ struct BatchPrivate {
 }
 
 /// What one column's array owns: its buffer pointer list, the host buffer of
-/// variadic sizes for views, and the buffers and event themselves.
+/// variadic sizes for views, its children's arrays (nested columns), and
+/// the buffers and event themselves. The children drop first.
 struct ColumnPrivate {
     buffers: Vec<*const c_void>,
+    /// Owned only to be dropped (each `FFI_ArrowArray` releases on drop).
+    _children: Vec<FFI_ArrowArray>,
+    child_ptrs: Vec<*mut FFI_ArrowArray>,
     _variadic_sizes: Vec<i64>,
     _keep: Vec<DeviceBytes>,
     _ready: Option<Arc<dyn ReadyEvent>>,
@@ -124,10 +128,23 @@ fn export_column(column: &DeviceColumn, ready: Option<Arc<dyn ReadyEvent>>) -> F
             variadic_sizes.as_ptr().cast()
         });
     }
+    // As for the batch: the Vec is never resized after the pointers are taken.
+    let mut children: Vec<FFI_ArrowArray> = column
+        .children()
+        .iter()
+        .map(|child| export_column(child, ready.clone()))
+        .collect();
+    let child_ptrs: Vec<*mut FFI_ArrowArray> = children
+        .iter_mut()
+        .map(|c| c as *mut FFI_ArrowArray)
+        .collect();
+    let own = column.validity().into_iter().chain(column.buffers());
     let mut private = Box::new(ColumnPrivate {
         buffers,
+        _children: children,
+        child_ptrs,
         _variadic_sizes: variadic_sizes,
-        _keep: column.all_buffers().cloned().collect(),
+        _keep: own.cloned().collect(),
         _ready: ready,
     });
     FFI_ArrowArray {
@@ -135,9 +152,13 @@ fn export_column(column: &DeviceColumn, ready: Option<Arc<dyn ReadyEvent>>) -> F
         null_count: column.null_count().map_or(-1, |n| n as i64),
         offset: column.offset() as i64,
         n_buffers: private.buffers.len() as i64,
-        n_children: 0,
+        n_children: private.child_ptrs.len() as i64,
         buffers: private.buffers.as_mut_ptr(),
-        children: std::ptr::null_mut(),
+        children: if private.child_ptrs.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            private.child_ptrs.as_mut_ptr()
+        },
         dictionary: std::ptr::null_mut(),
         release: Some(release_column),
         private_data: Box::into_raw(private).cast(),

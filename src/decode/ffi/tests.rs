@@ -324,6 +324,18 @@ fn arrow_rs_reads_host_exports_through_its_c_data_importer() {
 }
 
 #[test]
+fn arrow_rs_reads_nested_host_exports_through_its_c_data_importer() {
+    let expected = crate::decode::array::nested_batch();
+    let batch = DeviceBatch::from_host(&expected).unwrap();
+    let (schema, mut array) = export_device_batch(&batch).unwrap();
+    drop(batch);
+    let plain = std::mem::replace(&mut array.array, FFI_ArrowArray::empty());
+    let data = unsafe { from_ffi(plain, &schema) }.unwrap();
+    let got = RecordBatch::from(StructArray::from(data));
+    assert_eq!(got, expected);
+}
+
+#[test]
 fn host_batches_round_trip_with_values() {
     let expected = sample_batch();
     for batch in [expected.clone(), expected.slice(2, 3), expected.slice(6, 0)] {
