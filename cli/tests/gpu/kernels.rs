@@ -812,7 +812,10 @@ fn byte_arrays_dictionary_views() {
     let refs: Vec<&[u8]> = entries.iter().map(|s| s.as_slice()).collect();
     let dict_page = plain_byte_arrays(&refs);
     let dict_data = gpu.upload(&dict_page);
-    let views = gpu.alloc(launch::dict_view_bytes(entries.len() as u32, launch::VIEW_BYTES as u32) as usize, 0xCD);
+    let views = gpu.alloc(
+        launch::dict_view_bytes(entries.len() as u32, launch::VIEW_BYTES as u32) as usize,
+        0xCD,
+    );
     let dtask = DictTask {
         data: dict_data,
         data_len: dict_page.len() as u32,
