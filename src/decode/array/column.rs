@@ -149,10 +149,32 @@ impl DeviceColumn {
         buffers: Vec<DeviceBytes>,
         children: Vec<DeviceColumn>,
     ) -> Result<DeviceColumn> {
+        DeviceColumn::with_children_at(data_type, 0, len, null_count, validity, buffers, children)
+    }
+
+    /// As [`DeviceColumn::with_children`], for a column whose values start
+    /// `offset` values into its buffers (its children are whole arrays, as
+    /// the C Data Interface imports them).
+    pub(crate) fn with_children_at(
+        data_type: DataType,
+        offset: usize,
+        len: usize,
+        null_count: Option<usize>,
+        validity: Option<DeviceBytes>,
+        buffers: Vec<DeviceBytes>,
+        children: Vec<DeviceColumn>,
+    ) -> Result<DeviceColumn> {
         let Some(fields) = child_fields(&data_type) else {
             return Err(DeviceArrayError::Unsupported { data_type });
         };
-        let null_count = check(&data_type, 0, len, null_count, validity.as_ref(), &buffers)?;
+        let null_count = check(
+            &data_type,
+            offset,
+            len,
+            null_count,
+            validity.as_ref(),
+            &buffers,
+        )?;
         let bad = |problem: String| Err(DeviceArrayError::layout(&data_type, problem));
         if children.len() != fields.len() {
             return bad(format!(
@@ -161,11 +183,12 @@ impl DeviceColumn {
                 fields.len()
             ));
         }
+        let end = offset.saturating_add(len);
         let reached = match &data_type {
-            DataType::Struct(_) => Some(len),
+            DataType::Struct(_) => Some(end),
             DataType::FixedSizeList(_, size) => usize::try_from(*size)
                 .ok()
-                .and_then(|size| size.checked_mul(len)),
+                .and_then(|size| size.checked_mul(end)),
             _ => None,
         };
         for (i, (field, child)) in fields.iter().zip(&children).enumerate() {
@@ -187,7 +210,7 @@ impl DeviceColumn {
         }
         Ok(DeviceColumn {
             data_type,
-            offset: 0,
+            offset,
             len,
             null_count,
             validity,

@@ -42,7 +42,7 @@ pub use memory::{
 pub(crate) use batch::read_bytes;
 #[cfg(test)]
 pub(crate) use batch::tests::{nested_batch, sample_batch};
-pub(crate) use column::{has_offsets, is_flat};
+pub(crate) use column::{child_fields, has_offsets, is_flat};
 
 use arrow::datatypes::DataType;
 use arrow::error::ArrowError;

@@ -12,8 +12,8 @@ use super::ArrowDeviceArray;
 use crate::cuda::wait_foreign_event;
 use crate::cuda::Device;
 use crate::decode::array::{
-    has_offsets, is_flat, read_bytes, DeviceArrayError, DeviceBatch, DeviceBytes, DeviceColumn,
-    DeviceMemory, MemoryLocation, ReadyEvent, Result,
+    child_fields, has_offsets, is_flat, read_bytes, DeviceArrayError, DeviceBatch, DeviceBytes,
+    DeviceColumn, DeviceMemory, MemoryLocation, ReadyEvent, Result,
 };
 
 /// Imports a C device array described by `schema` (a struct, `+s`) as a
@@ -201,13 +201,43 @@ unsafe fn import_column(
         // SAFETY: the caller's contract covers the sizes buffer.
         unsafe { variadic_buffers(&child_buffers, index, &mut buffers)? };
     }
-    DeviceColumn::with_offset(
+    let Some(fields) = child_fields(data_type) else {
+        return DeviceColumn::with_offset(
+            data_type.clone(),
+            offset,
+            num_rows,
+            null_count,
+            validity,
+            buffers,
+        );
+    };
+    // Nested: each child imported whole; the parent's offset and offsets
+    // say which of its values the rows reach.
+    let mut children = Vec::with_capacity(fields.len());
+    for (i, field) in fields.into_iter().enumerate() {
+        // SAFETY: `child_rows` checked `n_children`; `children` holds that
+        // many pointers.
+        let grandchild = unsafe { *child.children.add(i) };
+        // SAFETY: the producer's children are valid arrays.
+        let Some(grandchild) = (unsafe { grandchild.as_ref() }) else {
+            return bad(format!("child {i} is NULL"));
+        };
+        let Ok(len) = usize::try_from(grandchild.length) else {
+            return bad(format!("child {i} has length {}", grandchild.length));
+        };
+        // SAFETY: the caller's contract covers the children.
+        let column = unsafe { import_column(field, grandchild, 0, len, location, owner) }
+            .map_err(|e| e.in_column(field.name()))?;
+        children.push(column);
+    }
+    DeviceColumn::with_children_at(
         data_type.clone(),
         offset,
         num_rows,
         null_count,
         validity,
         buffers,
+        children,
     )
 }
 
@@ -225,16 +255,29 @@ fn child_rows(
     base_offset: usize,
     num_rows: usize,
 ) -> Result<(usize, usize, usize)> {
-    if !is_flat(data_type) {
-        return Err(DeviceArrayError::Unsupported {
-            data_type: data_type.clone(),
-        });
-    }
+    let children = match child_fields(data_type) {
+        Some(fields) => fields.len(),
+        None if is_flat(data_type) => 0,
+        None => {
+            return Err(DeviceArrayError::Unsupported {
+                data_type: data_type.clone(),
+            })
+        }
+    };
     if child.release.is_none() {
         return Err(DeviceArrayError::Released);
     }
-    if child.n_children != 0 || !child.dictionary.is_null() {
-        return bad("children or a dictionary on a flat type".to_string());
+    if !child.dictionary.is_null() {
+        return bad("a dictionary on a type without one".to_string());
+    }
+    if child.n_children != children as i64 {
+        return bad(format!(
+            "{} children where the type has {children}",
+            child.n_children
+        ));
+    }
+    if children > 0 && child.children.is_null() {
+        return bad("a NULL children list".to_string());
     }
     let (Ok(child_len), Ok(child_offset)) =
         (usize::try_from(child.length), usize::try_from(child.offset))

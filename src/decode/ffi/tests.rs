@@ -336,6 +336,31 @@ fn arrow_rs_reads_nested_host_exports_through_its_c_data_importer() {
 }
 
 #[test]
+fn nested_host_batches_round_trip_through_the_c_structures() {
+    let expected = crate::decode::array::nested_batch();
+    for batch in [expected.clone(), expected.slice(1, 3), expected.slice(5, 0)] {
+        let device = DeviceBatch::from_host(&batch).unwrap();
+        let (schema, array) = export_device_batch(&device).unwrap();
+        drop(device);
+        let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
+        assert_eq!(imported.column(1).unwrap().children().len(), 2);
+        assert_eq!(imported.to_host().unwrap(), batch);
+    }
+    // arrow-rs's own export of a sliced nested batch (parents with offsets).
+    let sliced = StructArray::from(expected.slice(2, 3));
+    let (plain, schema) = arrow::ffi::to_ffi(&sliced.to_data()).unwrap();
+    let array = ArrowDeviceArray {
+        array: plain,
+        device_id: -1,
+        device_type: ArrowDeviceType::CPU,
+        sync_event: std::ptr::null_mut(),
+        reserved: [0; 3],
+    };
+    let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
+    assert_eq!(imported.to_host().unwrap(), expected.slice(2, 3));
+}
+
+#[test]
 fn host_batches_round_trip_with_values() {
     let expected = sample_batch();
     for batch in [expected.clone(), expected.slice(2, 3), expected.slice(6, 0)] {
@@ -399,17 +424,17 @@ fn imports_reject_what_is_not_a_flat_device_batch() {
     array.sync_event = (&mut handle as *mut *mut c_void).cast();
     assert!(import_error(&schema, array).contains("a sync_event on CPU"));
 
-    // A type that is not flat.
+    // A type device arrays do not hold (a dictionary).
+    let keys = arrow::array::Int8Array::from(vec![0, 0]);
+    let values: Arc<dyn Array> = Arc::new(Int32Array::from(vec![1]));
+    let dict = arrow::array::DictionaryArray::new(keys, values);
     let nested = RecordBatch::try_new(
         Arc::new(Schema::new(vec![Field::new(
             "s",
-            DataType::Struct(vec![Field::new("i", DataType::Int32, true)].into()),
+            dict.data_type().clone(),
             true,
         )])),
-        vec![Arc::new(StructArray::from(vec![(
-            Arc::new(Field::new("i", DataType::Int32, true)),
-            Arc::new(Int32Array::from(vec![1])) as Arc<dyn Array>,
-        )]))],
+        vec![Arc::new(dict)],
     )
     .unwrap();
     let (plain, nested_schema) = arrow::ffi::to_ffi(&StructArray::from(nested).to_data()).unwrap();
