@@ -5,7 +5,8 @@
 
 use arrow::datatypes::{DataType, IntervalUnit, TimeUnit};
 use parquet::basic::{
-    Compression, ConvertedType, LogicalType, TimeUnit as ParquetTimeUnit, Type as PhysicalType,
+    Compression, ConvertedType, LogicalType, Repetition, TimeUnit as ParquetTimeUnit,
+    Type as PhysicalType,
 };
 use parquet::schema::types::ColumnDescriptor;
 
@@ -33,7 +34,8 @@ pub struct ColumnType {
     /// decimals: 16 or 32).
     pub out_width: u32,
     /// Whether the column is optional (max definition level 1): output has
-    /// a validity bitmap.
+    /// a validity bitmap. From [`leaf_type`]: whether the leaf itself is
+    /// OPTIONAL (its values, not its enclosing groups, may be null).
     pub nullable: bool,
 }
 
@@ -290,6 +292,26 @@ pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanEr
     if column.max_def_level() > 1 || column.path().parts().len() > 1 {
         return Err(unsupported(column, "column inside a group (nested)"));
     }
+    let leaf = leaf_type(column)?;
+    Ok(ColumnType {
+        nullable: column.max_def_level() == 1,
+        ..leaf
+    })
+}
+
+/// Whether the leaf field itself is declared OPTIONAL (a REPEATED or
+/// REQUIRED leaf has no null values of its own).
+fn leaf_is_optional(column: &ColumnDescriptor) -> bool {
+    let info = column.self_type().get_basic_info();
+    info.has_repetition() && info.repetition() == Repetition::OPTIONAL
+}
+
+/// The type mapping of a leaf column at any depth: [`column_type`] without
+/// its refusal of nested and repeated columns. `nullable` says whether the
+/// leaf itself is OPTIONAL (its enclosing groups and lists are the nesting
+/// model's, [`super::nesting`]). The same types as [`column_type`] are
+/// [`DecodePlanError::Unsupported`].
+pub fn leaf_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanError> {
     if matches!(column.logical_type_ref(), Some(LogicalType::Unknown)) {
         return Err(unsupported(column, "UNKNOWN (always null) logical type"));
     }
@@ -358,7 +380,7 @@ pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanEr
         conversion,
         type_length,
         out_width,
-        nullable: column.max_def_level() == 1,
+        nullable: leaf_is_optional(column),
     })
 }
 

@@ -4,6 +4,8 @@
 //! - [`walk`]: the pages of a fetched chunk, located in its row-group buffer;
 //! - [`levels`]: CPU reference of the RLE/bit-packed hybrid and the v1 level
 //!   section arithmetic;
+//! - [`nesting`]: the nesting model of nested columns (LIST, MAP, STRUCT)
+//!   and the CPU reference of their level assembly;
 //! - [`codes`]: the codes a page task carries ([`Kind`], [`Encoding`],
 //!   [`Conversion`]), one vocabulary for the plan and the kernels;
 //! - [`column_type`]: the type mapping (Parquet physical and logical types
@@ -23,6 +25,7 @@ pub mod framing;
 pub mod header;
 pub mod host_codec;
 pub mod levels;
+pub mod nesting;
 pub mod plan;
 pub mod plan_error;
 pub mod planner;
@@ -35,7 +38,7 @@ mod codec_tests;
 mod tests;
 
 pub use codes::{Conversion, Encoding, Kind};
-pub use column_type::{column_type, ChunkCodec, ColumnType};
+pub use column_type::{column_type, leaf_type, ChunkCodec, ColumnType};
 pub use header::{parse_page_header, PageError, PageHeader, PageKind};
 pub use host_codec::{HostCodec, HostCodecError};
 pub use levels::LevelError;

@@ -1,0 +1,1116 @@
+//! Tests of the nesting model and of the level assembly, against arrow-rs:
+//! the model's Arrow types against `parquet_to_arrow_schema`, the assembly
+//! of levels read with the parquet crate's column reader against
+//! `ParquetRecordBatchReader`'s decode of the same file.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{
+    make_array, Array, ArrayRef, BinaryViewArray, BooleanArray, Decimal128Array, Float32Array,
+    Float64Array, Int32Array, Int64Array, ListArray, MapArray, RecordBatch, RecordBatchReader,
+    StringArray, StringViewArray, StructArray,
+};
+use arrow::buffer::{NullBuffer, OffsetBuffer};
+use arrow::compute::{cast, concat_batches};
+use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema};
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, RowGroups};
+use parquet::arrow::{
+    parquet_to_arrow_field_levels, parquet_to_arrow_schema, parquet_to_arrow_schema_by_columns,
+    ArrowWriter, ProjectionMask,
+};
+use parquet::basic::{ConvertedType, Repetition, Type as PhysicalType};
+use parquet::column::page::PageIterator;
+use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
+use parquet::data_type::DataType as ParquetDataType;
+use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
+use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::file::reader::{FilePageIterator, FileReader, RowGroupReader, SerializedFileReader};
+use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::{SchemaDescriptor, Type};
+
+use super::assembly::offsets_at;
+use super::*;
+use crate::decode::page::plan_error::DecodePlanError;
+
+// ----- arrow-rs's types ----------------------------------------------------
+
+/// arrow-rs's type with the decoder's choice: strings and binaries as
+/// views, at any depth.
+fn views(data_type: &DataType) -> DataType {
+    let field = |f: &FieldRef| Arc::new(f.as_ref().clone().with_data_type(views(f.data_type())));
+    match data_type {
+        DataType::Utf8 => DataType::Utf8View,
+        DataType::Binary => DataType::BinaryView,
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
+        DataType::Map(f, sorted) => DataType::Map(field(f), *sorted),
+        other => other.clone(),
+    }
+}
+
+fn views_of(fields: &Fields) -> Fields {
+    fields
+        .iter()
+        .map(|f| f.as_ref().clone().with_data_type(views(f.data_type())))
+        .collect()
+}
+
+fn descriptor(message: &str) -> SchemaDescriptor {
+    SchemaDescriptor::new(Arc::new(parse_message_type(message).unwrap()))
+}
+
+/// arrow-rs's fields of the schema (all leaves, or those kept), as views.
+fn arrow_rs_fields(schema: &SchemaDescriptor, keep: Option<&[usize]>) -> Fields {
+    let converted = match keep {
+        None => parquet_to_arrow_schema(schema, None),
+        Some(keep) => parquet_to_arrow_schema_by_columns(
+            schema,
+            ProjectionMask::leaves(schema, keep.iter().copied()),
+            None,
+        ),
+    };
+    views_of(converted.unwrap().fields())
+}
+
+fn assert_types_like_arrow_rs(schema: &SchemaDescriptor, keep: Option<&[usize]>, label: &str) {
+    let ours = nest_fields(schema, keep).unwrap_or_else(|e| panic!("{label}: {e}"));
+    assert_eq!(
+        arrow_fields(&ours),
+        arrow_rs_fields(schema, keep),
+        "{label}: keep {keep:?}"
+    );
+}
+
+/// Schemas covering the forms arrow-rs reads: three-level lists, the
+/// legacy two-level forms, maps, structs, every repetition at every level.
+const FORMS: &[&str] = &[
+    // Three-level lists, every nullability.
+    "message m {
+        optional group a (LIST) { repeated group list { optional int32 element; } }
+        required group b (LIST) { repeated group list { required int64 element; } }
+        optional group c (LIST) { repeated group list { required binary element (UTF8); } }
+        required group d (LIST) { repeated group list { optional binary element; } }
+    }",
+    // Lists of lists, lists of structs, structs of lists, at depth.
+    "message m {
+        optional group a (LIST) { repeated group list {
+            optional group element (LIST) { repeated group list {
+                optional group element (LIST) { repeated group list { optional binary element (STRING); } }
+            } }
+        } }
+        optional group s {
+            optional int32 x;
+            required group t {
+                required int32 y;
+                optional group l (LIST) { repeated group list {
+                    optional group element { optional double z; required group u { optional int32 w; } }
+                } }
+            }
+        }
+        required group r { required group q { required boolean v; } }
+    }",
+    // Legacy: repeated primitive in a LIST.
+    "message m { optional group f1 (LIST) { repeated int32 element; } }",
+    "message m { required group f1 (LIST) { repeated binary str (UTF8); } }",
+    // Legacy: repeated group of one field, not named array/_tuple: the
+    // field is the element.
+    "message m { optional group f1 (LIST) { repeated group element { optional int32 num; } } }",
+    // Legacy: repeated group of several fields: the group is the element.
+    "message m { optional group f1 (LIST) { repeated group element {
+        required binary str (UTF8); required int32 num; } } }",
+    // Legacy: parquet-avro (`array`) and parquet-thrift (`<name>_tuple`).
+    "message m { optional group f1 (LIST) { repeated group array { required binary str (UTF8); } } }",
+    "message m { optional group f1 (LIST) { repeated group f1_tuple { required binary str (UTF8); } } }",
+    "message m { required group f1 (LIST) { repeated group array { optional group s { optional int32 i; } } } }",
+    // `array` with a single repeated field, and an annotated `array`:
+    // regular lists of a list.
+    "message m { required group a (LIST) { repeated group array (LIST) { repeated int32 array; } } }",
+    "message m { optional group a (LIST) { repeated group array { repeated int32 x; } } }",
+    "message m { optional group a_tuple (LIST) { repeated group list { repeated group a_tuple { optional int64 z; } } } }",
+    // Repeated fields without annotation, top level and in groups.
+    "message m {
+        repeated int32 a;
+        repeated binary b (UTF8);
+        repeated group c { required int32 x; optional binary y (UTF8); repeated int64 z; }
+        required group g { repeated int32 p; repeated group q { repeated group r { optional int32 s; } } }
+        optional group h { repeated group phone { required int64 number; optional binary kind (UTF8); } }
+    }",
+    // Maps: standard, MAP_KEY_VALUE, legacy, optional key, nested.
+    "message m {
+        optional group a (MAP) { repeated group key_value { required int32 key; optional binary value (UTF8); } }
+        required group b (MAP) { repeated group key_value { required binary key (UTF8); required int64 value; } }
+        optional group c (MAP_KEY_VALUE) { repeated group map { required int32 num; optional binary str (UTF8); } }
+        optional group d (MAP) { repeated group map (MAP_KEY_VALUE) { required int32 key; required binary value (UTF8); } }
+        optional group e (MAP) { repeated group key_value { optional int32 key; optional int32 value; } }
+        optional group f (MAP) { repeated group key_value {
+            required binary key (UTF8);
+            optional group value (MAP) { repeated group key_value { required int32 key; required boolean value; } }
+        } }
+        optional group g (MAP) { repeated group key_value {
+            required int32 key;
+            optional group value (LIST) { repeated group list { optional group element { optional int32 x; repeated int32 y; } } }
+        } }
+        optional group h (LIST) { repeated group list {
+            optional group element (MAP) { repeated group map (MAP) { required binary key (STRING); optional int32 value; } }
+        } }
+    }",
+    // Maps without values: lists of keys (as arrow-rs).
+    "message m {
+        required group a (MAP) { repeated group key_value { required int32 key; } }
+        optional group b (MAP) { repeated group key_value { optional binary key (UTF8); } }
+        optional group c (MAP) { repeated group array { required int32 key; } }
+    }",
+    // Field ids at every level, and leaf types through the type mapping.
+    "message m {
+        optional group a (LIST) = 1 { repeated group list = 2 { optional int32 element (INTEGER(8,true)) = 3; } }
+        optional group s = 4 { optional int64 t (TIMESTAMP(MICROS,true)) = 5; repeated int32 d (DATE) = 6; }
+        optional group mp (MAP) = 7 { repeated group key_value = 8 {
+            required binary key (STRING) = 9; optional fixed_len_byte_array(16) value (DECIMAL(30,2)) = 10; } }
+        optional group l2 (LIST) = 11 { repeated int64 v (INTEGER(64,false)) = 12; }
+        repeated float rf = 13;
+        optional group o (LIST) = 14 { repeated group array = 15 { required double x = 16; } }
+    }",
+];
+
+#[test]
+fn model_types_match_arrow_rs_for_all_forms() {
+    for (i, message) in FORMS.iter().enumerate() {
+        let schema = descriptor(message);
+        assert_types_like_arrow_rs(&schema, None, &format!("form {i}"));
+    }
+}
+
+#[test]
+fn projected_model_types_match_arrow_rs() {
+    for (i, message) in FORMS.iter().enumerate() {
+        let schema = descriptor(message);
+        let n = schema.num_columns();
+        let masks: Vec<Vec<usize>> = vec![
+            (0..n).step_by(2).collect(),
+            (1..n).step_by(2).collect(),
+            (0..n).step_by(3).collect(),
+            vec![n - 1],
+            vec![],
+        ];
+        for keep in &masks {
+            assert_types_like_arrow_rs(&schema, Some(keep), &format!("form {i}"));
+        }
+    }
+}
+
+#[test]
+fn model_levels_are_the_columns_levels() {
+    // Every leaf's thresholds are its column's max levels (the parquet
+    // crate's), and the leaves are the schema's, in order.
+    for (i, message) in FORMS.iter().enumerate() {
+        let schema = descriptor(message);
+        let fields = nest_fields(&schema, None).unwrap();
+        let leaves: Vec<&LeafNode> = fields.iter().flat_map(NestField::leaves).collect();
+        assert_eq!(leaves.len(), schema.num_columns(), "form {i}");
+        for (at, leaf) in leaves.iter().enumerate() {
+            let column = schema.column(leaf.column);
+            assert_eq!(leaf.column, at, "form {i}");
+            assert_eq!(
+                (leaf.def, leaf.rep),
+                (column.max_def_level(), column.max_rep_level()),
+                "form {i}, leaf {at}"
+            );
+        }
+    }
+}
+
+/// Schemas arrow-rs refuses: the model refuses them too, with a typed
+/// error.
+#[test]
+fn refusals_match_arrow_rs() {
+    let refused = [
+        "message m { optional group l (LIST) { repeated int32 a; repeated int32 b; } }",
+        "message m { optional group l (LIST) { required group list { optional int32 e; } } }",
+        "message m { repeated group l (LIST) { repeated group list { optional int32 e; } } }",
+        "message m { repeated group m (MAP) { repeated group kv { required int32 k; optional int32 v; } } }",
+        "message m { optional group m (MAP) { required group kv { required int32 k; optional int32 v; } } }",
+        "message m { optional group m (MAP) { repeated group kv { required int32 k; optional int32 v; required int32 w; } } }",
+        "message m { optional group m (MAP) { repeated group kv { repeated int32 k; optional int32 v; } } }",
+        "message m { optional group m (MAP) { repeated group kv { required int32 k; repeated int32 v; } } }",
+        "message m { optional group m (MAP) { repeated group a { required int32 k; } repeated group b { required int32 k; } } }",
+    ];
+    for message in refused {
+        let schema = descriptor(message);
+        assert!(
+            parquet_to_arrow_schema(&schema, None).is_err(),
+            "arrow-rs reads {message}"
+        );
+        let ours = nest_fields(&schema, None);
+        assert!(
+            matches!(ours, Err(DecodePlanError::Unsupported { .. })),
+            "{message}: {ours:?}"
+        );
+    }
+}
+
+#[test]
+fn annotated_root_is_refused_like_arrow_rs() {
+    let element = Type::primitive_type_builder("element", PhysicalType::INT32)
+        .with_repetition(Repetition::REPEATED)
+        .build()
+        .unwrap();
+    let root = Type::group_type_builder("m")
+        .with_converted_type(ConvertedType::LIST)
+        .with_fields(vec![Arc::new(element)])
+        .build()
+        .unwrap();
+    let schema = SchemaDescriptor::new(Arc::new(root));
+    // arrow-rs gives no schema for it (it fails, by an error or a panic).
+    let arrow_rs = std::panic::catch_unwind(|| parquet_to_arrow_schema(&schema, None));
+    assert!(!matches!(arrow_rs, Ok(Ok(_))), "{arrow_rs:?}");
+    assert!(matches!(
+        nest_fields(&schema, None),
+        Err(DecodePlanError::Unsupported { .. })
+    ));
+}
+
+#[test]
+fn unmapped_leaf_types_are_refused() {
+    // arrow-rs reads an UNKNOWN leaf as Null; the decoder's type mapping
+    // does not cover it, nested or flat.
+    let schema = descriptor(
+        "message m { optional group l (LIST) { repeated group list { optional int32 item (UNKNOWN); } } }",
+    );
+    let arrow_rs = parquet_to_arrow_schema(&schema, None).unwrap();
+    assert!(matches!(
+        arrow_rs.field(0).data_type(),
+        DataType::List(f) if f.data_type() == &DataType::Null
+    ));
+    let ours = nest_fields(&schema, None);
+    assert!(
+        matches!(&ours, Err(DecodePlanError::Unsupported { what, .. }) if what.contains("UNKNOWN")),
+        "{ours:?}"
+    );
+}
+
+// ----- leaves read with the parquet crate's column reader ------------------
+
+/// One leaf's chunk: its levels and non-null values, read with the
+/// parquet crate's low-level column reader.
+struct LeafChunk {
+    rep: Vec<i16>,
+    def: Vec<i16>,
+    entries: usize,
+    has_rep: bool,
+    has_def: bool,
+    values: ArrayRef,
+}
+
+impl LeafChunk {
+    fn levels(&self) -> LeafLevels<'_> {
+        LeafLevels {
+            entries: self.entries,
+            rep: self.has_rep.then_some(self.rep.as_slice()),
+            def: self.has_def.then_some(self.def.as_slice()),
+        }
+    }
+}
+
+/// Reads all the records of a chunk: repetition levels, definition levels,
+/// level count, non-null values.
+fn read_typed<T: ParquetDataType>(
+    mut reader: ColumnReaderImpl<T>,
+    rows: usize,
+) -> (Vec<i16>, Vec<i16>, usize, Vec<T::T>) {
+    let (mut rep, mut def, mut values) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut records, mut levels) = (0, 0);
+    while records < rows {
+        let (r, _, l) = reader
+            .read_records(rows - records, Some(&mut def), Some(&mut rep), &mut values)
+            .unwrap();
+        if r == 0 && l == 0 {
+            break;
+        }
+        records += r;
+        levels += l;
+    }
+    assert_eq!(records, rows, "records read");
+    (rep, def, levels, values)
+}
+
+/// The values as an array of the leaf's Arrow type (the conversions the
+/// test files need).
+fn retype(array: ArrayRef, target: &DataType) -> ArrayRef {
+    if array.data_type() == target {
+        return array;
+    }
+    match target {
+        DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => {
+            cast(&array, target).unwrap()
+        }
+        DataType::Decimal128(p, s) => {
+            let wide = cast(&array, &DataType::Int64).unwrap();
+            let wide = wide.as_any().downcast_ref::<Int64Array>().unwrap();
+            let values = wide.values().iter().map(|&v| i128::from(v));
+            Arc::new(
+                Decimal128Array::from_iter_values(values)
+                    .with_precision_and_scale(*p, *s)
+                    .unwrap(),
+            )
+        }
+        // Same width: a reinterpretation (dates, times, timestamps,
+        // unsigned integers).
+        _ => make_array(
+            array
+                .to_data()
+                .into_builder()
+                .data_type(target.clone())
+                .build()
+                .unwrap(),
+        ),
+    }
+}
+
+fn read_leaf(row_group: &dyn RowGroupReader, leaf: &LeafNode, rows: usize) -> LeafChunk {
+    let target = &leaf.column_type.data_type;
+    let reader = row_group.get_column_reader(leaf.column).unwrap();
+    let (rep, def, entries, values): (_, _, _, ArrayRef) = match reader {
+        ColumnReader::BoolColumnReader(r) => {
+            let (rep, def, n, v) = read_typed(r, rows);
+            (rep, def, n, Arc::new(BooleanArray::from(v)))
+        }
+        ColumnReader::Int32ColumnReader(r) => {
+            let (rep, def, n, v) = read_typed(r, rows);
+            (rep, def, n, retype(Arc::new(Int32Array::from(v)), target))
+        }
+        ColumnReader::Int64ColumnReader(r) => {
+            let (rep, def, n, v) = read_typed(r, rows);
+            (rep, def, n, retype(Arc::new(Int64Array::from(v)), target))
+        }
+        ColumnReader::FloatColumnReader(r) => {
+            let (rep, def, n, v) = read_typed(r, rows);
+            (rep, def, n, Arc::new(Float32Array::from(v)))
+        }
+        ColumnReader::DoubleColumnReader(r) => {
+            let (rep, def, n, v) = read_typed(r, rows);
+            (rep, def, n, Arc::new(Float64Array::from(v)))
+        }
+        ColumnReader::ByteArrayColumnReader(r) => {
+            let (rep, def, n, v) = read_typed(r, rows);
+            let array: ArrayRef = match target {
+                DataType::Utf8View => Arc::new(StringViewArray::from_iter_values(
+                    v.iter().map(|b| b.as_utf8().unwrap()),
+                )),
+                DataType::BinaryView => Arc::new(BinaryViewArray::from_iter_values(
+                    v.iter().map(|b| b.data()),
+                )),
+                other => panic!("test reader: BYTE_ARRAY as {other}"),
+            };
+            (rep, def, n, array)
+        }
+        _ => panic!("test reader: physical type of leaf {}", leaf.column),
+    };
+    LeafChunk {
+        rep,
+        def,
+        entries,
+        has_rep: leaf.rep > 0,
+        has_def: leaf.def > 0,
+        values,
+    }
+}
+
+/// One row group of a file, as arrow-rs's array readers take it.
+struct OneRowGroup {
+    file: Arc<dyn FileReader>,
+    index: usize,
+}
+
+impl RowGroups for OneRowGroup {
+    fn num_rows(&self) -> usize {
+        self.file.metadata().row_group(self.index).num_rows() as usize
+    }
+
+    fn column_chunks(&self, column: usize) -> parquet::errors::Result<Box<dyn PageIterator>> {
+        let row_groups = Box::new(std::iter::once(self.index));
+        let pages = FilePageIterator::with_row_groups(column, row_groups, self.file.clone())?;
+        Ok(Box::new(pages))
+    }
+
+    fn row_groups(&self) -> Box<dyn Iterator<Item = &RowGroupMetaData> + '_> {
+        Box::new(std::iter::once(self.file.metadata().row_group(self.index)))
+    }
+
+    fn metadata(&self) -> &ParquetMetaData {
+        self.file.metadata()
+    }
+}
+
+/// arrow-rs's decode of one row group (its array readers, as
+/// `ParquetRecordBatchReader` runs them), read with the model's Arrow
+/// fields as the hint (so strings come as views), the leaves in `keep`
+/// when given. (The reader builder would cap the rows at the file's
+/// `num_rows`, 0 in repeated_no_annotation.parquet whose row group holds
+/// 6.)
+fn arrow_rs_row_group(
+    file: &Arc<dyn FileReader>,
+    hint: &Fields,
+    index: usize,
+    keep: Option<&[usize]>,
+) -> RecordBatch {
+    let schema = file.metadata().file_metadata().schema_descr();
+    let mask = match keep {
+        Some(keep) => ProjectionMask::leaves(schema, keep.iter().copied()),
+        None => ProjectionMask::all(),
+    };
+    let levels = parquet_to_arrow_field_levels(schema, mask, Some(hint)).unwrap();
+    let row_group = OneRowGroup {
+        file: file.clone(),
+        index,
+    };
+    let batch_size = row_group.num_rows().max(1);
+    let reader =
+        ParquetRecordBatchReader::try_new_with_row_groups(&levels, &row_group, batch_size, None)
+            .unwrap();
+    let schema = reader.schema();
+    let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
+    concat_batches(&schema, &batches).unwrap()
+}
+
+/// Assembles every row group of the file from its leaves' levels and
+/// values, and checks the arrays equal arrow-rs's decode. Returns the
+/// number of arrays compared.
+fn assert_assembly_like_arrow_rs(bytes: &Bytes, keep: Option<&[usize]>, label: &str) -> usize {
+    let file: Arc<dyn FileReader> = Arc::new(SerializedFileReader::new(bytes.clone()).unwrap());
+    let schema = file.metadata().file_metadata().schema_descr_ptr();
+    let all = nest_fields(&schema, None).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let fields = nest_fields(&schema, keep).unwrap();
+    let hint = arrow_fields(&all);
+    let mut compared = 0;
+    for rg in 0..file.num_row_groups() {
+        let rows = file.metadata().row_group(rg).num_rows() as usize;
+        let row_group = file.get_row_group(rg).unwrap();
+        let chunks: BTreeMap<usize, LeafChunk> = fields
+            .iter()
+            .flat_map(NestField::leaves)
+            .map(|leaf| (leaf.column, read_leaf(row_group.as_ref(), leaf, rows)))
+            .collect();
+        let levels = chunks
+            .iter()
+            .map(|(&c, chunk)| (c, chunk.levels()))
+            .collect();
+        let values = chunks
+            .iter()
+            .map(|(&c, chunk)| (c, chunk.values.clone()))
+            .collect();
+        let assembly =
+            assemble(&fields, &levels).unwrap_or_else(|e| panic!("{label}, row group {rg}: {e}"));
+        if !fields.is_empty() {
+            assert_eq!(assembly.records, rows, "{label}, row group {rg}: records");
+        }
+        let ours = build_arrays(&fields, &assembly, &values)
+            .unwrap_or_else(|e| panic!("{label}, row group {rg}: {e}"));
+        let theirs = arrow_rs_row_group(&file, &hint, rg, keep);
+        assert_eq!(ours.len(), theirs.num_columns(), "{label}");
+        for (i, (a, b)) in ours.iter().zip(theirs.columns()).enumerate() {
+            assert_eq!(
+                a, b,
+                "{label}, row group {rg}, field {} (keep {keep:?})",
+                fields[i].name
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, fields.len() * file.num_row_groups(), "{label}");
+    compared
+}
+
+// ----- random nested batches written by ArrowWriter -------------------------
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Per slot, valid or not (one in five null when the field is nullable).
+fn random_nulls(rng: &mut Rng, field: &Field, len: usize) -> Option<NullBuffer> {
+    field
+        .is_nullable()
+        .then(|| NullBuffer::from((0..len).map(|_| rng.below(5) != 0).collect::<Vec<bool>>()))
+}
+
+/// List lengths: 0 to 4 (an empty list one time in five), 0 at null slots.
+fn random_lengths(rng: &mut Rng, nulls: &Option<NullBuffer>, len: usize) -> Vec<usize> {
+    (0..len)
+        .map(|i| {
+            let valid = nulls.as_ref().is_none_or(|n| n.is_valid(i));
+            if valid {
+                rng.below(5) as usize
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+/// A random array of the field's type: nulls where nullable, empty and
+/// null lists, strings both inline (up to 12 bytes) and not.
+fn random_array(rng: &mut Rng, field: &Field, len: usize) -> ArrayRef {
+    let nulls = random_nulls(rng, field, len);
+    match field.data_type() {
+        DataType::Int32 => {
+            let values = (0..len).map(|_| rng.below(1000) as i32 - 500).collect();
+            Arc::new(Int32Array::new(values, nulls))
+        }
+        DataType::Int64 => {
+            let values = (0..len).map(|_| rng.next() as i64).collect();
+            Arc::new(Int64Array::new(values, nulls))
+        }
+        DataType::Utf8 => {
+            let strings = (0..len).map(|i| {
+                let valid = nulls.as_ref().is_none_or(|n| n.is_valid(i));
+                let n = rng.below(20) as usize;
+                valid.then(|| {
+                    (0..n)
+                        .map(|k| (b'a' + ((k as u64 + rng.below(26)) % 26) as u8) as char)
+                        .collect::<String>()
+                })
+            });
+            Arc::new(StringArray::from_iter(strings))
+        }
+        DataType::List(child) => {
+            let lengths = random_lengths(rng, &nulls, len);
+            let values = random_array(rng, child, lengths.iter().sum());
+            let offsets = OffsetBuffer::from_lengths(lengths);
+            Arc::new(ListArray::new(child.clone(), offsets, values, nulls))
+        }
+        DataType::Struct(fields) => {
+            let children = fields.iter().map(|f| random_array(rng, f, len)).collect();
+            Arc::new(StructArray::new(fields.clone(), children, nulls))
+        }
+        DataType::Map(entries, _) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                unreachable!("map entries are a struct")
+            };
+            let lengths = random_lengths(rng, &nulls, len);
+            let total = lengths.iter().sum();
+            let children = kv.iter().map(|f| random_array(rng, f, total)).collect();
+            let entries_array = StructArray::new(kv.clone(), children, None);
+            let offsets = OffsetBuffer::from_lengths(lengths);
+            Arc::new(MapArray::new(
+                entries.clone(),
+                offsets,
+                entries_array,
+                nulls,
+                false,
+            ))
+        }
+        other => unreachable!("random_array: {other}"),
+    }
+}
+
+fn list(name: &str, item: Field, nullable: bool) -> Field {
+    Field::new(name, DataType::List(Arc::new(item)), nullable)
+}
+
+fn strukt(name: &str, fields: Vec<Field>, nullable: bool) -> Field {
+    Field::new(name, DataType::Struct(Fields::from(fields)), nullable)
+}
+
+fn map(name: &str, value: Field, nullable: bool) -> Field {
+    let entries = strukt(
+        "entries",
+        vec![Field::new("keys", DataType::Utf8, false), value],
+        false,
+    );
+    Field::new(name, DataType::Map(Arc::new(entries), false), nullable)
+}
+
+fn int32(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::Int32, nullable)
+}
+
+fn int64(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::Int64, nullable)
+}
+
+fn utf8(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::Utf8, nullable)
+}
+
+/// The nested shapes of the assembly tests, optional and required.
+fn nested_schema() -> Schema {
+    Schema::new(vec![
+        int64("id", false),
+        utf8("flat", true),
+        list("l_i32", int32("item", true), true),
+        list("l_i32_req", int32("item", false), false),
+        list("l_str", utf8("item", true), true),
+        list("l_str_req", utf8("item", false), true),
+        strukt(
+            "st",
+            vec![int32("a", true), list("b", int32("item", true), true)],
+            true,
+        ),
+        strukt(
+            "st_req",
+            vec![int32("a", false), list("b", int32("item", false), false)],
+            false,
+        ),
+        list("ll", list("item", int64("item", true), true), true),
+        list("ll_req", list("item", int64("item", false), false), false),
+        map("m", int32("values", true), true),
+        map("m_req", int32("values", false), false),
+        list(
+            "ls",
+            strukt("item", vec![int32("x", true), utf8("y", true)], true),
+            true,
+        ),
+        list(
+            "ls_req",
+            strukt("item", vec![int32("x", false), utf8("y", false)], false),
+            false,
+        ),
+        // A required struct and a required leaf inside an optional struct.
+        strukt(
+            "deep",
+            vec![
+                strukt(
+                    "s",
+                    vec![int32("req", false), list("l", utf8("item", true), true)],
+                    false,
+                ),
+                map("m", list("values", int32("item", true), true), true),
+            ],
+            true,
+        ),
+        list(
+            "lm",
+            map("item", strukt("values", vec![int64("p", true)], true), true),
+            true,
+        ),
+    ])
+}
+
+fn random_batch(seed: u64, rows: usize) -> RecordBatch {
+    let schema = Arc::new(nested_schema());
+    let mut rng = Rng(seed | 1);
+    let columns = schema
+        .fields()
+        .iter()
+        .map(|f| random_array(&mut rng, f, rows))
+        .collect();
+    RecordBatch::try_new(schema, columns).unwrap()
+}
+
+/// Writer settings: small pages and write batches, v1 and v2 pages,
+/// dictionaries on and off, several row groups. (arrow-rs 59's writer ends
+/// every page, v1 included, at a record boundary; the assembly takes a
+/// whole chunk's levels, so page boundaries do not enter it.)
+fn writer_settings() -> Vec<(&'static str, WriterProperties)> {
+    let base = || {
+        WriterProperties::builder()
+            .set_max_row_group_row_count(Some(97))
+            .set_data_page_row_count_limit(7)
+            .set_write_batch_size(5)
+    };
+    vec![
+        ("v1 small pages", base().build()),
+        (
+            "v1 tiny pages, no dictionary",
+            base()
+                .set_dictionary_enabled(false)
+                .set_data_page_size_limit(64)
+                .set_write_batch_size(3)
+                .build(),
+        ),
+        (
+            "v2 small pages",
+            base()
+                .set_writer_version(WriterVersion::PARQUET_2_0)
+                .build(),
+        ),
+        (
+            "v2 default pages, no dictionary",
+            WriterProperties::builder()
+                .set_writer_version(WriterVersion::PARQUET_2_0)
+                .set_dictionary_enabled(false)
+                .build(),
+        ),
+    ]
+}
+
+fn write(batch: &RecordBatch, props: WriterProperties) -> Bytes {
+    let mut out = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+    writer.write(batch).unwrap();
+    writer.close().unwrap();
+    Bytes::from(out)
+}
+
+#[test]
+fn random_nested_files_assemble_like_arrow_rs() {
+    let mut compared = 0;
+    for seed in [1u64, 7, 42] {
+        let batch = random_batch(seed, 250);
+        for (name, props) in writer_settings() {
+            let bytes = write(&batch, props);
+            compared +=
+                assert_assembly_like_arrow_rs(&bytes, None, &format!("seed {seed}, {name}"));
+        }
+    }
+    // 16 fields; 3 row groups in 3 settings, 1 in the last; 3 seeds.
+    assert_eq!(compared, 16 * (3 * 3 + 1) * 3);
+}
+
+#[test]
+fn random_nested_file_types_match_arrow_rs() {
+    let bytes = write(&random_batch(3, 10), writer_settings().remove(0).1);
+    let reader = SerializedFileReader::new(bytes).unwrap();
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    assert_types_like_arrow_rs(&schema, None, "random file");
+}
+
+#[test]
+fn projected_assembly_matches_arrow_rs() {
+    let bytes = write(&random_batch(11, 200), writer_settings().remove(0).1);
+    let reader = SerializedFileReader::new(bytes.clone()).unwrap();
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    let n = schema.num_columns();
+    let masks: Vec<Vec<usize>> = vec![
+        (0..n).step_by(2).collect(),
+        (1..n).step_by(2).collect(),
+        (0..n).step_by(5).collect(),
+        (0..n - 1).collect(),
+    ];
+    for keep in &masks {
+        assert_types_like_arrow_rs(&schema, Some(keep), "projection");
+        let compared = assert_assembly_like_arrow_rs(&bytes, Some(keep), "projection");
+        assert!(compared > 0, "keep {keep:?}: nothing compared");
+    }
+}
+
+#[test]
+fn empty_chunk_assembles_like_arrow_rs() {
+    let bytes = write(&random_batch(5, 0), writer_settings().remove(0).1);
+    assert_assembly_like_arrow_rs(&bytes, None, "empty file");
+    let reader = SerializedFileReader::new(bytes).unwrap();
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    let fields = nest_fields(&schema, None).unwrap();
+    let levels: BTreeMap<usize, LeafLevels<'_>> = fields
+        .iter()
+        .flat_map(NestField::leaves)
+        .map(|leaf| {
+            let levels = LeafLevels {
+                entries: 0,
+                rep: (leaf.rep > 0).then_some(&[][..]),
+                def: (leaf.def > 0).then_some(&[][..]),
+            };
+            (leaf.column, levels)
+        })
+        .collect();
+    let assembly = assemble(&fields, &levels).unwrap();
+    assert_eq!(assembly.records, 0);
+}
+
+// ----- parquet-testing files ----------------------------------------------
+
+const TESTING_FILES: &[&str] = &[
+    "list_columns.parquet",
+    "nested_lists.snappy.parquet",
+    "nested_maps.snappy.parquet",
+    "nested_structs.rust.parquet",
+    "nonnullable.impala.parquet",
+    "nullable.impala.parquet",
+    "nulls.snappy.parquet",
+    "old_list_structure.parquet",
+    "repeated_no_annotation.parquet",
+    "repeated_primitive_no_list.parquet",
+    "map_no_value.parquet",
+    "incorrect_map_schema.parquet",
+];
+
+fn testing_file(name: &str) -> Option<Bytes> {
+    let Ok(dir) = std::env::var("PARQUET_TEST_DATA") else {
+        eprintln!("PARQUET_TEST_DATA unset: skipping the parquet-testing file {name}");
+        return None;
+    };
+    let path = std::path::Path::new(&dir).join(name);
+    Some(Bytes::from(
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    ))
+}
+
+#[test]
+fn parquet_testing_nested_files_match_arrow_rs() {
+    for name in TESTING_FILES {
+        let Some(bytes) = testing_file(name) else {
+            continue;
+        };
+        let reader = SerializedFileReader::new(bytes.clone()).unwrap();
+        let schema = reader.metadata().file_metadata().schema_descr_ptr();
+        assert_types_like_arrow_rs(&schema, None, name);
+        let compared = assert_assembly_like_arrow_rs(&bytes, None, name);
+        eprintln!("{name}: {compared} arrays equal to arrow-rs's");
+        assert_eq!(compared, schema.root_schema().get_fields().len(), "{name}");
+    }
+}
+
+#[test]
+fn parquet_testing_null_list_is_refused() {
+    // Its element is UNKNOWN (arrow-rs: Null), outside the type mapping.
+    let Some(bytes) = testing_file("null_list.parquet") else {
+        return;
+    };
+    let reader = SerializedFileReader::new(bytes).unwrap();
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    let arrow_rs = parquet_to_arrow_schema(&schema, None).unwrap();
+    assert!(matches!(
+        arrow_rs.field(0).data_type(),
+        DataType::List(f) if f.data_type() == &DataType::Null
+    ));
+    assert!(matches!(
+        nest_fields(&schema, None),
+        Err(DecodePlanError::Unsupported { .. })
+    ));
+}
+
+// ----- corrupt levels -------------------------------------------------------
+
+/// `optional list<optional int32>`: max def 3 (null list 0, empty 1, null
+/// element 2, value 3), max rep 1.
+fn list_model() -> Vec<NestField> {
+    let schema = descriptor(
+        "message m { optional group a (LIST) { repeated group list { optional int32 element; } } }",
+    );
+    nest_fields(&schema, None).unwrap()
+}
+
+fn assemble_one(rep: &[i16], def: &[i16]) -> Result<Assembly, NestError> {
+    let levels = BTreeMap::from([(
+        0,
+        LeafLevels {
+            entries: def.len(),
+            rep: Some(rep),
+            def: Some(def),
+        },
+    )]);
+    assemble(&list_model(), &levels)
+}
+
+#[test]
+fn valid_list_levels_assemble_like_arrow_rs() {
+    // [[1, null], null, [], [2]] written by arrow-rs, assembled from the
+    // levels arrow-rs's writer produces for it.
+    let rep = [0, 1, 0, 0, 0];
+    let def = [3, 2, 0, 1, 3];
+    let assembly = assemble_one(&rep, &def).unwrap();
+    let values = BTreeMap::from([(0, Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef)]);
+    let ours = build_arrays(&list_model(), &assembly, &values).unwrap();
+
+    let item = Arc::new(Field::new("element", DataType::Int32, true));
+    let array: ArrayRef = Arc::new(ListArray::new(
+        item.clone(),
+        OffsetBuffer::from_lengths([2, 0, 0, 1]),
+        Arc::new(Int32Array::from(vec![Some(1), None, Some(2)])),
+        Some(NullBuffer::from(vec![true, false, true, true])),
+    ));
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "a",
+        array.data_type().clone(),
+        true,
+    )]));
+    let batch = RecordBatch::try_new(schema, vec![array]).unwrap();
+    let bytes = write(&batch, WriterProperties::builder().build());
+    let file: Arc<dyn FileReader> = Arc::new(SerializedFileReader::new(bytes).unwrap());
+    let row_group = file.get_row_group(0).unwrap();
+    let fields = list_model();
+    let leaf = read_leaf(row_group.as_ref(), fields[0].leaves()[0], 4);
+    assert_eq!(
+        (leaf.rep.as_slice(), leaf.def.as_slice()),
+        (&rep[..], &def[..])
+    );
+    let decoded = arrow_rs_row_group(&file, &arrow_fields(&fields), 0, None);
+    assert_eq!(&ours[0], decoded.column(0));
+}
+
+/// Repetition levels, definition levels, and the error they must give.
+type CorruptCase = (
+    &'static [i16],
+    &'static [i16],
+    Box<dyn Fn(&NestError) -> bool>,
+);
+
+#[test]
+fn corrupt_levels_are_typed_errors() {
+    let out_of_range = |which: LevelKind, level: i16| move |e: &NestError| matches!(e, NestError::LevelOutOfRange { which: w, level: l, .. } if *w == which && *l == level);
+    let cases: Vec<CorruptCase> = vec![
+        (
+            &[0, 1],
+            &[3, 4],
+            Box::new(out_of_range(LevelKind::Definition, 4)),
+        ),
+        (
+            &[0, 0],
+            &[3, -1],
+            Box::new(out_of_range(LevelKind::Definition, -1)),
+        ),
+        (
+            &[0, 2],
+            &[3, 3],
+            Box::new(out_of_range(LevelKind::Repetition, 2)),
+        ),
+        (
+            &[0, -1],
+            &[3, 3],
+            Box::new(out_of_range(LevelKind::Repetition, -1)),
+        ),
+        (
+            &[1, 0],
+            &[3, 3],
+            Box::new(|e: &NestError| matches!(e, NestError::FirstNotRecord { rep: 1, .. })),
+        ),
+        // An element added to an empty list, then to a null list.
+        (
+            &[0, 1],
+            &[1, 3],
+            Box::new(|e: &NestError| matches!(e, NestError::BadContinuation { index: 1, .. })),
+        ),
+        (
+            &[0, 0, 1],
+            &[3, 0, 2],
+            Box::new(|e: &NestError| matches!(e, NestError::BadContinuation { index: 2, .. })),
+        ),
+        // A continuation that is itself no element.
+        (
+            &[0, 1],
+            &[3, 1],
+            Box::new(|e: &NestError| matches!(e, NestError::BadContinuation { def: 1, .. })),
+        ),
+    ];
+    for (rep, def, is_expected) in cases {
+        let err = assemble_one(rep, def).unwrap_err();
+        assert!(is_expected(&err), "rep {rep:?} def {def:?}: {err}");
+    }
+}
+
+#[test]
+fn missing_or_miscounted_levels_are_typed_errors() {
+    let fields = list_model();
+    let assemble_with = |levels: LeafLevels<'_>| assemble(&fields, &BTreeMap::from([(0, levels)]));
+    let count = assemble_with(LeafLevels {
+        entries: 2,
+        rep: Some(&[0, 0]),
+        def: Some(&[3]),
+    });
+    assert!(matches!(
+        count,
+        Err(NestError::LevelCount {
+            which: LevelKind::Definition,
+            entries: 2,
+            found: 1,
+            ..
+        })
+    ));
+    let absent = assemble_with(LeafLevels {
+        entries: 1,
+        rep: None,
+        def: Some(&[3]),
+    });
+    assert!(matches!(
+        absent,
+        Err(NestError::AbsentLevels {
+            which: LevelKind::Repetition,
+            max: 1,
+            ..
+        })
+    ));
+    let missing = assemble(&fields, &BTreeMap::new());
+    assert!(matches!(
+        missing,
+        Err(NestError::MissingLevels { column: 0 })
+    ));
+}
+
+#[test]
+fn leaves_that_disagree_are_typed_errors() {
+    // struct<a: list<int32>, b: int32>: `a` holds two records, `b` three.
+    let schema = descriptor(
+        "message m { optional group s {
+            optional group a (LIST) { repeated group list { optional int32 element; } }
+            optional int32 b; } }",
+    );
+    let fields = nest_fields(&schema, None).unwrap();
+    let levels = BTreeMap::from([
+        (
+            0,
+            LeafLevels {
+                entries: 3,
+                rep: Some(&[0, 1, 0][..]),
+                def: Some(&[4, 4, 4][..]),
+            },
+        ),
+        (
+            1,
+            LeafLevels {
+                entries: 3,
+                rep: None,
+                def: Some(&[2, 2, 2][..]),
+            },
+        ),
+    ]);
+    let err = assemble(&fields, &levels).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            NestError::SlotMismatch {
+                column: 1,
+                expected: 2,
+                found: 3
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn offsets_past_i32_are_typed_errors() {
+    let past = i32::MAX as usize + 1;
+    assert_eq!(
+        offsets_at(&[0, past], &[0]),
+        Err(NestError::OffsetOverflow { count: past })
+    );
+    assert_eq!(offsets_at(&[0, 1, 2], &[0, 1]), Ok(vec![0, 1, 2]));
+}
+
+#[test]
+fn wrong_values_are_typed_errors() {
+    let fields = list_model();
+    let assembly = assemble_one(&[0, 1, 0], &[3, 3, 0]).unwrap();
+    let build = |values: Vec<(usize, ArrayRef)>| {
+        build_arrays(&fields, &assembly, &values.into_iter().collect())
+    };
+    assert!(matches!(
+        build(vec![]),
+        Err(NestError::MissingValues { column: 0 })
+    ));
+    assert!(matches!(
+        build(vec![(0, Arc::new(Int32Array::from(vec![1])))]),
+        Err(NestError::ValueCount {
+            column: 0,
+            expected: 2,
+            found: 1
+        })
+    ));
+    assert!(matches!(
+        build(vec![(0, Arc::new(Int64Array::from(vec![1, 2])))]),
+        Err(NestError::ValueType { column: 0, .. })
+    ));
+}
