@@ -566,6 +566,37 @@ int main() {
     for (size_t r = 0; r < nl + 10; ++r) CHECK(bit(tl.out_validity, r) == (r >= 10 && dl[r - 10]), "levels validity %zu", r);
     printf("byte arrays + levels ok\n");
   }
+  { // nested leaves (v1 pages with repetition levels first): decoded flat over level entries
+    std::vector<PageTask> ts; std::vector<std::vector<int32_t>> exp; std::vector<std::vector<u32>> defs;
+    for (int p = 0; p < 2; ++p) {
+      size_t n = 3000; std::vector<u32> rep, def; std::vector<int32_t> vals;
+      for (size_t i = 0; i < n; ++i) { rep.push_back(i == 0 ? 0 : (u32)rng.below(2)); def.push_back((u32)rng.below(4)); }
+      std::vector<uint8_t> body;
+      auto section = [&](const std::vector<u32>& lv, u32 bw) { auto e = hybrid(lv, bw); u32 L = e.size(); body.insert(body.end(), (uint8_t*)&L, (uint8_t*)&L + 4); body.insert(body.end(), e.begin(), e.end()); };
+      section(rep, 1); section(def, 2);
+      for (u32 d : def) if (d == 3) { int32_t v = (int32_t)rng.below(1u << 30) - (1 << 29); vals.push_back(v); body.insert(body.end(), (uint8_t*)&v, (uint8_t*)&v + 4); }
+      auto t = fixed(n, GDS_CONV_COPY, 4, 4); t.num_values = n; t.max_def = 3; t.flags = GDS_FLAG_V1_LEVELS | GDS_FLAG_V1_REP_LEVELS;
+      if (p == 1) body.resize(body.size() - 2);  // the last value cut: its error
+      t.data = up(body); t.data_len = body.size(); t.out_values = alloc(n * 4, 0xCD); t.out_validity = alloc((n + 31) / 32 * 4, 0);
+      ts.push_back(t); exp.push_back(vals); defs.push_back(def);
+    }
+    // A repetition section longer than the page.
+    std::vector<uint8_t> bad{0xff, 0xff, 0, 0, 1, 2, 3};
+    auto tb = fixed(4, GDS_CONV_COPY, 4, 4); tb.num_values = 4; tb.max_def = 3; tb.flags = GDS_FLAG_V1_LEVELS | GDS_FLAG_V1_REP_LEVELS;
+    tb.data = up(bad); tb.data_len = bad.size(); tb.out_values = alloc(16, 0); tb.out_validity = alloc(4, 0); ts.push_back(tb);
+    run(ts, nod, st);
+    CHECK(ts[0].error == 0, "nested v1: error %u at %u", ts[0].error, ts[0].error_index);
+    CHECK(ts[1].error == GDS_ERR_VALUES_OVERRUN, "nested v1 cut: error %u", ts[1].error);
+    CHECK(ts[2].error == GDS_ERR_LEVELS_LENGTH, "nested v1 rep length: error %u", ts[2].error);
+    size_t k = 0;
+    for (size_t i = 0; i < defs[0].size(); ++i) {
+      const bool valid = defs[0][i] == 3;
+      CHECK(bit(ts[0].out_validity, i) == valid, "nested validity %zu", i);
+      if (valid) { int32_t g; memcpy(&g, (void*)(ts[0].out_values + i * 4), 4); CHECK(g == exp[0][k], "nested value %zu", i); ++k; }
+    }
+    CHECK(ts[0].value_count == k, "nested value count %u %zu", ts[0].value_count, k);
+    printf("nested v1 leaves ok\n");
+  }
   { // BYTE_ARRAY decimals of up to 32 bytes -> Decimal256 (plain and dictionary), 33 bytes an error
     auto le256 = [](const std::vector<uint8_t>& be) { std::vector<uint8_t> v(32, (!be.empty() && (be[0] & 0x80)) ? 0xff : 0); for (size_t b = 0; b < be.size(); ++b) v[b] = be[be.size() - 1 - b]; return v; };
     auto rdec = [&](size_t len) { std::vector<uint8_t> v(len); for (auto& b : v) b = rng.below(256); return v; };

@@ -20,6 +20,12 @@ pub use crate::decode::page::codes::{Conversion, Encoding, Kind};
 /// when `max_def > 0`). Without it, levels are at `def_levels` (v2).
 pub const FLAG_V1_LEVELS: u32 = 1;
 
+/// [`PageTask::flags`] bit, with [`FLAG_V1_LEVELS`]: a nested column's v1
+/// page, whose repetition levels come first behind their own 4-byte length;
+/// the kernel skips them to reach the definition levels (the leaf is then
+/// decoded flat over its level entries).
+pub const FLAG_V1_REP_LEVELS: u32 = 4;
+
 /// [`PageTask::flags`] bit: only the page's rows `row_skip .. row_skip +
 /// row_take` are written, at `out_row ..` (page pruning: a kept page may
 /// reach past the rows the scan selected). Without it every row is written.
@@ -439,6 +445,7 @@ pub fn generated_header(config: KernelConfig) -> String {
         ),
         ("GDS_FLAG_V1_LEVELS", FLAG_V1_LEVELS),
         ("GDS_FLAG_ROW_WINDOW", FLAG_ROW_WINDOW),
+        ("GDS_FLAG_V1_REP_LEVELS", FLAG_V1_REP_LEVELS),
     ];
     for (name, value) in defines {
         let _ = writeln!(h, "#define {name} {value}u");

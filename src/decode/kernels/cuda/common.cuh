@@ -19,7 +19,7 @@ typedef long long i64;
 // src/decode/kernels/task.rs for the meaning of every field.
 struct PageTask {
   // Device addresses.
-  u64 data;               // page values (v1: [u32 def len][def levels][values] when GDS_FLAG_V1_LEVELS)
+  u64 data;               // page values (v1: [[u32 rep len][rep levels]][u32 def len][def levels][values] when GDS_FLAG_V1_LEVELS)
   u64 def_levels;         // v2 definition levels (RLE hybrid, no length prefix), 0 if none
   u64 dict;               // dictionary values (PLAIN fixed width, or 16-byte views for byte arrays)
   u64 out_values;         // the column's output values (row 0 of this row group)
@@ -155,13 +155,21 @@ __device__ __forceinline__ u32 gds_sections(const PageTask& t, Sections& s) {
   if (t.data_len != 0 && t.data == 0) return GDS_ERR_BAD_TASK;
   if (t.max_def == 0) return 0;
   if (t.flags & GDS_FLAG_V1_LEVELS) {
-    if (t.data_len < 4) return GDS_ERR_LEVELS_LENGTH;
-    u32 len = gds_ld_u32(data);
-    if (len > t.data_len - 4) return GDS_ERR_LEVELS_LENGTH;
-    s.levels = data + 4;
+    // A nested column's repetition levels first: skipped here.
+    u32 at = 0;
+    if (t.flags & GDS_FLAG_V1_REP_LEVELS) {
+      if (t.data_len < 4) return GDS_ERR_LEVELS_LENGTH;
+      const u32 rep_len = gds_ld_u32(data);
+      if (rep_len > t.data_len - 4) return GDS_ERR_LEVELS_LENGTH;
+      at = 4 + rep_len;
+    }
+    if (t.data_len - at < 4) return GDS_ERR_LEVELS_LENGTH;
+    u32 len = gds_ld_u32(data + at);
+    if (len > t.data_len - at - 4) return GDS_ERR_LEVELS_LENGTH;
+    s.levels = data + at + 4;
     s.levels_len = len;
-    s.values = data + 4 + len;
-    s.values_len = t.data_len - 4 - len;
+    s.values = data + at + 4 + len;
+    s.values_len = t.data_len - at - 4 - len;
   } else {
     if (t.def_len != 0 && t.def_levels == 0) return GDS_ERR_BAD_TASK;
     s.levels = (const u8*)t.def_levels;
