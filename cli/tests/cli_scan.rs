@@ -164,27 +164,13 @@ fn not_parquet_truncated_and_bad_requests_fail_cleanly() {
     }
 }
 
-/// The `.parquet` files of `fuzz/findings/{dir}`, sorted.
-fn findings(dir: &str) -> Vec<std::path::PathBuf> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/findings")
-        .join(dir);
-    let mut files: Vec<_> = std::fs::read_dir(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// The files fuzzing found to make arrow-rs abort on an allocation
 /// (`fuzz/findings/reader-abort`: a DELTA_BYTE_ARRAY length count near
 /// 10^15): `scan --host --output` refuses each with a typed error before
 /// arrow-rs sizes anything from it (`parquet::delta_guard`).
 #[test]
 fn reader_abort_findings_are_typed_errors() {
-    let files = findings("reader-abort");
+    let files = common::findings("reader-abort");
     assert_eq!(files.len(), 7, "the findings are there");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.arrow");
@@ -214,7 +200,7 @@ fn reader_abort_findings_are_typed_errors() {
 /// panic message or backtrace (the panic is caught at gdscan's border).
 #[test]
 fn reader_findings_end_in_typed_errors_without_panic_output() {
-    let files = findings("reader");
+    let files = common::findings("reader");
     assert!(files.len() >= 60, "the findings are there: {}", files.len());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.arrow");

@@ -153,26 +153,12 @@ fn bench_tpch_datafusion_reports_both_sides_and_the_ratio() {
     assert_clean_failure(&out, "unknown TPC-H query 23");
 }
 
-/// The `.parquet` files of `fuzz/findings/{dir}`, sorted.
-fn findings(dir: &str) -> Vec<std::path::PathBuf> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/findings")
-        .join(dir);
-    let mut files: Vec<_> = std::fs::read_dir(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// The files fuzzing found to make arrow-rs abort on an allocation
 /// (`fuzz/findings/reader-abort`): `gdscan sql ... "select * from t"`
 /// refuses each with a typed error (exit code 1), never an abort.
 #[test]
 fn reader_abort_findings_are_typed_errors() {
-    let files = findings("reader-abort");
+    let files = common::findings("reader-abort");
     assert_eq!(files.len(), 7, "the findings are there");
     for file in &files {
         let table = format!("t={}", file.display());
@@ -192,7 +178,7 @@ fn reader_abort_findings_are_typed_errors() {
 /// streams stop panics at gdscan's border).
 #[test]
 fn reader_findings_end_in_typed_errors_without_panic_output() {
-    let files = findings("reader");
+    let files = common::findings("reader");
     assert!(files.len() >= 60, "the findings are there: {}", files.len());
     let mut failed = 0;
     for file in &files {

@@ -101,23 +101,15 @@ impl DeviceColumn {
         if !is_flat(&data_type) {
             return Err(DeviceArrayError::Unsupported { data_type });
         }
-        let null_count = check(
-            &data_type,
-            offset,
-            len,
-            null_count,
-            validity.as_ref(),
-            &buffers,
-        )?;
-        Ok(DeviceColumn {
+        DeviceColumn::checked(
             data_type,
             offset,
             len,
             null_count,
             validity,
             buffers,
-            children: Vec::new(),
-        })
+            Vec::new(),
+        )
     }
 
     /// A nested column of `len` values: a List, LargeList or Map (`buffers`
@@ -167,14 +159,6 @@ impl DeviceColumn {
         let Some(fields) = child_fields(&data_type) else {
             return Err(DeviceArrayError::Unsupported { data_type });
         };
-        let null_count = check(
-            &data_type,
-            offset,
-            len,
-            null_count,
-            validity.as_ref(),
-            &buffers,
-        )?;
         let bad = |problem: String| Err(DeviceArrayError::layout(&data_type, problem));
         if children.len() != fields.len() {
             return bad(format!(
@@ -208,6 +192,30 @@ impl DeviceColumn {
                 }
             }
         }
+        DeviceColumn::checked(
+            data_type, offset, len, null_count, validity, buffers, children,
+        )
+    }
+
+    /// The column, after its own buffers are checked against its type's
+    /// layout (the callers check the type and the children).
+    fn checked(
+        data_type: DataType,
+        offset: usize,
+        len: usize,
+        null_count: Option<usize>,
+        validity: Option<DeviceBytes>,
+        buffers: Vec<DeviceBytes>,
+        children: Vec<DeviceColumn>,
+    ) -> Result<DeviceColumn> {
+        let null_count = check(
+            &data_type,
+            offset,
+            len,
+            null_count,
+            validity.as_ref(),
+            &buffers,
+        )?;
         Ok(DeviceColumn {
             data_type,
             offset,

@@ -109,6 +109,19 @@ fn buffer_table(batch: &DeviceBatch) -> Vec<(u64, usize)> {
         .collect()
 }
 
+/// A CPU device array around arrow-rs's own C export of `data`, with its schema.
+fn arrow_rs_export(data: &arrow::array::ArrayData) -> (ArrowDeviceArray, FFI_ArrowSchema) {
+    let (plain, schema) = arrow::ffi::to_ffi(data).unwrap();
+    let array = ArrowDeviceArray {
+        array: plain,
+        device_id: -1,
+        device_type: ArrowDeviceType::CPU,
+        sync_event: std::ptr::null_mut(),
+        reserved: [0; 3],
+    };
+    (array, schema)
+}
+
 #[test]
 fn batches_and_structures_cross_threads() {
     fn send_sync<T: Send + Sync>() {}
@@ -348,14 +361,7 @@ fn nested_host_batches_round_trip_through_the_c_structures() {
     }
     // arrow-rs's own export of a sliced nested batch (parents with offsets).
     let sliced = StructArray::from(expected.slice(2, 3));
-    let (plain, schema) = arrow::ffi::to_ffi(&sliced.to_data()).unwrap();
-    let array = ArrowDeviceArray {
-        array: plain,
-        device_id: -1,
-        device_type: ArrowDeviceType::CPU,
-        sync_event: std::ptr::null_mut(),
-        reserved: [0; 3],
-    };
+    let (array, schema) = arrow_rs_export(&sliced.to_data());
     let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
     assert_eq!(imported.to_host().unwrap(), expected.slice(2, 3));
 }
@@ -381,14 +387,7 @@ fn arrow_rs_exports_import_as_device_batches() {
     let struct_array = StructArray::from(expected.clone());
     for (offset, len) in [(0, 6), (1, 4)] {
         let sliced = struct_array.slice(offset, len);
-        let (plain, schema) = arrow::ffi::to_ffi(&sliced.to_data()).unwrap();
-        let array = ArrowDeviceArray {
-            array: plain,
-            device_id: -1,
-            device_type: ArrowDeviceType::CPU,
-            sync_event: std::ptr::null_mut(),
-            reserved: [0; 3],
-        };
+        let (array, schema) = arrow_rs_export(&sliced.to_data());
         let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
         assert_eq!(imported.num_rows(), len);
         assert_eq!(imported.to_host().unwrap(), expected.slice(offset, len));
@@ -437,14 +436,7 @@ fn imports_reject_what_is_not_a_flat_device_batch() {
         vec![Arc::new(dict)],
     )
     .unwrap();
-    let (plain, nested_schema) = arrow::ffi::to_ffi(&StructArray::from(nested).to_data()).unwrap();
-    let array = ArrowDeviceArray {
-        array: plain,
-        device_id: -1,
-        device_type: ArrowDeviceType::CPU,
-        sync_event: std::ptr::null_mut(),
-        reserved: [0; 3],
-    };
+    let (array, nested_schema) = arrow_rs_export(&StructArray::from(nested).to_data());
     let err = import_error(&nested_schema, array);
     assert!(
         err.contains("column \"s\"") && err.contains("not supported"),
