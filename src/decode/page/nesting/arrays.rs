@@ -60,10 +60,6 @@ fn layout_kind(layout: &NodeLayout) -> &'static str {
     }
 }
 
-fn arrow_error(e: arrow::error::ArrowError) -> NestError {
-    NestError::Arrow(e.to_string())
-}
-
 fn null_buffer(validity: &Option<Vec<bool>>) -> Option<NullBuffer> {
     validity.as_ref().map(|v| NullBuffer::from(v.as_slice()))
 }
@@ -105,7 +101,7 @@ fn build_leaf(
         .map(|&i| i.min(last) as u64)
         .collect();
     let indices = UInt64Array::new(ScalarBuffer::from(indices), null_buffer(&layout.validity));
-    take(given.as_ref(), &indices, None).map_err(arrow_error)
+    take(given.as_ref(), &indices, None).map_err(NestError::from)
 }
 
 fn build_struct(
@@ -134,7 +130,7 @@ fn build_struct(
         null_buffer(&layout.validity),
         layout.slots,
     )
-    .map_err(arrow_error)?;
+    .map_err(NestError::from)?;
     Ok(Arc::new(array))
 }
 
@@ -162,7 +158,7 @@ fn build_list(
         element,
         null_buffer(&layout.validity),
     )
-    .map_err(arrow_error)?;
+    .map_err(NestError::from)?;
     Ok(Arc::new(array))
 }
 
@@ -179,8 +175,8 @@ fn build_map(
             what: "map entries that are not a struct".into(),
         });
     };
-    let entries =
-        StructArray::try_new(entry_fields.clone(), vec![key, value], None).map_err(arrow_error)?;
+    let entries = StructArray::try_new(entry_fields.clone(), vec![key, value], None)
+        .map_err(NestError::from)?;
     let array = MapArray::try_new(
         Arc::new(entries_field),
         offset_buffer(&layout.offsets)?,
@@ -188,6 +184,6 @@ fn build_map(
         null_buffer(&layout.validity),
         false,
     )
-    .map_err(arrow_error)?;
+    .map_err(NestError::from)?;
     Ok(Arc::new(array))
 }

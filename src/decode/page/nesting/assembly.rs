@@ -51,7 +51,7 @@ impl fmt::Display for LevelKind {
 }
 
 /// Why levels could not be assembled, or the layout built into arrays.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum NestError {
     /// No levels were given for a leaf of the model.
@@ -174,7 +174,7 @@ pub enum NestError {
     },
     /// Arrow refused the arrays.
     #[error("arrow: {0}")]
-    Arrow(String),
+    Arrow(#[from] arrow::error::ArrowError),
 }
 
 /// The Arrow nested layout of a chunk's top-level fields.
