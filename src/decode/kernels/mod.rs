@@ -57,6 +57,7 @@
 pub mod check;
 pub mod error;
 pub mod launch;
+pub mod nest;
 pub mod nvrtc;
 pub mod snappy_scan;
 pub mod task;
@@ -90,6 +91,9 @@ pub struct KernelSet {
     /// `gds_spread_spec`, `gds_spread_join`, `gds_spread_emit`.
     spread: [Function; 3],
     gather_status: Function,
+    /// `gds_nest_levels`, `gds_nest_count`, `gds_nest_scan`,
+    /// `gds_nest_write` (`cuda/nest.cu`).
+    nest: [Function; 4],
     check_snappy: Function,
     snappy_pieces: Function,
     /// The scan's kernels, in launch order (`cuda/snappy_scan.cu`).
@@ -188,6 +192,23 @@ pub struct RowGroupLaunch {
     pub walks: StringWalks,
     /// The spread walk's tables ([`StringWalks::Spread`]; unused otherwise).
     pub spread: SpreadLaunch,
+    /// The nesting kernels' work (none when the row group has no nested
+    /// leaf).
+    pub nest: NestLaunch,
+}
+
+/// Device addresses and counts of a row group's nesting work
+/// ([`nest`]'s kernels, after the pages).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NestLaunch {
+    /// Whether any page task has level outputs (runs `gds_nest_levels`).
+    pub has_levels: bool,
+    /// Device address of `n_tasks` [`nest::NestTask`]s.
+    pub tasks: u64,
+    /// Nest tasks.
+    pub n_tasks: u32,
+    /// The most entries of a task (the tiles' grid).
+    pub max_entries: u32,
 }
 
 /// Device addresses of a row group's spread-walk tables
@@ -256,6 +277,12 @@ impl KernelSet {
                 module.function("gds_spread_emit")?,
             ],
             gather_status: module.function("gds_gather_status")?,
+            nest: [
+                module.function("gds_nest_levels")?,
+                module.function("gds_nest_count")?,
+                module.function("gds_nest_scan")?,
+                module.function("gds_nest_write")?,
+            ],
             check_snappy: module.function("gds_check_snappy")?,
             snappy_pieces: module.function("gds_snappy_pieces")?,
             scan: [
@@ -291,7 +318,7 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 17] {
+    pub fn functions(&self) -> [(&'static str, &Function); 21] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_dba_sizes", &self.dba_sizes),
@@ -302,6 +329,10 @@ impl KernelSet {
             ("gds_spread_join", &self.spread[1]),
             ("gds_spread_emit", &self.spread[2]),
             ("gds_gather_status", &self.gather_status),
+            ("gds_nest_levels", &self.nest[0]),
+            ("gds_nest_count", &self.nest[1]),
+            ("gds_nest_scan", &self.nest[2]),
+            ("gds_nest_write", &self.nest[3]),
             ("gds_check_snappy", &self.check_snappy),
             ("gds_snappy_pieces", &self.snappy_pieces),
             ("gds_snappy_spec", &self.scan[0]),
@@ -797,6 +828,10 @@ impl KernelSet {
         }
         unsafe { self.decode_pages(stream, work.tasks, work.n_tasks)? };
         after("decode_pages")?;
+        if work.nest.n_tasks > 0 || work.nest.has_levels {
+            unsafe { self.nest(stream, work.tasks, work.n_tasks, &work.nest)? };
+            after("nest")?;
+        }
         unsafe {
             self.gather_status(
                 stream,
@@ -808,6 +843,44 @@ impl KernelSet {
             )?
         };
         after("gather_status")
+    }
+
+    /// Queues the nesting kernels of a row group ([`nest`]): the levels of
+    /// the `n_pages` page tasks at `pages` that have level outputs, then
+    /// the count, scan and write of `work`'s nest tasks.
+    ///
+    /// # Safety
+    /// The page tasks as for [`KernelSet::decode_pages`], their level
+    /// outputs writable for their entries; the nest tasks, their outputs,
+    /// tiles and status live device memory of the sizes [`nest`] says
+    /// (status and bitmaps zeroed), all kept alive until the stream has
+    /// passed these launches.
+    pub unsafe fn nest(
+        &self,
+        stream: &Stream,
+        pages: u64,
+        n_pages: u32,
+        work: &NestLaunch,
+    ) -> Result<(), KernelError> {
+        if work.has_levels {
+            if let Some(config) = launch::decode_pages_config(n_pages) {
+                let (mut a, mut b) = (pages, n_pages);
+                unsafe {
+                    self.launch(&self.nest[0], stream, config, &mut [ptr(&mut a), ptr(&mut b)])?
+                };
+            }
+        }
+        let (Some(tiles), Some(scan)) = (
+            nest::nest_tiles_config(work.n_tasks, work.max_entries),
+            nest::nest_scan_config(work.n_tasks),
+        ) else {
+            return Ok(());
+        };
+        for (function, config) in [(&self.nest[1], tiles), (&self.nest[2], scan), (&self.nest[3], tiles)] {
+            let (mut a, mut b) = (work.tasks, work.n_tasks);
+            unsafe { self.launch(function, stream, config, &mut [ptr(&mut a), ptr(&mut b)])? };
+        }
+        Ok(())
     }
 
     unsafe fn launch(
@@ -961,8 +1034,8 @@ mod tests {
         };
         let target = nvrtc::host_target(&info.archs).expect("NVRTC lists no architecture");
         let header = task::generated_header(KernelConfig::DEFAULT).replace(
-            "GDS_OFFSETOF(PageTask, error) == 120",
-            "GDS_OFFSETOF(PageTask, error) == 124",
+            "GDS_OFFSETOF(PageTask, error) == 144",
+            "GDS_OFFSETOF(PageTask, error) == 148",
         );
         let err = nvrtc::compile_with_header(target, &header).unwrap_err();
         match err {

@@ -50,7 +50,7 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 8] = [
+pub const SOURCES: [KernelSource; 9] = [
     KernelSource {
         name: "delta.cuh",
         text: include_str!("cuda/delta.cuh"),
@@ -75,6 +75,16 @@ pub const SOURCES: [KernelSource; 8] = [
         name: "byte_array_spread.cu",
         text: include_str!("cuda/byte_array_spread.cu"),
         entries: &["gds_spread_spec", "gds_spread_join", "gds_spread_emit"],
+    },
+    KernelSource {
+        name: "nest.cu",
+        text: include_str!("cuda/nest.cu"),
+        entries: &[
+            "gds_nest_levels",
+            "gds_nest_count",
+            "gds_nest_scan",
+            "gds_nest_write",
+        ],
     },
     KernelSource {
         name: "status.cu",
@@ -640,7 +650,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 17);
+        assert_eq!(entry_points().count(), 21);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

@@ -11,7 +11,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use super::launch;
+use super::{launch, nest};
 use crate::config::decode::KernelConfig;
 pub use crate::decode::page::codes::{Conversion, Encoding, Kind};
 
@@ -47,7 +47,7 @@ pub enum PageErrorCode {
     OutputRange = 4,
     /// The v1 definition-level length prefix is missing or passes the page.
     LevelsLength = 5,
-    /// The definition levels end before `num_values` levels.
+    /// The definition (or repetition) levels end before `num_values` levels.
     LevelsOverrun = 6,
     /// A definition level is above `max_def`.
     BadLevel = 7,
@@ -84,11 +84,20 @@ pub enum PageErrorCode {
     DeltaPrefix = 18,
     /// A BYTE_ARRAY decimal of more than 16 bytes (Decimal128's).
     DecimalLength = 19,
+    /// A repetition level above the column's maximum.
+    RepLevel = 20,
+    /// A nested column chunk's first level entry continues a record (its
+    /// repetition level is not 0).
+    FirstNotRecord = 21,
+    /// A repetition level continues a list that has no element there (the
+    /// entry before it, or the entry itself, is below the list's element
+    /// definition level).
+    BadContinuation = 22,
 }
 
 impl PageErrorCode {
     /// Every code, in order.
-    pub const ALL: [PageErrorCode; 19] = [
+    pub const ALL: [PageErrorCode; 22] = [
         PageErrorCode::BadTask,
         PageErrorCode::BadEncoding,
         PageErrorCode::BadConversion,
@@ -108,6 +117,9 @@ impl PageErrorCode {
         PageErrorCode::DeltaLength,
         PageErrorCode::DeltaPrefix,
         PageErrorCode::DecimalLength,
+        PageErrorCode::RepLevel,
+        PageErrorCode::FirstNotRecord,
+        PageErrorCode::BadContinuation,
     ];
 
     /// The code a kernel wrote, `None` for 0 or a number no kernel writes.
@@ -137,6 +149,9 @@ impl PageErrorCode {
             PageErrorCode::DeltaLength => "GDS_ERR_DELTA_LENGTH",
             PageErrorCode::DeltaPrefix => "GDS_ERR_DELTA_PREFIX",
             PageErrorCode::DecimalLength => "GDS_ERR_DECIMAL_LENGTH",
+            PageErrorCode::RepLevel => "GDS_ERR_REP_LEVEL",
+            PageErrorCode::FirstNotRecord => "GDS_ERR_FIRST_NOT_RECORD",
+            PageErrorCode::BadContinuation => "GDS_ERR_BAD_CONTINUATION",
         }
     }
 
@@ -148,7 +163,7 @@ impl PageErrorCode {
             PageErrorCode::BadConversion => "conversion does not fit the value widths",
             PageErrorCode::OutputRange => "page rows pass the output column's end",
             PageErrorCode::LevelsLength => "definition-level length passes the page",
-            PageErrorCode::LevelsOverrun => "definition levels end before the page's values",
+            PageErrorCode::LevelsOverrun => "levels end before the page's values",
             PageErrorCode::BadLevel => "definition level above the column's maximum",
             PageErrorCode::BitWidth => {
                 "bit width above the encoding's (dictionary indices and lengths: 32, deltas: 64)"
@@ -168,6 +183,13 @@ impl PageErrorCode {
             }
             PageErrorCode::DeltaPrefix => "DELTA_BYTE_ARRAY prefix longer than the previous value",
             PageErrorCode::DecimalLength => "BYTE_ARRAY decimal longer than 16 bytes",
+            PageErrorCode::RepLevel => "repetition level above the column's maximum",
+            PageErrorCode::FirstNotRecord => {
+                "the column chunk starts mid-record (first repetition level not 0)"
+            }
+            PageErrorCode::BadContinuation => {
+                "repetition level continues a list that has no element there"
+            }
         }
     }
 }
@@ -182,7 +204,7 @@ impl std::fmt::Display for PageErrorCode {
 /// array, and the kernels write the output fields back into it.
 ///
 /// Mirrored exactly by `struct PageTask` in `cuda/common.cuh` (checked by
-/// every NVRTC compile, see [`generated_header`]). 152 bytes, no padding:
+/// every NVRTC compile, see [`generated_header`]). 184 bytes, no padding:
 ///
 /// | offset | field | |
 /// |---|---|---|
@@ -193,10 +215,14 @@ impl std::fmt::Display for PageErrorCode {
 /// | 32 | `out_validity` | u64 device address |
 /// | 40 | `scratch` | u64 device address |
 /// | 48 | `view_buffer_base` | u64 device address |
-/// | 56.. | `data_len`, `def_len`, `num_values`, `dict_count`, `dict_len`, `out_row`, `out_rows`, `kind`, `encoding`, `flags`, `max_def`, `conversion`, `type_length`, `out_width`, `view_buffer_index`, `scratch_len` | u32 inputs (56 to 116) |
-/// | 120.. | `error`, `error_index`, `null_count`, `value_count`, `plain_count` | u32, written by the kernels (120 to 136) |
-/// | 140.. | `row_skip`, `row_take` | u32 inputs (140, 144) |
-/// | 148 | `value_bytes` | u32, written by `gds_dba_sizes` |
+/// | 56 | `rep_levels` | u64 device address |
+/// | 64 | `out_rep` | u64 device address |
+/// | 72 | `out_def` | u64 device address |
+/// | 80.. | `data_len`, `def_len`, `num_values`, `dict_count`, `dict_len`, `out_row`, `out_rows`, `kind`, `encoding`, `flags`, `max_def`, `conversion`, `type_length`, `out_width`, `view_buffer_index`, `scratch_len` | u32 inputs (80 to 140) |
+/// | 144.. | `error`, `error_index`, `null_count`, `value_count`, `plain_count` | u32, written by the kernels (144 to 160) |
+/// | 164.. | `row_skip`, `row_take` | u32 inputs (164, 168) |
+/// | 172 | `value_bytes` | u32, written by `gds_dba_sizes` |
+/// | 176.. | `rep_len`, `max_rep` | u32 inputs (176, 180) |
 ///
 /// Start from [`PageTask::default`] (all zero): the output fields must be 0
 /// before the first launch.
@@ -230,6 +256,16 @@ pub struct PageTask {
     /// The device address that byte-array view offsets count from (the start
     /// of the variadic buffer holding `data`).
     pub view_buffer_base: u64,
+    /// Device address of a nested leaf's DATA_PAGE v2 repetition levels
+    /// (RLE/bit-packed hybrid, no length prefix); 0 otherwise (v1 pages
+    /// carry them in `data` behind [`FLAG_V1_REP_LEVELS`]).
+    pub rep_levels: u64,
+    /// Device address where `gds_nest_levels` writes the page's repetition
+    /// levels, one byte per level (the chunk's array at the page's first
+    /// entry); 0: none written.
+    pub out_rep: u64,
+    /// As `out_rep` for the definition levels.
+    pub out_def: u64,
     /// Bytes at `data`.
     pub data_len: u32,
     /// Bytes at `def_levels`.
@@ -281,6 +317,11 @@ pub struct PageTask {
     /// Written by `gds_dba_sizes`: bytes of a DELTA_BYTE_ARRAY byte-array
     /// page's values (their materialized size); zero otherwise.
     pub value_bytes: u32,
+    /// Bytes at `rep_levels`.
+    pub rep_len: u32,
+    /// The column's maximum repetition level (0 flat, lists around a nested
+    /// leaf); read by `gds_nest_levels` only.
+    pub max_rep: u32,
 }
 
 /// One byte-array dictionary page for `gds_dict_views`, which turns its PLAIN
@@ -359,14 +400,16 @@ macro_rules! fields {
     };
 }
 
+pub(crate) use fields;
+
 /// Every field of [`PageTask`], in order (name, offset, size).
 pub fn page_task_fields() -> &'static [FieldLayout] {
     const FIELDS: &[FieldLayout] = fields!(PageTask;
         data, def_levels, dict, out_values, out_validity, scratch, view_buffer_base,
-        data_len, def_len, num_values, dict_count, dict_len, out_row, out_rows, kind,
+        rep_levels, out_rep, out_def, data_len, def_len, num_values, dict_count, dict_len, out_row, out_rows, kind,
         encoding, flags, max_def, conversion, type_length, out_width, view_buffer_index,
         scratch_len, error, error_index, null_count, value_count, plain_count, row_skip, row_take,
-        value_bytes);
+        value_bytes, rep_len, max_rep);
     FIELDS
 }
 
@@ -446,6 +489,14 @@ pub fn generated_header(config: KernelConfig) -> String {
         ("GDS_FLAG_V1_LEVELS", FLAG_V1_LEVELS),
         ("GDS_FLAG_ROW_WINDOW", FLAG_ROW_WINDOW),
         ("GDS_FLAG_V1_REP_LEVELS", FLAG_V1_REP_LEVELS),
+        ("GDS_NEST_LEVELS", nest::NEST_LEVELS as u32),
+        ("GDS_NEST_BLOCK", nest::NEST_BLOCK),
+        ("GDS_NEST_ITEMS", nest::NEST_ITEMS),
+        ("GDS_NEST_STATUS_WORDS", nest::NEST_STATUS_WORDS as u32),
+        ("GDS_NEST_OFFSETS", nest::NEST_OFFSETS),
+        ("GDS_NEST_VALIDITY", nest::NEST_VALIDITY),
+        ("GDS_NEST_VALUES", nest::NEST_VALUES),
+        ("GDS_NEST_BITS", nest::NEST_BITS),
     ];
     for (name, value) in defines {
         let _ = writeln!(h, "#define {name} {value}u");
@@ -496,6 +547,8 @@ pub fn generated_header(config: KernelConfig) -> String {
     for (ty, size, fields) in [
         ("PageTask", size_of::<PageTask>(), page_task_fields()),
         ("DictTask", size_of::<DictTask>(), dict_task_fields()),
+        ("NestTask", size_of::<nest::NestTask>(), nest::nest_task_fields()),
+        ("NestOutput", size_of::<nest::NestOutput>(), nest::nest_output_fields()),
     ] {
         let _ = writeln!(
             h,
@@ -518,7 +571,7 @@ mod tests {
 
     #[test]
     fn page_task_layout() {
-        assert_eq!(size_of::<PageTask>(), 152);
+        assert_eq!(size_of::<PageTask>(), 184);
         assert_eq!(std::mem::align_of::<PageTask>(), 8);
         let expected: &[(&str, usize)] = &[
             ("data", 0),
@@ -528,37 +581,42 @@ mod tests {
             ("out_validity", 32),
             ("scratch", 40),
             ("view_buffer_base", 48),
-            ("data_len", 56),
-            ("def_len", 60),
-            ("num_values", 64),
-            ("dict_count", 68),
-            ("dict_len", 72),
-            ("out_row", 76),
-            ("out_rows", 80),
-            ("kind", 84),
-            ("encoding", 88),
-            ("flags", 92),
-            ("max_def", 96),
-            ("conversion", 100),
-            ("type_length", 104),
-            ("out_width", 108),
-            ("view_buffer_index", 112),
-            ("scratch_len", 116),
-            ("error", 120),
-            ("error_index", 124),
-            ("null_count", 128),
-            ("value_count", 132),
-            ("plain_count", 136),
-            ("row_skip", 140),
-            ("row_take", 144),
-            ("value_bytes", 148),
+            ("rep_levels", 56),
+            ("out_rep", 64),
+            ("out_def", 72),
+            ("data_len", 80),
+            ("def_len", 84),
+            ("num_values", 88),
+            ("dict_count", 92),
+            ("dict_len", 96),
+            ("out_row", 100),
+            ("out_rows", 104),
+            ("kind", 108),
+            ("encoding", 112),
+            ("flags", 116),
+            ("max_def", 120),
+            ("conversion", 124),
+            ("type_length", 128),
+            ("out_width", 132),
+            ("view_buffer_index", 136),
+            ("scratch_len", 140),
+            ("error", 144),
+            ("error_index", 148),
+            ("null_count", 152),
+            ("value_count", 156),
+            ("plain_count", 160),
+            ("row_skip", 164),
+            ("row_take", 168),
+            ("value_bytes", 172),
+            ("rep_len", 176),
+            ("max_rep", 180),
         ];
         let got: Vec<(&str, usize)> = page_task_fields().iter().map(|f| (f.0, f.1)).collect();
         assert_eq!(got, expected);
         // A few directly with offset_of!, as the C side asserts them.
         assert_eq!(offset_of!(PageTask, view_buffer_base), 48);
-        assert_eq!(offset_of!(PageTask, error), 120);
-        assert_eq!(offset_of!(PageTask, value_bytes), 148);
+        assert_eq!(offset_of!(PageTask, error), 144);
+        assert_eq!(offset_of!(PageTask, value_bytes), 172);
     }
 
     #[test]
@@ -608,7 +666,7 @@ mod tests {
         for (name, offset, _) in dict_task_fields() {
             assert!(h.contains(&format!("GDS_OFFSETOF(DictTask, {name}) == {offset}")));
         }
-        assert!(h.contains("sizeof(PageTask) == 152"));
+        assert!(h.contains("sizeof(PageTask) == 184"));
         assert!(h.contains("#define GDS_BLOCK 256u"));
         assert!(h.contains("#define GDS_ERR_DICT_INDEX 11u"));
         // Every define once.
@@ -665,9 +723,9 @@ mod tests {
         let mut tasks = vec![PageTask::default(); 3];
         tasks[1].num_values = 0x0403_0201;
         let bytes = page_tasks_as_bytes(&tasks);
-        assert_eq!(bytes.len(), 3 * 152);
-        assert_eq!(&bytes[152 + 64..152 + 68], &[1, 2, 3, 4]);
-        page_tasks_as_bytes_mut(&mut tasks)[2 * 152 + 120] = 11;
+        assert_eq!(bytes.len(), 3 * 184);
+        assert_eq!(&bytes[184 + 88..184 + 92], &[1, 2, 3, 4]);
+        page_tasks_as_bytes_mut(&mut tasks)[2 * 184 + 144] = 11;
         assert_eq!(tasks[2].error, 11);
         let dicts = [DictTask::default(); 2];
         assert_eq!(dict_tasks_as_bytes(&dicts).len(), 96);

@@ -26,6 +26,9 @@ struct PageTask {
   u64 out_validity;       // the column's validity bitmap (zeroed, 4-byte words), 0 if none
   u64 scratch;            // per-page scratch (byte-array offsets, or the row map)
   u64 view_buffer_base;   // address that Utf8View offsets are relative to
+  u64 rep_levels;         // nested leaf, v2: repetition levels (RLE hybrid, no length prefix), 0 if none
+  u64 out_rep;            // gds_nest_levels: one byte per level entry, from the page's first entry; 0 if none
+  u64 out_def;            // as out_rep for the definition levels
   // Sizes and modes.
   u32 data_len;
   u32 def_len;
@@ -53,6 +56,8 @@ struct PageTask {
   u32 row_skip;
   u32 row_take;
   u32 value_bytes;        // written by gds_dba_sizes: bytes of a DELTA_BYTE_ARRAY page's values
+  u32 rep_len;            // bytes at rep_levels
+  u32 max_rep;            // the column's maximum repetition level (gds_nest_levels)
 };
 
 // One byte-array dictionary page: its PLAIN values become 16-byte views
@@ -67,6 +72,31 @@ struct DictTask {
   u32 error;              // written by the kernel
   u32 found;              // entries found by the walk (written by the kernel)
   u32 conversion;         // GDS_CONV_COPY: views; GDS_CONV_BE_TO_DECIMAL128/256: decimals
+};
+
+// One nested leaf's column chunk for the nesting kernels (nest.cu); see
+// src/decode/kernels/nest.rs.
+struct NestTask {
+  u64 rep;        // u8 per entry, 0: all 0
+  u64 def;        // u8 per entry, 0: all 0
+  u64 tiles;      // GDS_NEST_LEVELS u32 per tile: slots in the tile, then slots before it
+  u64 outputs;    // NestOutput[n_outputs]
+  u64 status;     // GDS_NEST_STATUS_WORDS u32: error, error_index, slots per level (zeroed)
+  u32 entries;
+  u32 n_outputs;
+  u32 max_rep;
+  u32 max_def;
+  u32 level_def[8];  // GDS_NEST_LEVELS: level j's slots are the entries with rep <= j && def >= level_def[j]
+};
+
+// One output of a NestTask.
+struct NestOutput {
+  u64 dst;
+  u64 src;
+  u32 kind;       // GDS_NEST_OFFSETS, _VALIDITY, _VALUES, _BITS
+  u32 level;
+  u32 threshold;
+  u32 width;
 };
 
 // offsetof for the layout asserts: NVRTC's front end has no

@@ -1,0 +1,382 @@
+// gdscan GPU decoder: nested columns' levels to Arrow's nested layout.
+//
+// A nested leaf is decoded flat over its level entries by gds_decode_pages
+// (one output slot per entry). These kernels then build the nesting
+// (src/decode/kernels/nest.rs has the host's side, and
+// src/decode/page/nesting/assembly.rs the same arithmetic on the CPU):
+//
+//   gds_nest_levels  one block per page task with level outputs: every
+//                    entry's repetition and definition level as a byte, at
+//                    the page's first entry in the chunk;
+//   gds_nest_count   a block per tile of GDS_NEST_TILE entries of each
+//                    NestTask (y: the task): the levels checked, and per
+//                    level j the tile's slots (rep <= j && def >= level_def[j]);
+//   gds_nest_scan    a block per task: the tiles' counts into exclusive
+//                    prefixes, each level's slots into the status, the last
+//                    entry of each offsets output;
+//   gds_nest_write   as gds_nest_count: every output of the task at its
+//                    slots' positions (the tile's prefix plus the block's
+//                    scan of each thread's GDS_NEST_ITEMS consecutive entries).
+//
+// Every position written is a count of slots before an entry, so it is
+// below the level's slot count, itself at most the entries: whatever the
+// level bytes hold, no write leaves the buffers the host sized by entries.
+// Corrupt levels are reported in the status; the host discards the batch.
+#include "common.cuh"
+
+static_assert(GDS_NEST_LEVELS == 8, "NestTask.level_def holds GDS_NEST_LEVELS levels");
+static_assert(GDS_NEST_BLOCK % 32 == 0 && GDS_NEST_BLOCK / 32 <= 32, "one warp scans the warps' sums");
+
+#define GDS_NEST_TILE (GDS_NEST_BLOCK * GDS_NEST_ITEMS)
+#define GDS_NEST_WARPS (GDS_NEST_BLOCK / 32)
+
+// ------------------------------------------------------- gds_nest_levels
+
+struct LevelsShared {
+  RunTable runs;
+  RunCursor rep;
+  RunCursor def;
+  u32 error;
+};
+
+// Where a page's repetition levels lie: v1 behind their 4-byte length at
+// the start of the page, v2 at rep_levels. 0 when they can be read.
+__device__ __forceinline__ u32 gds_rep_section(const PageTask& t, const u8** rep, u32* rep_len) {
+  *rep = 0;
+  *rep_len = 0;
+  if (t.max_rep == 0) return 0;
+  if (t.flags & GDS_FLAG_V1_LEVELS) {
+    if (!(t.flags & GDS_FLAG_V1_REP_LEVELS)) return GDS_ERR_BAD_TASK;
+    if (t.data_len < 4 || t.data == 0) return GDS_ERR_LEVELS_LENGTH;
+    const u8* data = (const u8*)t.data;
+    const u32 len = gds_ld_u32(data);
+    if (len > t.data_len - 4) return GDS_ERR_LEVELS_LENGTH;
+    *rep = data + 4;
+    *rep_len = len;
+    return 0;
+  }
+  if (t.rep_len != 0 && t.rep_levels == 0) return GDS_ERR_BAD_TASK;
+  *rep = (const u8*)t.rep_levels;
+  *rep_len = t.rep_len;
+  return 0;
+}
+
+// One tile's levels of one stream into bytes: `out[i]` for i in [lo, hi).
+// Called by every thread; the runs are filled by thread 0.
+__device__ __forceinline__ void gds_levels_tile(PageTask* task, LevelsShared& sh, RunCursor& cursor, u8* out,
+                                                u64 lo, u64 hi, u32 max, u32 above_code) {
+  const u32 tid = threadIdx.x;
+  if (tid == 0) gds_runs_fill(cursor, sh.runs, lo, hi);
+  __syncthreads();
+  for (u64 i = lo + tid; i < hi; i += GDS_BLOCK) {
+    u32 v = 0;
+    if (!gds_runs_get(cursor, sh.runs, i, v)) {
+      gds_fail(&task->error, &task->error_index, GDS_ERR_LEVELS_OVERRUN, (u32)i);
+      sh.error = 1;
+    } else if (v > max) {
+      gds_fail(&task->error, &task->error_index, above_code, (u32)i);
+      sh.error = 1;
+    } else {
+      out[i] = (u8)v;
+    }
+  }
+  __syncthreads();
+}
+
+__device__ void gds_nest_page_levels(PageTask* task, LevelsShared& sh) {
+  const u32 tid = threadIdx.x;
+  const PageTask& t = *task;
+  Sections s;
+  u32 err = gds_sections(t, s);
+  const u8* rep = 0;
+  u32 rep_len = 0;
+  if (err == 0) err = gds_rep_section(t, &rep, &rep_len);
+  if (err == 0 && (t.max_def > 255u || t.max_rep >= GDS_NEST_LEVELS)) err = GDS_ERR_BAD_TASK;
+  if (err == 0 && (u64)t.out_row + (u64)t.num_values > (u64)t.out_rows) err = GDS_ERR_OUTPUT_RANGE;
+  if (err != 0) {
+    if (tid == 0) gds_fail(&task->error, &task->error_index, err, 0);
+    return;
+  }
+  u8* const out_rep = t.out_rep != 0 && t.max_rep > 0 ? (u8*)t.out_rep + t.out_row : 0;
+  u8* const out_def = t.out_def != 0 && t.max_def > 0 ? (u8*)t.out_def + t.out_row : 0;
+  const u32 max_rep = t.max_rep, max_def = t.max_def;
+  const u64 n = t.num_values;
+  if (tid == 0) {
+    gds_cursor_init(sh.rep, rep, rep_len, gds_bit_width(max_rep));
+    gds_cursor_init(sh.def, s.levels, s.levels_len, gds_bit_width(max_def));
+    sh.error = 0;
+  }
+  __syncthreads();
+  for (u64 lo = 0; lo < n; lo += GDS_TILE) {
+    const u64 hi = lo + GDS_TILE < n ? lo + GDS_TILE : n;
+    if (out_rep) gds_levels_tile(task, sh, sh.rep, out_rep, lo, hi, max_rep, GDS_ERR_REP_LEVEL);
+    if (out_def) gds_levels_tile(task, sh, sh.def, out_def, lo, hi, max_def, GDS_ERR_BAD_LEVEL);
+    // Every thread passed the tile's last barrier after any failure.
+    if (sh.error) break;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(GDS_BLOCK) gds_nest_levels(PageTask* tasks, u32 n_tasks) {
+  __shared__ LevelsShared sh;
+  for (u32 k = blockIdx.x; k < n_tasks; k += gridDim.x) {
+    PageTask* task = tasks + k;
+    // Uniform: every thread reads the same task.
+    if (task->out_rep == 0 && task->out_def == 0) continue;
+    gds_nest_page_levels(task, sh);
+    __syncthreads();
+  }
+}
+
+// ----------------------------------------------------- the entries' slots
+
+__device__ __forceinline__ u32 gds_level_at(const u8* levels, u64 i) { return levels ? (u32)levels[i] : 0u; }
+
+// Whether an entry with levels (r, d) starts a slot of level j.
+__device__ __forceinline__ bool gds_is_slot(const NestTask& t, u32 j, u32 r, u32 d) {
+  return r <= j && d >= t.level_def[j];
+}
+
+// Exclusive block-wide scan of `v`; `total` gets the block's sum. Called by
+// every thread of the block (three barriers; `sums` reused after).
+__device__ __forceinline__ u32 gds_nest_scan_block(u32 v, u32* total, u32* sums) {
+  const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  u32 x = v;
+  for (u32 d = 1; d < 32; d <<= 1) {
+    const u32 y = __shfl_up_sync(GDS_FULL_MASK, x, d);
+    if (lane >= d) x += y;
+  }
+  if (lane == 31) sums[warp] = x;
+  __syncthreads();
+  if (warp == 0) {
+    u32 w = lane < GDS_NEST_WARPS ? sums[lane] : 0u;
+    for (u32 d = 1; d < 32; d <<= 1) {
+      const u32 y = __shfl_up_sync(GDS_FULL_MASK, w, d);
+      if (lane >= d) w += y;
+    }
+    if (lane < GDS_NEST_WARPS) sums[lane] = w;
+  }
+  __syncthreads();
+  const u32 before = warp == 0 ? 0u : sums[warp - 1];
+  *total = sums[GDS_NEST_WARPS - 1];
+  __syncthreads();
+  return before + x - v;
+}
+
+// The first entry of this thread in the tile, and one past its last.
+__device__ __forceinline__ void gds_nest_items(const NestTask& t, u32 tile, u64* first, u64* end) {
+  const u64 e = (u64)tile * GDS_NEST_TILE + (u64)threadIdx.x * GDS_NEST_ITEMS;
+  const u64 n = t.entries;
+  *first = e < n ? e : n;
+  *end = e + GDS_NEST_ITEMS < n ? e + GDS_NEST_ITEMS : n;
+}
+
+// Checks entry i's levels (r, d) against the task: range, the chunk's
+// first entry, a continuation of a list that has an element there.
+__device__ __forceinline__ void gds_nest_check(const NestTask& t, u32* status, u64 i, u32 r, u32 d) {
+  u32 code = 0;
+  if (d > t.max_def) {
+    code = GDS_ERR_BAD_LEVEL;
+  } else if (r > t.max_rep) {
+    code = GDS_ERR_REP_LEVEL;
+  } else if (i == 0 && r != 0) {
+    code = GDS_ERR_FIRST_NOT_RECORD;
+  } else if (i > 0 && r > 0) {
+    const u32 need = t.level_def[r];
+    const u32 before = gds_level_at((const u8*)t.def, i - 1);
+    if (before < need || d < need) code = GDS_ERR_BAD_CONTINUATION;
+  }
+  if (code != 0) gds_fail(&status[0], &status[1], code, (u32)i);
+}
+
+// ------------------------------------------------------- gds_nest_count
+
+extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_count(const NestTask* tasks, u32 n_tasks) {
+  __shared__ u32 sums[32];
+  for (u32 k = blockIdx.y; k < n_tasks; k += gridDim.y) {
+    const NestTask& t = tasks[k];
+    const u32 n_tiles = (t.entries + GDS_NEST_TILE - 1) / GDS_NEST_TILE;
+    const u8* rep = (const u8*)t.rep;
+    const u8* def = (const u8*)t.def;
+    u32* const status = (u32*)t.status;
+    u32* const tiles = (u32*)t.tiles;
+    const u32 levels = t.max_rep < GDS_NEST_LEVELS ? t.max_rep + 1 : GDS_NEST_LEVELS;
+    for (u32 tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+      u64 first, end;
+      gds_nest_items(t, tile, &first, &end);
+      u32 counts[GDS_NEST_LEVELS];
+#pragma unroll
+      for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) counts[j] = 0;
+      for (u64 i = first; i < end; ++i) {
+        const u32 r = gds_level_at(rep, i), d = gds_level_at(def, i);
+        gds_nest_check(t, status, i, r, d);
+#pragma unroll
+        for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) counts[j] += (j < levels && gds_is_slot(t, j, r, d)) ? 1u : 0u;
+      }
+#pragma unroll
+      for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) {
+        if (j < levels) {
+          u32 total = 0;
+          gds_nest_scan_block(counts[j], &total, sums);
+          if (threadIdx.x == 0) tiles[(u64)tile * GDS_NEST_LEVELS + j] = total;
+        }
+      }
+    }
+  }
+}
+
+// -------------------------------------------------------- gds_nest_scan
+
+extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_scan(const NestTask* tasks, u32 n_tasks) {
+  __shared__ u32 sums[32];
+  __shared__ u32 slots[GDS_NEST_LEVELS];
+  const u32 tid = threadIdx.x;
+  for (u32 k = blockIdx.x; k < n_tasks; k += gridDim.x) {
+    const NestTask& t = tasks[k];
+    const u32 n_tiles = (t.entries + GDS_NEST_TILE - 1) / GDS_NEST_TILE;
+    u32* const tiles = (u32*)t.tiles;
+    u32* const status = (u32*)t.status;
+    const u32 levels = t.max_rep < GDS_NEST_LEVELS ? t.max_rep + 1 : GDS_NEST_LEVELS;
+    for (u32 j = 0; j < levels; ++j) {
+      u32 running = 0;
+      for (u32 base = 0; base < n_tiles; base += GDS_NEST_BLOCK) {
+        const u32 at = base + tid;
+        const u32 v = at < n_tiles ? tiles[(u64)at * GDS_NEST_LEVELS + j] : 0u;
+        u32 total = 0;
+        const u32 before = gds_nest_scan_block(v, &total, sums);
+        if (at < n_tiles) tiles[(u64)at * GDS_NEST_LEVELS + j] = running + before;
+        running += total;
+      }
+      if (tid == 0) {
+        status[2 + j] = running;
+        slots[j] = running;
+      }
+    }
+    __syncthreads();
+    // Each offsets output ends with its list's element count.
+    const NestOutput* outputs = (const NestOutput*)t.outputs;
+    for (u32 o = tid; o < t.n_outputs; o += GDS_NEST_BLOCK) {
+      const NestOutput out = outputs[o];
+      if (out.kind == GDS_NEST_OFFSETS && out.level >= 1 && out.level < levels) {
+        ((i32*)out.dst)[slots[out.level - 1]] = (i32)slots[out.level];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// ------------------------------------------------------- gds_nest_write
+
+// Bits of one thread's consecutive slots, gathered a word at a time: one
+// atomicOr per word touched (neighbouring threads share the edge words).
+struct BitRun {
+  u64 word;
+  u32 bits;
+};
+
+__device__ __forceinline__ void gds_bit_flush(u32* dst, BitRun& b) {
+  if (b.bits != 0) atomicOr(dst + b.word, b.bits);
+  b.bits = 0;
+}
+
+__device__ __forceinline__ void gds_bit_set(u32* dst, BitRun& b, u64 pos) {
+  const u64 word = pos >> 5;
+  if (word != b.word) {
+    gds_bit_flush(dst, b);
+    b.word = word;
+  }
+  b.bits |= 1u << (pos & 31);
+}
+
+// `width` bytes from src to dst, by the widest aligned word.
+__device__ __forceinline__ void gds_copy_value(u8* dst, const u8* src, u32 width) {
+  if ((width & 15) == 0 && ((((u64)dst) | ((u64)src)) & 15) == 0) {
+    for (u32 b = 0; b < width; b += 16) *(uint4*)(dst + b) = *(const uint4*)(src + b);
+  } else if ((width & 7) == 0 && ((((u64)dst) | ((u64)src)) & 7) == 0) {
+    for (u32 b = 0; b < width; b += 8) *(u64*)(dst + b) = *(const u64*)(src + b);
+  } else if ((width & 3) == 0 && ((((u64)dst) | ((u64)src)) & 3) == 0) {
+    for (u32 b = 0; b < width; b += 4) *(u32*)(dst + b) = *(const u32*)(src + b);
+  } else {
+    for (u32 b = 0; b < width; ++b) dst[b] = src[b];
+  }
+}
+
+// One output over this thread's entries [first, end), whose slots of each
+// level start at pos[level].
+__device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOutput& out, const u32* pos, u64 first,
+                                                u64 end) {
+  const u8* rep = (const u8*)t.rep;
+  const u8* def = (const u8*)t.def;
+  const u32 j = out.level;
+  if (out.kind == GDS_NEST_OFFSETS) {
+    if (j == 0 || j > t.max_rep) return;
+    i32* const dst = (i32*)out.dst;
+    u32 parent = pos[j - 1], child = pos[j];
+    for (u64 i = first; i < end; ++i) {
+      const u32 r = gds_level_at(rep, i), d = gds_level_at(def, i);
+      if (gds_is_slot(t, j - 1, r, d)) dst[parent++] = (i32)child;
+      if (gds_is_slot(t, j, r, d)) ++child;
+    }
+    return;
+  }
+  if (j > t.max_rep) return;
+  u32 at = pos[j];
+  if (out.kind == GDS_NEST_VALUES) {
+    u8* const dst = (u8*)out.dst;
+    const u8* const src = (const u8*)out.src;
+    for (u64 i = first; i < end; ++i) {
+      const u32 r = gds_level_at(rep, i), d = gds_level_at(def, i);
+      if (!gds_is_slot(t, j, r, d)) continue;
+      gds_copy_value(dst + (u64)at * out.width, src + i * out.width, out.width);
+      ++at;
+    }
+    return;
+  }
+  if (out.kind != GDS_NEST_VALIDITY && out.kind != GDS_NEST_BITS) return;
+  u32* const dst = (u32*)out.dst;
+  const u32* const src = (const u32*)out.src;
+  BitRun b = {0, 0};
+  for (u64 i = first; i < end; ++i) {
+    const u32 r = gds_level_at(rep, i), d = gds_level_at(def, i);
+    if (!gds_is_slot(t, j, r, d)) continue;
+    const bool set = out.kind == GDS_NEST_VALIDITY ? d >= out.threshold : ((src[i >> 5] >> (i & 31)) & 1u) != 0;
+    if (set) gds_bit_set(dst, b, at);
+    ++at;
+  }
+  gds_bit_flush(dst, b);
+}
+
+extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_write(const NestTask* tasks, u32 n_tasks) {
+  __shared__ u32 sums[32];
+  for (u32 k = blockIdx.y; k < n_tasks; k += gridDim.y) {
+    const NestTask& t = tasks[k];
+    const u32 n_tiles = (t.entries + GDS_NEST_TILE - 1) / GDS_NEST_TILE;
+    const u8* rep = (const u8*)t.rep;
+    const u8* def = (const u8*)t.def;
+    const u32* const tiles = (const u32*)t.tiles;
+    const u32 levels = t.max_rep < GDS_NEST_LEVELS ? t.max_rep + 1 : GDS_NEST_LEVELS;
+    const NestOutput* outputs = (const NestOutput*)t.outputs;
+    for (u32 tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+      u64 first, end;
+      gds_nest_items(t, tile, &first, &end);
+      // Where this thread's slots of each level start.
+      u32 pos[GDS_NEST_LEVELS];
+#pragma unroll
+      for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) {
+        pos[j] = 0;
+        if (j < levels) {
+          u32 mine = 0;
+          for (u64 i = first; i < end; ++i) {
+            mine += gds_is_slot(t, j, gds_level_at(rep, i), gds_level_at(def, i)) ? 1u : 0u;
+          }
+          u32 total = 0;
+          const u32 before = gds_nest_scan_block(mine, &total, sums);
+          pos[j] = tiles[(u64)tile * GDS_NEST_LEVELS + j] + before;
+        }
+      }
+      for (u32 o = 0; o < t.n_outputs; ++o) {
+        const NestOutput out = outputs[o];
+        gds_nest_output(t, out, pos, first, end);
+      }
+    }
+  }
+}
