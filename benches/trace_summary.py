@@ -37,7 +37,7 @@ def summarise(path):
             for what in ["copied", "scan_spec", "scan_chain", "scan_outs", "scan_sums", "scan_prefix",
                          "scan_verify", "scan_finish", "scan_pieces", "warp_check",
                          "uploaded", "nvcomp_start", "nvcomp_end", "kernels_start",
-                         "dict_views", "byte_array_walk", "string_walks", "decode_pages", "gather_status"]
+                         "dict_views", "byte_array_walk", "string_walks", "decode_pages", "nest", "gather_status"]
             if span(marks, what) is not None
         )
         print(f"group {group} ({row_groups} row groups) host {spans} | gpu {gpu_part}")

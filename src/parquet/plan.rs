@@ -402,6 +402,13 @@ pub fn plan(metadata: &ParquetMetaData, request: &ScanRequest) -> Result<ScanPla
         p.validate(schema)?;
     }
     let considered = considered_row_groups(metadata, request)?;
+    // A repeated leaf's pages do not end on the rows the offset index
+    // counts in a way every reader can cut (a v1 page may end mid-record):
+    // with one projected, page pruning keeps or drops whole row groups
+    // only, so every chunk is read whole and records stay whole.
+    let whole_row_groups = leaves
+        .iter()
+        .any(|&leaf| schema.column(leaf).max_rep_level() > 0);
     let mut totals = PlanTotals {
         row_groups_considered: considered.len(),
         ..Default::default()
@@ -423,6 +430,7 @@ pub fn plan(metadata: &ParquetMetaData, request: &ScanRequest) -> Result<ScanPla
             totals.row_groups_pruned_by_page_index += 1;
             continue;
         }
+        let selection = selection.filter(|_| !whole_row_groups);
         let offset_index = metadata.offset_index().and_then(|o| o.get(rg_index));
         let first_chunk = chunks.len();
         for &leaf in &leaves {

@@ -74,6 +74,7 @@ pub use error::KernelError;
 pub use nvrtc::{CodeKind, Target};
 pub use task::{
     Conversion, DictTask, Encoding, Kind, PageErrorCode, PageTask, FLAG_ROW_WINDOW, FLAG_V1_LEVELS,
+    FLAG_V1_REP_LEVELS,
 };
 
 /// The decode kernels loaded on one device.
@@ -866,7 +867,12 @@ impl KernelSet {
             if let Some(config) = launch::decode_pages_config(n_pages) {
                 let (mut a, mut b) = (pages, n_pages);
                 unsafe {
-                    self.launch(&self.nest[0], stream, config, &mut [ptr(&mut a), ptr(&mut b)])?
+                    self.launch(
+                        &self.nest[0],
+                        stream,
+                        config,
+                        &mut [ptr(&mut a), ptr(&mut b)],
+                    )?
                 };
             }
         }
@@ -876,7 +882,11 @@ impl KernelSet {
         ) else {
             return Ok(());
         };
-        for (function, config) in [(&self.nest[1], tiles), (&self.nest[2], scan), (&self.nest[3], tiles)] {
+        for (function, config) in [
+            (&self.nest[1], tiles),
+            (&self.nest[2], scan),
+            (&self.nest[3], tiles),
+        ] {
             let (mut a, mut b) = (work.tasks, work.n_tasks);
             unsafe { self.launch(function, stream, config, &mut [ptr(&mut a), ptr(&mut b)])? };
         }

@@ -146,9 +146,7 @@ pub fn nest_tasks_as_bytes(tasks: &[NestTask]) -> &[u8] {
 /// The bytes of an output array, as uploaded.
 pub fn nest_outputs_as_bytes(outputs: &[NestOutput]) -> &[u8] {
     // SAFETY: as above.
-    unsafe {
-        std::slice::from_raw_parts(outputs.as_ptr().cast(), std::mem::size_of_val(outputs))
-    }
+    unsafe { std::slice::from_raw_parts(outputs.as_ptr().cast(), std::mem::size_of_val(outputs)) }
 }
 
 /// Tiles of a chunk of `entries` level entries.
@@ -199,7 +197,9 @@ pub fn parse_nest_status(bytes: &[u8], n_tasks: u32) -> Option<Vec<NestStatus>> 
     if bytes.len() as u64 != nest_status_bytes(n_tasks) {
         return None;
     }
-    let word = |b: &[u8], i: usize| u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+    let word = |b: &[u8], i: usize| {
+        u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
+    };
     Some(
         bytes
             .chunks_exact(NEST_STATUS_WORDS * 4)

@@ -547,8 +547,16 @@ pub fn generated_header(config: KernelConfig) -> String {
     for (ty, size, fields) in [
         ("PageTask", size_of::<PageTask>(), page_task_fields()),
         ("DictTask", size_of::<DictTask>(), dict_task_fields()),
-        ("NestTask", size_of::<nest::NestTask>(), nest::nest_task_fields()),
-        ("NestOutput", size_of::<nest::NestOutput>(), nest::nest_output_fields()),
+        (
+            "NestTask",
+            size_of::<nest::NestTask>(),
+            nest::nest_task_fields(),
+        ),
+        (
+            "NestOutput",
+            size_of::<nest::NestOutput>(),
+            nest::nest_output_fields(),
+        ),
     ] {
         let _ = writeln!(
             h,

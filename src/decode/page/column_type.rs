@@ -299,6 +299,50 @@ pub fn column_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanEr
     })
 }
 
+/// Whether a leaf column is nested: inside a group, or under a list.
+pub fn is_nested(column: &ColumnDescriptor) -> bool {
+    column.max_rep_level() > 0 || column.max_def_level() > 1 || column.path().parts().len() > 1
+}
+
+/// Lists around a nested leaf the GPU decoder takes (the nesting kernels
+/// keep eight levels: the records and seven lists).
+pub const MAX_NESTED_LISTS: i16 = 7;
+
+/// The type of a column chunk's values over its level entries: a flat
+/// column's [`column_type`]; a nested leaf's [`leaf_type`], nullable when
+/// its max definition level is above 0 (an entry without a value: a null
+/// at some level, or an empty list), as the page kernel decodes it before
+/// the nesting is built. A leaf under more than [`MAX_NESTED_LISTS`] lists
+/// or with definition levels above 255 is [`DecodePlanError::Unsupported`].
+pub fn chunk_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanError> {
+    if !is_nested(column) {
+        return column_type(column);
+    }
+    if column.max_rep_level() > MAX_NESTED_LISTS {
+        return Err(unsupported(
+            column,
+            format!(
+                "{} nested lists (at most {MAX_NESTED_LISTS})",
+                column.max_rep_level()
+            ),
+        ));
+    }
+    if column.max_def_level() > 255 {
+        return Err(unsupported(
+            column,
+            format!(
+                "definition levels up to {} (at most 255)",
+                column.max_def_level()
+            ),
+        ));
+    }
+    let leaf = leaf_type(column)?;
+    Ok(ColumnType {
+        nullable: column.max_def_level() > 0,
+        ..leaf
+    })
+}
+
 /// Whether the leaf field itself is declared OPTIONAL (a REPEATED or
 /// REQUIRED leaf has no null values of its own).
 fn leaf_is_optional(column: &ColumnDescriptor) -> bool {

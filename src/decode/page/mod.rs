@@ -38,7 +38,7 @@ mod codec_tests;
 mod tests;
 
 pub use codes::{Conversion, Encoding, Kind};
-pub use column_type::{column_type, leaf_type, ChunkCodec, ColumnType};
+pub use column_type::{chunk_type, column_type, is_nested, leaf_type, ChunkCodec, ColumnType};
 pub use header::{parse_page_header, PageError, PageHeader, PageKind};
 pub use host_codec::{HostCodec, HostCodecError};
 pub use levels::LevelError;

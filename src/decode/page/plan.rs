@@ -76,13 +76,16 @@ pub struct PageDecode {
     pub encoding: ParquetEncoding,
     /// The encoding the kernels dispatch on.
     pub class: Encoding,
-    /// Values, nulls included.
+    /// Values, nulls included (level entries: for a nested leaf, empty
+    /// and null lists included).
     pub num_values: u32,
-    /// Rows (flat columns: equal to `num_values`).
+    /// Rows (flat columns: equal to `num_values`; a nested leaf's v1 page:
+    /// `num_values` too, its records are not in its header).
     pub num_rows: u32,
     /// Nulls, when the header says (v2).
     pub num_nulls: Option<u32>,
-    /// First output row: the rows of the column's earlier kept pages.
+    /// First output row: the rows of the column's earlier kept pages (a
+    /// nested leaf: the level entries before the page).
     pub out_row: u64,
     /// First row within the row group, from the offset index when the scan
     /// plan carries it (with page pruning it differs from `out_row`).
@@ -93,6 +96,9 @@ pub struct PageDecode {
     /// v2 definition levels (in the row-group buffer, never compressed);
     /// None for v1 pages and required columns.
     pub def_levels: Option<Region>,
+    /// v2 repetition levels of a nested leaf (in the row-group buffer,
+    /// never compressed); None for v1 pages and flat columns.
+    pub rep_levels: Option<Region>,
     /// Work area in scratch for the kernels, see [`work_bytes`]; None when
     /// the page needs none.
     pub work: Option<Region>,
@@ -169,15 +175,24 @@ pub struct ColumnDecode {
     pub leaf: usize,
     /// Column path.
     pub column: String,
-    /// Input and output types.
+    /// Input and output types (a nested leaf: of its values over its level
+    /// entries, [`chunk_type`](super::column_type::chunk_type)).
     pub ty: ColumnType,
+    /// The leaf's max definition level.
+    pub max_def: u32,
+    /// The leaf's max repetition level (0: not under a list).
+    pub max_rep: u32,
+    /// Whether the leaf is nested (inside a group or under a list): its
+    /// output is over its level entries, `rows` counts those.
+    pub nested: bool,
     /// The chunk's codec, None when uncompressed.
     pub codec: Option<ChunkCodec>,
     /// The dictionary page, if the chunk has one.
     pub dictionary: Option<DictionaryDecode>,
     /// The kept data pages in order.
     pub pages: Vec<PageDecode>,
-    /// Output rows (sum over the kept pages).
+    /// Output rows (sum over the kept pages; a nested leaf's level
+    /// entries).
     pub rows: u64,
     /// Output bytes of fixed-width values (BOOLEAN: the bitmap); 0 for
     /// views.

@@ -6,7 +6,7 @@ use parquet::basic::{Encoding as ParquetEncoding, Type as PhysicalType};
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 use super::codes::{Encoding, Kind};
-use super::column_type::{column_type, page_codec, unsupported, ChunkCodec, ColumnType};
+use super::column_type::{chunk_type, is_nested, page_codec, unsupported, ChunkCodec, ColumnType};
 use super::framing::{gzip_one_member, hadoop_blocks};
 use super::header::{DataPageHeader, DataPageHeaderV2, DictionaryPageHeader, PageKind};
 use super::host_codec::HostCodec;
@@ -293,7 +293,7 @@ fn check_values_fit(
 /// incomplete.
 pub fn check_chunk(meta: &ColumnChunkMetaData) -> Result<ColumnType, DecodePlanError> {
     let descr = meta.column_descr();
-    let ty = column_type(descr)?;
+    let ty = chunk_type(descr)?;
     page_codec(descr, meta.compression())?;
     for e in meta.encodings() {
         match e {
@@ -325,8 +325,9 @@ fn plan_column(
     scratch: &mut Scratch,
     jobs: &mut Jobs,
 ) -> Result<ColumnDecode, DecodePlanError> {
-    let ty = column_type(input.descr)?;
+    let ty = chunk_type(input.descr)?;
     let codec = page_codec(input.descr, input.meta.compression())?;
+    let nested = is_nested(input.descr);
     let planner = ColumnPlanner {
         input,
         column: input.descr.path().string(),
@@ -355,15 +356,21 @@ fn plan_column(
             }
             PageKind::DataV2(d) => {
                 decoded.push(pages.data_page_v2(i, p, d, dictionary.is_some(), rows)?);
-                rows += u64::from(d.num_rows);
+                // A nested leaf's output is over its level entries.
+                rows += u64::from(if nested { d.num_values } else { d.num_rows });
                 values_total += u64::from(d.num_values);
             }
         }
     }
+    if nested && rows > i32::MAX as u64 {
+        return Err(planner.bad_chunk(format!(
+            "{rows} level entries do not fit 32-bit list offsets"
+        )));
+    }
     if rows > u64::from(u32::MAX) {
         return Err(planner.bad_chunk(format!("{rows} rows do not fit 32-bit row indices")));
     }
-    check_page_ranges(&planner, &mut decoded)?;
+    check_page_ranges(&planner, &mut decoded, nested)?;
     check_whole_chunk(&planner, values_total)?;
     let bitmap = rows.div_ceil(8);
     let (value_bytes, view_bytes) = match ty.kind {
@@ -374,6 +381,9 @@ fn plan_column(
     Ok(ColumnDecode {
         leaf: input.leaf,
         column: planner.column.clone(),
+        max_def: input.descr.max_def_level() as u32,
+        max_rep: input.descr.max_rep_level() as u32,
+        nested,
         validity_bytes: if ty.nullable { bitmap } else { 0 },
         ty,
         codec,
@@ -397,6 +407,12 @@ struct PagePlanner<'p, 'a, 'b> {
 }
 
 impl PagePlanner<'_, '_, '_> {
+    /// Whether the chunk's leaf is under a list (its pages carry
+    /// repetition levels).
+    fn repeated(&self) -> bool {
+        self.planner.input.descr.max_rep_level() > 0
+    }
+
     /// Plans dictionary page `i`: its body (decompressed when the chunk
     /// is), and the scratch of a byte-array dictionary's offsets.
     fn dictionary_page(
@@ -468,6 +484,11 @@ impl PagePlanner<'_, '_, '_> {
                 .planner
                 .unsupported_page(i, format!("{} definition levels", d.def_level_encoding)));
         }
+        if self.repeated() && d.rep_level_encoding != ParquetEncoding::RLE {
+            return Err(self
+                .planner
+                .unsupported_page(i, format!("{} repetition levels", d.rep_level_encoding)));
+        }
         let data = self.planner.body(
             BodyPart {
                 page: i,
@@ -500,6 +521,7 @@ impl PagePlanner<'_, '_, '_> {
             first_row: None,
             data,
             def_levels: None,
+            rep_levels: None,
             work,
         })
     }
@@ -526,7 +548,7 @@ impl PagePlanner<'_, '_, '_> {
                 ),
             ));
         }
-        if d.num_values != d.num_rows {
+        if !self.repeated() && d.num_values != d.num_rows {
             return Err(self.planner.bad_page(
                 i,
                 format!(
@@ -550,6 +572,9 @@ impl PagePlanner<'_, '_, '_> {
                 .planner
                 .bad_page(i, format!("{levels} bytes of levels do not fit the page")));
         };
+        let rep_levels = self
+            .repeated()
+            .then(|| Region::row_group(p.body_offset, d.rep_levels_len as usize));
         let def_levels = self.ty.nullable.then(|| {
             Region::row_group(
                 p.body_offset + d.rep_levels_len as usize,
@@ -593,6 +618,7 @@ impl PagePlanner<'_, '_, '_> {
             first_row: None,
             data,
             def_levels,
+            rep_levels,
             work,
         })
     }
@@ -605,6 +631,7 @@ impl PagePlanner<'_, '_, '_> {
 fn check_page_ranges(
     planner: &ColumnPlanner<'_, '_>,
     decoded: &mut [PageDecode],
+    nested: bool,
 ) -> Result<(), DecodePlanError> {
     let Some(ranges) = planner.input.page_ranges else {
         return Ok(());
@@ -637,7 +664,10 @@ fn check_page_ranges(
         d.first_row = Some(first);
         if let Some(next) = ranges.get(k + 1) {
             let next_first = u64::try_from(next.first_row).unwrap_or(0);
-            if p.file_end() == next.range.start
+            // A nested leaf's page counts level entries, not the records
+            // the offset index counts.
+            if !nested
+                && p.file_end() == next.range.start
                 && next_first.checked_sub(first) != Some(u64::from(d.num_rows))
             {
                 return Err(planner.bad_page(

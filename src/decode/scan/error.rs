@@ -129,6 +129,22 @@ pub enum DecodeError {
         /// The level (row) index where it found it.
         index: u32,
     },
+    /// A nested column's levels do not describe a nesting: a level out of
+    /// range, a chunk that starts mid-record, a continuation of a list that
+    /// has no element there (found by the nesting kernels at a level
+    /// entry), or leaves of one field that disagree on its records or
+    /// elements (found when the batch is built).
+    #[error("{file}: column {column}, row group {row_group}: {what}")]
+    CorruptLevels {
+        /// The file.
+        file: String,
+        /// The leaf column.
+        column: String,
+        /// Row group index in the file.
+        row_group: usize,
+        /// What was found, and where.
+        what: String,
+    },
     /// The GPU did not finish a row group's work (its copies, nvCOMP's
     /// calls and the kernels of its page group) within
     /// `DecodeOptions::device_timeout`. The scan stops there; the memory

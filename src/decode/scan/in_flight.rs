@@ -16,10 +16,12 @@ use super::context::Gpu;
 use super::delta_strings::give_dba_buffers;
 use super::error::DecodeError;
 use super::group_shared::{GroupShared, SyncOnDrop};
+use super::nest::Where;
 use super::report::RowGroupTimes;
-use super::stage::Staged;
+use super::stage::{ColumnOut, Staged};
 use crate::cuda::{CudaError, Event, PooledPinnedBuffer, Stream};
 use crate::decode::array::{DeviceBatch, DeviceColumn, MemoryLocation, ReadyEvent};
+use crate::decode::kernels::nest::parse_nest_status;
 use crate::decode::kernels::parse_status;
 use crate::decode::kernels::snappy_scan::job_output;
 use crate::decode::page::DecodePlan;
@@ -217,7 +219,7 @@ impl InFlight {
             }
         }
         let (pages, dicts) = parse_status(
-            &self.down[..staged.status_len],
+            &self.down[..staged.page_status_len],
             staged.work_launch.n_tasks,
             staged.work_launch.n_dicts,
         )
@@ -258,24 +260,22 @@ impl InFlight {
             }
             nulls[ci] += s.null_count as usize;
         }
-        let mut columns = Vec::with_capacity(plan.columns.len());
-        for (ci, (c, out)) in plan
-            .columns
-            .iter()
-            .zip(staged.columns.drain(..))
-            .enumerate()
-        {
-            let mut buffers = vec![out.values];
-            buffers.extend(out.variadic);
-            let data_type: DataType = c.ty.data_type.clone();
-            columns.push(DeviceColumn::new(
-                data_type,
-                staged.column_rows[ci] as usize,
-                Some(nulls[ci]),
-                out.validity,
-                buffers,
-            )?);
-        }
+        let columns = match &staged.nest {
+            Some(nest) => {
+                let status = parse_nest_status(
+                    &self.down[staged.page_status_len..staged.status_len],
+                    nest.n_tasks(),
+                )
+                .ok_or(DecodeError::StatusSize)?;
+                let mut outs: Vec<Option<ColumnOut>> = staged.columns.drain(..).map(Some).collect();
+                let at = Where {
+                    file: &staged.file,
+                    plan,
+                };
+                nest.build(at, &status, &mut outs, &nulls)?
+            }
+            None => flat_columns(plan, staged.columns.drain(..), &staged.column_rows, &nulls)?,
+        };
         let ready: Arc<dyn ReadyEvent> = self.done.event().clone();
         let batch = DeviceBatch::try_new(
             staged.schema.clone(),
@@ -286,6 +286,29 @@ impl InFlight {
         )?;
         Ok((batch, self.times.clone()))
     }
+}
+
+/// The flat columns of a row group: each plan column's output as it is.
+fn flat_columns(
+    plan: &DecodePlan,
+    outs: impl Iterator<Item = ColumnOut>,
+    column_rows: &[u64],
+    nulls: &[usize],
+) -> Result<Vec<DeviceColumn>, DecodeError> {
+    let mut columns = Vec::with_capacity(plan.columns.len());
+    for (ci, (c, out)) in plan.columns.iter().zip(outs).enumerate() {
+        let mut buffers = vec![out.values];
+        buffers.extend(out.variadic);
+        let data_type: DataType = c.ty.data_type.clone();
+        columns.push(DeviceColumn::new(
+            data_type,
+            column_rows[ci] as usize,
+            Some(nulls[ci]),
+            out.validity,
+            buffers,
+        )?);
+    }
+    Ok(columns)
 }
 
 /// Queues a staged row group's kernels on `stream` (its inputs there

@@ -41,6 +41,7 @@ mod host_pages;
 mod in_flight;
 mod input;
 mod multi;
+mod nest;
 mod options;
 mod planner;
 mod report;
@@ -77,7 +78,8 @@ use trace::Trace;
 pub use crate::config::decode::{DevicePoolMode, KernelConfig, StringWalks};
 use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
-use crate::decode::page::{check_chunk, column_type};
+use crate::decode::page::nesting::{arrow_fields, nest_fields};
+use crate::decode::page::{check_chunk, column_type, is_nested};
 use crate::parquet::fetch::{fetch, SourceScan};
 use crate::parquet::ScanPlan;
 
@@ -105,6 +107,15 @@ pub fn output_schema(
         check_chunk(meta).map_err(unsupported)?;
     }
     let descr = metadata.file_metadata().schema_descr();
+    if plan
+        .leaves
+        .iter()
+        .any(|&leaf| is_nested(&descr.column(leaf)))
+    {
+        // Nested: the model's top-level fields, as arrow-rs types them.
+        let model = nest_fields(descr, Some(&plan.leaves)).map_err(unsupported)?;
+        return Ok(Arc::new(Schema::new(arrow_fields(&model))));
+    }
     let mut fields = Vec::with_capacity(plan.leaves.len());
     for &leaf in &plan.leaves {
         let column = descr.column(leaf);

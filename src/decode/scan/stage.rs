@@ -11,13 +11,18 @@ use super::context::Gpu;
 use super::error::DecodeError;
 use super::host::{HostPlan, TaskSpec};
 use super::host_pages::HostPages;
+use super::nest::NestStage;
 use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::DeviceBytes;
 use crate::decode::kernels::launch::{SpreadItem, SpreadTable};
-use crate::decode::kernels::{
-    launch, DictTask, PageTask, RowGroupLaunch, SpreadLaunch, StringWalks, FLAG_ROW_WINDOW,
-    FLAG_V1_LEVELS,
+use crate::decode::kernels::nest::{
+    nest_outputs_as_bytes, nest_status_bytes, nest_tasks_as_bytes, NestTask,
 };
+use crate::decode::kernels::{
+    launch, DictTask, NestLaunch, PageTask, RowGroupLaunch, SpreadLaunch, StringWalks,
+    FLAG_ROW_WINDOW, FLAG_V1_LEVELS, FLAG_V1_REP_LEVELS,
+};
+use crate::decode::page::nesting::{arrow_fields, nest_fields, GpuNesting};
 use crate::decode::page::{
     BufferKind, ColumnDecode, DecodePlan, Encoding, Kind, PageVersion, Region,
 };
@@ -55,6 +60,25 @@ pub(crate) fn schema_of(metadata: &ParquetMetaData, plan: &DecodePlan) -> Schema
         })
         .collect();
     Arc::new(Schema::new(fields))
+}
+
+/// The GPU's nesting plan of `plan`'s projection, when it has a nested
+/// leaf (its batch is then the model's top-level fields).
+fn gpu_nesting(
+    file: &str,
+    metadata: &ParquetMetaData,
+    plan: &DecodePlan,
+) -> Result<Option<Arc<GpuNesting>>, DecodeError> {
+    if !plan.columns.iter().any(|c| c.nested) {
+        return Ok(None);
+    }
+    let leaves: Vec<usize> = plan.columns.iter().map(|c| c.leaf).collect();
+    let schema = metadata.file_metadata().schema_descr();
+    let fields = nest_fields(schema, Some(&leaves)).map_err(|source| DecodeError::Plan {
+        file: file.to_string(),
+        source,
+    })?;
+    Ok(Some(Arc::new(GpuNesting::new(fields))))
 }
 
 /// Whether any page of `plan` is a BYTE_ARRAY DELTA_BYTE_ARRAY page.
@@ -149,8 +173,14 @@ pub(crate) struct Staged {
     pub(crate) jobs: Vec<StagedJob>,
     /// The kernels' launch (tasks and status area in `meta`).
     pub(crate) work_launch: RowGroupLaunch,
+    /// Bytes of the status copied back: the page and dictionary tasks'
+    /// ([`launch::status_bytes`]), then the nest tasks'.
     pub(crate) status_len: usize,
+    /// Bytes of the page and dictionary tasks' status.
+    pub(crate) page_status_len: usize,
     pub(crate) columns: Vec<ColumnOut>,
+    /// The nested columns' memory and plan, when the projection has any.
+    pub(crate) nest: Option<NestStage>,
     /// Device ranges (address, bytes) to zero before the kernels: the
     /// output's bitmaps.
     pub(crate) zero: Vec<(u64, usize)>,
@@ -201,22 +231,50 @@ where
         pieces,
         host_pages,
     } = planned;
-    let schema = schema_of(metadata, &plan);
+    let nesting = gpu_nesting(file, metadata, &plan)?;
+    let schema = match &nesting {
+        Some(n) => Arc::new(Schema::new(arrow_fields(&n.fields))),
+        None => schema_of(metadata, &plan),
+    };
     let dba = has_dba_pages(&plan);
-    let memory = Memory::allocate(gpu, host, &plan, &specs, &column_rows, stream)?;
+    let mut memory = Memory::allocate(gpu, host, &plan, &specs, &column_rows, stream)?;
+    let records = metadata.row_group(plan.row_group).num_rows().max(0) as u64;
+    let nest = match nesting {
+        Some(nesting) => {
+            let (output, out_layout) = (memory.output.address(), &memory.out_layout);
+            let nest = NestStage::allocate(gpu, &plan, nesting, &column_rows, records, |ci| {
+                output + out_layout[ci].0 as u64
+            })?;
+            memory.zero.extend(nest.zero_ranges());
+            Some(nest)
+        }
+        None => None,
+    };
     let host_pages = upload_host_pages(gpu, stream, &host_pages, memory.scratch_ptr)?;
     let (dicts, dict_views_at) = dict_tasks(&plan, &memory);
-    let (tasks, has_plain_byte_arrays) =
-        page_tasks(&plan, &specs, &column_rows, &memory, &dict_views_at);
+    let (tasks, has_plain_byte_arrays) = page_tasks(
+        &plan,
+        &specs,
+        &column_rows,
+        &memory,
+        &dict_views_at,
+        nest.as_ref(),
+    );
     let jobs = staged_jobs(&plan, pieces, &memory);
     let up = upload_tasks(
         gpu,
         stream,
-        &tasks,
-        &dicts,
-        &memory.work,
-        has_plain_byte_arrays,
+        UploadParts {
+            tasks: &tasks,
+            dicts: &dicts,
+            work: &memory.work,
+            has_plain_byte_arrays,
+            nest: nest.as_ref().map(|n| (n, &plan)),
+        },
     )?;
+    if let Some(range) = up.nest_status {
+        memory.zero.push(range);
+    }
 
     // Columns: views keep the row-group bytes and the scratch alive.
     let Memory {
@@ -232,7 +290,10 @@ where
     let rg = DeviceBytes::from_pooled(rg);
     let scratch = DeviceBytes::from_pooled(scratch);
     let columns = column_outs(&plan, &out_layout, &output, &rg, &scratch)?;
-    let rows = column_rows.first().copied().unwrap_or(0) as usize;
+    let rows = match &nest {
+        Some(_) => records as usize,
+        None => column_rows.first().copied().unwrap_or(0) as usize,
+    };
     Ok(Staged {
         file: file.to_string(),
         plan,
@@ -243,7 +304,9 @@ where
         jobs,
         work_launch: up.launch,
         status_len: up.status_len,
+        page_status_len: up.page_status_len,
         columns,
+        nest,
         zero,
         _keep: vec![work.buffer, up.meta],
         _up: up.host,
@@ -479,6 +542,7 @@ fn page_tasks(
     column_rows: &[u64],
     memory: &Memory,
     dict_views_at: &[Option<u64>],
+    nest: Option<&NestStage>,
 ) -> (Vec<PageTask>, bool) {
     let (output, work) = (&memory.output, &memory.work);
     let mut tasks = Vec::with_capacity(work.task_pages.len());
@@ -488,8 +552,9 @@ fn page_tasks(
         let c = &plan.columns[ci];
         let kind = c.ty.kind;
         let (v_at, _, n_at, validity_len) = memory.out_layout[ci];
-        let max_def = c.ty.nullable as u32;
+        let max_def = if c.ty.nullable { c.max_def } else { 0 };
         let p = &c.pages[spec.page];
+        let (out_rep, out_def) = nest.and_then(|n| n.page_levels(ci)).unwrap_or((0, 0));
         let encoding = p.class;
         has_plain_byte_arrays |= kind == Kind::ByteArray && encoding == Encoding::Plain;
         let (view_buffer_index, view_buffer_base) = memory.view_index(&p.data);
@@ -504,10 +569,10 @@ fn page_tasks(
         };
         let scratch_len =
             launch::scratch_bytes(kind, encoding, p.num_values, c.ty.type_length) as u32;
-        let v1_levels = if p.version == PageVersion::V1 && max_def > 0 {
-            FLAG_V1_LEVELS
-        } else {
-            0
+        let v1_levels = match (p.version, max_def > 0, c.max_rep > 0) {
+            (PageVersion::V1, true, true) => FLAG_V1_LEVELS | FLAG_V1_REP_LEVELS,
+            (PageVersion::V1, true, false) => FLAG_V1_LEVELS,
+            _ => 0,
         };
         let windowed = if spec.window.is_some() {
             FLAG_ROW_WINDOW
@@ -534,6 +599,15 @@ fn page_tasks(
                 0
             },
             view_buffer_base,
+            rep_levels: p
+                .rep_levels
+                .as_ref()
+                .map(|r| memory.address(r))
+                .unwrap_or(0),
+            out_rep,
+            out_def,
+            rep_len: p.rep_levels.as_ref().map(|r| r.len as u32).unwrap_or(0),
+            max_rep: c.max_rep,
             data_len: p.data.len as u32,
             def_len: p.def_levels.as_ref().map(|r| r.len as u32).unwrap_or(0),
             num_values: p.num_values,
@@ -617,28 +691,56 @@ struct TaskUpload {
     /// The kernels' launch (tasks and status area in `meta`).
     launch: RowGroupLaunch,
     status_len: usize,
+    page_status_len: usize,
+    /// The nest tasks' status (to zero before the kernels).
+    nest_status: Option<(u64, usize)>,
     meta: PooledDeviceBuffer,
     /// The pinned bytes uploaded.
     host: PooledPinnedBuffer,
 }
 
+/// What [`upload_tasks`] uploads.
+struct UploadParts<'a> {
+    tasks: &'a [PageTask],
+    dicts: &'a [DictTask],
+    work: &'a WorkAreas,
+    has_plain_byte_arrays: bool,
+    /// The nested columns' stage, and the plan its tasks are of.
+    nest: Option<(&'a NestStage, &'a DecodePlan)>,
+}
+
 /// Queues the tasks' upload on `stream`, then leaves the kernels' status
-/// area after them (copied back after the kernels); hands on the launch.
+/// area after them (copied back after the kernels: the pages' and
+/// dictionaries', then the nest tasks'); hands on the launch.
 fn upload_tasks(
     gpu: &Gpu,
     stream: &crate::cuda::Stream,
-    tasks: &[PageTask],
-    dicts: &[DictTask],
-    work: &WorkAreas,
-    has_plain_byte_arrays: bool,
+    parts: UploadParts<'_>,
 ) -> Result<TaskUpload, DecodeError> {
+    let UploadParts {
+        tasks,
+        dicts,
+        work,
+        has_plain_byte_arrays,
+        nest,
+    } = parts;
     let task_bytes = crate::decode::kernels::task::page_tasks_as_bytes(tasks);
     let dict_bytes = crate::decode::kernels::task::dict_tasks_as_bytes(dicts);
     let spread = &work.spread;
     let first = spread.as_ref().map_or(&[][..], |t| &t.first[..]);
-    let ([tasks_at, dicts_at, first_at], up_bytes) =
-        section_offsets([task_bytes.len(), dict_bytes.len(), 4 * first.len()]);
-    let status_len = launch::status_bytes(tasks.len() as u32, dicts.len() as u32) as usize;
+    let n_nest = nest.map_or(0, |(n, _)| n.n_tasks());
+    let nest_outputs = nest.map_or(&[][..], |(n, _)| &n.outputs[..]);
+    let output_bytes = nest_outputs_as_bytes(nest_outputs);
+    let nest_task_len = n_nest as usize * std::mem::size_of::<NestTask>();
+    let ([tasks_at, dicts_at, first_at, outputs_at, nest_at], up_bytes) = section_offsets([
+        task_bytes.len(),
+        dict_bytes.len(),
+        4 * first.len(),
+        output_bytes.len(),
+        nest_task_len,
+    ]);
+    let page_status_len = launch::status_bytes(tasks.len() as u32, dicts.len() as u32) as usize;
+    let status_len = page_status_len + nest_status_bytes(n_nest) as usize;
     let up_len = align(up_bytes).max(1);
     let meta = gpu.pool.allocate(up_len + status_len.max(1))?;
     let meta_ptr = meta.device_ptr();
@@ -651,6 +753,23 @@ fn upload_tasks(
     {
         bytes.copy_from_slice(&w.to_le_bytes());
     }
+    up_host[outputs_at..outputs_at + output_bytes.len()].copy_from_slice(output_bytes);
+    let status = meta_ptr + up_len as u64;
+    let nest_status_at = status + page_status_len as u64;
+    let nest_launch = match nest {
+        Some((n, plan)) if n_nest > 0 => {
+            let nest_tasks = n.tasks(plan, meta_ptr + outputs_at as u64, nest_status_at);
+            let bytes = nest_tasks_as_bytes(&nest_tasks);
+            up_host[nest_at..nest_at + bytes.len()].copy_from_slice(bytes);
+            NestLaunch {
+                has_levels: tasks.iter().any(|t| t.out_rep != 0 || t.out_def != 0),
+                tasks: meta_ptr + nest_at as u64,
+                n_tasks: n_nest,
+                max_entries: n.max_entries(),
+            }
+        }
+        _ => NestLaunch::default(),
+    };
     let first_at = spread.as_ref().map(|_| first_at);
     // SAFETY: `up_host` and `meta` are kept until the row group's event.
     unsafe { stream.copy_to_device(meta_ptr, up_host.as_ptr(), up_bytes.max(1))? };
@@ -663,7 +782,7 @@ fn upload_tasks(
             meta_ptr + dicts_at as u64
         },
         n_dicts: dicts.len() as u32,
-        status: meta_ptr + up_len as u64,
+        status,
         has_plain_byte_arrays,
         walks: gpu.string_walks,
         spread: match (spread, first_at) {
@@ -678,10 +797,13 @@ fn upload_tasks(
             }
             _ => SpreadLaunch::default(),
         },
+        nest: nest_launch,
     };
     Ok(TaskUpload {
         launch,
         status_len,
+        page_status_len,
+        nest_status: (n_nest > 0).then(|| (nest_status_at, nest_status_bytes(n_nest) as usize)),
         meta,
         host: up_host,
     })

@@ -25,10 +25,13 @@
 //!
 //! Files: this one (the model's types), `schema.rs` (the schema walk,
 //! [`nest_fields`]), `assembly.rs` (levels to layout, [`assemble`]),
-//! `arrays.rs` (layout to Arrow arrays, [`build_arrays`]).
+//! `arrays.rs` (layout to Arrow arrays, [`build_arrays`]), `gpu.rs` (the
+//! model flattened into the GPU's nodes and each leaf's kernel work,
+//! [`GpuNesting`]).
 
 mod arrays;
 mod assembly;
+mod gpu;
 mod schema;
 
 #[cfg(test)]
@@ -39,6 +42,7 @@ pub use assembly::{
     assemble, Assembly, LeafLayout, LeafLevels, LevelKind, ListLayout, MapLayout, NestError,
     NodeLayout, SlotLevel, StructLayout,
 };
+pub use gpu::{GpuNesting, LeafOutput, LeafWork, NodeKind, NodePlan};
 pub use schema::nest_fields;
 
 use std::collections::{BTreeMap, HashMap};

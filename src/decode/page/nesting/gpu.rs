@@ -1,0 +1,312 @@
+//! What the GPU builds for a nested projection: the model flattened into
+//! nodes with their buffers, and per leaf the nesting kernels' work (which
+//! levels it decodes, the outputs it writes for the nodes it describes).
+//! Pure: the decoder's stage turns it into device tasks, and its finish
+//! builds the device arrays from the nodes.
+//!
+//! A node's slots are those of its level `j` (0 the records, `k` the
+//! elements of the k-th enclosing list); its *owner* is the first leaf
+//! under it, whose levels describe it (as [`assemble`] takes them). Every
+//! leaf computes its own slot counts, and the decoder checks that the
+//! leaves under a node agree with its owner.
+
+use super::*;
+
+/// A node of the flattened model (preorder: each top-level field, then its
+/// subtree).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodePlan {
+    /// The node's Arrow field (a map's entries: the entries field).
+    pub field: Field,
+    /// What it is, with its children's node indices.
+    pub kind: NodeKind,
+    /// The level whose slots the node spans.
+    pub level: usize,
+    /// The leaf column whose levels describe the node's slots.
+    pub owner: usize,
+    /// `def >= threshold`: the node is valid at a slot; None when it always
+    /// is (no validity bitmap).
+    pub validity: Option<u32>,
+}
+
+/// A node's kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeKind {
+    /// A leaf column.
+    Leaf {
+        /// Its column index.
+        column: usize,
+    },
+    /// A struct and its fields' nodes.
+    Struct {
+        /// The fields' nodes.
+        fields: Vec<usize>,
+    },
+    /// A list (offsets) and its element's node.
+    List {
+        /// The element's node.
+        element: usize,
+    },
+    /// A map (offsets), its non-null entries struct, its keys and values.
+    Map {
+        /// The keys' node.
+        key: usize,
+        /// The values' node.
+        value: usize,
+    },
+}
+
+/// One output a leaf's nesting task writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafOutput {
+    /// The offsets of the list (or map) `node`, whose elements are at
+    /// level `level` (written at the slots of `level - 1`).
+    Offsets {
+        /// The list's node.
+        node: usize,
+        /// Its elements' level.
+        level: usize,
+    },
+    /// The validity of `node` over the slots of its level.
+    Validity {
+        /// The node.
+        node: usize,
+        /// Its level.
+        level: usize,
+        /// `def >= threshold`: valid.
+        threshold: u32,
+    },
+    /// The leaf's own values, from its entries to its slots at `level`
+    /// (the innermost list's elements).
+    Values {
+        /// The leaf's node.
+        node: usize,
+        /// Its level.
+        level: usize,
+    },
+}
+
+/// A leaf's nesting work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeafWork {
+    /// The leaf column.
+    pub column: usize,
+    /// Its node.
+    pub node: usize,
+    /// Its max repetition level: lists around it.
+    pub max_rep: u32,
+    /// Its max definition level.
+    pub max_def: u32,
+    /// Per level `j` (`max_rep + 1` of them): the definition level at or
+    /// above which an entry with `rep <= j` starts a slot.
+    pub level_def: Vec<u32>,
+    /// What its task writes.
+    pub outputs: Vec<LeafOutput>,
+}
+
+impl LeafWork {
+    /// Whether the leaf's repetition levels are decoded.
+    pub fn needs_rep(&self) -> bool {
+        self.max_rep > 0
+    }
+
+    /// Whether its definition levels are decoded.
+    pub fn needs_def(&self) -> bool {
+        self.max_def > 0
+    }
+
+    /// Whether its values move from its entries to its slots (under a
+    /// list); else its entries are its slots.
+    pub fn moves_values(&self) -> bool {
+        self.max_rep > 0
+    }
+}
+
+/// The GPU's plan of a nested projection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuNesting {
+    /// The model's top-level fields.
+    pub fields: Vec<NestField>,
+    /// Every node, preorder.
+    pub nodes: Vec<NodePlan>,
+    /// The top-level fields' nodes, in order.
+    pub roots: Vec<usize>,
+    /// Per leaf that has nesting work (in schema order): its work. A leaf
+    /// under no list and describing no struct has none (its entries are
+    /// its slots).
+    pub leaves: Vec<LeafWork>,
+}
+
+impl GpuNesting {
+    /// The plan of `fields` (the model of a projection).
+    pub fn new(fields: Vec<NestField>) -> GpuNesting {
+        let mut walk = Walk::default();
+        let roots = fields
+            .iter()
+            .map(|f| walk.node(f, &mut Vec::new(), 0, 0))
+            .collect();
+        let leaves = walk
+            .leaves
+            .into_iter()
+            .filter(|l| l.max_rep > 0 || !l.outputs.is_empty())
+            .collect();
+        GpuNesting {
+            fields,
+            nodes: walk.nodes,
+            roots,
+            leaves,
+        }
+    }
+
+    /// The work of leaf `column`, if it has any.
+    pub fn leaf(&self, column: usize) -> Option<&LeafWork> {
+        self.leaves.iter().find(|l| l.column == column)
+    }
+
+    /// The leaves under `node` (their columns), in schema order.
+    pub fn leaves_under(&self, node: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.collect_leaves(node, &mut out);
+        out
+    }
+
+    fn collect_leaves(&self, node: usize, out: &mut Vec<usize>) {
+        match &self.nodes[node].kind {
+            NodeKind::Leaf { column } => out.push(*column),
+            NodeKind::Struct { fields } => fields.iter().for_each(|&f| self.collect_leaves(f, out)),
+            NodeKind::List { element } => self.collect_leaves(*element, out),
+            NodeKind::Map { key, value } => {
+                self.collect_leaves(*key, out);
+                self.collect_leaves(*value, out);
+            }
+        }
+    }
+}
+
+/// The walk that flattens the model: nodes in preorder, each leaf's work.
+#[derive(Default)]
+struct Walk {
+    nodes: Vec<NodePlan>,
+    leaves: Vec<LeafWork>,
+}
+
+impl Walk {
+    /// Adds `field`'s node and subtree; `elem_defs` are the element
+    /// thresholds of the lists around it, `level` its level and
+    /// `level_def` that level's slot threshold. Returns its index.
+    fn node(
+        &mut self,
+        field: &NestField,
+        elem_defs: &mut Vec<u32>,
+        level: usize,
+        level_def: i16,
+    ) -> usize {
+        let index = self.nodes.len();
+        let owner = field.node.first_column().unwrap_or_default();
+        let threshold = |t: i16| (t > level_def).then_some(t as u32);
+        self.nodes.push(NodePlan {
+            field: field.arrow_field(),
+            kind: NodeKind::Struct { fields: Vec::new() },
+            level,
+            owner,
+            validity: None,
+        });
+        let (kind, validity) = match &field.node {
+            NestNode::Leaf(leaf) => {
+                self.leaf(leaf, index, elem_defs);
+                (
+                    NodeKind::Leaf {
+                        column: leaf.column,
+                    },
+                    threshold(leaf.def),
+                )
+            }
+            NestNode::Struct(s) => {
+                let fields = s
+                    .fields
+                    .iter()
+                    .map(|f| self.node(f, elem_defs, level, level_def))
+                    .collect();
+                (NodeKind::Struct { fields }, threshold(s.def))
+            }
+            NestNode::List(list) => {
+                elem_defs.push(list.levels.elem_def as u32);
+                let element = self.node(&list.element, elem_defs, level + 1, list.levels.elem_def);
+                elem_defs.pop();
+                (NodeKind::List { element }, threshold(list.levels.null_def))
+            }
+            NestNode::Map(map) => {
+                elem_defs.push(map.levels.elem_def as u32);
+                let key = self.node(&map.key, elem_defs, level + 1, map.levels.elem_def);
+                let value = self.node(&map.value, elem_defs, level + 1, map.levels.elem_def);
+                elem_defs.pop();
+                (NodeKind::Map { key, value }, threshold(map.levels.null_def))
+            }
+        };
+        let node = &mut self.nodes[index];
+        node.kind = kind;
+        node.validity = validity;
+        self.describe(index);
+        index
+    }
+
+    /// A leaf's work: its levels' thresholds; under a list, its values
+    /// move to its slots (with its validity there).
+    fn leaf(&mut self, leaf: &LeafNode, node: usize, elem_defs: &[u32]) {
+        let max_rep = leaf.rep as u32;
+        let mut level_def = vec![0];
+        level_def.extend_from_slice(elem_defs);
+        let mut work = LeafWork {
+            column: leaf.column,
+            node,
+            max_rep,
+            max_def: leaf.def as u32,
+            level_def,
+            outputs: Vec::new(),
+        };
+        if max_rep > 0 {
+            work.outputs.push(LeafOutput::Values {
+                node,
+                level: max_rep as usize,
+            });
+        }
+        self.leaves.push(work);
+    }
+
+    /// The outputs of node `index` (a struct's or list's validity, a list's
+    /// offsets; a leaf's validity at its slots when its values move), on
+    /// its owner's work.
+    fn describe(&mut self, index: usize) {
+        let node = self.nodes[index].clone();
+        let Some(work) = self.leaves.iter_mut().find(|l| l.column == node.owner) else {
+            return;
+        };
+        match node.kind {
+            NodeKind::Leaf { .. } => {
+                // At the records, the page kernel's validity is the leaf's.
+                if let (Some(threshold), true) = (node.validity, work.max_rep > 0) {
+                    work.outputs.push(LeafOutput::Validity {
+                        node: index,
+                        level: node.level,
+                        threshold,
+                    });
+                }
+            }
+            NodeKind::Struct { .. } | NodeKind::List { .. } | NodeKind::Map { .. } => {
+                if let NodeKind::List { .. } | NodeKind::Map { .. } = node.kind {
+                    work.outputs.push(LeafOutput::Offsets {
+                        node: index,
+                        level: node.level + 1,
+                    });
+                }
+                if let Some(threshold) = node.validity {
+                    work.outputs.push(LeafOutput::Validity {
+                        node: index,
+                        level: node.level,
+                        threshold,
+                    });
+                }
+            }
+        }
+    }
+}

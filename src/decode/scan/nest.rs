@@ -1,0 +1,501 @@
+//! A row group's nested columns on the device: the nesting kernels' memory
+//! and tasks ([`NestStage::allocate`], [`NestStage::tasks`]), and the
+//! nested device columns built from them once the row group is done
+//! ([`NestStage::build`]).
+//!
+//! Every nested buffer is sized by its owner leaf's level entries (a level
+//! has at most as many slots as the chunk has entries), so the sizes are
+//! known before any kernel runs; the slot counts the kernels find are read
+//! back with the row group's status and give the arrays their lengths.
+
+use std::sync::Arc;
+
+use super::context::Gpu;
+use super::error::DecodeError;
+use super::stage::ColumnOut;
+use crate::decode::array::{DeviceBytes, DeviceColumn};
+use crate::decode::kernels::launch;
+use crate::decode::kernels::nest::{
+    nest_tile_bytes, NestOutput, NestStatus, NestTask, NEST_BITS, NEST_LEVELS, NEST_OFFSETS,
+    NEST_VALIDITY, NEST_VALUES,
+};
+use crate::decode::kernels::PageErrorCode;
+use crate::decode::page::nesting::{GpuNesting, LeafOutput, NodeKind};
+use crate::decode::page::{DecodePlan, Kind};
+
+/// Alignment of every buffer of the nested allocation.
+const ALIGN: usize = 256;
+
+/// Bytes at an offset of the nested allocation.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    at: usize,
+    len: usize,
+}
+
+/// A leaf's nesting work in this row group.
+#[derive(Debug, Clone)]
+struct LeafPlace {
+    /// The leaf's column in the plan.
+    column: usize,
+    /// Its level entries.
+    entries: u64,
+    rep: Option<Place>,
+    def: Option<Place>,
+    tiles: Place,
+    /// Its outputs' range in [`NestStage::outputs`].
+    outputs: std::ops::Range<usize>,
+}
+
+/// A node's buffers (each sized by its owner's entries).
+#[derive(Debug, Clone, Copy, Default)]
+struct NodePlace {
+    offsets: Option<Place>,
+    validity: Option<Place>,
+    /// A leaf whose values move to its slots: the slots' values.
+    values: Option<Place>,
+}
+
+/// A row group's nested columns: the plan, the device memory, the tasks.
+pub(crate) struct NestStage {
+    pub(crate) nesting: Arc<GpuNesting>,
+    leaves: Vec<LeafPlace>,
+    nodes: Vec<NodePlace>,
+    buffer: DeviceBytes,
+    /// Every leaf's outputs, in leaf order (their addresses final).
+    pub(crate) outputs: Vec<NestOutput>,
+    /// The records of the row group (the batch's rows).
+    pub(crate) records: u64,
+    /// Each plan column's level entries.
+    entries: Vec<u64>,
+}
+
+/// Lays out buffers one after another, each aligned.
+#[derive(Default)]
+struct Layout {
+    end: usize,
+}
+
+impl Layout {
+    fn take(&mut self, len: usize) -> Place {
+        let at = self.end.next_multiple_of(ALIGN);
+        self.end = at + len;
+        Place { at, len }
+    }
+}
+
+impl NestStage {
+    /// Sizes and allocates the nested memory of `plan` (whose columns have
+    /// `column_rows` level entries each) for `nesting`; `values_at(ci)` is
+    /// the device address of plan column `ci`'s page output values.
+    pub(crate) fn allocate(
+        gpu: &Gpu,
+        plan: &DecodePlan,
+        nesting: Arc<GpuNesting>,
+        column_rows: &[u64],
+        records: u64,
+        values_at: impl Fn(usize) -> u64,
+    ) -> Result<NestStage, DecodeError> {
+        let column_of = |leaf: usize| plan.columns.iter().position(|c| c.leaf == leaf);
+        let mut layout = Layout::default();
+        let mut nodes = vec![NodePlace::default(); nesting.nodes.len()];
+        let mut leaves = Vec::with_capacity(nesting.leaves.len());
+        // Outputs before their addresses: (leaf work, output) pairs.
+        let mut pending = Vec::new();
+        for work in &nesting.leaves {
+            let Some(ci) = column_of(work.column) else {
+                continue;
+            };
+            let entries = column_rows[ci];
+            let n = entries as usize;
+            let rep = work.needs_rep().then(|| layout.take(n));
+            let def = work.needs_def().then(|| layout.take(n));
+            let tiles = layout.take(nest_tile_bytes(entries as u32) as usize);
+            let first = pending.len();
+            for &output in &work.outputs {
+                let owner = nesting.nodes[output_node(output)].owner;
+                let owner_entries = column_of(owner).map_or(entries, |c| column_rows[c]) as usize;
+                let place = &mut nodes[output_node(output)];
+                match output {
+                    LeafOutput::Offsets { .. } => {
+                        place.offsets = Some(layout.take((owner_entries + 1) * 4));
+                    }
+                    LeafOutput::Validity { .. } => {
+                        place.validity =
+                            Some(layout.take(launch::bitmap_bytes(owner_entries as u64) as usize));
+                    }
+                    LeafOutput::Values { .. } => {
+                        let ty = &plan.columns[ci].ty;
+                        let bytes = match ty.kind {
+                            Kind::Boolean => launch::bitmap_bytes(entries),
+                            _ => entries * u64::from(ty.out_width),
+                        };
+                        place.values = Some(layout.take(bytes as usize));
+                    }
+                }
+                pending.push((ci, output));
+            }
+            leaves.push(LeafPlace {
+                column: ci,
+                entries,
+                rep,
+                def,
+                tiles,
+                outputs: first..pending.len(),
+            });
+        }
+        let buffer = DeviceBytes::from_pooled(gpu.pool.allocate(layout.end.max(1))?);
+        let base = buffer.address();
+        let outputs = pending
+            .iter()
+            .map(|&(ci, output)| nest_output(output, &nodes, base, plan, ci, values_at(ci)))
+            .collect();
+        Ok(NestStage {
+            nesting,
+            leaves,
+            nodes,
+            buffer,
+            outputs,
+            records,
+            entries: column_rows.to_vec(),
+        })
+    }
+
+    /// Device ranges to zero before the kernels: bitmaps written a bit at
+    /// a time.
+    pub(crate) fn zero_ranges(&self) -> Vec<(u64, usize)> {
+        let base = self.buffer.address();
+        let mut out = Vec::new();
+        for (node, place) in self.nesting.nodes.iter().zip(&self.nodes) {
+            if let Some(v) = place.validity {
+                out.push((base + v.at as u64, v.len));
+            }
+            let boolean = matches!(node.field.data_type(), arrow::datatypes::DataType::Boolean);
+            if let (Some(v), true) = (place.values, boolean) {
+                out.push((base + v.at as u64, v.len));
+            }
+        }
+        out
+    }
+
+    /// Plan column `ci`'s level outputs for its page tasks: (repetition,
+    /// definition) addresses, 0 for none; None when it has no nesting work.
+    pub(crate) fn page_levels(&self, ci: usize) -> Option<(u64, u64)> {
+        let base = self.buffer.address();
+        let leaf = self.leaves.iter().find(|l| l.column == ci)?;
+        let at = |p: Option<Place>| p.map_or(0, |p| base + p.at as u64);
+        Some((at(leaf.rep), at(leaf.def)))
+    }
+
+    /// The nest tasks, their outputs at `outputs_at` (the device address of
+    /// [`NestStage::outputs`] as uploaded) and their status at `status_at`
+    /// ([`crate::decode::kernels::nest::NEST_STATUS_WORDS`] words each).
+    pub(crate) fn tasks(
+        &self,
+        plan: &DecodePlan,
+        outputs_at: u64,
+        status_at: u64,
+    ) -> Vec<NestTask> {
+        let base = self.buffer.address();
+        let output_bytes = std::mem::size_of::<NestOutput>() as u64;
+        let status_bytes = crate::decode::kernels::nest::nest_status_bytes(1);
+        self.leaves
+            .iter()
+            .enumerate()
+            .map(|(k, leaf)| {
+                let work = self
+                    .nesting
+                    .leaf(plan.columns[leaf.column].leaf)
+                    .expect("a placed leaf has work");
+                let mut level_def = [0u32; NEST_LEVELS];
+                for (j, &d) in work.level_def.iter().enumerate().take(NEST_LEVELS) {
+                    level_def[j] = d;
+                }
+                NestTask {
+                    rep: leaf.rep.map_or(0, |p| base + p.at as u64),
+                    def: leaf.def.map_or(0, |p| base + p.at as u64),
+                    tiles: base + leaf.tiles.at as u64,
+                    outputs: outputs_at + leaf.outputs.start as u64 * output_bytes,
+                    status: status_at + k as u64 * status_bytes,
+                    entries: leaf.entries as u32,
+                    n_outputs: leaf.outputs.len() as u32,
+                    max_rep: work.max_rep,
+                    max_def: work.max_def,
+                    level_def,
+                }
+            })
+            .collect()
+    }
+
+    /// Nest tasks.
+    pub(crate) fn n_tasks(&self) -> u32 {
+        self.leaves.len() as u32
+    }
+
+    /// The most entries of a task.
+    pub(crate) fn max_entries(&self) -> u32 {
+        self.leaves
+            .iter()
+            .map(|l| l.entries as u32)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+fn output_node(output: LeafOutput) -> usize {
+    match output {
+        LeafOutput::Offsets { node, .. }
+        | LeafOutput::Validity { node, .. }
+        | LeafOutput::Values { node, .. } => node,
+    }
+}
+
+/// The kernel's form of one output.
+fn nest_output(
+    output: LeafOutput,
+    nodes: &[NodePlace],
+    base: u64,
+    plan: &DecodePlan,
+    ci: usize,
+    values_at: u64,
+) -> NestOutput {
+    let at = |p: Option<Place>| p.map_or(0, |p| base + p.at as u64);
+    let place = nodes[output_node(output)];
+    match output {
+        LeafOutput::Offsets { level, .. } => NestOutput {
+            dst: at(place.offsets),
+            kind: NEST_OFFSETS,
+            level: level as u32,
+            ..NestOutput::default()
+        },
+        LeafOutput::Validity {
+            level, threshold, ..
+        } => NestOutput {
+            dst: at(place.validity),
+            kind: NEST_VALIDITY,
+            level: level as u32,
+            threshold,
+            ..NestOutput::default()
+        },
+        LeafOutput::Values { level, .. } => {
+            let ty = &plan.columns[ci].ty;
+            let boolean = ty.kind == Kind::Boolean;
+            NestOutput {
+                dst: at(place.values),
+                src: values_at,
+                kind: if boolean { NEST_BITS } else { NEST_VALUES },
+                level: level as u32,
+                threshold: 0,
+                width: if boolean { 0 } else { ty.out_width },
+            }
+        }
+    }
+}
+
+/// What the finish needs to name a row group's errors.
+pub(crate) struct Where<'a> {
+    pub(crate) file: &'a str,
+    pub(crate) plan: &'a DecodePlan,
+}
+
+impl Where<'_> {
+    fn error(&self, ci: usize, what: String) -> DecodeError {
+        DecodeError::CorruptLevels {
+            file: self.file.to_string(),
+            column: self.plan.columns[ci].column.clone(),
+            row_group: self.plan.row_group,
+            what,
+        }
+    }
+}
+
+impl NestStage {
+    /// Checks the kernels' status (`status`, one per task) and builds the
+    /// top-level nested columns from the page outputs (`columns`, taken)
+    /// and the nested buffers; `nulls` are each plan column's page nulls.
+    pub(crate) fn build(
+        &self,
+        at: Where<'_>,
+        status: &[NestStatus],
+        columns: &mut [Option<ColumnOut>],
+        nulls: &[usize],
+    ) -> Result<Vec<DeviceColumn>, DecodeError> {
+        let slots = self.check(&at, status)?;
+        let build = Build {
+            stage: self,
+            at: &at,
+            slots: &slots,
+            nulls,
+        };
+        let mut out = Vec::with_capacity(self.nesting.roots.len());
+        for &root in &self.nesting.roots {
+            out.push(build.node(root, columns)?);
+        }
+        Ok(out)
+    }
+
+    /// Each plan column's slots per level: the kernels' counts, or its
+    /// entries (a leaf without nesting work: its entries are its records).
+    /// Checks the errors the kernels found, every leaf's records against
+    /// the row group's, and the leaves under each node against its owner.
+    fn check(
+        &self,
+        at: &Where<'_>,
+        status: &[NestStatus],
+    ) -> Result<Vec<[u64; NEST_LEVELS]>, DecodeError> {
+        let plan = at.plan;
+        let mut slots: Vec<[u64; NEST_LEVELS]> = self
+            .entries
+            .iter()
+            .map(|&e| [e, 0, 0, 0, 0, 0, 0, 0])
+            .collect();
+        for (leaf, s) in self.leaves.iter().zip(status) {
+            if s.error != 0 {
+                let what = PageErrorCode::from_code(s.error)
+                    .map_or(format!("unknown kernel error {}", s.error), |c| {
+                        c.describe().to_string()
+                    });
+                return Err(at.error(
+                    leaf.column,
+                    format!("{what} (at level entry {})", s.error_index),
+                ));
+            }
+            slots[leaf.column] = s.slots.map(u64::from);
+        }
+        if let Some(ci) = slots.iter().position(|s| s[0] != self.records) {
+            return Err(at.error(
+                ci,
+                format!(
+                    "its levels hold {} records, the row group {}",
+                    slots[ci][0], self.records
+                ),
+            ));
+        }
+        let column_of = |leaf: usize| plan.columns.iter().position(|c| c.leaf == leaf);
+        for (index, node) in self.nesting.nodes.iter().enumerate() {
+            let Some(owner) = column_of(node.owner) else {
+                continue;
+            };
+            for leaf in self.nesting.leaves_under(index) {
+                let Some(ci) = column_of(leaf) else { continue };
+                let j = node.level;
+                if slots[ci][j] != slots[owner][j] {
+                    return Err(at.error(
+                        ci,
+                        format!(
+                            "{} slots at nesting level {j} where {} has {}",
+                            slots[ci][j], plan.columns[owner].column, slots[owner][j]
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(slots)
+    }
+}
+
+/// The recursive build of the nested columns.
+struct Build<'a> {
+    stage: &'a NestStage,
+    at: &'a Where<'a>,
+    slots: &'a [[u64; NEST_LEVELS]],
+    nulls: &'a [usize],
+}
+
+impl Build<'_> {
+    fn column_of(&self, leaf: usize) -> Result<usize, DecodeError> {
+        self.at
+            .plan
+            .columns
+            .iter()
+            .position(|c| c.leaf == leaf)
+            .ok_or_else(|| DecodeError::CorruptLevels {
+                file: self.at.file.to_string(),
+                column: format!("leaf {leaf}"),
+                row_group: self.at.plan.row_group,
+                what: "a leaf of the projection has no decoded chunk".into(),
+            })
+    }
+
+    fn slice(&self, place: Option<Place>) -> Result<Option<DeviceBytes>, DecodeError> {
+        place
+            .map(|p| self.stage.buffer.slice(p.at, p.len))
+            .transpose()
+            .map_err(DecodeError::from)
+    }
+
+    fn node(
+        &self,
+        index: usize,
+        columns: &mut [Option<ColumnOut>],
+    ) -> Result<DeviceColumn, DecodeError> {
+        let node = &self.stage.nesting.nodes[index];
+        let place = self.stage.nodes[index];
+        let owner = self.column_of(node.owner)?;
+        let len = self.slots[owner][node.level] as usize;
+        let data_type = node.field.data_type().clone();
+        let validity = self.slice(place.validity)?;
+        let column = match &node.kind {
+            NodeKind::Leaf { column } => {
+                let ci = self.column_of(*column)?;
+                let out = columns[ci]
+                    .take()
+                    .ok_or_else(|| self.at.error(ci, "a leaf taken twice".to_string()))?;
+                match self.slice(place.values)? {
+                    // Under a list: the slots' values and validity.
+                    Some(values) => {
+                        let mut buffers = vec![values];
+                        buffers.extend(out.variadic);
+                        DeviceColumn::new(data_type, len, None, validity, buffers)?
+                    }
+                    // Its entries are its slots.
+                    None => {
+                        let mut buffers = vec![out.values];
+                        buffers.extend(out.variadic);
+                        let nulls = out.validity.as_ref().map_or(0, |_| self.nulls[ci]);
+                        DeviceColumn::new(data_type, len, Some(nulls), out.validity, buffers)?
+                    }
+                }
+            }
+            NodeKind::Struct { fields } => {
+                let children = fields
+                    .iter()
+                    .map(|&f| self.node(f, columns))
+                    .collect::<Result<Vec<_>, _>>()?;
+                DeviceColumn::with_children(data_type, len, None, validity, Vec::new(), children)?
+            }
+            NodeKind::List { element } => {
+                let child = self.node(*element, columns)?;
+                let offsets = self.offsets(place, len)?;
+                DeviceColumn::with_children(data_type, len, None, validity, offsets, vec![child])?
+            }
+            NodeKind::Map { key, value } => {
+                let key = self.node(*key, columns)?;
+                let value = self.node(*value, columns)?;
+                let arrow::datatypes::DataType::Map(entries_field, _) = &data_type else {
+                    return Err(self.at.error(owner, "a map node of another type".into()));
+                };
+                let entries = DeviceColumn::with_children(
+                    entries_field.data_type().clone(),
+                    self.slots[owner][node.level + 1] as usize,
+                    Some(0),
+                    None,
+                    Vec::new(),
+                    vec![key, value],
+                )?;
+                let offsets = self.offsets(place, len)?;
+                DeviceColumn::with_children(data_type, len, None, validity, offsets, vec![entries])?
+            }
+        };
+        Ok(column)
+    }
+
+    /// A list's offsets: `len + 1` of them.
+    fn offsets(&self, place: NodePlace, len: usize) -> Result<Vec<DeviceBytes>, DecodeError> {
+        let offsets = place.offsets.map(|p| Place {
+            at: p.at,
+            len: ((len + 1) * 4).min(p.len),
+        });
+        Ok(self.slice(offsets)?.into_iter().collect())
+    }
+}
