@@ -11,6 +11,9 @@
 //! fails the test. It needs a C++20 compiler (`$CXX`, else `c++`); without
 //! one the test says so and passes, unless GDSCAN_REQUIRE_KERNEL_EMU=1.
 
+#[path = "kernel_emu/nest.rs"]
+mod nest;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -99,12 +99,14 @@ inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) {
   return cmp;
 }
 
-// Launches `kernel` over `grid` blocks of `block` threads.
-inline void emu_launch(unsigned grid, unsigned block, std::function<void()> kernel) {
+// Launches `kernel` over `grid` x `grid_y` blocks of `block` threads.
+inline void emu_launch_2d(unsigned grid, unsigned grid_y, unsigned block, std::function<void()> kernel) {
   gridDim.x = grid;
+  gridDim.y = grid_y;
   blockDim.x = block;
-  for (unsigned b = 0; b < grid; ++b) {
-    blockIdx.x = b;
+  for (unsigned b = 0; b < grid * grid_y; ++b) {
+    blockIdx.x = b % grid;
+    blockIdx.y = b / grid;
     EmuBlock eb;
     std::barrier<> bar(block);
     eb.block = &bar;
@@ -118,4 +120,9 @@ inline void emu_launch(unsigned grid, unsigned block, std::function<void()> kern
     for (auto& t : ts) t.join();
     for (auto* p : wb) delete p;
   }
+}
+
+// Launches `kernel` over `grid` blocks of `block` threads.
+inline void emu_launch(unsigned grid, unsigned block, std::function<void()> kernel) {
+  emu_launch_2d(grid, 1, block, kernel);
 }

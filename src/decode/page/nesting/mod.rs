@@ -34,6 +34,8 @@ mod assembly;
 mod gpu;
 mod schema;
 
+#[cfg(any(test, feature = "internals"))]
+pub mod testing;
 #[cfg(test)]
 mod tests;
 

@@ -1,0 +1,424 @@
+//! The nesting kernels under the CPU emulation (`nest_emu.cpp`), on the
+//! levels of random nested files written by arrow-rs (16 nested shapes,
+//! four writer settings), against the CPU reference of level assembly
+//! (`decode::page::nesting::assemble`, itself checked against arrow-rs):
+//! slot counts, list offsets, validity at every level, and each leaf's
+//! values moved to their slots; and corrupted levels as the kernels' typed
+//! errors where the reference refuses them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use gdscan::decode::kernels::nest::{NEST_LEVELS, NEST_STATUS_WORDS};
+use gdscan::decode::kernels::PageErrorCode;
+use gdscan::decode::page::nesting::testing::{
+    random_batch, read_leaf, write, writer_settings, LeafChunk,
+};
+use gdscan::decode::page::nesting::{
+    assemble, nest_fields, Assembly, GpuNesting, LeafLevels, LeafOutput, LeafWork, NestField,
+    NestNode, NodeLayout,
+};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+use super::{build, run_with_files};
+
+/// What the reference says one node of the flattened model holds.
+#[derive(Debug, Clone, Default)]
+struct Expected {
+    slots: usize,
+    validity: Option<Vec<bool>>,
+    offsets: Option<Vec<i32>>,
+    value_index: Option<Vec<usize>>,
+}
+
+/// The reference's layout of every node, in the GPU plan's preorder.
+fn expected_nodes(fields: &[NestField], assembly: &Assembly) -> Vec<Expected> {
+    let mut out = Vec::new();
+    for (field, layout) in fields.iter().zip(&assembly.fields) {
+        walk(&field.node, layout, &mut out);
+    }
+    out
+}
+
+fn walk(node: &NestNode, layout: &NodeLayout, out: &mut Vec<Expected>) {
+    let at = out.len();
+    out.push(Expected::default());
+    match (node, layout) {
+        (NestNode::Leaf(_), NodeLayout::Leaf(l)) => {
+            out[at] = Expected {
+                slots: l.value_index.len(),
+                validity: l.validity.clone(),
+                offsets: None,
+                value_index: Some(l.value_index.clone()),
+            };
+        }
+        (NestNode::Struct(s), NodeLayout::Struct(l)) => {
+            out[at].slots = l.slots;
+            out[at].validity = l.validity.clone();
+            for (f, fl) in s.fields.iter().zip(&l.fields) {
+                walk(&f.node, fl, out);
+            }
+        }
+        (NestNode::List(n), NodeLayout::List(l)) => {
+            out[at].slots = l.offsets.len() - 1;
+            out[at].validity = l.validity.clone();
+            out[at].offsets = Some(l.offsets.clone());
+            walk(&n.element.node, &l.element, out);
+        }
+        (NestNode::Map(m), NodeLayout::Map(l)) => {
+            out[at].slots = l.offsets.len() - 1;
+            out[at].validity = l.validity.clone();
+            out[at].offsets = Some(l.offsets.clone());
+            walk(&m.key.node, &l.key, out);
+            walk(&m.value.node, &l.value, out);
+        }
+        _ => panic!("the layout does not match the model"),
+    }
+}
+
+fn push_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Bytes of a bitmap of `n` bits in 4-byte words.
+fn bitmap_len(n: usize) -> usize {
+    n.div_ceil(32) * 4
+}
+
+/// Each entry's value index: the values (`def == max_def`) before it.
+fn value_indices(chunk: &LeafChunk, max_def: u32) -> Vec<u32> {
+    let mut next = 0u32;
+    (0..chunk.entries)
+        .map(|i| {
+            let at = next;
+            let def = if chunk.has_def {
+                chunk.def[i] as u32
+            } else {
+                0
+            };
+            next += u32::from(def == max_def);
+            at
+        })
+        .collect()
+}
+
+/// The emulator's input for `works`, with each chunk's levels.
+fn emu_input(works: &[&LeafWork], chunks: &BTreeMap<usize, LeafChunk>) -> Vec<u8> {
+    let mut input = Vec::new();
+    push_u32(&mut input, works.len() as u32);
+    for work in works {
+        let chunk = &chunks[&work.column];
+        let n = chunk.entries;
+        push_u32(&mut input, n as u32);
+        push_u32(&mut input, work.max_rep);
+        push_u32(&mut input, work.max_def);
+        for j in 0..NEST_LEVELS {
+            push_u32(&mut input, work.level_def.get(j).copied().unwrap_or(0));
+        }
+        push_u32(&mut input, work.outputs.len() as u32);
+        let bytes = |has: bool, levels: &[i16]| -> Vec<u8> {
+            (0..n)
+                .map(|i| if has { levels[i] as u8 } else { 0 })
+                .collect()
+        };
+        input.extend(bytes(chunk.has_rep, &chunk.rep));
+        input.extend(bytes(chunk.has_def, &chunk.def));
+        for output in &work.outputs {
+            let (kind, level, threshold, width, src, dst_len) = match *output {
+                LeafOutput::Offsets { level, .. } => (1, level, 0, 0, Vec::new(), (n + 1) * 4),
+                LeafOutput::Validity {
+                    level, threshold, ..
+                } => (2, level, threshold, 0, Vec::new(), bitmap_len(n)),
+                LeafOutput::Values { level, .. } => {
+                    let src: Vec<u8> = value_indices(chunk, work.max_def)
+                        .iter()
+                        .flat_map(|v| v.to_le_bytes())
+                        .collect();
+                    (3, level, 0, 4, src, n * 4)
+                }
+            };
+            for v in [kind, level as u32, threshold, width, src.len() as u32] {
+                push_u32(&mut input, v);
+            }
+            input.extend(src);
+            push_u32(&mut input, dst_len as u32);
+        }
+    }
+    input
+}
+
+/// One task's results, as the emulator wrote them.
+struct Made {
+    status: Vec<u32>,
+    outputs: Vec<Vec<u8>>,
+}
+
+fn parse_made(made: &[u8], works: &[&LeafWork], chunks: &BTreeMap<usize, LeafChunk>) -> Vec<Made> {
+    let mut at = 0;
+    let mut take = |n: usize| {
+        let s = made[at..at + n].to_vec();
+        at += n;
+        s
+    };
+    works
+        .iter()
+        .map(|work| {
+            let n = chunks[&work.column].entries;
+            let status = take(NEST_STATUS_WORDS * 4)
+                .chunks_exact(4)
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .collect();
+            let outputs = work
+                .outputs
+                .iter()
+                .map(|o| {
+                    take(match o {
+                        LeafOutput::Offsets { .. } => (n + 1) * 4,
+                        LeafOutput::Validity { .. } => bitmap_len(n),
+                        LeafOutput::Values { .. } => n * 4,
+                    })
+                })
+                .collect();
+            Made { status, outputs }
+        })
+        .collect()
+}
+
+fn bit(bytes: &[u8], i: usize) -> bool {
+    (bytes[i / 8] >> (i % 8)) & 1 == 1
+}
+
+fn word(bytes: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([
+        bytes[4 * i],
+        bytes[4 * i + 1],
+        bytes[4 * i + 2],
+        bytes[4 * i + 3],
+    ])
+}
+
+/// Compares one task's outputs with the reference's nodes.
+fn compare(
+    label: &str,
+    work: &LeafWork,
+    made: &Made,
+    gpu: &GpuNesting,
+    expected: &[Expected],
+    records: usize,
+) {
+    assert_eq!(
+        made.status[0], 0,
+        "{label}: error {} at {}",
+        made.status[0], made.status[1]
+    );
+    assert_eq!(made.status[2] as usize, records, "{label}: records");
+    let leaf_level = gpu.nodes[work.node].level;
+    assert_eq!(
+        made.status[2 + leaf_level] as usize,
+        expected[work.node].slots,
+        "{label}: the leaf's slots"
+    );
+    for (output, bytes) in work.outputs.iter().zip(&made.outputs) {
+        match *output {
+            LeafOutput::Offsets { node, .. } => {
+                let want = expected[node].offsets.as_ref().expect("a list's offsets");
+                let got: Vec<i32> = (0..want.len()).map(|i| word(bytes, i) as i32).collect();
+                assert_eq!(&got, want, "{label}: offsets of node {node}");
+            }
+            LeafOutput::Validity { node, .. } => {
+                let e = &expected[node];
+                for slot in 0..e.slots {
+                    let want = e.validity.as_ref().is_none_or(|v| v[slot]);
+                    assert_eq!(
+                        bit(bytes, slot),
+                        want,
+                        "{label}: validity of node {node} at {slot}"
+                    );
+                }
+            }
+            LeafOutput::Values { node, .. } => {
+                let e = &expected[node];
+                let index = e.value_index.as_ref().expect("a leaf's value index");
+                for (slot, &want) in index.iter().enumerate() {
+                    if e.validity.as_ref().is_none_or(|v| v[slot]) {
+                        assert_eq!(
+                            word(bytes, slot) as usize,
+                            want,
+                            "{label}: value of node {node} at {slot}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every leaf's chunk of row group `rg`.
+fn read_chunks(
+    reader: &SerializedFileReader<bytes::Bytes>,
+    fields: &[NestField],
+    rg: usize,
+) -> BTreeMap<usize, LeafChunk> {
+    let row_group = reader.get_row_group(rg).unwrap();
+    let rows = row_group.metadata().num_rows() as usize;
+    fields
+        .iter()
+        .flat_map(|f| f.leaves())
+        .map(|leaf| (leaf.column, read_leaf(&*row_group, leaf, rows)))
+        .collect()
+}
+
+fn levels_of(chunks: &BTreeMap<usize, LeafChunk>) -> BTreeMap<usize, LeafLevels<'_>> {
+    chunks
+        .iter()
+        .map(|(&c, chunk)| (c, chunk.levels()))
+        .collect()
+}
+
+fn run(
+    exe: &Path,
+    dir: &Path,
+    works: &[&LeafWork],
+    chunks: &BTreeMap<usize, LeafChunk>,
+) -> Vec<Made> {
+    let made = run_with_files(exe, dir, &emu_input(works, chunks));
+    parse_made(&made, works, chunks)
+}
+
+#[test]
+fn nest_kernels_under_cpu_emulation() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build("nest_emu.cpp", dir.path()) else {
+        return;
+    };
+    let mut compared = 0;
+    for seed in [3u64, 11] {
+        let batch = random_batch(seed, 300);
+        for (name, props) in writer_settings() {
+            let reader = SerializedFileReader::new(write(&batch, props)).unwrap();
+            let schema = reader.metadata().file_metadata().schema_descr_ptr();
+            let fields = nest_fields(&schema, None).unwrap();
+            let gpu = GpuNesting::new(fields.clone());
+            for rg in 0..reader.num_row_groups() {
+                let chunks = read_chunks(&reader, &fields, rg);
+                let assembly = assemble(&fields, &levels_of(&chunks)).unwrap();
+                let expected = expected_nodes(&fields, &assembly);
+                let works: Vec<&LeafWork> = gpu.leaves.iter().collect();
+                let made = run(&exe, dir.path(), &works, &chunks);
+                for (work, made) in works.iter().zip(&made) {
+                    let label =
+                        format!("seed {seed}, {name}, row group {rg}, leaf {}", work.column);
+                    compare(&label, work, made, &gpu, &expected, assembly.records);
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 100, "{compared} tasks compared");
+    eprintln!("nesting kernels: {compared} leaf tasks equal to the reference");
+}
+
+/// Corrupts entry `i` of a leaf's levels with `edit`; the kernels' error
+/// must be `code`, and the reference must refuse the same levels.
+fn corrupt_case(
+    exe: &Path,
+    dir: &Path,
+    fields: &[NestField],
+    work: &LeafWork,
+    chunks: &BTreeMap<usize, LeafChunk>,
+    edit: impl Fn(&mut LeafChunk) -> usize,
+    code: PageErrorCode,
+) {
+    let mut chunks: BTreeMap<usize, LeafChunk> =
+        chunks.iter().map(|(&c, ch)| (c, ch.clone())).collect();
+    let at = edit(chunks.get_mut(&work.column).unwrap());
+    assert!(
+        assemble(fields, &levels_of(&chunks)).is_err(),
+        "the reference takes the corrupted levels ({code:?})"
+    );
+    let made = run(exe, dir, &[work], &chunks);
+    assert_eq!(
+        made[0].status[0],
+        code as u32,
+        "{code:?}: status {:?}",
+        &made[0].status[..2]
+    );
+    if code != PageErrorCode::BadContinuation {
+        assert_eq!(made[0].status[1] as usize, at, "{code:?}: entry");
+    }
+}
+
+#[test]
+fn corrupt_levels_are_the_nesting_kernels_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build("nest_emu.cpp", dir.path()) else {
+        return;
+    };
+    let batch = random_batch(5, 200);
+    let (_, props) = writer_settings().remove(0);
+    let reader = SerializedFileReader::new(write(&batch, props)).unwrap();
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    let fields = nest_fields(&schema, None).unwrap();
+    let gpu = GpuNesting::new(fields.clone());
+    let chunks = read_chunks(&reader, &fields, 0);
+    let mut cases = 0;
+    for work in gpu.leaves.iter().filter(|w| w.max_rep > 0) {
+        let max_def = work.max_def as i16;
+        corrupt_case(
+            &exe,
+            dir.path(),
+            &fields,
+            work,
+            &chunks,
+            |c| {
+                c.rep[0] = 1;
+                0
+            },
+            PageErrorCode::FirstNotRecord,
+        );
+        corrupt_case(
+            &exe,
+            dir.path(),
+            &fields,
+            work,
+            &chunks,
+            |c| {
+                let i = c.entries / 2;
+                c.def[i] = max_def + 1;
+                i
+            },
+            PageErrorCode::BadLevel,
+        );
+        corrupt_case(
+            &exe,
+            dir.path(),
+            &fields,
+            work,
+            &chunks,
+            |c| {
+                let i = c.entries / 3;
+                c.rep[i] = work.max_rep as i16 + 1;
+                i
+            },
+            PageErrorCode::RepLevel,
+        );
+        // A continuation of an absent list: the entry before it defines
+        // nothing, and this one continues the outer list.
+        corrupt_case(
+            &exe,
+            dir.path(),
+            &fields,
+            work,
+            &chunks,
+            |c| {
+                let i = c.entries / 2;
+                c.def[i - 1] = 0;
+                c.rep[i] = 1;
+                i
+            },
+            PageErrorCode::BadContinuation,
+        );
+        cases += 4;
+    }
+    assert!(cases >= 16, "{cases} cases");
+}
