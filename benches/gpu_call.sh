@@ -3,10 +3,13 @@
 # (space-separated, empty = all but two_gpus_), p = property test for PROP s,
 # c = campaign (CASES, SEED, SETTINGS, CT s), m = memcheck over MCASES campaign cases (MT s),
 # b = SF lineitem with --encoding delta (and the dictionary default) generated, `bench decode` on
-#     each of DIRS, cuDF's anchor beside it when its wheels were carried (benches/carry_parts.sh), again,
+#     each of DIRS, cuDF's anchor beside it when its wheels were carried (benches/carry_parts.sh), again;
+#     DIRS entry dn: lineitem and orders_nested (issue 36's nested case) generated into /tmp/dn,
+#     `bench decode --cases $NCASES` (default nested) and cuDF's `--cases $NCUDF` (default nested,all),
 # r = the decoder's timeline of the delta files (GDSCAN_DECODE_TRACE).
 # Results under /tmp/r, packed into $OUT/r.tar.xz after each step. E.g.
 #   MODE=br DIRS="dl dd" IT=5 bash benches/gpu_call.sh
+#   MODE=b DIRS=dn DICT=0 bash benches/gpu_call.sh          (the nested case alone)
 #   MODE=tcm FILTERS="delta_strings decode::;tpch_matrix" CASES=10000 MCASES=500 bash benches/gpu_call.sh
 set -u
 R=/tmp/r; mkdir -p $R
@@ -63,18 +66,25 @@ if [[ $MODE == *b* ]]; then
   if [ ! -d /tmp/dd ] && [[ ${DICT:-1} == 1 ]]; then
     timeout ${BT:-200} $G tpch gen --sf ${SF:-10} --tables lineitem --out /tmp/dd > $R/gen-dict.txt 2>&1
   fi
-  du -sb /tmp/dl /tmp/dd > $R/sizes.txt 2>&1
+  if [[ " ${DIRS:-dl dd} " == *" dn "* ]] && [ ! -d /tmp/dn ]; then
+    # The nested case: orders with their lineitems as list<struct>, and the flat lineitem beside it.
+    timeout ${BT:-200} $G tpch gen --sf ${SF:-10} --tables lineitem,orders_nested --out /tmp/dn > $R/gen-nested.txt 2>&1
+  fi
+  du -sb /tmp/dl /tmp/dd /tmp/dn > $R/sizes.txt 2>&1
   pack
   if [ -d /tmp/carry ] && [ ! -d /tmp/cudfsite ]; then
     (cd $ROOT && bash benches/carry_parts.sh join && python3 -m pip install -q --no-index --no-deps --target /tmp/cudfsite /tmp/carry/*.whl /tmp/carry/rest/*.whl) > $R/cudf-install.txt 2>&1
   fi
   for d in ${DIRS:-dl dd}; do
     [ -d /tmp/$d ] || continue
-    timeout ${BT:-200} $G bench decode --data /tmp/$d --iterations ${IT:-5} --json $R/bench-$d-1.json > $R/bench-$d-1.txt 2>&1
+    # Cases: the bench's defaults, or for dn the nested case (split into words on purpose).
+    CA=""; CC=""
+    if [ $d = dn ]; then CA="--cases ${NCASES:-nested}"; CC="--cases ${NCUDF:-nested,all}"; fi
+    timeout ${BT:-200} $G bench decode --data /tmp/$d $CA --iterations ${IT:-5} --json $R/bench-$d-1.json > $R/bench-$d-1.txt 2>&1
     pack
     if [ -d /tmp/cudfsite ]; then
-      PYTHONPATH=/tmp/cudfsite KVIKIO_NTHREADS=16 timeout ${BT:-200} python3 $ROOT/benches/anchors/cudf_decode.py --data /tmp/$d --iterations ${IT:-5} --json $R/cudf-$d.json > $R/cudf-$d.txt 2>&1
-      timeout ${BT:-200} $G bench decode --data /tmp/$d --iterations ${IT:-5} --json $R/bench-$d-2.json --cudf $R/cudf-$d.json --plot $R/decode-$d.svg > $R/bench-$d-2.txt 2>&1
+      PYTHONPATH=/tmp/cudfsite KVIKIO_NTHREADS=16 timeout ${BT:-200} python3 $ROOT/benches/anchors/cudf_decode.py --data /tmp/$d $CC --iterations ${IT:-5} --json $R/cudf-$d.json > $R/cudf-$d.txt 2>&1
+      timeout ${BT:-200} $G bench decode --data /tmp/$d $CA --iterations ${IT:-5} --json $R/bench-$d-2.json --cudf $R/cudf-$d.json --plot $R/decode-$d.svg > $R/bench-$d-2.txt 2>&1
     fi
     pack
   done

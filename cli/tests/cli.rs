@@ -260,3 +260,22 @@ fn a_mistyped_decoder_setting_is_refused_before_any_read() {
     );
     assert!(!err.contains("nonexistent"), "no read was tried: {err}");
 }
+
+/// `bench decode --cases` takes all, the lineitem queries and nested; any
+/// other name is refused before a GPU is opened or data read or written,
+/// naming the choices.
+#[test]
+fn bench_decode_refuses_an_unknown_case_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let d = data.to_str().unwrap();
+    for cases in ["all,nested,q2", "orders_nested"] {
+        let out = gdscan(&[
+            "bench", "decode", "--data", d, "--sf", "0.01", "--cases", cases,
+        ]);
+        assert_clean_failure(&out, "--cases");
+        let err = text(&out.stderr);
+        assert!(err.contains("nested") && !err.contains("CUDA"), "{err}");
+        assert!(!data.exists(), "nothing generated for {cases}: {err}");
+    }
+}

@@ -30,14 +30,20 @@ mod host_codecs;
 mod kernels;
 #[path = "gpu/multi.rs"]
 mod multi;
+#[path = "gpu/nested_corruption.rs"]
+mod nested_corruption;
 #[path = "gpu/nvcomp.rs"]
 mod nvcomp;
 #[path = "gpu/oom.rs"]
 mod oom;
 #[path = "gpu/property.rs"]
 mod property;
+#[path = "gpu/property_nested.rs"]
+mod property_nested;
 #[path = "gpu/reference.rs"]
 mod reference;
+#[path = "gpu/seeded.rs"]
+mod seeded;
 #[path = "gpu/timeout.rs"]
 mod timeout;
 #[path = "gpu/tpch_matrix.rs"]

@@ -1,14 +1,18 @@
 //! `gdscan tpch gen` / `gdscan_cli::tpch::generate`: layout, row counts against
 //! TPC-H's formulas, parts, compression, row groups and pages, the output
-//! folder's rules, errors (unwritable folder, full disk) and the CLI.
+//! folder's rules, errors (unwritable folder, full disk), the CLI, and
+//! orders_nested against the flat orders and lineitem.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use arrow::array::{Array, AsArray, RecordBatch, StructArray};
+use arrow::compute::concat_batches;
+use arrow::datatypes::Int64Type;
 use gdscan::engine::IoError;
 use gdscan::Error;
-use gdscan_cli::tpch::{generate, parse_compression, GenOptions, Table};
+use gdscan_cli::tpch::{generate, parse_compression, GenOptions, Table, LINEITEMS_COLUMN};
 use gdscan_cli::Error::Gdscan;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Compression;
@@ -511,4 +515,217 @@ fn cli_generates_quietly_and_prints_the_summary() {
     let bad = gdscan(&["tpch", "gen", "--out", o, "--tables", "lineitems"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("lineitems"));
+}
+
+/// Every file of the table folder `dir`, each read whole with arrow-rs.
+fn read_files(dir: &Path) -> Vec<RecordBatch> {
+    files_in(dir)
+        .iter()
+        .map(|path| {
+            let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap())
+                .unwrap()
+                .build()
+                .unwrap();
+            let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+            concat_batches(&batches[0].schema(), &batches).unwrap()
+        })
+        .collect()
+}
+
+/// The table folder `dir` read whole with arrow-rs, as one batch.
+fn read_table(dir: &Path) -> RecordBatch {
+    let files = read_files(dir);
+    concat_batches(&files[0].schema(), &files).unwrap()
+}
+
+/// `batch`'s Int64 column `name`.
+fn int64s(batch: &RecordBatch, name: &str) -> Vec<i64> {
+    batch
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+        .as_primitive::<Int64Type>()
+        .values()
+        .to_vec()
+}
+
+/// The lineitems of orders_nested's `o_lineitems`, flattened (the items
+/// the lists' offsets cover), and the offsets, rebased to start at 0.
+fn nested_items(nested: &RecordBatch) -> (StructArray, Vec<usize>) {
+    let list = nested
+        .column_by_name(LINEITEMS_COLUMN)
+        .expect("o_lineitems")
+        .as_list::<i32>();
+    assert_eq!(list.null_count(), 0, "no null list");
+    let offsets = list.value_offsets();
+    let first = offsets[0] as usize;
+    let last = offsets[offsets.len() - 1] as usize;
+    let items = list.values().slice(first, last - first);
+    assert_eq!(items.null_count(), 0, "no null item");
+    let rebased = offsets.iter().map(|&o| o as usize - first).collect();
+    (items.as_struct().clone(), rebased)
+}
+
+/// orders_nested against the flat orders and lineitem of the same run: one
+/// row per order with the order's columns, and each order's list holding
+/// exactly its lineitems (all columns but l_orderkey), in lineitem order.
+#[test]
+fn orders_nested_holds_the_orders_and_each_orders_lineitems() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let tables = [Table::Orders, Table::LineItem, Table::OrdersNested];
+    let report = generate(&opts(&out, &tables)).unwrap();
+    let orders = read_table(&out.join("orders"));
+    let lineitem = read_table(&out.join("lineitem"));
+    let nested = read_table(&out.join("orders_nested"));
+
+    assert_eq!(nested.num_rows(), orders.num_rows());
+    let reported = report
+        .tables
+        .iter()
+        .find(|t| t.table == Table::OrdersNested);
+    assert_eq!(reported.unwrap().rows, orders.num_rows() as u64);
+    // The order columns: orders', in order, with the same values.
+    let order_fields = orders.schema().fields().len();
+    assert_eq!(nested.num_columns(), order_fields + 1);
+    for (i, field) in orders.schema().fields().iter().enumerate() {
+        assert_eq!(nested.schema().field(i), field.as_ref());
+        assert!(
+            nested.column(i).as_ref() == orders.column(i).as_ref(),
+            "{} differs from orders'",
+            field.name()
+        );
+    }
+
+    // The items: lineitem's columns but l_orderkey, and, flattened, its rows.
+    let (items, offsets) = nested_items(&nested);
+    let item_names: Vec<&str> = items.fields().iter().map(|f| f.name().as_str()).collect();
+    let line_schema = lineitem.schema();
+    let flat_names: Vec<&str> = line_schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .filter(|n| *n != "l_orderkey")
+        .collect();
+    assert_eq!(item_names, flat_names);
+    assert_eq!(items.len(), lineitem.num_rows());
+    for name in &flat_names {
+        let flat = lineitem.column_by_name(name).unwrap();
+        let inner = items.column_by_name(name).unwrap();
+        assert_eq!(inner.data_type(), flat.data_type(), "{name}");
+        assert!(
+            inner.as_ref() == flat.as_ref(),
+            "{name} differs from lineitem's"
+        );
+    }
+
+    // Each list holds exactly the lineitems of its order: the lineitem rows
+    // it covers carry its key, and the keys are those of distinct orders.
+    let order_keys = int64s(&orders, "o_orderkey");
+    let line_keys = int64s(&lineitem, "l_orderkey");
+    let distinct: std::collections::HashSet<i64> = order_keys.iter().copied().collect();
+    assert_eq!(distinct.len(), order_keys.len(), "order keys are unique");
+    assert_eq!(offsets.len(), order_keys.len() + 1);
+    assert_eq!(offsets[order_keys.len()], line_keys.len());
+    for (i, key) in order_keys.iter().enumerate() {
+        let lines = &line_keys[offsets[i]..offsets[i + 1]];
+        assert!(
+            (1..=7).contains(&lines.len()),
+            "order {key}: {} lineitems",
+            lines.len()
+        );
+        assert!(lines.iter().all(|k| k == key), "order {key}: {lines:?}");
+    }
+}
+
+/// orders_nested is written as lineitem is: the same codec, dictionaries
+/// and page index; the same files (file `i` holds the orders of lineitem's
+/// file `i`); row groups of a quarter of the row limit in orders.
+#[test]
+fn orders_nested_follows_lineitems_files_and_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    generate(&GenOptions {
+        parts: Some(3),
+        row_group_rows: 4_000,
+        compression: parse_compression("zstd:3").unwrap(),
+        ..opts(&out, &[Table::LineItem, Table::OrdersNested])
+    })
+    .unwrap();
+    let flat_files = files_in(&out.join("lineitem"));
+    let nested_files = files_in(&out.join("orders_nested"));
+    assert_eq!(flat_files.len(), 3);
+    assert_eq!(nested_files.len(), 3);
+    let flat = read_files(&out.join("lineitem"));
+    let nested = read_files(&out.join("orders_nested"));
+    for i in 0..3 {
+        // The same orders as lineitem's file of the same number.
+        let mut keys = int64s(&flat[i], "l_orderkey");
+        keys.dedup();
+        assert_eq!(int64s(&nested[i], "o_orderkey"), keys, "file {i}");
+        assert_eq!(nested_items(&nested[i]).0.len(), flat[i].num_rows());
+
+        // 1 000 orders per row group (4 000 / 4), the last one shorter.
+        let meta = metadata(&nested_files[i]);
+        let sizes: Vec<i64> = meta.row_groups().iter().map(|rg| rg.num_rows()).collect();
+        let (last, full) = sizes.split_last().unwrap();
+        assert!(full.iter().all(|&n| n == 1_000), "{sizes:?}");
+        assert!((1..=1_000).contains(last), "{sizes:?}");
+        assert!(meta.column_index().is_some() && meta.offset_index().is_some());
+
+        // The nested lineitem leaves are stored as the flat columns are.
+        let flat_meta = metadata(&flat_files[i]);
+        let flat_chunks = flat_meta.row_group(0).columns();
+        for chunk in meta.row_group(0).columns() {
+            let path = chunk.column_path().string();
+            let Some(leaf) = path.strip_prefix("o_lineitems.list.item.") else {
+                continue;
+            };
+            let twin = flat_chunks
+                .iter()
+                .find(|c| c.column_path().string() == leaf)
+                .unwrap_or_else(|| panic!("no lineitem column {leaf}"));
+            assert_eq!(chunk.compression(), twin.compression(), "{path}");
+            assert_eq!(
+                chunk.dictionary_page_offset().is_some(),
+                twin.dictionary_page_offset().is_some(),
+                "{path}"
+            );
+            assert_eq!(
+                chunk.column_descr().physical_type(),
+                twin.column_descr().physical_type()
+            );
+        }
+    }
+}
+
+#[test]
+fn cli_writes_orders_nested_only_when_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    let run = gdscan(&[
+        "tpch",
+        "gen",
+        "--sf",
+        "0.01",
+        "--out",
+        o,
+        "--tables",
+        "orders_nested",
+        "--quiet",
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let row: Vec<&str> = stdout
+        .lines()
+        .find(|l| l.starts_with("orders_nested "))
+        .unwrap_or_else(|| panic!("no orders_nested line in {stdout}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[1..3], ["1", "15000"]);
+    assert_eq!(files_in(&out), vec![out.join("orders_nested")]);
 }

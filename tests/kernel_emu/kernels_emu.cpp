@@ -7,6 +7,7 @@
 #include "byte_array.cu"
 #include "byte_array_spread.cu"
 #include "status.cu"
+#include "nest.cu"
 #include <cassert>
 #include <cstring>
 #include <cstdlib>
@@ -566,35 +567,64 @@ int main() {
     for (size_t r = 0; r < nl + 10; ++r) CHECK(bit(tl.out_validity, r) == (r >= 10 && dl[r - 10]), "levels validity %zu", r);
     printf("byte arrays + levels ok\n");
   }
-  { // nested leaves (v1 pages with repetition levels first): decoded flat over level entries
-    std::vector<PageTask> ts; std::vector<std::vector<int32_t>> exp; std::vector<std::vector<u32>> defs;
-    for (int p = 0; p < 2; ++p) {
+  { // nested leaves (v1 pages with repetition levels first, and v2): decoded flat over level entries,
+    // and gds_nest_levels' level bytes
+    std::vector<PageTask> ts; std::vector<std::vector<int32_t>> exp; std::vector<std::vector<u32>> defs, reps;
+    for (int p = 0; p < 3; ++p) {
       size_t n = 3000; std::vector<u32> rep, def; std::vector<int32_t> vals;
       for (size_t i = 0; i < n; ++i) { rep.push_back(i == 0 ? 0 : (u32)rng.below(2)); def.push_back((u32)rng.below(4)); }
       std::vector<uint8_t> body;
       auto section = [&](const std::vector<u32>& lv, u32 bw) { auto e = hybrid(lv, bw); u32 L = e.size(); body.insert(body.end(), (uint8_t*)&L, (uint8_t*)&L + 4); body.insert(body.end(), e.begin(), e.end()); };
-      section(rep, 1); section(def, 2);
+      if (p < 2) { section(rep, 1); section(def, 2); }
       for (u32 d : def) if (d == 3) { int32_t v = (int32_t)rng.below(1u << 30) - (1 << 29); vals.push_back(v); body.insert(body.end(), (uint8_t*)&v, (uint8_t*)&v + 4); }
-      auto t = fixed(n, GDS_CONV_COPY, 4, 4); t.num_values = n; t.max_def = 3; t.flags = GDS_FLAG_V1_LEVELS | GDS_FLAG_V1_REP_LEVELS;
+      auto t = fixed(n, GDS_CONV_COPY, 4, 4); t.num_values = n; t.max_def = 3; t.max_rep = 1;
+      t.flags = p < 2 ? GDS_FLAG_V1_LEVELS | GDS_FLAG_V1_REP_LEVELS : 0;
+      if (p == 2) {  // v2: both level sections apart, no length prefix
+        auto re = hybrid(rep, 1), de = hybrid(def, 2);
+        t.rep_levels = up(re); t.rep_len = re.size(); t.def_levels = up(de); t.def_len = de.size();
+      }
       if (p == 1) body.resize(body.size() - 2);  // the last value cut: its error
       t.data = up(body); t.data_len = body.size(); t.out_values = alloc(n * 4, 0xCD); t.out_validity = alloc((n + 31) / 32 * 4, 0);
-      ts.push_back(t); exp.push_back(vals); defs.push_back(def);
+      t.out_rep = alloc(n, 0xEE); t.out_def = alloc(n, 0xEE);
+      ts.push_back(t); exp.push_back(vals); defs.push_back(def); reps.push_back(rep);
     }
     // A repetition section longer than the page.
     std::vector<uint8_t> bad{0xff, 0xff, 0, 0, 1, 2, 3};
-    auto tb = fixed(4, GDS_CONV_COPY, 4, 4); tb.num_values = 4; tb.max_def = 3; tb.flags = GDS_FLAG_V1_LEVELS | GDS_FLAG_V1_REP_LEVELS;
-    tb.data = up(bad); tb.data_len = bad.size(); tb.out_values = alloc(16, 0); tb.out_validity = alloc(4, 0); ts.push_back(tb);
+    auto tb = fixed(4, GDS_CONV_COPY, 4, 4); tb.num_values = 4; tb.max_def = 3; tb.max_rep = 1; tb.flags = GDS_FLAG_V1_LEVELS | GDS_FLAG_V1_REP_LEVELS;
+    tb.data = up(bad); tb.data_len = bad.size(); tb.out_values = alloc(16, 0); tb.out_validity = alloc(4, 0);
+    tb.out_rep = alloc(4, 0); tb.out_def = alloc(4, 0); ts.push_back(tb);
+    // Repetition levels above the maximum (v2), and cut short.
+    std::vector<u32> high(100, 0); high[60] = 3;
+    auto th = fixed(100, GDS_CONV_COPY, 4, 4); th.num_values = 100; th.max_def = 1; th.max_rep = 2;
+    auto he = hybrid(high, 2); th.rep_levels = up(he); th.rep_len = he.size();
+    std::vector<u32> ones(100, 1); auto oe = hybrid(ones, 1); th.def_levels = up(oe); th.def_len = oe.size();
+    std::vector<uint8_t> hv(400, 0); th.data = up(hv); th.data_len = 400; th.out_values = alloc(400, 0); th.out_validity = alloc(16, 0);
+    th.out_rep = alloc(100, 0); th.out_def = alloc(100, 0); ts.push_back(th);
+    auto tc = th; auto ce = hybrid(std::vector<u32>(50, 0), 1); tc.rep_levels = up(ce); tc.rep_len = ce.size(); tc.error = 0; tc.error_index = 0;
+    tc.out_rep = alloc(100, 0); tc.out_def = alloc(100, 0); tc.out_values = alloc(400, 0); tc.out_validity = alloc(16, 0); ts.push_back(tc);
     run(ts, nod, st);
+    emu_launch((u32)ts.size(), GDS_BLOCK, [&] { gds_nest_levels(ts.data(), (u32)ts.size()); });
     CHECK(ts[0].error == 0, "nested v1: error %u at %u", ts[0].error, ts[0].error_index);
     CHECK(ts[1].error == GDS_ERR_VALUES_OVERRUN, "nested v1 cut: error %u", ts[1].error);
-    CHECK(ts[2].error == GDS_ERR_LEVELS_LENGTH, "nested v1 rep length: error %u", ts[2].error);
-    size_t k = 0;
-    for (size_t i = 0; i < defs[0].size(); ++i) {
-      const bool valid = defs[0][i] == 3;
-      CHECK(bit(ts[0].out_validity, i) == valid, "nested validity %zu", i);
-      if (valid) { int32_t g; memcpy(&g, (void*)(ts[0].out_values + i * 4), 4); CHECK(g == exp[0][k], "nested value %zu", i); ++k; }
+    CHECK(ts[2].error == 0, "nested v2: error %u at %u", ts[2].error, ts[2].error_index);
+    CHECK(ts[3].error == GDS_ERR_LEVELS_LENGTH, "nested v1 rep length: error %u", ts[3].error);
+    CHECK(ts[4].error == GDS_ERR_REP_LEVEL && ts[4].error_index == 60, "nested rep above max: error %u at %u", ts[4].error, ts[4].error_index);
+    CHECK(ts[5].error == GDS_ERR_LEVELS_OVERRUN, "nested rep cut: error %u", ts[5].error);
+    for (int p : {0, 2}) {
+      for (size_t i = 0; i < reps[p].size(); ++i) {
+        CHECK(((uint8_t*)ts[p].out_rep)[i] == reps[p][i], "page %d rep byte %zu", p, i);
+        CHECK(((uint8_t*)ts[p].out_def)[i] == defs[p][i], "page %d def byte %zu", p, i);
+      }
     }
-    CHECK(ts[0].value_count == k, "nested value count %u %zu", ts[0].value_count, k);
+    for (int p : {0, 2}) {
+      size_t k = 0;
+      for (size_t i = 0; i < defs[p].size(); ++i) {
+        const bool valid = defs[p][i] == 3;
+        CHECK(bit(ts[p].out_validity, i) == valid, "nested validity %zu", i);
+        if (valid) { int32_t g; memcpy(&g, (void*)(ts[p].out_values + i * 4), 4); CHECK(g == exp[p][k], "nested value %zu", i); ++k; }
+      }
+      CHECK(ts[p].value_count == k, "nested value count %u %zu", ts[p].value_count, k);
+    }
     printf("nested v1 leaves ok\n");
   }
   { // BYTE_ARRAY decimals of up to 32 bytes -> Decimal256 (plain and dictionary), 33 bytes an error

@@ -3,6 +3,13 @@
 //! same bytes (file → compressed pages in GPU memory) and the pinned
 //! host→device copy ceiling, all in one run. Batches are released as they
 //! are consumed, so the figures include the decoder's bounded memory.
+//!
+//! The cases ([`decode_case`]): `all` (every lineitem column), a lineitem
+//! query's columns (`q1`, `q6`, `q14`, `q19`) and `nested`: every column of
+//! the folder's `orders_nested` (orders with each order's lineitems as
+//! `o_lineitems: list<struct<...>>`, `tpch gen --tables orders_nested`),
+//! timed the same way. Until the decoder covers LIST and STRUCT columns the
+//! nested case stops the run with [`BenchError::DecodeUnsupported`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,11 +18,14 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::cases::lineitem_query;
+use super::error::BenchError;
 use super::tpch::table_files;
 use crate::error::{Error, Result};
 use crate::tpch::Table;
 use gdscan::cuda::{Device, DeviceBuffer, Devices, PinnedBuffer, Stream};
-use gdscan::decode::scan::{decode, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
+use gdscan::decode::scan::{
+    decode, DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
+};
 use gdscan::engine::{Engine, FileHandle, OpenMode};
 use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
 use gdscan::parquet::metadata::{load, MetadataOptions};
@@ -27,8 +37,9 @@ use gdscan::store::LocalSource;
 pub(crate) struct DecodeBenchOptions {
     /// A `gdscan tpch gen` folder.
     pub data: PathBuf,
-    /// Cases: `all`, or a lineitem query's columns (`q1`, `q6`, ...; the
-    /// columns only, no filter, as cuDF's `read_parquet(columns=...)`).
+    /// Cases: `all`, a lineitem query's columns (`q1`, `q6`, ...; the
+    /// columns only, no filter, as cuDF's `read_parquet(columns=...)`), or
+    /// `nested` (every column of orders_nested); see [`decode_case`].
     pub cases: Vec<String>,
     /// The GPU.
     pub device: usize,
@@ -50,6 +61,8 @@ pub(crate) struct DecodeBenchOptions {
 pub(crate) struct DecodeCaseResult {
     /// Name.
     pub case: String,
+    /// The table folder it read.
+    pub table: Table,
     /// The GPUs (the scan spread over them by bytes when several).
     pub devices: Vec<usize>,
     /// What each GPU did in the median decode (several GPUs only).
@@ -161,17 +174,99 @@ pub(crate) fn pinned_h2d_all_gbps(devices: &[Device]) -> Result<f64> {
     Ok((len * devices.len()) as f64 / best / 1e9)
 }
 
-fn projection(case: &str) -> Result<Projection> {
-    if case == "all" {
-        return Ok(Projection::All);
+/// One case of the benchmark: the table folder it reads and its columns.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DecodeCase {
+    /// The name `--cases` gives it.
+    pub name: String,
+    /// The table folder of the `tpch gen` folder it reads.
+    pub table: Table,
+    /// Its columns.
+    pub projection: Projection,
+}
+
+/// The case `name`: `all` (every lineitem column), a lineitem query's
+/// columns (`q1`, `q6`, `q14`, `q19`), or `nested` (every column of
+/// orders_nested: the nine orders columns and `o_lineitems`, a
+/// `list<struct>` of the order's lineitems).
+pub(crate) fn decode_case(name: &str) -> Result<DecodeCase> {
+    let case = |table, projection| DecodeCase {
+        name: name.to_string(),
+        table,
+        projection,
+    };
+    match name {
+        "all" => Ok(case(Table::LineItem, Projection::All)),
+        "nested" => Ok(case(Table::OrdersNested, Projection::All)),
+        query => lineitem_query(query)
+            .map(|q| case(Table::LineItem, q.projection))
+            .ok_or_else(|| {
+                Error::from(gdscan::config::ConfigError::Invalid {
+                    name: "--cases".into(),
+                    value: name.into(),
+                    reason: "expected all, q1, q6, q14, q19 or nested".into(),
+                })
+            }),
     }
-    lineitem_query(case).map(|q| q.projection).ok_or_else(|| {
-        Error::from(gdscan::config::ConfigError::Invalid {
-            name: "--cases".into(),
-            value: case.into(),
-            reason: "expected all, q1, q6, q14 or q19".into(),
-        })
-    })
+}
+
+/// The cases `names`, all checked before anything runs.
+pub(crate) fn decode_cases(names: &[String]) -> Result<Vec<DecodeCase>> {
+    names.iter().map(|n| decode_case(n)).collect()
+}
+
+/// The table folders the cases `names` read, each once, in order.
+pub(crate) fn case_tables(names: &[String]) -> Result<Vec<Table>> {
+    let mut tables = Vec::new();
+    for case in decode_cases(names)? {
+        if !tables.contains(&case.table) {
+            tables.push(case.table);
+        }
+    }
+    Ok(tables)
+}
+
+/// A decoder error of case `case`: a column outside the decoder's coverage
+/// (the nested case's, until it decodes LIST and STRUCT columns) as
+/// [`BenchError::DecodeUnsupported`] naming the case, others as they are.
+fn decode_error(case: &str, e: DecodeError) -> Error {
+    match e {
+        DecodeError::Unsupported { .. } => BenchError::DecodeUnsupported {
+            case: case.to_string(),
+            source: Box::new(e),
+        }
+        .into(),
+        other => Error::decode(other),
+    }
+}
+
+/// Opens and plans the files of `case` under `data` (its table's folder).
+fn prepare_files(
+    engine: &Arc<Engine>,
+    data: &std::path::Path,
+    case: &DecodeCase,
+) -> Result<Vec<File>> {
+    let request = ScanRequest {
+        projection: case.projection.clone(),
+        ..ScanRequest::default()
+    };
+    let mut files = Vec::new();
+    for path in table_files(data, case.table)? {
+        let handle = Arc::new(FileHandle::open_with(
+            engine.clone(),
+            &path,
+            OpenMode::Read,
+        )?);
+        let source: Arc<dyn gdscan::store::Source> = Arc::new(LocalSource::new(handle.clone())?);
+        let metadata = load(&source, MetadataOptions::default())?;
+        let plan = plan(&metadata, &request).map_err(|e| e.in_file(handle.path()))?;
+        files.push(File {
+            source,
+            metadata,
+            plan: Arc::new(plan),
+        });
+    }
+    Ok(files)
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -181,6 +276,7 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// Runs the benchmark.
 pub(crate) fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
+    let decode_cases = decode_cases(&opts.cases)?;
     let all = match &opts.devices {
         Some(d) => d.open()?,
         None => vec![Device::get(opts.device)?],
@@ -195,28 +291,8 @@ pub(crate) fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
     let engine = Engine::new(gdscan::config::Settings::from_env()?)?;
     let allocs: Vec<DeviceAllocator> = all.iter().map(|&d| DeviceAllocator::new(d)).collect();
     let mut cases = Vec::new();
-    for case in &opts.cases {
-        let request = ScanRequest {
-            projection: projection(case)?,
-            ..ScanRequest::default()
-        };
-        let mut files = Vec::new();
-        for path in table_files(&opts.data, Table::LineItem)? {
-            let handle = Arc::new(FileHandle::open_with(
-                engine.clone(),
-                &path,
-                OpenMode::Read,
-            )?);
-            let source: Arc<dyn gdscan::store::Source> =
-                Arc::new(LocalSource::new(handle.clone())?);
-            let metadata = load(&source, MetadataOptions::default())?;
-            let plan = plan(&metadata, &request).map_err(|e| e.in_file(handle.path()))?;
-            files.push(File {
-                source,
-                metadata,
-                plan: Arc::new(plan),
-            });
-        }
+    for case in &decode_cases {
+        let files = prepare_files(&engine, &opts.data, case)?;
         cases.push(run_case(
             case,
             &files,
@@ -245,8 +321,10 @@ pub(crate) fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
 /// the peak device memory used (the largest over the GPUs).
 type DecodeRun = (f64, DecodeReport, Vec<DeviceShare>, u64, u64);
 
+/// Times `case` over `files` on `devices`: one warm-up, then
+/// `opts.iterations` runs of the raw scan and the decode, back to back.
 fn run_case(
-    case: &str,
+    case: &DecodeCase,
     files: &[File],
     devices: &[Device],
     allocs: &[DeviceAllocator],
@@ -306,9 +384,10 @@ fn run_case(
             devices: Devices::List(devices.iter().map(|d| d.ordinal()).collect()),
             ..base
         };
-        let mut stream = decode(inputs, ScanRequest::default(), options).map_err(Error::decode)?;
+        let mut stream = decode(inputs, ScanRequest::default(), options)
+            .map_err(|e| decode_error(&case.name, e))?;
         for batch in stream.by_ref() {
-            track(&batch.map_err(Error::decode)?)?;
+            track(&batch.map_err(|e| decode_error(&case.name, e))?)?;
         }
         // The shares are reported for a scan over several GPUs only.
         let shares = match devices.len() {
@@ -350,7 +429,8 @@ fn run_case(
     let (_, report, shares) = reports[reports.len() / 2].clone();
     let bytes_read: u64 = files.iter().map(|f| f.plan.totals.bytes_read).sum();
     Ok(DecodeCaseResult {
-        case: case.to_string(),
+        case: case.name.clone(),
+        table: case.table,
         devices: devices.iter().map(|d| d.ordinal()).collect(),
         shares,
         files: files.len(),
@@ -426,4 +506,78 @@ pub(crate) fn render(r: &DecodeBenchReport) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn cases_name_their_table_and_columns() {
+        let cases = decode_cases(&names(&["all", "q1", "nested"])).unwrap();
+        let tables: Vec<Table> = cases.iter().map(|c| c.table).collect();
+        assert_eq!(
+            tables,
+            [Table::LineItem, Table::LineItem, Table::OrdersNested]
+        );
+        assert_eq!(cases[0].projection, Projection::All);
+        assert_eq!(cases[2].projection, Projection::All);
+        let Projection::Columns(q1) = &cases[1].projection else {
+            panic!("q1 reads some columns: {:?}", cases[1].projection)
+        };
+        assert!(q1.iter().all(|c| c.starts_with("l_")), "{q1:?}");
+        assert_eq!(cases[2].name, "nested");
+    }
+
+    #[test]
+    fn case_tables_are_listed_once_in_order() {
+        let tables = case_tables(&names(&["nested", "all", "q6", "nested"])).unwrap();
+        assert_eq!(tables, [Table::OrdersNested, Table::LineItem]);
+    }
+
+    #[test]
+    fn an_unknown_case_is_a_typed_error_naming_the_choices() {
+        for bad in ["q2", "Nested", "orders_nested", ""] {
+            let e = decode_cases(&names(&["all", bad])).unwrap_err();
+            assert!(
+                matches!(
+                    &e,
+                    Error::Gdscan(gdscan::Error::Config(
+                        gdscan::config::ConfigError::Invalid { .. }
+                    ))
+                ),
+                "{e:?}"
+            );
+            let text = e.to_string();
+            assert!(
+                text.contains("--cases") && text.contains("nested"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unsupported_column_names_the_case() {
+        let e = decode_error(
+            "nested",
+            DecodeError::Unsupported {
+                file: "/d/orders_nested/part-0.parquet".into(),
+                column: "o_lineitems.list.item.l_partkey".into(),
+                what: "repeated (nested) column".into(),
+            },
+        );
+        assert!(
+            matches!(&e, Error::Bench(BenchError::DecodeUnsupported { case, .. }) if case == "nested"),
+            "{e:?}"
+        );
+        let text = crate::error::chain(&e);
+        assert!(
+            text.contains("case nested") && text.contains("o_lineitems.list.item.l_partkey"),
+            "{text}"
+        );
+    }
 }

@@ -21,6 +21,18 @@ pub enum BenchError {
     #[error("<bench tpch --engine ballista>: the local cluster failed to start: {0}")]
     Cluster(#[source] LocalClusterError),
 
+    /// `bench decode`: a case's columns are outside the GPU decoder's
+    /// coverage (the nested case's LIST and STRUCT columns, until the
+    /// decoder decodes them); found before any read of the decode.
+    #[error("<bench decode>: case {case}: the GPU decoder cannot decode this case's columns yet")]
+    DecodeUnsupported {
+        /// The case (`nested`, ...).
+        case: String,
+        /// The decoder's refusal, naming the file and the column.
+        #[source]
+        source: Box<gdscan::decode::scan::DecodeError>,
+    },
+
     /// A table folder without Parquet files.
     #[error("{0}: no .parquet files (generate them with `gdscan tpch gen`)")]
     NoData(String),

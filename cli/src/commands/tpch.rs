@@ -1,4 +1,5 @@
-//! `gdscan tpch gen`: the eight TPC-H tables as Parquet.
+//! `gdscan tpch gen`: the eight TPC-H tables as Parquet (and, when named,
+//! orders_nested: each order with its lineitems as a list of structs).
 
 use std::path::PathBuf;
 
@@ -13,7 +14,8 @@ use crate::tpch::{
 /// TPC-H commands.
 #[derive(Debug, Subcommand)]
 pub enum TpchCommand {
-    /// Write TPC-H tables as Parquet, one folder per table (OUT/<table>/part-<i>.parquet).
+    /// Write TPC-H tables as Parquet, one folder per table (OUT/<table>/part-<i>.parquet);
+    /// `--tables orders_nested` adds orders with their lineitems nested.
     Gen(TpchGenArgs),
 }
 
@@ -27,6 +29,11 @@ pub struct TpchGenArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Tables to write, e.g. lineitem,orders (default: all eight).
+    /// `orders_nested` (written only when named) is orders with each
+    /// order's lineitems as `o_lineitems: list<struct<...>>` (lineitem's
+    /// columns but l_orderkey), in lineitem's files and settings, its row
+    /// groups a quarter of --row-group-rows orders (about as many
+    /// lineitems); the table of `bench decode --cases nested`.
     #[arg(long, value_delimiter = ',')]
     pub tables: Vec<Table>,
     /// none | snappy | zstd | zstd:LEVEL (1-22).
@@ -98,12 +105,12 @@ pub(super) fn render(report: &GenReport) -> String {
         report.row_group_rows
     );
     out += &format!(
-        "{:<10} {:>6} {:>14} {:>16} {:>9}\n",
+        "{:<13} {:>6} {:>14} {:>16} {:>9}\n",
         "table", "files", "rows", "bytes", "seconds"
     );
     for t in &report.tables {
         out += &format!(
-            "{:<10} {:>6} {:>14} {:>16} {:>9.2}\n",
+            "{:<13} {:>6} {:>14} {:>16} {:>9.2}\n",
             t.table.name(),
             t.files.len(),
             t.rows,
@@ -112,7 +119,7 @@ pub(super) fn render(report: &GenReport) -> String {
         );
     }
     out += &format!(
-        "{:<10} {:>6} {:>14} {:>16} {:>9.2}\n",
+        "{:<13} {:>6} {:>14} {:>16} {:>9.2}\n",
         "total",
         report.files(),
         report.rows(),

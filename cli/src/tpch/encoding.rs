@@ -37,20 +37,13 @@ impl GenEncoding {
     }
 
     /// `table`'s schema as written: under [`GenEncoding::Delta`] every
-    /// decimal column becomes Float64.
+    /// decimal column becomes Float64 (inside lists and structs too).
     pub fn stored_schema(self, table: Table) -> SchemaRef {
         let schema = table.schema();
         if self == GenEncoding::Dictionary {
             return schema;
         }
-        let fields: Vec<Field> = schema
-            .fields()
-            .iter()
-            .map(|f| match f.data_type() {
-                DataType::Decimal128(..) => f.as_ref().clone().with_data_type(DataType::Float64),
-                _ => f.as_ref().clone(),
-            })
-            .collect();
+        let fields: Vec<Field> = schema.fields().iter().map(|f| stored_field(f)).collect();
         Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
     }
 
@@ -84,8 +77,12 @@ impl GenEncoding {
         }
         builder = builder.set_dictionary_enabled(false);
         for table in tables {
+            let mut leaves = Vec::new();
             for field in self.stored_schema(*table).fields() {
-                let encoding = match field.data_type() {
+                leaf_columns(field, &[], &mut leaves);
+            }
+            for (path, data_type) in leaves {
+                let encoding = match data_type {
                     DataType::Int8
                     | DataType::Int16
                     | DataType::Int32
@@ -97,11 +94,44 @@ impl GenEncoding {
                     DataType::Float32 | DataType::Float64 => Encoding::BYTE_STREAM_SPLIT,
                     _ => continue,
                 };
-                let path = ColumnPath::from(field.name().as_str());
                 builder = builder.set_column_encoding(path, encoding);
             }
         }
         builder
+    }
+}
+
+/// `field` as stored under [`GenEncoding::Delta`]: decimals as Float64, at
+/// any depth.
+fn stored_field(field: &Field) -> Field {
+    let stored = match field.data_type() {
+        DataType::Decimal128(..) => DataType::Float64,
+        DataType::List(item) => DataType::List(Arc::new(stored_field(item))),
+        DataType::Struct(children) => {
+            DataType::Struct(children.iter().map(|c| stored_field(c)).collect())
+        }
+        other => other.clone(),
+    };
+    field.clone().with_data_type(stored)
+}
+
+/// The leaf columns under `field` (whose parents' path is `parents`), with
+/// their Parquet paths as arrow-rs's writer names them (a list's items
+/// under `<list>.list.<item>`) and their Arrow types, appended to `out`.
+fn leaf_columns(field: &Field, parents: &[String], out: &mut Vec<(ColumnPath, DataType)>) {
+    let mut path = parents.to_vec();
+    path.push(field.name().clone());
+    match field.data_type() {
+        DataType::List(item) => {
+            path.push("list".to_string());
+            leaf_columns(item, &path, out);
+        }
+        DataType::Struct(children) => {
+            for child in children {
+                leaf_columns(child, &path, out);
+            }
+        }
+        other => out.push((ColumnPath::new(path), other.clone())),
     }
 }
 
@@ -166,5 +196,57 @@ mod tests {
             let want = cents.value(i) as f64 / 100.0;
             assert!((doubles.value(i) - want).abs() <= 1e-9 * want.abs(), "{i}");
         }
+    }
+
+    /// orders_nested under `--encoding delta`: the nested lineitem leaves
+    /// get the same encodings as lineitem's flat columns, and its decimals
+    /// are stored as doubles.
+    #[test]
+    fn delta_reaches_the_nested_lineitem_columns() {
+        let enc = GenEncoding::Delta;
+        let stored = enc.stored_schema(Table::OrdersNested);
+        let batch = Table::OrdersNested
+            .batches(0.001, 1, 4, 1000)
+            .next()
+            .unwrap()
+            .unwrap();
+        let batch = enc.stored_batch(batch, &stored).unwrap();
+        let props = enc
+            .configure(WriterProperties::builder(), &[Table::OrdersNested])
+            .build();
+        let mut bytes = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut bytes, stored.clone(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
+        let meta = reader.metadata().clone();
+        let descr = meta.file_metadata().schema_descr();
+        let rg = meta.row_group(0);
+        let mut nested = 0;
+        for i in 0..descr.num_columns() {
+            let path = descr.column(i).path().string();
+            let encodings: Vec<Encoding> = rg.column(i).encodings().collect();
+            assert!(
+                !encodings.contains(&Encoding::RLE_DICTIONARY),
+                "{path}: {encodings:?}"
+            );
+            let want = match path.rsplit('.').next().unwrap() {
+                "l_quantity" | "l_extendedprice" | "l_discount" | "l_tax" => {
+                    Encoding::BYTE_STREAM_SPLIT
+                }
+                "l_partkey" | "l_suppkey" | "l_linenumber" | "l_shipdate" => {
+                    Encoding::DELTA_BINARY_PACKED
+                }
+                "l_comment" | "l_shipmode" => Encoding::DELTA_BYTE_ARRAY,
+                _ => continue,
+            };
+            assert!(path.starts_with("o_lineitems.list.item."), "{path}");
+            assert!(encodings.contains(&want), "{path}: {encodings:?}");
+            nested += 1;
+        }
+        assert_eq!(nested, 10);
+        let read = reader.build().unwrap().next().unwrap().unwrap();
+        assert_eq!(read.schema(), stored);
+        assert_eq!(read.num_rows(), batch.num_rows());
     }
 }

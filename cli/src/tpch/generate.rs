@@ -33,7 +33,8 @@ struct FileJob {
     slices: usize,
     path: PathBuf,
     partial: PathBuf,
-    estimated_rows: u64,
+    /// The rows that size the file (see [`Table::sizing_rows`]).
+    sizing_rows: u64,
 }
 
 impl FileJob {
@@ -59,11 +60,13 @@ impl FileJob {
         path: PathBuf,
         partial: PathBuf,
     ) -> Self {
-        let estimated_rows = table.estimated_rows(sf) / files.max(1) as u64;
+        // orders_nested is sized by its lineitems, so that it is cut into
+        // lineitem's files and tpchgen parts.
+        let sizing_rows = table.sizing_rows(sf) / files.max(1) as u64;
         // Slices per file, keeping files × slices within tpchgen's i32 part numbers.
         let max_slices = (i32::MAX as usize / files.max(1)).max(1);
         let slices = if table.is_partitioned() {
-            (estimated_rows.div_ceil(SLICE_ROWS).max(1) as usize).min(max_slices)
+            (sizing_rows.div_ceil(SLICE_ROWS).max(1) as usize).min(max_slices)
         } else {
             1
         };
@@ -75,7 +78,7 @@ impl FileJob {
             slices,
             path,
             partial,
-            estimated_rows,
+            sizing_rows,
         }
     }
 
@@ -205,8 +208,8 @@ fn write_rows<W: Write + Send>(
         Failure::Error(write_error(&shown, e, io))
     };
     let stored = format.encoding.stored_schema(job.table);
-    let mut writer = ArrowWriter::try_new(sink, Arc::clone(&stored), Some(format.props.clone()))
-        .map_err(fail)?;
+    let props = format.props_for(job.table).clone();
+    let mut writer = ArrowWriter::try_new(sink, Arc::clone(&stored), Some(props)).map_err(fail)?;
     let (parts, part_count) = job.tpch_parts();
     let waves: Vec<std::ops::Range<i32>> = parts
         .clone()
@@ -494,7 +497,7 @@ pub fn generate(opts: &GenOptions) -> Result<GenReport> {
         jobs.extend((0..files).map(|i| FileJob::new(slot, table, i, files, sf, &dir)));
     }
     // Largest files first, so that the small ones fill in at the end.
-    jobs.sort_by_key(|j| std::cmp::Reverse(j.estimated_rows));
+    jobs.sort_by_key(|j| std::cmp::Reverse(j.sizing_rows));
     let files: Vec<usize> = (0..tables.len())
         .map(|slot| jobs.iter().filter(|j| j.slot == slot).count())
         .collect();
@@ -643,13 +646,19 @@ mod tests {
 
     #[test]
     fn table_names_round_trip() {
-        for t in Table::ALL {
+        for t in Table::ALL.into_iter().chain(Table::DERIVED) {
             assert_eq!(t.to_string().parse::<Table>().unwrap(), t);
         }
+        assert_eq!(
+            "orders_nested".parse::<Table>().unwrap(),
+            Table::OrdersNested
+        );
+        assert!(!Table::ALL.contains(&Table::OrdersNested));
         assert_eq!("LineItem".parse::<Table>().unwrap(), Table::LineItem);
         assert_eq!("partsupp".parse::<Table>().unwrap(), Table::PartSupp);
         let e = "lineitems".parse::<Table>().unwrap_err();
         assert!(e.contains("lineitems") && e.contains("partsupp"), "{e}");
+        assert!(e.contains("orders_nested"), "{e}");
     }
 
     #[test]
@@ -686,6 +695,27 @@ mod tests {
         assert_eq!(default_parts(Table::Orders, 1.0), 1);
         assert_eq!(default_parts(Table::LineItem, 10.0), 15);
         assert_eq!(default_parts(Table::Orders, 10.0), 4);
+        // orders_nested is cut into lineitem's files.
+        for sf in [0.01, 1.0, 10.0, 100.0] {
+            assert_eq!(
+                default_parts(Table::OrdersNested, sf),
+                default_parts(Table::LineItem, sf)
+            );
+        }
+    }
+
+    #[test]
+    fn orders_nested_files_are_generated_from_lineitems_parts() {
+        // The same tpchgen parts as lineitem's file of the same number, so
+        // that each nested file holds the orders of that lineitem file.
+        let dir = Path::new("/nonexistent");
+        for (sf, files) in [(0.01, 1), (1.0, 2), (10.0, 15), (1.0, 7)] {
+            for i in 0..files {
+                let flat = FileJob::new(0, Table::LineItem, i, files, sf, dir);
+                let nested = FileJob::new(0, Table::OrdersNested, i, files, sf, dir);
+                assert_eq!(nested.tpch_parts(), flat.tpch_parts(), "SF {sf} file {i}");
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! TPC-H data as Parquet, generated with tpchgen-arrow: `gdscan tpch gen`
-//! ([`generate`]) writes any of the eight tables, and [`ensure_lineitem`]
+//! ([`generate`]) writes any of the eight tables, and, only when named,
+//! `orders_nested` (each order with its lineitems as a `list<struct>`
+//! column, for the nested case of `gdscan bench decode`), and [`ensure_lineitem`]
 //! writes lineitem as one file for the demo and the scan benchmark. The 22
 //! queries ([`tpch_query`]) and, with DataFusion, the tables registered in
 //! a session (`register_tpch`, `register_tpch_listing`) serve `gdscan sql`
@@ -30,6 +32,10 @@
 //!   4 × [`ROW_GROUP_ROWS`], so each file holds about four full row groups
 //!   (SF 1: lineitem 2 files, the others 1; SF 10: lineitem 15, orders 4,
 //!   partsupp 2). `--parts K` sets K files for every partitioned table.
+//! - **orders_nested as lineitem**: the same writer settings, the same
+//!   files (its file `i` holds the orders of lineitem's file `i`), and row
+//!   groups of `row_group_rows / 4` orders, about as many lineitems as a
+//!   lineitem row group (the row group limit counts top-level rows).
 //!
 //! # Work and safety
 //!
@@ -45,6 +51,7 @@
 
 mod encoding;
 mod generate;
+mod nested;
 mod options;
 mod queries;
 #[cfg(feature = "datafusion")]
@@ -54,6 +61,7 @@ mod table;
 
 pub use encoding::GenEncoding;
 pub use generate::{ensure_lineitem, generate};
+pub use nested::LINEITEMS_COLUMN;
 pub use options::{compression_name, default_parts, parse_compression, GenOptions};
 pub use queries::{tpch_query, TPCH_QUERY_COUNT};
 #[cfg(feature = "datafusion")]

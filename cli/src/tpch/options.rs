@@ -6,6 +6,7 @@ use ::parquet::basic::{Compression, ZstdLevel};
 use ::parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use super::encoding::GenEncoding;
+use super::nested::LINES_PER_ORDER;
 use super::table::Table;
 use super::{DEFAULT_PART_ROWS, MAX_PARTS, ROW_GROUP_ROWS};
 use crate::error::{Error, Result};
@@ -51,13 +52,14 @@ pub fn compression_name(c: Compression) -> String {
 
 /// Files for `table` at `scale_factor` when `--parts` is not given: 1 for
 /// nation and region, else `ceil(rows / DEFAULT_PART_ROWS)` (at least 1),
-/// about four row groups of [`ROW_GROUP_ROWS`] per file.
+/// about four row groups of [`ROW_GROUP_ROWS`] per file (orders_nested:
+/// lineitem's count, see [`Table::sizing_rows`]).
 pub fn default_parts(table: Table, scale_factor: f64) -> usize {
     if !table.is_partitioned() {
         return 1;
     }
     table
-        .estimated_rows(scale_factor)
+        .sizing_rows(scale_factor)
         .div_ceil(DEFAULT_PART_ROWS)
         .max(1) as usize
 }
@@ -67,8 +69,21 @@ pub fn default_parts(table: Table, scale_factor: f64) -> usize {
 pub(super) struct FileFormat {
     /// The Parquet writer's properties.
     pub props: WriterProperties,
+    /// The same for orders_nested, whose row groups hold a quarter of the
+    /// rows (see [`GenOptions::nested_writer_properties`]).
+    pub nested_props: WriterProperties,
     /// The encodings (and, for [`GenEncoding::Delta`], decimals as doubles).
     pub encoding: GenEncoding,
+}
+
+impl FileFormat {
+    /// The writer's properties for `table`'s files.
+    pub(super) fn props_for(&self, table: Table) -> &WriterProperties {
+        match table {
+            Table::OrdersNested => &self.nested_props,
+            _ => &self.props,
+        }
+    }
 }
 
 /// What [`generate`](super::generate) writes, and how.
@@ -78,7 +93,8 @@ pub struct GenOptions {
     pub scale_factor: f64,
     /// The output folder; one folder per table is written inside it.
     pub out: PathBuf,
-    /// The tables to write (duplicates are written once).
+    /// The tables to write (duplicates are written once); orders_nested
+    /// only when listed here.
     pub tables: Vec<Table>,
     /// Compression of every column (default Snappy).
     pub compression: Compression,
@@ -98,7 +114,8 @@ pub struct GenOptions {
 }
 
 impl GenOptions {
-    /// All eight tables at `scale_factor` into `out`, with the defaults.
+    /// All eight tables (not orders_nested) at `scale_factor` into `out`,
+    /// with the defaults.
     pub fn new(scale_factor: f64, out: impl Into<PathBuf>) -> Self {
         GenOptions {
             scale_factor,
@@ -129,10 +146,25 @@ impl GenOptions {
         self.encoding.configure(b, &self.tables).build()
     }
 
+    /// The writer properties of orders_nested: [`Self::writer_properties`]
+    /// (the same compression, dictionaries, encodings, pages and
+    /// statistics as lineitem) with row groups of `row_group_rows / 4`
+    /// orders (TPC-H's mean lineitems per order), about `row_group_rows`
+    /// lineitems, as in a lineitem row group (the writer's row limit counts
+    /// top-level rows, here orders). `page_rows` still counts orders.
+    pub fn nested_writer_properties(&self) -> WriterProperties {
+        let orders = (self.row_group_rows / LINES_PER_ORDER).max(1);
+        self.writer_properties()
+            .into_builder()
+            .set_max_row_group_row_count(Some(orders))
+            .build()
+    }
+
     /// The writer properties and the stored types, as the writers take them.
     pub(super) fn file_format(&self) -> FileFormat {
         FileFormat {
             props: self.writer_properties(),
+            nested_props: self.nested_writer_properties(),
             encoding: self.encoding,
         }
     }

@@ -1,4 +1,5 @@
-//! The eight TPC-H tables: names, schemas, sizes, generators.
+//! The eight TPC-H tables, and orders_nested derived from two of them:
+//! names, schemas, sizes, generators.
 
 use std::str::FromStr;
 
@@ -14,6 +15,8 @@ use tpchgen_arrow::{
     CustomerArrow, LineItemArrow, NationArrow, OrderArrow, PartArrow, PartSuppArrow, RegionArrow,
     SupplierArrow,
 };
+
+use super::nested;
 
 /// A TPC-H table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -35,6 +38,12 @@ pub enum Table {
     Orders,
     /// lineitem: about 6 000 000 × SF rows (1 to 7 per order).
     LineItem,
+    /// orders_nested, not a TPC-H table and written only when named: one
+    /// row per order, the nine orders columns and `o_lineitems`, the
+    /// order's lineitems as `list<struct<...>>` (the schema and how it is
+    /// generated: `cli/src/tpch/nested.rs`).
+    #[serde(rename = "orders_nested")]
+    OrdersNested,
 }
 
 impl Table {
@@ -50,7 +59,12 @@ impl Table {
         Table::LineItem,
     ];
 
-    /// The table's name, as in TPC-H and in the folder names: `partsupp`, `lineitem`, ...
+    /// The tables derived from the eight, written only when named (never
+    /// by default, nor registered with the eight).
+    pub const DERIVED: [Table; 1] = [Table::OrdersNested];
+
+    /// The table's name, as in TPC-H and in the folder names: `partsupp`,
+    /// `lineitem`, ..., `orders_nested`.
     pub fn name(self) -> &'static str {
         match self {
             Table::Nation => "nation",
@@ -61,6 +75,7 @@ impl Table {
             Table::Customer => "customer",
             Table::Orders => "orders",
             Table::LineItem => "lineitem",
+            Table::OrdersNested => "orders_nested",
         }
     }
 
@@ -75,6 +90,7 @@ impl Table {
             Table::Customer => CustomerArrow::schema_ref(),
             Table::Orders => OrderArrow::schema_ref(),
             Table::LineItem => LineItemArrow::schema_ref(),
+            Table::OrdersNested => nested::schema(),
         }
     }
 
@@ -85,7 +101,7 @@ impl Table {
 
     /// The table's row count at `scale_factor`: exact for all tables but
     /// lineitem, whose count (1 to 7 lines per order, 4 on average) is
-    /// estimated as 4 × orders.
+    /// estimated as 4 × orders (orders_nested has a row per order).
     pub fn estimated_rows(self, scale_factor: f64) -> u64 {
         let rows = match self {
             Table::Nation => 25,
@@ -94,10 +110,24 @@ impl Table {
             Table::Supplier => SupplierGenerator::calculate_row_count(scale_factor, 1, 1),
             Table::PartSupp => 4 * PartSuppGenerator::calculate_row_count(scale_factor, 1, 1),
             Table::Customer => CustomerGenerator::calculate_row_count(scale_factor, 1, 1),
-            Table::Orders => OrderGenerator::calculate_row_count(scale_factor, 1, 1),
+            Table::Orders | Table::OrdersNested => {
+                OrderGenerator::calculate_row_count(scale_factor, 1, 1)
+            }
             Table::LineItem => 4 * OrderGenerator::calculate_row_count(scale_factor, 1, 1),
         };
         rows.max(0) as u64
+    }
+
+    /// The rows that size the table's files and generated slices: its own
+    /// estimated rows, except for orders_nested, sized by the lineitems it
+    /// carries, so that it is cut into the same files and tpchgen parts as
+    /// lineitem (each of its files holds the orders of lineitem's file of
+    /// the same number).
+    pub fn sizing_rows(self, scale_factor: f64) -> u64 {
+        match self {
+            Table::OrdersNested => Table::LineItem.estimated_rows(scale_factor),
+            other => other.estimated_rows(scale_factor),
+        }
     }
 
     /// The generator of tpchgen's `part` (1-based) of `part_count`, as Arrow batches.
@@ -134,6 +164,7 @@ impl Table {
             Table::LineItem => {
                 Box::new(LineItemArrow::new(LineItemGenerator::new(sf, p, n)).with_batch_size(b))
             }
+            Table::OrdersNested => nested::batches(sf, p, n, b),
         }
     }
 }
@@ -149,15 +180,13 @@ impl FromStr for Table {
 
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         let wanted = s.trim().to_ascii_lowercase();
-        Table::ALL
-            .into_iter()
-            .find(|t| t.name() == wanted)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
-                format!(
-                    "unknown TPC-H table {s:?}: expected one of {}",
-                    names.join(", ")
-                )
-            })
+        let every = || Table::ALL.into_iter().chain(Table::DERIVED);
+        every().find(|t| t.name() == wanted).ok_or_else(|| {
+            let names: Vec<&str> = every().map(|t| t.name()).collect();
+            format!(
+                "unknown TPC-H table {s:?}: expected one of {}",
+                names.join(", ")
+            )
+        })
     }
 }

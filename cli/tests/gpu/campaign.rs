@@ -252,40 +252,68 @@ struct Base {
     regions: Vec<(Region, std::ops::Range<usize>)>,
 }
 
-/// The page headers, v2 level sections, dictionary and data bodies of
-/// every column chunk, and the footer.
-fn regions_of(bytes: &[u8]) -> Vec<(Region, std::ops::Range<usize>)> {
+/// One page of a file: where its header and body lie, what kind of page
+/// it is, and its column's max repetition and definition levels.
+pub(super) struct PageSpan {
+    pub header: std::ops::Range<usize>,
+    pub body: std::ops::Range<usize>,
+    pub kind: PageKind,
+    pub max_rep: i16,
+    pub max_def: i16,
+}
+
+/// Every page of every column chunk of `bytes`, in file order (found from
+/// the footer's chunk ranges and each page's header).
+pub(super) fn pages_of(bytes: &[u8]) -> Vec<PageSpan> {
     let metadata = ParquetMetaDataReader::new()
         .parse_and_finish(&Bytes::from(bytes.to_vec()))
         .unwrap();
     let mut out = Vec::new();
     for rg in metadata.row_groups() {
         for chunk in rg.columns() {
+            let descriptor = chunk.column_descr();
             let (start, len) = chunk.byte_range();
             let (mut at, end) = (start as usize, (start + len) as usize);
             while at < end {
                 let (header, header_len) = parse_page_header(&bytes[at..end]).unwrap();
                 let body = at + header_len;
                 let body_end = body + header.compressed_size as usize;
-                out.push((Region::Header, at..body));
-                match &header.kind {
-                    PageKind::Dictionary(_) => out.push((Region::Dictionary, body..body_end)),
-                    PageKind::DataV2(h) => {
-                        let levels = (h.def_levels_len + h.rep_levels_len) as usize;
-                        if levels > 0 {
-                            out.push((Region::Levels, body..body + levels));
-                        }
-                        if body + levels < body_end {
-                            out.push((Region::Data, body + levels..body_end));
-                        }
-                    }
-                    _ => {
-                        if body < body_end {
-                            out.push((Region::Data, body..body_end));
-                        }
-                    }
-                }
+                out.push(PageSpan {
+                    header: at..body,
+                    body: body..body_end,
+                    kind: header.kind,
+                    max_rep: descriptor.max_rep_level(),
+                    max_def: descriptor.max_def_level(),
+                });
                 at = body_end;
+            }
+        }
+    }
+    out
+}
+
+/// The page headers, v2 level sections, dictionary and data bodies of
+/// every column chunk, and the footer.
+fn regions_of(bytes: &[u8]) -> Vec<(Region, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    for page in pages_of(bytes) {
+        let (body, body_end) = (page.body.start, page.body.end);
+        out.push((Region::Header, page.header));
+        match &page.kind {
+            PageKind::Dictionary(_) => out.push((Region::Dictionary, body..body_end)),
+            PageKind::DataV2(h) => {
+                let levels = (h.def_levels_len + h.rep_levels_len) as usize;
+                if levels > 0 {
+                    out.push((Region::Levels, body..body + levels));
+                }
+                if body + levels < body_end {
+                    out.push((Region::Data, body + levels..body_end));
+                }
+            }
+            _ => {
+                if body < body_end {
+                    out.push((Region::Data, body..body_end));
+                }
             }
         }
     }
@@ -574,9 +602,9 @@ fn healthy(base: &Base, dir: &Path) -> Result<(), String> {
 /// Why a GPU decode failed: its error's text, and whether a CUDA call
 /// failed (a corrupt file must never cost the process its GPU: such an
 /// error fails the campaign).
-struct Refusal {
-    text: String,
-    cuda: bool,
+pub(super) struct Refusal {
+    pub text: String,
+    pub cuda: bool,
 }
 
 impl From<DecodeError> for Refusal {
@@ -589,7 +617,7 @@ impl From<DecodeError> for Refusal {
 }
 
 /// The GPU decode of `path`, as one host batch.
-fn gpu_decode(path: &Path) -> Result<RecordBatch, Refusal> {
+pub(super) fn gpu_decode(path: &Path) -> Result<RecordBatch, Refusal> {
     let options = DecodeOptions::from_env().unwrap();
     let stream = decode(path.to_str().unwrap(), ScanRequest::default(), options)?;
     let schema = stream.schema().clone();

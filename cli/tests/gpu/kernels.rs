@@ -253,6 +253,7 @@ impl Gpu {
                 .any(|t| t.kind == Kind::ByteArray as u32 && t.encoding == Encoding::Plain as u32),
             walks,
             spread,
+            nest: Default::default(),
         };
         // SAFETY: every address in the tasks is one of our live buffers.
         unsafe { self.kernels.decode_row_group(&self.stream, &work) }.unwrap();

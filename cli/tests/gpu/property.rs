@@ -4,12 +4,11 @@
 //! on the GPU equal value by value to arrow-rs's CPU decode of it.
 //!
 //! Cases run for `GDSCAN_PROPERTY_SECONDS` (60 by default) and at least
-//! `MIN_CASES`; every case prints its seed, and `GDSCAN_PROPERTY_SEED=S`
+//! `seeded::MIN_CASES`; every case prints its seed, and `GDSCAN_PROPERTY_SEED=S`
 //! replays one case alone.
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use arrow::array::*;
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
@@ -19,44 +18,13 @@ use parquet::basic::{BrotliLevel, Compression, Encoding, GzipLevel, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 
 use super::reference::{arrow_rs_decode, assert_same_values};
+use super::seeded::{run_seeded_cases, Rng};
 use gdscan::cuda::driver;
 use gdscan::decode::scan::{decode, DecodeOptions};
 use gdscan::parquet::ScanRequest;
 
-/// Fewer cases than this fail the test, however long they took.
-const MIN_CASES: usize = 20;
-
-/// SplitMix64: a small, seedable generator, so a failing case is replayed
-/// from its seed alone.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A value in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// One of `items`.
-    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize].clone()
-    }
-
-    /// True with probability `p`.
-    fn chance(&mut self, p: f64) -> bool {
-        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-}
-
 /// The covered flat types the generator draws from.
-fn covered_types() -> Vec<DataType> {
+pub(super) fn covered_types() -> Vec<DataType> {
     vec![
         DataType::Boolean,
         DataType::Int8,
@@ -86,7 +54,7 @@ fn covered_types() -> Vec<DataType> {
 /// A random column of `n` rows of type `t`: `distinct` bounds the number of
 /// different values (small: dictionary-friendly; large: dictionaries
 /// overflow and pages switch to PLAIN), `nulls` is the chance of a null.
-fn column(rng: &mut Rng, t: &DataType, n: usize, distinct: u64, nulls: f64) -> ArrayRef {
+pub(super) fn column(rng: &mut Rng, t: &DataType, n: usize, distinct: u64, nulls: f64) -> ArrayRef {
     // Values come from a pool of `distinct` seeds, so repeats are likely.
     let mut seeds: Vec<Option<u64>> = Vec::with_capacity(n);
     let salt = rng.next_u64();
@@ -354,39 +322,5 @@ fn random_flat_files_decode_like_arrow_rs() {
         driver::ensure().err()
     );
     let dir = tempfile::tempdir().expect("temp dir");
-    if let Some(seed) = std::env::var("GDSCAN_PROPERTY_SEED")
-        .ok()
-        .and_then(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok())
-    {
-        eprintln!("replayed {}", run_case(seed, dir.path()));
-        return;
-    }
-    let budget = Duration::from_secs(
-        std::env::var("GDSCAN_PROPERTY_SECONDS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(60),
-    );
-    // A fresh base seed per run (printed), so runs explore different cases.
-    let base = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1);
-    eprintln!("property test: base seed {base:#x}, {budget:?}");
-    let started = Instant::now();
-    let mut cases = 0usize;
-    let mut mix = Rng(base);
-    while cases < MIN_CASES || started.elapsed() < budget {
-        let seed = mix.next_u64();
-        let what = run_case(seed, dir.path());
-        cases += 1;
-        if cases <= 5 || cases % 50 == 0 {
-            eprintln!("case {cases}: {what}");
-        }
-    }
-    eprintln!(
-        "property test: {cases} random files equal to arrow-rs in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    assert!(cases >= MIN_CASES);
+    run_seeded_cases("property test", |seed| run_case(seed, dir.path()));
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, RecordBatch};
 use arrow::compute::{cast, concat_batches};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{DataType, Field, FieldRef, Schema};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReaderBuilder, RowSelection};
 use parquet::arrow::ProjectionMask;
@@ -39,8 +39,9 @@ pub fn arrow_rs_decode(
     normalise(&concat_batches(&schema, &batches).expect("concat"))
 }
 
-/// Casts string and binary columns to views and unpacks dictionaries, so a
-/// CPU batch compares with a GPU one value by value.
+/// Casts string and binary columns to views and unpacks dictionaries, at
+/// any depth (inside lists, maps and structs too), so a CPU batch compares
+/// with a GPU one value by value.
 pub fn normalise(batch: &RecordBatch) -> RecordBatch {
     let mut fields = Vec::new();
     let mut columns = Vec::new();
@@ -57,11 +58,21 @@ pub fn normalise(batch: &RecordBatch) -> RecordBatch {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).expect("normalised batch")
 }
 
+/// The GPU decoder's type for arrow-rs's `t`: strings and binaries as
+/// views and dictionaries as their values, at any depth (the fields of
+/// lists, maps and structs keep their names, nullability and metadata).
 fn view_type(t: &DataType) -> DataType {
+    let field =
+        |f: &FieldRef| Arc::new(f.as_ref().clone().with_data_type(view_type(f.data_type())));
     match t {
         DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
         DataType::Binary | DataType::LargeBinary => DataType::BinaryView,
         DataType::Dictionary(_, values) => view_type(values),
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::FixedSizeList(f, size) => DataType::FixedSizeList(field(f), *size),
+        DataType::Map(f, sorted) => DataType::Map(field(f), *sorted),
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(field).collect()),
         other => other.clone(),
     }
 }
@@ -111,7 +122,8 @@ pub fn same_values(expected: &RecordBatch, got: &RecordBatch) -> Result<(), Stri
         if e.as_ref() != g.as_ref() {
             let first = first_difference(e, g);
             return Err(format!(
-                "column {name} differs from arrow-rs first at row {first}"
+                "column {name} differs from arrow-rs first at row {first}: {}",
+                row_pair(e, g, first)
             ));
         }
     }
@@ -143,4 +155,174 @@ fn first_difference(e: &ArrayRef, g: &ArrayRef) -> usize {
     (0..e.len())
         .find(|&i| e.slice(i, 1).as_ref() != g.slice(i, 1).as_ref())
         .unwrap_or(e.len())
+}
+
+/// Row `row` of both columns, shortened, for a difference's message (a
+/// nested row shows its lists, structs and leaves).
+fn row_pair(e: &ArrayRef, g: &ArrayRef, row: usize) -> String {
+    let show = |a: &ArrayRef| {
+        let text = format!(
+            "{:?}",
+            a.slice(row.min(a.len().saturating_sub(1)), 1.min(a.len()))
+        );
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        match text.char_indices().nth(600) {
+            Some((cut, _)) => format!("{}...", &text[..cut]),
+            None => text,
+        }
+    };
+    format!("arrow-rs {} / GPU {}", show(e), show(g))
+}
+
+/// The rows of the comparison's own test, as plain data: a
+/// `list<struct<a: int32?, b: list<utf8?>?>?>?` column (outer lists of
+/// struct entries, each entry with `a` and an inner list of strings) and a
+/// `map<utf8, int64?>?` column.
+#[derive(Clone)]
+struct NestedSample {
+    outer_lengths: Vec<usize>,
+    outer_valid: Vec<bool>,
+    entry_valid: Vec<bool>,
+    a: Vec<Option<i32>>,
+    inner_lengths: Vec<usize>,
+    inner_valid: Vec<bool>,
+    strings: Vec<Option<&'static str>>,
+    map_lengths: Vec<usize>,
+    map_valid: Vec<bool>,
+    keys: Vec<&'static str>,
+    values: Vec<Option<i64>>,
+}
+
+impl NestedSample {
+    /// Four rows: two entries (one a null struct); an empty list; a null
+    /// list; an entry of nulls and one with an empty inner list.
+    fn base() -> Self {
+        NestedSample {
+            outer_lengths: vec![2, 0, 0, 2],
+            outer_valid: vec![true, true, false, true],
+            entry_valid: vec![true, false, true, true],
+            a: vec![Some(1), None, None, Some(4)],
+            inner_lengths: vec![2, 0, 0, 0],
+            inner_valid: vec![true, false, false, true],
+            strings: vec![Some("x"), None],
+            map_lengths: vec![1, 0, 2, 0],
+            map_valid: vec![true, true, true, false],
+            keys: vec!["k", "k", "l"],
+            values: vec![Some(7), None, Some(9)],
+        }
+    }
+
+    /// The sample as a batch of arrow-rs's types (strings as `Utf8`).
+    fn batch(&self) -> RecordBatch {
+        use arrow::array::{Int32Array, Int64Array, ListArray, MapArray, StringArray, StructArray};
+        use arrow::buffer::{NullBuffer, OffsetBuffer};
+        let list_of = |item: Field, lengths: &[usize], valid: &[bool], values: ArrayRef| {
+            ListArray::new(
+                Arc::new(item),
+                OffsetBuffer::from_lengths(lengths.iter().copied()),
+                values,
+                Some(NullBuffer::from(valid.to_vec())),
+            )
+        };
+        let strings: ArrayRef = Arc::new(StringArray::from(self.strings.clone()));
+        let inner = list_of(
+            Field::new("item", DataType::Utf8, true),
+            &self.inner_lengths,
+            &self.inner_valid,
+            strings,
+        );
+        let entry_fields = vec![
+            Field::new("a", DataType::Int32, true),
+            Field::new("b", inner.data_type().clone(), true),
+        ];
+        let entries = StructArray::new(
+            entry_fields.into(),
+            vec![Arc::new(Int32Array::from(self.a.clone())), Arc::new(inner)],
+            Some(NullBuffer::from(self.entry_valid.clone())),
+        );
+        let outer = list_of(
+            Field::new("item", entries.data_type().clone(), true),
+            &self.outer_lengths,
+            &self.outer_valid,
+            Arc::new(entries),
+        );
+        let key_value = StructArray::new(
+            vec![
+                Field::new("keys", DataType::Utf8, false),
+                Field::new("values", DataType::Int64, true),
+            ]
+            .into(),
+            vec![
+                Arc::new(StringArray::from(self.keys.clone())),
+                Arc::new(Int64Array::from(self.values.clone())),
+            ],
+            None,
+        );
+        let map = MapArray::new(
+            Arc::new(Field::new("entries", key_value.data_type().clone(), false)),
+            OffsetBuffer::from_lengths(self.map_lengths.iter().copied()),
+            key_value,
+            Some(NullBuffer::from(self.map_valid.clone())),
+            false,
+        );
+        RecordBatch::try_from_iter([
+            ("l", Arc::new(outer) as ArrayRef),
+            ("m", Arc::new(map) as ArrayRef),
+        ])
+        .expect("sample batch")
+    }
+}
+
+/// The nested comparison is strict: every deliberate change of a nested
+/// sample (a leaf value, a leaf null, a list length, an empty list made
+/// null, a struct made null, a map key or value) is reported; the same
+/// values with list offsets that start elsewhere, and strings as views,
+/// are not. (A CPU test: this binary runs it without a GPU.)
+#[test]
+fn nested_comparison_reports_every_difference() {
+    let base = NestedSample::base();
+    let expected = normalise(&base.batch());
+    assert_eq!(same_values(&expected, &base.batch()), Ok(()));
+    // The same rows after a row of other values, sliced off: the lists'
+    // offsets no longer start at 0.
+    let mut longer = base.clone();
+    longer.outer_lengths.insert(0, 1);
+    longer.outer_valid.insert(0, true);
+    longer.entry_valid.insert(0, true);
+    longer.a.insert(0, Some(-3));
+    longer.inner_lengths.insert(0, 1);
+    longer.inner_valid.insert(0, true);
+    longer.strings.insert(0, Some("before"));
+    longer.map_lengths.insert(0, 1);
+    longer.map_valid.insert(0, true);
+    longer.keys.insert(0, "z");
+    longer.values.insert(0, Some(-1));
+    let shifted = longer.batch().slice(1, 4);
+    assert_eq!(same_values(&expected, &shifted), Ok(()), "shifted offsets");
+
+    type Change = fn(&mut NestedSample);
+    let changes: [(&str, Change); 9] = [
+        ("a leaf value", |s| s.strings[0] = Some("y")),
+        ("a leaf null", |s| s.strings[1] = Some("")),
+        ("a struct field null", |s| s.a[3] = None),
+        ("an empty list made null", |s| s.outer_valid[1] = false),
+        ("an empty inner list made null", |s| {
+            s.inner_valid[3] = false
+        }),
+        ("a null struct made a struct of nulls", |s| {
+            s.entry_valid[1] = true
+        }),
+        ("an element moved to the next list", |s| {
+            s.outer_lengths = vec![1, 1, 0, 2]
+        }),
+        ("a map key", |s| s.keys[2] = "m"),
+        ("a map value made null", |s| s.values[2] = None),
+    ];
+    for (what, change) in changes {
+        let mut changed = base.clone();
+        change(&mut changed);
+        let verdict = same_values(&expected, &changed.batch());
+        assert!(verdict.is_err(), "{what}: not reported");
+        eprintln!("{what}: {}", verdict.unwrap_err());
+    }
 }

@@ -45,8 +45,9 @@ pub const NEST_STATUS_WORDS: usize = 16;
 pub const MAX_GRID_Y: u32 = 65_535;
 
 /// [`NestOutput::kind`]: the list at repetition level `level` gets its
-/// offsets: at each slot `p` of level `level - 1`, `i32` element count
-/// before it; the scan writes the total after the last.
+/// offsets: at each slot `p` of level `level - 1`, the element count
+/// before it (`i32`, or `i64` when `width` is 8: a LargeList); the scan
+/// writes the total after the last.
 pub const NEST_OFFSETS: u32 = 1;
 /// [`NestOutput::kind`]: a validity bitmap over the slots of `level`: bit
 /// `p` set iff the slot's entry has `def >= threshold` (zeroed first).
@@ -114,7 +115,8 @@ pub struct NestOutput {
     /// [`NEST_VALIDITY`]: the definition level at or above which a slot is
     /// valid.
     pub threshold: u32,
-    /// [`NEST_VALUES`]: bytes per value.
+    /// [`NEST_VALUES`]: bytes per value; [`NEST_OFFSETS`]: 8 for 64-bit
+    /// offsets, else 32-bit.
     pub width: u32,
 }
 

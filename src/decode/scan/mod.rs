@@ -78,7 +78,7 @@ use trace::Trace;
 pub use crate::config::decode::{DevicePoolMode, KernelConfig, StringWalks};
 use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
-use crate::decode::page::nesting::{arrow_fields, nest_fields};
+use crate::decode::page::nesting::{arrow_fields, nest_fields_of_file};
 use crate::decode::page::{check_chunk, column_type, is_nested};
 use crate::parquet::fetch::{fetch, SourceScan};
 use crate::parquet::ScanPlan;
@@ -113,7 +113,8 @@ pub fn output_schema(
         .any(|&leaf| is_nested(&descr.column(leaf)))
     {
         // Nested: the model's top-level fields, as arrow-rs types them.
-        let model = nest_fields(descr, Some(&plan.leaves)).map_err(unsupported)?;
+        let model = nest_fields_of_file(metadata.file_metadata(), Some(&plan.leaves))
+            .map_err(unsupported)?;
         return Ok(Arc::new(Schema::new(arrow_fields(&model))));
     }
     let mut fields = Vec::with_capacity(plan.leaves.len());

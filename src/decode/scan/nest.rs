@@ -117,8 +117,9 @@ impl NestStage {
                 let owner_entries = column_of(owner).map_or(entries, |c| column_rows[c]) as usize;
                 let place = &mut nodes[output_node(output)];
                 match output {
-                    LeafOutput::Offsets { .. } => {
-                        place.offsets = Some(layout.take((owner_entries + 1) * 4));
+                    LeafOutput::Offsets { node, .. } => {
+                        let width = offset_width(&nesting, node);
+                        place.offsets = Some(layout.take((owner_entries + 1) * width));
                     }
                     LeafOutput::Validity { .. } => {
                         place.validity =
@@ -239,6 +240,14 @@ impl NestStage {
             .map(|l| l.entries as u32)
             .max()
             .unwrap_or(0)
+    }
+}
+
+/// Bytes of one offset of a list node: 8 for a LargeList, else 4.
+fn offset_width(nesting: &GpuNesting, node: usize) -> usize {
+    match nesting.nodes[node].field.data_type() {
+        arrow::datatypes::DataType::LargeList(_) => 8,
+        _ => 4,
     }
 }
 
@@ -466,7 +475,7 @@ impl Build<'_> {
             }
             NodeKind::List { element } => {
                 let child = self.node(*element, columns)?;
-                let offsets = self.offsets(place, len)?;
+                let offsets = self.offsets(place, len, offset_width(&self.stage.nesting, index))?;
                 DeviceColumn::with_children(data_type, len, None, validity, offsets, vec![child])?
             }
             NodeKind::Map { key, value } => {
@@ -483,18 +492,23 @@ impl Build<'_> {
                     Vec::new(),
                     vec![key, value],
                 )?;
-                let offsets = self.offsets(place, len)?;
+                let offsets = self.offsets(place, len, 4)?;
                 DeviceColumn::with_children(data_type, len, None, validity, offsets, vec![entries])?
             }
         };
         Ok(column)
     }
 
-    /// A list's offsets: `len + 1` of them.
-    fn offsets(&self, place: NodePlace, len: usize) -> Result<Vec<DeviceBytes>, DecodeError> {
+    /// A list's offsets: `len + 1` of them, `width` bytes each.
+    fn offsets(
+        &self,
+        place: NodePlace,
+        len: usize,
+        width: usize,
+    ) -> Result<Vec<DeviceBytes>, DecodeError> {
         let offsets = place.offsets.map(|p| Place {
             at: p.at,
-            len: ((len + 1) * 4).min(p.len),
+            len: ((len + 1) * width).min(p.len),
         });
         Ok(self.slice(offsets)?.into_iter().collect())
     }

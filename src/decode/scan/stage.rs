@@ -22,7 +22,7 @@ use crate::decode::kernels::{
     launch, DictTask, NestLaunch, PageTask, RowGroupLaunch, SpreadLaunch, StringWalks,
     FLAG_ROW_WINDOW, FLAG_V1_LEVELS, FLAG_V1_REP_LEVELS,
 };
-use crate::decode::page::nesting::{arrow_fields, nest_fields, GpuNesting};
+use crate::decode::page::nesting::{arrow_fields, nest_fields_of_file, GpuNesting};
 use crate::decode::page::{
     BufferKind, ColumnDecode, DecodePlan, Encoding, Kind, PageVersion, Region,
 };
@@ -73,11 +73,13 @@ fn gpu_nesting(
         return Ok(None);
     }
     let leaves: Vec<usize> = plan.columns.iter().map(|c| c.leaf).collect();
-    let schema = metadata.file_metadata().schema_descr();
-    let fields = nest_fields(schema, Some(&leaves)).map_err(|source| DecodeError::Plan {
-        file: file.to_string(),
-        source,
-    })?;
+    let fields =
+        nest_fields_of_file(metadata.file_metadata(), Some(&leaves)).map_err(|source| {
+            DecodeError::Plan {
+                file: file.to_string(),
+                source,
+            }
+        })?;
     Ok(Some(Arc::new(GpuNesting::new(fields))))
 }
 

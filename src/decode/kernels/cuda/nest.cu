@@ -257,7 +257,8 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_scan(const
     for (u32 o = tid; o < t.n_outputs; o += GDS_NEST_BLOCK) {
       const NestOutput out = outputs[o];
       if (out.kind == GDS_NEST_OFFSETS && out.level >= 1 && out.level < levels) {
-        ((i32*)out.dst)[slots[out.level - 1]] = (i32)slots[out.level];
+        if (out.width == 8) ((i64*)out.dst)[slots[out.level - 1]] = (i64)slots[out.level];
+        else ((i32*)out.dst)[slots[out.level - 1]] = (i32)slots[out.level];
       }
     }
     __syncthreads();
@@ -309,11 +310,15 @@ __device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOut
   const u32 j = out.level;
   if (out.kind == GDS_NEST_OFFSETS) {
     if (j == 0 || j > t.max_rep) return;
-    i32* const dst = (i32*)out.dst;
+    // 32-bit offsets (List, Map), or 64-bit (LargeList: width 8).
+    const bool wide = out.width == 8;
     u32 parent = pos[j - 1], child = pos[j];
     for (u64 i = first; i < end; ++i) {
       const u32 r = gds_level_at(rep, i), d = gds_level_at(def, i);
-      if (gds_is_slot(t, j - 1, r, d)) dst[parent++] = (i32)child;
+      if (gds_is_slot(t, j - 1, r, d)) {
+        if (wide) ((i64*)out.dst)[parent++] = (i64)child;
+        else ((i32*)out.dst)[parent++] = (i32)child;
+      }
       if (gds_is_slot(t, j, r, d)) ++child;
     }
     return;

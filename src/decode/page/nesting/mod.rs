@@ -32,6 +32,7 @@
 mod arrays;
 mod assembly;
 mod gpu;
+mod hints;
 mod schema;
 
 #[cfg(any(test, feature = "internals"))]
@@ -45,6 +46,7 @@ pub use assembly::{
     NodeLayout, SlotLevel, StructLayout,
 };
 pub use gpu::{GpuNesting, LeafOutput, LeafWork, NodeKind, NodePlan};
+pub use hints::{apply_arrow_schema, nest_fields_of_file};
 pub use schema::nest_fields;
 
 use std::collections::{BTreeMap, HashMap};
@@ -156,6 +158,9 @@ pub struct ListNode {
     pub element: Box<NestField>,
     /// The list's thresholds.
     pub levels: ListLevels,
+    /// A LargeList (64-bit offsets), where the file's embedded Arrow schema
+    /// says so (as arrow-rs reads it); else a List.
+    pub large: bool,
 }
 
 /// A map: a list of non-null `struct<key, value>` entries.
@@ -201,6 +206,9 @@ impl NestNode {
         match self {
             NestNode::Leaf(leaf) => leaf.column_type.data_type.clone(),
             NestNode::Struct(node) => DataType::Struct(arrow_fields(&node.fields)),
+            NestNode::List(node) if node.large => {
+                DataType::LargeList(Arc::new(node.element.arrow_field()))
+            }
             NestNode::List(node) => DataType::List(Arc::new(node.element.arrow_field())),
             NestNode::Map(node) => DataType::Map(Arc::new(node.entries_field()), false),
         }

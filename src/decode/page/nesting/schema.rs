@@ -195,6 +195,7 @@ impl ModelBuilder<'_> {
                     node,
                 }),
                 levels,
+                large: false,
             })
         }))
     }
@@ -239,6 +240,7 @@ impl ModelBuilder<'_> {
             NestNode::List(ListNode {
                 element: Box::new(element),
                 levels,
+                large: false,
             })
         }))
     }
