@@ -9,14 +9,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use gdscan::decode::kernels::nest::{NEST_LEVELS, NEST_STATUS_WORDS};
+use gdscan::decode::kernels::nest::{NEST_IF_MOVED, NEST_LEVELS, NEST_STATUS_WORDS};
 use gdscan::decode::kernels::PageErrorCode;
 use gdscan::decode::page::nesting::testing::{
     random_batch, read_leaf, write, writer_settings, LeafChunk,
 };
 use gdscan::decode::page::nesting::{
     assemble, nest_fields, Assembly, GpuNesting, LeafLevels, LeafOutput, LeafWork, NestField,
-    NestNode, NodeLayout,
+    NestNode, NodeKind, NodeLayout,
 };
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
@@ -102,8 +102,22 @@ fn value_indices(chunk: &LeafChunk, max_def: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Whether `output` is the leaf's own (values, or validity at its
+/// slots): written only when the slots are not the entries one for one.
+fn if_moved(output: &LeafOutput, gpu: &GpuNesting) -> bool {
+    match *output {
+        LeafOutput::Values { .. } => true,
+        LeafOutput::Validity { node, .. } => matches!(gpu.nodes[node].kind, NodeKind::Leaf { .. }),
+        LeafOutput::Offsets { .. } => false,
+    }
+}
+
 /// The emulator's input for `works`, with each chunk's levels.
-fn emu_input(works: &[&LeafWork], chunks: &BTreeMap<usize, LeafChunk>) -> Vec<u8> {
+fn emu_input(
+    works: &[&LeafWork],
+    chunks: &BTreeMap<usize, LeafChunk>,
+    gpu: &GpuNesting,
+) -> Vec<u8> {
     let mut input = Vec::new();
     push_u32(&mut input, works.len() as u32);
     for work in works {
@@ -137,6 +151,12 @@ fn emu_input(works: &[&LeafWork], chunks: &BTreeMap<usize, LeafChunk>) -> Vec<u8
                     (3, level, 0, 4, src, n * 4)
                 }
             };
+            let kind = kind
+                | if if_moved(output, gpu) {
+                    NEST_IF_MOVED
+                } else {
+                    0
+                };
             for v in [kind, level as u32, threshold, width, src.len() as u32] {
                 push_u32(&mut input, v);
             }
@@ -205,7 +225,9 @@ fn compare(
     gpu: &GpuNesting,
     expected: &[Expected],
     records: usize,
+    chunk: &LeafChunk,
 ) {
+    let entries = chunk.entries;
     assert_eq!(
         made.status[0], 0,
         "{label}: error {} at {}",
@@ -218,7 +240,35 @@ fn compare(
         expected[work.node].slots,
         "{label}: the leaf's slots"
     );
+    // Slots that are the entries one for one: the leaf's own outputs are
+    // left to the page kernel's, which the reference must then equal.
+    let identity = made.status[2 + work.max_rep as usize] as usize == entries;
     for (output, bytes) in work.outputs.iter().zip(&made.outputs) {
+        if identity && if_moved(output, gpu) {
+            let e = &expected[work.node];
+            let values = value_indices(chunk, work.max_def);
+            for slot in 0..e.slots {
+                let def = if chunk.has_def {
+                    chunk.def[slot] as u32
+                } else {
+                    0
+                };
+                let valid = def == work.max_def;
+                assert_eq!(
+                    e.validity.as_ref().is_none_or(|v| v[slot]),
+                    valid,
+                    "{label}: identity validity {slot}"
+                );
+                if valid {
+                    assert_eq!(
+                        e.value_index.as_ref().unwrap()[slot],
+                        values[slot] as usize,
+                        "{label}: identity value {slot}"
+                    );
+                }
+            }
+            continue;
+        }
         match *output {
             LeafOutput::Offsets { node, .. } => {
                 let want = expected[node].offsets.as_ref().expect("a list's offsets");
@@ -280,8 +330,9 @@ fn run(
     dir: &Path,
     works: &[&LeafWork],
     chunks: &BTreeMap<usize, LeafChunk>,
+    gpu: &GpuNesting,
 ) -> Vec<Made> {
-    let made = run_with_files(exe, dir, &emu_input(works, chunks));
+    let made = run_with_files(exe, dir, &emu_input(works, chunks, gpu));
     parse_made(&made, works, chunks)
 }
 
@@ -304,11 +355,12 @@ fn nest_kernels_under_cpu_emulation() {
                 let assembly = assemble(&fields, &levels_of(&chunks)).unwrap();
                 let expected = expected_nodes(&fields, &assembly);
                 let works: Vec<&LeafWork> = gpu.leaves.iter().collect();
-                let made = run(&exe, dir.path(), &works, &chunks);
+                let made = run(&exe, dir.path(), &works, &chunks, &gpu);
                 for (work, made) in works.iter().zip(&made) {
                     let label =
                         format!("seed {seed}, {name}, row group {rg}, leaf {}", work.column);
-                    compare(&label, work, made, &gpu, &expected, assembly.records);
+                    let chunk = &chunks[&work.column];
+                    compare(&label, work, made, &gpu, &expected, assembly.records, chunk);
                     compared += 1;
                 }
             }
@@ -336,7 +388,13 @@ fn corrupt_case(
         assemble(fields, &levels_of(&chunks)).is_err(),
         "the reference takes the corrupted levels ({code:?})"
     );
-    let made = run(exe, dir, &[work], &chunks);
+    let made = run(
+        exe,
+        dir,
+        &[work],
+        &chunks,
+        &GpuNesting::new(fields.to_vec()),
+    );
     assert_eq!(
         made[0].status[0],
         code as u32,

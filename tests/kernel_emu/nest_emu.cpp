@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
       const u32 dst_len = in.word();
       // Bitmaps start zeroed (the host zeroes them); other outputs are
       // filled with a marker a missed write would leave.
-      const bool bitmap = out.kind == GDS_NEST_VALIDITY || out.kind == GDS_NEST_BITS;
+      const u32 kind = out.kind & 0xffu;
+      const bool bitmap = kind == GDS_NEST_VALIDITY || kind == GDS_NEST_BITS;
       uint8_t* dst = alloc(dst_len, bitmap ? 0 : 0xCD);
       out.dst = (u64)dst;
       dsts[k].push_back({dst, dst_len});

@@ -50,12 +50,40 @@ pub fn normalise(batch: &RecordBatch) -> RecordBatch {
         let column = if &target == column.data_type() {
             column.clone()
         } else {
-            cast(column, &target).expect("cast to the GPU decoder's type")
+            arrow::array::make_array(to_views(column.to_data()))
         };
         fields.push(Field::new(field.name(), target, true));
         columns.push(column);
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).expect("normalised batch")
+}
+
+/// `data` with the GPU decoder's types ([`view_type`]): leaves cast,
+/// nested arrays rebuilt around their children as they are. Not through
+/// arrow's cast of a struct, which refuses what arrow-rs's reader makes: a
+/// non-nullable field with nulls where its nullable parent is null.
+fn to_views(data: arrow::array::ArrayData) -> arrow::array::ArrayData {
+    let target = view_type(data.data_type());
+    if &target == data.data_type() {
+        return data;
+    }
+    match data.data_type() {
+        DataType::List(_)
+        | DataType::LargeList(_)
+        | DataType::FixedSizeList(..)
+        | DataType::Map(..)
+        | DataType::Struct(_) => {
+            let children = data.child_data().iter().cloned().map(to_views).collect();
+            let builder = data.into_builder().data_type(target).child_data(children);
+            // SAFETY: the same buffers and offsets arrow-rs built, each
+            // child of the same length in its new type; only the types of
+            // strings and binaries below changed.
+            unsafe { builder.build_unchecked() }
+        }
+        _ => cast(&arrow::array::make_array(data), &target)
+            .expect("cast to the GPU decoder's type")
+            .to_data(),
+    }
 }
 
 /// The GPU decoder's type for arrow-rs's `t`: strings and binaries as

@@ -59,6 +59,13 @@ pub const NEST_VALUES: u32 = 3;
 /// bit `entry` of `src` to bit `slot` of `dst` (zeroed first).
 pub const NEST_BITS: u32 = 4;
 
+/// [`NestOutput::kind`] flag: the output is written only when the leaf's
+/// innermost slots are not its entries one for one (some entry is an
+/// empty or null list, or under a null): otherwise the page kernel's
+/// output already is the slots' (the leaf's values and validity), and the
+/// host takes it.
+pub const NEST_IF_MOVED: u32 = 0x100;
+
 /// One nested leaf's column chunk for the nesting kernels.
 ///
 /// Mirrored by `struct NestTask` in `cuda/common.cuh` (checked by every
@@ -107,7 +114,7 @@ pub struct NestOutput {
     /// Device address read by [`NEST_VALUES`] and [`NEST_BITS`]; else 0.
     pub src: u64,
     /// [`NEST_OFFSETS`], [`NEST_VALIDITY`], [`NEST_VALUES`] or
-    /// [`NEST_BITS`].
+    /// [`NEST_BITS`], with [`NEST_IF_MOVED`] or not.
     pub kind: u32,
     /// The level whose slots are written (offsets: the list's repetition
     /// level, written at the slots of the level above).

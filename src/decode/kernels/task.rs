@@ -497,6 +497,7 @@ pub fn generated_header(config: KernelConfig) -> String {
         ("GDS_NEST_VALIDITY", nest::NEST_VALIDITY),
         ("GDS_NEST_VALUES", nest::NEST_VALUES),
         ("GDS_NEST_BITS", nest::NEST_BITS),
+        ("GDS_NEST_IF_MOVED", nest::NEST_IF_MOVED),
     ];
     for (name, value) in defines {
         let _ = writeln!(h, "#define {name} {value}u");

@@ -16,8 +16,8 @@ use super::stage::ColumnOut;
 use crate::decode::array::{DeviceBytes, DeviceColumn};
 use crate::decode::kernels::launch;
 use crate::decode::kernels::nest::{
-    nest_tile_bytes, NestOutput, NestStatus, NestTask, NEST_BITS, NEST_LEVELS, NEST_OFFSETS,
-    NEST_VALIDITY, NEST_VALUES,
+    nest_tile_bytes, NestOutput, NestStatus, NestTask, NEST_BITS, NEST_IF_MOVED, NEST_LEVELS,
+    NEST_OFFSETS, NEST_VALIDITY, NEST_VALUES,
 };
 use crate::decode::kernels::PageErrorCode;
 use crate::decode::page::nesting::{GpuNesting, LeafOutput, NodeKind};
@@ -149,7 +149,24 @@ impl NestStage {
         let base = buffer.address();
         let outputs = pending
             .iter()
-            .map(|&(ci, output)| nest_output(output, &nodes, base, plan, ci, values_at(ci)))
+            .map(|&(ci, output)| {
+                let mut out = nest_output(output, &nodes, base, plan, ci, values_at(ci));
+                match output {
+                    LeafOutput::Offsets { node, .. } => {
+                        out.width = offset_width(&nesting, node) as u32;
+                    }
+                    // The leaf's own values and validity: kept where the
+                    // page kernel wrote them when its slots are its entries.
+                    LeafOutput::Values { .. } => out.kind |= NEST_IF_MOVED,
+                    LeafOutput::Validity { node, .. }
+                        if matches!(nesting.nodes[node].kind, NodeKind::Leaf { .. }) =>
+                    {
+                        out.kind |= NEST_IF_MOVED
+                    }
+                    LeafOutput::Validity { .. } => {}
+                }
+                out
+            })
             .collect();
         Ok(NestStage {
             nesting,
@@ -450,8 +467,13 @@ impl Build<'_> {
                 let out = columns[ci]
                     .take()
                     .ok_or_else(|| self.at.error(ci, "a leaf taken twice".to_string()))?;
-                match self.slice(place.values)? {
-                    // Under a list: the slots' values and validity.
+                // Under a list, the slots' values and validity, unless the
+                // slots are the entries one for one (the kernels left them
+                // in the page's output).
+                let moved = place
+                    .values
+                    .filter(|_| len as u64 != self.stage.entries[ci]);
+                match self.slice(moved)? {
                     Some(values) => {
                         let mut buffers = vec![values];
                         buffers.extend(out.variadic);
@@ -461,8 +483,11 @@ impl Build<'_> {
                     None => {
                         let mut buffers = vec![out.values];
                         buffers.extend(out.variadic);
-                        let nulls = out.validity.as_ref().map_or(0, |_| self.nulls[ci]);
-                        DeviceColumn::new(data_type, len, Some(nulls), out.validity, buffers)?
+                        // A required leaf (no validity at its slots) has
+                        // none, whatever the page's bitmap says of entries.
+                        let validity = out.validity.filter(|_| node.validity.is_some());
+                        let nulls = validity.as_ref().map_or(0, |_| self.nulls[ci]);
+                        DeviceColumn::new(data_type, len, Some(nulls), validity, buffers)?
                     }
                 }
             }

@@ -170,9 +170,36 @@ __device__ __forceinline__ void gds_nest_items(const NestTask& t, u32 tile, u64*
   *end = e + GDS_NEST_ITEMS < n ? e + GDS_NEST_ITEMS : n;
 }
 
-// Checks entry i's levels (r, d) against the task: range, the chunk's
-// first entry, a continuation of a list that has an element there.
-__device__ __forceinline__ void gds_nest_check(const NestTask& t, u32* status, u64 i, u32 r, u32 d) {
+static_assert(GDS_NEST_ITEMS == 16, "a thread's levels are one 16-byte load per kind");
+
+// A thread's GDS_NEST_ITEMS levels of one kind, four to a word (entry
+// first + k is byte k): one 16-byte load when whole and aligned.
+struct Levels16 {
+  u32 w[4];
+};
+
+__device__ __forceinline__ Levels16 gds_levels16(const u8* levels, u64 first, u64 end) {
+  Levels16 l = {{0, 0, 0, 0}};
+  if (levels == 0) return l;
+  const u8* p = levels + first;
+  if (end - first == GDS_NEST_ITEMS && (((u64)p) & 15) == 0) {
+    const uint4 v = *(const uint4*)p;
+    l.w[0] = v.x; l.w[1] = v.y; l.w[2] = v.z; l.w[3] = v.w;
+    return l;
+  }
+  for (u64 i = first; i < end; ++i) {
+    const u32 k = (u32)(i - first);
+    l.w[k >> 2] |= (u32)p[k] << ((k & 3) * 8);
+  }
+  return l;
+}
+
+__device__ __forceinline__ u32 gds_level16(const Levels16& l, u32 k) { return (l.w[k >> 2] >> ((k & 3) * 8)) & 0xffu; }
+
+// Checks entry i's levels (r, d) against the task (`before`: the previous
+// entry's definition level): range, the chunk's first entry, a
+// continuation of a list that has an element there.
+__device__ __forceinline__ void gds_nest_check(const NestTask& t, u32* status, u64 i, u32 r, u32 d, u32 before) {
   u32 code = 0;
   if (d > t.max_def) {
     code = GDS_ERR_BAD_LEVEL;
@@ -182,10 +209,20 @@ __device__ __forceinline__ void gds_nest_check(const NestTask& t, u32* status, u
     code = GDS_ERR_FIRST_NOT_RECORD;
   } else if (i > 0 && r > 0) {
     const u32 need = t.level_def[r];
-    const u32 before = gds_level_at((const u8*)t.def, i - 1);
     if (before < need || d < need) code = GDS_ERR_BAD_CONTINUATION;
   }
   if (code != 0) gds_fail(&status[0], &status[1], code, (u32)i);
+}
+
+// This thread's slots of level j among its entries.
+__device__ __forceinline__ u32 gds_nest_count_level(const NestTask& t, u32 j, const Levels16& rl, const Levels16& dl,
+                                                    u32 items) {
+  u32 mine = 0;
+#pragma unroll
+  for (u32 k = 0; k < GDS_NEST_ITEMS; ++k) {
+    if (k < items && gds_is_slot(t, j, gds_level16(rl, k), gds_level16(dl, k))) ++mine;
+  }
+  return mine;
 }
 
 // ------------------------------------------------------- gds_nest_count
@@ -203,22 +240,21 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_count(cons
     for (u32 tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
       u64 first, end;
       gds_nest_items(t, tile, &first, &end);
-      u32 counts[GDS_NEST_LEVELS];
+      const Levels16 rl = gds_levels16(rep, first, end), dl = gds_levels16(def, first, end);
+      const u32 items = (u32)(end - first);
+      u32 before = first > 0 ? gds_level_at(def, first - 1) : 0u;
 #pragma unroll
-      for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) counts[j] = 0;
-      for (u64 i = first; i < end; ++i) {
-        const u32 r = gds_level_at(rep, i), d = gds_level_at(def, i);
-        gds_nest_check(t, status, i, r, d);
-#pragma unroll
-        for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) counts[j] += (j < levels && gds_is_slot(t, j, r, d)) ? 1u : 0u;
-      }
-#pragma unroll
-      for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) {
-        if (j < levels) {
-          u32 total = 0;
-          gds_nest_scan_block(counts[j], &total, sums);
-          if (threadIdx.x == 0) tiles[(u64)tile * GDS_NEST_LEVELS + j] = total;
+      for (u32 i = 0; i < GDS_NEST_ITEMS; ++i) {
+        if (i < items) {
+          const u32 r = gds_level16(rl, i), d = gds_level16(dl, i);
+          gds_nest_check(t, status, first + i, r, d, before);
+          before = d;
         }
+      }
+      for (u32 j = 0; j < levels; ++j) {
+        u32 total = 0;
+        gds_nest_scan_block(gds_nest_count_level(t, j, rl, dl, items), &total, sums);
+        if (threadIdx.x == 0) tiles[(u64)tile * GDS_NEST_LEVELS + j] = total;
       }
     }
   }
@@ -256,7 +292,7 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_scan(const
     const NestOutput* outputs = (const NestOutput*)t.outputs;
     for (u32 o = tid; o < t.n_outputs; o += GDS_NEST_BLOCK) {
       const NestOutput out = outputs[o];
-      if (out.kind == GDS_NEST_OFFSETS && out.level >= 1 && out.level < levels) {
+      if ((out.kind & 0xffu) == GDS_NEST_OFFSETS && out.level >= 1 && out.level < levels) {
         if (out.width == 8) ((i64*)out.dst)[slots[out.level - 1]] = (i64)slots[out.level];
         else ((i32*)out.dst)[slots[out.level - 1]] = (i32)slots[out.level];
       }
@@ -301,20 +337,21 @@ __device__ __forceinline__ void gds_copy_value(u8* dst, const u8* src, u32 width
   }
 }
 
-// One output over this thread's entries [first, end), whose slots of each
-// level start at pos[level].
+// One output over this thread's entries (`items` of them from `first`,
+// their levels `rl`, `dl`), whose slots of each level start at pos[level].
 __device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOutput& out, const u32* pos, u64 first,
-                                                u64 end) {
-  const u8* rep = (const u8*)t.rep;
-  const u8* def = (const u8*)t.def;
+                                                u32 items, const Levels16& rl, const Levels16& dl) {
+  const u32 kind = out.kind & 0xffu;
   const u32 j = out.level;
-  if (out.kind == GDS_NEST_OFFSETS) {
+  if (kind == GDS_NEST_OFFSETS) {
     if (j == 0 || j > t.max_rep) return;
     // 32-bit offsets (List, Map), or 64-bit (LargeList: width 8).
     const bool wide = out.width == 8;
     u32 parent = pos[j - 1], child = pos[j];
-    for (u64 i = first; i < end; ++i) {
-      const u32 r = gds_level_at(rep, i), d = gds_level_at(def, i);
+#pragma unroll
+    for (u32 k = 0; k < GDS_NEST_ITEMS; ++k) {
+      if (k >= items) break;
+      const u32 r = gds_level16(rl, k), d = gds_level16(dl, k);
       if (gds_is_slot(t, j - 1, r, d)) {
         if (wide) ((i64*)out.dst)[parent++] = (i64)child;
         else ((i32*)out.dst)[parent++] = (i32)child;
@@ -325,25 +362,29 @@ __device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOut
   }
   if (j > t.max_rep) return;
   u32 at = pos[j];
-  if (out.kind == GDS_NEST_VALUES) {
+  if (kind == GDS_NEST_VALUES) {
     u8* const dst = (u8*)out.dst;
     const u8* const src = (const u8*)out.src;
-    for (u64 i = first; i < end; ++i) {
-      const u32 r = gds_level_at(rep, i), d = gds_level_at(def, i);
-      if (!gds_is_slot(t, j, r, d)) continue;
-      gds_copy_value(dst + (u64)at * out.width, src + i * out.width, out.width);
+#pragma unroll
+    for (u32 k = 0; k < GDS_NEST_ITEMS; ++k) {
+      if (k >= items) break;
+      if (!gds_is_slot(t, j, gds_level16(rl, k), gds_level16(dl, k))) continue;
+      gds_copy_value(dst + (u64)at * out.width, src + (first + k) * out.width, out.width);
       ++at;
     }
     return;
   }
-  if (out.kind != GDS_NEST_VALIDITY && out.kind != GDS_NEST_BITS) return;
+  if (kind != GDS_NEST_VALIDITY && kind != GDS_NEST_BITS) return;
   u32* const dst = (u32*)out.dst;
   const u32* const src = (const u32*)out.src;
   BitRun b = {0, 0};
-  for (u64 i = first; i < end; ++i) {
-    const u32 r = gds_level_at(rep, i), d = gds_level_at(def, i);
-    if (!gds_is_slot(t, j, r, d)) continue;
-    const bool set = out.kind == GDS_NEST_VALIDITY ? d >= out.threshold : ((src[i >> 5] >> (i & 31)) & 1u) != 0;
+#pragma unroll
+  for (u32 k = 0; k < GDS_NEST_ITEMS; ++k) {
+    if (k >= items) break;
+    const u32 d = gds_level16(dl, k);
+    if (!gds_is_slot(t, j, gds_level16(rl, k), d)) continue;
+    const u64 i = first + k;
+    const bool set = kind == GDS_NEST_VALIDITY ? d >= out.threshold : ((src[i >> 5] >> (i & 31)) & 1u) != 0;
     if (set) gds_bit_set(dst, b, at);
     ++at;
   }
@@ -358,29 +399,34 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_write(cons
     const u8* rep = (const u8*)t.rep;
     const u8* def = (const u8*)t.def;
     const u32* const tiles = (const u32*)t.tiles;
+    const u32* const status = (const u32*)t.status;
     const u32 levels = t.max_rep < GDS_NEST_LEVELS ? t.max_rep + 1 : GDS_NEST_LEVELS;
+    // The leaf's innermost slots are its entries (no empty or null list,
+    // no null parent of a slot): its values stay where the page kernel
+    // wrote them (GDS_NEST_IF_MOVED outputs are skipped; the host reads the
+    // same counts and takes the page's output).
+    const bool identity = status[2 + (levels - 1)] == t.entries;
     const NestOutput* outputs = (const NestOutput*)t.outputs;
     for (u32 tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
       u64 first, end;
       gds_nest_items(t, tile, &first, &end);
+      const Levels16 rl = gds_levels16(rep, first, end), dl = gds_levels16(def, first, end);
+      const u32 items = (u32)(end - first);
       // Where this thread's slots of each level start.
       u32 pos[GDS_NEST_LEVELS];
 #pragma unroll
       for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) {
         pos[j] = 0;
         if (j < levels) {
-          u32 mine = 0;
-          for (u64 i = first; i < end; ++i) {
-            mine += gds_is_slot(t, j, gds_level_at(rep, i), gds_level_at(def, i)) ? 1u : 0u;
-          }
           u32 total = 0;
-          const u32 before = gds_nest_scan_block(mine, &total, sums);
+          const u32 before = gds_nest_scan_block(gds_nest_count_level(t, j, rl, dl, items), &total, sums);
           pos[j] = tiles[(u64)tile * GDS_NEST_LEVELS + j] + before;
         }
       }
       for (u32 o = 0; o < t.n_outputs; ++o) {
         const NestOutput out = outputs[o];
-        gds_nest_output(t, out, pos, first, end);
+        if (identity && (out.kind & GDS_NEST_IF_MOVED)) continue;
+        gds_nest_output(t, out, pos, first, items, rl, dl);
       }
     }
   }
