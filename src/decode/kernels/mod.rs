@@ -57,6 +57,7 @@
 pub mod check;
 pub mod error;
 pub mod launch;
+pub mod layout;
 pub mod nest;
 pub mod nvrtc;
 pub mod snappy_scan;

@@ -27,7 +27,7 @@ use std::mem::{offset_of, size_of};
 
 use crate::cuda::module::LaunchConfig;
 
-use super::task::FieldLayout;
+use super::layout::{fields, FieldLayout};
 
 /// Levels a nested leaf may have: the records and up to seven lists.
 pub const NEST_LEVELS: usize = 8;
@@ -129,14 +129,14 @@ pub struct NestOutput {
 
 /// Every field of [`NestTask`], in order (name, offset, size).
 pub fn nest_task_fields() -> &'static [FieldLayout] {
-    const FIELDS: &[FieldLayout] = crate::decode::kernels::task::fields!(NestTask;
+    const FIELDS: &[FieldLayout] = fields!(NestTask;
         rep, def, tiles, outputs, status, entries, n_outputs, max_rep, max_def, level_def);
     FIELDS
 }
 
 /// Every field of [`NestOutput`], in order (name, offset, size).
 pub fn nest_output_fields() -> &'static [FieldLayout] {
-    const FIELDS: &[FieldLayout] = crate::decode::kernels::task::fields!(NestOutput;
+    const FIELDS: &[FieldLayout] = fields!(NestOutput;
         dst, src, kind, level, threshold, width);
     FIELDS
 }

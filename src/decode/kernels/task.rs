@@ -9,8 +9,9 @@
 //! checks them against these asserts, so a layout drift fails the compile
 //! (and CI), never a decode.
 
-use std::mem::{offset_of, size_of};
+use std::mem::size_of;
 
+use super::layout::{fields, FieldLayout};
 use super::{launch, nest};
 use crate::config::decode::KernelConfig;
 pub use crate::decode::page::codes::{Conversion, Encoding, Kind};
@@ -384,24 +385,6 @@ pub fn dict_tasks_as_bytes_mut(tasks: &mut [DictTask]) -> &mut [u8] {
     }
 }
 
-/// One field of a mirrored struct: name, offset, size.
-pub type FieldLayout = (&'static str, usize, usize);
-
-macro_rules! fields {
-    ($ty:ty; $($field:ident),+ $(,)?) => {
-        &[$((
-            stringify!($field),
-            offset_of!($ty, $field),
-            {
-                const fn size_of_field<T, F>(_: fn(&T) -> &F) -> usize { size_of::<F>() }
-                size_of_field(|t: &$ty| &t.$field)
-            },
-        )),+]
-    };
-}
-
-pub(crate) use fields;
-
 /// Every field of [`PageTask`], in order (name, offset, size).
 pub fn page_task_fields() -> &'static [FieldLayout] {
     const FIELDS: &[FieldLayout] = fields!(PageTask;
@@ -577,6 +560,7 @@ pub fn generated_header(config: KernelConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::mem::offset_of;
 
     #[test]
     fn page_task_layout() {

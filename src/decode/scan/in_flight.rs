@@ -12,13 +12,14 @@ use std::sync::Arc;
 
 use arrow::datatypes::DataType;
 
+use super::column_out::ColumnOut;
 use super::context::Gpu;
 use super::delta_strings::give_dba_buffers;
 use super::error::DecodeError;
 use super::group_shared::{GroupShared, SyncOnDrop};
 use super::nest::Where;
 use super::report::RowGroupTimes;
-use super::stage::{ColumnOut, Staged};
+use super::stage::Staged;
 use crate::cuda::{CudaError, Event, PooledPinnedBuffer, Stream};
 use crate::decode::array::{DeviceBatch, DeviceColumn, MemoryLocation, ReadyEvent};
 use crate::decode::kernels::nest::parse_nest_status;

@@ -29,6 +29,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod column_out;
 mod compressed_check;
 mod context;
 mod delta_strings;

@@ -10,9 +10,9 @@
 
 use std::sync::Arc;
 
+use super::column_out::ColumnOut;
 use super::context::Gpu;
 use super::error::DecodeError;
-use super::stage::ColumnOut;
 use crate::decode::array::{DeviceBytes, DeviceColumn};
 use crate::decode::kernels::launch;
 use crate::decode::kernels::nest::{

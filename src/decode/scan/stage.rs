@@ -7,6 +7,7 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 
+use super::column_out::ColumnOut;
 use super::context::Gpu;
 use super::error::DecodeError;
 use super::host::{HostPlan, TaskSpec};
@@ -34,14 +35,6 @@ const ALIGN: usize = 256;
 
 fn align(n: usize) -> usize {
     n.next_multiple_of(ALIGN)
-}
-
-/// Where one column's output lies.
-pub(crate) struct ColumnOut {
-    pub(super) values: DeviceBytes,
-    pub(super) validity: Option<DeviceBytes>,
-    /// Views' data buffers (row-group bytes, decompressed scratch).
-    pub(super) variadic: Vec<DeviceBytes>,
 }
 
 /// The Arrow schema of a decode plan's columns (field names are the leaves'
