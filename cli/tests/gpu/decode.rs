@@ -813,3 +813,46 @@ fn the_timeline_has_every_phase_of_every_row_group_in_order() {
         );
     }
 }
+
+/// Nested columns decoded on the GPU go through Arrow IPC as `gdscan scan
+/// --decode --output` writes them (the batches copied back, one IPC file)
+/// and read back equal to arrow-rs: parquet-testing's nested files of
+/// lists, maps and structs.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn nested_columns_round_trip_through_arrow_ipc() {
+    assert_gpu();
+    let Some(dir) = test_data() else {
+        panic!("PARQUET_TEST_DATA is not set: the GPU run must name parquet-testing's data/");
+    };
+    let names = [
+        "list_columns.parquet",
+        "nested_lists.snappy.parquet",
+        "nested_maps.snappy.parquet",
+        "nested_structs.rust.parquet",
+        "nullable.impala.parquet",
+    ];
+    for name in names {
+        let path = dir.join(name);
+        let got =
+            gpu_decode(&path, ScanRequest::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut ipc = Vec::new();
+        {
+            let mut writer = arrow::ipc::writer::FileWriter::try_new(&mut ipc, &got.schema())
+                .expect("IPC writer");
+            writer.write(&got).expect("IPC write");
+            writer.finish().expect("IPC finish");
+        }
+        let reader = arrow::ipc::reader::FileReader::try_new(std::io::Cursor::new(ipc), None)
+            .expect("IPC reader");
+        let back: Vec<RecordBatch> = reader.map(|b| b.expect("IPC batch")).collect();
+        let back = concat_batches(&got.schema(), &back).expect("concat");
+        let expected = arrow_rs_decode(
+            &Bytes::from(std::fs::read(&path).unwrap()),
+            None,
+            None,
+            None,
+        );
+        assert_same_values(name, &expected, &back);
+    }
+}

@@ -36,6 +36,8 @@ struct Place {
 /// A leaf's nesting work in this row group.
 #[derive(Debug, Clone)]
 struct LeafPlace {
+    /// Its work's index in [`GpuNesting::leaves`].
+    work: usize,
     /// The leaf's column in the plan.
     column: usize,
     /// Its level entries.
@@ -102,7 +104,7 @@ impl NestStage {
         let mut leaves = Vec::with_capacity(nesting.leaves.len());
         // Outputs before their addresses: (leaf work, output) pairs.
         let mut pending = Vec::new();
-        for work in &nesting.leaves {
+        for (work_index, work) in nesting.leaves.iter().enumerate() {
             let Some(ci) = column_of(work.column) else {
                 continue;
             };
@@ -137,6 +139,7 @@ impl NestStage {
                 pending.push((ci, output));
             }
             leaves.push(LeafPlace {
+                work: work_index,
                 column: ci,
                 entries,
                 rep,
@@ -208,12 +211,7 @@ impl NestStage {
     /// The nest tasks, their outputs at `outputs_at` (the device address of
     /// [`NestStage::outputs`] as uploaded) and their status at `status_at`
     /// ([`crate::decode::kernels::nest::NEST_STATUS_WORDS`] words each).
-    pub(crate) fn tasks(
-        &self,
-        plan: &DecodePlan,
-        outputs_at: u64,
-        status_at: u64,
-    ) -> Vec<NestTask> {
+    pub(crate) fn tasks(&self, outputs_at: u64, status_at: u64) -> Vec<NestTask> {
         let base = self.buffer.address();
         let output_bytes = std::mem::size_of::<NestOutput>() as u64;
         let status_bytes = crate::decode::kernels::nest::nest_status_bytes(1);
@@ -221,10 +219,7 @@ impl NestStage {
             .iter()
             .enumerate()
             .map(|(k, leaf)| {
-                let work = self
-                    .nesting
-                    .leaf(plan.columns[leaf.column].leaf)
-                    .expect("a placed leaf has work");
+                let work = &self.nesting.leaves[leaf.work];
                 let mut level_def = [0u32; NEST_LEVELS];
                 for (j, &d) in work.level_def.iter().enumerate().take(NEST_LEVELS) {
                     level_def[j] = d;

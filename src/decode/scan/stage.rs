@@ -264,7 +264,7 @@ where
             dicts: &dicts,
             work: &memory.work,
             has_plain_byte_arrays,
-            nest: nest.as_ref().map(|n| (n, &plan)),
+            nest: nest.as_ref(),
         },
     )?;
     if let Some(range) = up.nest_status {
@@ -700,8 +700,8 @@ struct UploadParts<'a> {
     dicts: &'a [DictTask],
     work: &'a WorkAreas,
     has_plain_byte_arrays: bool,
-    /// The nested columns' stage, and the plan its tasks are of.
-    nest: Option<(&'a NestStage, &'a DecodePlan)>,
+    /// The nested columns' stage.
+    nest: Option<&'a NestStage>,
 }
 
 /// Queues the tasks' upload on `stream`, then leaves the kernels' status
@@ -723,8 +723,8 @@ fn upload_tasks(
     let dict_bytes = crate::decode::kernels::task::dict_tasks_as_bytes(dicts);
     let spread = &work.spread;
     let first = spread.as_ref().map_or(&[][..], |t| &t.first[..]);
-    let n_nest = nest.map_or(0, |(n, _)| n.n_tasks());
-    let nest_outputs = nest.map_or(&[][..], |(n, _)| &n.outputs[..]);
+    let n_nest = nest.map_or(0, NestStage::n_tasks);
+    let nest_outputs = nest.map_or(&[][..], |n| &n.outputs[..]);
     let output_bytes = nest_outputs_as_bytes(nest_outputs);
     let nest_task_len = n_nest as usize * std::mem::size_of::<NestTask>();
     let ([tasks_at, dicts_at, first_at, outputs_at, nest_at], up_bytes) = section_offsets([
@@ -752,8 +752,8 @@ fn upload_tasks(
     let status = meta_ptr + up_len as u64;
     let nest_status_at = status + page_status_len as u64;
     let nest_launch = match nest {
-        Some((n, plan)) if n_nest > 0 => {
-            let nest_tasks = n.tasks(plan, meta_ptr + outputs_at as u64, nest_status_at);
+        Some(n) if n_nest > 0 => {
+            let nest_tasks = n.tasks(meta_ptr + outputs_at as u64, nest_status_at);
             let bytes = nest_tasks_as_bytes(&nest_tasks);
             up_host[nest_at..nest_at + bytes.len()].copy_from_slice(bytes);
             NestLaunch {
