@@ -421,62 +421,49 @@ fn corrupt_levels_are_the_nesting_kernels_errors() {
     let chunks = read_chunks(&reader, &fields, 0);
     let mut cases = 0;
     for work in gpu.leaves.iter().filter(|w| w.max_rep > 0) {
-        let max_def = work.max_def as i16;
-        corrupt_case(
-            &exe,
-            dir.path(),
-            &fields,
-            work,
-            &chunks,
-            |c| {
-                c.rep[0] = 1;
-                0
-            },
-            PageErrorCode::FirstNotRecord,
-        );
-        corrupt_case(
-            &exe,
-            dir.path(),
-            &fields,
-            work,
-            &chunks,
-            |c| {
-                let i = c.entries / 2;
-                c.def[i] = max_def + 1;
-                i
-            },
-            PageErrorCode::BadLevel,
-        );
-        corrupt_case(
-            &exe,
-            dir.path(),
-            &fields,
-            work,
-            &chunks,
-            |c| {
-                let i = c.entries / 3;
-                c.rep[i] = work.max_rep as i16 + 1;
-                i
-            },
-            PageErrorCode::RepLevel,
-        );
-        // A continuation of an absent list: the entry before it defines
-        // nothing, and this one continues the outer list.
-        corrupt_case(
-            &exe,
-            dir.path(),
-            &fields,
-            work,
-            &chunks,
-            |c| {
-                let i = c.entries / 2;
-                c.def[i - 1] = 0;
-                c.rep[i] = 1;
-                i
-            },
-            PageErrorCode::BadContinuation,
-        );
-        cases += 4;
+        let (max_def, max_rep) = (work.max_def as i16, work.max_rep as i16);
+        // Each edit returns the entry it corrupted.
+        type Edit<'a> = Box<dyn Fn(&mut LeafChunk) -> usize + 'a>;
+        let edits: [(Edit<'_>, PageErrorCode); 4] = [
+            (
+                Box::new(|c| {
+                    c.rep[0] = 1;
+                    0
+                }),
+                PageErrorCode::FirstNotRecord,
+            ),
+            (
+                Box::new(|c| {
+                    let i = c.entries / 2;
+                    c.def[i] = max_def + 1;
+                    i
+                }),
+                PageErrorCode::BadLevel,
+            ),
+            (
+                Box::new(|c| {
+                    let i = c.entries / 3;
+                    c.rep[i] = max_rep + 1;
+                    i
+                }),
+                PageErrorCode::RepLevel,
+            ),
+            // A continuation of an absent list: the entry before it
+            // defines nothing, and this one continues the outer list.
+            (
+                Box::new(|c| {
+                    let i = c.entries / 2;
+                    c.def[i - 1] = 0;
+                    c.rep[i] = 1;
+                    i
+                }),
+                PageErrorCode::BadContinuation,
+            ),
+        ];
+        for (edit, code) in edits {
+            corrupt_case(&exe, dir.path(), &fields, work, &chunks, edit, code);
+            cases += 1;
+        }
     }
     assert!(cases >= 16, "{cases} cases");
 }

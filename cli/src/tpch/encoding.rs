@@ -144,6 +144,22 @@ mod tests {
 
     /// Writes lineitem's first rows under `--encoding delta` and reads the
     /// file's own column metadata back: the encodings and types asked for.
+    /// `batch` written with `enc`'s settings for `table` (schema `stored`),
+    /// opened again by arrow-rs.
+    fn written(
+        enc: GenEncoding,
+        table: Table,
+        stored: &arrow::datatypes::SchemaRef,
+        batch: &arrow::array::RecordBatch,
+    ) -> ParquetRecordBatchReaderBuilder<bytes::Bytes> {
+        let props = enc.configure(WriterProperties::builder(), &[table]).build();
+        let mut bytes = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut bytes, stored.clone(), Some(props)).unwrap();
+        w.write(batch).unwrap();
+        w.close().unwrap();
+        ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap()
+    }
+
     #[test]
     fn delta_writes_delta_and_byte_stream_split_columns() {
         let enc = GenEncoding::Delta;
@@ -155,14 +171,7 @@ mod tests {
             .unwrap();
         let original = batch.clone();
         let batch = enc.stored_batch(batch, &stored).unwrap();
-        let props = enc
-            .configure(WriterProperties::builder(), &[Table::LineItem])
-            .build();
-        let mut bytes = Vec::new();
-        let mut w = ArrowWriter::try_new(&mut bytes, stored.clone(), Some(props)).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
+        let reader = written(enc, Table::LineItem, &stored, &batch);
         let meta = reader.metadata().clone();
         let rg = meta.row_group(0);
         for (i, field) in stored.fields().iter().enumerate() {
@@ -211,14 +220,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let batch = enc.stored_batch(batch, &stored).unwrap();
-        let props = enc
-            .configure(WriterProperties::builder(), &[Table::OrdersNested])
-            .build();
-        let mut bytes = Vec::new();
-        let mut w = ArrowWriter::try_new(&mut bytes, stored.clone(), Some(props)).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
+        let reader = written(enc, Table::OrdersNested, &stored, &batch);
         let meta = reader.metadata().clone();
         let descr = meta.file_metadata().schema_descr();
         let rg = meta.row_group(0);

@@ -640,6 +640,8 @@ mod tests {
         for (size, fields) in [
             (size_of::<PageTask>(), page_task_fields()),
             (size_of::<DictTask>(), dict_task_fields()),
+            (size_of::<nest::NestTask>(), nest::nest_task_fields()),
+            (size_of::<nest::NestOutput>(), nest::nest_output_fields()),
         ] {
             let mut end = 0;
             for (name, offset, len) in fields {
