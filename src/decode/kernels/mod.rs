@@ -137,7 +137,7 @@ pub struct SnappyScan {
     pub n_segs: u32,
     /// The bitmaps of the speculative walks (u32 words).
     pub bitmap: u64,
-    /// Per segment, [`snappy_scan::scan_starts`] each: where its
+    /// Per segment, [`snappy_scan::SCAN_STARTS`] each (by default): where its
     /// speculative walks left it (u32).
     pub exits: u64,
     /// Per speculative walk (as `exits`),

@@ -8,7 +8,7 @@
 //!   and the CPU reference of their level assembly;
 //! - [`codes`]: the codes a page task carries ([`Kind`], [`Encoding`],
 //!   [`Conversion`]), one vocabulary for the plan and the kernels;
-//! - [`column_type`]: the type mapping (Parquet physical and logical types
+//! - [`column_type`](mod@column_type): the type mapping (Parquet physical and logical types
 //!   to Arrow types and kernel codes);
 //! - [`plan`](mod@plan): the decode plan of a row group (the model: first
 //!   rows, encodings, decompression jobs, scratch and output sizes);

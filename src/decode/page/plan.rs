@@ -6,9 +6,10 @@
 //! fetched row-group buffer, or decompressed into a per-row-group scratch
 //! buffer), the decompression jobs, and the sizes of scratch and output.
 //!
-//! Pure: no I/O, no GPU. Anything outside the decoder's coverage (nested
-//! columns, INTERVAL, LZO, decimals wider than 38 digits, ...) is a typed
-//! [`DecodePlanError::Unsupported`] before any kernel runs.
+//! Pure: no I/O, no GPU. Anything outside the decoder's coverage
+//! (INTERVAL of another length than 12, LZO, an UNKNOWN leaf, ...) is a
+//! typed [`DecodePlanError::Unsupported`](super::DecodePlanError::Unsupported)
+//! before any kernel runs.
 
 use parquet::basic::{Encoding as ParquetEncoding, Type as PhysicalType};
 use parquet::file::metadata::ColumnChunkMetaData;

@@ -45,7 +45,7 @@ pub struct LeafChunk {
 }
 
 impl LeafChunk {
-    /// The levels as [`assemble`] takes them.
+    /// The levels as [`assemble`](super::assemble) takes them.
     pub fn levels(&self) -> LeafLevels<'_> {
         LeafLevels {
             entries: self.entries,
