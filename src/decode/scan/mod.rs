@@ -79,7 +79,7 @@ use trace::Trace;
 pub use crate::config::decode::{DevicePoolMode, KernelConfig, StringWalks};
 use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
-use crate::decode::page::nesting::{arrow_fields, nest_fields_of_file};
+use crate::decode::page::nesting::{arrow_fields, nest_fields_of_file, GpuNesting};
 use crate::decode::page::{check_chunk, column_type, is_nested};
 use crate::parquet::fetch::{fetch, SourceScan};
 use crate::parquet::ScanPlan;
@@ -92,6 +92,16 @@ pub fn output_schema(
     metadata: &ParquetMetaData,
     plan: &ScanPlan,
 ) -> Result<SchemaRef, DecodeError> {
+    Ok(checked_output(location, metadata, plan)?.0)
+}
+
+/// [`output_schema`], and the GPU's nesting plan of the projection when it
+/// has a nested leaf (the same for every row group of the file).
+fn checked_output(
+    location: &str,
+    metadata: &ParquetMetaData,
+    plan: &ScanPlan,
+) -> Result<(SchemaRef, Option<Arc<GpuNesting>>), DecodeError> {
     let unsupported = |e: DecodePlanError| match e {
         DecodePlanError::Unsupported { column, what } => DecodeError::Unsupported {
             file: location.to_string(),
@@ -116,7 +126,8 @@ pub fn output_schema(
         // Nested: the model's top-level fields, as arrow-rs types them.
         let model = nest_fields_of_file(metadata.file_metadata(), Some(&plan.leaves))
             .map_err(unsupported)?;
-        return Ok(Arc::new(Schema::new(arrow_fields(&model))));
+        let schema = Arc::new(Schema::new(arrow_fields(&model)));
+        return Ok((schema, Some(Arc::new(GpuNesting::new(model)))));
     }
     let mut fields = Vec::with_capacity(plan.leaves.len());
     for &leaf in &plan.leaves {
@@ -124,7 +135,7 @@ pub fn output_schema(
         let ty = column_type(&column).map_err(unsupported)?;
         fields.push(Field::new(column.name(), ty.data_type, ty.nullable));
     }
-    Ok(Arc::new(Schema::new(fields)))
+    Ok((Arc::new(Schema::new(fields)), None))
 }
 
 /// Starts decoding `inputs` (files with their plans, streamed as one
@@ -136,8 +147,10 @@ pub(crate) fn decode_one(
     device: usize,
 ) -> Result<GpuStream, DecodeError> {
     let mut schema: Option<SchemaRef> = None;
+    let mut nestings = Vec::with_capacity(inputs.len());
     for input in &inputs {
-        let s = output_schema(input.source.location(), &input.metadata, &input.plan)?;
+        let (s, nesting) = checked_output(input.source.location(), &input.metadata, &input.plan)?;
+        nestings.push(nesting);
         match &schema {
             None => schema = Some(s),
             Some(first) if first.fields() != s.fields() => {
@@ -211,6 +224,7 @@ pub(crate) fn decode_one(
         late_launched: 0,
         stage_pool: stage_pool(options.stage_threads),
         schema,
+        nestings,
         report: DecodeReport::default(),
         failed: false,
         device_timeout: options.device_timeout,
@@ -264,6 +278,8 @@ pub(crate) struct GpuStream {
     /// (`DecodeOptions::stage_threads`); none stages them on this thread.
     stage_pool: Option<rayon::ThreadPool>,
     schema: SchemaRef,
+    /// Per input, its projection's nesting plan (None: flat).
+    nestings: Vec<Option<Arc<GpuNesting>>>,
     report: DecodeReport,
     failed: bool,
     /// `DecodeOptions::device_timeout`.
@@ -329,13 +345,19 @@ impl GpuStream {
         let streams: Vec<&crate::cuda::Stream> = (0..planned.len())
             .map(|i| &self.gpu.streams[(self.launched + i) % self.gpu.streams.len()])
             .collect();
-        let (gpu, inputs) = (&self.gpu, &self.inputs);
+        let (gpu, inputs, schema, nestings) =
+            (&self.gpu, &self.inputs, &self.schema, &self.nestings);
         let stage_one = |p: planner::PlannedRowGroup| {
-            let input = &inputs[p.fetched.file];
+            let file = p.fetched.file;
+            let input = &inputs[file];
             stage::stage(
                 gpu,
-                input.source.location(),
-                &input.metadata,
+                stage::Output {
+                    file: input.source.location(),
+                    metadata: &input.metadata,
+                    schema,
+                    nesting: nestings[file].clone(),
+                },
                 p.plan,
                 p.fetched,
                 &gpu.upload_stream,

@@ -98,7 +98,7 @@ impl NestStage {
         records: u64,
         values_at: impl Fn(usize) -> u64,
     ) -> Result<NestStage, DecodeError> {
-        let column_of = |leaf: usize| plan.columns.iter().position(|c| c.leaf == leaf);
+        let column_of = |leaf: usize| plan_column(plan, leaf);
         let mut layout = Layout::default();
         let mut nodes = vec![NodePlace::default(); nesting.nodes.len()];
         let mut leaves = Vec::with_capacity(nesting.leaves.len());
@@ -153,22 +153,7 @@ impl NestStage {
         let outputs = pending
             .iter()
             .map(|&(ci, output)| {
-                let mut out = nest_output(output, &nodes, base, plan, ci, values_at(ci));
-                match output {
-                    LeafOutput::Offsets { node, .. } => {
-                        out.width = offset_width(&nesting, node) as u32;
-                    }
-                    // The leaf's own values and validity: kept where the
-                    // page kernel wrote them when its slots are its entries.
-                    LeafOutput::Values { .. } => out.kind |= NEST_IF_MOVED,
-                    LeafOutput::Validity { node, .. }
-                        if matches!(nesting.nodes[node].kind, NodeKind::Leaf { .. }) =>
-                    {
-                        out.kind |= NEST_IF_MOVED
-                    }
-                    LeafOutput::Validity { .. } => {}
-                }
-                out
+                nest_output(output, &nesting, &nodes, base, plan, ci, values_at(ci))
             })
             .collect();
         Ok(NestStage {
@@ -263,6 +248,11 @@ fn offset_width(nesting: &GpuNesting, node: usize) -> usize {
     }
 }
 
+/// The plan column of schema leaf `leaf`, if the plan decodes it.
+fn plan_column(plan: &DecodePlan, leaf: usize) -> Option<usize> {
+    plan.columns.iter().position(|c| c.leaf == leaf)
+}
+
 fn output_node(output: LeafOutput) -> usize {
     match output {
         LeafOutput::Offsets { node, .. }
@@ -272,8 +262,11 @@ fn output_node(output: LeafOutput) -> usize {
 }
 
 /// The kernel's form of one output.
+/// The leaf's own values and validity are flagged [`NEST_IF_MOVED`]: kept
+/// where the page kernel wrote them when its slots are its entries.
 fn nest_output(
     output: LeafOutput,
+    nesting: &GpuNesting,
     nodes: &[NodePlace],
     base: u64,
     plan: &DecodePlan,
@@ -283,28 +276,34 @@ fn nest_output(
     let at = |p: Option<Place>| p.map_or(0, |p| base + p.at as u64);
     let place = nodes[output_node(output)];
     match output {
-        LeafOutput::Offsets { level, .. } => NestOutput {
+        LeafOutput::Offsets { node, level } => NestOutput {
             dst: at(place.offsets),
             kind: NEST_OFFSETS,
             level: level as u32,
+            width: offset_width(nesting, node) as u32,
             ..NestOutput::default()
         },
         LeafOutput::Validity {
-            level, threshold, ..
-        } => NestOutput {
-            dst: at(place.validity),
-            kind: NEST_VALIDITY,
-            level: level as u32,
+            node,
+            level,
             threshold,
-            ..NestOutput::default()
-        },
+        } => {
+            let own = matches!(nesting.nodes[node].kind, NodeKind::Leaf { .. });
+            NestOutput {
+                dst: at(place.validity),
+                kind: NEST_VALIDITY | if own { NEST_IF_MOVED } else { 0 },
+                level: level as u32,
+                threshold,
+                ..NestOutput::default()
+            }
+        }
         LeafOutput::Values { level, .. } => {
             let ty = &plan.columns[ci].ty;
             let boolean = ty.kind == Kind::Boolean;
             NestOutput {
                 dst: at(place.values),
                 src: values_at,
-                kind: if boolean { NEST_BITS } else { NEST_VALUES },
+                kind: NEST_IF_MOVED | if boolean { NEST_BITS } else { NEST_VALUES },
                 level: level as u32,
                 threshold: 0,
                 width: if boolean { 0 } else { ty.out_width },
@@ -392,7 +391,7 @@ impl NestStage {
                 ),
             ));
         }
-        let column_of = |leaf: usize| plan.columns.iter().position(|c| c.leaf == leaf);
+        let column_of = |leaf: usize| plan_column(plan, leaf);
         for (index, node) in self.nesting.nodes.iter().enumerate() {
             let Some(owner) = column_of(node.owner) else {
                 continue;
@@ -425,17 +424,12 @@ struct Build<'a> {
 
 impl Build<'_> {
     fn column_of(&self, leaf: usize) -> Result<usize, DecodeError> {
-        self.at
-            .plan
-            .columns
-            .iter()
-            .position(|c| c.leaf == leaf)
-            .ok_or_else(|| DecodeError::CorruptLevels {
-                file: self.at.file.to_string(),
-                column: format!("leaf {leaf}"),
-                row_group: self.at.plan.row_group,
-                what: "a leaf of the projection has no decoded chunk".into(),
-            })
+        plan_column(self.at.plan, leaf).ok_or_else(|| DecodeError::CorruptLevels {
+            file: self.at.file.to_string(),
+            column: format!("leaf {leaf}"),
+            row_group: self.at.plan.row_group,
+            what: "a leaf of the projection has no decoded chunk".into(),
+        })
     }
 
     fn slice(&self, place: Option<Place>) -> Result<Option<DeviceBytes>, DecodeError> {

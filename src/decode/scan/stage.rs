@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 
 use super::column_out::ColumnOut;
@@ -23,7 +23,7 @@ use crate::decode::kernels::{
     launch, DictTask, NestLaunch, PageTask, RowGroupLaunch, SpreadLaunch, StringWalks,
     FLAG_ROW_WINDOW, FLAG_V1_LEVELS, FLAG_V1_REP_LEVELS,
 };
-use crate::decode::page::nesting::{arrow_fields, nest_fields_of_file, GpuNesting};
+use crate::decode::page::nesting::GpuNesting;
 use crate::decode::page::{
     BufferKind, ColumnDecode, DecodePlan, Encoding, Kind, PageVersion, Region,
 };
@@ -37,43 +37,14 @@ fn align(n: usize) -> usize {
     n.next_multiple_of(ALIGN)
 }
 
-/// The Arrow schema of a decode plan's columns (field names are the leaves'
-/// names, as arrow-rs names flat columns).
-pub(crate) fn schema_of(metadata: &ParquetMetaData, plan: &DecodePlan) -> SchemaRef {
-    let descr = metadata.file_metadata().schema_descr();
-    let fields: Vec<Field> = plan
-        .columns
-        .iter()
-        .map(|c| {
-            Field::new(
-                descr.column(c.leaf).name(),
-                c.ty.data_type.clone(),
-                c.ty.nullable,
-            )
-        })
-        .collect();
-    Arc::new(Schema::new(fields))
-}
-
-/// The GPU's nesting plan of `plan`'s projection, when it has a nested
-/// leaf (its batch is then the model's top-level fields).
-fn gpu_nesting(
-    file: &str,
-    metadata: &ParquetMetaData,
-    plan: &DecodePlan,
-) -> Result<Option<Arc<GpuNesting>>, DecodeError> {
-    if !plan.columns.iter().any(|c| c.nested) {
-        return Ok(None);
-    }
-    let leaves: Vec<usize> = plan.columns.iter().map(|c| c.leaf).collect();
-    let fields =
-        nest_fields_of_file(metadata.file_metadata(), Some(&leaves)).map_err(|source| {
-            DecodeError::Plan {
-                file: file.to_string(),
-                source,
-            }
-        })?;
-    Ok(Some(Arc::new(GpuNesting::new(fields))))
+/// Where a row group's output goes: its file, the file's metadata, the
+/// batches' schema and the projection's nesting plan (both made once per
+/// file, before any read: `super::checked_output`).
+pub(crate) struct Output<'a> {
+    pub(crate) file: &'a str,
+    pub(crate) metadata: &'a ParquetMetaData,
+    pub(crate) schema: &'a SchemaRef,
+    pub(crate) nesting: Option<Arc<GpuNesting>>,
 }
 
 /// Whether any page of `plan` is a BYTE_ARRAY DELTA_BYTE_ARRAY page.
@@ -207,8 +178,7 @@ pub(crate) struct Staged {
 /// places in the output ([`column_outs`]).
 pub(crate) fn stage<B>(
     gpu: &Gpu,
-    file: &str,
-    metadata: &ParquetMetaData,
+    output: Output<'_>,
     planned: HostPlan,
     fetched: FetchedRowGroup<B>,
     stream: &crate::cuda::Stream,
@@ -226,11 +196,13 @@ where
         pieces,
         host_pages,
     } = planned;
-    let nesting = gpu_nesting(file, metadata, &plan)?;
-    let schema = match &nesting {
-        Some(n) => Arc::new(Schema::new(arrow_fields(&n.fields))),
-        None => schema_of(metadata, &plan),
-    };
+    let Output {
+        file,
+        metadata,
+        schema,
+        nesting,
+    } = output;
+    let schema = schema.clone();
     let dba = has_dba_pages(&plan);
     let mut memory = Memory::allocate(gpu, host, &plan, &specs, &column_rows, stream)?;
     let records = metadata.row_group(plan.row_group).num_rows().max(0) as u64;

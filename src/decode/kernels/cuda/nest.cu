@@ -131,6 +131,14 @@ extern "C" __global__ void __launch_bounds__(GDS_BLOCK) gds_nest_levels(PageTask
 
 __device__ __forceinline__ u32 gds_level_at(const u8* levels, u64 i) { return levels ? (u32)levels[i] : 0u; }
 
+// Tiles of a task's entries.
+__device__ __forceinline__ u32 gds_nest_tiles(const NestTask& t) { return (t.entries + GDS_NEST_TILE - 1) / GDS_NEST_TILE; }
+
+// Levels of a task: the records and one per list (at most GDS_NEST_LEVELS).
+__device__ __forceinline__ u32 gds_nest_level_count(const NestTask& t) {
+  return t.max_rep < GDS_NEST_LEVELS ? t.max_rep + 1 : GDS_NEST_LEVELS;
+}
+
 // Whether an entry with levels (r, d) starts a slot of level j.
 __device__ __forceinline__ bool gds_is_slot(const NestTask& t, u32 j, u32 r, u32 d) {
   return r <= j && d >= t.level_def[j];
@@ -231,12 +239,12 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_count(cons
   __shared__ u32 sums[32];
   for (u32 k = blockIdx.y; k < n_tasks; k += gridDim.y) {
     const NestTask& t = tasks[k];
-    const u32 n_tiles = (t.entries + GDS_NEST_TILE - 1) / GDS_NEST_TILE;
+    const u32 n_tiles = gds_nest_tiles(t);
     const u8* rep = (const u8*)t.rep;
     const u8* def = (const u8*)t.def;
     u32* const status = (u32*)t.status;
     u32* const tiles = (u32*)t.tiles;
-    const u32 levels = t.max_rep < GDS_NEST_LEVELS ? t.max_rep + 1 : GDS_NEST_LEVELS;
+    const u32 levels = gds_nest_level_count(t);
     for (u32 tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
       u64 first, end;
       gds_nest_items(t, tile, &first, &end);
@@ -268,10 +276,10 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_scan(const
   const u32 tid = threadIdx.x;
   for (u32 k = blockIdx.x; k < n_tasks; k += gridDim.x) {
     const NestTask& t = tasks[k];
-    const u32 n_tiles = (t.entries + GDS_NEST_TILE - 1) / GDS_NEST_TILE;
+    const u32 n_tiles = gds_nest_tiles(t);
     u32* const tiles = (u32*)t.tiles;
     u32* const status = (u32*)t.status;
-    const u32 levels = t.max_rep < GDS_NEST_LEVELS ? t.max_rep + 1 : GDS_NEST_LEVELS;
+    const u32 levels = gds_nest_level_count(t);
     for (u32 j = 0; j < levels; ++j) {
       u32 running = 0;
       for (u32 base = 0; base < n_tiles; base += GDS_NEST_BLOCK) {
@@ -395,12 +403,12 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_write(cons
   __shared__ u32 sums[32];
   for (u32 k = blockIdx.y; k < n_tasks; k += gridDim.y) {
     const NestTask& t = tasks[k];
-    const u32 n_tiles = (t.entries + GDS_NEST_TILE - 1) / GDS_NEST_TILE;
+    const u32 n_tiles = gds_nest_tiles(t);
     const u8* rep = (const u8*)t.rep;
     const u8* def = (const u8*)t.def;
     const u32* const tiles = (const u32*)t.tiles;
     const u32* const status = (const u32*)t.status;
-    const u32 levels = t.max_rep < GDS_NEST_LEVELS ? t.max_rep + 1 : GDS_NEST_LEVELS;
+    const u32 levels = gds_nest_level_count(t);
     // The leaf's innermost slots are its entries (no empty or null list,
     // no null parent of a slot): its values stay where the page kernel
     // wrote them (GDS_NEST_IF_MOVED outputs are skipped; the host reads the

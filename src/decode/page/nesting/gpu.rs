@@ -114,12 +114,6 @@ impl LeafWork {
     pub fn needs_def(&self) -> bool {
         self.max_def > 0
     }
-
-    /// Whether its values move from its entries to its slots (under a
-    /// list); else its entries are its slots.
-    pub fn moves_values(&self) -> bool {
-        self.max_rep > 0
-    }
 }
 
 /// The GPU's plan of a nested projection.
@@ -156,11 +150,6 @@ impl GpuNesting {
             roots,
             leaves,
         }
-    }
-
-    /// The work of leaf `column`, if it has any.
-    pub fn leaf(&self, column: usize) -> Option<&LeafWork> {
-        self.leaves.iter().find(|l| l.column == column)
     }
 
     /// The leaves under `node` (their columns), in schema order.
