@@ -5,7 +5,8 @@
 // (src/decode/page/nesting/assembly.rs).
 //
 // Input (little-endian u32 unless said): n_tasks, then per task: entries,
-// max_rep, max_def, level_def[8], n_outputs, the repetition levels
+// max_rep, max_def, level_def[8], level_fixed[8], capacity[8], n_outputs,
+// the repetition levels
 // (entries bytes), the definition levels (entries bytes), then per output:
 // kind, level, threshold, width, src_len, src (src_len bytes), dst_len.
 // Output: per task its GDS_NEST_STATUS_WORDS status words, then per output
@@ -61,6 +62,8 @@ int main(int argc, char** argv) {
     t.max_rep = in.word();
     t.max_def = in.word();
     for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) t.level_def[j] = in.word();
+    for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) t.level_fixed[j] = in.word();
+    for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) t.capacity[j] = in.word();
     t.n_outputs = in.word();
     max_entries = t.entries > max_entries ? t.entries : max_entries;
     // Levels hold exactly their entries: a read past them is a heap

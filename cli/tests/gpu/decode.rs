@@ -856,3 +856,22 @@ fn nested_columns_round_trip_through_arrow_ipc() {
         assert_same_values(name, &expected, &back);
     }
 }
+
+/// The committed fixture whose v1 data pages split records
+/// (`testdata/nested_v1_split_records.parquet`, written by pyarrow,
+/// described in testdata/README.md): every nested column has pages that
+/// begin with a repetition level > 0, continuing the record of the page
+/// before. Decoded on the GPU equal to arrow-rs, all 600 rows.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn records_split_across_v1_pages_decode_like_arrow_rs() {
+    assert_gpu();
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/nested_v1_split_records.parquet");
+    let name = "nested_v1_split_records.parquet";
+    let expected = arrow_rs_decode_by_row_groups(&Bytes::from(std::fs::read(&path).unwrap()));
+    assert_eq!(expected.num_rows(), 600);
+    let got = gpu_decode(&path, ScanRequest::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(got.num_rows(), 600);
+    assert_same_values(name, &expected, &got);
+}

@@ -58,26 +58,31 @@ fn random_schema(rng: &mut Rng) -> Schema {
     let fields: Vec<Field> = (0..n)
         .map(|i| {
             let depth = rng.below(MAX_DEPTH + 1) as u32;
-            random_field(rng, &format!("c{i}"), depth)
+            random_field(rng, &format!("c{i}"), depth, false)
         })
         .collect();
     Schema::new(fields)
 }
 
 /// A field named `name` whose type nests `depth` levels (0: a covered
-/// flat type), nullable or not at random.
-fn random_field(rng: &mut Rng, name: &str, depth: u32) -> Field {
+/// flat type), nullable or not at random; `variable`: whether a List,
+/// LargeList or Map encloses it.
+fn random_field(rng: &mut Rng, name: &str, depth: u32, variable: bool) -> Field {
     let nullable = rng.chance(0.6);
     if depth == 0 {
         return Field::new(name, rng.pick(&covered_types()), nullable);
     }
     let data_type = match rng.below(100) {
-        // No FixedSizeList: the GPU decoder refuses it (a typed error,
-        // docs/gpu-decode.md), so a file with one is no case of this test.
-        0..=34 => DataType::List(Arc::new(list_element(rng, depth))),
-        35..=46 => DataType::LargeList(Arc::new(list_element(rng, depth))),
-        47..=69 => map_type(rng, depth),
-        _ => struct_type(rng, depth),
+        0..=29 => DataType::List(Arc::new(list_element(rng, depth, true))),
+        30..=41 => DataType::LargeList(Arc::new(list_element(rng, depth, true))),
+        // A FixedSizeList under a variable-length list or map is refused
+        // (docs/gpu-decode.md): no case of this test.
+        42..=54 if !variable => {
+            let size = 1 + rng.below(4) as i32;
+            DataType::FixedSizeList(Arc::new(list_element(rng, depth, false)), size)
+        }
+        42..=69 => map_type(rng, depth),
+        _ => struct_type(rng, depth, variable),
     };
     Field::new(name, data_type, nullable)
 }
@@ -92,18 +97,19 @@ fn child_depth(rng: &mut Rng, depth: u32) -> u32 {
     }
 }
 
-/// The element field of a list `depth` deep.
-fn list_element(rng: &mut Rng, depth: u32) -> Field {
+/// The element field of a list `depth` deep (`variable`: under it or
+/// another, a variable-length list).
+fn list_element(rng: &mut Rng, depth: u32, variable: bool) -> Field {
     let name = rng.pick(&["item", "element"]);
     let depth = child_depth(rng, depth);
-    random_field(rng, name, depth)
+    random_field(rng, name, depth, variable)
 }
 
 /// A map `depth` deep: non-null string or integer keys, a random value.
 fn map_type(rng: &mut Rng, depth: u32) -> DataType {
     let key_type = rng.pick(&[DataType::Utf8, DataType::Int32, DataType::Int64]);
     let value_depth = child_depth(rng, depth);
-    let value = random_field(rng, "values", value_depth);
+    let value = random_field(rng, "values", value_depth, true);
     let entries = Field::new(
         "entries",
         DataType::Struct(Fields::from(vec![
@@ -116,12 +122,12 @@ fn map_type(rng: &mut Rng, depth: u32) -> DataType {
 }
 
 /// A struct `depth` deep of 1 to 3 fields.
-fn struct_type(rng: &mut Rng, depth: u32) -> DataType {
+fn struct_type(rng: &mut Rng, depth: u32, variable: bool) -> DataType {
     let n = 1 + rng.below(3);
     let fields: Vec<Field> = (0..n)
         .map(|i| {
             let depth = child_depth(rng, depth);
-            random_field(rng, &format!("f{i}"), depth)
+            random_field(rng, &format!("f{i}"), depth, variable)
         })
         .collect();
     DataType::Struct(Fields::from(fields))

@@ -29,8 +29,7 @@ use crate::cuda::module::LaunchConfig;
 
 use super::layout::{fields, FieldLayout};
 
-/// Levels a nested leaf may have: the records and up to seven lists.
-pub const NEST_LEVELS: usize = 8;
+pub use crate::decode::page::nesting::NEST_LEVELS;
 /// Threads per block of the nesting kernels.
 pub const NEST_BLOCK: u32 = 256;
 /// Entries each thread of `gds_nest_count` and `gds_nest_write` takes
@@ -69,7 +68,7 @@ pub const NEST_IF_MOVED: u32 = 0x100;
 /// One nested leaf's column chunk for the nesting kernels.
 ///
 /// Mirrored by `struct NestTask` in `cuda/common.cuh` (checked by every
-/// NVRTC compile). 88 bytes, no padding.
+/// NVRTC compile). 152 bytes, no padding.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct NestTask {
@@ -100,6 +99,15 @@ pub struct NestTask {
     /// `rep <= j` starts a slot (0 for the records; a list's element
     /// threshold for its elements' level).
     pub level_def: [u32; NEST_LEVELS],
+    /// Per level `j`: the size of the FixedSizeList whose elements the
+    /// level holds (a null or empty one stands for that many padded
+    /// slots), 0 when it is not one.
+    pub level_fixed: [u32; NEST_LEVELS],
+    /// Per level `j`: the most slots the outputs of the level hold (the
+    /// entries, or under FixedSizeLists the records times their sizes);
+    /// more is [`super::PageErrorCode::SlotCapacity`] and nothing is
+    /// written.
+    pub capacity: [u32; NEST_LEVELS],
 }
 
 /// One output of a [`NestTask`].
@@ -130,7 +138,8 @@ pub struct NestOutput {
 /// Every field of [`NestTask`], in order (name, offset, size).
 pub fn nest_task_fields() -> &'static [FieldLayout] {
     const FIELDS: &[FieldLayout] = fields!(NestTask;
-        rep, def, tiles, outputs, status, entries, n_outputs, max_rep, max_def, level_def);
+        rep, def, tiles, outputs, status, entries, n_outputs, max_rep, max_def, level_def,
+        level_fixed, capacity);
     FIELDS
 }
 
@@ -141,7 +150,7 @@ pub fn nest_output_fields() -> &'static [FieldLayout] {
     FIELDS
 }
 
-const _: () = assert!(size_of::<NestTask>() == 88);
+const _: () = assert!(size_of::<NestTask>() == 152);
 const _: () = assert!(size_of::<NestOutput>() == 32);
 const _: () = assert!(offset_of!(NestTask, level_def) == 56);
 

@@ -94,11 +94,17 @@ pub enum PageErrorCode {
     /// entry before it, or the entry itself, is below the list's element
     /// definition level).
     BadContinuation = 22,
+    /// A FixedSizeList with elements holds another number of them than
+    /// its size.
+    FixedSize = 23,
+    /// A nesting level holds more slots than the decoder sized its buffers
+    /// for (FixedSizeList padding past the records times the sizes).
+    SlotCapacity = 24,
 }
 
 impl PageErrorCode {
     /// Every code, in order.
-    pub const ALL: [PageErrorCode; 22] = [
+    pub const ALL: [PageErrorCode; 24] = [
         PageErrorCode::BadTask,
         PageErrorCode::BadEncoding,
         PageErrorCode::BadConversion,
@@ -121,6 +127,8 @@ impl PageErrorCode {
         PageErrorCode::RepLevel,
         PageErrorCode::FirstNotRecord,
         PageErrorCode::BadContinuation,
+        PageErrorCode::FixedSize,
+        PageErrorCode::SlotCapacity,
     ];
 
     /// The code a kernel wrote, `None` for 0 or a number no kernel writes.
@@ -153,6 +161,8 @@ impl PageErrorCode {
             PageErrorCode::RepLevel => "GDS_ERR_REP_LEVEL",
             PageErrorCode::FirstNotRecord => "GDS_ERR_FIRST_NOT_RECORD",
             PageErrorCode::BadContinuation => "GDS_ERR_BAD_CONTINUATION",
+            PageErrorCode::FixedSize => "GDS_ERR_FIXED_SIZE",
+            PageErrorCode::SlotCapacity => "GDS_ERR_SLOT_CAPACITY",
         }
     }
 
@@ -190,6 +200,12 @@ impl PageErrorCode {
             }
             PageErrorCode::BadContinuation => {
                 "repetition level continues a list that has no element there"
+            }
+            PageErrorCode::FixedSize => {
+                "a FixedSizeList holds another number of elements than its size"
+            }
+            PageErrorCode::SlotCapacity => {
+                "a nesting level holds more slots than the records and FixedSizeList sizes allow"
             }
         }
     }

@@ -3,10 +3,13 @@
 //! nested device columns built from them once the row group is done
 //! ([`NestStage::build`]).
 //!
-//! Every nested buffer is sized by its owner leaf's level entries (a level
-//! has at most as many slots as the chunk has entries), so the sizes are
-//! known before any kernel runs; the slot counts the kernels find are read
-//! back with the row group's status and give the arrays their lengths.
+//! Every nested buffer is sized by its level's capacity: the owner leaf's
+//! level entries (a level has at most as many slots as the chunk has
+//! entries), or for the elements of FixedSizeLists under no
+//! variable-length list the records times their sizes (a null list stands
+//! for its size in padded slots); so the sizes are known before any kernel
+//! runs. The slot counts the kernels find are read back with the row
+//! group's status and give the arrays their lengths.
 
 use std::sync::Arc;
 
@@ -42,6 +45,8 @@ struct LeafPlace {
     column: usize,
     /// Its level entries.
     entries: u64,
+    /// The most slots each level's outputs hold.
+    capacity: [u32; NEST_LEVELS],
     rep: Option<Place>,
     def: Option<Place>,
     tiles: Place,
@@ -56,6 +61,9 @@ struct NodePlace {
     validity: Option<Place>,
     /// A leaf whose values move to its slots: the slots' values.
     values: Option<Place>,
+    /// Whether the values are zeroed first (a FixedSizeList's padded
+    /// slots are never written).
+    zero_values: bool,
 }
 
 /// A row group's nested columns: the plan, the device memory, the tasks.
@@ -92,6 +100,7 @@ impl NestStage {
     /// the device address of plan column `ci`'s page output values.
     pub(crate) fn allocate(
         gpu: &Gpu,
+        file: &str,
         plan: &DecodePlan,
         nesting: Arc<GpuNesting>,
         column_rows: &[u64],
@@ -110,30 +119,42 @@ impl NestStage {
             };
             let entries = column_rows[ci];
             let n = entries as usize;
+            let capacity =
+                work.capacity(entries, records)
+                    .ok_or_else(|| DecodeError::Unsupported {
+                        file: file.to_string(),
+                        column: plan.columns[ci].column.clone(),
+                        what: format!(
+                            "FixedSizeLists of {records} records whose padded elements pass 2^31"
+                        ),
+                    })?;
             let rep = work.needs_rep().then(|| layout.take(n));
             let def = work.needs_def().then(|| layout.take(n));
             let tiles = layout.take(nest_tile_bytes(entries as u32) as usize);
             let first = pending.len();
+            // A work's outputs are those of the nodes it owns: their slots
+            // are its levels'.
             for &output in &work.outputs {
-                let owner = nesting.nodes[output_node(output)].owner;
-                let owner_entries = column_of(owner).map_or(entries, |c| column_rows[c]) as usize;
                 let place = &mut nodes[output_node(output)];
                 match output {
-                    LeafOutput::Offsets { node, .. } => {
+                    LeafOutput::Offsets { node, level } => {
                         let width = offset_width(&nesting, node);
-                        place.offsets = Some(layout.take((owner_entries + 1) * width));
+                        let parents = capacity[level - 1] as usize;
+                        place.offsets = Some(layout.take((parents + 1) * width));
                     }
-                    LeafOutput::Validity { .. } => {
-                        place.validity =
-                            Some(layout.take(launch::bitmap_bytes(owner_entries as u64) as usize));
+                    LeafOutput::Validity { level, .. } => {
+                        let bytes = launch::bitmap_bytes(u64::from(capacity[level]));
+                        place.validity = Some(layout.take(bytes as usize));
                     }
-                    LeafOutput::Values { .. } => {
+                    LeafOutput::Values { level, .. } => {
                         let ty = &plan.columns[ci].ty;
+                        let slots = u64::from(capacity[level]);
                         let bytes = match ty.kind {
-                            Kind::Boolean => launch::bitmap_bytes(entries),
-                            _ => entries * u64::from(ty.out_width),
+                            Kind::Boolean => launch::bitmap_bytes(slots),
+                            _ => slots * u64::from(ty.out_width),
                         };
                         place.values = Some(layout.take(bytes as usize));
+                        place.zero_values = work.level_fixed[level] != 0;
                     }
                 }
                 pending.push((ci, output));
@@ -142,6 +163,7 @@ impl NestStage {
                 work: work_index,
                 column: ci,
                 entries,
+                capacity,
                 rep,
                 def,
                 tiles,
@@ -177,7 +199,7 @@ impl NestStage {
                 out.push((base + v.at as u64, v.len));
             }
             let boolean = matches!(node.field.data_type(), arrow::datatypes::DataType::Boolean);
-            if let (Some(v), true) = (place.values, boolean) {
+            if let (Some(v), true) = (place.values, boolean || place.zero_values) {
                 out.push((base + v.at as u64, v.len));
             }
         }
@@ -205,10 +227,13 @@ impl NestStage {
             .enumerate()
             .map(|(k, leaf)| {
                 let work = &self.nesting.leaves[leaf.work];
-                let mut level_def = [0u32; NEST_LEVELS];
-                for (j, &d) in work.level_def.iter().enumerate().take(NEST_LEVELS) {
-                    level_def[j] = d;
-                }
+                let per_level = |v: &[u32]| {
+                    let mut out = [0u32; NEST_LEVELS];
+                    for (o, &x) in out.iter_mut().zip(v) {
+                        *o = x;
+                    }
+                    out
+                };
                 NestTask {
                     rep: leaf.rep.map_or(0, |p| base + p.at as u64),
                     def: leaf.def.map_or(0, |p| base + p.at as u64),
@@ -219,7 +244,9 @@ impl NestStage {
                     n_outputs: leaf.outputs.len() as u32,
                     max_rep: work.max_rep,
                     max_def: work.max_def,
-                    level_def,
+                    level_def: per_level(&work.level_def),
+                    level_fixed: per_level(&work.level_fixed),
+                    capacity: leaf.capacity,
                 }
             })
             .collect()
@@ -381,6 +408,20 @@ impl NestStage {
                 ));
             }
             slots[leaf.column] = s.slots.map(u64::from);
+            // The kernels checked each FixedSizeList with elements against
+            // the one before it; the totals check the last.
+            let work = &self.nesting.leaves[leaf.work];
+            for (j, &size) in work.level_fixed.iter().enumerate().skip(1) {
+                let (lists, elements) = (slots[leaf.column][j - 1], slots[leaf.column][j]);
+                if size != 0 && elements != lists * u64::from(size) {
+                    return Err(at.error(
+                        leaf.column,
+                        format!(
+                            "{lists} FixedSizeLists of {size} at nesting level {j} hold {elements} elements"
+                        ),
+                    ));
+                }
+            }
         }
         if let Some(ci) = slots.iter().position(|s| s[0] != self.records) {
             return Err(at.error(
@@ -487,7 +528,24 @@ impl Build<'_> {
                     .collect::<Result<Vec<_>, _>>()?;
                 DeviceColumn::with_children(data_type, len, None, validity, Vec::new(), children)?
             }
-            NodeKind::List { element } => {
+            NodeKind::List {
+                element,
+                fixed: Some(_),
+            } => {
+                let child = self.node(*element, columns)?;
+                DeviceColumn::with_children(
+                    data_type,
+                    len,
+                    None,
+                    validity,
+                    Vec::new(),
+                    vec![child],
+                )?
+            }
+            NodeKind::List {
+                element,
+                fixed: None,
+            } => {
                 let child = self.node(*element, columns)?;
                 let offsets = self.offsets(place, len, offset_width(&self.stage.nesting, index))?;
                 DeviceColumn::with_children(data_type, len, None, validity, offsets, vec![child])?

@@ -209,9 +209,10 @@ where
     let nest = match nesting {
         Some(nesting) => {
             let (output, out_layout) = (memory.output.address(), &memory.out_layout);
-            let nest = NestStage::allocate(gpu, &plan, nesting, &column_rows, records, |ci| {
-                output + out_layout[ci].0 as u64
-            })?;
+            let nest =
+                NestStage::allocate(gpu, file, &plan, nesting, &column_rows, records, |ci| {
+                    output + out_layout[ci].0 as u64
+                })?;
             memory.zero.extend(nest.zero_ranges());
             Some(nest)
         }

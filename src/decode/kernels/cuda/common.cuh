@@ -87,6 +87,8 @@ struct NestTask {
   u32 max_rep;
   u32 max_def;
   u32 level_def[8];  // GDS_NEST_LEVELS: level j's slots are the entries with rep <= j && def >= level_def[j]
+  u32 level_fixed[8];  // per level: the FixedSizeList size whose elements it holds (padding), 0: none
+  u32 capacity[8];     // per level: the most slots its outputs hold
 };
 
 // One output of a NestTask.

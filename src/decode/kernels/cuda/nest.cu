@@ -10,7 +10,8 @@
 //                    the page's first entry in the chunk;
 //   gds_nest_count   a block per tile of GDS_NEST_TILE entries of each
 //                    NestTask (y: the task): the levels checked, and per
-//                    level j the tile's slots (rep <= j && def >= level_def[j]);
+//                    level j the tile's slots (rep <= j && def >= level_def[j],
+//                    and a null or empty FixedSizeList's padding);
 //   gds_nest_scan    a block per task: the tiles' counts into exclusive
 //                    prefixes, each level's slots into the status, the last
 //                    entry of each offsets output;
@@ -19,9 +20,12 @@
 //                    scan of each thread's GDS_NEST_ITEMS consecutive entries).
 //
 // Every position written is a count of slots before an entry, so it is
-// below the level's slot count, itself at most the entries: whatever the
-// level bytes hold, no write leaves the buffers the host sized by entries.
+// below the level's slot count; gds_nest_scan checks every count against
+// the task's capacity (the entries; under FixedSizeLists the records times
+// their sizes) and gds_nest_write writes nothing after any error: whatever
+// the level bytes hold, no write leaves the buffers the host sized.
 // Corrupt levels are reported in the status; the host discards the batch.
+// Counts add with saturation, so a sum past 32 bits fails the capacity.
 #include "common.cuh"
 
 static_assert(GDS_NEST_LEVELS == 8, "NestTask.level_def holds GDS_NEST_LEVELS levels");
@@ -144,6 +148,39 @@ __device__ __forceinline__ bool gds_is_slot(const NestTask& t, u32 j, u32 r, u32
   return r <= j && d >= t.level_def[j];
 }
 
+__device__ __forceinline__ u32 gds_sat_add(u32 a, u32 b) {
+  const u32 s = a + b;
+  return s < a ? 0xffffffffu : s;
+}
+
+// The slots of level j entry (r, d) stands for: 1 where it starts one;
+// where it is a null or empty FixedSizeList above the level instead, the
+// list's padding (its size times the sizes of the FixedSizeLists between
+// it and level j; 0 through a variable-length list); else 0.
+__device__ __forceinline__ u32 gds_nest_weight(const NestTask& t, u32 j, u32 r, u32 d) {
+  if (r > j) return 0;
+  if (d >= t.level_def[j]) return 1;
+  u64 w = 1;
+  u32 k = j;
+  while (k > 0 && d < t.level_def[k]) {
+    w *= t.level_fixed[k];
+    if (w == 0) return 0;
+    if (w > 0xffffffffull) w = 0xffffffffull;
+    --k;
+  }
+  // A continuation below where the entry's slots end fails the level
+  // check; it stands for nothing.
+  return r <= k ? (u32)w : 0u;
+}
+
+// Whether the task has a FixedSizeList level (padding, sizes to check).
+__device__ __forceinline__ bool gds_nest_has_fixed(const NestTask& t) {
+  u32 any = 0;
+#pragma unroll
+  for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) any |= t.level_fixed[j];
+  return any != 0;
+}
+
 // Exclusive block-wide scan of `v`; `total` gets the block's sum. Called by
 // every thread of the block (three barriers; `sums` reused after).
 __device__ __forceinline__ u32 gds_nest_scan_block(u32 v, u32* total, u32* sums) {
@@ -151,7 +188,7 @@ __device__ __forceinline__ u32 gds_nest_scan_block(u32 v, u32* total, u32* sums)
   u32 x = v;
   for (u32 d = 1; d < 32; d <<= 1) {
     const u32 y = __shfl_up_sync(GDS_FULL_MASK, x, d);
-    if (lane >= d) x += y;
+    if (lane >= d) x = gds_sat_add(x, y);
   }
   if (lane == 31) sums[warp] = x;
   __syncthreads();
@@ -159,7 +196,7 @@ __device__ __forceinline__ u32 gds_nest_scan_block(u32 v, u32* total, u32* sums)
     u32 w = lane < GDS_NEST_WARPS ? sums[lane] : 0u;
     for (u32 d = 1; d < 32; d <<= 1) {
       const u32 y = __shfl_up_sync(GDS_FULL_MASK, w, d);
-      if (lane >= d) w += y;
+      if (lane >= d) w = gds_sat_add(w, y);
     }
     if (lane < GDS_NEST_WARPS) sums[lane] = w;
   }
@@ -167,7 +204,8 @@ __device__ __forceinline__ u32 gds_nest_scan_block(u32 v, u32* total, u32* sums)
   const u32 before = warp == 0 ? 0u : sums[warp - 1];
   *total = sums[GDS_NEST_WARPS - 1];
   __syncthreads();
-  return before + x - v;
+  // Exact unless the block's sum saturated (then the capacity fails).
+  return gds_sat_add(before, x - v);
 }
 
 // The first entry of this thread in the tile, and one past its last.
@@ -222,13 +260,13 @@ __device__ __forceinline__ void gds_nest_check(const NestTask& t, u32* status, u
   if (code != 0) gds_fail(&status[0], &status[1], code, (u32)i);
 }
 
-// This thread's slots of level j among its entries.
+// This thread's slots of level j among its entries (padding included).
 __device__ __forceinline__ u32 gds_nest_count_level(const NestTask& t, u32 j, const Levels16& rl, const Levels16& dl,
                                                     u32 items) {
   u32 mine = 0;
 #pragma unroll
   for (u32 k = 0; k < GDS_NEST_ITEMS; ++k) {
-    if (k < items && gds_is_slot(t, j, gds_level16(rl, k), gds_level16(dl, k))) ++mine;
+    if (k < items) mine = gds_sat_add(mine, gds_nest_weight(t, j, gds_level16(rl, k), gds_level16(dl, k)));
   }
   return mine;
 }
@@ -287,18 +325,22 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_scan(const
         const u32 v = at < n_tiles ? tiles[(u64)at * GDS_NEST_LEVELS + j] : 0u;
         u32 total = 0;
         const u32 before = gds_nest_scan_block(v, &total, sums);
-        if (at < n_tiles) tiles[(u64)at * GDS_NEST_LEVELS + j] = running + before;
-        running += total;
+        if (at < n_tiles) tiles[(u64)at * GDS_NEST_LEVELS + j] = gds_sat_add(running, before);
+        running = gds_sat_add(running, total);
       }
       if (tid == 0) {
         status[2 + j] = running;
         slots[j] = running;
+        if (running > t.capacity[j]) gds_fail(&status[0], &status[1], GDS_ERR_SLOT_CAPACITY, j);
       }
     }
     __syncthreads();
-    // Each offsets output ends with its list's element count.
+    // Each offsets output ends with its list's element count (within its
+    // capacity + 1 offsets).
+    bool fits = true;
+    for (u32 j = 0; j < levels; ++j) fits = fits && slots[j] <= t.capacity[j];
     const NestOutput* outputs = (const NestOutput*)t.outputs;
-    for (u32 o = tid; o < t.n_outputs; o += GDS_NEST_BLOCK) {
+    for (u32 o = tid; fits && o < t.n_outputs; o += GDS_NEST_BLOCK) {
       const NestOutput out = outputs[o];
       if ((out.kind & 0xffu) == GDS_NEST_OFFSETS && out.level >= 1 && out.level < levels) {
         if (out.width == 8) ((i64*)out.dst)[slots[out.level - 1]] = (i64)slots[out.level];
@@ -353,18 +395,20 @@ __device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOut
   const u32 j = out.level;
   if (kind == GDS_NEST_OFFSETS) {
     if (j == 0 || j > t.max_rep) return;
-    // 32-bit offsets (List, Map), or 64-bit (LargeList: width 8).
+    // 32-bit offsets (List, Map), or 64-bit (LargeList: width 8). A
+    // padded parent slot (under a FixedSizeList) is an empty list.
     const bool wide = out.width == 8;
     u32 parent = pos[j - 1], child = pos[j];
 #pragma unroll
     for (u32 k = 0; k < GDS_NEST_ITEMS; ++k) {
       if (k >= items) break;
       const u32 r = gds_level16(rl, k), d = gds_level16(dl, k);
-      if (gds_is_slot(t, j - 1, r, d)) {
+      const u32 slots = gds_nest_weight(t, j - 1, r, d);
+      for (u32 s = 0; s < slots; ++s) {
         if (wide) ((i64*)out.dst)[parent++] = (i64)child;
         else ((i32*)out.dst)[parent++] = (i32)child;
       }
-      if (gds_is_slot(t, j, r, d)) ++child;
+      child += gds_nest_weight(t, j, r, d);
     }
     return;
   }
@@ -376,9 +420,10 @@ __device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOut
 #pragma unroll
     for (u32 k = 0; k < GDS_NEST_ITEMS; ++k) {
       if (k >= items) break;
-      if (!gds_is_slot(t, j, gds_level16(rl, k), gds_level16(dl, k))) continue;
-      gds_copy_value(dst + (u64)at * out.width, src + (first + k) * out.width, out.width);
-      ++at;
+      const u32 r = gds_level16(rl, k), d = gds_level16(dl, k);
+      // Padded slots stay as the host zeroed them.
+      if (gds_is_slot(t, j, r, d)) gds_copy_value(dst + (u64)at * out.width, src + (first + k) * out.width, out.width);
+      at += gds_nest_weight(t, j, r, d);
     }
     return;
   }
@@ -389,26 +434,60 @@ __device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOut
 #pragma unroll
   for (u32 k = 0; k < GDS_NEST_ITEMS; ++k) {
     if (k >= items) break;
-    const u32 d = gds_level16(dl, k);
-    if (!gds_is_slot(t, j, gds_level16(rl, k), d)) continue;
-    const u64 i = first + k;
-    const bool set = kind == GDS_NEST_VALIDITY ? d >= out.threshold : ((src[i >> 5] >> (i & 31)) & 1u) != 0;
-    if (set) gds_bit_set(dst, b, at);
-    ++at;
+    const u32 r = gds_level16(rl, k), d = gds_level16(dl, k);
+    // Padded slots are null (their bits stay 0).
+    if (gds_is_slot(t, j, r, d)) {
+      const u64 i = first + k;
+      const bool set = kind == GDS_NEST_VALIDITY ? d >= out.threshold : ((src[i >> 5] >> (i & 31)) & 1u) != 0;
+      if (set) gds_bit_set(dst, b, at);
+    }
+    at += gds_nest_weight(t, j, r, d);
   }
   gds_bit_flush(dst, b);
 }
 
+// Every FixedSizeList with elements among this thread's entries holds its
+// size: its first element's slot is its own slot times the size (padding
+// makes every list before it that size; the host checks the last by the
+// totals).
+__device__ __forceinline__ void gds_nest_check_fixed(const NestTask& t, u32* status, const u32* pos, u32 levels,
+                                                     u64 first, u32 items, const Levels16& rl, const Levels16& dl) {
+  u32 at[GDS_NEST_LEVELS];
+#pragma unroll
+  for (u32 j = 0; j < GDS_NEST_LEVELS; ++j) at[j] = pos[j];
+  for (u32 k = 0; k < items; ++k) {
+    const u32 r = gds_level16(rl, k), d = gds_level16(dl, k);
+    for (u32 j = 1; j < levels; ++j) {
+      const u32 size = t.level_fixed[j];
+      if (size != 0 && gds_is_slot(t, j - 1, r, d) && d >= t.level_def[j] &&
+          (u64)at[j] != (u64)at[j - 1] * size) {
+        gds_fail(&status[0], &status[1], GDS_ERR_FIXED_SIZE, (u32)(first + k));
+      }
+    }
+    for (u32 j = 0; j < levels; ++j) at[j] += gds_nest_weight(t, j, r, d);
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_write(const NestTask* tasks, u32 n_tasks) {
   __shared__ u32 sums[32];
+  __shared__ u32 failed;
   for (u32 k = blockIdx.y; k < n_tasks; k += gridDim.y) {
     const NestTask& t = tasks[k];
     const u32 n_tiles = gds_nest_tiles(t);
     const u8* rep = (const u8*)t.rep;
     const u8* def = (const u8*)t.def;
     const u32* const tiles = (const u32*)t.tiles;
-    const u32* const status = (const u32*)t.status;
+    u32* const status = (u32*)t.status;
     const u32 levels = gds_nest_level_count(t);
+    // Nothing is written after an error of the levels or the capacity
+    // (gds_nest_count and gds_nest_scan ran before on the stream). Read
+    // once for the block: other blocks may report sizes meanwhile.
+    if (threadIdx.x == 0) failed = status[0];
+    __syncthreads();
+    const bool skip = failed != 0;
+    __syncthreads();
+    if (skip) continue;
+    const bool fixed = gds_nest_has_fixed(t);
     // The leaf's innermost slots are its entries (no empty or null list,
     // no null parent of a slot): its values stay where the page kernel
     // wrote them (GDS_NEST_IF_MOVED outputs are skipped; the host reads the
@@ -431,6 +510,7 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_write(cons
           pos[j] = tiles[(u64)tile * GDS_NEST_LEVELS + j] + before;
         }
       }
+      if (fixed) gds_nest_check_fixed(t, status, pos, levels, first, items, rl, dl);
       for (u32 o = 0; o < t.n_outputs; ++o) {
         const NestOutput out = outputs[o];
         if (identity && (out.kind & GDS_NEST_IF_MOVED)) continue;

@@ -152,6 +152,16 @@ fn build_list(
     values: &BTreeMap<usize, ArrayRef>,
 ) -> Result<ArrayRef, NestError> {
     let element = build_node(&node.element.node, &layout.element, values)?;
+    if let Some(size) = node.fixed {
+        let array = FixedSizeListArray::try_new(
+            Arc::new(node.element.arrow_field()),
+            size as i32,
+            element,
+            null_buffer(&layout.validity),
+        )
+        .map_err(NestError::from)?;
+        return Ok(Arc::new(array));
+    }
     let array = ListArray::try_new(
         Arc::new(node.element.arrow_field()),
         offset_buffer(&layout.offsets)?,

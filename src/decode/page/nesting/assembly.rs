@@ -140,6 +140,18 @@ pub enum NestError {
         /// Element count.
         count: usize,
     },
+    /// A FixedSizeList with elements holds another number of them.
+    #[error("leaf column {column}: FixedSizeList {slot} holds {length} elements, its type {size}")]
+    FixedSize {
+        /// Leaf column index (the list's first leaf).
+        column: usize,
+        /// The list's slot.
+        slot: usize,
+        /// Its elements.
+        length: usize,
+        /// The type's size.
+        size: u32,
+    },
     /// No values were given for a leaf.
     #[error("leaf column {column}: no values given")]
     MissingValues {
@@ -296,21 +308,26 @@ pub fn assemble(
     })
 }
 
-/// A leaf's levels, checked and with absent levels filled in.
+/// A leaf's levels, checked and with absent levels filled in, and the
+/// lists around it (as in [`LeafShape`]).
 #[derive(Debug, Clone)]
 struct CheckedLevels {
     rep: Vec<i16>,
     def: Vec<i16>,
+    elem_defs: Vec<i16>,
+    fixed: Vec<u32>,
 }
 
 /// What the check of a leaf's levels needs: its max definition level and
 /// the element threshold of each enclosing list (index `k - 1`: the list
-/// at repetition level `k`).
+/// at repetition level `k`), and each one's FixedSizeList size (0: a
+/// variable-length list).
 #[derive(Debug, Clone)]
 struct LeafShape {
     column: usize,
     max_def: i16,
     elem_defs: Vec<i16>,
+    fixed: Vec<u32>,
 }
 
 impl LeafShape {
@@ -319,27 +336,30 @@ impl LeafShape {
     }
 }
 
-fn leaf_shapes(node: &NestNode, elem_defs: &mut Vec<i16>, out: &mut Vec<LeafShape>) {
+/// The shapes of the leaves under `node`; `lists` holds the enclosing
+/// lists' (element threshold, FixedSizeList size or 0).
+fn leaf_shapes(node: &NestNode, lists: &mut Vec<(i16, u32)>, out: &mut Vec<LeafShape>) {
     match node {
         NestNode::Leaf(leaf) => out.push(LeafShape {
             column: leaf.column,
             max_def: leaf.def,
-            elem_defs: elem_defs.clone(),
+            elem_defs: lists.iter().map(|l| l.0).collect(),
+            fixed: lists.iter().map(|l| l.1).collect(),
         }),
         NestNode::Struct(s) => s
             .fields
             .iter()
-            .for_each(|f| leaf_shapes(&f.node, elem_defs, out)),
+            .for_each(|f| leaf_shapes(&f.node, lists, out)),
         NestNode::List(list) => {
-            elem_defs.push(list.levels.elem_def);
-            leaf_shapes(&list.element.node, elem_defs, out);
-            elem_defs.pop();
+            lists.push((list.levels.elem_def, list.fixed.unwrap_or(0)));
+            leaf_shapes(&list.element.node, lists, out);
+            lists.pop();
         }
         NestNode::Map(map) => {
-            elem_defs.push(map.levels.elem_def);
-            leaf_shapes(&map.key.node, elem_defs, out);
-            leaf_shapes(&map.value.node, elem_defs, out);
-            elem_defs.pop();
+            lists.push((map.levels.elem_def, 0));
+            leaf_shapes(&map.key.node, lists, out);
+            leaf_shapes(&map.value.node, lists, out);
+            lists.pop();
         }
     }
 }
@@ -448,18 +468,23 @@ fn check_levels(shape: &LeafShape, given: &LeafLevels<'_>) -> Result<CheckedLeve
             });
         }
     }
-    Ok(CheckedLevels { rep, def })
+    Ok(CheckedLevels {
+        rep,
+        def,
+        elem_defs: shape.elem_defs.clone(),
+        fixed: shape.fixed.clone(),
+    })
 }
 
-/// Exclusive prefix sum of flags: `scan[i]` set flags before `i`, and one
-/// more entry, the total.
-fn exclusive_scan(flags: impl IntoIterator<Item = bool>) -> Vec<usize> {
+/// Exclusive prefix sum of weights: `scan[i]` the weights before `i`,
+/// and one more entry, the total.
+fn exclusive_scan(weights: impl IntoIterator<Item = usize>) -> Vec<usize> {
     let mut total = 0;
-    let mut scan: Vec<usize> = flags
+    let mut scan: Vec<usize> = weights
         .into_iter()
-        .map(|flag| {
+        .map(|w| {
             let before = total;
-            total += usize::from(flag);
+            total += w;
             before
         })
         .collect();
@@ -467,37 +492,74 @@ fn exclusive_scan(flags: impl IntoIterator<Item = bool>) -> Vec<usize> {
     scan
 }
 
-/// The entry indices of the set flags, in order: a scan and a scatter.
-fn compact(flags: &[bool]) -> Vec<usize> {
-    let scan = exclusive_scan(flags.iter().copied());
+/// Each entry index repeated by its weight, in order: a scan and a
+/// scatter.
+fn expand(weights: &[usize]) -> Vec<usize> {
+    let scan = exclusive_scan(weights.iter().copied());
     let mut positions = vec![0; scan.last().copied().unwrap_or(0)];
-    for (entry, (&flag, &at)) in flags.iter().zip(&scan).enumerate() {
-        if flag {
-            positions[at] = entry;
-        }
+    for (entry, (&w, &at)) in weights.iter().zip(&scan).enumerate() {
+        positions[at..at + w].fill(entry);
     }
     positions
 }
 
 impl CheckedLevels {
-    /// Per entry, whether it starts a slot of `level`.
-    fn slot_flags(&self, level: SlotLevel) -> Vec<bool> {
+    /// The definition level at or above which an entry starts a slot of
+    /// level `k` (0 the records, `k` the elements of the k-th list).
+    fn level_def(&self, k: usize) -> i16 {
+        k.checked_sub(1).map_or(0, |i| self.elem_defs[i])
+    }
+
+    /// The slots of `level` entry `(r, d)` stands for: 1 where it starts
+    /// one (`r <= level.rep`, `d >= level.def`); where it is a null or
+    /// empty FixedSizeList above the level instead, the list's padding
+    /// (its size, times the sizes of the FixedSizeLists between it and
+    /// the level; 0 through a variable-length list); else 0.
+    fn weight(&self, level: SlotLevel, r: i16, d: i16) -> usize {
+        let mut k = level.rep.max(0) as usize;
+        if r > level.rep {
+            return 0;
+        }
+        let mut w = 1usize;
+        while k > 0 && d < self.level_def(k) {
+            w = w.saturating_mul(self.fixed[k - 1] as usize);
+            k -= 1;
+        }
+        // A continuation below the level where the entry's slots end
+        // cannot pass the level check; counted as nothing.
+        if (r as usize) > k {
+            return 0;
+        }
+        w
+    }
+
+    /// Per entry, the slots of `level` it stands for ([`Self::weight`]).
+    fn slot_weights(&self, level: SlotLevel) -> Vec<usize> {
         self.rep
             .iter()
             .zip(&self.def)
-            .map(|(&r, &d)| r <= level.rep && d >= level.def)
+            .map(|(&r, &d)| self.weight(level, r, d))
             .collect()
     }
 
-    /// The entries that start the slots of `level`.
+    /// The entry of each slot of `level` (a padded slot: the null or
+    /// empty list's entry).
     fn slot_entries(&self, level: SlotLevel) -> Vec<usize> {
-        compact(&self.slot_flags(level))
+        expand(&self.slot_weights(level))
     }
 
-    /// Per slot, `def >= threshold`; None when the threshold is the
-    /// level's (always met).
+    /// Whether `level` holds the elements of a FixedSizeList (some of its
+    /// slots may be padding, always null).
+    fn padded(&self, level: SlotLevel) -> bool {
+        level.rep > 0 && self.fixed[level.rep as usize - 1] > 0
+    }
+
+    /// Per slot, `def >= threshold` (a padded slot: below the level's
+    /// threshold, null); None when the threshold is the level's and no
+    /// slot is padding (always met).
     fn validity(&self, slots: &[usize], threshold: i16, level: SlotLevel) -> Option<Vec<bool>> {
-        (threshold > level.def).then(|| slots.iter().map(|&e| self.def[e] >= threshold).collect())
+        (threshold > level.def || self.padded(level))
+            .then(|| slots.iter().map(|&e| self.def[e] >= threshold).collect())
     }
 }
 
@@ -538,7 +600,10 @@ fn assemble_node(
             })
         }
         NestNode::List(list) => {
-            let (offsets, validity) = list_offsets(levels, &slots, &list.levels, level)?;
+            let (offsets, validity) = match list.fixed {
+                Some(size) => fixed_offsets(levels, &slots, &list.levels, level, size, node)?,
+                None => list_offsets(levels, &slots, &list.levels, level)?,
+            };
             let count = element_count(&offsets);
             let inner = list.levels.element_level();
             let element = assemble_child(&list.element.node, inner, checked, count)?;
@@ -582,6 +647,47 @@ fn assemble_child(
     Ok(layout)
 }
 
+/// A FixedSizeList's offsets (`i * size`: it has none of its own, they
+/// give its element count) and validity over its parent slots, with the
+/// check that every list with elements holds `size` of them: its first
+/// element's slot is its own slot times the size (a null or empty list,
+/// padded, holds `size` by its weight), and the elements number the lists
+/// times the size. The GPU checks the same way.
+fn fixed_offsets(
+    levels: &CheckedLevels,
+    slots: &[usize],
+    list: &ListLevels,
+    level: SlotLevel,
+    size: u32,
+    node: &NestNode,
+) -> Result<(Vec<i32>, Option<Vec<bool>>), NestError> {
+    let scan = exclusive_scan(levels.slot_weights(list.element_level()));
+    let size = size as usize;
+    let fail = |slot: usize, length: usize| NestError::FixedSize {
+        column: node.first_column().unwrap_or_default(),
+        slot,
+        length,
+        size: size as u32,
+    };
+    for (i, &e) in slots.iter().enumerate() {
+        let own = levels.def[e] >= level.def;
+        if own && levels.def[e] >= list.elem_def && scan[e] != i * size {
+            // The list before it holds the difference.
+            let before = i.saturating_sub(1);
+            return Err(fail(before, scan[e].saturating_sub(before * size)));
+        }
+    }
+    let total = scan.last().copied().unwrap_or(0);
+    if total != slots.len() * size {
+        let last = slots.len().saturating_sub(1);
+        return Err(fail(last, total.saturating_sub(last * size)));
+    }
+    let offsets = (0..=slots.len())
+        .map(|i| i32::try_from(i * size).map_err(|_| NestError::OffsetOverflow { count: i * size }))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((offsets, levels.validity(slots, list.null_def, level)))
+}
+
 fn element_count(offsets: &[i32]) -> usize {
     offsets.last().map_or(0, |&last| last as usize)
 }
@@ -594,7 +700,7 @@ fn assemble_leaf(
     slots: &[usize],
     level: SlotLevel,
 ) -> LeafLayout {
-    let value_scan = exclusive_scan(levels.def.iter().map(|&d| d >= leaf.def));
+    let value_scan = exclusive_scan(levels.def.iter().map(|&d| usize::from(d >= leaf.def)));
     LeafLayout {
         column: leaf.column,
         validity: levels.validity(slots, leaf.def, level),
@@ -613,7 +719,7 @@ fn list_offsets(
     list: &ListLevels,
     level: SlotLevel,
 ) -> Result<(Vec<i32>, Option<Vec<bool>>), NestError> {
-    let scan = exclusive_scan(levels.slot_flags(list.element_level()));
+    let scan = exclusive_scan(levels.slot_weights(list.element_level()));
     let offsets = offsets_at(&scan, slots)?;
     Ok((offsets, levels.validity(slots, list.null_def, level)))
 }

@@ -42,10 +42,12 @@ pub enum NodeKind {
         /// The fields' nodes.
         fields: Vec<usize>,
     },
-    /// A list (offsets) and its element's node.
+    /// A list (offsets; a FixedSizeList has none) and its element's node.
     List {
         /// The element's node.
         element: usize,
+        /// A FixedSizeList's size.
+        fixed: Option<u32>,
     },
     /// A map (offsets), its non-null entries struct, its keys and values.
     Map {
@@ -100,6 +102,11 @@ pub struct LeafWork {
     /// Per level `j` (`max_rep + 1` of them): the definition level at or
     /// above which an entry with `rep <= j` starts a slot.
     pub level_def: Vec<u32>,
+    /// Per level `j`: the size of the FixedSizeList whose elements the
+    /// level holds, 0 when it is not one (the records, a variable-length
+    /// list's or a map's elements). A null or empty FixedSizeList stands
+    /// for that many padded (null) slots of its elements' level.
+    pub level_fixed: Vec<u32>,
     /// What its task writes.
     pub outputs: Vec<LeafOutput>,
 }
@@ -114,7 +121,57 @@ impl LeafWork {
     pub fn needs_def(&self) -> bool {
         self.max_def > 0
     }
+
+    /// The most slots each of its levels holds ([`NEST_LEVELS`] of them)
+    /// in a chunk of `entries` level entries and `records` records: the
+    /// entries (no level has more slots than entries), but for a level of
+    /// FixedSizeList elements under FixedSizeLists and structs only, the
+    /// records times the sizes (a null list stands for its size in padded
+    /// slots). None past `i32::MAX` slots, or for a FixedSizeList under a
+    /// variable-length list (the plan refuses it: its padding has no
+    /// bound before the levels are read).
+    ///
+    /// ```
+    /// use gdscan::decode::page::nesting::LeafWork;
+    /// let work = LeafWork {
+    ///     column: 0,
+    ///     node: 1,
+    ///     max_rep: 1,
+    ///     max_def: 2,
+    ///     level_def: vec![0, 2],
+    ///     level_fixed: vec![0, 768],
+    ///     outputs: Vec::new(),
+    /// };
+    /// // 10 records, three of them null: 7 * 768 + 3 entries.
+    /// let capacity = work.capacity(7 * 768 + 3, 10).unwrap();
+    /// assert_eq!(&capacity[..2], &[7 * 768 + 3, 7680]);
+    /// ```
+    pub fn capacity(&self, entries: u64, records: u64) -> Option<[u32; NEST_LEVELS]> {
+        let mut capacity = [0u32; NEST_LEVELS];
+        // The records times the sizes so far, while every level is fixed.
+        let mut chain = Some(records);
+        for (j, c) in capacity.iter_mut().enumerate() {
+            let size = self.level_fixed.get(j).copied().unwrap_or(0);
+            let slots = if j == 0 {
+                entries
+            } else if size == 0 {
+                chain = None;
+                entries
+            } else {
+                chain = chain.and_then(|n| n.checked_mul(u64::from(size)));
+                chain?.max(entries)
+            };
+            *c = u32::try_from(slots)
+                .ok()
+                .filter(|&n| n <= i32::MAX as u32)?;
+        }
+        Some(capacity)
+    }
 }
+
+/// Levels a nested leaf may have: the records and up to seven lists (the
+/// kernels' `NEST_LEVELS`).
+pub const NEST_LEVELS: usize = 8;
 
 /// The GPU's plan of a nested projection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,7 +194,7 @@ impl GpuNesting {
         let mut walk = Walk::default();
         let roots = fields
             .iter()
-            .map(|f| walk.node(f, &mut Vec::new(), 0, 0))
+            .map(|f| walk.node(f, &mut Vec::new(), SlotsAt::RECORDS))
             .collect();
         let leaves = walk
             .leaves
@@ -163,11 +220,37 @@ impl GpuNesting {
         match &self.nodes[node].kind {
             NodeKind::Leaf { column } => out.push(*column),
             NodeKind::Struct { fields } => fields.iter().for_each(|&f| self.collect_leaves(f, out)),
-            NodeKind::List { element } => self.collect_leaves(*element, out),
+            NodeKind::List { element, .. } => self.collect_leaves(*element, out),
             NodeKind::Map { key, value } => {
                 self.collect_leaves(*key, out);
                 self.collect_leaves(*value, out);
             }
+        }
+    }
+}
+
+/// Where a node's slots are: its level, the level's slot threshold, and
+/// whether the level holds a FixedSizeList's elements (padded slots).
+#[derive(Debug, Clone, Copy)]
+struct SlotsAt {
+    level: usize,
+    def: i16,
+    padded: bool,
+}
+
+impl SlotsAt {
+    const RECORDS: SlotsAt = SlotsAt {
+        level: 0,
+        def: 0,
+        padded: false,
+    };
+
+    /// The level of a list's elements.
+    fn elements(&self, levels: &ListLevels, fixed: Option<u32>) -> SlotsAt {
+        SlotsAt {
+            level: self.level + 1,
+            def: levels.elem_def,
+            padded: fixed.is_some(),
         }
     }
 }
@@ -180,19 +263,15 @@ struct Walk {
 }
 
 impl Walk {
-    /// Adds `field`'s node and subtree; `elem_defs` are the element
-    /// thresholds of the lists around it, `level` its level and
-    /// `level_def` that level's slot threshold. Returns its index.
-    fn node(
-        &mut self,
-        field: &NestField,
-        elem_defs: &mut Vec<u32>,
-        level: usize,
-        level_def: i16,
-    ) -> usize {
+    /// Adds `field`'s node and subtree; `lists` are the (element
+    /// threshold, FixedSizeList size or 0) of the lists around it, `at`
+    /// where its slots are. Returns its index.
+    fn node(&mut self, field: &NestField, lists: &mut Vec<(u32, u32)>, at: SlotsAt) -> usize {
         let index = self.nodes.len();
         let owner = field.node.first_column().unwrap_or_default();
-        let threshold = |t: i16| (t > level_def).then_some(t as u32);
+        let level = at.level;
+        // A padded slot is null whatever the node's threshold.
+        let threshold = |t: i16| (t > at.def || at.padded).then_some(t as u32);
         self.nodes.push(NodePlan {
             field: field.arrow_field(),
             kind: NodeKind::Struct { fields: Vec::new() },
@@ -202,7 +281,7 @@ impl Walk {
         });
         let (kind, validity) = match &field.node {
             NestNode::Leaf(leaf) => {
-                self.leaf(leaf, index, elem_defs);
+                self.leaf(leaf, index, lists);
                 (
                     NodeKind::Leaf {
                         column: leaf.column,
@@ -211,24 +290,26 @@ impl Walk {
                 )
             }
             NestNode::Struct(s) => {
-                let fields = s
-                    .fields
-                    .iter()
-                    .map(|f| self.node(f, elem_defs, level, level_def))
-                    .collect();
+                let fields = s.fields.iter().map(|f| self.node(f, lists, at)).collect();
                 (NodeKind::Struct { fields }, threshold(s.def))
             }
             NestNode::List(list) => {
-                elem_defs.push(list.levels.elem_def as u32);
-                let element = self.node(&list.element, elem_defs, level + 1, list.levels.elem_def);
-                elem_defs.pop();
-                (NodeKind::List { element }, threshold(list.levels.null_def))
+                lists.push((list.levels.elem_def as u32, list.fixed.unwrap_or(0)));
+                let inner = at.elements(&list.levels, list.fixed);
+                let element = self.node(&list.element, lists, inner);
+                lists.pop();
+                let kind = NodeKind::List {
+                    element,
+                    fixed: list.fixed,
+                };
+                (kind, threshold(list.levels.null_def))
             }
             NestNode::Map(map) => {
-                elem_defs.push(map.levels.elem_def as u32);
-                let key = self.node(&map.key, elem_defs, level + 1, map.levels.elem_def);
-                let value = self.node(&map.value, elem_defs, level + 1, map.levels.elem_def);
-                elem_defs.pop();
+                lists.push((map.levels.elem_def as u32, 0));
+                let inner = at.elements(&map.levels, None);
+                let key = self.node(&map.key, lists, inner);
+                let value = self.node(&map.value, lists, inner);
+                lists.pop();
                 (NodeKind::Map { key, value }, threshold(map.levels.null_def))
             }
         };
@@ -241,16 +322,19 @@ impl Walk {
 
     /// A leaf's work: its levels' thresholds; under a list, its values
     /// move to its slots (with its validity there).
-    fn leaf(&mut self, leaf: &LeafNode, node: usize, elem_defs: &[u32]) {
+    fn leaf(&mut self, leaf: &LeafNode, node: usize, lists: &[(u32, u32)]) {
         let max_rep = leaf.rep as u32;
         let mut level_def = vec![0];
-        level_def.extend_from_slice(elem_defs);
+        level_def.extend(lists.iter().map(|l| l.0));
+        let mut level_fixed = vec![0];
+        level_fixed.extend(lists.iter().map(|l| l.1));
         let mut work = LeafWork {
             column: leaf.column,
             node,
             max_rep,
             max_def: leaf.def as u32,
             level_def,
+            level_fixed,
             outputs: Vec::new(),
         };
         if max_rep > 0 {
@@ -282,7 +366,7 @@ impl Walk {
                 }
             }
             NodeKind::Struct { .. } | NodeKind::List { .. } | NodeKind::Map { .. } => {
-                if let NodeKind::List { .. } | NodeKind::Map { .. } = node.kind {
+                if let NodeKind::List { fixed: None, .. } | NodeKind::Map { .. } = node.kind {
                     work.outputs.push(LeafOutput::Offsets {
                         node: index,
                         level: node.level + 1,

@@ -1,7 +1,12 @@
 //! The file's embedded Arrow schema (`ARROW:schema`, written by arrow-rs
 //! and pyarrow) as arrow-rs applies it to nested columns: a list it types
-//! as LargeList is a LargeList here too. A FixedSizeList is refused (the
-//! GPU decoder does not build its padded layout).
+//! as LargeList is a LargeList here too, one it types as FixedSizeList a
+//! FixedSizeList. A FixedSizeList inside a variable-length list (or map)
+//! is refused: its padded slots (a null list stands for `size` null
+//! elements) could outnumber the chunk's level entries by any factor, so
+//! the decoder could not size them before its kernels run; under records,
+//! structs and other FixedSizeLists a level holds exactly the records
+//! times the sizes.
 
 use parquet::arrow::parquet_to_arrow_schema;
 use parquet::file::metadata::FileMetaData;
@@ -36,32 +41,53 @@ pub fn nest_fields_of_file(
 pub fn apply_arrow_schema(fields: &mut [NestField], arrow: &Fields) -> Result<(), DecodePlanError> {
     for field in fields {
         if let Some(theirs) = arrow.iter().find(|f| f.name() == &field.name) {
-            apply_node(&mut field.node, theirs.data_type(), &field.name)?;
+            apply_node(&mut field.node, theirs.data_type(), &field.name, false)?;
         }
     }
     Ok(())
 }
 
-fn apply_node(node: &mut NestNode, theirs: &DataType, path: &str) -> Result<(), DecodePlanError> {
+/// `variable`: whether a List, LargeList or Map encloses the node.
+fn apply_node(
+    node: &mut NestNode,
+    theirs: &DataType,
+    path: &str,
+    variable: bool,
+) -> Result<(), DecodePlanError> {
     match (node, theirs) {
         (NestNode::List(list), DataType::List(element) | DataType::LargeList(element)) => {
             list.large = matches!(theirs, DataType::LargeList(_));
-            apply_node(&mut list.element.node, element.data_type(), path)
+            apply_node(&mut list.element.node, element.data_type(), path, true)
         }
-        (NestNode::List(_), DataType::FixedSizeList(..)) => Err(DecodePlanError::Unsupported {
-            column: path.to_string(),
-            what: "a FixedSizeList (from the file's embedded Arrow schema)".into(),
-        }),
+        (NestNode::List(list), DataType::FixedSizeList(element, size)) => {
+            let size = u32::try_from(*size)
+                .ok()
+                .filter(|_| !variable)
+                .ok_or_else(|| DecodePlanError::Unsupported {
+                    column: path.to_string(),
+                    what: format!(
+                        "a FixedSizeList of {size} inside a variable-length list or map (from \
+                         the file's embedded Arrow schema)"
+                    ),
+                })?;
+            list.fixed = Some(size);
+            apply_node(&mut list.element.node, element.data_type(), path, variable)
+        }
         (NestNode::Struct(s), DataType::Struct(theirs)) => {
-            apply_arrow_schema(&mut s.fields, theirs)
+            for field in &mut s.fields {
+                if let Some(t) = theirs.iter().find(|f| f.name() == &field.name) {
+                    apply_node(&mut field.node, t.data_type(), path, variable)?;
+                }
+            }
+            Ok(())
         }
         (NestNode::Map(map), DataType::Map(entries, _)) => {
             let DataType::Struct(kv) = entries.data_type() else {
                 return Ok(());
             };
             if let (Some(key), Some(value)) = (kv.first(), kv.get(1)) {
-                apply_node(&mut map.key.node, key.data_type(), path)?;
-                apply_node(&mut map.value.node, value.data_type(), path)?;
+                apply_node(&mut map.key.node, key.data_type(), path, true)?;
+                apply_node(&mut map.value.node, value.data_type(), path, true)?;
             }
             Ok(())
         }

@@ -45,7 +45,7 @@ pub use assembly::{
     assemble, Assembly, LeafLayout, LeafLevels, LevelKind, ListLayout, MapLayout, NestError,
     NodeLayout, SlotLevel, StructLayout,
 };
-pub use gpu::{GpuNesting, LeafOutput, LeafWork, NodeKind, NodePlan};
+pub use gpu::{GpuNesting, LeafOutput, LeafWork, NodeKind, NodePlan, NEST_LEVELS};
 pub use hints::{apply_arrow_schema, nest_fields_of_file};
 pub use schema::nest_fields;
 
@@ -54,7 +54,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use arrow::array::{
-    new_null_array, Array, ArrayRef, ListArray, MapArray, StructArray, UInt64Array,
+    new_null_array, Array, ArrayRef, FixedSizeListArray, ListArray, MapArray, StructArray,
+    UInt64Array,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::compute::take;
@@ -161,6 +162,11 @@ pub struct ListNode {
     /// A LargeList (64-bit offsets), where the file's embedded Arrow schema
     /// says so (as arrow-rs reads it); else a List.
     pub large: bool,
+    /// A FixedSizeList of this many elements, where the embedded Arrow
+    /// schema says so: no offsets; a null or empty list stands for that
+    /// many null elements (arrow-rs's padding), a list with elements must
+    /// hold exactly that many.
+    pub fixed: Option<u32>,
 }
 
 /// A map: a list of non-null `struct<key, value>` entries.
@@ -206,10 +212,14 @@ impl NestNode {
         match self {
             NestNode::Leaf(leaf) => leaf.column_type.data_type.clone(),
             NestNode::Struct(node) => DataType::Struct(arrow_fields(&node.fields)),
-            NestNode::List(node) if node.large => {
-                DataType::LargeList(Arc::new(node.element.arrow_field()))
+            NestNode::List(node) => {
+                let element = Arc::new(node.element.arrow_field());
+                match node.fixed {
+                    Some(size) => DataType::FixedSizeList(element, size as i32),
+                    None if node.large => DataType::LargeList(element),
+                    None => DataType::List(element),
+                }
             }
-            NestNode::List(node) => DataType::List(Arc::new(node.element.arrow_field())),
             NestNode::Map(node) => DataType::Map(Arc::new(node.entries_field()), false),
         }
     }

@@ -196,6 +196,7 @@ impl ModelBuilder<'_> {
                 }),
                 levels,
                 large: false,
+                fixed: None,
             })
         }))
     }
@@ -241,6 +242,7 @@ impl ModelBuilder<'_> {
                 element: Box::new(element),
                 levels,
                 large: false,
+                fixed: None,
             })
         }))
     }

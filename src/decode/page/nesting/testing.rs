@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    make_array, Array, ArrayRef, BinaryViewArray, BooleanArray, Decimal128Array, Float32Array,
-    Float64Array, Int32Array, Int64Array, ListArray, MapArray, RecordBatch, StringArray,
-    StringViewArray, StructArray,
+    make_array, Array, ArrayRef, BinaryViewArray, BooleanArray, Decimal128Array,
+    FixedSizeListArray, Float32Array, Float64Array, Int32Array, Int64Array, ListArray, MapArray,
+    RecordBatch, StringArray, StringViewArray, StructArray,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow::compute::cast;
@@ -230,6 +230,10 @@ pub fn random_array(rng: &mut Rng, field: &Field, len: usize) -> ArrayRef {
             let offsets = OffsetBuffer::from_lengths(lengths);
             Arc::new(ListArray::new(child.clone(), offsets, values, nulls))
         }
+        DataType::FixedSizeList(child, size) => {
+            let values = random_array(rng, child, len * *size as usize);
+            Arc::new(FixedSizeListArray::new(child.clone(), *size, values, nulls))
+        }
         DataType::Struct(fields) => {
             let children = fields.iter().map(|f| random_array(rng, f, len)).collect();
             Arc::new(StructArray::new(fields.clone(), children, nulls))
@@ -259,6 +263,14 @@ pub fn list(name: &str, item: Field, nullable: bool) -> Field {
     Field::new(name, DataType::List(Arc::new(item)), nullable)
 }
 
+pub fn fixed_list(name: &str, item: Field, size: i32, nullable: bool) -> Field {
+    Field::new(
+        name,
+        DataType::FixedSizeList(Arc::new(item), size),
+        nullable,
+    )
+}
+
 pub fn strukt(name: &str, fields: Vec<Field>, nullable: bool) -> Field {
     Field::new(name, DataType::Struct(Fields::from(fields)), nullable)
 }
@@ -284,7 +296,9 @@ pub fn utf8(name: &str, nullable: bool) -> Field {
     Field::new(name, DataType::Utf8, nullable)
 }
 
-/// The nested shapes of the assembly tests, optional and required.
+/// The nested shapes of the assembly tests, optional and required (20
+/// top-level fields; the FixedSizeLists come back as such through the
+/// embedded Arrow schema, `nest_fields_of_file`).
 pub fn nested_schema() -> Schema {
     Schema::new(vec![
         int64("id", false),
@@ -335,16 +349,43 @@ pub fn nested_schema() -> Schema {
             map("item", strukt("values", vec![int64("p", true)], true), true),
             true,
         ),
+        // FixedSizeLists: null ones padded, required items among them, one
+        // of another, a variable-length list inside one, one in a struct.
+        fixed_list("fl", int32("item", true), 3, true),
+        fixed_list("fl_req", int64("item", false), 2, false),
+        fixed_list(
+            "fl_fl",
+            fixed_list("item", utf8("item", true), 2, true),
+            2,
+            true,
+        ),
+        strukt(
+            "st_fl",
+            vec![
+                fixed_list("f", list("item", int32("item", true), true), 2, true),
+                int32("a", true),
+            ],
+            true,
+        ),
     ])
 }
 
 pub fn random_batch(seed: u64, rows: usize) -> RecordBatch {
     let schema = Arc::new(nested_schema());
     let mut rng = Rng(seed | 1);
+    random_columns(&mut rng, schema, rows)
+}
+
+/// A batch of `rows` random rows of `schema` (seed 1).
+pub fn random_batch_of(schema: &Arc<Schema>, rows: usize) -> RecordBatch {
+    random_columns(&mut Rng(1), schema.clone(), rows)
+}
+
+fn random_columns(rng: &mut Rng, schema: Arc<Schema>, rows: usize) -> RecordBatch {
     let columns = schema
         .fields()
         .iter()
-        .map(|f| random_array(&mut rng, f, rows))
+        .map(|f| random_array(rng, f, rows))
         .collect();
     RecordBatch::try_new(schema, columns).unwrap()
 }

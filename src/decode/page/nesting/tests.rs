@@ -349,9 +349,11 @@ fn arrow_rs_row_group(
 /// number of arrays compared.
 fn assert_assembly_like_arrow_rs(bytes: &Bytes, keep: Option<&[usize]>, label: &str) -> usize {
     let file: Arc<dyn FileReader> = Arc::new(SerializedFileReader::new(bytes.clone()).unwrap());
-    let schema = file.metadata().file_metadata().schema_descr_ptr();
-    let all = nest_fields(&schema, None).unwrap_or_else(|e| panic!("{label}: {e}"));
-    let fields = nest_fields(&schema, keep).unwrap();
+    // The model as the decoder makes it: the embedded Arrow schema's list
+    // kinds (FixedSizeList, LargeList) taken.
+    let meta = file.metadata().file_metadata();
+    let all = nest_fields_of_file(meta, None).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let fields = nest_fields_of_file(meta, keep).unwrap();
     let hint = arrow_fields(&all);
     let mut compared = 0;
     for rg in 0..file.num_row_groups() {
@@ -403,8 +405,8 @@ fn random_nested_files_assemble_like_arrow_rs() {
                 assert_assembly_like_arrow_rs(&bytes, None, &format!("seed {seed}, {name}"));
         }
     }
-    // 16 fields; 3 row groups in 3 settings, 1 in the last; 3 seeds.
-    assert_eq!(compared, 16 * (3 * 3 + 1) * 3);
+    // 20 fields; 3 row groups in 3 settings, 1 in the last; 3 seeds.
+    assert_eq!(compared, 20 * (3 * 3 + 1) * 3);
 }
 
 #[test]
@@ -749,5 +751,113 @@ fn wrong_values_are_typed_errors() {
     assert!(matches!(
         build(vec![(0, Arc::new(Int64Array::from(vec![1, 2])))]),
         Err(NestError::ValueType { column: 0, .. })
+    ));
+}
+
+// ----- FixedSizeList ---------------------------------------------------------
+
+/// `list_model` with the list a FixedSizeList of 2 (as the embedded Arrow
+/// schema would say).
+fn fixed_model() -> Vec<NestField> {
+    let mut fields = list_model();
+    let NestNode::List(list) = &mut fields[0].node else {
+        unreachable!("a list")
+    };
+    list.fixed = Some(2);
+    fields
+}
+
+#[test]
+fn fixed_size_lists_pad_null_and_empty_lists_like_arrow_rs() {
+    // [[1, null], null, [], [2, 3]]: the null and the empty list stand for
+    // two null elements each; the empty one is valid (arrow-rs's rule).
+    let (rep, def) = ([0, 1, 0, 0, 0, 1], [3, 2, 0, 1, 3, 3]);
+    let levels = BTreeMap::from([(
+        0,
+        LeafLevels {
+            entries: 6,
+            rep: Some(&rep[..]),
+            def: Some(&def[..]),
+        },
+    )]);
+    let assembly = assemble(&fixed_model(), &levels).unwrap();
+    let values = BTreeMap::from([(0, Arc::new(Int32Array::from(vec![1, 2, 3])) as ArrayRef)]);
+    let ours = build_arrays(&fixed_model(), &assembly, &values).unwrap();
+    let item = Arc::new(Field::new("element", DataType::Int32, true));
+    let expected = FixedSizeListArray::new(
+        item,
+        2,
+        Arc::new(Int32Array::from(vec![
+            Some(1),
+            None,
+            None,
+            None,
+            None,
+            None,
+            Some(2),
+            Some(3),
+        ])),
+        Some(NullBuffer::from(vec![true, false, true, true])),
+    );
+    assert_eq!(ours[0].as_ref(), &expected as &dyn Array);
+}
+
+#[test]
+fn fixed_size_lists_of_another_length_are_typed_errors() {
+    // A list of one element before another list (arrow-rs: "misaligned
+    // row"), and a last list of three: the reference names the list.
+    for (rep, def, slot) in [
+        (&[0, 0, 1][..], &[3, 3, 3][..], 0),
+        (&[0, 1, 0, 1, 1][..], &[3, 3, 3, 3, 3][..], 1),
+    ] {
+        let levels = BTreeMap::from([(
+            0,
+            LeafLevels {
+                entries: def.len(),
+                rep: Some(rep),
+                def: Some(def),
+            },
+        )]);
+        let err = assemble(&fixed_model(), &levels).unwrap_err();
+        assert!(
+            matches!(err, NestError::FixedSize { slot: s, size: 2, .. } if s == slot),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn fixed_size_lists_inside_variable_lists_are_refused() {
+    let inner = Field::new(
+        "item",
+        DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Int32, true)), 2),
+        true,
+    );
+    for outer in [
+        DataType::List(Arc::new(inner.clone())),
+        DataType::LargeList(Arc::new(inner)),
+    ] {
+        let field = Field::new("a", outer, true);
+        let schema = Arc::new(Schema::new(vec![field.clone()]));
+        let array = new_null_array(field.data_type(), 3);
+        let batch = RecordBatch::try_new(schema, vec![array]).unwrap();
+        let bytes = write(&batch, WriterProperties::builder().build());
+        let reader = SerializedFileReader::new(bytes).unwrap();
+        let err = nest_fields_of_file(reader.metadata().file_metadata(), None).unwrap_err();
+        assert!(
+            matches!(&err, DecodePlanError::Unsupported { what, .. } if what.contains("FixedSizeList")),
+            "{err}"
+        );
+    }
+    // Under records and structs it is taken.
+    let fixed = fixed_list("f", int32("item", true), 2, true);
+    let schema = Arc::new(Schema::new(vec![strukt("s", vec![fixed], true)]));
+    let batch = random_batch_of(&schema, 5);
+    let bytes = write(&batch, WriterProperties::builder().build());
+    let reader = SerializedFileReader::new(bytes).unwrap();
+    let fields = nest_fields_of_file(reader.metadata().file_metadata(), None).unwrap();
+    assert!(matches!(
+        fields[0].arrow_field().data_type(),
+        DataType::Struct(f) if matches!(f[0].data_type(), DataType::FixedSizeList(_, 2))
     ));
 }
