@@ -22,7 +22,7 @@ use parquet::basic::Compression;
 use super::campaign::{gpu_decode, pages_of, PageSpan, Refusal};
 use super::decode::assert_gpu;
 use super::property_nested::{random_nested_batch, random_page_settings, write_in_slices};
-use super::reference::{arrow_rs_try_decode, same_values};
+use super::reference::{arrow_rs_try_decode, pyarrow_try_decode, same_values};
 use super::seeded::Rng;
 use gdscan::decode::page::PageKind;
 
@@ -165,11 +165,18 @@ enum Outcome {
     /// Values from the GPU decoder where arrow-rs panics: no reference to
     /// compare with (counted and printed; arrow-rs's own fault).
     ArrowRsPanics,
+    /// arrow-rs refuses the file, pyarrow reads it, and the GPU decoder's
+    /// values are pyarrow's (e.g. a page of nulls whose empty value
+    /// section arrow-rs will not open).
+    PyarrowEqual,
 }
 
-/// The verdict on one case: arrow-rs's decode (`reference`) against the
-/// GPU decoder's (`got`, a panic caught); Err says what went wrong.
+/// The verdict on one case (the file at `path`): arrow-rs's decode
+/// (`reference`) against the GPU decoder's (`got`, a panic caught); where
+/// arrow-rs refuses and the GPU returns values, pyarrow's decode must be
+/// those values. Err says what went wrong.
 fn judge(
+    path: &std::path::Path,
     reference: &Result<RecordBatch, String>,
     got: std::thread::Result<Result<RecordBatch, Refusal>>,
 ) -> Result<Outcome, String> {
@@ -181,9 +188,17 @@ fn judge(
         Ok(Ok(got)) => match reference {
             Ok(expected) => same_values(expected, &got).map(|()| Outcome::Equal),
             Err(why) if why == "arrow-rs panicked" => Ok(Outcome::ArrowRsPanics),
-            Err(why) => Err(format!(
-                "arrow-rs refuses ({why}) but the GPU decoder returned values"
-            )),
+            Err(why) => match pyarrow_try_decode(path, &got) {
+                Some(Ok(theirs)) => same_values(&theirs, &got)
+                    .map(|()| Outcome::PyarrowEqual)
+                    .map_err(|d| format!("arrow-rs refuses ({why}); against pyarrow: {d}")),
+                Some(Err(theirs)) => Err(format!(
+                    "arrow-rs ({why}) and pyarrow ({theirs}) refuse, the GPU decoder returned values"
+                )),
+                None => Err(format!(
+                    "arrow-rs refuses ({why}) but the GPU decoder returned values (no pyarrow here)"
+                )),
+            },
         },
     }
 }
@@ -257,7 +272,7 @@ fn corrupt_nested_levels_are_typed_errors() {
         std::fs::write(&path, &bytes).unwrap();
         let reference = arrow_rs_try_decode(&Bytes::from(bytes));
         let got = std::panic::catch_unwind(AssertUnwindSafe(|| gpu_decode(&path)));
-        match judge(&reference, got) {
+        match judge(&path, &reference, got) {
             Ok(outcome) => *counts.entry(format!("{outcome:?}")).or_default() += 1,
             Err(why) => failures.push(format!("case {case} ({}; {what}): {why}", base.what)),
         }

@@ -354,3 +354,77 @@ fn nested_comparison_reports_every_difference() {
         eprintln!("{what}: {}", verdict.unwrap_err());
     }
 }
+
+/// pyarrow's decode of the file at `path` (every column and row), cast to
+/// the types of `like` (the GPU decoder's batch: pyarrow names map fields
+/// and types strings its own way), or why it refused it; None when there
+/// is no `python3` with pyarrow here (the GPU machine has both). The second
+/// reader, independent of arrow-rs, for the pages arrow-rs refuses while
+/// the format allows them.
+pub fn pyarrow_try_decode(
+    path: &std::path::Path,
+    like: &RecordBatch,
+) -> Option<Result<RecordBatch, String>> {
+    let out = path.with_extension("pyarrow.arrow");
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  try:\n    t = pq.read_table(sys.argv[1])\n\
+                  except Exception as e:\n    print(e); sys.exit(3)\n\
+                  t = t.combine_chunks()\n\
+                  with pa.ipc.new_file(sys.argv[2], t.schema) as w:\n    w.write_table(t)\n";
+    let run = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .arg(&out)
+        .output()
+        .ok()?;
+    match run.status.code() {
+        Some(0) => {}
+        Some(3) => return Some(Err(String::from_utf8_lossy(&run.stdout).trim().to_string())),
+        // No pyarrow (an import error) or no python: no second reader.
+        _ => return None,
+    }
+    let read = || -> Result<RecordBatch, String> {
+        let file = std::fs::File::open(&out).map_err(|e| e.to_string())?;
+        let reader =
+            arrow::ipc::reader::FileReader::try_new(file, None).map_err(|e| e.to_string())?;
+        let schema = reader.schema();
+        let batches = reader
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let batch = concat_batches(&schema, &batches).map_err(|e| e.to_string())?;
+        let like = normalise(like);
+        let batch = normalise(&batch);
+        let columns = batch
+            .columns()
+            .iter()
+            .zip(like.columns())
+            .map(|(c, l)| cast(c, l.data_type()).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<ArrayRef>, _>>()?;
+        RecordBatch::try_new(like.schema(), columns).map_err(|e| e.to_string())
+    };
+    Some(read())
+}
+
+/// pyarrow, the second reader, reads a nested sample written by arrow-rs
+/// to the same values (cast to the GPU decoder's types), and reports a
+/// file it cannot read as its refusal. Skipped, visibly, where there is no
+/// pyarrow (the GPU machine and CI have it). (A CPU test.)
+#[test]
+fn pyarrow_reads_what_arrow_rs_writes() {
+    let batch = NestedSample::base().batch();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sample.parquet");
+    let mut out = Vec::new();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    std::fs::write(&path, &out).unwrap();
+    let Some(theirs) = pyarrow_try_decode(&path, &batch) else {
+        eprintln!("skipped: no python3 with pyarrow here");
+        return;
+    };
+    let theirs = theirs.expect("pyarrow reads the sample");
+    assert_eq!(same_values(&theirs, &batch), Ok(()));
+    std::fs::write(&path, &out[..out.len() / 2]).unwrap();
+    assert!(matches!(pyarrow_try_decode(&path, &batch), Some(Err(_))));
+}
