@@ -169,14 +169,23 @@ enum Outcome {
     /// values are pyarrow's (e.g. a page of nulls whose empty value
     /// section arrow-rs will not open).
     PyarrowEqual,
+    /// arrow-rs refuses the file, pyarrow refuses or is absent, and the
+    /// GPU decoder's values are those of the uncorrupted base file (the
+    /// mutation changed no value: a level stream's length grown over the
+    /// value section's bit-width byte of an all-null page, which arrow-rs
+    /// will not open empty; pyarrow 22 and older refuse any arrow-rs file
+    /// with a null FixedSizeList).
+    CleanEqual,
 }
 
-/// The verdict on one case (the file at `path`): arrow-rs's decode
-/// (`reference`) against the GPU decoder's (`got`, a panic caught); where
-/// arrow-rs refuses and the GPU returns values, pyarrow's decode must be
-/// those values. Err says what went wrong.
+/// The verdict on one case (the file at `path`, a mutation of a base
+/// whose values are `clean`): arrow-rs's decode (`reference`) against the
+/// GPU decoder's (`got`, a panic caught); where arrow-rs refuses and the
+/// GPU returns values, they must be pyarrow's decode of the same bytes,
+/// or the base file's values. Err says what went wrong.
 fn judge(
     path: &std::path::Path,
+    clean: &RecordBatch,
     reference: &Result<RecordBatch, String>,
     got: std::thread::Result<Result<RecordBatch, Refusal>>,
 ) -> Result<Outcome, String> {
@@ -192,12 +201,17 @@ fn judge(
                 Some(Ok(theirs)) => same_values(&theirs, &got)
                     .map(|()| Outcome::PyarrowEqual)
                     .map_err(|d| format!("arrow-rs refuses ({why}); against pyarrow: {d}")),
-                Some(Err(theirs)) => Err(format!(
-                    "arrow-rs ({why}) and pyarrow ({theirs}) refuse, the GPU decoder returned values"
-                )),
-                None => Err(format!(
-                    "arrow-rs refuses ({why}) but the GPU decoder returned values (no pyarrow here)"
-                )),
+                theirs => {
+                    let theirs = match theirs {
+                        Some(Err(e)) => format!("pyarrow refuses: {e}"),
+                        _ => "no pyarrow here".to_string(),
+                    };
+                    same_values(clean, &got).map(|()| Outcome::CleanEqual).map_err(|d| {
+                        format!(
+                            "arrow-rs refuses ({why}), {theirs}; the GPU decoder's values are not the clean file's: {d}"
+                        )
+                    })
+                }
             },
         },
     }
@@ -256,6 +270,10 @@ fn corrupt_nested_levels_are_typed_errors() {
     let seed = env_u64("GDSCAN_NESTED_CORRUPT_SEED", 1);
     let dir = tempfile::tempdir().unwrap();
     let bases = clean_bases(seed, dir.path());
+    let cleans: Vec<RecordBatch> = bases
+        .iter()
+        .map(|b| arrow_rs_try_decode(&Bytes::from(b.bytes.clone())).expect("a clean base"))
+        .collect();
 
     // arrow-rs's decoder panics on some corrupt pages (caught as a
     // refusal), and a GPU panic is caught to name its case: keep both off
@@ -272,7 +290,8 @@ fn corrupt_nested_levels_are_typed_errors() {
         std::fs::write(&path, &bytes).unwrap();
         let reference = arrow_rs_try_decode(&Bytes::from(bytes));
         let got = std::panic::catch_unwind(AssertUnwindSafe(|| gpu_decode(&path)));
-        match judge(&path, &reference, got) {
+        let clean = &cleans[case % bases.len()];
+        match judge(&path, clean, &reference, got) {
             Ok(outcome) => *counts.entry(format!("{outcome:?}")).or_default() += 1,
             Err(why) => failures.push(format!("case {case} ({}; {what}): {why}", base.what)),
         }
