@@ -875,3 +875,63 @@ fn records_split_across_v1_pages_decode_like_arrow_rs() {
     assert_eq!(got.num_rows(), 600);
     assert_same_values(name, &expected, &got);
 }
+
+/// FixedSizeLists inside a list (`list<fixed_size_list<int64, 8>>`, 3,000
+/// rows of two each): with one in five null, decoded equal to arrow-rs
+/// (their padding within the decoder's allowance); with all null, each
+/// stands for eight padded slots, past the allowance (`PADDING_FACTOR`
+/// slots an entry and `PADDING_SLACK`): a typed `Unsupported` naming it,
+/// though arrow-rs reads the file.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn fixed_size_lists_in_lists_decode_or_are_refused_past_the_allowance() {
+    use arrow::array::{Array, FixedSizeListArray, Int64Array, ListArray};
+    use arrow::buffer::{NullBuffer, OffsetBuffer};
+    use arrow::datatypes::{DataType, Field, Schema};
+    assert_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let item = Arc::new(Field::new("item", DataType::Int64, false));
+    let fixed = Arc::new(Field::new(
+        "item",
+        DataType::FixedSizeList(item.clone(), 8),
+        true,
+    ));
+    let rows = 3_000;
+    for (null_every, refused) in [(5, false), (1, true)] {
+        let instances = 2 * rows;
+        let values = Int64Array::from_iter_values((0..instances as i64 * 8).map(|v| v * 7 - 3));
+        let valid = NullBuffer::from(
+            (0..instances)
+                .map(|i| i % null_every != 0)
+                .collect::<Vec<_>>(),
+        );
+        let inner = FixedSizeListArray::new(item.clone(), 8, Arc::new(values), Some(valid));
+        let list = ListArray::new(
+            fixed.clone(),
+            OffsetBuffer::from_lengths(vec![2; rows]),
+            Arc::new(inner),
+            None,
+        );
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "a",
+            list.data_type().clone(),
+            true,
+        )]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap();
+        let path = dir.path().join(format!("fixed-{null_every}.parquet"));
+        let mut out = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut out, schema, None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        std::fs::write(&path, &out).unwrap();
+        let expected = arrow_rs_decode(&Bytes::from(out), None, None, None);
+        assert_eq!(expected.num_rows(), rows);
+        match gpu_decode(&path, ScanRequest::default()) {
+            Ok(got) if !refused => assert_same_values("one in five null", &expected, &got),
+            Err(DecodeError::Unsupported { what, .. }) if refused => {
+                assert!(what.contains("allowance"), "{what}")
+            }
+            other => panic!("null every {null_every}: {:?}", other.map(|b| b.num_rows())),
+        }
+    }
+}

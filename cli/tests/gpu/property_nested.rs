@@ -37,6 +37,7 @@ use super::decode::{assert_gpu, gpu_decode};
 use super::property::{column, covered_types};
 use super::reference::{arrow_rs_decode, assert_same_values, normalise};
 use super::seeded::{run_seeded_cases, Rng};
+use gdscan::decode::page::nesting::PADDING_FACTOR;
 use gdscan::decode::page::PageKind;
 use gdscan::parquet::ScanRequest;
 
@@ -58,31 +59,34 @@ fn random_schema(rng: &mut Rng) -> Schema {
     let fields: Vec<Field> = (0..n)
         .map(|i| {
             let depth = rng.below(MAX_DEPTH + 1) as u32;
-            random_field(rng, &format!("c{i}"), depth, false)
+            random_field(rng, &format!("c{i}"), depth, None)
         })
         .collect();
     Schema::new(fields)
 }
 
 /// A field named `name` whose type nests `depth` levels (0: a covered
-/// flat type), nullable or not at random; `variable`: whether a List,
-/// LargeList or Map encloses it.
-fn random_field(rng: &mut Rng, name: &str, depth: u32, variable: bool) -> Field {
+/// flat type), nullable or not at random. `fixed`: under a List, LargeList
+/// or Map, the product of FixedSizeList sizes it may still nest (the
+/// decoder sizes such levels by `PADDING_FACTOR` slots an entry: past it,
+/// a chunk with many null lists is refused, which is no case of this test;
+/// the allowance has its own test), None under records.
+fn random_field(rng: &mut Rng, name: &str, depth: u32, fixed: Option<u32>) -> Field {
     let nullable = rng.chance(0.6);
     if depth == 0 {
         return Field::new(name, rng.pick(&covered_types()), nullable);
     }
+    let under_list = Some(PADDING_FACTOR as u32);
+    let size = 1 + rng.below(4) as u32;
     let data_type = match rng.below(100) {
-        0..=29 => DataType::List(Arc::new(list_element(rng, depth, true))),
-        30..=41 => DataType::LargeList(Arc::new(list_element(rng, depth, true))),
-        // A FixedSizeList under a variable-length list or map is refused
-        // (docs/gpu-decode.md): no case of this test.
-        42..=54 if !variable => {
-            let size = 1 + rng.below(4) as i32;
-            DataType::FixedSizeList(Arc::new(list_element(rng, depth, false)), size)
+        0..=29 => DataType::List(Arc::new(list_element(rng, depth, under_list))),
+        30..=41 => DataType::LargeList(Arc::new(list_element(rng, depth, under_list))),
+        42..=54 if fixed.is_none_or(|f| size <= f) => {
+            let inner = fixed.map(|f| f / size);
+            DataType::FixedSizeList(Arc::new(list_element(rng, depth, inner)), size as i32)
         }
         42..=69 => map_type(rng, depth),
-        _ => struct_type(rng, depth, variable),
+        _ => struct_type(rng, depth, fixed),
     };
     Field::new(name, data_type, nullable)
 }
@@ -97,19 +101,19 @@ fn child_depth(rng: &mut Rng, depth: u32) -> u32 {
     }
 }
 
-/// The element field of a list `depth` deep (`variable`: under it or
-/// another, a variable-length list).
-fn list_element(rng: &mut Rng, depth: u32, variable: bool) -> Field {
+/// The element field of a list `depth` deep (`fixed` as in
+/// [`random_field`]).
+fn list_element(rng: &mut Rng, depth: u32, fixed: Option<u32>) -> Field {
     let name = rng.pick(&["item", "element"]);
     let depth = child_depth(rng, depth);
-    random_field(rng, name, depth, variable)
+    random_field(rng, name, depth, fixed)
 }
 
 /// A map `depth` deep: non-null string or integer keys, a random value.
 fn map_type(rng: &mut Rng, depth: u32) -> DataType {
     let key_type = rng.pick(&[DataType::Utf8, DataType::Int32, DataType::Int64]);
     let value_depth = child_depth(rng, depth);
-    let value = random_field(rng, "values", value_depth, true);
+    let value = random_field(rng, "values", value_depth, Some(PADDING_FACTOR as u32));
     let entries = Field::new(
         "entries",
         DataType::Struct(Fields::from(vec![
@@ -122,12 +126,12 @@ fn map_type(rng: &mut Rng, depth: u32) -> DataType {
 }
 
 /// A struct `depth` deep of 1 to 3 fields.
-fn struct_type(rng: &mut Rng, depth: u32, variable: bool) -> DataType {
+fn struct_type(rng: &mut Rng, depth: u32, fixed: Option<u32>) -> DataType {
     let n = 1 + rng.below(3);
     let fields: Vec<Field> = (0..n)
         .map(|i| {
             let depth = child_depth(rng, depth);
-            random_field(rng, &format!("f{i}"), depth, variable)
+            random_field(rng, &format!("f{i}"), depth, fixed)
         })
         .collect();
     DataType::Struct(Fields::from(fields))

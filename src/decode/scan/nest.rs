@@ -3,12 +3,13 @@
 //! nested device columns built from them once the row group is done
 //! ([`NestStage::build`]).
 //!
-//! Every nested buffer is sized by its level's capacity: the owner leaf's
-//! level entries (a level has at most as many slots as the chunk has
-//! entries), or for the elements of FixedSizeLists under no
-//! variable-length list the records times their sizes (a null list stands
-//! for its size in padded slots); so the sizes are known before any kernel
-//! runs. The slot counts the kernels find are read back with the row
+//! Every nested buffer is sized by its level's capacity
+//! ([`crate::decode::page::nesting::LeafWork::capacity`]): the owner
+//! leaf's level entries (a level has at most as many slots as the chunk
+//! has entries), or for the elements of FixedSizeLists (a null list
+//! stands for its size in padded slots) the records times their sizes, or
+//! under a variable-length list an allowance (a chunk padded past it is a
+//! typed `Unsupported`); so the sizes are known before any kernel runs. The slot counts the kernels find are read back with the row
 //! group's status and give the arrays their lengths.
 
 use std::sync::Arc;
@@ -397,6 +398,25 @@ impl NestStage {
             .map(|&e| [e, 0, 0, 0, 0, 0, 0, 0])
             .collect();
         for (leaf, s) in self.leaves.iter().zip(status) {
+            let work = &self.nesting.leaves[leaf.work];
+            let level = s.error_index as usize;
+            if s.error == PageErrorCode::SlotCapacity as u32 && work.is_allowance(level) {
+                // A valid chunk past the allowance: refused, never cut.
+                return Err(DecodeError::Unsupported {
+                    file: at.file.to_string(),
+                    column: plan.columns[leaf.column].column.clone(),
+                    what: format!(
+                        "a FixedSizeList inside a variable-length list whose null or empty lists \
+                         pad nesting level {level} to {} slots, past the decoder's allowance of {} \
+                         ({} times the chunk's {} level entries and {})",
+                        s.slots[level.min(NEST_LEVELS - 1)],
+                        leaf.capacity[level.min(NEST_LEVELS - 1)],
+                        crate::decode::page::nesting::PADDING_FACTOR,
+                        leaf.entries,
+                        crate::decode::page::nesting::PADDING_SLACK
+                    ),
+                });
+            }
             if s.error != 0 {
                 let what = PageErrorCode::from_code(s.error)
                     .map_or(format!("unknown kernel error {}", s.error), |c| {
@@ -410,7 +430,6 @@ impl NestStage {
             slots[leaf.column] = s.slots.map(u64::from);
             // The kernels checked each FixedSizeList with elements against
             // the one before it; the totals check the last.
-            let work = &self.nesting.leaves[leaf.work];
             for (j, &size) in work.level_fixed.iter().enumerate().skip(1) {
                 let (lists, elements) = (slots[leaf.column][j - 1], slots[leaf.column][j]);
                 if size != 0 && elements != lists * u64::from(size) {
@@ -500,9 +519,15 @@ impl Build<'_> {
                 // Under a list, the slots' values and validity, unless the
                 // slots are the entries one for one (the kernels left them
                 // in the page's output).
+                let mixed = self
+                    .stage
+                    .leaves
+                    .iter()
+                    .find(|l| l.column == ci)
+                    .is_some_and(|l| self.stage.nesting.leaves[l.work].fixed_under_variable());
                 let moved = place
                     .values
-                    .filter(|_| len as u64 != self.stage.entries[ci]);
+                    .filter(|_| mixed || len as u64 != self.stage.entries[ci]);
                 match self.slice(moved)? {
                     Some(values) => {
                         let mut buffers = vec![values];

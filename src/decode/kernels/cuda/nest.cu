@@ -173,6 +173,18 @@ __device__ __forceinline__ u32 gds_nest_weight(const NestTask& t, u32 j, u32 r, 
   return r <= k ? (u32)w : 0u;
 }
 
+// Whether a FixedSizeList level lies below a variable-length list: an
+// entry may then stand for no innermost slot and another for several, so
+// equal counts do not make the slots the entries (no identity case).
+__device__ __forceinline__ bool gds_nest_fixed_under_variable(const NestTask& t) {
+  bool variable = false;
+  for (u32 j = 1; j < gds_nest_level_count(t); ++j) {
+    if (t.level_fixed[j] == 0) variable = true;
+    else if (variable) return true;
+  }
+  return false;
+}
+
 // Whether the task has a FixedSizeList level (padding, sizes to check).
 __device__ __forceinline__ bool gds_nest_has_fixed(const NestTask& t) {
   u32 any = 0;
@@ -489,10 +501,11 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_write(cons
     if (skip) continue;
     const bool fixed = gds_nest_has_fixed(t);
     // The leaf's innermost slots are its entries (no empty or null list,
-    // no null parent of a slot): its values stay where the page kernel
-    // wrote them (GDS_NEST_IF_MOVED outputs are skipped; the host reads the
-    // same counts and takes the page's output).
-    const bool identity = status[2 + (levels - 1)] == t.entries;
+    // no null parent of a slot, no FixedSizeList below a variable-length
+    // list): its values stay where the page kernel wrote them
+    // (GDS_NEST_IF_MOVED outputs are skipped; the host reads the same
+    // counts and takes the page's output).
+    const bool identity = status[2 + (levels - 1)] == t.entries && !gds_nest_fixed_under_variable(t);
     const NestOutput* outputs = (const NestOutput*)t.outputs;
     for (u32 tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
       u64 first, end;

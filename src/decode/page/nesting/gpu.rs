@@ -125,11 +125,19 @@ impl LeafWork {
     /// The most slots each of its levels holds ([`NEST_LEVELS`] of them)
     /// in a chunk of `entries` level entries and `records` records: the
     /// entries (no level has more slots than entries), but for a level of
-    /// FixedSizeList elements under FixedSizeLists and structs only, the
-    /// records times the sizes (a null list stands for its size in padded
-    /// slots). None past `i32::MAX` slots, or for a FixedSizeList under a
-    /// variable-length list (the plan refuses it: its padding has no
-    /// bound before the levels are read).
+    /// FixedSizeList elements (where a null or empty list stands for its
+    /// size in padded slots):
+    ///
+    /// - under FixedSizeLists and structs only, the records times the
+    ///   sizes (exact);
+    /// - under a variable-length list, the entries times the sizes since
+    ///   it when that product is at most [`PADDING_FACTOR`] (no entry
+    ///   stands for more slots), else an allowance of
+    ///   [`PADDING_FACTOR`] times the entries and [`PADDING_SLACK`]
+    ///   ([`LeafWork::is_allowance`]: a chunk padded past it is refused
+    ///   with a typed error, never cut).
+    ///
+    /// None past `i32::MAX` slots.
     ///
     /// ```
     /// use gdscan::decode::page::nesting::LeafWork;
@@ -145,21 +153,38 @@ impl LeafWork {
     /// // 10 records, three of them null: 7 * 768 + 3 entries.
     /// let capacity = work.capacity(7 * 768 + 3, 10).unwrap();
     /// assert_eq!(&capacity[..2], &[7 * 768 + 3, 7680]);
+    /// assert!(!work.is_allowance(1));
     /// ```
     pub fn capacity(&self, entries: u64, records: u64) -> Option<[u32; NEST_LEVELS]> {
         let mut capacity = [0u32; NEST_LEVELS];
-        // The records times the sizes so far, while every level is fixed.
-        let mut chain = Some(records);
+        // The slots one record (Err: one entry, under a variable-length
+        // list) stands for at most, through the FixedSizeLists so far.
+        let mut per: Result<u64, u64> = Ok(1);
         for (j, c) in capacity.iter_mut().enumerate() {
-            let size = self.level_fixed.get(j).copied().unwrap_or(0);
+            let size = u64::from(self.level_fixed.get(j).copied().unwrap_or(0));
             let slots = if j == 0 {
                 entries
             } else if size == 0 {
-                chain = None;
+                per = Err(1);
                 entries
             } else {
-                chain = chain.and_then(|n| n.checked_mul(u64::from(size)));
-                chain?.max(entries)
+                match per {
+                    Ok(p) => {
+                        let n = p.checked_mul(size)?;
+                        per = Ok(n);
+                        records.checked_mul(n)?.max(entries)
+                    }
+                    Err(p) => {
+                        per = Err(p.saturating_mul(size));
+                        let factor = p.saturating_mul(size).min(PADDING_FACTOR);
+                        let slack = if p.saturating_mul(size) > PADDING_FACTOR {
+                            PADDING_SLACK
+                        } else {
+                            0
+                        };
+                        entries.checked_mul(factor)?.checked_add(slack)?
+                    }
+                }
             };
             *c = u32::try_from(slots)
                 .ok()
@@ -167,7 +192,45 @@ impl LeafWork {
         }
         Some(capacity)
     }
+
+    /// Whether a FixedSizeList level lies below a variable-length list:
+    /// then an entry may stand for no slot of the innermost level (an
+    /// empty list) and another for several (padding), so equal counts of
+    /// slots and entries do not make them one for one, and the leaf's
+    /// values always move to its slots (the kernels' identity case is
+    /// off).
+    pub fn fixed_under_variable(&self) -> bool {
+        let levels = self.level_fixed.iter().skip(1);
+        let first_variable = levels.clone().position(|&s| s == 0);
+        first_variable.is_some_and(|v| levels.skip(v).any(|&s| s != 0))
+    }
+
+    /// Whether level `level`'s capacity is an allowance, not a bound: it
+    /// holds FixedSizeList elements under a variable-length list, whose
+    /// sizes since that list multiply past [`PADDING_FACTOR`] (more
+    /// padding than [`LeafWork::capacity`] allows is refused with a typed
+    /// error, the chunk valid nonetheless).
+    pub fn is_allowance(&self, level: usize) -> bool {
+        let size = |j: usize| u64::from(self.level_fixed.get(j).copied().unwrap_or(0));
+        if size(level) == 0 {
+            return false;
+        }
+        let Some(variable) = (1..level).rev().find(|&j| size(j) == 0) else {
+            return false;
+        };
+        let product = (variable + 1..=level).fold(1u64, |p, j| p.saturating_mul(size(j)));
+        product > PADDING_FACTOR
+    }
 }
+
+/// The most slots per level entry a FixedSizeList level under a
+/// variable-length list is sized for (see [`LeafWork::capacity`]).
+pub const PADDING_FACTOR: u64 = 4;
+
+/// Slots a FixedSizeList level under a variable-length list may hold past
+/// [`PADDING_FACTOR`] times its chunk's entries, where its sizes multiply
+/// past that factor (see [`LeafWork::capacity`]).
+pub const PADDING_SLACK: u64 = 4096;
 
 /// Levels a nested leaf may have: the records and up to seven lists (the
 /// kernels' `NEST_LEVELS`).

@@ -1,12 +1,7 @@
 //! The file's embedded Arrow schema (`ARROW:schema`, written by arrow-rs
 //! and pyarrow) as arrow-rs applies it to nested columns: a list it types
 //! as LargeList is a LargeList here too, one it types as FixedSizeList a
-//! FixedSizeList. A FixedSizeList inside a variable-length list (or map)
-//! is refused: its padded slots (a null list stands for `size` null
-//! elements) could outnumber the chunk's level entries by any factor, so
-//! the decoder could not size them before its kernels run; under records,
-//! structs and other FixedSizeLists a level holds exactly the records
-//! times the sizes.
+//! FixedSizeList (at any depth).
 
 use parquet::arrow::parquet_to_arrow_schema;
 use parquet::file::metadata::FileMetaData;
@@ -41,53 +36,36 @@ pub fn nest_fields_of_file(
 pub fn apply_arrow_schema(fields: &mut [NestField], arrow: &Fields) -> Result<(), DecodePlanError> {
     for field in fields {
         if let Some(theirs) = arrow.iter().find(|f| f.name() == &field.name) {
-            apply_node(&mut field.node, theirs.data_type(), &field.name, false)?;
+            apply_node(&mut field.node, theirs.data_type(), &field.name)?;
         }
     }
     Ok(())
 }
 
-/// `variable`: whether a List, LargeList or Map encloses the node.
-fn apply_node(
-    node: &mut NestNode,
-    theirs: &DataType,
-    path: &str,
-    variable: bool,
-) -> Result<(), DecodePlanError> {
+fn apply_node(node: &mut NestNode, theirs: &DataType, path: &str) -> Result<(), DecodePlanError> {
     match (node, theirs) {
         (NestNode::List(list), DataType::List(element) | DataType::LargeList(element)) => {
             list.large = matches!(theirs, DataType::LargeList(_));
-            apply_node(&mut list.element.node, element.data_type(), path, true)
+            apply_node(&mut list.element.node, element.data_type(), path)
         }
         (NestNode::List(list), DataType::FixedSizeList(element, size)) => {
-            let size = u32::try_from(*size)
-                .ok()
-                .filter(|_| !variable)
-                .ok_or_else(|| DecodePlanError::Unsupported {
-                    column: path.to_string(),
-                    what: format!(
-                        "a FixedSizeList of {size} inside a variable-length list or map (from \
-                         the file's embedded Arrow schema)"
-                    ),
-                })?;
+            let size = u32::try_from(*size).map_err(|_| DecodePlanError::Unsupported {
+                column: path.to_string(),
+                what: format!("a FixedSizeList of size {size}"),
+            })?;
             list.fixed = Some(size);
-            apply_node(&mut list.element.node, element.data_type(), path, variable)
+            apply_node(&mut list.element.node, element.data_type(), path)
         }
         (NestNode::Struct(s), DataType::Struct(theirs)) => {
-            for field in &mut s.fields {
-                if let Some(t) = theirs.iter().find(|f| f.name() == &field.name) {
-                    apply_node(&mut field.node, t.data_type(), path, variable)?;
-                }
-            }
-            Ok(())
+            apply_arrow_schema(&mut s.fields, theirs)
         }
         (NestNode::Map(map), DataType::Map(entries, _)) => {
             let DataType::Struct(kv) = entries.data_type() else {
                 return Ok(());
             };
             if let (Some(key), Some(value)) = (kv.first(), kv.get(1)) {
-                apply_node(&mut map.key.node, key.data_type(), path, true)?;
-                apply_node(&mut map.value.node, value.data_type(), path, true)?;
+                apply_node(&mut map.key.node, key.data_type(), path)?;
+                apply_node(&mut map.value.node, value.data_type(), path)?;
             }
             Ok(())
         }

@@ -45,7 +45,10 @@ pub use assembly::{
     assemble, Assembly, LeafLayout, LeafLevels, LevelKind, ListLayout, MapLayout, NestError,
     NodeLayout, SlotLevel, StructLayout,
 };
-pub use gpu::{GpuNesting, LeafOutput, LeafWork, NodeKind, NodePlan, NEST_LEVELS};
+pub use gpu::{
+    GpuNesting, LeafOutput, LeafWork, NodeKind, NodePlan, NEST_LEVELS, PADDING_FACTOR,
+    PADDING_SLACK,
+};
 pub use hints::{apply_arrow_schema, nest_fields_of_file};
 pub use schema::nest_fields;
 

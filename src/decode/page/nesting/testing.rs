@@ -296,7 +296,7 @@ pub fn utf8(name: &str, nullable: bool) -> Field {
     Field::new(name, DataType::Utf8, nullable)
 }
 
-/// The nested shapes of the assembly tests, optional and required (20
+/// The nested shapes of the assembly tests, optional and required (23
 /// top-level fields; the FixedSizeLists come back as such through the
 /// embedded Arrow schema, `nest_fields_of_file`).
 pub fn nested_schema() -> Schema {
@@ -365,6 +365,23 @@ pub fn nested_schema() -> Schema {
                 fixed_list("f", list("item", int32("item", true), true), 2, true),
                 int32("a", true),
             ],
+            true,
+        ),
+        // FixedSizeLists inside variable-length lists and maps: sizes
+        // within the padding factor (a bound), and past it (an allowance).
+        list(
+            "l_fl",
+            fixed_list("item", int32("item", true), 3, true),
+            true,
+        ),
+        map(
+            "m_fl",
+            fixed_list("values", utf8("item", true), 2, true),
+            true,
+        ),
+        list(
+            "l_fl8",
+            fixed_list("item", int64("item", false), 8, true),
             true,
         ),
     ])

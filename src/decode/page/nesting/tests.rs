@@ -405,8 +405,8 @@ fn random_nested_files_assemble_like_arrow_rs() {
                 assert_assembly_like_arrow_rs(&bytes, None, &format!("seed {seed}, {name}"));
         }
     }
-    // 20 fields; 3 row groups in 3 settings, 1 in the last; 3 seeds.
-    assert_eq!(compared, 20 * (3 * 3 + 1) * 3);
+    // 23 fields; 3 row groups in 3 settings, 1 in the last; 3 seeds.
+    assert_eq!(compared, 23 * (3 * 3 + 1) * 3);
 }
 
 #[test]
@@ -827,37 +827,54 @@ fn fixed_size_lists_of_another_length_are_typed_errors() {
 }
 
 #[test]
-fn fixed_size_lists_inside_variable_lists_are_refused() {
+fn fixed_size_lists_inside_variable_lists_are_taken() {
     let inner = Field::new(
         "item",
         DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Int32, true)), 2),
         true,
     );
-    for outer in [
-        DataType::List(Arc::new(inner.clone())),
-        DataType::LargeList(Arc::new(inner)),
-    ] {
-        let field = Field::new("a", outer, true);
-        let schema = Arc::new(Schema::new(vec![field.clone()]));
-        let array = new_null_array(field.data_type(), 3);
-        let batch = RecordBatch::try_new(schema, vec![array]).unwrap();
-        let bytes = write(&batch, WriterProperties::builder().build());
-        let reader = SerializedFileReader::new(bytes).unwrap();
-        let err = nest_fields_of_file(reader.metadata().file_metadata(), None).unwrap_err();
-        assert!(
-            matches!(&err, DecodePlanError::Unsupported { what, .. } if what.contains("FixedSizeList")),
-            "{err}"
-        );
-    }
-    // Under records and structs it is taken.
-    let fixed = fixed_list("f", int32("item", true), 2, true);
-    let schema = Arc::new(Schema::new(vec![strukt("s", vec![fixed], true)]));
-    let batch = random_batch_of(&schema, 5);
+    let outer = DataType::List(Arc::new(inner));
+    let schema = Arc::new(Schema::new(vec![Field::new("a", outer.clone(), true)]));
+    let batch = random_batch_of(&schema, 50);
     let bytes = write(&batch, WriterProperties::builder().build());
-    let reader = SerializedFileReader::new(bytes).unwrap();
+    let reader = SerializedFileReader::new(bytes.clone()).unwrap();
     let fields = nest_fields_of_file(reader.metadata().file_metadata(), None).unwrap();
-    assert!(matches!(
-        fields[0].arrow_field().data_type(),
-        DataType::Struct(f) if matches!(f[0].data_type(), DataType::FixedSizeList(_, 2))
-    ));
+    assert_eq!(fields[0].arrow_field().data_type(), &outer);
+    assert_assembly_like_arrow_rs(&bytes, None, "a FixedSizeList in a list");
+}
+
+/// The sizes of a leaf's levels: exact under records and FixedSizeLists,
+/// a bound under a variable-length list while the sizes multiply to at
+/// most the padding factor, an allowance past it.
+#[test]
+fn fixed_size_list_levels_are_sized_by_records_bounds_or_an_allowance() {
+    let work = |level_fixed: Vec<u32>| LeafWork {
+        column: 0,
+        node: 0,
+        max_rep: level_fixed.len() as u32 - 1,
+        max_def: level_fixed.len() as u32,
+        level_def: (0..level_fixed.len() as u32).collect(),
+        level_fixed,
+        outputs: Vec::new(),
+    };
+    // FixedSizeList<FixedSizeList<_, 3>, 2> of 10 records, 40 entries.
+    let top = work(vec![0, 2, 3]);
+    // (A level never holds less than the entries' count.)
+    assert_eq!(&top.capacity(40, 10).unwrap()[..3], &[40, 40, 60]);
+    assert!(!top.is_allowance(1) && !top.is_allowance(2));
+    // List<FixedSizeList<FixedSizeList<_, 2>, 2>>: 4 slots an entry at most.
+    let bound = work(vec![0, 0, 2, 2]);
+    assert_eq!(
+        &bound.capacity(100, 10).unwrap()[..4],
+        &[100, 100, 200, 400]
+    );
+    assert!(!bound.is_allowance(3));
+    assert!(bound.fixed_under_variable() && !top.fixed_under_variable());
+    // List<FixedSizeList<_, 8>>: past the factor, an allowance.
+    let allowance = work(vec![0, 0, 8]);
+    let cap = allowance.capacity(100, 10).unwrap();
+    assert_eq!(u64::from(cap[2]), 100 * PADDING_FACTOR + PADDING_SLACK);
+    assert!(allowance.is_allowance(2) && !allowance.is_allowance(1));
+    // Past i32::MAX slots: none.
+    assert_eq!(top.capacity(40, u64::from(u32::MAX)), None);
 }
