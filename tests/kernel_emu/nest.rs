@@ -553,3 +553,82 @@ fn corrupt_levels_are_the_nesting_kernels_errors() {
     }
     assert!(cases >= 18, "{cases} cases");
 }
+
+/// `list<fixed_size_list<int64, 8>>` (3,000 rows of two): with one in five
+/// null, the kernels equal the reference within the allowance; with all
+/// null, each stands for eight padded slots, past the allowance
+/// (`PADDING_FACTOR` slots an entry and `PADDING_SLACK`): `gds_nest_scan`
+/// reports `SlotCapacity` at level 2 and the write kernel writes nothing
+/// (the buffers are sized by the capacity: a write past it would be a heap
+/// overflow here).
+#[test]
+fn fixed_size_list_padding_past_the_allowance_is_the_kernels_error() {
+    use arrow::array::{Array, FixedSizeListArray, Int64Array, ListArray, RecordBatch};
+    use arrow::buffer::{NullBuffer, OffsetBuffer};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build("nest_emu.cpp", dir.path()) else {
+        return;
+    };
+    let item = Arc::new(Field::new("item", DataType::Int64, false));
+    let fixed = Arc::new(Field::new(
+        "item",
+        DataType::FixedSizeList(item.clone(), 8),
+        true,
+    ));
+    let rows = 3_000;
+    for (null_every, refused) in [(5, false), (1, true)] {
+        let instances = 2 * rows;
+        let values = Int64Array::from_iter_values(0..instances as i64 * 8);
+        let valid: Vec<bool> = (0..instances).map(|i| i % null_every != 0).collect();
+        let inner = FixedSizeListArray::new(
+            item.clone(),
+            8,
+            Arc::new(values),
+            Some(NullBuffer::from(valid)),
+        );
+        let list = ListArray::new(
+            fixed.clone(),
+            OffsetBuffer::from_lengths(vec![2; rows]),
+            Arc::new(inner),
+            None,
+        );
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "a",
+            list.data_type().clone(),
+            true,
+        )]));
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(list)]).unwrap();
+        let (_, props) = writer_settings().remove(3);
+        let reader = SerializedFileReader::new(write(&batch, props)).unwrap();
+        if !refused {
+            let compared = compare_every_row_group(&exe, dir.path(), &reader, "one in five null");
+            assert_eq!(compared, 1);
+            continue;
+        }
+        let fields = nest_fields_of_file(reader.metadata().file_metadata(), None).unwrap();
+        let gpu = GpuNesting::new(fields.clone());
+        let chunks = read_chunks(&reader, &fields, 0);
+        let work = &gpu.leaves[0];
+        assert!(work.is_allowance(2));
+        let made = run(&exe, dir.path(), &[work], &chunks, &gpu);
+        assert_eq!(
+            made[0].status[0],
+            PageErrorCode::SlotCapacity as u32,
+            "status {:?}",
+            &made[0].status[..4]
+        );
+        assert_eq!(made[0].status[1], 2, "the level");
+        assert_eq!(
+            made[0].status[2 + 2] as usize,
+            instances * 8,
+            "the padded slots"
+        );
+        // Nothing written: the values are the emulator's marker still.
+        assert!(made[0]
+            .outputs
+            .iter()
+            .all(|o| o.iter().all(|&b| b == 0 || b == 0xCD)));
+    }
+}
