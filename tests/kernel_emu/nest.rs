@@ -12,7 +12,7 @@ use std::path::Path;
 use gdscan::decode::kernels::nest::{NEST_IF_MOVED, NEST_LEVELS, NEST_STATUS_WORDS};
 use gdscan::decode::kernels::PageErrorCode;
 use gdscan::decode::page::nesting::testing::{
-    random_batch, read_leaf, write, writer_settings, LeafChunk,
+    fixed_lists_in_lists, random_batch, read_leaf, write, writer_settings, LeafChunk,
 };
 use gdscan::decode::page::nesting::{
     assemble, nest_fields_of_file, Assembly, GpuNesting, LeafLevels, LeafOutput, LeafWork,
@@ -563,43 +563,14 @@ fn corrupt_levels_are_the_nesting_kernels_errors() {
 /// overflow here).
 #[test]
 fn fixed_size_list_padding_past_the_allowance_is_the_kernels_error() {
-    use arrow::array::{Array, FixedSizeListArray, Int64Array, ListArray, RecordBatch};
-    use arrow::buffer::{NullBuffer, OffsetBuffer};
-    use arrow::datatypes::{DataType, Field, Schema};
-    use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
     let Some(exe) = build("nest_emu.cpp", dir.path()) else {
         return;
     };
-    let item = Arc::new(Field::new("item", DataType::Int64, false));
-    let fixed = Arc::new(Field::new(
-        "item",
-        DataType::FixedSizeList(item.clone(), 8),
-        true,
-    ));
     let rows = 3_000;
     for (null_every, refused) in [(5, false), (1, true)] {
         let instances = 2 * rows;
-        let values = Int64Array::from_iter_values(0..instances as i64 * 8);
-        let valid: Vec<bool> = (0..instances).map(|i| i % null_every != 0).collect();
-        let inner = FixedSizeListArray::new(
-            item.clone(),
-            8,
-            Arc::new(values),
-            Some(NullBuffer::from(valid)),
-        );
-        let list = ListArray::new(
-            fixed.clone(),
-            OffsetBuffer::from_lengths(vec![2; rows]),
-            Arc::new(inner),
-            None,
-        );
-        let schema = Arc::new(Schema::new(vec![Field::new(
-            "a",
-            list.data_type().clone(),
-            true,
-        )]));
-        let batch = RecordBatch::try_new(schema, vec![Arc::new(list)]).unwrap();
+        let batch = fixed_lists_in_lists(rows, null_every);
         let (_, props) = writer_settings().remove(3);
         let reader = SerializedFileReader::new(write(&batch, props)).unwrap();
         if !refused {

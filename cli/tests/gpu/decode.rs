@@ -885,46 +885,18 @@ fn records_split_across_v1_pages_decode_like_arrow_rs() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn fixed_size_lists_in_lists_decode_or_are_refused_past_the_allowance() {
-    use arrow::array::{Array, FixedSizeListArray, Int64Array, ListArray};
-    use arrow::buffer::{NullBuffer, OffsetBuffer};
-    use arrow::datatypes::{DataType, Field, Schema};
+    use gdscan::decode::page::nesting::testing::{fixed_lists_in_lists, write};
     assert_gpu();
     let dir = tempfile::tempdir().unwrap();
-    let item = Arc::new(Field::new("item", DataType::Int64, false));
-    let fixed = Arc::new(Field::new(
-        "item",
-        DataType::FixedSizeList(item.clone(), 8),
-        true,
-    ));
     let rows = 3_000;
     for (null_every, refused) in [(5, false), (1, true)] {
-        let instances = 2 * rows;
-        let values = Int64Array::from_iter_values((0..instances as i64 * 8).map(|v| v * 7 - 3));
-        let valid = NullBuffer::from(
-            (0..instances)
-                .map(|i| i % null_every != 0)
-                .collect::<Vec<_>>(),
+        let bytes = write(
+            &fixed_lists_in_lists(rows, null_every),
+            WriterProperties::builder().build(),
         );
-        let inner = FixedSizeListArray::new(item.clone(), 8, Arc::new(values), Some(valid));
-        let list = ListArray::new(
-            fixed.clone(),
-            OffsetBuffer::from_lengths(vec![2; rows]),
-            Arc::new(inner),
-            None,
-        );
-        let schema = Arc::new(Schema::new(vec![Field::new(
-            "a",
-            list.data_type().clone(),
-            true,
-        )]));
-        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap();
         let path = dir.path().join(format!("fixed-{null_every}.parquet"));
-        let mut out = Vec::new();
-        let mut writer = ArrowWriter::try_new(&mut out, schema, None).unwrap();
-        writer.write(&batch).unwrap();
-        writer.close().unwrap();
-        std::fs::write(&path, &out).unwrap();
-        let expected = arrow_rs_decode(&Bytes::from(out), None, None, None);
+        std::fs::write(&path, &bytes).unwrap();
+        let expected = arrow_rs_decode(&bytes, None, None, None);
         assert_eq!(expected.num_rows(), rows);
         match gpu_decode(&path, ScanRequest::default()) {
             Ok(got) if !refused => assert_same_values("one in five null", &expected, &got),

@@ -173,8 +173,8 @@ enum Outcome {
     /// GPU decoder's values are those of the uncorrupted base file (the
     /// mutation changed no value: a level stream's length grown over the
     /// value section's bit-width byte of an all-null page, which arrow-rs
-    /// will not open empty; pyarrow 22 and older refuse any arrow-rs file
-    /// with a null FixedSizeList).
+    /// will not open empty; the GPU machine's pyarrow, older than 26,
+    /// refuses arrow-rs files with a null FixedSizeList).
     CleanEqual,
 }
 

@@ -103,10 +103,9 @@ pub struct NestTask {
     /// level holds (a null or empty one stands for that many padded
     /// slots), 0 when it is not one.
     pub level_fixed: [u32; NEST_LEVELS],
-    /// Per level `j`: the most slots the outputs of the level hold (the
-    /// entries, or under FixedSizeLists the records times their sizes);
-    /// more is [`super::PageErrorCode::SlotCapacity`] and nothing is
-    /// written.
+    /// Per level `j`: the most slots the outputs of the level hold
+    /// ([`crate::decode::page::nesting::LeafWork::capacity`]); more is
+    /// [`super::PageErrorCode::SlotCapacity`] and nothing is written.
     pub capacity: [u32; NEST_LEVELS],
 }
 

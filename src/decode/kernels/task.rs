@@ -98,7 +98,7 @@ pub enum PageErrorCode {
     /// its size.
     FixedSize = 23,
     /// A nesting level holds more slots than the decoder sized its buffers
-    /// for (FixedSizeList padding past the records times the sizes).
+    /// for (FixedSizeList padding past its bound or allowance).
     SlotCapacity = 24,
 }
 
@@ -205,7 +205,7 @@ impl PageErrorCode {
                 "a FixedSizeList holds another number of elements than its size"
             }
             PageErrorCode::SlotCapacity => {
-                "a nesting level holds more slots than the records and FixedSizeList sizes allow"
+                "a nesting level holds more slots than its buffers were sized for"
             }
         }
     }

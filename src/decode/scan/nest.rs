@@ -9,8 +9,9 @@
 //! has entries), or for the elements of FixedSizeLists (a null list
 //! stands for its size in padded slots) the records times their sizes, or
 //! under a variable-length list an allowance (a chunk padded past it is a
-//! typed `Unsupported`); so the sizes are known before any kernel runs. The slot counts the kernels find are read back with the row
-//! group's status and give the arrays their lengths.
+//! typed `Unsupported`); so the sizes are known before any kernel runs.
+//! The slot counts the kernels find are read back with the row group's
+//! status and give the arrays their lengths.
 
 use std::sync::Arc;
 
@@ -211,7 +212,7 @@ impl NestStage {
     /// definition) addresses, 0 for none; None when it has no nesting work.
     pub(crate) fn page_levels(&self, ci: usize) -> Option<(u64, u64)> {
         let base = self.buffer.address();
-        let leaf = self.leaves.iter().find(|l| l.column == ci)?;
+        let leaf = self.leaf_of(ci)?;
         let at = |p: Option<Place>| p.map_or(0, |p| base + p.at as u64);
         Some((at(leaf.rep), at(leaf.def)))
     }
@@ -251,6 +252,11 @@ impl NestStage {
                 }
             })
             .collect()
+    }
+
+    /// Plan column `ci`'s nesting work in this row group, if it has any.
+    fn leaf_of(&self, ci: usize) -> Option<&LeafPlace> {
+        self.leaves.iter().find(|l| l.column == ci)
     }
 
     /// Nest tasks.
@@ -521,9 +527,7 @@ impl Build<'_> {
                 // in the page's output).
                 let mixed = self
                     .stage
-                    .leaves
-                    .iter()
-                    .find(|l| l.column == ci)
+                    .leaf_of(ci)
                     .is_some_and(|l| self.stage.nesting.leaves[l.work].fixed_under_variable());
                 let moved = place
                     .values
@@ -553,26 +557,13 @@ impl Build<'_> {
                     .collect::<Result<Vec<_>, _>>()?;
                 DeviceColumn::with_children(data_type, len, None, validity, Vec::new(), children)?
             }
-            NodeKind::List {
-                element,
-                fixed: Some(_),
-            } => {
+            NodeKind::List { element, fixed } => {
                 let child = self.node(*element, columns)?;
-                DeviceColumn::with_children(
-                    data_type,
-                    len,
-                    None,
-                    validity,
-                    Vec::new(),
-                    vec![child],
-                )?
-            }
-            NodeKind::List {
-                element,
-                fixed: None,
-            } => {
-                let child = self.node(*element, columns)?;
-                let offsets = self.offsets(place, len, offset_width(&self.stage.nesting, index))?;
+                // A FixedSizeList has no offsets.
+                let offsets = match fixed {
+                    Some(_) => Vec::new(),
+                    None => self.offsets(place, len, offset_width(&self.stage.nesting, index))?,
+                };
                 DeviceColumn::with_children(data_type, len, None, validity, offsets, vec![child])?
             }
             NodeKind::Map { key, value } => {

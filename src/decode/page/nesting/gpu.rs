@@ -175,14 +175,15 @@ impl LeafWork {
                         records.checked_mul(n)?.max(entries)
                     }
                     Err(p) => {
-                        per = Err(p.saturating_mul(size));
-                        let factor = p.saturating_mul(size).min(PADDING_FACTOR);
-                        let slack = if p.saturating_mul(size) > PADDING_FACTOR {
-                            PADDING_SLACK
-                        } else {
-                            0
-                        };
-                        entries.checked_mul(factor)?.checked_add(slack)?
+                        let n = p.saturating_mul(size);
+                        per = Err(n);
+                        match n <= PADDING_FACTOR {
+                            // A bound: no entry stands for more.
+                            true => entries.checked_mul(n)?,
+                            false => entries
+                                .checked_mul(PADDING_FACTOR)?
+                                .checked_add(PADDING_SLACK)?,
+                        }
                     }
                 }
             };

@@ -387,6 +387,31 @@ pub fn nested_schema() -> Schema {
     ])
 }
 
+/// `list<fixed_size_list<int64 (required), 8>>`: `rows` rows of two
+/// FixedSizeLists each, one in `null_every` of them null (1: all), the
+/// values `7 * i - 3`. Past `null_every` 4 their padding passes the
+/// decoder's allowance (`PADDING_FACTOR` slots an entry).
+pub fn fixed_lists_in_lists(rows: usize, null_every: usize) -> RecordBatch {
+    let item = Arc::new(Field::new("item", DataType::Int64, false));
+    let fixed = Arc::new(Field::new(
+        "item",
+        DataType::FixedSizeList(item.clone(), 8),
+        true,
+    ));
+    let instances = 2 * rows;
+    let values = Int64Array::from_iter_values((0..instances as i64 * 8).map(|v| v * 7 - 3));
+    let valid: Vec<bool> = (0..instances).map(|i| i % null_every != 0).collect();
+    let inner = FixedSizeListArray::new(item, 8, Arc::new(values), Some(NullBuffer::from(valid)));
+    let list = ListArray::new(
+        fixed,
+        OffsetBuffer::from_lengths(vec![2; rows]),
+        Arc::new(inner),
+        None,
+    );
+    let schema = Schema::new(vec![Field::new("a", list.data_type().clone(), true)]);
+    RecordBatch::try_new(Arc::new(schema), vec![Arc::new(list)]).unwrap()
+}
+
 pub fn random_batch(seed: u64, rows: usize) -> RecordBatch {
     let schema = Arc::new(nested_schema());
     let mut rng = Rng(seed | 1);
