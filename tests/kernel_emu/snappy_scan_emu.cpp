@@ -7,8 +7,15 @@
 // gets an allocation of exactly its bytes, so a read outside it fails
 // under AddressSanitizer. argv[2] receives, per page, its 8 result words,
 // then per job: u8 (1 when pointed at the empty stream), u64 src_len, u64
-// dst_len and the src_len bytes nvCOMP would read.
+// dst_len and the src_len bytes nvCOMP would read; then a u64: the segments
+// gds_snappy_verify proved without walking them.
 #include "emu.h"
+#include <atomic>
+// Segments gds_snappy_verify proved from a walk's record instead of walking
+// them: counted, and written after the jobs, so that the test knows the
+// proof ran.
+static std::atomic<unsigned long long> proved_segments{0};
+#define GDS_SCAN_PROVED_HOOK() (proved_segments += 1)
 #include "check.cu"
 #include "snappy_scan.cu"
 #include <fstream>
@@ -44,7 +51,7 @@ int main(int argc, char** argv) {
     if (table[10 * i + 7] > 1) table[10 * i + 8] += (u64)region.data();
   }
   std::vector<u32> bitmap(bitmap_words + 1), exits((size_t)n_segs * GDS_SCAN_STARTS + 1), entries(n_segs + 1), faults(4 * (size_t)n_segs + 4);
-  std::vector<u32> outputs((size_t)n_segs * GDS_SCAN_STARTS * GDS_SCAN_WALK_WORDS + 1);
+  std::vector<u32> outputs((size_t)n_segs * GDS_SCAN_STARTS * GDS_SCAN_RECORD_WORDS + 1);
   std::vector<u32> meets(2 * (size_t)n_segs + 2);
   std::vector<u64> outs(n_segs + 1), before(n_segs + 1);
   std::vector<u32> starts(n_starts + 1), verdicts(8 * (size_t)n_pages);
@@ -70,8 +77,8 @@ int main(int argc, char** argv) {
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] { gds_snappy_prefix(table.data(), n_pages, outs.data(), before.data()); });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
-    gds_snappy_verify(table.data(), seg_page.data(), n_segs, entries.data(), before.data(), faults.data(), starts.data(),
-                      verdicts.data());
+    gds_snappy_verify(table.data(), seg_page.data(), n_segs, entries.data(), before.data(), bitmap.data(), exits.data(),
+                      outputs.data(), meets.data(), faults.data(), starts.data(), verdicts.data());
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
     gds_snappy_finish(table.data(), n_pages, faults.data(), before.data(), outs.data(), starts.data(), verdicts.data(),
@@ -87,6 +94,8 @@ int main(int argc, char** argv) {
     out.write((const char*)&dst_len[k], 8);
     if (!is_dummy) out.write((const char*)src[k], src_len[k]);
   }
+  const u64 proved = proved_segments.load();
+  out.write((const char*)&proved, 8);
   for (auto* p : pages) delete p;
   return 0;
 }

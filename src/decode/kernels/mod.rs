@@ -141,8 +141,8 @@ pub struct SnappyScan {
     /// speculative walks left it (u32).
     pub exits: u64,
     /// Per speculative walk (as `exits`),
-    /// [`snappy_scan::SCAN_WALK_WORDS`] u32: its elements' output bytes,
-    /// then those of its first elements.
+    /// [`snappy_scan::SCAN_RECORD_WORDS`] u32: its elements' output bytes,
+    /// those of its first elements, its elements' copy margins.
     pub outputs: u64,
     /// Per segment: where the real chain enters it (u32).
     pub entries: u64,
@@ -508,6 +508,10 @@ impl KernelSet {
                     ptr(&mut v.n_segs),
                     ptr(&mut v.entries),
                     ptr(&mut v.before),
+                    ptr(&mut v.bitmap),
+                    ptr(&mut v.exits),
+                    ptr(&mut v.outputs),
+                    ptr(&mut v.meets),
                     ptr(&mut v.faults),
                     ptr(&mut v.starts),
                     ptr(&mut v.verdicts),

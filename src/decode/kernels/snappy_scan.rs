@@ -32,11 +32,21 @@ pub const SCAN_STARTS: usize = crate::config::decode::KernelConfig::DEFAULT.scan
 /// 32-bit words of one speculative walk's bitmap (a bit per stream byte of
 /// its segment).
 pub const SCAN_SEGMENT_WORDS: usize = SCAN_SEGMENT / 32;
-/// 32-bit words of a speculative walk's record: its elements' output
-/// bytes, then the output bytes of its first 1, 2, ... elements (so the
-/// chain kernel finds the walk's output from where the real chain meets it
-/// without walking it again when that is among its first offsets).
+/// Elements of a speculative walk whose figures its record keeps one by
+/// one: the output bytes of its first 1, 2, ... elements (so the outs
+/// kernel finds the walk's output from where the real chain meets it
+/// without walking it again when that is among its first offsets), and
+/// each of the first elements' copy margin (below).
 pub const SCAN_WALK_WORDS: usize = 8;
+/// 32-bit words of a speculative walk's record: its elements' output
+/// bytes; the output bytes of its first 1 to [`SCAN_WALK_WORDS`] - 1
+/// elements; the copy margin (an i32: a copy's offset less the walk's
+/// output before it, `i32::MIN` for a literal, `i32::MAX` for an offset of
+/// 0 or of 2^31 and more) of its first [`SCAN_WALK_WORDS`] elements; and
+/// the largest margin of the others. From these the verify kernel proves a
+/// segment sound without walking it again where the real chain met the
+/// walk among its first elements (`gds_snappy_verify`).
+pub const SCAN_RECORD_WORDS: usize = 2 * SCAN_WALK_WORDS + 1;
 /// 64-bit words of a page's entry in the page table.
 pub const SCAN_PAGE_WORDS: usize = 10;
 /// 32-bit words of a page's result: `[code, at, a, b, crosses, split, 0, 0]`.

@@ -518,6 +518,7 @@ pub fn generated_header(config: KernelConfig) -> String {
             ("GDS_SCAN_SEGMENT", s::SCAN_SEGMENT),
             ("GDS_SCAN_STARTS", config.scan_starts),
             ("GDS_SCAN_WALK_WORDS", s::SCAN_WALK_WORDS),
+            ("GDS_SCAN_RECORD_WORDS", s::SCAN_RECORD_WORDS),
             ("GDS_SCAN_PAGE_WORDS", s::SCAN_PAGE_WORDS),
             ("GDS_SCAN_RESULT_WORDS", s::SCAN_RESULT_WORDS),
             ("GDS_SNAPPY_PIECE", s::SNAPPY_PIECE),

@@ -60,7 +60,7 @@ use super::trace::{Trace, CHECK_STREAM, NVCOMP_STREAM, UPLOAD_STREAM};
 use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
 use crate::decode::kernels::check::{piece_streams, PieceStream, PIECE_WORDS};
 use crate::decode::kernels::snappy_scan::{
-    ScanInput, ScanLayout, SCAN_RESULT_WORDS, SCAN_WALK_WORDS,
+    ScanInput, ScanLayout, SCAN_RECORD_WORDS, SCAN_RESULT_WORDS,
 };
 use crate::decode::kernels::{SnappyJobs, SnappyScan};
 use crate::nvcomp::{BatchArgs, Codec};
@@ -328,7 +328,7 @@ impl GroupArrays {
         let sections = [
             4 * scan.bitmap_words,                    // bitmap
             4 * scan.n_walks(),                       // exits
-            4 * SCAN_WALK_WORDS * scan.n_walks(),     // outputs
+            4 * SCAN_RECORD_WORDS * scan.n_walks(),   // outputs
             4 * segs,                                 // entries
             8 * segs,                                 // meets
             8 * segs,                                 // outs

@@ -114,6 +114,34 @@ __device__ __forceinline__ SnappyElement gds_snappy_element(At at, u32 len, u64 
   return e;
 }
 
+// The element at `pos` from `x`, the 8 stream bytes from `pos` (the tag in
+// the low byte, zero past the stream's end): gds_snappy_element's result
+// for the same bytes, from one register and with no branch on the
+// element's kind. The scan's walks (snappy_scan.cu) spend most of their
+// instructions here, and a warp's threads walk elements of every kind at
+// once: a branch per kind makes the warp issue every kind's path.
+__device__ __forceinline__ SnappyElement gds_snappy_element_x(u64 x, u32 len, u64 pos) {
+  const u32 tag = (u32)x & 0xffu;
+  const u32 kind = tag & 3u, n = tag >> 2;
+  const bool literal = kind == 0u;
+  const u32 extra = literal ? (n >= 60u ? n - 59u : 0u) : (kind == 3u ? 4u : kind);
+  const u32 ext = (u32)((x >> 8) & ((1ull << (8u * extra)) - 1ull));
+  const u64 head_end = pos + 1 + extra;
+  const u64 length = literal ? (u64)(n >= 60u ? ext : n) + 1 : (u64)(kind == 1u ? 4u + (n & 7u) : n + 1u);
+  const u64 next = literal ? head_end + length : head_end;
+  const bool head_cut = head_end > len;
+  const bool body_cut = !head_cut && literal && next > len;
+  const bool copy = !head_cut && !literal;
+  SnappyElement e;
+  e.code = head_cut || body_cut ? GDS_SNAPPY_TRUNCATED : GDS_SNAPPY_OK;
+  e.at = head_cut ? (u32)(pos + 1) : (body_cut ? (u32)pos : 0u);
+  e.next = head_cut || body_cut ? ~0ull : next;
+  e.length = head_cut ? 0 : length;
+  e.copy = copy ? 1u : 0u;
+  e.offset = copy ? (kind == 1u ? ((tag >> 5) << 8) | ext : ext) : 0u;
+  return e;
+}
+
 // Copies stream bytes [base, base + n) into the warp's stage (n <=
 // GDS_CHECK_STAGE), four bytes a load where the source allows; the caller
 // picks base so that data + base is 4-byte aligned.

@@ -13,8 +13,8 @@
 // 1. gds_snappy_spec: each segment is walked GDS_SCAN_STARTS times, from
 //    each of its first GDS_SCAN_STARTS bytes as if an element started
 //    there, each walk marking the offsets it visits in a bitmap of its own
-//    and recording where it leaves the segment and the output bytes of its
-//    elements. A chain started at a wrong
+//    and recording where it leaves the segment, the output bytes of its
+//    elements and their copy margins (offset less the output before). A chain started at a wrong
 //    offset soon lands on a real element start (elements are a few bytes
 //    long), and from there it is the real chain; but a wrong chain can also
 //    run out of step beside the real one through a whole segment (runs of
@@ -41,7 +41,13 @@
 //    them (truncation, then a copy's offset against the bytes produced,
 //    then the declared size), the first fault recorded; the element that
 //    starts each 64 KiB piece of the output found, and whether any element
-//    crosses a piece's end or copies from before its piece.
+//    crosses a piece's end or copies from before its piece. The real
+//    chain's own elements up to where it met a speculative walk are
+//    walked; from there on the chain is that walk's, whose record (its
+//    elements' copy margins, step 1) proves the rest sound without reading
+//    the stream again wherever the rest stays inside one piece (most
+//    segments: gds_snappy_verify's SM time halved on SF 10 orders_nested);
+//    elsewhere the rest is walked too.
 // 6. gds_snappy_finish (a thread per page): the page's verdict, the first
 //    fault in stream order (or a short output), as the host reports it; then the page's nvCOMP jobs: a refused page's point at
 //    `dummy`, an empty stream, so nvCOMP never reads it; a page that splits
@@ -54,6 +60,12 @@
 #include "common.cuh"
 
 #define GDS_NO_POS 0xffffffffu
+
+// Called where gds_snappy_verify proves a segment without walking it (the
+// CPU emulation counts them; nothing on the GPU).
+#ifndef GDS_SCAN_PROVED_HOOK
+#define GDS_SCAN_PROVED_HOOK()
+#endif
 
 // A Snappy page's entry of the page table: GDS_SCAN_PAGE_WORDS words.
 struct ScanPage {
@@ -133,10 +145,10 @@ __device__ __forceinline__ u64 gds_window_bytes8(GdsWindow& v, u64 p) {
 }
 
 // The element at `pos` (< len) read through the window: as
-// gds_snappy_element (check.cu), from the 8 bytes at `pos` at once.
+// gds_snappy_element (check.cu), from the 8 bytes at `pos` at once
+// (gds_snappy_element_x).
 __device__ __forceinline__ SnappyElement gds_window_element(GdsWindow& w, u32 len, u64 pos) {
-  const u64 x = gds_window_bytes8(w, pos);
-  return gds_snappy_element([x, pos](u64 p) { return (u32)(x >> (8 * (p - pos))) & 0xffu; }, len, pos);
+  return gds_snappy_element_x(gds_window_bytes8(w, pos), len, pos);
 }
 
 // Steps over the element at `pos`: adds its output bytes to `out` and
@@ -168,14 +180,31 @@ __device__ __forceinline__ u64 gds_walk_bitmap(const ScanPage& pg, u64 k, u32 j)
   return pg.bitmap_first + (k * GDS_SCAN_STARTS + j) * (GDS_SCAN_SEGMENT / 32);
 }
 
+// A copy's margin: its offset less the walk's output before it (i32, the
+// offsets a page under 2 GiB can need); i32 max where the offset is 0 or
+// 2^31 and more (never proved sound from the record: the verify kernel
+// walks such a segment), i32 min for a literal (nothing to prove).
+__device__ __forceinline__ i32 gds_copy_margin(const SnappyElement& e, u64 before) {
+  if (!e.copy) return (i32)0x80000000u;
+  if (e.offset == 0 || e.offset > 0x7fffffffu) return 0x7fffffff;
+  const i64 m = (i64)e.offset - (i64)before;
+  return m < -(i64)0x7fffffff ? -0x7fffffff : (i32)m;
+}
+
 // n_segs * GDS_SCAN_STARTS threads: walk j of segment s is thread
 // s * GDS_SCAN_STARTS + j, so a segment's walks share a warp (and the
-// stream bytes they load). Walk t's exit goes to exits[t]; its record,
-// GDS_SCAN_WALK_WORDS words at outputs + t * GDS_SCAN_WALK_WORDS, gets the
-// output bytes of its elements (those that start in the segment) in word 0
-// and, in word i (0 < i < GDS_SCAN_WALK_WORDS), the output bytes of its
-// first i elements, so gds_snappy_outs learns the walk's output from any
-// of its first offsets on without walking it again. (Output bytes of
+// stream bytes they load). Walk t's exit goes to exits[t] (GDS_NO_POS
+// where an element it met is not one: a truncation, or past 4 GiB); its
+// record, GDS_SCAN_RECORD_WORDS words at outputs + t *
+// GDS_SCAN_RECORD_WORDS, gets the output bytes of its elements (those that
+// start in the segment) in word 0; in word i (0 < i < GDS_SCAN_WALK_WORDS)
+// the output bytes of its first i elements, so gds_snappy_outs learns the
+// walk's output from any of its first offsets on without walking it again;
+// in word GDS_SCAN_WALK_WORDS + i the copy margin of its element i (i <
+// GDS_SCAN_WALK_WORDS; i32 min past its last element); and in the last
+// word the largest margin of its later elements, so gds_snappy_verify
+// proves every copy of the walk from any of its first elements on within
+// the output before it without walking it again. (Output bytes of
 // elements starting in one segment of a page under 2 GiB fit 32 bits: its
 // literals are disjoint bytes of the stream, its copies 64 bytes at most.)
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
@@ -192,9 +221,11 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
     const GdsSegment g = gds_segment(k, len);
     const u32 seg_start = g.start, seg_end = g.end;
     u32* bits = bitmap + gds_walk_bitmap(pg, k, j);
-    u32* record = outputs + t * GDS_SCAN_WALK_WORDS;
+    u32* record = outputs + t * GDS_SCAN_RECORD_WORDS;
+    u32* margins = record + GDS_SCAN_WALK_WORDS;
     const u32 n_words = (seg_end - seg_start + 31) / 32;
     u32 word = 0, at_word = 0, elements = 0;
+    i32 later = (i32)0x80000000u;
     u64 total = 0;
     u32 p = seg_start + j;
     while (p < seg_end) {
@@ -204,14 +235,26 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
         word = 0;
       }
       word |= 1u << ((p - seg_start) & 31);
-      p = gds_snappy_step(win, len, p, total);
-      if (p != GDS_NO_POS && ++elements < GDS_SCAN_WALK_WORDS)
-        record[elements] = total > 0xffffffffull ? 0xffffffffu : (u32)total;
+      const SnappyElement e = gds_window_element(win, len, p);
+      const i32 margin = gds_copy_margin(e, total);
+      if (elements < GDS_SCAN_WALK_WORDS) margins[elements] = (u32)margin;
+      else later = margin > later ? margin : later;
+      if (e.code != GDS_SNAPPY_OK || e.next > 0xffffffffull) {
+        p = GDS_NO_POS;
+        break;
+      }
+      total += e.length;
+      p = (u32)e.next;
+      if (++elements < GDS_SCAN_WALK_WORDS) record[elements] = total > 0xffffffffull ? 0xffffffffu : (u32)total;
     }
     while (at_word < n_words) {
       bits[at_word++] = word;
       word = 0;
     }
+    // A walk that stopped at a bad element wrote its margin: the count
+    // of margins written is then one more than its elements.
+    for (u32 i = elements + (p == GDS_NO_POS ? 1u : 0u); i < GDS_SCAN_WALK_WORDS; ++i) margins[i] = 0x80000000u;
+    margins[GDS_SCAN_WALK_WORDS] = (u32)later;
     exits[t] = p;
     record[0] = total > 0xffffffffull ? 0xffffffffu : (u32)total;
   }
@@ -320,7 +363,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_outs(
     const u32 len = (u32)pg.len;
     const u64 k = s - pg.seg_first;
     const GdsSegment g = gds_segment(k, len);
-    const u32* record = outputs + (s * GDS_SCAN_STARTS + walk) * GDS_SCAN_WALK_WORDS;
+    const u32* record = outputs + (s * GDS_SCAN_STARTS + walk) * GDS_SCAN_RECORD_WORDS;
     const u32 index = gds_walk_index(bitmap, pg, k, walk, g.start, meet);
     GdsWindow win = gds_window((const u8*)pg.src, len);
     bool reached = true;
@@ -352,43 +395,107 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_prefix(
   }
 }
 
+// Whether the rest of segment s's real chain, from `meet` (where chain
+// found it meets speculative walk `walk`, its element `index`) to the
+// segment's end, is sound and touches no piece's edge, proved from the
+// walk's record alone: `produced` is the page's output before `meet`.
+// Every element from there on is the walk's (the same chain), none of
+// them faulty (the walk's exit is an offset), so what remains is the
+// copies' offsets against the output before each and the pieces: with the
+// walk's output `ahead` before `meet` and its output `rest` from there,
+// copy i reads within the output when its margin (offset less the walk's
+// output before it) is at most produced - ahead, and within its piece
+// when at most (produced - the piece's start) - ahead; no element starts
+// a piece past `meet` or crosses a piece's end when the rest's output ends
+// inside the piece `meet` starts in; and none passes the declared size
+// when the rest's output ends at or before it. Where any of it fails, or
+// the record cannot say (`meet` past the walk's first elements, a sum
+// clamped), false: the segment is walked.
+__device__ __forceinline__ bool gds_rest_proved(const ScanPage& pg, u64 s, u32 walk, u32 index, const u32* exits,
+                                                const u32* outputs, u64 produced) {
+  if (index >= GDS_SCAN_WALK_WORDS || exits[s * GDS_SCAN_STARTS + walk] == GDS_NO_POS) return false;
+  const u32* record = outputs + (s * GDS_SCAN_STARTS + walk) * GDS_SCAN_RECORD_WORDS;
+  const u32 total = record[0];
+  const u32 ahead = index == 0 ? 0u : record[index];
+  if (total == 0xffffffffu || ahead > total) return false;
+  const u64 end = produced + (total - ahead);
+  if (end > pg.size) return false;
+  u64 room = produced;  // how far back a copy at `meet` may reach
+  if (pg.n_pieces > 1) {
+    const u64 piece = produced - produced % GDS_SNAPPY_PIECE;
+    if (end > piece + GDS_SNAPPY_PIECE) return false;
+    room = produced - piece;
+  }
+  i32 margin = (i32)record[GDS_SCAN_RECORD_WORDS - 1];
+  for (u32 i = index; i < GDS_SCAN_WALK_WORDS; ++i) {
+    const i32 m = (i32)record[GDS_SCAN_WALK_WORDS + i];
+    margin = m > margin ? m : margin;
+  }
+  return margin != 0x7fffffff && (i64)margin <= (i64)room - (i64)ahead;
+}
+
+// A thread per segment: its real chain checked as the host checks it
+// (truncation, then a copy's offset against the bytes produced, then the
+// declared size), the first fault recorded; the element that starts each
+// 64 KiB piece of the output found, and whether any element crosses a
+// piece's end or copies from before its piece. The real chain's own
+// elements (from its entry to where it met a speculative walk) are walked;
+// the rest is proved from that walk's record where it can be
+// (gds_rest_proved: most segments), else walked too.
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
-    const u64* pages, const u32* seg_page, u32 n_segs, const u32* entries, const u64* before, u32* faults,
-    u32* starts, u32* verdicts) {
+    const u64* pages, const u32* seg_page, u32 n_segs, const u32* entries, const u64* before, const u32* bitmap,
+    const u32* exits, const u32* outputs, const u32* meets, u32* faults, u32* starts, u32* verdicts) {
   for (u64 s = gds_global_thread(); s < n_segs; s += gds_thread_stride()) {
     const u32 page = seg_page[s];
     const ScanPage pg = gds_scan_page(pages, page);
     const u8* d = (const u8*)pg.src;
     const u32 len = (u32)pg.len;
     const u64 size = pg.size;
-    const GdsSegment g = gds_segment(s - pg.seg_first, len);
+    const u64 k = s - pg.seg_first;
+    const GdsSegment g = gds_segment(k, len);
     const u32 seg_end = g.end;
+    const u32 meet = meets[2 * s];
+    // Walk to the meeting first, then (unless the rest is proved) on.
+    u32 stop = meet < seg_end ? meet : seg_end;
     u64 produced = before[s];
     u32 code = GDS_SNAPPY_OK, c_at = 0, c_a = 0, c_b = 0;
     bool whole = false;  // an element crosses a piece's end or copies from before its piece
     u32 p = entries[s];
     GdsWindow win = gds_window(d, len);
-    while (p < seg_end) {
-      const SnappyElement e = gds_window_element(win, len, p);
-      if (e.code != GDS_SNAPPY_OK) {
-        code = e.code; c_at = e.at;
+    for (;;) {
+      while (p < stop) {
+        const SnappyElement e = gds_window_element(win, len, p);
+        if (e.code != GDS_SNAPPY_OK) {
+          code = e.code; c_at = e.at;
+          break;
+        }
+        if (e.copy && (e.offset == 0 || (u64)e.offset > produced)) {
+          code = GDS_SNAPPY_BAD_OFFSET; c_at = p; c_a = e.offset; c_b = (u32)produced;
+          break;
+        }
+        if (produced + e.length > size) {
+          code = GDS_SNAPPY_OVERRUN; c_at = p; c_a = (u32)size;
+          break;
+        }
+        if (pg.n_pieces > 1) {
+          const u64 in_piece = produced % GDS_SNAPPY_PIECE;
+          if (in_piece == 0) starts[pg.starts_first + produced / GDS_SNAPPY_PIECE] = p;
+          if ((e.copy && (u64)e.offset > in_piece) || in_piece + e.length > GDS_SNAPPY_PIECE) whole = true;
+        }
+        produced += e.length;
+        p = (u32)e.next;
+      }
+      if (code != GDS_SNAPPY_OK || stop == seg_end) break;
+      // At the meeting (p == meet: chain's walk arrived there).
+      stop = seg_end;
+      const u32 walk = meets[2 * s + 1];
+      if (p == meet && gds_rest_proved(pg, s, walk, gds_walk_index(bitmap, pg, k, walk, g.start, meet), exits,
+                                       outputs, produced)) {
+        if (pg.n_pieces > 1 && produced % GDS_SNAPPY_PIECE == 0)
+          starts[pg.starts_first + produced / GDS_SNAPPY_PIECE] = p;
+        GDS_SCAN_PROVED_HOOK();
         break;
       }
-      if (e.copy && (e.offset == 0 || (u64)e.offset > produced)) {
-        code = GDS_SNAPPY_BAD_OFFSET; c_at = p; c_a = e.offset; c_b = (u32)produced;
-        break;
-      }
-      if (produced + e.length > size) {
-        code = GDS_SNAPPY_OVERRUN; c_at = p; c_a = (u32)size;
-        break;
-      }
-      if (pg.n_pieces > 1) {
-        const u64 in_piece = produced % GDS_SNAPPY_PIECE;
-        if (in_piece == 0) starts[pg.starts_first + produced / GDS_SNAPPY_PIECE] = p;
-        if ((e.copy && (u64)e.offset > in_piece) || in_piece + e.length > GDS_SNAPPY_PIECE) whole = true;
-      }
-      produced += e.length;
-      p = (u32)e.next;
     }
     u32* f = faults + 4 * s;
     f[0] = code; f[1] = c_at; f[2] = c_a; f[3] = c_b;
