@@ -1,6 +1,8 @@
 //! `gdscan bench decode`: TPC-H lineitem from a `gdscan tpch gen` folder,
 //! file → decoded Arrow columns in GPU memory, beside the raw scan of the
-//! same bytes (file → compressed pages in GPU memory) and the pinned
+//! same bytes (file → compressed pages in GPU memory), the decoder's own
+//! fetch alone (the same bytes into pinned host memory, where its row
+//! groups land before their page headers are walked) and the pinned
 //! host→device copy ceiling, all in one run. Batches are released as they
 //! are consumed, so the figures include the decoder's bounded memory.
 //!
@@ -27,7 +29,9 @@ use gdscan::decode::scan::{
     decode, DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
 };
 use gdscan::engine::{Engine, FileHandle, OpenMode};
-use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
+use gdscan::parquet::fetch::{
+    fetch, Allocator, DeviceAllocator, FetchOptions, PinnedAllocator, SourceScan,
+};
 use gdscan::parquet::metadata::{load, MetadataOptions};
 use gdscan::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
 use gdscan::store::LocalSource;
@@ -77,6 +81,10 @@ pub(crate) struct DecodeCaseResult {
     pub output_bytes: u64,
     /// Raw scan (compressed pages into device memory), median seconds.
     pub raw_seconds: f64,
+    /// The decoder's own fetch alone: the same bytes into pinned host
+    /// memory from a pool (where the decoder's row groups land before
+    /// their page headers are walked), nothing decoded, median seconds.
+    pub pinned_fetch_seconds: f64,
     /// File → decoded device columns, median seconds.
     pub decode_seconds: f64,
     /// Best decode seconds.
@@ -92,6 +100,8 @@ pub(crate) struct DecodeCaseResult {
     pub peak_device_bytes: u64,
     /// Every timed iteration, (raw, decode) seconds.
     pub iterations: Vec<(f64, f64)>,
+    /// Every timed iteration's pinned fetch seconds.
+    pub pinned_fetch_iterations: Vec<f64>,
 }
 
 /// The report.
@@ -290,19 +300,26 @@ pub(crate) fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
     };
     let engine = Engine::new(gdscan::config::Settings::from_env()?)?;
     let allocs: Vec<DeviceAllocator> = all.iter().map(|&d| DeviceAllocator::new(d)).collect();
+    let hosts: Vec<PinnedAllocator> = all
+        .iter()
+        .map(|&d| PinnedAllocator::new(d, PINNED_FETCH_CACHE))
+        .collect();
     let mut cases = Vec::new();
     for case in &decode_cases {
         let files = prepare_files(&engine, &opts.data, case)?;
-        cases.push(run_case(
-            case,
-            &files,
-            &all[..1],
-            &allocs[..1],
-            pinned,
-            opts,
-        )?);
+        let one = Targets {
+            devices: &all[..1],
+            allocs: &allocs[..1],
+            hosts: &hosts[..1],
+        };
+        cases.push(run_case(case, &files, one, pinned, opts)?);
         if let Some(p) = pinned_all {
-            cases.push(run_case(case, &files, &all, &allocs, p, opts)?);
+            let every = Targets {
+                devices: &all,
+                allocs: &allocs,
+                hosts: &hosts,
+            };
+            cases.push(run_case(case, &files, every, p, opts)?);
         }
     }
     Ok(DecodeBenchReport {
@@ -317,6 +334,29 @@ pub(crate) fn run(opts: &DecodeBenchOptions) -> Result<DecodeBenchReport> {
     })
 }
 
+/// Idle pinned host memory the pinned fetch's pool keeps per device: as
+/// much as the decoder's, so that neither pins anew in a timed run.
+const PINNED_FETCH_CACHE: usize = 4 << 30;
+
+/// Where a case runs: its GPUs, and per GPU the raw scan's device
+/// allocator and the pinned fetch's host allocator.
+#[derive(Clone, Copy)]
+struct Targets<'a> {
+    devices: &'a [Device],
+    allocs: &'a [DeviceAllocator],
+    hosts: &'a [PinnedAllocator],
+}
+
+/// Seconds to fetch `scans` into `allocs`' buffers (each row group dropped
+/// as it arrives, as the raw scan and the decoder's pipeline free them).
+fn time_fetch<A: Allocator + Clone>(scans: Vec<SourceScan>, allocs: &[A]) -> Result<f64> {
+    let start = Instant::now();
+    for rg in fetch(scans, allocs.to_vec(), FetchOptions::default()) {
+        rg?;
+    }
+    Ok(start.elapsed().as_secs_f64())
+}
+
 /// What one decode run gave: seconds, the report, per-GPU shares, rows and
 /// the peak device memory used (the largest over the GPUs).
 type DecodeRun = (f64, DecodeReport, Vec<DeviceShare>, u64, u64);
@@ -326,11 +366,15 @@ type DecodeRun = (f64, DecodeReport, Vec<DeviceShare>, u64, u64);
 fn run_case(
     case: &DecodeCase,
     files: &[File],
-    devices: &[Device],
-    allocs: &[DeviceAllocator],
+    targets: Targets<'_>,
     pinned: f64,
     opts: &DecodeBenchOptions,
 ) -> Result<DecodeCaseResult> {
+    let Targets {
+        devices,
+        allocs,
+        hosts,
+    } = targets;
     let scans = || {
         files
             .iter()
@@ -340,14 +384,8 @@ fn run_case(
             })
             .collect::<Vec<_>>()
     };
-    let raw_once = || -> Result<f64> {
-        let scans = scans();
-        let start = Instant::now();
-        for rg in fetch(scans, allocs.to_vec(), FetchOptions::default()) {
-            rg?;
-        }
-        Ok(start.elapsed().as_secs_f64())
-    };
+    let raw_once = || time_fetch(scans(), allocs);
+    let pinned_once = || time_fetch(scans(), hosts);
     let decode_once = || -> Result<DecodeRun> {
         let inputs: Vec<DecodeInput> = files
             .iter()
@@ -409,13 +447,16 @@ fn run_case(
         Ok((seconds, report, shares, rows, peak))
     };
     raw_once()?;
+    pinned_once()?;
     decode_once()?;
     let mut iterations_out = Vec::new();
+    let mut pinned_out = Vec::new();
     let mut reports = Vec::new();
     let mut peak = 0;
     let mut rows = 0;
     for _ in 0..opts.iterations.max(1) {
         let raw = raw_once()?;
+        pinned_out.push(pinned_once()?);
         let (dec, report, shares, r, p) = decode_once()?;
         iterations_out.push((raw, dec));
         reports.push((dec, report, shares));
@@ -425,6 +466,7 @@ fn run_case(
     let mut raw: Vec<f64> = iterations_out.iter().map(|i| i.0).collect();
     let mut dec: Vec<f64> = iterations_out.iter().map(|i| i.1).collect();
     let (raw_m, dec_m) = (median(&mut raw), median(&mut dec));
+    let pinned_m = median(&mut pinned_out.clone());
     reports.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (_, report, shares) = reports[reports.len() / 2].clone();
     let bytes_read: u64 = files.iter().map(|f| f.plan.totals.bytes_read).sum();
@@ -438,6 +480,7 @@ fn run_case(
         bytes_read,
         output_bytes: report.output_bytes,
         raw_seconds: raw_m,
+        pinned_fetch_seconds: pinned_m,
         decode_seconds: dec_m,
         decode_best_seconds: dec[0],
         decode_over_raw: dec_m / raw_m,
@@ -445,6 +488,7 @@ fn run_case(
         report,
         peak_device_bytes: peak,
         iterations: iterations_out,
+        pinned_fetch_iterations: pinned_out,
     })
 }
 
@@ -459,13 +503,14 @@ pub(crate) fn render(r: &DecodeBenchReport) -> String {
             .unwrap_or_default()
     );
     s.push_str(&format!(
-        "{:<6} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}\n",
+        "{:<6} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}\n",
         "case",
         "gpus",
         "rows",
         "read MB",
         "out MB",
         "raw s",
+        "pinned s",
         "decode s",
         "dec/raw",
         "io wait",
@@ -476,13 +521,14 @@ pub(crate) fn render(r: &DecodeBenchReport) -> String {
     for c in &r.cases {
         let gpus: Vec<String> = c.devices.iter().map(|d| d.to_string()).collect();
         s.push_str(&format!(
-            "{:<6} {:>5} {:>10} {:>10.1} {:>10.1} {:>9.4} {:>9.4} {:>8.2} {:>8.4} {:>8.4} {:>9.0}\n",
+            "{:<6} {:>5} {:>10} {:>10.1} {:>10.1} {:>9.4} {:>9.4} {:>9.4} {:>8.2} {:>8.4} {:>8.4} {:>9.0}\n",
             c.case,
             gpus.join(","),
             c.rows,
             c.bytes_read as f64 / 1e6,
             c.output_bytes as f64 / 1e6,
             c.raw_seconds,
+            c.pinned_fetch_seconds,
             c.decode_seconds,
             c.decode_over_raw,
             c.report.io_wait_seconds,

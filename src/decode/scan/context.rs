@@ -7,12 +7,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::compressed_check::{Checks, CompressedCheck, DecompressPlace};
 use super::error::DecodeError;
 use super::options::DecodeOptions;
-use crate::cuda::{Device, DevicePool, PinnedPool, PooledPinnedBuffer, Stream};
+use crate::cuda::{Device, DevicePool, PinnedPool, Stream};
 use crate::decode::kernels::{KernelSet, StringWalks};
-use crate::engine::{IoBufMut, Memory};
 use crate::nvcomp::{Codec, Nvcomp, NvcompError};
-use crate::parquet::fetch::{Allocator, ReadBack};
-use crate::parquet::ScanError;
 
 /// Idle device memory the decoder's pool keeps per device for reuse, at
 /// least: [`device_pool_bytes`] gives larger devices more.
@@ -160,47 +157,6 @@ impl Gpu {
         // (`NvcompError::CodecUnavailable`, naming the missing symbol).
         let _ = codec;
         Ok(self.nvcomp.get_or_init(Nvcomp::load).clone()?)
-    }
-}
-
-/// Row groups land in pinned host memory: the page headers are parsed there
-/// and the bytes go to the device in one copy.
-#[derive(Debug, Clone)]
-pub(crate) struct PinnedAllocator(pub(crate) Arc<PinnedPool>);
-
-impl Allocator for PinnedAllocator {
-    type Buffer = PooledPinnedBuffer;
-    fn allocate(&self, len: usize) -> Result<PooledPinnedBuffer, ScanError> {
-        Ok(self.0.allocate(len)?)
-    }
-}
-
-// SAFETY: the pinned allocation is owned by the value (heap, never inline)
-// and valid for its length.
-unsafe impl IoBufMut for PooledPinnedBuffer {
-    fn io_memory_mut(&mut self) -> Memory {
-        Memory::Host {
-            ptr: self.as_mut_ptr(),
-            len: self.len(),
-        }
-    }
-}
-
-impl ReadBack for PooledPinnedBuffer {
-    fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<(), ScanError> {
-        let end = offset.checked_add(dst.len());
-        match end.and_then(|end| self.get(offset..end)) {
-            Some(src) => {
-                dst.copy_from_slice(src);
-                Ok(())
-            }
-            None => Err(crate::engine::IoError::BufferTooSmall {
-                path: "<pinned buffer>".into(),
-                buffer: self.len(),
-                requested: offset.saturating_add(dst.len()),
-            }
-            .into()),
-        }
     }
 }
 

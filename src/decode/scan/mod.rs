@@ -71,7 +71,7 @@ pub use multi::DeviceShare;
 pub use options::DecodeOptions;
 pub use report::{CodecCount, CodecPlace, DecodeReport};
 
-use context::{Gpu, PinnedAllocator};
+use context::Gpu;
 use in_flight::InFlight;
 use planner::{PlanAhead, PlannedGroup};
 use trace::Trace;
@@ -81,7 +81,7 @@ use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
 use crate::decode::page::nesting::{arrow_fields, nest_fields_of_file, GpuNesting};
 use crate::decode::page::{check_chunk, column_type, is_nested};
-use crate::parquet::fetch::{fetch, SourceScan};
+use crate::parquet::fetch::{fetch, PinnedAllocator, SourceScan};
 use crate::parquet::ScanPlan;
 
 /// The Arrow schema a decode of `plan` produces, or the first column
@@ -189,7 +189,13 @@ pub(crate) fn decode_one(
     let mut fetch_options = options.fetch;
     let needed = (depth as u64 + 2).saturating_mul(options.group_bytes.saturating_add(largest));
     fetch_options.max_bytes_in_flight = fetch_options.max_bytes_in_flight.max(needed);
-    let fetch = fetch(scans, [PinnedAllocator(gpu.pinned.clone())], fetch_options);
+    // Row groups land in pinned host memory: the page headers are parsed
+    // there and the bytes go to the device in one copy.
+    let fetch = fetch(
+        scans,
+        [PinnedAllocator::with_pool(gpu.pinned.clone())],
+        fetch_options,
+    );
     let inputs = Arc::new(inputs);
     let trace = match &options.trace {
         Some(path) => Some(Trace::start(path.clone(), device, &gpu.streams[0])?),

@@ -1,10 +1,10 @@
-//! Where a fetch's row groups land: host memory or a GPU's caching pool,
-//! and how their bytes are read back for checks.
+//! Where a fetch's row groups land: host memory, pinned host memory or a
+//! GPU's caching pool, and how their bytes are read back for checks.
 
 use std::sync::Arc;
 
-use crate::cuda::{Device, DevicePool, PooledDeviceBuffer};
-use crate::engine::{IoBufMut, IoError};
+use crate::cuda::{Device, DevicePool, PinnedPool, PooledDeviceBuffer, PooledPinnedBuffer};
+use crate::engine::{IoBufMut, IoError, Memory};
 use crate::parquet::error::Result;
 
 /// Where a row group's bytes land.
@@ -96,5 +96,81 @@ impl Allocator for DeviceAllocator {
     type Buffer = PooledDeviceBuffer;
     fn allocate(&self, len: usize) -> Result<PooledDeviceBuffer> {
         Ok(self.pool.allocate(len)?)
+    }
+}
+
+/// Pinned (page-locked) host memory from a caching pool: what the GPU
+/// decoder's fetch lands row groups in (their page headers are read on the
+/// host, then the bytes go to the device in one copy at the bus's rate).
+/// As with [`DeviceAllocator`], a buffer goes back to the pool when the
+/// consumer drops its row group, so a steady scan pins nothing new.
+///
+/// ```no_run
+/// use gdscan::cuda::Device;
+/// use gdscan::parquet::fetch::{Allocator, PinnedAllocator};
+///
+/// let alloc = PinnedAllocator::new(Device::get(0)?, 1 << 30);
+/// let buffer = alloc.allocate(4 << 20)?;
+/// assert_eq!(buffer.len(), 4 << 20);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct PinnedAllocator {
+    pool: Arc<PinnedPool>,
+}
+
+impl PinnedAllocator {
+    /// An allocator with its own pool for `device`'s context, keeping up
+    /// to `max_cached_bytes` of idle buffers.
+    pub fn new(device: Device, max_cached_bytes: usize) -> Self {
+        PinnedAllocator {
+            pool: PinnedPool::new(device, max_cached_bytes),
+        }
+    }
+
+    /// An allocator drawing from `pool`.
+    pub fn with_pool(pool: Arc<PinnedPool>) -> Self {
+        PinnedAllocator { pool }
+    }
+
+    /// The pool underneath.
+    pub fn pool(&self) -> &Arc<PinnedPool> {
+        &self.pool
+    }
+}
+
+impl Allocator for PinnedAllocator {
+    type Buffer = PooledPinnedBuffer;
+    fn allocate(&self, len: usize) -> Result<PooledPinnedBuffer> {
+        Ok(self.pool.allocate(len)?)
+    }
+}
+
+// SAFETY: the pinned allocation is owned by the value (heap, never inline)
+// and valid for its length.
+unsafe impl IoBufMut for PooledPinnedBuffer {
+    fn io_memory_mut(&mut self) -> Memory {
+        Memory::Host {
+            ptr: self.as_mut_ptr(),
+            len: self.len(),
+        }
+    }
+}
+
+impl ReadBack for PooledPinnedBuffer {
+    fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let end = offset.checked_add(dst.len());
+        match end.and_then(|end| self.get(offset..end)) {
+            Some(src) => {
+                dst.copy_from_slice(src);
+                Ok(())
+            }
+            None => Err(IoError::BufferTooSmall {
+                path: "<pinned buffer>".into(),
+                buffer: self.len(),
+                requested: offset.saturating_add(dst.len()),
+            }
+            .into()),
+        }
     }
 }

@@ -16,7 +16,7 @@ mod produce;
 mod shares;
 mod stream;
 
-pub use alloc::{Allocator, DeviceAllocator, HostAllocator, ReadBack};
+pub use alloc::{Allocator, DeviceAllocator, HostAllocator, PinnedAllocator, ReadBack};
 pub use budget::Permit;
 pub use layout::{layout, ChunkSlice, Piece, RowGroupLayout};
 pub use options::{FetchOptions, SourceScan};
