@@ -23,21 +23,26 @@ pub trait ReadBack {
     fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()>;
 }
 
+/// [`ReadBack::read_back`] of host bytes (`what` names them in the error).
+fn read_back_host(bytes: &[u8], what: &str, offset: usize, dst: &mut [u8]) -> Result<()> {
+    let end = offset.checked_add(dst.len());
+    match end.and_then(|end| bytes.get(offset..end)) {
+        Some(src) => {
+            dst.copy_from_slice(src);
+            Ok(())
+        }
+        None => Err(IoError::BufferTooSmall {
+            path: what.into(),
+            buffer: bytes.len(),
+            requested: offset.saturating_add(dst.len()),
+        }
+        .into()),
+    }
+}
+
 impl ReadBack for Vec<u8> {
     fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        let end = offset.checked_add(dst.len());
-        match end.and_then(|end| self.get(offset..end)) {
-            Some(src) => {
-                dst.copy_from_slice(src);
-                Ok(())
-            }
-            None => Err(IoError::BufferTooSmall {
-                path: "<host buffer>".into(),
-                buffer: self.len(),
-                requested: offset.saturating_add(dst.len()),
-            }
-            .into()),
-        }
+        read_back_host(self, "<host buffer>", offset, dst)
     }
 }
 
@@ -159,18 +164,31 @@ unsafe impl IoBufMut for PooledPinnedBuffer {
 
 impl ReadBack for PooledPinnedBuffer {
     fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        let end = offset.checked_add(dst.len());
-        match end.and_then(|end| self.get(offset..end)) {
-            Some(src) => {
-                dst.copy_from_slice(src);
-                Ok(())
+        read_back_host(self, "<pinned buffer>", offset, dst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parquet::ScanError;
+
+    #[test]
+    fn host_read_back_copies_inside_and_refuses_outside() {
+        let bytes: Vec<u8> = (0u8..16).collect();
+        let mut dst = [0u8; 4];
+        bytes.read_back(12, &mut dst).unwrap();
+        assert_eq!(dst, [12, 13, 14, 15]);
+        for offset in [13, usize::MAX] {
+            match bytes.read_back(offset, &mut dst) {
+                Err(ScanError::Io(IoError::BufferTooSmall {
+                    buffer, requested, ..
+                })) => {
+                    assert_eq!(buffer, 16);
+                    assert_eq!(requested, offset.saturating_add(4));
+                }
+                other => panic!("offset {offset}: {other:?}"),
             }
-            None => Err(IoError::BufferTooSmall {
-                path: "<pinned buffer>".into(),
-                buffer: self.len(),
-                requested: offset.saturating_add(dst.len()),
-            }
-            .into()),
         }
     }
 }
