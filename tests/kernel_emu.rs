@@ -119,6 +119,45 @@ fn snappy_element_from_a_register_is_the_bytewise_element() {
     assert!(stdout.contains("ALL OK"), "{stdout}");
 }
 
+/// One element of a hand-made Snappy stream.
+enum SnappyElement {
+    /// Literal bytes (a tag and a 3-byte length, whatever their count).
+    Literal(Vec<u8>),
+    /// A copy of 1 to 64 bytes from an offset back (a 2-byte offset).
+    Copy(usize, u16),
+}
+
+/// A Snappy stream of `elements`.
+fn hand_made_snappy(elements: &[SnappyElement]) -> Vec<u8> {
+    let mut size: usize = elements
+        .iter()
+        .map(|e| match e {
+            SnappyElement::Literal(bytes) => bytes.len(),
+            SnappyElement::Copy(len, _) => *len,
+        })
+        .sum();
+    let mut out = Vec::new();
+    while size >= 0x80 {
+        out.push((size as u8) | 0x80);
+        size >>= 7;
+    }
+    out.push(size as u8);
+    for e in elements {
+        match e {
+            SnappyElement::Literal(bytes) => {
+                out.push(62 << 2);
+                out.extend_from_slice(&((bytes.len() - 1) as u32).to_le_bytes()[..3]);
+                out.extend_from_slice(bytes);
+            }
+            SnappyElement::Copy(len, offset) => {
+                out.push((((len - 1) as u8) << 2) | 2);
+                out.extend_from_slice(&offset.to_le_bytes());
+            }
+        }
+    }
+    out
+}
+
 /// Runs a harness that reads `input` from the file named by its first
 /// argument and writes what it made to the second; returns that.
 fn run_with_files(exe: &Path, dir: &Path, input: &[u8]) -> Vec<u8> {
@@ -377,6 +416,33 @@ fn snappy_scan_under_cpu_emulation() {
             pages.push((longer, raw.len(), None));
             pages.push((packed.clone(), raw.len() + 1, None));
         }
+    }
+    // Sound streams no Snappy compressor writes, which must stay whole,
+    // with the offending copy where a segment (2 KiB of stream) starts on
+    // an element, so that the verify kernel's proof from the speculative
+    // walks' records (not its element-by-element walk) is what judges it:
+    // a copy reaching back before its 64 KiB piece from inside the piece
+    // (stream offset 67,584 = 33 segments, output 67,573), and copies
+    // running over a piece's end (from stream offset 61,440).
+    use SnappyElement::{Copy, Literal};
+    let reach_back = vec![
+        Literal(rng.page(65_536, true)),
+        Literal(rng.page(2_037, true)),
+        Copy(8, 2_100),
+        Literal(vec![7u8; 100]),
+    ];
+    let mut over_the_end = vec![
+        Literal(rng.page(60_000, true)),
+        Literal(rng.page(1_429, true)),
+    ];
+    over_the_end.extend((0..66).map(|_| Copy(64, 64)));
+    over_the_end.push(Literal(vec![7u8; 100]));
+    for elements in [reach_back, over_the_end] {
+        let stream = hand_made_snappy(&elements);
+        let raw = snap::raw::Decoder::new().decompress_vec(&stream).unwrap();
+        let pieces = snappy_pieces(&stream, raw.len(), SNAPPY_PIECE).unwrap();
+        assert!(pieces.is_none(), "the host keeps it whole");
+        pages.push((stream, raw.len(), Some(raw)));
     }
     let inputs: Vec<ScanInput> = pages
         .iter()
