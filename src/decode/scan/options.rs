@@ -51,8 +51,10 @@ pub struct DecodeOptions {
     pub depth: usize,
     /// Bytes of row groups (as stored) decoded together: their compressed
     /// pages go to nvCOMP in one batch, which fills the GPU only with
-    /// thousands of pages. The fetch's `max_bytes_in_flight` is raised to
-    /// hold `depth + 1` groups.
+    /// thousands of pages. The fetch's `max_bytes_in_flight` is raised,
+    /// where it is smaller, to (`depth` + 2) × (`group_bytes` + the largest
+    /// row group): the groups on the GPU, the one the decoder gathers and
+    /// the one planned ahead.
     pub group_bytes: u64,
     /// Whether the first three groups are smaller (an eighth, a quarter and
     /// a half of `group_bytes`), so the GPU starts on the first after a
