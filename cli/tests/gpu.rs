@@ -793,6 +793,80 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
     }
 }
 
+/// The decoder's landing place: row groups fetched into pinned host memory
+/// (`PinnedAllocator`) hold every piece as the file has it, and a second
+/// scan reuses the pool's buffers instead of pinning new ones.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn parquet_row_groups_land_in_pinned_memory_exactly() {
+    use gdscan::parquet::fetch::{fetch, FetchOptions, PinnedAllocator, SourceScan};
+    use gdscan::parquet::metadata::{load, MetadataOptions};
+    use gdscan::parquet::plan::{plan, Projection, ScanRequest};
+    let dev = gpu();
+    let dir = tempfile::tempdir_in(".").unwrap();
+    let path = common::write_file(dir.path());
+    let file = std::fs::read(&path).unwrap();
+    let h = Arc::new(
+        FileHandle::open_with(compat_engine(CompatMode::On), &path, OpenMode::Read).unwrap(),
+    );
+    let source: Arc<dyn gdscan::store::Source> = Arc::new(local(&h));
+    let meta = load(&source, MetadataOptions::default()).unwrap();
+    let p = Arc::new(
+        plan(
+            &meta,
+            &ScanRequest {
+                projection: Projection::Columns(vec!["l_orderkey".into(), "l_comment".into()]),
+                predicate: Some("l_orderkey >= 2500 AND l_orderkey < 13000".parse().unwrap()),
+                ..Default::default()
+            },
+        )
+        .unwrap(),
+    );
+    let alloc = PinnedAllocator::new(dev, 256 << 20);
+    let mut created_after_first = 0;
+    for pass in 0..2 {
+        let mut row_groups = 0;
+        // One row group alive at a time: the pool's use is the same in
+        // both passes, so the second needs nothing the first did not pin.
+        let opts = FetchOptions {
+            max_bytes_in_flight: 1,
+            prefetch: 1,
+            ..Default::default()
+        };
+        let scan = SourceScan::new(source.clone(), p.clone());
+        for rg in fetch([scan], [alloc.clone()], opts) {
+            let rg = rg.unwrap();
+            for slice in &rg.chunks {
+                for piece in &slice.pieces {
+                    let at = piece.file_offset as usize;
+                    assert_eq!(
+                        &rg.buffer[piece.buffer_offset..piece.buffer_offset + piece.len],
+                        &file[at..at + piece.len],
+                        "pass {pass}: chunk {}",
+                        slice.chunk
+                    );
+                    assert_eq!(
+                        rg.chunk_bytes(slice).unwrap().len(),
+                        slice.pieces.iter().map(|p| p.len).sum::<usize>()
+                    );
+                }
+            }
+            row_groups += 1;
+        }
+        assert_eq!(row_groups, p.row_groups.len());
+        assert!(row_groups >= 3);
+        if pass == 0 {
+            created_after_first = alloc.pool().stats().created;
+            assert!(created_after_first > 0);
+        }
+    }
+    assert_eq!(
+        alloc.pool().stats().created,
+        created_after_first,
+        "the second scan reuses the pool's buffers"
+    );
+}
+
 /// Every chunk of every fetched row group in device memory, read back whole
 /// (`FetchedRowGroup::chunk_bytes`) and compared with its pieces' file bytes.
 fn assert_device_row_groups_match(
