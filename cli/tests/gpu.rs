@@ -731,12 +731,36 @@ fn cufile_parameters_are_read_with_their_source_and_bounds_enforced() {
     );
 }
 
+/// The plan of `columns` of `common::write_file`'s lineitem with a
+/// predicate that prunes row groups and pages (l_orderkey in 2500..13000).
+fn pruned_plan(
+    source: &Arc<dyn gdscan::store::Source>,
+    columns: &[&str],
+) -> Arc<gdscan::parquet::ScanPlan> {
+    use gdscan::parquet::metadata::{load, MetadataOptions};
+    use gdscan::parquet::plan::{plan, Projection, ScanRequest};
+    let meta = load(source, MetadataOptions::default()).unwrap();
+    let request = ScanRequest {
+        projection: Projection::Columns(columns.iter().map(|c| c.to_string()).collect()),
+        predicate: Some("l_orderkey >= 2500 AND l_orderkey < 13000".parse().unwrap()),
+        ..Default::default()
+    };
+    Arc::new(plan(&meta, &request).unwrap())
+}
+
+/// Fetch options that keep one row group alive at a time.
+fn one_row_group_at_a_time() -> gdscan::parquet::fetch::FetchOptions {
+    gdscan::parquet::fetch::FetchOptions {
+        max_bytes_in_flight: 1,
+        prefetch: 1,
+        ..Default::default()
+    }
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn parquet_row_groups_land_in_device_memory_exactly() {
-    use gdscan::parquet::fetch::{fetch, DeviceAllocator, FetchOptions, SourceScan};
-    use gdscan::parquet::metadata::{load, MetadataOptions};
-    use gdscan::parquet::plan::{plan, Projection, ScanRequest};
+    use gdscan::parquet::fetch::{fetch, DeviceAllocator, SourceScan};
     let dev = gpu();
     let dir = tempfile::tempdir_in(".").unwrap();
     let path = common::write_file(dir.path());
@@ -745,30 +769,14 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
         let h =
             Arc::new(FileHandle::open_with(compat_engine(compat), &path, OpenMode::Read).unwrap());
         let source: Arc<dyn gdscan::store::Source> = Arc::new(local(&h));
-        let meta = load(&source, MetadataOptions::default()).unwrap();
-        let p = Arc::new(
-            plan(
-                &meta,
-                &ScanRequest {
-                    projection: Projection::Columns(vec![
-                        "l_orderkey".into(),
-                        "l_comment".into(),
-                        "l_discount".into(),
-                    ]),
-                    predicate: Some("l_orderkey >= 2500 AND l_orderkey < 13000".parse().unwrap()),
-                    ..Default::default()
-                },
-            )
-            .unwrap(),
-        );
+        let p = pruned_plan(&source, &["l_orderkey", "l_comment", "l_discount"]);
         let mut row_groups = 0;
-        let opts = FetchOptions {
-            max_bytes_in_flight: 1,
-            prefetch: 1,
-            ..Default::default()
-        };
         let scan = SourceScan::new(source.clone(), p.clone());
-        for rg in fetch([scan], [DeviceAllocator::new(dev)], opts) {
+        for rg in fetch(
+            [scan],
+            [DeviceAllocator::new(dev)],
+            one_row_group_at_a_time(),
+        ) {
             let rg = rg.unwrap();
             for slice in &rg.chunks {
                 for piece in &slice.pieces {
@@ -799,9 +807,7 @@ fn parquet_row_groups_land_in_device_memory_exactly() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn parquet_row_groups_land_in_pinned_memory_exactly() {
-    use gdscan::parquet::fetch::{fetch, FetchOptions, PinnedAllocator, SourceScan};
-    use gdscan::parquet::metadata::{load, MetadataOptions};
-    use gdscan::parquet::plan::{plan, Projection, ScanRequest};
+    use gdscan::parquet::fetch::{fetch, PinnedAllocator, SourceScan};
     let dev = gpu();
     let dir = tempfile::tempdir_in(".").unwrap();
     let path = common::write_file(dir.path());
@@ -810,31 +816,15 @@ fn parquet_row_groups_land_in_pinned_memory_exactly() {
         FileHandle::open_with(compat_engine(CompatMode::On), &path, OpenMode::Read).unwrap(),
     );
     let source: Arc<dyn gdscan::store::Source> = Arc::new(local(&h));
-    let meta = load(&source, MetadataOptions::default()).unwrap();
-    let p = Arc::new(
-        plan(
-            &meta,
-            &ScanRequest {
-                projection: Projection::Columns(vec!["l_orderkey".into(), "l_comment".into()]),
-                predicate: Some("l_orderkey >= 2500 AND l_orderkey < 13000".parse().unwrap()),
-                ..Default::default()
-            },
-        )
-        .unwrap(),
-    );
+    let p = pruned_plan(&source, &["l_orderkey", "l_comment"]);
     let alloc = PinnedAllocator::new(dev, 256 << 20);
     let mut created_after_first = 0;
     for pass in 0..2 {
         let mut row_groups = 0;
         // One row group alive at a time: the pool's use is the same in
         // both passes, so the second needs nothing the first did not pin.
-        let opts = FetchOptions {
-            max_bytes_in_flight: 1,
-            prefetch: 1,
-            ..Default::default()
-        };
         let scan = SourceScan::new(source.clone(), p.clone());
-        for rg in fetch([scan], [alloc.clone()], opts) {
+        for rg in fetch([scan], [alloc.clone()], one_row_group_at_a_time()) {
             let rg = rg.unwrap();
             for slice in &rg.chunks {
                 for piece in &slice.pieces {

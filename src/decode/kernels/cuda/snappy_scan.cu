@@ -46,8 +46,7 @@
 //    walked; from there on the chain is that walk's, whose record (its
 //    elements' copy margins, step 1) proves the rest sound without reading
 //    the stream again wherever the rest stays inside one piece (most
-//    segments: gds_snappy_verify's SM time halved on SF 10 orders_nested);
-//    elsewhere the rest is walked too.
+//    segments); elsewhere the rest is walked too.
 // 6. gds_snappy_finish (a thread per page): the page's verdict, the first
 //    fault in stream order (or a short output), as the host reports it; then the page's nvCOMP jobs: a refused page's point at
 //    `dummy`, an empty stream, so nvCOMP never reads it; a page that splits
