@@ -192,6 +192,16 @@ impl FileHandle {
         req.wait()
     }
 
+    /// Reads up to `dst.len()` bytes at `offset` on the calling thread
+    /// (the buffered descriptor, no round trip through the workers): for
+    /// small reads that must not queue behind the workers' large ones,
+    /// such as the page headers a decoder walks while the row groups land
+    /// on the device. Returns the bytes read, fewer only where the file
+    /// ends.
+    pub fn pread_here(&self, dst: &mut [u8], offset: u64) -> Result<usize> {
+        super::posix::read_into(&self.shared.fds, &self.shared.path, offset, dst, false)
+    }
+
     /// Reads several exact ranges into one buffer. Every range is submitted
     /// before any is awaited, so small ranges share the worker pool; a range
     /// outside the buffer, or beyond the end of the file, is an error (a

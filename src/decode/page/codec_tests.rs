@@ -14,7 +14,7 @@ use parquet::file::properties::WriterProperties;
 
 use super::framing::{gzip_one_member, hadoop_blocks};
 use super::host_codec::{decompress_into, HostCodec, HostCodecError};
-use super::plan::{ColumnInput, DecodePlan};
+use super::plan::{ColumnInput, DecodePlan, StoredBytes};
 use super::planner::plan_row_group;
 use super::walk::{walk_pieces, PageInfo};
 use crate::nvcomp::Codec;
@@ -213,7 +213,7 @@ fn plan(bytes: &[u8], pages: &[Vec<PageInfo>], buffer: &[u8]) -> DecodePlan {
             descr: rg.column(c).column_descr(),
             meta: rg.column(c),
             pages: &pages[c],
-            buffer,
+            buffer: StoredBytes::Host(buffer),
             page_ranges: None,
         })
         .collect();

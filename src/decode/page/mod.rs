@@ -44,8 +44,10 @@ pub use host_codec::{HostCodec, HostCodecError};
 pub use levels::LevelError;
 pub use plan::{
     BufferKind, ColumnDecode, ColumnInput, DecodePlan, DecompressJob, HostJob, PageDecode,
-    PageVersion, Region,
+    PageVersion, Region, StoredBytes,
 };
 pub use plan_error::DecodePlanError;
-pub use planner::{check_chunk, plan_fetched, plan_row_group};
-pub use walk::{walk_chunk, walk_pieces, PageInfo, WalkError};
+pub use planner::{check_chunk, check_page_crc, plan_fetched, plan_landed, plan_row_group};
+pub use walk::{
+    walk_chunk, walk_pieces, HeaderWalk, HeaderWant, PageInfo, WalkError, HEADER_WINDOW,
+};

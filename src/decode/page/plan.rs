@@ -277,6 +277,35 @@ pub fn work_bytes(ty: &ColumnType, class: Encoding, num_values: u32) -> usize {
     per_value * 4 * num_values as usize
 }
 
+/// Where a fetched row group's bytes are, as the planner sees them.
+#[derive(Debug, Clone, Copy)]
+pub enum StoredBytes<'a> {
+    /// In host memory: the row-group buffer.
+    Host(&'a [u8]),
+    /// Landing in device memory, `len` bytes: pages whose routing or
+    /// decompression needs their bytes on the host (Gzip, legacy LZ4,
+    /// Brotli) cannot be planned ([`DecodePlanError::NotOnHost`](super::DecodePlanError::NotOnHost)).
+    Device {
+        /// The row-group buffer's length.
+        len: usize,
+    },
+}
+
+impl StoredBytes<'_> {
+    /// The row-group buffer's length.
+    pub fn len(&self) -> usize {
+        match self {
+            StoredBytes::Host(bytes) => bytes.len(),
+            StoredBytes::Device { len } => *len,
+        }
+    }
+
+    /// Whether the buffer holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// One column chunk's input to the plan.
 #[derive(Debug, Clone, Copy)]
 pub struct ColumnInput<'a> {
@@ -288,9 +317,9 @@ pub struct ColumnInput<'a> {
     pub meta: &'a ColumnChunkMetaData,
     /// Its pages as walked from the fetched buffer.
     pub pages: &'a [PageInfo],
-    /// The fetched row-group buffer the pages lie in (the planner reads a
-    /// compressed page's framing to route it to nvCOMP or the host).
-    pub buffer: &'a [u8],
+    /// Where the fetched row group's bytes are (the planner reads a Gzip
+    /// or legacy LZ4 page's framing to route it to nvCOMP or the host).
+    pub buffer: StoredBytes<'a>,
     /// Its kept data pages from the offset index (the scan plan's
     /// [`ChunkPlan::pages`](crate::parquet::plan::ChunkPlan::pages)), when known.
     pub page_ranges: Option<&'a [PageRange]>,

@@ -38,6 +38,21 @@ pub enum DecodePlanError {
         /// What is wrong.
         what: String,
     },
+    /// A page whose routing or decompression reads its stored bytes on
+    /// the host, in a row group landing in device memory (the decoder
+    /// lands such row groups in host memory; this is never a file's
+    /// fault).
+    #[error("column {column}, row group {row_group}, page {page}: a {codec} page needs its bytes on the host, but the row group lands in device memory")]
+    NotOnHost {
+        /// Column path.
+        column: String,
+        /// Row group index.
+        row_group: usize,
+        /// Page index in the chunk.
+        page: usize,
+        /// The chunk's codec.
+        codec: &'static str,
+    },
     /// A chunk contradicts the format, the metadata or the scan plan.
     #[error("column {column}, row group {row_group}: {what}")]
     BadChunk {

@@ -12,7 +12,7 @@ use super::header::{DataPageHeader, DataPageHeaderV2, DictionaryPageHeader, Page
 use super::host_codec::HostCodec;
 use super::plan::{
     work_bytes, BufferKind, ColumnDecode, ColumnInput, DecodePlan, DecompressJob, DictionaryDecode,
-    HostJob, PageDecode, PageVersion, Region, SCRATCH_ALIGN,
+    HostJob, PageDecode, PageVersion, Region, StoredBytes, SCRATCH_ALIGN,
 };
 use super::plan_error::DecodePlanError;
 use super::walk::{walk_chunk, PageInfo};
@@ -135,21 +135,30 @@ impl ColumnPlanner<'_, '_> {
                 }
                 let stored = src_offset
                     .checked_add(src_len)
-                    .and_then(|end| self.input.buffer.get(src_offset..end))
+                    .filter(|&end| end <= self.input.buffer.len())
+                    .map(|end| src_offset..end)
                     .ok_or_else(|| {
                         self.bad_page(page, "compressed body outside the fetched bytes")
                     })?;
                 let dst = scratch.take(len, &self.column)?;
-                self.route(codec, stored, part_at(page, src_offset, dst), jobs);
+                self.route(codec, stored, part_at(page, src_offset, dst), jobs)?;
                 Ok(dst)
             }
         }
     }
 
-    /// Appends the jobs decompressing `stored` (a page body of `codec`) into
-    /// `at.dst`: nvCOMP's when it takes the page as it is framed, else the
-    /// host's.
-    fn route(&self, codec: ChunkCodec, stored: &[u8], at: PartAt, jobs: &mut Jobs) {
+    /// Appends the jobs decompressing the page body of `codec` stored at
+    /// `stored` into `at.dst`: nvCOMP's when it takes the page as it is
+    /// framed, else the host's. Telling which reads the framing of Gzip and
+    /// legacy LZ4 pages, so those (and Brotli, the host's) need the bytes
+    /// in host memory.
+    fn route(
+        &self,
+        codec: ChunkCodec,
+        stored: std::ops::Range<usize>,
+        at: PartAt,
+        jobs: &mut Jobs,
+    ) -> Result<(), DecodePlanError> {
         let job = DecompressJob {
             codec: (),
             column: self.index,
@@ -160,13 +169,26 @@ impl ColumnPlanner<'_, '_> {
             dst_len: at.dst.len,
         };
         let gpu = |codec: Codec| job.with_codec(codec);
+        let on_host = || match self.input.buffer {
+            StoredBytes::Host(buffer) => Ok(&buffer[stored.clone()]),
+            StoredBytes::Device { .. } => Err(DecodePlanError::NotOnHost {
+                column: self.column.clone(),
+                row_group: self.row_group,
+                page: at.page,
+                codec: codec.name(),
+            }),
+        };
         let host = match codec {
-            ChunkCodec::Gpu(c) => return jobs.gpu.push(gpu(c)),
-            ChunkCodec::Gzip if gzip_one_member(stored, at.dst.len) => {
-                return jobs.gpu.push(gpu(Codec::Gzip))
+            ChunkCodec::Gpu(c) => {
+                jobs.gpu.push(gpu(c));
+                return Ok(());
+            }
+            ChunkCodec::Gzip if gzip_one_member(on_host()?, at.dst.len) => {
+                jobs.gpu.push(gpu(Codec::Gzip));
+                return Ok(());
             }
             ChunkCodec::Gzip => HostCodec::GzipMembers,
-            ChunkCodec::Lz4Legacy => match hadoop_blocks(stored, at.dst.len) {
+            ChunkCodec::Lz4Legacy => match hadoop_blocks(on_host()?, at.dst.len) {
                 Some(blocks) => {
                     let whole = gpu(Codec::Lz4);
                     jobs.gpu.extend(blocks.into_iter().map(|b| DecompressJob {
@@ -176,13 +198,17 @@ impl ColumnPlanner<'_, '_> {
                         dst_len: b.dst_len,
                         ..whole
                     }));
-                    return;
+                    return Ok(());
                 }
                 None => HostCodec::Lz4Legacy,
             },
-            ChunkCodec::Brotli => HostCodec::Brotli,
+            ChunkCodec::Brotli => {
+                on_host()?;
+                HostCodec::Brotli
+            }
         };
         jobs.host.push(job.with_codec(host));
+        Ok(())
     }
 }
 
@@ -746,12 +772,46 @@ pub fn plan_fetched(
     buffer: &[u8],
     chunks: &[ChunkSlice],
 ) -> Result<DecodePlan, DecodePlanError> {
+    let stored = StoredBytes::Host(buffer);
+    plan_landed(metadata, scan, row_group, stored, chunks, |slice, column| {
+        let pages = walk_chunk(buffer, slice).map_err(|source| DecodePlanError::Walk {
+            column: column.to_string(),
+            row_group,
+            source,
+        })?;
+        for (i, p) in pages.iter().enumerate() {
+            if p.header.crc.is_some() {
+                let body = &buffer[p.body_offset..p.body_offset + p.body_len];
+                check_page_crc(column, row_group, i, p, body)?;
+            }
+        }
+        Ok(pages)
+    })
+}
+
+/// Plans a row group whose bytes are `stored` (in host memory, or landing
+/// in device memory: then only `Gpu` codecs' pages can be planned), with
+/// the scan plan's kept pages as the offset index. `pages` gives each
+/// chunk's walked pages (named by its column), their CRC-32s checked,
+/// from wherever it reads them ([`plan_fetched`]: the host buffer; the GPU
+/// decoder, the file's page headers while the bytes land on the device);
+/// its errors are the caller's own type, which the plan's errors convert
+/// into.
+pub fn plan_landed<E: From<DecodePlanError>>(
+    metadata: &ParquetMetaData,
+    scan: &ScanPlan,
+    row_group: usize,
+    stored: StoredBytes<'_>,
+    chunks: &[ChunkSlice],
+    mut pages: impl FnMut(&ChunkSlice, &str) -> Result<Vec<PageInfo>, E>,
+) -> Result<DecodePlan, E> {
     let bad = |what: String| DecodePlanError::BadRowGroup { row_group, what };
     if row_group >= metadata.num_row_groups() {
         return Err(bad(format!(
             "not in the file ({} row groups)",
             metadata.num_row_groups()
-        )));
+        ))
+        .into());
     }
     let rg = metadata.row_group(row_group);
     let schema = metadata.file_metadata().schema_descr();
@@ -768,31 +828,10 @@ pub fn plan_fetched(
             return Err(bad(format!(
                 "chunk {} is leaf {} of row group {}",
                 slice.chunk, plan.leaf, plan.row_group
-            )));
+            ))
+            .into());
         }
-        let pages = walk_chunk(buffer, slice).map_err(|source| DecodePlanError::Walk {
-            column: plan.column.clone(),
-            row_group,
-            source,
-        })?;
-        // Pages that carry a CRC-32 (of the page as stored, after its
-        // header) are checked: corruption of such a page is an error, never
-        // a value.
-        for (i, p) in pages.iter().enumerate() {
-            if let Some(crc) = p.header.crc {
-                let body = &buffer[p.body_offset..p.body_offset + p.body_len];
-                let got = crc32fast::hash(body);
-                if got != crc {
-                    return Err(DecodePlanError::BadPage {
-                        column: plan.column.clone(),
-                        row_group,
-                        page: i,
-                        what: format!("page CRC-32 {got:08x}, the header says {crc:08x}"),
-                    });
-                }
-            }
-        }
-        walked.push((plan, pages));
+        walked.push((plan, pages(slice, &plan.column)?));
     }
     let inputs: Vec<ColumnInput<'_>> = walked
         .iter()
@@ -801,9 +840,34 @@ pub fn plan_fetched(
             descr: rg.column(plan.leaf).column_descr(),
             meta: rg.column(plan.leaf),
             pages,
-            buffer,
+            buffer: stored,
             page_ranges: plan.pages.as_deref(),
         })
         .collect();
-    plan_row_group(row_group, &inputs)
+    Ok(plan_row_group(row_group, &inputs)?)
+}
+
+/// Checks page `page` of a chunk against the CRC-32 its header carries
+/// (of the page as stored, after its header): corruption of such a page
+/// is an error, never a value. `body` is the page's stored body.
+pub fn check_page_crc(
+    column: &str,
+    row_group: usize,
+    page: usize,
+    info: &PageInfo,
+    body: &[u8],
+) -> Result<(), DecodePlanError> {
+    let Some(crc) = info.header.crc else {
+        return Ok(());
+    };
+    let got = crc32fast::hash(body);
+    if got != crc {
+        return Err(DecodePlanError::BadPage {
+            column: column.to_string(),
+            row_group,
+            page,
+            what: format!("page CRC-32 {got:08x}, the header says {crc:08x}"),
+        });
+    }
+    Ok(())
 }

@@ -938,7 +938,7 @@ fn header_fuzz_never_panics() {
                     descr: meta.column_descr(),
                     meta,
                     pages: &pages,
-                    buffer: &b,
+                    buffer: StoredBytes::Host(&b),
                     page_ranges: None,
                 };
                 let _ = plan_row_group(*rg, &[input]);
@@ -948,6 +948,80 @@ fn header_fuzz_never_panics() {
 }
 
 // ----- walk ---------------------------------------------------------------
+
+/// A walk that reads exactly what [`HeaderWalk::wants`] asks for, as the
+/// decoder reads page headers from a file: its result and the bytes it read.
+fn walk_in_windows(buffer: &[u8], pieces: &[Piece]) -> (Result<Vec<PageInfo>, WalkError>, usize) {
+    let mut walk = HeaderWalk::new(pieces, buffer.len());
+    let mut read = 0;
+    loop {
+        let want = match walk.wants() {
+            Ok(Some(want)) => want,
+            Ok(None) => return (Ok(walk.finish()), read),
+            Err(e) => return (Err(e), read),
+        };
+        assert!(want.len >= 1 && want.len <= want.rest, "{want:?}");
+        read += want.len;
+        let bytes = &buffer[want.buffer_offset..want.buffer_offset + want.len];
+        if let Err(e) = walk.push(bytes) {
+            return (Err(e), read);
+        }
+    }
+}
+
+/// Reading only the page headers, a window at a time, finds the pages (and
+/// the errors) a walk over the whole buffer finds: on every writer
+/// setting's chunks, on headers longer than the first window (page
+/// statistics of long strings), and on chunks with bytes flipped anywhere.
+#[test]
+fn header_windows_walk_as_the_buffer_does() {
+    let mut files: Vec<Bytes> = settings()
+        .into_iter()
+        .map(|(_, props)| write(&rich_batch(), props))
+        .collect();
+    // Headers over the first window: page statistics of 2,000-byte strings.
+    let long: Vec<String> = (0..64).map(|i| format!("{i:04}").repeat(500)).collect();
+    let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, false)]));
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(StringArray::from(long))]).unwrap();
+    let stats = WriterProperties::builder()
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_statistics_truncate_length(None)
+        .set_write_page_header_statistics(true)
+        .set_data_page_row_count_limit(8)
+        .set_write_batch_size(8)
+        .build();
+    files.push(write(&batch, stats));
+    let (mut chunks, mut long_headers, mut flipped_errors) = (0, 0, 0);
+    let mut rng = Rng(0x5eed_2026_1204_0001);
+    for bytes in &files {
+        let md = metadata(bytes);
+        for col in 0..md.row_group(0).num_columns() {
+            let piece = whole_chunk(&md, 0, col);
+            let whole = walk_pieces(bytes, &[piece]);
+            let (windowed, read) = walk_in_windows(bytes, &[piece]);
+            assert_eq!(windowed, whole, "column {col}");
+            let pages = whole.unwrap();
+            long_headers += pages.iter().filter(|p| p.header_len > HEADER_WINDOW).count();
+            // Headers only: a window per page, more only for long headers.
+            let header_bytes: usize = pages.iter().map(|p| p.header_len).sum();
+            let rereads: usize = pages.iter().filter(|p| p.header_len > HEADER_WINDOW).count();
+            assert!(read <= (pages.len() + 2 * rereads) * HEADER_WINDOW.max(header_bytes));
+            chunks += 1;
+            for _ in 0..40 {
+                let mut b = bytes.to_vec();
+                let at = piece.buffer_offset + rng.below(piece.len as u64) as usize;
+                b[at] ^= 1 << rng.below(8);
+                let whole = walk_pieces(&b, &[piece]);
+                flipped_errors += usize::from(whole.is_err());
+                assert_eq!(walk_in_windows(&b, &[piece]).0, whole, "column {col}, byte {at}");
+            }
+        }
+    }
+    assert!(chunks > 50, "{chunks} chunks");
+    assert!(long_headers > 0, "no header longer than the first window");
+    assert!(flipped_errors > 0, "no flipped chunk failed its walk");
+}
+
 
 #[test]
 fn walk_checks_pieces() {
@@ -2056,7 +2130,7 @@ fn corrupt_pages_are_typed_errors() {
                 descr: meta.column_descr(),
                 meta,
                 pages,
-                buffer: &buf,
+                buffer: StoredBytes::Host(&buf),
                 page_ranges: Some(&ranges),
             }],
         )
@@ -2105,7 +2179,7 @@ fn corrupt_pages_are_typed_errors() {
             descr: meta.column_descr(),
             meta,
             pages: &lying[plain_at..plain_at + 1],
-            buffer: &buf,
+            buffer: StoredBytes::Host(&buf),
             page_ranges: None,
         }],
     )
@@ -2127,7 +2201,7 @@ fn corrupt_pages_are_typed_errors() {
             descr: s_meta.column_descr(),
             meta: s_meta,
             pages: &s_pages[1..],
-            buffer: &buf,
+            buffer: StoredBytes::Host(&buf),
             page_ranges: None,
         }],
     )
