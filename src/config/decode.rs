@@ -138,6 +138,23 @@ impl Default for KernelConfig {
     }
 }
 
+/// Where a GPU decode lands its row groups: `GDSCAN_DECODE_LANDING`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LandingMode {
+    /// Device memory wherever the host needs no page body: local files
+    /// whose compressed pages nvCOMP takes as stored and the GPU checks
+    /// (Snappy under the `scan` or `off` check, uncompressed pages, Zstd
+    /// with `GDSCAN_ZSTD=gpu`, LZ4_RAW with the check off). The engine
+    /// moves them through its reused bounce buffers (the raw scan's
+    /// route) and the host reads only the page headers, from the file.
+    /// Elsewhere pinned host memory. The default.
+    #[default]
+    Auto,
+    /// Pinned host memory always: the host walks the pages there and one
+    /// copy takes each row group up.
+    Pinned,
+}
+
 /// What the decoder's variables set (`None`: unset).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -178,10 +195,12 @@ pub struct DecodeVars {
     pub zstd: Option<DecompressPlace>,
     /// `GDSCAN_GZIP`: `host` or `gpu`.
     pub gzip: Option<DecompressPlace>,
+    /// `GDSCAN_DECODE_LANDING`: `auto` or `pinned`.
+    pub landing: Option<LandingMode>,
 }
 
 /// Every variable [`DecodeVars::from_lookup`] reads.
-pub const DECODE_VARIABLES: [&str; 18] = [
+pub const DECODE_VARIABLES: [&str; 19] = [
     "GDSCAN_DECODE_CHECK",
     "GDSCAN_CHECK_STREAM",
     "GDSCAN_CHECK_STREAMS",
@@ -200,6 +219,7 @@ pub const DECODE_VARIABLES: [&str; 18] = [
     "GDSCAN_DEVICE_TIMEOUT",
     "GDSCAN_ZSTD",
     "GDSCAN_GZIP",
+    "GDSCAN_DECODE_LANDING",
 ];
 
 /// One of `choices` (exact), as its value.
@@ -324,6 +344,10 @@ impl DecodeVars {
         }
         if let Some(s) = get("GDSCAN_GZIP") {
             v.gzip = Some(choice("GDSCAN_GZIP", &s, &places)?);
+        }
+        if let Some(s) = get("GDSCAN_DECODE_LANDING") {
+            let landings = [("auto", LandingMode::Auto), ("pinned", LandingMode::Pinned)];
+            v.landing = Some(choice("GDSCAN_DECODE_LANDING", &s, &landings)?);
         }
         if let Some(s) = get("GDSCAN_DEVICE_TIMEOUT") {
             let seconds = s.trim().parse::<f64>().ok();

@@ -773,20 +773,27 @@ pub fn plan_fetched(
     chunks: &[ChunkSlice],
 ) -> Result<DecodePlan, DecodePlanError> {
     let stored = StoredBytes::Host(buffer);
-    plan_landed(metadata, scan, row_group, stored, chunks, |slice, column| {
-        let pages = walk_chunk(buffer, slice).map_err(|source| DecodePlanError::Walk {
-            column: column.to_string(),
-            row_group,
-            source,
-        })?;
-        for (i, p) in pages.iter().enumerate() {
-            if p.header.crc.is_some() {
-                let body = &buffer[p.body_offset..p.body_offset + p.body_len];
-                check_page_crc(column, row_group, i, p, body)?;
+    plan_landed(
+        metadata,
+        scan,
+        row_group,
+        stored,
+        chunks,
+        |slice, column| {
+            let pages = walk_chunk(buffer, slice).map_err(|source| DecodePlanError::Walk {
+                column: column.to_string(),
+                row_group,
+                source,
+            })?;
+            for (i, p) in pages.iter().enumerate() {
+                if p.header.crc.is_some() {
+                    let body = &buffer[p.body_offset..p.body_offset + p.body_len];
+                    check_page_crc(column, row_group, i, p, body)?;
+                }
             }
-        }
-        Ok(pages)
-    })
+            Ok(pages)
+        },
+    )
 }
 
 /// Plans a row group whose bytes are `stored` (in host memory, or landing

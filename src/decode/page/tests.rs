@@ -1001,10 +1001,16 @@ fn header_windows_walk_as_the_buffer_does() {
             let (windowed, read) = walk_in_windows(bytes, &[piece]);
             assert_eq!(windowed, whole, "column {col}");
             let pages = whole.unwrap();
-            long_headers += pages.iter().filter(|p| p.header_len > HEADER_WINDOW).count();
+            long_headers += pages
+                .iter()
+                .filter(|p| p.header_len > HEADER_WINDOW)
+                .count();
             // Headers only: a window per page, more only for long headers.
             let header_bytes: usize = pages.iter().map(|p| p.header_len).sum();
-            let rereads: usize = pages.iter().filter(|p| p.header_len > HEADER_WINDOW).count();
+            let rereads: usize = pages
+                .iter()
+                .filter(|p| p.header_len > HEADER_WINDOW)
+                .count();
             assert!(read <= (pages.len() + 2 * rereads) * HEADER_WINDOW.max(header_bytes));
             chunks += 1;
             for _ in 0..40 {
@@ -1013,7 +1019,11 @@ fn header_windows_walk_as_the_buffer_does() {
                 b[at] ^= 1 << rng.below(8);
                 let whole = walk_pieces(&b, &[piece]);
                 flipped_errors += usize::from(whole.is_err());
-                assert_eq!(walk_in_windows(&b, &[piece]).0, whole, "column {col}, byte {at}");
+                assert_eq!(
+                    walk_in_windows(&b, &[piece]).0,
+                    whole,
+                    "column {col}, byte {at}"
+                );
             }
         }
     }
@@ -1021,7 +1031,6 @@ fn header_windows_walk_as_the_buffer_does() {
     assert!(long_headers > 0, "no header longer than the first window");
     assert!(flipped_errors > 0, "no flipped chunk failed its walk");
 }
-
 
 #[test]
 fn walk_checks_pieces() {

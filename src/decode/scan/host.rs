@@ -9,11 +9,13 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::compressed_check::{Checks, CompressedCheck, DecompressPlace};
 use super::error::DecodeError;
+use super::header_reads::plan_from_file;
 use super::host_pages::{decompress_host_pages, HostPages};
 use crate::decode::page::validate::{
     check_lz4_block, snappy_pieces_batch, CompressedError, SnappyPieces, LANES,
 };
-use crate::decode::page::{plan_fetched, DecodePlan, HostCodec};
+use crate::decode::page::{plan_fetched, ChunkCodec, DecodePlan, DecodePlanError, HostCodec};
+use crate::engine::FileHandle;
 use crate::nvcomp::Codec;
 use crate::parquet::fetch::ChunkSlice;
 use crate::parquet::ScanPlan;
@@ -40,7 +42,20 @@ pub(crate) struct HostPlan {
     pub(crate) host_pages: HostPages,
 }
 
-/// Plans row group `row_group` of `file` from its fetched bytes `host`.
+/// Where [`plan_host`] reads a row group's pages.
+pub(crate) enum PageSource<'a> {
+    /// The fetched bytes, in host memory.
+    Host(&'a [u8]),
+    /// The file (open as `handle`; `None` where it is not a local file)
+    /// while its `len` fetched bytes land in device memory: the page
+    /// headers only.
+    File {
+        handle: Option<&'a FileHandle>,
+        len: usize,
+    },
+}
+
+/// Plans row group `row_group` of `file` from its pages at `source`.
 /// Compressed pages are checked here as `check` says (nvCOMP's behaviour
 /// on corrupt input is undefined; see [`checked_on_host`]).
 pub(crate) fn plan_host(
@@ -48,18 +63,33 @@ pub(crate) fn plan_host(
     metadata: &ParquetMetaData,
     scan: &ScanPlan,
     row_group: usize,
-    host: &[u8],
+    source: PageSource<'_>,
     chunks: &[ChunkSlice],
     checks: Checks,
 ) -> Result<HostPlan, DecodeError> {
     let started = std::time::Instant::now();
-    let plan = plan_fetched(metadata, scan, row_group, host, chunks).map_err(|source| {
-        DecodeError::Plan {
-            file: file.to_string(),
-            source,
+    let plan_error = |source| DecodeError::Plan {
+        file: file.to_string(),
+        source,
+    };
+    let (plan, host) = match source {
+        PageSource::Host(host) => {
+            let plan = plan_fetched(metadata, scan, row_group, host, chunks).map_err(plan_error)?;
+            (verified_on_host(plan, checks), host)
         }
-    })?;
-    let plan = verified_on_host(plan, checks);
+        PageSource::File { handle, len } => {
+            let handle = handle.ok_or_else(|| {
+                plan_error(DecodePlanError::BadRowGroup {
+                    row_group,
+                    what: "lands in device memory but is not in a local file".into(),
+                })
+            })?;
+            let plan = plan_from_file(handle, file, metadata, scan, row_group, len, chunks)?;
+            let plan = verified_on_host(plan, checks);
+            bodies_on_device(&plan, checks).map_err(plan_error)?;
+            (plan, &[][..])
+        }
+    };
     let selection = scan
         .row_groups
         .iter()
@@ -84,6 +114,39 @@ pub(crate) fn plan_host(
         pieces,
         host_pages,
     })
+}
+
+/// Whether `plan` needs no page body on the host under `checks` (the
+/// landing chose device memory from the chunks' codecs; this holds it to
+/// that): else the first page that does.
+fn bodies_on_device(plan: &DecodePlan, checks: Checks) -> Result<(), DecodePlanError> {
+    let needs_host = |column: usize, page: usize, codec: &'static str| DecodePlanError::NotOnHost {
+        column: plan.columns[column].column.clone(),
+        row_group: plan.row_group,
+        page,
+        codec,
+    };
+    if let Some(j) = plan.host_jobs.first() {
+        let codec = match j.codec {
+            HostCodec::Brotli => "BROTLI",
+            HostCodec::Lz4Legacy => "LZ4",
+            HostCodec::GzipMembers => "GZIP",
+            HostCodec::Zstd => "ZSTD",
+        };
+        return Err(needs_host(j.column, j.page, codec));
+    }
+    let checked = plan
+        .jobs
+        .iter()
+        .find(|j| checked_on_host(checks.check, j.codec, j.src_len, checks.gpu_max));
+    match checked {
+        Some(j) => Err(needs_host(
+            j.column,
+            j.page,
+            ChunkCodec::Gpu(j.codec).name(),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `plan` with the nvCOMP jobs of the codecs `checks` sends to the host
@@ -381,7 +444,7 @@ mod tests {
             &md,
             &scan,
             0,
-            &buf,
+            PageSource::Host(&buf),
             &chunks,
             Checks::new(CompressedCheck::Host),
         )
@@ -423,7 +486,7 @@ mod tests {
             &md,
             &scan,
             0,
-            &broken,
+            PageSource::Host(&broken),
             &chunks,
             Checks::new(CompressedCheck::Host),
         ) {

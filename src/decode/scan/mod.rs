@@ -37,10 +37,12 @@ mod entry;
 mod error;
 mod group;
 mod group_shared;
+mod header_reads;
 mod host;
 mod host_pages;
 mod in_flight;
 mod input;
+mod landing;
 mod multi;
 mod nest;
 mod options;
@@ -67,6 +69,7 @@ pub use crate::decode::page::validate::CompressedError;
 pub use crate::decode::page::{DecodePlanError, WalkError};
 pub use crate::nvcomp::{NvcompError, NvcompStatus};
 pub use input::DecodeInput;
+pub use landing::Landing;
 pub use multi::DeviceShare;
 pub use options::DecodeOptions;
 pub use report::{CodecCount, CodecPlace, DecodeReport};
@@ -76,12 +79,12 @@ use in_flight::InFlight;
 use planner::{PlanAhead, PlannedGroup};
 use trace::Trace;
 
-pub use crate::config::decode::{DevicePoolMode, KernelConfig, StringWalks};
+pub use crate::config::decode::{DevicePoolMode, KernelConfig, LandingMode, StringWalks};
 use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
 use crate::decode::page::nesting::{arrow_fields, nest_fields_of_file, GpuNesting};
 use crate::decode::page::{check_chunk, column_type, is_nested};
-use crate::parquet::fetch::{fetch, PinnedAllocator, SourceScan};
+use crate::parquet::fetch::{fetch, SourceScan};
 use crate::parquet::ScanPlan;
 
 /// The Arrow schema a decode of `plan` produces, or the first column
@@ -189,13 +192,15 @@ pub(crate) fn decode_one(
     let mut fetch_options = options.fetch;
     let needed = (depth as u64 + 2).saturating_mul(options.group_bytes.saturating_add(largest));
     fetch_options.max_bytes_in_flight = fetch_options.max_bytes_in_flight.max(needed);
-    // Row groups land in pinned host memory: the page headers are parsed
-    // there and the bytes go to the device in one copy.
-    let fetch = fetch(
-        scans,
-        [PinnedAllocator::with_pool(gpu.pinned.clone())],
-        fetch_options,
-    );
+    // Row groups land in device memory where the host reads no page body
+    // (it reads their headers from the file), else in pinned host memory
+    // (the host walks the pages there, one copy takes them up).
+    let landing = landing::choose(options.landing, &inputs, gpu.checks());
+    let allocator = match landing {
+        Landing::Device => landing::LandingAllocator::Device(gpu.pool.clone(), device),
+        Landing::Pinned => landing::LandingAllocator::Pinned(gpu.pinned.clone()),
+    };
+    let fetch = fetch(scans, [allocator], fetch_options);
     let inputs = Arc::new(inputs);
     let trace = match &options.trace {
         Some(path) => Some(Trace::start(path.clone(), device, &gpu.streams[0])?),
@@ -231,7 +236,10 @@ pub(crate) fn decode_one(
         stage_pool: stage_pool(options.stage_threads),
         schema,
         nestings,
-        report: DecodeReport::default(),
+        report: DecodeReport {
+            landing: Some(landing),
+            ..DecodeReport::default()
+        },
         failed: false,
         device_timeout: options.device_timeout,
     })

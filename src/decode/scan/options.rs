@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::compressed_check::{CompressedCheck, DecompressPlace, GPU_CHECK_MAX_BYTES};
-use crate::config::decode::{DecodeVars, DevicePoolMode, KernelConfig, StringWalks};
+use crate::config::decode::{DecodeVars, DevicePoolMode, KernelConfig, LandingMode, StringWalks};
 use crate::config::ConfigError;
 use crate::cuda::Devices;
 use crate::parquet::fetch::FetchOptions;
@@ -104,6 +104,10 @@ pub struct DecodeOptions {
     pub zstd: DecompressPlace,
     /// Where GZIP pages are decompressed (as `zstd`).
     pub gzip: DecompressPlace,
+    /// Where the row groups land: device memory where the host needs no
+    /// page body ([`LandingMode::Auto`], the default), or pinned host
+    /// memory always.
+    pub landing: LandingMode,
     /// The longest the decoder waits for the GPU to finish one row group
     /// (its copies, decompression and kernels, and the work queued ahead
     /// of it); past it the scan ends with `DecodeError::DeviceTimeout`.
@@ -140,6 +144,7 @@ impl Default for DecodeOptions {
             device_timeout: DEVICE_TIMEOUT,
             zstd: DecompressPlace::Host,
             gzip: DecompressPlace::Host,
+            landing: LandingMode::Auto,
             trace: None,
         }
     }
@@ -188,6 +193,7 @@ impl DecodeOptions {
         o.device_timeout = vars.device_timeout.unwrap_or(o.device_timeout);
         o.zstd = vars.zstd.unwrap_or(o.zstd);
         o.gzip = vars.gzip.unwrap_or(o.gzip);
+        o.landing = vars.landing.unwrap_or(o.landing);
     }
 }
 

@@ -21,14 +21,15 @@ use std::time::Instant;
 
 use super::compressed_check::Checks;
 use super::error::DecodeError;
-use super::host::{plan_host, HostPlan};
+use super::host::{plan_host, HostPlan, PageSource};
 use super::input::DecodeInput;
-use crate::cuda::PooledPinnedBuffer;
+use super::landing::Landed;
 use crate::parquet::fetch::{FetchedRowGroup, RowGroupStream};
+use crate::store::LocalSource;
 
 /// A fetched row group and its host plan.
 pub(crate) struct PlannedRowGroup {
-    pub(crate) fetched: FetchedRowGroup<PooledPinnedBuffer>,
+    pub(crate) fetched: FetchedRowGroup<Landed>,
     pub(crate) plan: HostPlan,
 }
 
@@ -62,7 +63,7 @@ impl PlanAhead {
     /// smaller; with `ramp`, the first three and the last few are smaller
     /// too: see [`group_target`]).
     pub(crate) fn start(
-        fetch: RowGroupStream<PooledPinnedBuffer>,
+        fetch: RowGroupStream<Landed>,
         inputs: Arc<Vec<DecodeInput>>,
         check: Checks,
         group_bytes: u64,
@@ -137,7 +138,7 @@ pub(crate) fn group_target(group_bytes: u64, index: usize, ramp: Ramp, remaining
 
 /// Gathers and plans the next group: None when the fetch has ended.
 fn next_group(
-    fetch: &mut RowGroupStream<PooledPinnedBuffer>,
+    fetch: &mut RowGroupStream<Landed>,
     inputs: &[DecodeInput],
     check: Checks,
     group_bytes: u64,
@@ -182,18 +183,26 @@ fn next_group(
 /// Plans one row group; a panic in planning becomes a typed error.
 fn plan_one(
     inputs: &[DecodeInput],
-    fetched: FetchedRowGroup<PooledPinnedBuffer>,
+    fetched: FetchedRowGroup<Landed>,
     check: Checks,
 ) -> Result<PlannedRowGroup, DecodeError> {
     let input = &inputs[fetched.file];
     let file = input.source.location();
     let planned = crate::border::catch(|| {
+        let source = match &fetched.buffer {
+            Landed::Pinned(host) => PageSource::Host(host),
+            Landed::Device(bytes, _) => PageSource::File {
+                // Only local files land on the device (`landing::choose`).
+                handle: LocalSource::of(input.source.as_ref()).map(|l| l.handle().as_ref()),
+                len: bytes.len(),
+            },
+        };
         plan_host(
             file,
             &input.metadata,
             &input.plan,
             fetched.index,
-            &fetched.buffer,
+            source,
             &fetched.chunks,
             check,
         )

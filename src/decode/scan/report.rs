@@ -130,6 +130,9 @@ pub(crate) fn codec_counts(plan: &DecodePlan) -> Vec<CodecCount> {
 /// The decoder's report of a scan.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct DecodeReport {
+    /// Where the scan's row groups landed (device memory, or pinned host
+    /// memory where the host reads page bodies).
+    pub landing: Option<super::Landing>,
     /// Row groups decoded.
     pub row_groups: usize,
     /// Rows decoded.

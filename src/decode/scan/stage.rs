@@ -12,6 +12,7 @@ use super::context::Gpu;
 use super::error::DecodeError;
 use super::host::{HostPlan, TaskSpec};
 use super::host_pages::HostPages;
+use super::landing::Landed;
 use super::nest::NestStage;
 use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::DeviceBytes;
@@ -176,17 +177,13 @@ pub(crate) struct Staged {
 /// ([`dict_tasks`], [`page_tasks`]), its decompression jobs listed
 /// ([`staged_jobs`]), its tasks up ([`upload_tasks`]) and its columns'
 /// places in the output ([`column_outs`]).
-pub(crate) fn stage<B>(
+pub(crate) fn stage(
     gpu: &Gpu,
     output: Output<'_>,
     planned: HostPlan,
-    fetched: FetchedRowGroup<B>,
+    fetched: FetchedRowGroup<Landed>,
     stream: &crate::cuda::Stream,
-) -> Result<Staged, DecodeError>
-where
-    B: std::ops::Deref<Target = [u8]> + Send + 'static,
-{
-    let host: &[u8] = &fetched.buffer;
+) -> Result<Staged, DecodeError> {
     let HostPlan {
         plan,
         specs,
@@ -204,7 +201,7 @@ where
     } = output;
     let schema = schema.clone();
     let dba = has_dba_pages(&plan);
-    let mut memory = Memory::allocate(gpu, host, &plan, &specs, &column_rows, stream)?;
+    let mut memory = Memory::allocate(gpu, &fetched.buffer, &plan, &specs, &column_rows, stream)?;
     let records = metadata.row_group(plan.row_group).num_rows().max(0) as u64;
     let nest = match nesting {
         Some(nesting) => {
@@ -255,7 +252,6 @@ where
         work,
         ..
     } = memory;
-    let rg = DeviceBytes::from_pooled(rg);
     let scratch = DeviceBytes::from_pooled(scratch);
     let columns = column_outs(&plan, &out_layout, &output, &rg, &scratch)?;
     let rows = match &nest {
@@ -294,7 +290,9 @@ where
 /// scratch, one output allocation for every column, and the kernels' work
 /// areas.
 struct Memory {
-    rg: PooledDeviceBuffer,
+    /// The row group's bytes on the device: where they landed, or the
+    /// copy of the pinned ones.
+    rg: DeviceBytes,
     scratch: PooledDeviceBuffer,
     rg_ptr: u64,
     scratch_ptr: u64,
@@ -323,11 +321,12 @@ struct WorkAreas {
 }
 
 impl Memory {
-    /// Allocates the row group's memory and queues the upload of its
-    /// bytes (`host`) on `stream`.
+    /// Allocates the row group's memory and, where its bytes `landed` in
+    /// pinned host memory, queues their upload on `stream` (bytes that
+    /// landed on the device are used where they are).
     fn allocate(
         gpu: &Gpu,
-        host: &[u8],
+        landed: &Landed,
         plan: &DecodePlan,
         specs: &[TaskSpec],
         column_rows: &[u64],
@@ -335,12 +334,18 @@ impl Memory {
     ) -> Result<Memory, DecodeError> {
         let pool = &gpu.pool;
         // The row group's bytes, as stored.
-        let rg = pool.allocate(host.len().max(1))?;
-        // SAFETY: the pinned host buffer is kept (in `fetched`) and the
-        // device buffer (in `inputs`) until the row group's event.
-        unsafe { stream.copy_to_device(rg.device_ptr(), host.as_ptr(), host.len())? };
+        let rg = match landed {
+            Landed::Device(bytes, _) => bytes.clone(),
+            Landed::Pinned(host) => {
+                let rg = pool.allocate(host.len().max(1))?;
+                // SAFETY: the pinned host buffer is kept (in `fetched`) and
+                // the device buffer (in `inputs`) until the row group's event.
+                unsafe { stream.copy_to_device(rg.device_ptr(), host.as_ptr(), host.len())? };
+                DeviceBytes::from_pooled(rg)
+            }
+        };
         let scratch = pool.allocate(plan.scratch_bytes.max(1))?;
-        let (rg_ptr, scratch_ptr) = (rg.device_ptr(), scratch.device_ptr());
+        let (rg_ptr, scratch_ptr) = (rg.address(), scratch.device_ptr());
 
         // Output: one allocation for every column's values and validity.
         let mut out_layout = Vec::with_capacity(plan.columns.len());
