@@ -16,7 +16,9 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 
 use super::reference::{arrow_rs_decode, assert_same_values};
 use gdscan::cuda::driver;
-use gdscan::decode::scan::{decode, CompressedCheck, DecodeError, DecodeOptions};
+use gdscan::decode::scan::{
+    decode, CompressedCheck, DecodeError, DecodeOptions, DecompressPlace, Landing, LandingMode,
+};
 use gdscan::parquet::ScanRequest;
 
 const NEEDS_GPU: &str = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored";
@@ -39,18 +41,29 @@ fn gpu_decode_with(
     request: ScanRequest,
     options: DecodeOptions,
 ) -> Result<RecordBatch, DecodeError> {
-    let stream = decode(path.to_str().unwrap(), request, options)?;
+    Ok(gpu_decode_landed(path, request, options)?.0)
+}
+
+/// [`gpu_decode_with`], and where the row groups landed.
+fn gpu_decode_landed(
+    path: &Path,
+    request: ScanRequest,
+    options: DecodeOptions,
+) -> Result<(RecordBatch, Option<Landing>), DecodeError> {
+    let mut stream = decode(path.to_str().unwrap(), request, options)?;
     let schema = stream.schema().clone();
     let mut host = Vec::new();
-    for batch in stream {
+    for batch in stream.by_ref() {
         let batch = batch?;
         assert_eq!(batch.device_ordinal(), Some(0));
         host.push(batch.to_host()?);
     }
+    let landing = stream.report().landing;
     if host.is_empty() {
-        return Ok(RecordBatch::new_empty(schema));
+        return Ok((RecordBatch::new_empty(schema), landing));
     }
-    Ok(concat_batches(&host[0].schema(), &host).expect("concat"))
+    let batch = concat_batches(&host[0].schema(), &host).expect("concat");
+    Ok((batch, landing))
 }
 
 pub(super) fn test_data() -> Option<PathBuf> {
@@ -349,13 +362,42 @@ fn tpch_tables_with(options: DecodeOptions) {
             let bytes = Bytes::from(std::fs::read(&dst).unwrap());
             let expected = arrow_rs_decode(&bytes, None, None, None);
             let what = format!("{} {name}", table.name());
-            let got = gpu_decode_with(&dst, ScanRequest::default(), options.clone())
+            let (got, landing) = gpu_decode_landed(&dst, ScanRequest::default(), options.clone())
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_same_values(&what, &expected, &got);
+            assert_eq!(landing, Some(expected_landing(&name, &options)), "{what}");
             checked += 1;
         }
     }
     assert_eq!(checked, 8 * 12);
+}
+
+/// Where a variant's row groups land under `options`: device memory for
+/// uncompressed pages, and for Snappy ones under the scan or no check
+/// (the host reads no page body then), else pinned host memory.
+fn expected_landing(variant: &str, options: &DecodeOptions) -> Landing {
+    let host_reads_bodies = match variant.split('-').next() {
+        Some("none") => false,
+        Some("snappy") => !matches!(options.check, CompressedCheck::Scan | CompressedCheck::Off),
+        _ => options.zstd == DecompressPlace::Host,
+    };
+    if options.landing == LandingMode::Pinned || host_reads_bodies {
+        Landing::Pinned
+    } else {
+        Landing::Device
+    }
+}
+
+/// The same with every row group landing in pinned host memory (the
+/// default lands Snappy and uncompressed files on the device, reading
+/// only their page headers on the host): both give arrow-rs's values.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn tpch_tables_landing_in_pinned_memory_decode_like_arrow_rs() {
+    tpch_tables_with(DecodeOptions {
+        landing: LandingMode::Pinned,
+        ..DecodeOptions::from_env().unwrap()
+    });
 }
 
 /// Bit flips and truncations inside the pages of a real file: the GPU

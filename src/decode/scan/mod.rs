@@ -1,10 +1,14 @@
 //! The GPU decode pipeline: a scan's row groups in, device batches out.
 //!
-//! Per row group: the fetch lands its planned bytes in pinned host memory
-//! (the engine's workers read them from the page cache or the disk, a store
-//! from the network); the host walks the page headers there (no device
-//! round trip per page) and plans the work; one copy takes the bytes to the
-//! device, nvCOMP decompresses the compressed pages in batches, the kernels
+//! Per row group: the fetch lands its planned bytes where the scan chose
+//! ([`Landing`]): in device memory through the engine's reused bounce
+//! buffers when the host needs no page body (local files of Snappy or
+//! uncompressed pages, by default), the host then reading only the page
+//! headers from the file; else in pinned host memory (the engine's workers
+//! read them from the page cache or the disk, a store from the network),
+//! where the host walks the pages and one copy takes the bytes up. The
+//! host plans the work from the headers (no device round trip per page);
+//! nvCOMP decompresses the compressed pages in batches, the kernels
 //! decode every page into the row group's output columns, and one copy
 //! brings back every page's status. All of it is queued on one of the
 //! scan's streams behind one event; `depth` row groups are queued at once,
