@@ -48,7 +48,11 @@ for tarball in .carry/pyarrow-*.tar.xz; do
   [ -f "$tarball" ] || continue
   python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$tarball" "$site" || exit 1
 done
-export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+# GDSCAN_PY_CUDF_SITE (cuDF's wheels installed there, e.g. /tmp/cudfsite):
+# first on the path, since its nvidia.libnvcomp (nvCOMP 5, which libcudf
+# loads) would be shadowed by the nvCOMP 6 package installed here (gdscan
+# finds nvCOMP 6 through GDSCAN_NVCOMP_LIBRARY, set above).
+export PYTHONPATH="${GDSCAN_PY_CUDF_SITE:+$GDSCAN_PY_CUDF_SITE:}$site${PYTHONPATH:+:$PYTHONPATH}"
 python3 -c "import gdscan, pyarrow, cupy, torch, numpy; print('gdscan', gdscan.__file__, 'pyarrow', pyarrow.__version__, 'cupy', cupy.__version__, 'torch', torch.__version__, 'numpy', numpy.__version__, 'gpu', gdscan.cuda_available())"
 sf=${GDSCAN_TPCH_SF:-1}
 data=$PWD/.benchdata/tpch-li-sf$sf
