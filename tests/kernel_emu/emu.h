@@ -94,6 +94,7 @@ inline int __ffs(unsigned x) { return __builtin_ffs(x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __clz(unsigned x) { return x == 0 ? 32 : __builtin_clz(x); }
 inline unsigned atomicOr(unsigned* p, unsigned v) { return std::atomic_ref<unsigned>(*p).fetch_or(v); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return std::atomic_ref<unsigned>(*p).fetch_add(v); }
 inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) {
   std::atomic_ref<unsigned>(*p).compare_exchange_strong(cmp, v);
   return cmp;

@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use gdscan::decode::kernels::nest::{NEST_IF_MOVED, NEST_LEVELS, NEST_STATUS_WORDS};
+use gdscan::decode::kernels::nest::{
+    NEST_COUNTS, NEST_COUNT_FIRST, NEST_IF_MOVED, NEST_LEVELS, NEST_STATUS_WORDS,
+};
 use gdscan::decode::kernels::PageErrorCode;
 use gdscan::decode::page::nesting::testing::{
     fixed_lists_in_lists, random_batch, read_leaf, write, writer_settings, LeafChunk,
@@ -243,7 +245,8 @@ fn word(bytes: &[u8], i: usize) -> u32 {
     ])
 }
 
-/// Compares one task's outputs with the reference's nodes.
+/// Compares one task's outputs with the reference's nodes; returns the
+/// validity outputs whose counted valid slots it compared.
 fn compare(
     label: &str,
     work: &LeafWork,
@@ -252,7 +255,7 @@ fn compare(
     expected: &[Expected],
     records: usize,
     chunk: &LeafChunk,
-) {
+) -> usize {
     let entries = chunk.entries;
     assert_eq!(
         made.status[0], 0,
@@ -270,8 +273,19 @@ fn compare(
     // left to the page kernel's, which the reference must then equal.
     let identity =
         made.status[2 + work.max_rep as usize] as usize == entries && !work.fixed_under_variable();
+    // The validity outputs' valid slots are counted in status words
+    // NEST_COUNT_FIRST + k, k in output order (the decoder's assignment).
+    let (mut validities, mut counts_checked) = (0usize, 0usize);
     for (output, bytes) in work.outputs.iter().zip(&made.outputs) {
+        let counted = matches!(output, LeafOutput::Validity { .. }).then(|| {
+            validities += 1;
+            validities - 1
+        });
+        let count = |k: usize| made.status.get(NEST_COUNT_FIRST + k).copied();
         if identity && if_moved(output, gpu) {
+            if let Some(k) = counted.filter(|&k| k < NEST_COUNTS) {
+                assert_eq!(count(k), Some(0), "{label}: a skipped validity counted");
+            }
             let e = &expected[work.node];
             let values = value_indices(chunk, work.max_def);
             for slot in 0..e.slots {
@@ -304,13 +318,19 @@ fn compare(
             }
             LeafOutput::Validity { node, .. } => {
                 let e = &expected[node];
+                let mut valid = 0u32;
                 for slot in 0..e.slots {
                     let want = e.validity.as_ref().is_none_or(|v| v[slot]);
+                    valid += u32::from(want);
                     assert_eq!(
                         bit(bytes, slot),
                         want,
                         "{label}: validity of node {node} at {slot}"
                     );
+                }
+                if let Some(k) = counted.filter(|&k| k < NEST_COUNTS) {
+                    assert_eq!(count(k), Some(valid), "{label}: valid slots of node {node}");
+                    counts_checked += 1;
                 }
             }
             LeafOutput::Values { node, .. } => {
@@ -328,6 +348,7 @@ fn compare(
             }
         }
     }
+    counts_checked
 }
 
 /// Every leaf's chunk of row group `rg`.
@@ -379,11 +400,18 @@ fn nest_kernels_under_cpu_emulation() {
         }
     }
     assert!(compared > 100, "{compared} tasks compared");
+    let counts = COUNTS_CHECKED.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(counts > 100, "{counts} validity counts compared");
     eprintln!("nesting kernels: {compared} leaf tasks equal to the reference");
 }
 
+/// Validity outputs whose counted valid slots were compared, over every
+/// test of this file.
+static COUNTS_CHECKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Runs every leaf task of every row group of `reader` under the emulation
-/// and compares it with the reference; the tasks compared.
+/// and compares it with the reference; the tasks compared (and adds the
+/// valid-slot counts compared to `COUNTS_CHECKED`).
 fn compare_every_row_group(
     exe: &Path,
     dir: &Path,
@@ -404,7 +432,8 @@ fn compare_every_row_group(
         for (work, made) in works.iter().zip(&made) {
             let label = format!("{file}, row group {rg}, leaf {}", work.column);
             let chunk = &chunks[&work.column];
-            compare(&label, work, made, &gpu, &expected, assembly.records, chunk);
+            let counts = compare(&label, work, made, &gpu, &expected, assembly.records, chunk);
+            COUNTS_CHECKED.fetch_add(counts, std::sync::atomic::Ordering::Relaxed);
             compared += 1;
         }
     }

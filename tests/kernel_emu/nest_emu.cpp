@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
     t.tiles = (u64)alloc((size_t)tiles * GDS_NEST_LEVELS * 4 + 4, 0xEE);
     t.status = (u64)alloc(GDS_NEST_STATUS_WORDS * 4, 0);
     auto* outs = (NestOutput*)alloc(sizeof(NestOutput) * (t.n_outputs + 1), 0);
+    u32 counted = 0;
     for (u32 o = 0; o < t.n_outputs; ++o) {
       NestOutput& out = outs[o];
       out.kind = in.word();
@@ -90,6 +91,12 @@ int main(int argc, char** argv) {
       uint8_t* src = alloc(src_len, 0);
       memcpy(src, in.bytes(src_len), src_len);
       out.src = src_len ? (u64)src : 0;
+      // A validity's valid slots are counted in the task's status words
+      // from GDS_NEST_COUNT_FIRST, in output order (as the decoder assigns).
+      if ((out.kind & 0xffu) == GDS_NEST_VALIDITY) {
+        out.src = counted < GDS_NEST_STATUS_WORDS - GDS_NEST_COUNT_FIRST ? GDS_NEST_COUNT_FIRST + counted : 0;
+        ++counted;
+      }
       const u32 dst_len = in.word();
       // Bitmaps start zeroed (the host zeroes them); other outputs are
       // filled with a marker a missed write would leave.

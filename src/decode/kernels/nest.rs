@@ -38,8 +38,14 @@ pub const NEST_ITEMS: u32 = 16;
 /// Entries per tile of `gds_nest_count` and `gds_nest_write`.
 pub const NEST_TILE: u32 = NEST_BLOCK * NEST_ITEMS;
 /// 32-bit words of a task's status: `[error, error_index, slots of level
-/// 0 .. NEST_LEVELS, unused ..]`.
-pub const NEST_STATUS_WORDS: usize = 16;
+/// 0 .. NEST_LEVELS, valid slots of the task's counted validity outputs ..]`.
+pub const NEST_STATUS_WORDS: usize = 32;
+/// The first status word that counts a validity output's valid slots
+/// ([`NestOutput::src`] of a [`NEST_VALIDITY`] output names its word).
+pub const NEST_COUNT_FIRST: usize = 2 + NEST_LEVELS;
+/// Validity outputs of one task whose valid slots can be counted (the
+/// status words after the slots); later ones are left uncounted.
+pub const NEST_COUNTS: usize = NEST_STATUS_WORDS - NEST_COUNT_FIRST;
 /// The largest grid's y dimension (tasks per launch).
 pub const MAX_GRID_Y: u32 = 65_535;
 
@@ -118,7 +124,10 @@ pub struct NestOutput {
     /// Device address written: offsets (`i32`, 4-byte aligned), a bitmap
     /// (4-byte words, zeroed) or values (`width`-aligned).
     pub dst: u64,
-    /// Device address read by [`NEST_VALUES`] and [`NEST_BITS`]; else 0.
+    /// Device address read by [`NEST_VALUES`] and [`NEST_BITS`]. For
+    /// [`NEST_VALIDITY`], the task's status word (from
+    /// [`NEST_COUNT_FIRST`]) its valid slots are added to, or 0 for none
+    /// (consumers such as cuDF need a bitmap's null count). Else 0.
     pub src: u64,
     /// [`NEST_OFFSETS`], [`NEST_VALIDITY`], [`NEST_VALUES`] or
     /// [`NEST_BITS`], with [`NEST_IF_MOVED`] or not.
@@ -206,6 +215,9 @@ pub struct NestStatus {
     pub error_index: u32,
     /// Slots of each level.
     pub slots: [u32; NEST_LEVELS],
+    /// Valid slots of the task's counted validity outputs, by status word
+    /// less [`NEST_COUNT_FIRST`].
+    pub valid: [u32; NEST_COUNTS],
 }
 
 /// Splits the nest status copied back (little-endian words) per task;
@@ -224,6 +236,7 @@ pub fn parse_nest_status(bytes: &[u8], n_tasks: u32) -> Option<Vec<NestStatus>> 
                 error: word(e, 0),
                 error_index: word(e, 1),
                 slots: std::array::from_fn(|j| word(e, 2 + j)),
+                valid: std::array::from_fn(|j| word(e, NEST_COUNT_FIRST + j)),
             })
             .collect(),
     )
@@ -248,12 +261,19 @@ mod tests {
     #[test]
     fn status_parses_per_task() {
         let mut bytes = vec![0u8; nest_status_bytes(2) as usize];
-        bytes[64..68].copy_from_slice(&21u32.to_le_bytes());
-        bytes[64 + 8..64 + 12].copy_from_slice(&7u32.to_le_bytes());
+        let second = NEST_STATUS_WORDS * 4;
+        let mut put = |word: usize, v: u32| {
+            bytes[second + 4 * word..second + 4 * word + 4].copy_from_slice(&v.to_le_bytes())
+        };
+        put(0, 21);
+        put(2, 7);
+        put(NEST_COUNT_FIRST + 1, 5);
+        put(NEST_STATUS_WORDS - 1, 9);
         let s = parse_nest_status(&bytes, 2).unwrap();
         assert_eq!(s[0], NestStatus::default());
         assert_eq!(s[1].error, 21);
         assert_eq!(s[1].slots[0], 7);
+        assert_eq!((s[1].valid[1], s[1].valid[NEST_COUNTS - 1]), (5, 9));
         assert_eq!(parse_nest_status(&bytes[1..], 2), None);
     }
 }

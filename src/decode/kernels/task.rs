@@ -492,6 +492,7 @@ pub fn generated_header(config: KernelConfig) -> String {
         ("GDS_NEST_BLOCK", nest::NEST_BLOCK),
         ("GDS_NEST_ITEMS", nest::NEST_ITEMS),
         ("GDS_NEST_STATUS_WORDS", nest::NEST_STATUS_WORDS as u32),
+        ("GDS_NEST_COUNT_FIRST", nest::NEST_COUNT_FIRST as u32),
         ("GDS_NEST_OFFSETS", nest::NEST_OFFSETS),
         ("GDS_NEST_VALIDITY", nest::NEST_VALIDITY),
         ("GDS_NEST_VALUES", nest::NEST_VALUES),

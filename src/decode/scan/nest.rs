@@ -21,8 +21,8 @@ use super::error::DecodeError;
 use crate::decode::array::{DeviceBytes, DeviceColumn};
 use crate::decode::kernels::launch;
 use crate::decode::kernels::nest::{
-    nest_tile_bytes, NestOutput, NestStatus, NestTask, NEST_BITS, NEST_IF_MOVED, NEST_LEVELS,
-    NEST_OFFSETS, NEST_VALIDITY, NEST_VALUES,
+    nest_tile_bytes, NestOutput, NestStatus, NestTask, NEST_BITS, NEST_COUNTS, NEST_COUNT_FIRST,
+    NEST_IF_MOVED, NEST_LEVELS, NEST_OFFSETS, NEST_VALIDITY, NEST_VALUES,
 };
 use crate::decode::kernels::PageErrorCode;
 use crate::decode::page::nesting::{GpuNesting, LeafOutput, NodeKind};
@@ -66,6 +66,11 @@ struct NodePlace {
     /// Whether the values are zeroed first (a FixedSizeList's padded
     /// slots are never written).
     zero_values: bool,
+    /// Where the kernels count the validity's valid slots: (the owner
+    /// leaf's task, its count in [`NestStatus::valid`]); none past the
+    /// task's [`NEST_COUNTS`] counted outputs (the null count is then
+    /// unknown).
+    valid_count: Option<(usize, usize)>,
 }
 
 /// A row group's nested columns: the plan, the device memory, the tasks.
@@ -134,6 +139,7 @@ impl NestStage {
             let def = work.needs_def().then(|| layout.take(n));
             let tiles = layout.take(nest_tile_bytes(entries as u32) as usize);
             let first = pending.len();
+            let mut counted = 0usize;
             // A work's outputs are those of the nodes it owns: their slots
             // are its levels'.
             for &output in &work.outputs {
@@ -147,6 +153,9 @@ impl NestStage {
                     LeafOutput::Validity { level, .. } => {
                         let bytes = launch::bitmap_bytes(u64::from(capacity[level]));
                         place.validity = Some(layout.take(bytes as usize));
+                        place.valid_count =
+                            (counted < NEST_COUNTS).then_some((leaves.len(), counted));
+                        counted += 1;
                     }
                     LeafOutput::Values { level, .. } => {
                         let ty = &plan.columns[ci].ty;
@@ -323,8 +332,12 @@ fn nest_output(
             threshold,
         } => {
             let own = matches!(nesting.nodes[node].kind, NodeKind::Leaf { .. });
+            let count_word = place
+                .valid_count
+                .map_or(0, |(_, k)| (NEST_COUNT_FIRST + k) as u64);
             NestOutput {
                 dst: at(place.validity),
+                src: count_word,
                 kind: NEST_VALIDITY | if own { NEST_IF_MOVED } else { 0 },
                 level: level as u32,
                 threshold,
@@ -380,6 +393,7 @@ impl NestStage {
             at: &at,
             slots: &slots,
             nulls,
+            status,
         };
         let mut out = Vec::with_capacity(self.nesting.roots.len());
         for &root in &self.nesting.roots {
@@ -486,6 +500,8 @@ struct Build<'a> {
     at: &'a Where<'a>,
     slots: &'a [[u64; NEST_LEVELS]],
     nulls: &'a [usize],
+    /// The nest tasks' status (the valid slots they counted).
+    status: &'a [NestStatus],
 }
 
 impl Build<'_> {
@@ -505,6 +521,30 @@ impl Build<'_> {
             .map_err(DecodeError::from)
     }
 
+    /// The null count of a node's `len` slots written by the kernels: 0
+    /// without a validity, else its slots less the valid ones the owner's
+    /// task counted (unknown past the counted outputs).
+    fn null_count(
+        &self,
+        place: NodePlace,
+        len: usize,
+        owner: usize,
+    ) -> Result<Option<usize>, DecodeError> {
+        if place.validity.is_none() {
+            return Ok(Some(0));
+        }
+        let Some((task, k)) = place.valid_count else {
+            return Ok(None);
+        };
+        let valid = self.status.get(task).map_or(0, |s| s.valid[k]) as usize;
+        len.checked_sub(valid).map(Some).ok_or_else(|| {
+            self.at.error(
+                owner,
+                format!("{valid} valid slots counted where the level has {len}"),
+            )
+        })
+    }
+
     fn node(
         &self,
         index: usize,
@@ -516,6 +556,7 @@ impl Build<'_> {
         let len = self.slots[owner][node.level] as usize;
         let data_type = node.field.data_type().clone();
         let validity = self.slice(place.validity)?;
+        let nulls = self.null_count(place, len, owner)?;
         let column = match &node.kind {
             NodeKind::Leaf { column } => {
                 let ci = self.column_of(*column)?;
@@ -536,7 +577,7 @@ impl Build<'_> {
                     Some(values) => {
                         let mut buffers = vec![values];
                         buffers.extend(out.variadic);
-                        DeviceColumn::new(data_type, len, None, validity, buffers)?
+                        DeviceColumn::new(data_type, len, nulls, validity, buffers)?
                     }
                     // Its entries are its slots.
                     None => {
@@ -555,7 +596,7 @@ impl Build<'_> {
                     .iter()
                     .map(|&f| self.node(f, columns))
                     .collect::<Result<Vec<_>, _>>()?;
-                DeviceColumn::with_children(data_type, len, None, validity, Vec::new(), children)?
+                DeviceColumn::with_children(data_type, len, nulls, validity, Vec::new(), children)?
             }
             NodeKind::List { element, fixed } => {
                 let child = self.node(*element, columns)?;
@@ -564,7 +605,7 @@ impl Build<'_> {
                     Some(_) => Vec::new(),
                     None => self.offsets(place, len, offset_width(&self.stage.nesting, index))?,
                 };
-                DeviceColumn::with_children(data_type, len, None, validity, offsets, vec![child])?
+                DeviceColumn::with_children(data_type, len, nulls, validity, offsets, vec![child])?
             }
             NodeKind::Map { key, value } => {
                 let key = self.node(*key, columns)?;
@@ -581,7 +622,14 @@ impl Build<'_> {
                     vec![key, value],
                 )?;
                 let offsets = self.offsets(place, len, 4)?;
-                DeviceColumn::with_children(data_type, len, None, validity, offsets, vec![entries])?
+                DeviceColumn::with_children(
+                    data_type,
+                    len,
+                    nulls,
+                    validity,
+                    offsets,
+                    vec![entries],
+                )?
             }
         };
         Ok(column)

@@ -81,7 +81,7 @@ struct NestTask {
   u64 def;        // u8 per entry, 0: all 0
   u64 tiles;      // GDS_NEST_LEVELS u32 per tile: slots in the tile, then slots before it
   u64 outputs;    // NestOutput[n_outputs]
-  u64 status;     // GDS_NEST_STATUS_WORDS u32: error, error_index, slots per level (zeroed)
+  u64 status;     // GDS_NEST_STATUS_WORDS u32: error, error_index, slots per level, counted valid slots (zeroed)
   u32 entries;
   u32 n_outputs;
   u32 max_rep;

@@ -401,12 +401,13 @@ __device__ __forceinline__ void gds_copy_value(u8* dst, const u8* src, u32 width
 
 // One output over this thread's entries (`items` of them from `first`,
 // their levels `rl`, `dl`), whose slots of each level start at pos[level].
-__device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOutput& out, const u32* pos, u64 first,
-                                                u32 items, const Levels16& rl, const Levels16& dl) {
+// Returns the valid slots this thread set (GDS_NEST_VALIDITY), else 0.
+__device__ __forceinline__ u32 gds_nest_output(const NestTask& t, const NestOutput& out, const u32* pos, u64 first,
+                                               u32 items, const Levels16& rl, const Levels16& dl) {
   const u32 kind = out.kind & 0xffu;
   const u32 j = out.level;
   if (kind == GDS_NEST_OFFSETS) {
-    if (j == 0 || j > t.max_rep) return;
+    if (j == 0 || j > t.max_rep) return 0;
     // 32-bit offsets (List, Map), or 64-bit (LargeList: width 8). A
     // padded parent slot (under a FixedSizeList) is an empty list.
     const bool wide = out.width == 8;
@@ -422,9 +423,9 @@ __device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOut
       }
       child += gds_nest_weight(t, j, r, d);
     }
-    return;
+    return 0;
   }
-  if (j > t.max_rep) return;
+  if (j > t.max_rep) return 0;
   u32 at = pos[j];
   if (kind == GDS_NEST_VALUES) {
     u8* const dst = (u8*)out.dst;
@@ -437,12 +438,13 @@ __device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOut
       if (gds_is_slot(t, j, r, d)) gds_copy_value(dst + (u64)at * out.width, src + (first + k) * out.width, out.width);
       at += gds_nest_weight(t, j, r, d);
     }
-    return;
+    return 0;
   }
-  if (kind != GDS_NEST_VALIDITY && kind != GDS_NEST_BITS) return;
+  if (kind != GDS_NEST_VALIDITY && kind != GDS_NEST_BITS) return 0;
   u32* const dst = (u32*)out.dst;
   const u32* const src = (const u32*)out.src;
   BitRun b = {0, 0};
+  u32 valid = 0;
 #pragma unroll
   for (u32 k = 0; k < GDS_NEST_ITEMS; ++k) {
     if (k >= items) break;
@@ -452,10 +454,12 @@ __device__ __forceinline__ void gds_nest_output(const NestTask& t, const NestOut
       const u64 i = first + k;
       const bool set = kind == GDS_NEST_VALIDITY ? d >= out.threshold : ((src[i >> 5] >> (i & 31)) & 1u) != 0;
       if (set) gds_bit_set(dst, b, at);
+      valid += set ? 1u : 0u;
     }
     at += gds_nest_weight(t, j, r, d);
   }
   gds_bit_flush(dst, b);
+  return kind == GDS_NEST_VALIDITY ? valid : 0u;
 }
 
 // Every FixedSizeList with elements among this thread's entries holds its
@@ -527,7 +531,15 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_write(cons
       for (u32 o = 0; o < t.n_outputs; ++o) {
         const NestOutput out = outputs[o];
         if (identity && (out.kind & GDS_NEST_IF_MOVED)) continue;
-        gds_nest_output(t, out, pos, first, items, rl, dl);
+        const u32 valid = gds_nest_output(t, out, pos, first, items, rl, dl);
+        // A counted validity's valid slots: the block's sum, one atomic
+        // per tile (the output and its word are the block's: uniform).
+        const u64 word = out.src;
+        if ((out.kind & 0xffu) == GDS_NEST_VALIDITY && word >= GDS_NEST_COUNT_FIRST && word < GDS_NEST_STATUS_WORDS) {
+          u32 total = 0;
+          gds_nest_scan_block(valid, &total, sums);
+          if (threadIdx.x == 0 && total != 0) atomicAdd(&status[word], total);
+        }
       }
     }
   }
