@@ -420,6 +420,22 @@ pub fn dict_task_fields() -> &'static [FieldLayout] {
     FIELDS
 }
 
+/// The nesting kernels' constants (`nest.cu`).
+fn nest_defines() -> [(&'static str, u32); 10] {
+    [
+        ("GDS_NEST_LEVELS", nest::NEST_LEVELS as u32),
+        ("GDS_NEST_BLOCK", nest::NEST_BLOCK),
+        ("GDS_NEST_ITEMS", nest::NEST_ITEMS),
+        ("GDS_NEST_STATUS_WORDS", nest::NEST_STATUS_WORDS as u32),
+        ("GDS_NEST_COUNT_FIRST", nest::NEST_COUNT_FIRST as u32),
+        ("GDS_NEST_OFFSETS", nest::NEST_OFFSETS),
+        ("GDS_NEST_VALIDITY", nest::NEST_VALIDITY),
+        ("GDS_NEST_VALUES", nest::NEST_VALUES),
+        ("GDS_NEST_BITS", nest::NEST_BITS),
+        ("GDS_NEST_IF_MOVED", nest::NEST_IF_MOVED),
+    ]
+}
+
 /// The header `gdscan_generated.cuh` the kernel sources include: every
 /// constant from Rust (and the values of `config`), and asserts that the C
 /// structs match the Rust layout.
@@ -488,18 +504,8 @@ pub fn generated_header(config: KernelConfig) -> String {
         ("GDS_FLAG_V1_LEVELS", FLAG_V1_LEVELS),
         ("GDS_FLAG_ROW_WINDOW", FLAG_ROW_WINDOW),
         ("GDS_FLAG_V1_REP_LEVELS", FLAG_V1_REP_LEVELS),
-        ("GDS_NEST_LEVELS", nest::NEST_LEVELS as u32),
-        ("GDS_NEST_BLOCK", nest::NEST_BLOCK),
-        ("GDS_NEST_ITEMS", nest::NEST_ITEMS),
-        ("GDS_NEST_STATUS_WORDS", nest::NEST_STATUS_WORDS as u32),
-        ("GDS_NEST_COUNT_FIRST", nest::NEST_COUNT_FIRST as u32),
-        ("GDS_NEST_OFFSETS", nest::NEST_OFFSETS),
-        ("GDS_NEST_VALIDITY", nest::NEST_VALIDITY),
-        ("GDS_NEST_VALUES", nest::NEST_VALUES),
-        ("GDS_NEST_BITS", nest::NEST_BITS),
-        ("GDS_NEST_IF_MOVED", nest::NEST_IF_MOVED),
     ];
-    for (name, value) in defines {
+    for (name, value) in defines.iter().chain(&nest_defines()) {
         let _ = writeln!(h, "#define {name} {value}u");
     }
     for code in PageErrorCode::ALL {

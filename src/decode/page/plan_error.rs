@@ -72,3 +72,14 @@ pub enum DecodePlanError {
         what: String,
     },
 }
+
+impl DecodePlanError {
+    /// The walk of `column`'s chunk in row group `row_group` failed.
+    pub fn walk(column: &str, row_group: usize, source: WalkError) -> DecodePlanError {
+        DecodePlanError::Walk {
+            column: column.to_string(),
+            row_group,
+            source,
+        }
+    }
+}

@@ -780,11 +780,8 @@ pub fn plan_fetched(
         stored,
         chunks,
         |slice, column| {
-            let pages = walk_chunk(buffer, slice).map_err(|source| DecodePlanError::Walk {
-                column: column.to_string(),
-                row_group,
-                source,
-            })?;
+            let pages = walk_chunk(buffer, slice)
+                .map_err(|source| DecodePlanError::walk(column, row_group, source))?;
             for (i, p) in pages.iter().enumerate() {
                 if p.header.crc.is_some() {
                     let body = &buffer[p.body_offset..p.body_offset + p.body_len];

@@ -54,11 +54,7 @@ pub(crate) fn plan_from_file(
         stored,
         chunks,
         |slice, column| {
-            let walk_error = |source: WalkError| DecodePlanError::Walk {
-                column: column.to_string(),
-                row_group,
-                source,
-            };
+            let walk_error = |source| DecodePlanError::walk(column, row_group, source);
             let pages = walk_from_file(handle, slice, len, &mut bytes, walk_error)?;
             for (i, p) in pages.iter().enumerate() {
                 if p.header.crc.is_some() {
