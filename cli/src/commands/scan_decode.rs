@@ -174,6 +174,15 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         );
     }
     if args.stats {
+        out += match d.landing {
+            Some(gdscan::decode::scan::Landing::Device) => {
+                "row groups landed in device memory (page headers read from the file)\n"
+            }
+            Some(gdscan::decode::scan::Landing::Pinned) => {
+                "row groups landed in pinned host memory (page bodies read on the host)\n"
+            }
+            None => "",
+        };
         out += &format!(
             "decoder: pages decompressed by nvCOMP {} ({} of them in 64 KiB pieces, {} jobs in all); host {:.4} s, waiting for I/O {:.4} s, waiting for the GPU {:.4} s\n",
             d.pages_decompressed_nvcomp, d.pages_split, d.nvcomp_jobs, d.host_seconds, d.io_wait_seconds, d.gpu_wait_seconds

@@ -131,7 +131,8 @@ pub(crate) fn codec_counts(plan: &DecodePlan) -> Vec<CodecCount> {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct DecodeReport {
     /// Where the scan's row groups landed (device memory, or pinned host
-    /// memory where the host reads page bodies).
+    /// memory where the host reads page bodies); with several GPUs,
+    /// pinned host memory where any share's did. None before a scan.
     pub landing: Option<super::Landing>,
     /// Row groups decoded.
     pub row_groups: usize,
@@ -193,6 +194,10 @@ impl DecodeReport {
     /// Adds `other`'s counts and times to these (several devices' reports
     /// into one).
     pub fn merge(&mut self, other: &DecodeReport) {
+        self.landing = match (self.landing, other.landing) {
+            (Some(a), Some(b)) if a != b => Some(super::Landing::Pinned),
+            (a, b) => a.or(b),
+        };
         self.row_groups += other.row_groups;
         self.rows += other.rows;
         self.pages += other.pages;
@@ -230,5 +235,50 @@ impl DecodeReport {
         self.check_thread_seconds += t.check.as_secs_f64();
         self.gpu_wait_seconds += t.wait.as_secs_f64();
         add_counts(&mut self.codecs, &t.codecs);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Landing;
+    use super::DecodeReport;
+
+    fn landed(landing: Option<Landing>, rows: u64) -> DecodeReport {
+        DecodeReport {
+            landing,
+            rows,
+            ..DecodeReport::default()
+        }
+    }
+
+    /// Shares' reports add up; their landing is kept where they agree and
+    /// is pinned memory where any share's was.
+    #[test]
+    fn merged_reports_add_and_say_where_rows_landed() {
+        let cases = [
+            (None, Some(Landing::Device), Some(Landing::Device)),
+            (
+                Some(Landing::Device),
+                Some(Landing::Device),
+                Some(Landing::Device),
+            ),
+            (
+                Some(Landing::Device),
+                Some(Landing::Pinned),
+                Some(Landing::Pinned),
+            ),
+            (
+                Some(Landing::Pinned),
+                Some(Landing::Device),
+                Some(Landing::Pinned),
+            ),
+            (Some(Landing::Pinned), None, Some(Landing::Pinned)),
+            (None, None, None),
+        ];
+        for (a, b, want) in cases {
+            let mut total = landed(a, 2);
+            total.merge(&landed(b, 3));
+            assert_eq!((total.landing, total.rows), (want, 5), "{a:?} + {b:?}");
+        }
     }
 }
