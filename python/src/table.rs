@@ -153,6 +153,28 @@ impl Table {
         Ok(Table::new(self.schema.clone(), batches, self.device))
     }
 
+    /// The table with every Map column (at any depth) as the list of its
+    /// key-value structs over the same memory (no copy): cuDF's form of a
+    /// map, which pylibcudf's Arrow import needs (it refuses Map).
+    fn maps_as_lists(&self) -> PyResult<Table> {
+        let schema = gdscan::decode::array::schema_as_lists(&self.schema);
+        let batches = match &self.batches {
+            Batches::Device(b) => Batches::Device(
+                b.iter()
+                    .map(DeviceBatch::maps_as_lists)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(array_to_py)?,
+            ),
+            Batches::Host(b) => Batches::Host(
+                b.iter()
+                    .map(gdscan::decode::array::host_maps_as_lists)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(array_to_py)?,
+            ),
+        };
+        Ok(Table::new(schema, batches, self.device))
+    }
+
     /// A column by name or index: its values as one buffer (a view of the
     /// batch's memory for a one-batch table; one device or host copy
     /// joining the batches otherwise), with `__cuda_array_interface__`

@@ -306,15 +306,16 @@ def _layout(column):
 
 
 def test_pylibcudf_takes_nested_columns(nested_file):
-    """pylibcudf imports nested columns (lists, a list of structs, a struct
-    of a list) through the C Device interface: every column and child has
+    """pylibcudf imports nested columns (lists, a list of structs, a map, a
+    struct of a list) through the C Device interface: every column and child has
     the type, length and null count cuDF's own reader gives the same row
-    group, and the list columns hold pyarrow's values. The map column is
-    left out: cuDF has no map type, and its interop refuses Arrow's."""
+    group, and the list columns hold pyarrow's values. The map column goes
+    as cuDF reads a map (cuDF has no map type, and its import refuses
+    Arrow's): `maps_as_lists()`, the list of its key-value structs."""
     plc = pytest.importorskip("pylibcudf", reason="pylibcudf is not installed")
     path, expected = nested_file
-    names = ["id", "tags", "items", "info"]
-    table = gdscan.read_parquet(path, device=0, columns=names).batch(0)
+    names = ["id", "tags", "items", "attrs", "info"]
+    table = gdscan.read_parquet(path, device=0, columns=names).batch(0).maps_as_lists()
     imported = plc.Table.from_arrow(table)
     options = plc.io.parquet.ParquetReaderOptions.builder(plc.io.types.SourceInfo([str(path)])).build()
     options.set_row_groups([[0]])

@@ -335,3 +335,36 @@ def test_bad_data_files_raise_or_match_pyarrow(path):
     if isinstance(expected, Exception):
         pytest.xfail(f"arrow-rs reads it, pyarrow does not ({expected})")
     assert tables_match(got, expected)
+
+
+def test_maps_as_lists_hold_the_maps_entries(tmp_path):
+    """maps_as_lists() gives every map (at the top and inside a list) as the
+    list of its key-value structs, with the map's nulls: what pyarrow builds
+    from the offsets, keys and items of its own read of the file; other
+    columns are unchanged."""
+    maps = [[("a", 1), ("b", None)], None, [], [("c", 3)]]
+    nested = [[[("x", 1)], None], None, [], [[("y", 2), ("z", 3)]]]
+    table = pa.table({
+        "id": pa.array([1, 2, 3, 4], pa.int64()),
+        "m": pa.array(maps, pa.map_(pa.string(), pa.int32())),
+        "lm": pa.array(nested, pa.list_(pa.map_(pa.string(), pa.int32()))),
+    })
+    path = tmp_path / "maps.parquet"
+    pq.write_table(table, path)
+    got = read_host(path).maps_as_lists().to_arrow()
+    want = pq.read_table(path)
+
+    def as_list(m):
+        fields = [m.type.key_field, m.type.item_field]
+        entries = pa.StructArray.from_arrays([m.keys, m.items], fields=fields)
+        return pa.ListArray.from_arrays(m.offsets, entries, mask=m.is_null())
+
+    m = got.column("m").combine_chunks()
+    assert pa.types.is_list(m.type) and pa.types.is_struct(m.type.value_type)
+    assert m.to_pylist() == as_list(want.column("m").combine_chunks()).to_pylist()
+    lm, want_lm = got.column("lm").combine_chunks(), want.column("lm").combine_chunks()
+    assert pa.types.is_list(lm.type.value_type)
+    assert lm.is_null().to_pylist() == want_lm.is_null().to_pylist()
+    assert lm.offsets.to_pylist() == want_lm.offsets.to_pylist()
+    assert lm.values.to_pylist() == as_list(want_lm.values).to_pylist()
+    assert got.column("id").to_pylist() == [1, 2, 3, 4]

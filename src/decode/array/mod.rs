@@ -28,6 +28,7 @@
 
 mod batch;
 mod column;
+mod maps;
 mod memory;
 
 #[cfg(test)]
@@ -35,6 +36,7 @@ pub(crate) mod testing;
 
 pub use batch::DeviceBatch;
 pub use column::DeviceColumn;
+pub use maps::{host_maps_as_lists, maps_as_lists_type, schema_as_lists};
 pub use memory::{
     ArrowDeviceType, DeviceBytes, DeviceMemory, HostMemory, MemoryLocation, ReadyEvent,
 };
