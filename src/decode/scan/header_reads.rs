@@ -264,6 +264,38 @@ mod tests {
         }
     }
 
+    /// Gzip and Brotli pages need their bytes on the host (the framing is
+    /// read there, Brotli is the host's): planned from the file's headers
+    /// alone they are a typed `NotOnHost`, never a plan (the landing sends
+    /// such files to pinned memory; this holds it to that).
+    #[test]
+    fn pages_the_host_must_read_are_refused_from_headers_alone() {
+        use parquet::basic::{BrotliLevel, GzipLevel};
+        let dir = tempfile::tempdir().unwrap();
+        for (i, (codec, name)) in [
+            (Compression::GZIP(GzipLevel::default()), "GZIP"),
+            (Compression::BROTLI(BrotliLevel::default()), "BROTLI"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let props = WriterProperties::builder()
+                .set_compression(codec)
+                .set_data_page_row_count_limit(700)
+                .set_write_batch_size(100)
+                .build();
+            let bytes = file_bytes(props);
+            let path = write_temp(&dir, &format!("host{i}.parquet"), &bytes);
+            let (host, file) = both_ways(&path, &bytes).remove(0);
+            assert!(host.is_ok(), "{name}: the host plans it");
+            let err = file.unwrap_err();
+            assert!(
+                err.contains(&format!("a {name} page needs its bytes on the host")),
+                "{name}: {err}"
+            );
+        }
+    }
+
     /// parquet-testing's pages with CRC-32s: the file route reads the
     /// bodies of those pages and checks them, as the host route does
     /// (a corrupt one is the same error, the sound ones the same plan).

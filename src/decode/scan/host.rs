@@ -506,6 +506,52 @@ mod tests {
         }
     }
 
+    /// A plan landing on the device must need no page body on the host:
+    /// a host job (Zstd decompressed on the host by default) or a page the
+    /// check reads there (Snappy under the host check) is `NotOnHost`,
+    /// naming the page; Snappy under the scan check passes.
+    #[test]
+    fn device_landing_refuses_plans_that_read_bodies_on_the_host() {
+        let job = |codec: Codec, page: usize| crate::decode::page::DecompressJob {
+            codec,
+            column: 0,
+            page,
+            src_offset: 0,
+            src_len: 10,
+            dst_offset: 0,
+            dst_len: 20,
+        };
+        let (md, scan, buf, chunks) = snappy_row_group();
+        let off = Checks::new(CompressedCheck::Off);
+        let base = plan_host("t", &md, &scan, 0, PageSource::Host(&buf), &chunks, off)
+            .unwrap()
+            .plan;
+        let plan = |jobs: Vec<crate::decode::page::DecompressJob<Codec>>| DecodePlan {
+            jobs,
+            host_jobs: Vec::new(),
+            ..base.clone()
+        };
+        let first = base.columns[0].column.clone();
+        let scan_check = Checks::new(CompressedCheck::Scan);
+        assert!(bodies_on_device(&plan(vec![job(Codec::Snappy, 1)]), scan_check).is_ok());
+        let zstd = verified_on_host(plan(vec![job(Codec::Zstd, 2)]), scan_check);
+        let host_check = Checks::new(CompressedCheck::Host);
+        for (p, checks, want) in [
+            (zstd, scan_check, ("ZSTD", 2)),
+            (plan(vec![job(Codec::Snappy, 3)]), host_check, ("SNAPPY", 3)),
+        ] {
+            match bodies_on_device(&p, checks) {
+                Err(DecodePlanError::NotOnHost {
+                    column,
+                    codec,
+                    page,
+                    ..
+                }) => assert_eq!((column, codec, page), (first.clone(), want.0, want.1)),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn the_gpu_takes_short_snappy_pages_and_the_host_the_rest() {
         let max = 128 << 10;
