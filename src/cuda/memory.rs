@@ -104,22 +104,6 @@ unsafe impl Send for DeviceBuffer {}
 // SAFETY: shared access does not mutate through `&self` except by explicit unsafe copies.
 unsafe impl Sync for DeviceBuffer {}
 
-/// Copies `dst.len()` bytes from device address `src` on `device` into
-/// host memory (synchronous): for memory known only by its address, such
-/// as a shared range of a pooled buffer.
-///
-/// # Safety
-/// `src..src + dst.len()` must lie in a live allocation on `device` that
-/// nothing writes meanwhile.
-pub unsafe fn copy_device_to_host(device: Device, src: u64, dst: &mut [u8]) -> Result<()> {
-    device.bind()?;
-    // SAFETY: the caller vouches for the device range; `dst` is valid for
-    // writes of its length.
-    check("cuMemcpyDtoH", unsafe {
-        sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), src, dst.len())
-    })
-}
-
 impl DeviceBuffer {
     /// Allocates `len` bytes (at least 1) on `device`; running out of device
     /// memory is [`CudaError::OutOfMemory`] with the free byte count.

@@ -21,7 +21,7 @@ mod stream;
 pub use device::Device;
 pub use devices::{Devices, DevicesParseError};
 pub use error::CudaError;
-pub use memory::{copy_device_to_host, DeviceBuffer, HostRegistration, PinnedBuffer};
+pub use memory::{DeviceBuffer, HostRegistration, PinnedBuffer};
 pub use numa::NumaPlacement;
 pub use pinned_pool::{PinnedPool, PooledPinnedBuffer};
 pub use pool::{DevicePool, PoolStats, PooledDeviceBuffer};

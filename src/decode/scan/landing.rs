@@ -7,8 +7,8 @@
 //! buffers the caches keep warm), and the host reads only the page headers,
 //! from the file ([`super::header_reads`]). Landing in pinned memory, the
 //! engine's copies fill cold pinned buffers and the decoder's upload reads
-//! them again: host memory is crossed three times, and on the H200 machine
-//! that shared bandwidth, not PCIe, bounded the decode (BENCHMARKS.md).
+//! them again: host memory is crossed three times, and that shared
+//! bandwidth, not PCIe, can pace the fetch (BENCHMARKS.md has the figures).
 
 use std::sync::Arc;
 
@@ -19,8 +19,7 @@ use super::compressed_check::{Checks, DecompressPlace};
 use super::host::checked_on_host;
 use super::input::DecodeInput;
 use crate::config::decode::LandingMode;
-use crate::cuda::{Device, DevicePool, PinnedPool, PooledDeviceBuffer, PooledPinnedBuffer};
-use crate::decode::array::DeviceBytes;
+use crate::cuda::{DevicePool, PinnedPool, PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::engine::{IoBufMut, Memory};
 use crate::nvcomp::Codec;
 use crate::parquet::fetch::{Allocator, ReadBack};
@@ -82,16 +81,16 @@ fn stays_on_device(codec: Compression, checks: Checks) -> bool {
 #[derive(Debug, Clone)]
 pub(crate) enum LandingAllocator {
     Pinned(Arc<PinnedPool>),
-    Device(Arc<DevicePool>, Device),
+    Device(Arc<DevicePool>),
 }
 
-/// A row group's buffer where it landed. On the device it is shared
-/// ([`DeviceBytes`]): the batch's string views keep pointing into it after
-/// the fetch's hold on the row group ends.
+/// A row group's buffer where it landed. On the device it is shared: the
+/// batch's string views (`DeviceBytes` over it) keep pointing into it
+/// after the fetch's hold on the row group ends.
 #[derive(Debug)]
 pub(crate) enum Landed {
     Pinned(PooledPinnedBuffer),
-    Device(DeviceBytes, Device),
+    Device(Arc<PooledDeviceBuffer>),
 }
 
 impl Allocator for LandingAllocator {
@@ -99,26 +98,23 @@ impl Allocator for LandingAllocator {
     fn allocate(&self, len: usize) -> crate::parquet::error::Result<Landed> {
         Ok(match self {
             LandingAllocator::Pinned(pool) => Landed::Pinned(pool.allocate(len)?),
-            LandingAllocator::Device(pool, device) => {
-                let buffer: PooledDeviceBuffer = pool.allocate(len)?;
-                Landed::Device(DeviceBytes::from_pooled(buffer), *device)
-            }
+            LandingAllocator::Device(pool) => Landed::Device(Arc::new(pool.allocate(len)?)),
         })
     }
 }
 
 // SAFETY: either variant's memory is owned by the value (a pinned heap
-// allocation, or a device allocation no other owner writes while the fetch
-// fills it: the `DeviceBytes` is made by `allocate` and shared only after
+// allocation, or a device allocation no other owner touches while the
+// fetch fills it: the `Arc` is made by `allocate` and shared only after
 // the row group has landed), valid for its length, and does not move.
 unsafe impl IoBufMut for Landed {
     fn io_memory_mut(&mut self) -> Memory {
         match self {
             Landed::Pinned(buffer) => buffer.io_memory_mut(),
-            Landed::Device(bytes, device) => Memory::Device {
-                device: *device,
-                ptr: bytes.address(),
-                len: bytes.len(),
+            Landed::Device(buffer) => Memory::Device {
+                device: buffer.device(),
+                ptr: buffer.device_ptr(),
+                len: buffer.len(),
             },
         }
     }
@@ -128,20 +124,7 @@ impl ReadBack for Landed {
     fn read_back(&self, offset: usize, dst: &mut [u8]) -> crate::parquet::error::Result<()> {
         match self {
             Landed::Pinned(buffer) => buffer.read_back(offset, dst),
-            Landed::Device(bytes, device) => {
-                let Ok(range) = bytes.slice(offset, dst.len()) else {
-                    return Err(crate::engine::IoError::BufferTooSmall {
-                        path: "<device buffer>".into(),
-                        buffer: bytes.len(),
-                        requested: offset.saturating_add(dst.len()),
-                    }
-                    .into());
-                };
-                // SAFETY: the range lies in the row group's allocation, which
-                // `bytes` keeps alive; the fetch wrote it before handing it out.
-                unsafe { crate::cuda::copy_device_to_host(*device, range.address(), dst)? };
-                Ok(())
-            }
+            Landed::Device(buffer) => buffer.as_ref().read_back(offset, dst),
         }
     }
 }
@@ -151,7 +134,7 @@ impl Landed {
     pub(crate) fn len(&self) -> usize {
         match self {
             Landed::Pinned(buffer) => buffer.len(),
-            Landed::Device(bytes, _) => bytes.len(),
+            Landed::Device(buffer) => buffer.len(),
         }
     }
 }

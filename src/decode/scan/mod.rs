@@ -201,7 +201,7 @@ pub(crate) fn decode_one(
     // (the host walks the pages there, one copy takes them up).
     let landing = landing::choose(options.landing, &inputs, gpu.checks());
     let allocator = match landing {
-        Landing::Device => landing::LandingAllocator::Device(gpu.pool.clone(), device),
+        Landing::Device => landing::LandingAllocator::Device(gpu.pool.clone()),
         Landing::Pinned => landing::LandingAllocator::Pinned(gpu.pinned.clone()),
     };
     let fetch = fetch(scans, [allocator], fetch_options);

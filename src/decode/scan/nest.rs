@@ -536,7 +536,9 @@ impl Build<'_> {
         let Some((task, k)) = place.valid_count else {
             return Ok(None);
         };
-        let valid = self.status.get(task).map_or(0, |s| s.valid[k]) as usize;
+        let Some(valid) = self.status.get(task).map(|s| s.valid[k] as usize) else {
+            return Ok(None);
+        };
         len.checked_sub(valid).map(Some).ok_or_else(|| {
             self.at.error(
                 owner,

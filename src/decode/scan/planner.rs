@@ -191,10 +191,10 @@ fn plan_one(
     let planned = crate::border::catch(|| {
         let source = match &fetched.buffer {
             Landed::Pinned(host) => PageSource::Host(host),
-            Landed::Device(bytes, _) => PageSource::File {
+            Landed::Device(buffer) => PageSource::File {
                 // Only local files land on the device (`landing::choose`).
                 handle: LocalSource::of(input.source.as_ref()).map(|l| l.handle().as_ref()),
-                len: bytes.len(),
+                len: buffer.len(),
             },
         };
         plan_host(

@@ -335,7 +335,7 @@ impl Memory {
         let pool = &gpu.pool;
         // The row group's bytes, as stored.
         let rg = match landed {
-            Landed::Device(bytes, _) => bytes.clone(),
+            Landed::Device(buffer) => DeviceBytes::new(buffer.clone()),
             Landed::Pinned(host) => {
                 let rg = pool.allocate(host.len().max(1))?;
                 // SAFETY: the pinned host buffer is kept (in `fetched`) and
