@@ -568,7 +568,7 @@ int main() {
     printf("byte arrays + levels ok\n");
   }
   { // nested leaves (v1 pages with repetition levels first, and v2): decoded flat over level entries,
-    // and gds_nest_levels' level bytes
+    // with every entry's level bytes (the nesting kernels' input) written by the same kernel
     std::vector<PageTask> ts; std::vector<std::vector<int32_t>> exp; std::vector<std::vector<u32>> defs, reps;
     for (int p = 0; p < 3; ++p) {
       size_t n = 3000; std::vector<u32> rep, def; std::vector<int32_t> vals;
@@ -603,7 +603,6 @@ int main() {
     auto tc = th; auto ce = hybrid(std::vector<u32>(50, 0), 1); tc.rep_levels = up(ce); tc.rep_len = ce.size(); tc.error = 0; tc.error_index = 0;
     tc.out_rep = alloc(100, 0); tc.out_def = alloc(100, 0); tc.out_values = alloc(400, 0); tc.out_validity = alloc(16, 0); ts.push_back(tc);
     run(ts, nod, st);
-    emu_launch((u32)ts.size(), GDS_BLOCK, [&] { gds_nest_levels(ts.data(), (u32)ts.size()); });
     CHECK(ts[0].error == 0, "nested v1: error %u at %u", ts[0].error, ts[0].error_index);
     CHECK(ts[1].error == GDS_ERR_VALUES_OVERRUN, "nested v1 cut: error %u", ts[1].error);
     CHECK(ts[2].error == 0, "nested v2: error %u at %u", ts[2].error, ts[2].error_index);

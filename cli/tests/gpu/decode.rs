@@ -660,7 +660,6 @@ fn every_covered_type_with_nulls_decodes_like_arrow_rs() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn page_pruned_scans_decode_the_selected_rows_like_arrow_rs() {
-    use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
     assert_gpu();
     let dir = tempfile::tempdir().unwrap();
     for (name, props) in variants().into_iter().step_by(2) {
@@ -685,53 +684,121 @@ fn page_pruned_scans_decode_the_selected_rows_like_arrow_rs() {
             "i32 < 3000",
             "f64 >= 4000.0",
         ] {
-            let bytes = Bytes::from(std::fs::read(&path).unwrap());
-            let source: Arc<dyn gdscan::store::Source> = Arc::new(
-                gdscan::store::LocalSource::new(Arc::new(
-                    gdscan::FileHandle::open(&path, "r").unwrap(),
-                ))
-                .unwrap(),
-            );
-            let metadata = gdscan::parquet::load_metadata(&source, Default::default()).unwrap();
-            let request = ScanRequest {
-                predicate: Some(filter.parse().unwrap()),
-                ..ScanRequest::default()
-            };
-            let plan = gdscan::parquet::plan(&metadata, &request).unwrap();
-            assert!(
-                plan.totals.pages_kept < plan.totals.pages_total,
-                "{name} {filter}: the filter pruned no page"
-            );
-            // The plan's rows as an arrow-rs selection over the kept row groups.
-            let mut selectors = Vec::new();
-            let mut kept = Vec::new();
-            for rg in &plan.row_groups {
-                kept.push(rg.index);
-                let n = metadata.row_group(rg.index).num_rows();
-                let ranges = rg
-                    .rows
-                    .clone()
-                    .unwrap_or_else(|| std::iter::once(0..n).collect());
-                let mut at = 0;
-                for r in ranges {
-                    if r.start > at {
-                        selectors.push(RowSelector::skip((r.start - at) as usize));
-                    }
-                    selectors.push(RowSelector::select((r.end - r.start) as usize));
-                    at = r.end;
-                }
-                if n > at {
-                    selectors.push(RowSelector::skip((n - at) as usize));
-                }
-            }
-            let expected = arrow_rs_decode(
-                &bytes,
-                None,
-                Some(kept),
-                Some(RowSelection::from(selectors)),
-            );
+            let (request, expected) = pruned_request(&path, filter);
             let got = gpu_decode(&path, request).unwrap_or_else(|e| panic!("{name} {filter}: {e}"));
             assert_same_values(&format!("{name} {filter}"), &expected, &got);
+        }
+    }
+}
+
+/// The scan request of `filter` over the file at `path` (its plan must
+/// prune pages), and arrow-rs's decode of exactly the rows that plan keeps.
+fn pruned_request(path: &Path, filter: &str) -> (ScanRequest, arrow::array::RecordBatch) {
+    use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+    let bytes = Bytes::from(std::fs::read(path).unwrap());
+    let source: Arc<dyn gdscan::store::Source> = Arc::new(
+        gdscan::store::LocalSource::new(Arc::new(gdscan::FileHandle::open(path, "r").unwrap()))
+            .unwrap(),
+    );
+    let metadata = gdscan::parquet::load_metadata(&source, Default::default()).unwrap();
+    let request = ScanRequest {
+        predicate: Some(filter.parse().unwrap()),
+        ..ScanRequest::default()
+    };
+    let plan = gdscan::parquet::plan(&metadata, &request).unwrap();
+    assert!(
+        plan.totals.pages_kept < plan.totals.pages_total,
+        "{path:?} {filter}: the filter pruned no page"
+    );
+    // The plan's rows as an arrow-rs selection over the kept row groups.
+    let mut selectors = Vec::new();
+    let mut kept = Vec::new();
+    for rg in &plan.row_groups {
+        kept.push(rg.index);
+        let n = metadata.row_group(rg.index).num_rows();
+        let ranges = rg
+            .rows
+            .clone()
+            .unwrap_or_else(|| std::iter::once(0..n).collect());
+        let mut at = 0;
+        for r in ranges {
+            if r.start > at {
+                selectors.push(RowSelector::skip((r.start - at) as usize));
+            }
+            selectors.push(RowSelector::select((r.end - r.start) as usize));
+            at = r.end;
+        }
+        if n > at {
+            selectors.push(RowSelector::skip((n - at) as usize));
+        }
+    }
+    let expected = arrow_rs_decode(
+        &bytes,
+        None,
+        Some(kept),
+        Some(RowSelection::from(selectors)),
+    );
+    (request, expected)
+}
+
+/// A struct column (nulls at the struct and in its fields) under page
+/// pruning: its leaves' pages are cut to the selected rows and the
+/// struct's validity comes from the same rows' definition levels, equal
+/// to arrow-rs's decode of the same selection.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn page_pruned_struct_columns_decode_the_selected_rows_like_arrow_rs() {
+    use arrow::array::{Int32Array, StringArray, StructArray};
+    use arrow::datatypes::{DataType, Field, Fields, Schema};
+    assert_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 30_000usize;
+    let fields = Fields::from(vec![
+        Field::new("a", DataType::Int32, true),
+        Field::new("s", DataType::Utf8, true),
+    ]);
+    let a: Int32Array = (0..n)
+        .map(|i| (i % 5 != 1).then_some(i as i32 * 3))
+        .collect();
+    let s: StringArray = (0..n)
+        .map(|i| (i % 7 != 2).then(|| format!("v{}", i % 97)))
+        .collect();
+    let valid: arrow::buffer::NullBuffer = (0..n).map(|i| i % 11 != 4).collect();
+    let st = StructArray::new(fields.clone(), vec![Arc::new(a), Arc::new(s)], Some(valid));
+    let key: Int32Array = (0..n as i32).collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("key", DataType::Int32, false),
+        Field::new("st", DataType::Struct(fields), true),
+    ]));
+    let batch =
+        arrow::array::RecordBatch::try_new(schema.clone(), vec![Arc::new(key), Arc::new(st)])
+            .unwrap();
+    for version in [
+        parquet::file::properties::WriterVersion::PARQUET_1_0,
+        parquet::file::properties::WriterVersion::PARQUET_2_0,
+    ] {
+        let props = WriterProperties::builder()
+            .set_writer_version(version)
+            .set_compression(Compression::SNAPPY)
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .set_data_page_row_count_limit(900)
+            .set_write_batch_size(300)
+            .set_max_row_group_row_count(Some(10_000))
+            .build();
+        let path = dir.path().join(format!("struct-{version:?}.parquet"));
+        let mut writer = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            schema.clone(),
+            Some(props),
+        )
+        .unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        for filter in ["key >= 4000 AND key < 6500", "key < 1000", "key >= 25000"] {
+            let (request, expected) = pruned_request(&path, filter);
+            let got =
+                gpu_decode(&path, request).unwrap_or_else(|e| panic!("{version:?} {filter}: {e}"));
+            assert_same_values(&format!("{version:?} {filter}"), &expected, &got);
         }
     }
 }

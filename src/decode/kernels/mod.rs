@@ -93,9 +93,9 @@ pub struct KernelSet {
     /// `gds_spread_spec`, `gds_spread_join`, `gds_spread_emit`.
     spread: [Function; 3],
     gather_status: Function,
-    /// `gds_nest_levels`, `gds_nest_count`, `gds_nest_scan`,
-    /// `gds_nest_write` (`cuda/nest.cu`).
-    nest: [Function; 4],
+    /// `gds_nest_count`, `gds_nest_scan`, `gds_nest_write`
+    /// (`cuda/nest.cu`).
+    nest: [Function; 3],
     check_snappy: Function,
     snappy_pieces: Function,
     /// The scan's kernels, in launch order (`cuda/snappy_scan.cu`).
@@ -203,8 +203,6 @@ pub struct RowGroupLaunch {
 /// ([`nest`]'s kernels, after the pages).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NestLaunch {
-    /// Whether any page task has level outputs (runs `gds_nest_levels`).
-    pub has_levels: bool,
     /// Device address of `n_tasks` [`nest::NestTask`]s.
     pub tasks: u64,
     /// Nest tasks.
@@ -280,7 +278,6 @@ impl KernelSet {
             ],
             gather_status: module.function("gds_gather_status")?,
             nest: [
-                module.function("gds_nest_levels")?,
                 module.function("gds_nest_count")?,
                 module.function("gds_nest_scan")?,
                 module.function("gds_nest_write")?,
@@ -320,7 +317,7 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 21] {
+    pub fn functions(&self) -> [(&'static str, &Function); 20] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_dba_sizes", &self.dba_sizes),
@@ -331,10 +328,9 @@ impl KernelSet {
             ("gds_spread_join", &self.spread[1]),
             ("gds_spread_emit", &self.spread[2]),
             ("gds_gather_status", &self.gather_status),
-            ("gds_nest_levels", &self.nest[0]),
-            ("gds_nest_count", &self.nest[1]),
-            ("gds_nest_scan", &self.nest[2]),
-            ("gds_nest_write", &self.nest[3]),
+            ("gds_nest_count", &self.nest[0]),
+            ("gds_nest_scan", &self.nest[1]),
+            ("gds_nest_write", &self.nest[2]),
             ("gds_check_snappy", &self.check_snappy),
             ("gds_snappy_pieces", &self.snappy_pieces),
             ("gds_snappy_spec", &self.scan[0]),
@@ -834,8 +830,8 @@ impl KernelSet {
         }
         unsafe { self.decode_pages(stream, work.tasks, work.n_tasks)? };
         after("decode_pages")?;
-        if work.nest.n_tasks > 0 || work.nest.has_levels {
-            unsafe { self.nest(stream, work.tasks, work.n_tasks, &work.nest)? };
+        if work.nest.n_tasks > 0 {
+            unsafe { self.nest(stream, &work.nest)? };
             after("nest")?;
         }
         unsafe {
@@ -851,36 +847,16 @@ impl KernelSet {
         after("gather_status")
     }
 
-    /// Queues the nesting kernels of a row group ([`nest`]): the levels of
-    /// the `n_pages` page tasks at `pages` that have level outputs, then
-    /// the count, scan and write of `work`'s nest tasks.
+    /// Queues the nesting kernels of a row group ([`nest`]): the count,
+    /// scan and write of `work`'s nest tasks, over the level bytes
+    /// `gds_decode_pages` wrote for the page tasks with level outputs.
     ///
     /// # Safety
-    /// The page tasks as for [`KernelSet::decode_pages`], their level
-    /// outputs writable for their entries; the nest tasks, their outputs,
-    /// tiles and status live device memory of the sizes [`nest`] says
-    /// (status and bitmaps zeroed), all kept alive until the stream has
-    /// passed these launches.
-    pub unsafe fn nest(
-        &self,
-        stream: &Stream,
-        pages: u64,
-        n_pages: u32,
-        work: &NestLaunch,
-    ) -> Result<(), KernelError> {
-        if work.has_levels {
-            if let Some(config) = launch::decode_pages_config(n_pages) {
-                let (mut a, mut b) = (pages, n_pages);
-                unsafe {
-                    self.launch(
-                        &self.nest[0],
-                        stream,
-                        config,
-                        &mut [ptr(&mut a), ptr(&mut b)],
-                    )?
-                };
-            }
-        }
+    /// The nest tasks, their level bytes, outputs, tiles and status live
+    /// device memory of the sizes [`nest`] says (status and bitmaps
+    /// zeroed), queued after the pages' decode on `stream`, all kept alive
+    /// until the stream has passed these launches.
+    pub unsafe fn nest(&self, stream: &Stream, work: &NestLaunch) -> Result<(), KernelError> {
         let (Some(tiles), Some(scan)) = (
             nest::nest_tiles_config(work.n_tasks, work.max_entries),
             nest::nest_scan_config(work.n_tasks),
@@ -888,9 +864,9 @@ impl KernelSet {
             return Ok(());
         };
         for (function, config) in [
-            (&self.nest[1], tiles),
-            (&self.nest[2], scan),
-            (&self.nest[3], tiles),
+            (&self.nest[0], tiles),
+            (&self.nest[1], scan),
+            (&self.nest[2], tiles),
         ] {
             let (mut a, mut b) = (work.tasks, work.n_tasks);
             unsafe { self.launch(function, stream, config, &mut [ptr(&mut a), ptr(&mut b)])? };

@@ -3,21 +3,20 @@
 //! and the status they leave.
 //!
 //! A nested leaf is decoded by `gds_decode_pages` flat over its level
-//! entries (one output slot per entry). Then, per row group:
+//! entries (one output slot per entry); the same kernel writes each
+//! entry's repetition and definition level, one byte each, at the page's
+//! first entry in the chunk (`PageTask::out_rep`, `PageTask::out_def`).
+//! Then, per row group:
 //!
-//! 1. `gds_nest_levels` (one block per page task with level outputs):
-//!    each entry's repetition and definition level, one byte each, at the
-//!    page's first entry in the chunk (`PageTask::out_rep`,
-//!    `PageTask::out_def`);
-//! 2. `gds_nest_count` (a block per [`NEST_TILE`] entries of each task):
+//! 1. `gds_nest_count` (a block per [`NEST_TILE`] entries of each task):
 //!    the levels checked (range, first entry, list continuations) and, per
 //!    level `j` of the leaf (`0` the records, `k` the elements of the list
 //!    at repetition level `k`), the tile's slots: entries with `rep <= j`
 //!    and `def >= level_def[j]`;
-//! 3. `gds_nest_scan` (a block per task): the tiles' counts into exclusive
+//! 2. `gds_nest_scan` (a block per task): the tiles' counts into exclusive
 //!    prefixes, each level's slot count into the task's status, and the
 //!    last entry of each offsets output;
-//! 4. `gds_nest_write` (as `gds_nest_count`): each [`NestOutput`], its
+//! 3. `gds_nest_write` (as `gds_nest_count`): each [`NestOutput`], its
 //!    slot positions the prefixes plus the block's own scan.
 //!
 //! The level arithmetic is `decode/page/nesting/assembly.rs`'s, which the

@@ -79,12 +79,7 @@ pub const SOURCES: [KernelSource; 9] = [
     KernelSource {
         name: "nest.cu",
         text: include_str!("cuda/nest.cu"),
-        entries: &[
-            "gds_nest_levels",
-            "gds_nest_count",
-            "gds_nest_scan",
-            "gds_nest_write",
-        ],
+        entries: &["gds_nest_count", "gds_nest_scan", "gds_nest_write"],
     },
     KernelSource {
         name: "status.cu",
@@ -650,7 +645,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 21);
+        assert_eq!(entry_points().count(), 20);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

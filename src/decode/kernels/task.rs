@@ -277,9 +277,9 @@ pub struct PageTask {
     /// (RLE/bit-packed hybrid, no length prefix); 0 otherwise (v1 pages
     /// carry them in `data` behind [`FLAG_V1_REP_LEVELS`]).
     pub rep_levels: u64,
-    /// Device address where `gds_nest_levels` writes the page's repetition
+    /// Device address where `gds_decode_pages` writes the page's repetition
     /// levels, one byte per level (the chunk's array at the page's first
-    /// entry); 0: none written.
+    /// entry), for the nesting kernels; 0: none written.
     pub out_rep: u64,
     /// As `out_rep` for the definition levels.
     pub out_def: u64,
@@ -337,7 +337,7 @@ pub struct PageTask {
     /// Bytes at `rep_levels`.
     pub rep_len: u32,
     /// The column's maximum repetition level (0 flat, lists around a nested
-    /// leaf); read by `gds_nest_levels` only.
+    /// leaf); read with a level output `out_rep` only.
     pub max_rep: u32,
 }
 

@@ -735,7 +735,6 @@ fn upload_tasks(
             let bytes = nest_tasks_as_bytes(&nest_tasks);
             up_host[nest_at..nest_at + bytes.len()].copy_from_slice(bytes);
             NestLaunch {
-                has_levels: tasks.iter().any(|t| t.out_rep != 0 || t.out_def != 0),
                 tasks: meta_ptr + nest_at as u64,
                 n_tasks: n_nest,
                 max_entries: n.max_entries(),

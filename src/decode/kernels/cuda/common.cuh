@@ -27,7 +27,7 @@ struct PageTask {
   u64 scratch;            // per-page scratch (byte-array offsets, or the row map)
   u64 view_buffer_base;   // address that Utf8View offsets are relative to
   u64 rep_levels;         // nested leaf, v2: repetition levels (RLE hybrid, no length prefix), 0 if none
-  u64 out_rep;            // gds_nest_levels: one byte per level entry, from the page's first entry; 0 if none
+  u64 out_rep;            // nested leaf: gds_decode_pages writes one byte per level entry, from the page's first entry; 0 if none
   u64 out_def;            // as out_rep for the definition levels
   // Sizes and modes.
   u32 data_len;
@@ -57,7 +57,7 @@ struct PageTask {
   u32 row_take;
   u32 value_bytes;        // written by gds_dba_sizes: bytes of a DELTA_BYTE_ARRAY page's values
   u32 rep_len;            // bytes at rep_levels
-  u32 max_rep;            // the column's maximum repetition level (gds_nest_levels)
+  u32 max_rep;            // the column's maximum repetition level (nested leaves)
 };
 
 // One byte-array dictionary page: its PLAIN values become 16-byte views

@@ -18,6 +18,10 @@
 //      the tile's value indices into the same table;
 //   4. every thread converts and writes its values to their rows: consecutive
 //      lanes write consecutive rows (coalesced).
+// A nested leaf's page (level outputs out_rep/out_def) also gets each
+// entry's definition level as a byte in step 1 and, decoded beside them
+// (a second run table, filled by warp 1 while warp 0 fills the first),
+// its repetition level: the nesting kernels (nest.cu) read those bytes.
 // Errors never stop a thread mid-tile (it skips the faulty item); the block
 // leaves the page after the tile in which any thread failed.
 #include "common.cuh"
@@ -27,8 +31,10 @@
 struct DecodeShared {
   PageTask task;       // the block's copy of its task (keeps it out of registers)
   RunTable runs;       // run headers of the current tile (levels, then values)
+  RunTable rep_runs;   // a nested leaf's repetition-level run headers of the tile
   RunCursor levels;
   RunCursor values;
+  RunCursor rep;
   u32 ballots[32];     // [item k][warp]: which of the warp's 32 levels are defined
   u32 counts[32];      // [item k][warp]: defined levels before them in the tile
   u32 tile_total;
@@ -42,6 +48,9 @@ struct DecodeShared {
 // Checks the task's modes and sizes (block-uniform). 0 when it can be decoded.
 __device__ __noinline__ u32 gds_check_task(const PageTask& t) {
   if (t.max_def > 0xffffu) return GDS_ERR_BAD_TASK;
+  // Level outputs hold a byte per entry; the nesting has GDS_NEST_LEVELS.
+  if ((t.out_def != 0 && t.max_def > 255u) || (t.out_rep != 0 && t.max_rep >= GDS_NEST_LEVELS))
+    return GDS_ERR_BAD_TASK;
   if (t.flags & GDS_FLAG_ROW_WINDOW) {
     if ((u64)t.row_skip + (u64)t.row_take > (u64)t.num_values) return GDS_ERR_BAD_TASK;
     if ((u64)t.out_row + (u64)t.row_take > (u64)t.out_rows) return GDS_ERR_OUTPUT_RANGE;
@@ -103,6 +112,27 @@ __device__ __noinline__ u32 gds_check_task(const PageTask& t) {
   }
   if (t.num_values != 0 && t.out_values == 0) return GDS_ERR_BAD_TASK;
   if (t.out_values & 15) return GDS_ERR_BAD_TASK;
+  return 0;
+}
+
+// Where a nested page's repetition levels lie: v1 behind their 4-byte
+// length at the start of the page, v2 at rep_levels. 0 when they can be read.
+__device__ __forceinline__ u32 gds_rep_section(const PageTask& t, const u8** rep, u32* rep_len) {
+  *rep = 0;
+  *rep_len = 0;
+  if (t.flags & GDS_FLAG_V1_LEVELS) {
+    if (!(t.flags & GDS_FLAG_V1_REP_LEVELS)) return GDS_ERR_BAD_TASK;
+    if (t.data_len < 4 || t.data == 0) return GDS_ERR_LEVELS_LENGTH;
+    const u8* data = (const u8*)t.data;
+    const u32 len = gds_ld_u32(data);
+    if (len > t.data_len - 4) return GDS_ERR_LEVELS_LENGTH;
+    *rep = data + 4;
+    *rep_len = len;
+    return 0;
+  }
+  if (t.rep_len != 0 && t.rep_levels == 0) return GDS_ERR_BAD_TASK;
+  *rep = (const u8*)t.rep_levels;
+  *rep_len = t.rep_len;
   return 0;
 }
 
@@ -292,6 +322,11 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     err = gds_dba_prepare(t, s, &str, &str_len, &str_offsets, &str_count);
     str_prefix = 0;
   }
+  // A nested leaf's repetition levels, written as bytes (block-uniform).
+  const bool rep_out = t.out_rep != 0 && t.max_rep > 0;
+  const u8* rep = 0;
+  u32 rep_len = 0;
+  if (err == 0 && rep_out) err = gds_rep_section(t, &rep, &rep_len);
   if (err != 0) {
     if (tid == 0 && task->error == 0) {
       task->error = err;
@@ -305,6 +340,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     sh.error_index = 0;
     gds_cursor_init(sh.levels, s.levels, s.levels_len, gds_bit_width(t.max_def));
     gds_cursor_init(sh.values, vstream, vstream_len, vstream_bw);
+    gds_cursor_init(sh.rep, rep, rep_len, gds_bit_width(t.max_rep));
   }
   __syncthreads();
 
@@ -323,6 +359,8 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   const bool value_runs = dictionary || rle_bool;
   u32* const validity = (u32*)t.out_validity;
   u8* const out = (u8*)t.out_values;
+  // Level bytes: level i of the page at out_row + i - skip (the rows).
+  const bool def_out = has_levels && t.out_def != 0;
 
   u64 vbase = 0;  // values (defined levels) before this tile
   for (u64 lo = 0; lo < num_values; lo += GDS_TILE) {
@@ -331,8 +369,9 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
 
     // 1. Definition levels -> per-warp ballots of the defined ones, and the
     //    validity bits (a required column given a bitmap gets all rows set).
-    if (has_levels) {
-      if (tid == 0) gds_runs_fill(sh.levels, sh.runs, lo, hi);
+    if (has_levels || rep_out) {
+      if (tid == 0 && has_levels) gds_runs_fill(sh.levels, sh.runs, lo, hi);
+      if (tid == 32 && rep_out) gds_runs_fill(sh.rep, sh.rep_runs, lo, hi);
       __syncthreads();
     }
 #pragma unroll
@@ -349,6 +388,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
           d = false;
         } else {
           d = level == max_def;
+          if (def_out && i >= skip && i < end) ((u8*)sh.task.out_def)[out_row + i - skip] = (u8)level;
         }
       }
       const u32 ballot = __ballot_sync(GDS_FULL_MASK, d);
@@ -356,6 +396,21 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         sh.ballots[k * GDS_WARPS + warp] = ballot;
         sh.counts[k * GDS_WARPS + warp] = __popc(ballot);
         if (validity != 0) gds_or_window(validity, out_row, lo + (u64)k * GDS_BLOCK + (u64)warp * 32, ballot, skip, end);
+      }
+    }
+
+    // 1b. A nested leaf's repetition levels to bytes.
+    if (rep_out) {
+      const u32 max_rep = sh.task.max_rep;
+      u8* const rep_bytes = (u8*)sh.task.out_rep;
+#pragma unroll 1
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        if (i >= hi) break;
+        u32 level;
+        if (!gds_runs_get(sh.rep, sh.rep_runs, i, level)) GDS_FAIL(GDS_ERR_LEVELS_OVERRUN, i);
+        else if (level > max_rep) GDS_FAIL(GDS_ERR_REP_LEVEL, i);
+        else if (i >= skip && i < end) rep_bytes[out_row + i - skip] = (u8)level;
       }
     }
 

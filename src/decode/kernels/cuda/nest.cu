@@ -1,13 +1,12 @@
 // gdscan GPU decoder: nested columns' levels to Arrow's nested layout.
 //
 // A nested leaf is decoded flat over its level entries by gds_decode_pages
-// (one output slot per entry). These kernels then build the nesting
-// (src/decode/kernels/nest.rs has the host's side, and
-// src/decode/page/nesting/assembly.rs the same arithmetic on the CPU):
+// (one output slot per entry), which also writes every entry's repetition
+// and definition level as a byte, at the page's first entry in the chunk.
+// These kernels then build the nesting (src/decode/kernels/nest.rs has the
+// host's side, and src/decode/page/nesting/assembly.rs the same arithmetic
+// on the CPU):
 //
-//   gds_nest_levels  one block per page task with level outputs: every
-//                    entry's repetition and definition level as a byte, at
-//                    the page's first entry in the chunk;
 //   gds_nest_count   a block per tile of GDS_NEST_TILE entries of each
 //                    NestTask (y: the task): the levels checked, and per
 //                    level j the tile's slots (rep <= j && def >= level_def[j],
@@ -33,103 +32,6 @@ static_assert(GDS_NEST_BLOCK % 32 == 0 && GDS_NEST_BLOCK / 32 <= 32, "one warp s
 
 #define GDS_NEST_TILE (GDS_NEST_BLOCK * GDS_NEST_ITEMS)
 #define GDS_NEST_WARPS (GDS_NEST_BLOCK / 32)
-
-// ------------------------------------------------------- gds_nest_levels
-
-struct LevelsShared {
-  RunTable runs;
-  RunCursor rep;
-  RunCursor def;
-  u32 error;
-};
-
-// Where a page's repetition levels lie: v1 behind their 4-byte length at
-// the start of the page, v2 at rep_levels. 0 when they can be read.
-__device__ __forceinline__ u32 gds_rep_section(const PageTask& t, const u8** rep, u32* rep_len) {
-  *rep = 0;
-  *rep_len = 0;
-  if (t.max_rep == 0) return 0;
-  if (t.flags & GDS_FLAG_V1_LEVELS) {
-    if (!(t.flags & GDS_FLAG_V1_REP_LEVELS)) return GDS_ERR_BAD_TASK;
-    if (t.data_len < 4 || t.data == 0) return GDS_ERR_LEVELS_LENGTH;
-    const u8* data = (const u8*)t.data;
-    const u32 len = gds_ld_u32(data);
-    if (len > t.data_len - 4) return GDS_ERR_LEVELS_LENGTH;
-    *rep = data + 4;
-    *rep_len = len;
-    return 0;
-  }
-  if (t.rep_len != 0 && t.rep_levels == 0) return GDS_ERR_BAD_TASK;
-  *rep = (const u8*)t.rep_levels;
-  *rep_len = t.rep_len;
-  return 0;
-}
-
-// One tile's levels of one stream into bytes: `out[i]` for i in [lo, hi).
-// Called by every thread; the runs are filled by thread 0.
-__device__ __forceinline__ void gds_levels_tile(PageTask* task, LevelsShared& sh, RunCursor& cursor, u8* out,
-                                                u64 lo, u64 hi, u32 max, u32 above_code) {
-  const u32 tid = threadIdx.x;
-  if (tid == 0) gds_runs_fill(cursor, sh.runs, lo, hi);
-  __syncthreads();
-  for (u64 i = lo + tid; i < hi; i += GDS_BLOCK) {
-    u32 v = 0;
-    if (!gds_runs_get(cursor, sh.runs, i, v)) {
-      gds_fail(&task->error, &task->error_index, GDS_ERR_LEVELS_OVERRUN, (u32)i);
-      sh.error = 1;
-    } else if (v > max) {
-      gds_fail(&task->error, &task->error_index, above_code, (u32)i);
-      sh.error = 1;
-    } else {
-      out[i] = (u8)v;
-    }
-  }
-  __syncthreads();
-}
-
-__device__ void gds_nest_page_levels(PageTask* task, LevelsShared& sh) {
-  const u32 tid = threadIdx.x;
-  const PageTask& t = *task;
-  Sections s;
-  u32 err = gds_sections(t, s);
-  const u8* rep = 0;
-  u32 rep_len = 0;
-  if (err == 0) err = gds_rep_section(t, &rep, &rep_len);
-  if (err == 0 && (t.max_def > 255u || t.max_rep >= GDS_NEST_LEVELS)) err = GDS_ERR_BAD_TASK;
-  if (err == 0 && (u64)t.out_row + (u64)t.num_values > (u64)t.out_rows) err = GDS_ERR_OUTPUT_RANGE;
-  if (err != 0) {
-    if (tid == 0) gds_fail(&task->error, &task->error_index, err, 0);
-    return;
-  }
-  u8* const out_rep = t.out_rep != 0 && t.max_rep > 0 ? (u8*)t.out_rep + t.out_row : 0;
-  u8* const out_def = t.out_def != 0 && t.max_def > 0 ? (u8*)t.out_def + t.out_row : 0;
-  const u32 max_rep = t.max_rep, max_def = t.max_def;
-  const u64 n = t.num_values;
-  if (tid == 0) {
-    gds_cursor_init(sh.rep, rep, rep_len, gds_bit_width(max_rep));
-    gds_cursor_init(sh.def, s.levels, s.levels_len, gds_bit_width(max_def));
-    sh.error = 0;
-  }
-  __syncthreads();
-  for (u64 lo = 0; lo < n; lo += GDS_TILE) {
-    const u64 hi = lo + GDS_TILE < n ? lo + GDS_TILE : n;
-    if (out_rep) gds_levels_tile(task, sh, sh.rep, out_rep, lo, hi, max_rep, GDS_ERR_REP_LEVEL);
-    if (out_def) gds_levels_tile(task, sh, sh.def, out_def, lo, hi, max_def, GDS_ERR_BAD_LEVEL);
-    // Every thread passed the tile's last barrier after any failure.
-    if (sh.error) break;
-  }
-}
-
-extern "C" __global__ void __launch_bounds__(GDS_BLOCK) gds_nest_levels(PageTask* tasks, u32 n_tasks) {
-  __shared__ LevelsShared sh;
-  for (u32 k = blockIdx.x; k < n_tasks; k += gridDim.x) {
-    PageTask* task = tasks + k;
-    // Uniform: every thread reads the same task.
-    if (task->out_rep == 0 && task->out_def == 0) continue;
-    gds_nest_page_levels(task, sh);
-    __syncthreads();
-  }
-}
 
 // ----------------------------------------------------- the entries' slots
 
