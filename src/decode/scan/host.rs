@@ -28,6 +28,11 @@ pub(crate) struct HostPlan {
     pub(crate) specs: Vec<TaskSpec>,
     /// Each column's output rows.
     pub(crate) column_rows: Vec<u64>,
+    /// The batch's rows when page pruning keeps part of the row group
+    /// (the selected rows; a plan cuts pages only where no leaf is
+    /// repeated, so every leaf's entries are then these rows); `None`: the
+    /// row group's.
+    pub(crate) selected_rows: Option<u64>,
     /// Time walking the headers and planning (one thread).
     pub(crate) walk: std::time::Duration,
     /// Time checking the compressed pages and decompressing the host's
@@ -96,6 +101,9 @@ pub(crate) fn plan_host(
         .find(|r| r.index == row_group)
         .and_then(|r| r.rows.clone());
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
+    let selected_rows = selection
+        .as_ref()
+        .map(|s| s.iter().map(|r| (r.end - r.start).max(0) as u64).sum());
     let walk = started.elapsed();
     let pieces = if checks.check != CompressedCheck::Off {
         check_compressed_pages(file, &plan, host, checks.split_bytes, |job| {
@@ -109,6 +117,7 @@ pub(crate) fn plan_host(
         plan,
         specs,
         column_rows,
+        selected_rows,
         walk,
         check: started.elapsed() - walk,
         pieces,

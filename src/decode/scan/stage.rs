@@ -188,6 +188,7 @@ pub(crate) fn stage(
         plan,
         specs,
         column_rows,
+        selected_rows,
         walk,
         check,
         pieces,
@@ -202,7 +203,8 @@ pub(crate) fn stage(
     let schema = schema.clone();
     let dba = has_dba_pages(&plan);
     let mut memory = Memory::allocate(gpu, &fetched.buffer, &plan, &specs, &column_rows, stream)?;
-    let records = metadata.row_group(plan.row_group).num_rows().max(0) as u64;
+    let records = selected_rows
+        .unwrap_or_else(|| metadata.row_group(plan.row_group).num_rows().max(0) as u64);
     let nest = match nesting {
         Some(nesting) => {
             let (output, out_layout) = (memory.output.address(), &memory.out_layout);

@@ -344,11 +344,22 @@ __device__ __forceinline__ bool gds_runs_get(const RunCursor& c, const RunTable&
   u64 bit = (i - (u64)r.start[lo]) * (u64)bw;
   u64 byte = (u64)r.payload[lo] + (bit >> 3);
   u32 sh = (u32)(bit & 7);
+  u32 mask = bw >= 32 ? 0xffffffffu : ((1u << bw) - 1u);
+  if (sh + bw <= 32 && byte + 8 <= (u64)c.len) {
+    // The 32 bits from the item's first byte, out of the two aligned words
+    // that hold them: both lie in the stream's allocation (the stream
+    // holds the 8 bytes from that byte on, and an allocation starts on a
+    // 4-byte boundary, so not after the first word).
+    const u64 at = (u64)c.base + byte;
+    const u32* w = (const u32*)(at & ~3ull);
+    const u32 bits = __funnelshift_r(w[0], w[1], (u32)(at & 3) * 8);
+    out = (bits >> sh) & mask;
+    return true;
+  }
   u32 nbytes = (sh + bw + 7) >> 3;
   if (byte + nbytes > (u64)c.len) return false;
   u64 acc = 0;
   for (u32 b = 0; b < nbytes; ++b) acc |= (u64)c.base[byte + b] << (8 * b);
-  u32 mask = bw >= 32 ? 0xffffffffu : ((1u << bw) - 1u);
   out = (u32)(acc >> sh) & mask;
   return true;
 }

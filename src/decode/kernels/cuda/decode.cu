@@ -14,14 +14,18 @@
 //   2. warp ballots give the validity bits (one or two atomicOr per warp and
 //      item into the column's bitmap) and per-warp counts, which warp 0 scans:
 //      each defined level learns its value index (the row map);
-//   3. for dictionary and RLE values one thread reads the run headers covering
-//      the tile's value indices into the same table;
+//   3. for dictionary and RLE values, the run headers covering the tile's
+//      value indices: read in step 1 already (by warp 2, beside the levels'
+//      readers) for as many values as the tile has levels, which is the
+//      count whenever the tile has no null; a tile with nulls reads them
+//      again, from where that read began, for its defined levels only;
 //   4. every thread converts and writes its values to their rows: consecutive
 //      lanes write consecutive rows (coalesced).
 // A nested leaf's page (level outputs out_rep/out_def) also gets each
 // entry's definition level as a byte in step 1 and, decoded beside them
-// (a second run table, filled by warp 1 while warp 0 fills the first),
-// its repetition level: the nesting kernels (nest.cu) read those bytes.
+// (their own run table, filled by warp 1 while warp 0 fills the
+// definition levels'), its repetition level: the nesting kernels (nest.cu)
+// read those bytes.
 // Errors never stop a thread mid-tile (it skips the faulty item); the block
 // leaves the page after the tile in which any thread failed.
 #include "common.cuh"
@@ -30,10 +34,12 @@
 
 struct DecodeShared {
   PageTask task;       // the block's copy of its task (keeps it out of registers)
-  RunTable runs;       // run headers of the current tile (levels, then values)
+  RunTable def_runs;   // definition-level run headers of the current tile
   RunTable rep_runs;   // a nested leaf's repetition-level run headers of the tile
+  RunTable value_runs; // dictionary-index or RLE-boolean run headers of the tile's values
   RunCursor levels;
   RunCursor values;
+  RunCursor values_before;  // `values` before the tile's fill (a refill starts there)
   RunCursor rep;
   u32 ballots[32];     // [item k][warp]: which of the warp's 32 levels are defined
   u32 counts[32];      // [item k][warp]: defined levels before them in the tile
@@ -369,9 +375,14 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
 
     // 1. Definition levels -> per-warp ballots of the defined ones, and the
     //    validity bits (a required column given a bitmap gets all rows set).
-    if (has_levels || rep_out) {
-      if (tid == 0 && has_levels) gds_runs_fill(sh.levels, sh.runs, lo, hi);
+    //    The three run tables are filled at once, each by its own warp.
+    if (has_levels || rep_out || value_runs) {
+      if (tid == 0 && has_levels) gds_runs_fill(sh.levels, sh.def_runs, lo, hi);
       if (tid == 32 && rep_out) gds_runs_fill(sh.rep, sh.rep_runs, lo, hi);
+      if (tid == 64 && value_runs) {
+        sh.values_before = sh.values;
+        gds_runs_fill(sh.values, sh.value_runs, vbase, vbase + (hi - lo));
+      }
       __syncthreads();
     }
 #pragma unroll
@@ -380,7 +391,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       bool d = i < hi;
       if (has_levels && d) {
         u32 level;
-        if (!gds_runs_get(sh.levels, sh.runs, i, level)) {
+        if (!gds_runs_get(sh.levels, sh.def_runs, i, level)) {
           GDS_FAIL(GDS_ERR_LEVELS_OVERRUN, i);
           d = false;
         } else if (level > max_def) {
@@ -451,9 +462,15 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       }
     }
 
-    // 3. Run headers of the tile's values (dictionary indices, RLE booleans).
-    if (value_runs && ndef > 0) {
-      if (tid == 0) gds_runs_fill(sh.values, sh.runs, vbase, vbase + ndef);
+    // 3. Run headers of the tile's values (dictionary indices, RLE booleans):
+    //    read in step 1 for hi - lo values; a tile with nulls reads its
+    //    ndef again from where that read began (the cursor then stands
+    //    where the next tile's values start).
+    if (value_runs && ndef < hi - lo) {
+      if (tid == 64) {
+        sh.values = sh.values_before;
+        if (ndef > 0) gds_runs_fill(sh.values, sh.value_runs, vbase, vbase + ndef);
+      }
       __syncthreads();
     }
 
@@ -470,7 +487,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         if ((ballot >> lane) & 1) {
           if (rle_bool) {
             u32 v;
-            if (!gds_runs_get(sh.values, sh.runs, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            if (!gds_runs_get(sh.values, sh.value_runs, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             else bit = v != 0;
           } else if ((vi >> 3) >= (u64)s.values_len) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
@@ -550,7 +567,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         if ((ballot >> lane) & 1) {
           if (dictionary) {
             u32 index;
-            if (!gds_runs_get(sh.values, sh.runs, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+            if (!gds_runs_get(sh.values, sh.value_runs, vi, index)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             else if (index >= dict_count || ((u64)index + 1) * in_width > dict_len) GDS_FAIL(GDS_ERR_DICT_INDEX, i);
             else src = dict + (u64)index * in_width;
           } else if (split) {
