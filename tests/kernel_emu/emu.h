@@ -57,6 +57,7 @@ inline int __syncthreads_or(int p) {
   emu->block->arrive_and_wait();
   return r;
 }
+inline int __syncthreads_and(int p) { return !__syncthreads_or(!p); }
 inline void __syncwarp(unsigned = 0xffffffffu) { emu->warps[emu_tid() / 32]->arrive_and_wait(); }
 inline unsigned __ballot_sync(unsigned, int p) {
   unsigned w = emu_tid() / 32, lane = emu_tid() % 32;

@@ -339,8 +339,17 @@ int main() {
     for (u32 bw : widths) {
       for (int shape = 0; shape < 3; ++shape) {
         const Layout l = shape == 2 ? V2 : REQ;
-        const size_t n = 5000 + rng.below(4000);
-        auto def = l == REQ ? std::vector<bool>(n, true) : rdef(rng, n, 300);
+        size_t n = 5000 + rng.below(4000);
+        auto def = std::vector<bool>(n, true);
+        if (l == V2) {
+          // Tiles without nulls (their values' runs read once), with some
+          // (read again for the defined ones), with none defined, and
+          // without nulls again after them.
+          def.assign(2500, true);
+          auto mixed = rdef(rng, 1500, 300); def.insert(def.end(), mixed.begin(), mixed.end());
+          def.insert(def.end(), 2200, false); def.insert(def.end(), 2800, true);
+          n = def.size();
+        }
         const u64 top = bw >= 32 ? ~0ull >> 32 : (1ull << bw) - 1;
         const u64 count = std::min<u64>(top + 1, dict_n);
         size_t ndef = 0; for (bool d : def) ndef += d;

@@ -12,8 +12,9 @@
 //      (item k of thread t is level lo + k * GDS_BLOCK + t, so a warp holds 32
 //      consecutive levels);
 //   2. warp ballots give the validity bits (one or two atomicOr per warp and
-//      item into the column's bitmap) and per-warp counts, which warp 0 scans:
-//      each defined level learns its value index (the row map);
+//      item into the column's bitmap) and per-warp counts, which warp 0 scans
+//      when the tile has a null: each defined level learns its value index
+//      (the row map; in a tile without nulls it is the level's own place);
 //   3. for dictionary and RLE values, the run headers covering the tile's
 //      value indices: read in step 1 already (by warp 2, beside the levels'
 //      readers) for as many values as the tile has levels, which is the
@@ -385,6 +386,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       }
       __syncthreads();
     }
+    bool all_defined = true;  // this thread's levels of the tile
 #pragma unroll
     for (int k = 0; k < GDS_ITEMS; ++k) {
       const u64 i = lo + (u64)k * GDS_BLOCK + tid;
@@ -402,6 +404,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
           if (def_out && i >= skip && i < end) ((u8*)sh.task.out_def)[out_row + i - skip] = (u8)level;
         }
       }
+      all_defined &= d || i >= hi;
       const u32 ballot = __ballot_sync(GDS_FULL_MASK, d);
       if (lane == 0) {
         sh.ballots[k * GDS_WARPS + warp] = ballot;
@@ -425,10 +428,13 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       }
     }
 
-    // 2. Value index of every defined level: warp 0 scans the 32 counts.
+    // 2. Value index of every defined level: level i's is vbase + i - lo
+    //    when the tile has no null (the barrier tells every thread);
+    //    otherwise warp 0 scans the 32 counts (`scanned`).
     u64 ndef;
-    if (has_levels) {
-      __syncthreads();
+    bool scanned = false;
+    if (has_levels && !__syncthreads_and(all_defined)) {
+      scanned = true;
       if (warp == 0) {
         const u32 x = sh.counts[lane];
         u32 inclusive = x;
@@ -444,7 +450,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       ndef = sh.tile_total;
     } else {
       ndef = hi - lo;
-      __syncwarp();  // lane 0's ballots, read below
+      if (!has_levels) __syncwarp();  // lane 0's ballots, read below
     }
 
     // 2b. The row window's edges: values before its first and its end row.
@@ -455,7 +461,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         if (i >= hi) break;
         if (i == skip || i == end) {
           const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-          const u64 before = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+          const u64 before = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
           if (i == skip) sh.win_lo = (u32)before;
           if (i == end) sh.win_hi = (u32)before;
         }
@@ -482,7 +488,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       for (int k = 0; k < GDS_ITEMS; ++k) {
         const u64 i = lo + (u64)k * GDS_BLOCK + tid;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-        const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+        const u64 vi = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
         bool bit = false;
         if ((ballot >> lane) & 1) {
           if (rle_bool) {
@@ -505,7 +511,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         for (int k = 0; k < GDS_ITEMS; ++k) {
           const u64 i = lo + (u64)k * GDS_BLOCK + tid;
           const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-          const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+          const u64 vi = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
           if (((ballot >> lane) & 1) && i >= skip && i < end) row_map[vi] = (u32)(out_row + i - skip);
         }
       }
@@ -522,7 +528,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         const u64 i = lo + (u64)k * GDS_BLOCK + tid;
         if (i >= hi) break;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-        const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+        const u64 vi = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
         if (i < skip || i >= end) continue;
         u8* const dst = out + (out_row + i - skip) * (u64)slot;
         bool written = false;
@@ -560,7 +566,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         const u64 i = lo + (u64)k * GDS_BLOCK + tid;
         if (i >= hi) break;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-        const u64 vi = has_levels ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : i;
+        const u64 vi = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
         if (i < skip || i >= end) continue;
         u8* const dst = out + (out_row + i - skip) * (u64)out_width;
         const u8* src = 0;
