@@ -6,7 +6,7 @@
 //! | `gds_dict_views` | one block per dictionary | [`DICT_BLOCK`] | ≈ 22 KiB static (the walk's staging; ≈ 40 KiB with `GDSCAN_STRING_CHUNK=32768`) |
 //! | `gds_byte_array_walk` | one block per page task | [`WALK_BLOCK`] | as `gds_dict_views` |
 //! | `gds_string_walks` | one block per dictionary, then one per page task | [`DICT_BLOCK`] | as `gds_dict_views` |
-//! | `gds_decode_pages` | one block per page task | [`DECODE_BLOCK`] | ≈ 19 KiB static (two run tables: levels or values, and a nested page's repetition levels) |
+//! | `gds_decode_pages` | one block per page task | [`DECODE_BLOCK`] | ≈ 30 KiB static (three run tables, read at once: definition levels, a nested page's repetition levels, dictionary indices or RLE booleans) |
 //! | `gds_gather_status` | one thread per task | [`STATUS_BLOCK`] | none |
 //!
 //! Every kernel loops grid-stride over its tasks, so a grid smaller than
