@@ -694,7 +694,6 @@ fn page_pruned_scans_decode_the_selected_rows_like_arrow_rs() {
 /// The scan request of `filter` over the file at `path` (its plan must
 /// prune pages), and arrow-rs's decode of exactly the rows that plan keeps.
 fn pruned_request(path: &Path, filter: &str) -> (ScanRequest, arrow::array::RecordBatch) {
-    use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
     let bytes = Bytes::from(std::fs::read(path).unwrap());
     let source: Arc<dyn gdscan::store::Source> = Arc::new(
         gdscan::store::LocalSource::new(Arc::new(gdscan::FileHandle::open(path, "r").unwrap()))
@@ -710,7 +709,19 @@ fn pruned_request(path: &Path, filter: &str) -> (ScanRequest, arrow::array::Reco
         plan.totals.pages_kept < plan.totals.pages_total,
         "{path:?} {filter}: the filter pruned no page"
     );
-    // The plan's rows as an arrow-rs selection over the kept row groups.
+    let (kept, selection) = plan_selection(&plan, &metadata);
+    let expected = arrow_rs_decode(&bytes, None, Some(kept), Some(selection));
+    (request, expected)
+}
+
+/// The row groups a plan keeps and its rows in them as an arrow-rs
+/// selection over those row groups (a pruned row group's selected ranges,
+/// every row of the others).
+pub(super) fn plan_selection(
+    plan: &gdscan::parquet::ScanPlan,
+    metadata: &parquet::file::metadata::ParquetMetaData,
+) -> (Vec<usize>, parquet::arrow::arrow_reader::RowSelection) {
+    use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
     let mut selectors = Vec::new();
     let mut kept = Vec::new();
     for rg in &plan.row_groups {
@@ -732,13 +743,7 @@ fn pruned_request(path: &Path, filter: &str) -> (ScanRequest, arrow::array::Reco
             selectors.push(RowSelector::skip((n - at) as usize));
         }
     }
-    let expected = arrow_rs_decode(
-        &bytes,
-        None,
-        Some(kept),
-        Some(RowSelection::from(selectors)),
-    );
-    (request, expected)
+    (kept, RowSelection::from(selectors))
 }
 
 /// A struct column (nulls at the struct and in its fields) under page

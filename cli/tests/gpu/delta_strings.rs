@@ -14,7 +14,6 @@ use arrow::array::{
 use arrow::compute::concat_batches;
 use arrow::datatypes::i256;
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding};
 use parquet::data_type::{ByteArray, ByteArrayType};
@@ -165,33 +164,8 @@ fn check_file(path: &Path, name: &str, filter: Option<&str>) {
             );
             let metadata = gdscan::parquet::load_metadata(&source, Default::default()).unwrap();
             let plan = gdscan::parquet::plan(&metadata, &request).unwrap();
-            let mut selectors = Vec::new();
-            let mut kept = Vec::new();
-            for rg in &plan.row_groups {
-                kept.push(rg.index);
-                let n = metadata.row_group(rg.index).num_rows();
-                let ranges = rg
-                    .rows
-                    .clone()
-                    .unwrap_or_else(|| std::iter::once(0..n).collect());
-                let mut at = 0;
-                for r in ranges {
-                    if r.start > at {
-                        selectors.push(RowSelector::skip((r.start - at) as usize));
-                    }
-                    selectors.push(RowSelector::select((r.end - r.start) as usize));
-                    at = r.end;
-                }
-                if n > at {
-                    selectors.push(RowSelector::skip((n - at) as usize));
-                }
-            }
-            arrow_rs_decode(
-                &bytes,
-                None,
-                Some(kept),
-                Some(RowSelection::from(selectors)),
-            )
+            let (kept, selection) = super::decode::plan_selection(&plan, &metadata);
+            arrow_rs_decode(&bytes, None, Some(kept), Some(selection))
         }
     };
     let got = gpu_decode(path, request).unwrap_or_else(|e| panic!("{name}: {e}"));
