@@ -101,9 +101,7 @@ pub(crate) fn plan_host(
         .find(|r| r.index == row_group)
         .and_then(|r| r.rows.clone());
     let (specs, column_rows) = task_specs(&plan, selection.as_deref());
-    let selected_rows = selection
-        .as_ref()
-        .map(|s| s.iter().map(|r| (r.end - r.start).max(0) as u64).sum());
+    let selected_rows = selection.as_deref().map(rows_selected);
     let walk = started.elapsed();
     let pieces = if checks.check != CompressedCheck::Off {
         check_compressed_pages(file, &plan, host, checks.split_bytes, |job| {
@@ -257,14 +255,17 @@ pub(crate) fn task_specs(
                 });
             }
         }
-        rows.push(
-            selection
-                .iter()
-                .map(|r| (r.end - r.start).max(0) as u64)
-                .sum(),
-        );
+        rows.push(rows_selected(selection));
     }
     (specs, rows)
+}
+
+/// Rows in a row group's selected ranges.
+fn rows_selected(selection: &[Range<i64>]) -> u64 {
+    selection
+        .iter()
+        .map(|r| (r.end - r.start).max(0) as u64)
+        .sum()
 }
 
 /// Pages a rayon task of the check walks: two per interleaved walk, so a
