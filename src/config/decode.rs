@@ -121,14 +121,20 @@ pub struct KernelConfig {
     /// Speculative walks per segment of the Snappy scan, 1 to 4
     /// (`GDSCAN_SCAN_STARTS`).
     pub scan_starts: usize,
+    /// Blocks of the page kernel an SM must hold at once, 2 to 4
+    /// (`GDSCAN_DECODE_MIN_BLOCKS`): the compiler's register cap per thread
+    /// is 64K / (256 × this), so fewer blocks give it more registers.
+    pub decode_min_blocks: u32,
 }
 
 impl KernelConfig {
-    /// The defaults: a parallel walk, 16 KiB chunks, three starts.
+    /// The defaults: a parallel walk, 16 KiB chunks, three starts, four
+    /// page-kernel blocks an SM.
     pub const DEFAULT: KernelConfig = KernelConfig {
         string_walk_parallel: true,
         string_chunk: 16384,
         scan_starts: 3,
+        decode_min_blocks: 4,
     };
 }
 
@@ -183,6 +189,8 @@ pub struct DecodeVars {
     pub string_chunk: Option<u32>,
     /// `GDSCAN_SCAN_STARTS`: 1 to 4.
     pub scan_starts: Option<usize>,
+    /// `GDSCAN_DECODE_MIN_BLOCKS`: 2 to 4.
+    pub decode_min_blocks: Option<u32>,
     /// `GDSCAN_GPU_CHECK_MAX`: bytes.
     pub gpu_check_max: Option<usize>,
     /// `GDSCAN_SNAPPY_SPLIT`: 0 or 1.
@@ -200,7 +208,7 @@ pub struct DecodeVars {
 }
 
 /// Every variable [`DecodeVars::from_lookup`] reads.
-pub const DECODE_VARIABLES: [&str; 19] = [
+pub const DECODE_VARIABLES: [&str; 20] = [
     "GDSCAN_DECODE_CHECK",
     "GDSCAN_CHECK_STREAM",
     "GDSCAN_CHECK_STREAMS",
@@ -213,6 +221,7 @@ pub const DECODE_VARIABLES: [&str; 19] = [
     "GDSCAN_STRING_WALK",
     "GDSCAN_STRING_CHUNK",
     "GDSCAN_SCAN_STARTS",
+    "GDSCAN_DECODE_MIN_BLOCKS",
     "GDSCAN_GPU_CHECK_MAX",
     "GDSCAN_SNAPPY_SPLIT",
     "GDSCAN_DEVICE_POOL",
@@ -322,6 +331,9 @@ impl DecodeVars {
         if let Some(s) = get("GDSCAN_SCAN_STARTS") {
             v.scan_starts = Some(count("GDSCAN_SCAN_STARTS", &s, 1..=4)?);
         }
+        if let Some(s) = get("GDSCAN_DECODE_MIN_BLOCKS") {
+            v.decode_min_blocks = Some(count("GDSCAN_DECODE_MIN_BLOCKS", &s, 2..=4)? as u32);
+        }
         if let Some(s) = get("GDSCAN_GPU_CHECK_MAX") {
             v.gpu_check_max = Some(count("GDSCAN_GPU_CHECK_MAX", &s, 0..=usize::MAX)?);
         }
@@ -373,6 +385,7 @@ impl DecodeVars {
                 .unwrap_or(base.string_walk_parallel),
             string_chunk: self.string_chunk.unwrap_or(base.string_chunk),
             scan_starts: self.scan_starts.unwrap_or(base.scan_starts),
+            decode_min_blocks: self.decode_min_blocks.unwrap_or(base.decode_min_blocks),
         }
     }
 }
@@ -462,6 +475,7 @@ mod tests {
             ("GDSCAN_STRING_WALK", "serial"),
             ("GDSCAN_STRING_CHUNK", "32768"),
             ("GDSCAN_SCAN_STARTS", "4"),
+            ("GDSCAN_DECODE_MIN_BLOCKS", "2"),
             ("GDSCAN_GPU_CHECK_MAX", "0"),
             ("GDSCAN_SNAPPY_SPLIT", "0"),
             ("GDSCAN_DEVICE_POOL", "scan"),
@@ -490,8 +504,13 @@ mod tests {
         );
         let k = v.kernels(KernelConfig::DEFAULT);
         assert_eq!(
-            (k.string_walk_parallel, k.string_chunk, k.scan_starts),
-            (false, 32768, 4)
+            (
+                k.string_walk_parallel,
+                k.string_chunk,
+                k.scan_starts,
+                k.decode_min_blocks
+            ),
+            (false, 32768, 4, 2)
         );
     }
 
@@ -510,6 +529,7 @@ mod tests {
             ("GDSCAN_STRING_WALK", "fast"),
             ("GDSCAN_STRING_CHUNK", "4096"),
             ("GDSCAN_SCAN_STARTS", "5"),
+            ("GDSCAN_DECODE_MIN_BLOCKS", "1"),
             ("GDSCAN_GPU_CHECK_MAX", "-1"),
             ("GDSCAN_SNAPPY_SPLIT", "on"),
             ("GDSCAN_DEVICE_TIMEOUT", "0"),

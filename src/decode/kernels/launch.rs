@@ -18,10 +18,6 @@ use crate::decode::page::codes::{Encoding, Kind};
 
 /// Threads per block of `gds_decode_pages` (8 warps).
 pub const DECODE_BLOCK: u32 = 256;
-/// Blocks of `gds_decode_pages` an SM must hold at once
-/// (`__launch_bounds__`' second argument: caps registers at 64 per thread,
-/// so 4 × 256 threads fit an SM's 64K registers).
-pub const DECODE_MIN_BLOCKS: u32 = 4;
 /// Levels each thread of `gds_decode_pages` handles per tile.
 pub const DECODE_ITEMS: u32 = 4;
 /// Levels per tile of `gds_decode_pages` (its warp-0 scan covers
