@@ -963,6 +963,51 @@ mod tests {
         assert_eq!(odd.error(), Some(Err(999)));
     }
 
+    #[test]
+    fn a_ptxas_report_gives_each_functions_spills_and_registers() {
+        let report = "ptxas info    : Compiling entry function 'gds_a' for 'sm_90'\n\
+            ptxas info    : Function properties for gds_a\n\
+            ptxas         .     256 bytes stack frame, 96 bytes spill stores, 36 bytes spill loads\n\
+            ptxas info    : Used 64 registers, used 1 barriers, 256 bytes cumulative stack size\n\
+            ptxas info    : Function properties for helper\n\
+            ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
+        assert_eq!(
+            nvrtc::FunctionResources::find(report, "gds_a"),
+            Some(nvrtc::FunctionResources {
+                spill_stores: 96,
+                spill_loads: 36,
+                registers: 64
+            })
+        );
+        // A device function has no "Used" line; an absent one no line at all.
+        assert_eq!(nvrtc::FunctionResources::find(report, "helper"), None);
+        assert_eq!(nvrtc::FunctionResources::find(report, "gds_b"), None);
+    }
+
+    /// The page kernel's tile loop keeps its state in registers at the
+    /// default cap (64 a thread): ptxas spilled 332 bytes and read back 832
+    /// (every tile, on every path) while a 32-byte decimal conversion was
+    /// inlined and the values' places were held in registers; 36 are read
+    /// back now (the prologue's). Read from NVRTC's cubin for sm_90 (the
+    /// H200), no GPU needed; skips as `every_kernel_compiles_with_nvrtc`.
+    #[test]
+    fn the_page_kernel_spills_little_at_its_register_cap() {
+        let required = std::env::var("GDSCAN_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+        let report = match nvrtc::ptxas_report(90, KernelConfig::DEFAULT) {
+            Ok(report) => report,
+            Err(e) if !required => {
+                eprintln!("SKIPPED the_page_kernel_spills_little_at_its_register_cap: {e} (GDSCAN_REQUIRE_NVRTC=1 makes this a failure)");
+                return;
+            }
+            Err(e) => panic!("GDSCAN_REQUIRE_NVRTC=1 but {e}"),
+        };
+        let pages = nvrtc::FunctionResources::find(&report, "gds_decode_pages")
+            .unwrap_or_else(|| panic!("no gds_decode_pages in ptxas's report:\n{report}"));
+        eprintln!("gds_decode_pages for sm_90: {pages:?}");
+        assert!(pages.registers <= 64, "{pages:?}");
+        assert!(pages.spill_loads <= 64, "{pages:?}");
+    }
+
     /// CI's NVRTC check: every kernel source compiles to PTX (the layout
     /// asserts of the generated header included) and the PTX declares every
     /// entry point. Skips, saying why, when NVRTC is absent, unless

@@ -424,6 +424,62 @@ pub fn compile_uncached(
 /// [`compile_uncached`] with another text for the generated header (tests
 /// use it to check that the layout asserts bite).
 pub fn compile_with_header(target: Target, header: &str) -> Result<CompiledKernels, KernelError> {
+    compile_program(target, header, &[])
+}
+
+/// ptxas's report (`--ptxas-options=-v`: registers, stack, spill bytes per
+/// function) of the kernels compiled with `config` into a cubin for
+/// `sm_{arch}`, read without a GPU; [`FunctionResources::find`] reads a
+/// kernel's line of it.
+pub fn ptxas_report(arch: u32, config: KernelConfig) -> Result<String, KernelError> {
+    let target = Target {
+        arch,
+        code: CodeKind::Cubin,
+    };
+    let compiled = compile_program(target, &generated_header(config), &["--ptxas-options=-v"])?;
+    Ok(compiled.log)
+}
+
+/// One function's resources in a [`ptxas_report`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FunctionResources {
+    /// Bytes of registers spilled to local memory.
+    pub spill_stores: u32,
+    /// Bytes read back from local memory.
+    pub spill_loads: u32,
+    /// Registers a thread uses.
+    pub registers: u32,
+}
+
+impl FunctionResources {
+    /// `function`'s figures in `report` (its "Function properties" line
+    /// and the "Used N registers" line after it), if listed.
+    pub fn find(report: &str, function: &str) -> Option<FunctionResources> {
+        let mut lines = report.lines();
+        let header = format!("Function properties for {function}");
+        lines.find(|l| l.trim_end().ends_with(&header))?;
+        let spills = lines.next()?;
+        let number_before = |line: &str, what: &str| -> Option<u32> {
+            let at = line.find(what)?;
+            line[..at].split_whitespace().last()?.parse().ok()
+        };
+        let spill_stores = number_before(spills, "bytes spill stores")?;
+        let spill_loads = number_before(spills, "bytes spill loads")?;
+        let used = lines.next()?;
+        let registers = number_before(used, "registers")?;
+        Some(FunctionResources {
+            spill_stores,
+            spill_loads,
+            registers,
+        })
+    }
+}
+
+fn compile_program(
+    target: Target,
+    header: &str,
+    extra_options: &[&str],
+) -> Result<CompiledKernels, KernelError> {
     let info = nvrtc_info()?;
     let cstring = |s: &str| CString::new(s).expect("kernel sources hold no NUL byte");
     let program = cstring(&program_text());
@@ -452,7 +508,8 @@ pub fn compile_with_header(target: Target, header: &str) -> Result<CompiledKerne
     })?;
     let prog = Program(raw);
 
-    let options: Vec<CString> = compile_options(target).iter().map(|o| cstring(o)).collect();
+    let mut options: Vec<CString> = compile_options(target).iter().map(|o| cstring(o)).collect();
+    options.extend(extra_options.iter().map(|o| cstring(o)));
     let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
     // SAFETY: the program is alive; the options are NUL-terminated strings.
     let status = unsafe {

@@ -33,6 +33,22 @@
 #include "delta.cuh"
 #include "delta_strings.cuh"
 
+// Where a page's values lie, as the block's prologue found them: kept in
+// shared memory, not in each thread's registers, through the tile loop
+// (64 registers a thread did not hold them and the rest: ptxas spilled).
+struct PageValues {
+  const u8* values;       // PLAIN / BYTE_STREAM_SPLIT / bit-packed booleans
+  const u8* str;          // byte arrays: value i at str + str_offsets[i] + str_prefix
+  const u32* str_offsets;
+  u64 skip;               // the rows written: the page's levels [skip, end)
+  u64 end;
+  u32 values_len;
+  u32 split_n;            // BYTE_STREAM_SPLIT values
+  u32 str_len;
+  u32 str_count;
+  u32 str_prefix;
+};
+
 struct DecodeShared {
   PageTask task;       // the block's copy of its task (keeps it out of registers)
   RunTable def_runs;   // definition-level run headers of the current tile
@@ -49,6 +65,7 @@ struct DecodeShared {
   u32 win_hi;          // values before the row window's end
   u32 error;
   u32 error_index;
+  PageValues pv;       // where the values lie (set once per page)
   DeltaShared delta;  // DELTA_BINARY_PACKED pages' walk and scan
 };
 
@@ -153,6 +170,19 @@ __device__ __forceinline__ void gds_store_128(u8* dst, u64 lo, u64 hi) {
 }
 
 // Converts one value at `src` (`in` bytes) to `dst` (the row's slot).
+// A big-endian decimal of `in` bytes into 16 (or, `wide`, 32) little-endian
+// bytes. Not inlined: its registers (a 32-byte value built byte by byte)
+// were the page kernel's peak, and at 64 a thread ptxas spilled the tile
+// loop's state on every path for it (412 bytes of spill loads; 36 without).
+__device__ __noinline__ void gds_write_be_decimal(u8* dst, const u8* src, u32 in, bool wide) {
+  if (!wide) {
+    gds_st_16(dst, gds_be_to_128(src, in));
+  } else {
+    gds_st_16(dst, gds_be_to_le_part(src, in, 0));
+    gds_st_16(dst + 16, gds_be_to_le_part(src, in, 16));
+  }
+}
+
 __device__ __forceinline__ void gds_write_value(u8* dst, const u8* src, u32 conversion, u32 in) {
   switch (conversion) {
     case GDS_CONV_COPY:
@@ -180,7 +210,7 @@ __device__ __forceinline__ void gds_write_value(u8* dst, const u8* src, u32 conv
     }
     case GDS_CONV_BE_TO_DECIMAL128:
       // Big-endian two's complement of `in` bytes -> little-endian, sign-extended.
-      gds_st_16(dst, gds_be_to_128(src, in));
+      gds_write_be_decimal(dst, src, in, false);
       return;
     case GDS_CONV_INT96_TO_TIMESTAMP_NS: {
       // (Julian day - the epoch's) * ns per day + ns in the day, wrapping.
@@ -192,8 +222,7 @@ __device__ __forceinline__ void gds_write_value(u8* dst, const u8* src, u32 conv
     }
     case GDS_CONV_BE_TO_DECIMAL256:
       // As BE_TO_DECIMAL128, into 32 bytes.
-      gds_st_16(dst, gds_be_to_le_part(src, in, 0));
-      gds_st_16(dst + 16, gds_be_to_le_part(src, in, 16));
+      gds_write_be_decimal(dst, src, in, true);
       return;
     case GDS_CONV_INTERVAL_DAY_TIME:
       // Months (bytes 0..4) dropped: days, then milliseconds.
@@ -348,24 +377,38 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     gds_cursor_init(sh.levels, s.levels, s.levels_len, gds_bit_width(t.max_def));
     gds_cursor_init(sh.values, vstream, vstream_len, vstream_bw);
     gds_cursor_init(sh.rep, rep, rep_len, gds_bit_width(t.max_rep));
+    PageValues& pv = sh.pv;
+    pv.values = s.values;
+    pv.values_len = s.values_len;
+    pv.split_n = split_n;
+    pv.str = str;
+    pv.str_offsets = str_offsets;
+    pv.str_len = str_len;
+    pv.str_count = str_count;
+    pv.str_prefix = str_prefix;
+    // The rows written: the page's levels [skip, end) go to out_row.. .
+    const bool windowed = (t.flags & GDS_FLAG_ROW_WINDOW) != 0;
+    pv.skip = windowed ? (u64)t.row_skip : 0;
+    pv.end = windowed ? pv.skip + (u64)t.row_take : (u64)t.num_values;
   }
   __syncthreads();
 
-  const u32 num_values = t.num_values;
-  const u32 max_def = t.max_def;
-  const u64 out_row = t.out_row;
-  // The rows written: the page's levels [skip, end) go to out_row.. .
+  // Read from shared memory where used (see PageValues).
+  const PageValues& pv = sh.pv;
+  const u64& skip = pv.skip;
+  const u64& end = pv.end;
+  const u32& num_values = t.num_values;
+  const u32& max_def = t.max_def;
+  const u32& out_row = t.out_row;
   const bool windowed = (t.flags & GDS_FLAG_ROW_WINDOW) != 0;
-  const u64 skip = windowed ? (u64)t.row_skip : 0;
-  const u64 end = windowed ? skip + (u64)t.row_take : (u64)num_values;
   if (tid == 0) {
     sh.win_lo = 0;
     sh.win_hi = 0;
   }
   const bool has_levels = max_def > 0;
   const bool value_runs = dictionary || rle_bool;
-  u32* const validity = (u32*)t.out_validity;
-  u8* const out = (u8*)t.out_values;
+  const u64& validity_at = t.out_validity;
+  const u64& out_at = t.out_values;
   // Level bytes: level i of the page at out_row + i - skip (the rows).
   const bool def_out = has_levels && t.out_def != 0;
 
@@ -409,7 +452,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       if (lane == 0) {
         sh.ballots[k * GDS_WARPS + warp] = ballot;
         sh.counts[k * GDS_WARPS + warp] = __popc(ballot);
-        if (validity != 0) gds_or_window(validity, out_row, lo + (u64)k * GDS_BLOCK + (u64)warp * 32, ballot, skip, end);
+        if (validity_at != 0) gds_or_window((u32*)validity_at, out_row, lo + (u64)k * GDS_BLOCK + (u64)warp * 32, ballot, skip, end);
       }
     }
 
@@ -495,14 +538,14 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
             u32 v;
             if (!gds_runs_get(sh.values, sh.value_runs, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             else bit = v != 0;
-          } else if ((vi >> 3) >= (u64)s.values_len) {
+          } else if ((vi >> 3) >= (u64)pv.values_len) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
           } else {
-            bit = (s.values[vi >> 3] >> (vi & 7)) & 1;
+            bit = (pv.values[vi >> 3] >> (vi & 7)) & 1;
           }
         }
         const u32 bits = __ballot_sync(GDS_FULL_MASK, bit);
-        if (lane == 0) gds_or_window((u32*)out, out_row, lo + (u64)k * GDS_BLOCK + (u64)warp * 32, bits, skip, end);
+        if (lane == 0) gds_or_window((u32*)out_at, out_row, lo + (u64)k * GDS_BLOCK + (u64)warp * 32, bits, skip, end);
       }
     } else if (kind == GDS_KIND_LEVELS) {
       u32* const row_map = (u32*)t.scratch;
@@ -517,8 +560,8 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       }
     } else if (kind == GDS_KIND_BYTE_ARRAY && !dictionary) {
       // Utf8View / BinaryView (or a decimal) from the values' offsets.
-      const u32* const offsets = str_offsets;
-      const u32 plain_count = str_count;
+      const u32* const offsets = pv.str_offsets;
+      const u32 plain_count = pv.str_count;
       const u64 base = t.view_buffer_base;
       const u32 buffer_index = t.view_buffer_index;
       const u32 conversion = t.conversion;
@@ -530,7 +573,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
         const u64 vi = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
         if (i < skip || i >= end) continue;
-        u8* const dst = out + (out_row + i - skip) * (u64)slot;
+        u8* const dst = (u8*)out_at + ((u64)out_row + i - skip) * (u64)slot;
         bool written = false;
         if ((ballot >> lane) & 1) {
           if (vi >= (u64)plain_count) {
@@ -538,11 +581,11 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
           } else {
             const u32 pos = offsets[vi];
             const u32 next = offsets[vi + 1];
-            if ((u64)pos + str_prefix > (u64)next || next > str_len) {
+            if ((u64)pos + pv.str_prefix > (u64)next || next > pv.str_len) {
               GDS_FAIL(GDS_ERR_SCRATCH, i);  // offsets the walk did not write for this page
             } else {
               u32 bad = 0;
-              gds_byte_array_store(dst, str + pos + str_prefix, next - pos - str_prefix, conversion, buffer_index,
+              gds_byte_array_store(dst, pv.str + pos + pv.str_prefix, next - pos - pv.str_prefix, conversion, buffer_index,
                                    base, &bad);
               written = true;
               if (bad) GDS_FAIL(bad, i);
@@ -568,7 +611,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
         const u64 vi = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
         if (i < skip || i >= end) continue;
-        u8* const dst = out + (out_row + i - skip) * (u64)out_width;
+        u8* const dst = (u8*)out_at + ((u64)out_row + i - skip) * (u64)out_width;
         const u8* src = 0;
         if ((ballot >> lane) & 1) {
           if (dictionary) {
@@ -577,24 +620,24 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
             else if (index >= dict_count || ((u64)index + 1) * in_width > dict_len) GDS_FAIL(GDS_ERR_DICT_INDEX, i);
             else src = dict + (u64)index * in_width;
           } else if (split) {
-            if (vi >= (u64)split_n) {
+            if (vi >= (u64)pv.split_n) {
               GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             } else if (in_width <= 32) {
               // Byte b of value vi is at b * n + vi: consecutive lanes read
               // consecutive bytes of each stream.
               u8 gathered[32];
-              for (u32 b = 0; b < in_width; ++b) gathered[b] = s.values[(u64)b * split_n + vi];
+              for (u32 b = 0; b < in_width; ++b) gathered[b] = pv.values[(u64)b * pv.split_n + vi];
               gds_write_value(dst, gathered, conversion, in_width);
               continue;
             } else {
               // Wider values are copied (in_width == out_width, checked).
-              for (u32 b = 0; b < in_width; ++b) dst[b] = s.values[(u64)b * split_n + vi];
+              for (u32 b = 0; b < in_width; ++b) dst[b] = pv.values[(u64)b * pv.split_n + vi];
               continue;
             }
-          } else if ((vi + 1) * (u64)in_width > (u64)s.values_len) {
+          } else if ((vi + 1) * (u64)in_width > (u64)pv.values_len) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
           } else {
-            src = s.values + vi * in_width;
+            src = pv.values + vi * in_width;
           }
         }
         if (src != 0) gds_write_value(dst, src, conversion, in_width);
