@@ -35,7 +35,8 @@
 
 // Where a page's values lie, as the block's prologue found them: kept in
 // shared memory, not in each thread's registers, through the tile loop
-// (64 registers a thread did not hold them and the rest: ptxas spilled).
+// (held in registers with the rest of the loop's state, they did not fit
+// the 64 a thread has: ptxas spilled them to local memory).
 struct PageValues {
   const u8* values;       // PLAIN / BYTE_STREAM_SPLIT / bit-packed booleans
   const u8* str;          // byte arrays: value i at str + str_offsets[i] + str_prefix
@@ -169,7 +170,6 @@ __device__ __forceinline__ void gds_store_128(u8* dst, u64 lo, u64 hi) {
   gds_st_16(dst, v);
 }
 
-// Converts one value at `src` (`in` bytes) to `dst` (the row's slot).
 // A big-endian decimal of `in` bytes into 16 (or, `wide`, 32) little-endian
 // bytes. Not inlined: its registers (a 32-byte value built byte by byte)
 // were the page kernel's peak, and at 64 a thread ptxas spilled the tile
@@ -183,6 +183,7 @@ __device__ __noinline__ void gds_write_be_decimal(u8* dst, const u8* src, u32 in
   }
 }
 
+// Converts one value at `src` (`in` bytes) to `dst` (the row's slot).
 __device__ __forceinline__ void gds_write_value(u8* dst, const u8* src, u32 conversion, u32 in) {
   switch (conversion) {
     case GDS_CONV_COPY:
