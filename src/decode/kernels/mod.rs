@@ -984,12 +984,13 @@ mod tests {
         assert_eq!(nvrtc::FunctionResources::find(report, "gds_b"), None);
     }
 
-    /// The page kernel's tile loop keeps its state in registers at the
+    /// The page kernel keeps its tile loop's state in registers at the
     /// default cap (64 a thread): ptxas spilled 332 bytes and read back 832
-    /// (every tile, on every path) while a 32-byte decimal conversion was
-    /// inlined and the values' places were held in registers; 36 are read
-    /// back now (the prologue's). Read from NVRTC's cubin for sm_90 (the
-    /// H200), no GPU needed; skips as `every_kernel_compiles_with_nvrtc`.
+    /// (Nsight Compute: 20 M local-memory requests in one nested launch)
+    /// while a 32-byte decimal conversion was inlined and the values'
+    /// places were held in registers; 36 are read back now. Read from
+    /// NVRTC's cubin for sm_90 (the H200), no GPU needed; skips as
+    /// `every_kernel_compiles_with_nvrtc`.
     #[test]
     fn the_page_kernel_spills_little_at_its_register_cap() {
         let required = std::env::var("GDSCAN_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
