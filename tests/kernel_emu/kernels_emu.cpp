@@ -535,6 +535,70 @@ int main() {
     for (size_t r = 0; r < rows; ++r) { CHECK(bit(val, r) == (exp[r] >= 0), "bool validity %zu", r); CHECK(bit(out, r) == (exp[r] == 1), "bool value %zu", r); }
     printf("booleans ok\n");
   }
+  { // row windows (a pruned page keeps its levels [row_skip, row_skip + row_take)):
+    // rows out_row.. get the window's values and validity, rows outside it
+    // keep what they held, the null count is the window's, the value count
+    // the page's; windows across tiles, at the page's ends, and empty
+    struct W { u32 skip, take; };
+    const W wins[] = {{1000, 2500}, {0, 5000}, {4993, 7}, {0, 1}, {1024, 0}, {3071, 1025}};
+    const size_t n = 5000, out_row = 3;
+    std::vector<int32_t> dv; for (int i = 0; i < 64; ++i) dv.push_back(i * 131 - 4000);
+    u64 dict = up(bytes(dv));
+    for (const W& w : wins) {
+      auto def = rdef(rng, n, 300);
+      size_t ndef = 0; for (bool d : def) ndef += d;
+      std::vector<int64_t> v64; for (size_t k = 0; k < ndef; ++k) v64.push_back((int64_t)rng.next());
+      std::vector<u32> idx; for (size_t k = 0; k < ndef; ++k) idx.push_back(rng.below(64));
+      std::vector<uint8_t> dsec{6}; { auto h = hybrid(idx, 6); dsec.insert(dsec.end(), h.begin(), h.end()); }
+      std::vector<u32> bits; for (size_t k = 0; k < ndef; ++k) bits.push_back(rng.below(2));
+      std::vector<uint8_t> bsec; { auto h = hybrid(bits, 1); u32 L = h.size(); bsec.resize(4); memcpy(bsec.data(), &L, 4); bsec.insert(bsec.end(), h.begin(), h.end()); }
+      std::vector<std::string> ss; for (size_t k = 0; k < ndef; ++k) ss.push_back(std::string(rng.below(20), (char)('a' + k % 26)));
+      std::vector<uint8_t> ssec; for (auto& x : ss) { u32 L = x.size(); ssec.insert(ssec.end(), (uint8_t*)&L, (uint8_t*)&L + 4); ssec.insert(ssec.end(), x.begin(), x.end()); }
+      const size_t rows = out_row + w.take + 2;
+      std::vector<PageTask> ts;
+      auto windowed = [&](PageTask& t) { t.flags |= GDS_FLAG_ROW_WINDOW; t.row_skip = w.skip; t.row_take = w.take; t.out_row = out_row; t.out_rows = rows; t.out_validity = alloc((rows + 31) / 32 * 4, 0); };
+      { auto t = fixed(rows, GDS_CONV_COPY, 8, 8); place(t, V1, def, bytes(v64)); windowed(t); t.out_values = alloc(rows * 8, 0xCD); ts.push_back(t); }
+      { auto t = fixed(rows, GDS_CONV_COPY, 4, 4); t.encoding = GDS_ENC_DICTIONARY; place(t, V2, def, dsec); windowed(t);
+        t.dict = dict; t.dict_count = 64; t.dict_len = 256; t.out_values = alloc(rows * 4, 0xCD); ts.push_back(t); }
+      { PageTask t{}; t.kind = GDS_KIND_BOOLEAN; t.encoding = GDS_ENC_RLE; place(t, V1, def, bsec); windowed(t); t.out_values = alloc((rows + 31) / 32 * 4, 0); ts.push_back(t); }
+      { PageTask t{}; t.kind = GDS_KIND_BYTE_ARRAY; t.encoding = GDS_ENC_PLAIN; t.view_buffer_index = 2; place(t, V2, def, ssec); windowed(t);
+        t.view_buffer_base = t.data; t.scratch = alloc((n + 1) * 4, 0xFF); t.scratch_len = (n + 1) * 4; t.out_values = alloc(rows * 16, 0xCD); ts.push_back(t); }
+      { PageTask t{}; t.kind = GDS_KIND_LEVELS; place(t, V2, def, {}); windowed(t); t.scratch = alloc(n * 4, 0xFF); t.scratch_len = n * 4; ts.push_back(t); }
+      run(ts, nod, st); ok(ts, st);
+      size_t win_nulls = 0; for (size_t i = w.skip; i < w.skip + w.take; ++i) win_nulls += !def[i];
+      for (size_t p = 0; p < ts.size(); ++p) {
+        CHECK(ts[p].null_count == win_nulls && ts[p].value_count == ndef, "window %u+%u page %zu: nulls %u (want %zu), values %u (want %zu)",
+              w.skip, w.take, p, ts[p].null_count, win_nulls, ts[p].value_count, ndef);
+        for (size_t r = 0; r < rows; ++r) {
+          const bool in = r >= out_row && r < out_row + w.take;
+          CHECK(bit(ts[p].out_validity, r) == (in && def[w.skip + r - out_row]), "window %u+%u page %zu validity row %zu", w.skip, w.take, p, r);
+        }
+      }
+      size_t k = 0; u64 str_at = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const bool in = i >= w.skip && i < w.skip + w.take;
+        const size_t r = out_row + i - w.skip;
+        if (def[i] && in) {
+          int64_t g64; memcpy(&g64, (void*)(ts[0].out_values + r * 8), 8); CHECK(g64 == v64[k], "window %u+%u plain row %zu", w.skip, w.take, r);
+          int32_t g32; memcpy(&g32, (void*)(ts[1].out_values + r * 4), 4); CHECK(g32 == dv[idx[k]], "window %u+%u dictionary row %zu", w.skip, w.take, r);
+          CHECK(bit(ts[2].out_values, r) == (bits[k] != 0), "window %u+%u boolean row %zu", w.skip, w.take, r);
+          u32 L; memcpy(&L, (void*)(ts[3].out_values + r * 16), 4); CHECK(L == ss[k].size(), "window %u+%u string row %zu", w.skip, w.take, r);
+          if (L == ss[k].size() && L <= 12) CHECK(memcmp((void*)(ts[3].out_values + r * 16 + 4), ss[k].data(), L) == 0, "window %u+%u string bytes row %zu", w.skip, w.take, r);
+          if (L > 12) { u32 off; memcpy(&off, (void*)(ts[3].out_values + r * 16 + 12), 4); CHECK(off == str_at + 4, "window %u+%u string offset row %zu", w.skip, w.take, r); }
+          u32 m; memcpy(&m, (void*)(ts[4].scratch + 4 * k), 4); CHECK(m == r, "window %u+%u row map %zu", w.skip, w.take, k);
+        } else if (in) {
+          int64_t g64; memcpy(&g64, (void*)(ts[0].out_values + r * 8), 8); CHECK(g64 == 0, "window %u+%u null row %zu", w.skip, w.take, r);
+        }
+        if (def[i]) { str_at += 4 + ss[k].size(); ++k; }
+      }
+      // Rows outside the window keep what they held.
+      for (size_t r : {(size_t)0, out_row - 1, out_row + w.take, rows - 1}) {
+        uint8_t b8[8]; memcpy(b8, (void*)(ts[0].out_values + r * 8), 8);
+        CHECK(std::all_of(b8, b8 + 8, [](uint8_t x) { return x == 0xCD; }), "window %u+%u row %zu outside written", w.skip, w.take, r);
+      }
+    }
+    printf("row windows ok\n");
+  }
   { // byte arrays plain + dict, levels
     auto rstr = [&]() { u64 k = rng.below(4); size_t len = k == 0 ? 0 : k == 1 ? rng.below(13) : k == 2 ? 13 + rng.below(20) : rng.below(200); std::string s; for (size_t i = 0; i < len; ++i) s += 'a' + rng.below(26); return s; };
     auto view = [](const std::string& s, u32 bi, u64 off) { std::vector<uint8_t> v(16, 0); u32 L = s.size(); memcpy(v.data(), &L, 4); if (L <= 12) memcpy(v.data() + 4, s.data(), L); else { memcpy(v.data() + 4, s.data(), 4); memcpy(v.data() + 8, &bi, 4); u32 o = off; memcpy(v.data() + 12, &o, 4); } return v; };
