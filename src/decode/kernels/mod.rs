@@ -984,13 +984,11 @@ mod tests {
         assert_eq!(nvrtc::FunctionResources::find(report, "gds_b"), None);
     }
 
-    /// The page kernel keeps its tile loop's state in registers at the
-    /// default cap (64 a thread): ptxas spilled 332 bytes and read back 832
-    /// (Nsight Compute: 20 M local-memory requests in one nested launch)
-    /// while a 32-byte decimal conversion was inlined and the values'
-    /// places were held in registers; 36 are read back now. Every value of
-    /// `GDSCAN_DECODE_MIN_BLOCKS` compiles within its cap. Read from
-    /// NVRTC's cubin for sm_90 (the H200), no GPU needed; skips as
+    /// The page kernel keeps its tile loop's state in registers at every
+    /// cap `GDSCAN_DECODE_MIN_BLOCKS` sets (64 a thread by default): spill
+    /// loads are local-memory reads on every tile, which an inlined wide
+    /// conversion or the values' places held in registers bring back. Read
+    /// from NVRTC's cubin for sm_90 (the H200), no GPU needed; skips as
     /// `every_kernel_compiles_with_nvrtc`.
     #[test]
     fn the_page_kernel_spills_little_at_its_register_cap() {

@@ -523,7 +523,6 @@ pub fn generated_header(config: KernelConfig) -> String {
             ("GDS_SCAN_BLOCK", s::SCAN_BLOCK as usize),
             ("GDS_SCAN_SEGMENT", s::SCAN_SEGMENT),
             ("GDS_SCAN_STARTS", config.scan_starts),
-            ("GDS_MIN_BLOCKS", config.decode_min_blocks as usize),
             ("GDS_SCAN_WALK_WORDS", s::SCAN_WALK_WORDS),
             ("GDS_SCAN_RECORD_WORDS", s::SCAN_RECORD_WORDS),
             ("GDS_SCAN_PAGE_WORDS", s::SCAN_PAGE_WORDS),
@@ -537,6 +536,9 @@ pub fn generated_header(config: KernelConfig) -> String {
     for code in super::check::SnappyCheck::ALL {
         let _ = writeln!(h, "#define {} {}u", code.c_name(), code as u32);
     }
+    // The page kernel's blocks an SM (`__launch_bounds__`), which caps its
+    // registers a thread (`KernelConfig::decode_min_blocks`).
+    let _ = writeln!(h, "#define GDS_MIN_BLOCKS {}u", config.decode_min_blocks);
     // The string walk (byte_array.cu): block-parallel, or one thread per
     // page (`KernelConfig::string_walk_parallel`).
     let parallel = config.string_walk_parallel;

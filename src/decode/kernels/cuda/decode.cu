@@ -172,8 +172,8 @@ __device__ __forceinline__ void gds_store_128(u8* dst, u64 lo, u64 hi) {
 
 // A big-endian decimal of `in` bytes into 16 (or, `wide`, 32) little-endian
 // bytes. Not inlined: its registers (a 32-byte value built byte by byte)
-// were the page kernel's peak, and at 64 a thread ptxas spilled the tile
-// loop's state on every path for it (412 bytes of spill loads; 36 without).
+// would be the page kernel's peak, and at its register cap ptxas would
+// spill the tile loop's state to local memory, on every path, for it.
 __device__ __noinline__ void gds_write_be_decimal(u8* dst, const u8* src, u32 in, bool wide) {
   if (!wide) {
     gds_st_16(dst, gds_be_to_128(src, in));
@@ -372,6 +372,8 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     return;
   }
 
+  // The rows written: the page's levels [skip, end) go to out_row.. .
+  const bool windowed = (t.flags & GDS_FLAG_ROW_WINDOW) != 0;
   if (tid == 0) {
     sh.error = 0;
     sh.error_index = 0;
@@ -387,8 +389,6 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     pv.str_len = str_len;
     pv.str_count = str_count;
     pv.str_prefix = str_prefix;
-    // The rows written: the page's levels [skip, end) go to out_row.. .
-    const bool windowed = (t.flags & GDS_FLAG_ROW_WINDOW) != 0;
     pv.skip = windowed ? (u64)t.row_skip : 0;
     pv.end = windowed ? pv.skip + (u64)t.row_take : (u64)t.num_values;
   }
@@ -401,7 +401,6 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   const u32& num_values = t.num_values;
   const u32& max_def = t.max_def;
   const u32& out_row = t.out_row;
-  const bool windowed = (t.flags & GDS_FLAG_ROW_WINDOW) != 0;
   if (tid == 0) {
     sh.win_lo = 0;
     sh.win_hi = 0;
@@ -497,6 +496,11 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       if (!has_levels) __syncwarp();  // lane 0's ballots, read below
     }
 
+    // The value index of level i, item k of its thread, `ballot` its warp's.
+    auto value_index = [&](int k, u32 ballot, u64 i) -> u64 {
+      return scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
+    };
+
     // 2b. The row window's edges: values before its first and its end row.
     if (windowed) {
 #pragma unroll 1
@@ -505,7 +509,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         if (i >= hi) break;
         if (i == skip || i == end) {
           const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-          const u64 before = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
+          const u64 before = value_index(k, ballot, i);
           if (i == skip) sh.win_lo = (u32)before;
           if (i == end) sh.win_hi = (u32)before;
         }
@@ -532,7 +536,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       for (int k = 0; k < GDS_ITEMS; ++k) {
         const u64 i = lo + (u64)k * GDS_BLOCK + tid;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-        const u64 vi = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
+        const u64 vi = value_index(k, ballot, i);
         bool bit = false;
         if ((ballot >> lane) & 1) {
           if (rle_bool) {
@@ -555,7 +559,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         for (int k = 0; k < GDS_ITEMS; ++k) {
           const u64 i = lo + (u64)k * GDS_BLOCK + tid;
           const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-          const u64 vi = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
+          const u64 vi = value_index(k, ballot, i);
           if (((ballot >> lane) & 1) && i >= skip && i < end) row_map[vi] = (u32)(out_row + i - skip);
         }
       }
@@ -572,7 +576,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         const u64 i = lo + (u64)k * GDS_BLOCK + tid;
         if (i >= hi) break;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-        const u64 vi = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
+        const u64 vi = value_index(k, ballot, i);
         if (i < skip || i >= end) continue;
         u8* const dst = (u8*)out_at + ((u64)out_row + i - skip) * (u64)slot;
         bool written = false;
@@ -610,7 +614,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
         const u64 i = lo + (u64)k * GDS_BLOCK + tid;
         if (i >= hi) break;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-        const u64 vi = scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
+        const u64 vi = value_index(k, ballot, i);
         if (i < skip || i >= end) continue;
         u8* const dst = (u8*)out_at + ((u64)out_row + i - skip) * (u64)out_width;
         const u8* src = 0;
