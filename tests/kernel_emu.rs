@@ -100,9 +100,10 @@ fn kernels_under_cpu_emulation() {
     }
 }
 
-/// The scan's element reader from one register (`gds_snappy_element_x`)
-/// gives what the byte-at-a-time reader (`gds_snappy_element`) gives, for
-/// every tag, random and extreme bytes after it and every stream end from
+/// The scan's element reader from one register in 32-bit arithmetic
+/// (`gds_snappy_hop`) gives what the byte-at-a-time reader
+/// (`gds_snappy_element`) gives, for every tag, random and extreme bytes
+/// after it, positions up to just under 2 GiB and every stream end from
 /// inside the element's header to far past it.
 #[test]
 fn snappy_element_from_a_register_is_the_bytewise_element() {

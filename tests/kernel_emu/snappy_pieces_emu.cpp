@@ -10,8 +10,35 @@
 #include <fstream>
 #include <iterator>
 
+static bool block_copy_everywhere() {
+  for (u32 so = 0; so < 4; ++so) {
+    for (u32 d_off = 0; d_off < 4; ++d_off) {
+      for (u32 n = 0; n <= 70; ++n) {
+        std::vector<uint8_t> src(so + n), dst(d_off + n, 0xEE);
+        for (u32 i = 0; i < n; ++i) src[so + i] = (uint8_t)(i * 7 + so + 1);
+        emu_launch(1, 32, [&] { gds_block_copy(dst.data() + d_off, src.data() + so, n); });
+        for (u32 i = 0; i < n; ++i) {
+          if (dst[d_off + i] != src[so + i]) {
+            fprintf(stderr, "block copy: source offset %u, destination offset %u, %u bytes: byte %u differs\n", so,
+                    d_off, n, i);
+            return false;
+          }
+        }
+        for (u32 i = 0; i < d_off; ++i) {
+          if (dst[i] != 0xEE) {
+            fprintf(stderr, "block copy wrote before its destination (%u/%u/%u)\n", so, d_off, n);
+            return false;
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) return 2;
+  if (!block_copy_everywhere()) return 3;
   std::ifstream in(argv[1], std::ios::binary);
   std::vector<uint8_t> all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::vector<uint8_t>*> srcs, dsts;
@@ -22,14 +49,17 @@ int main(int argc, char** argv) {
     memcpy(&len, &all[at], 4);
     memcpy(&out_len, &all[at + 4], 4);
     at += 8;
-    auto* src = new std::vector<uint8_t>(all.begin() + at, all.begin() + at + len);
+    // The elements at offset (task % 4) of an allocation that ends with them.
+    const u32 off = (u32)(srcs.size() % 4);
+    auto* src = new std::vector<uint8_t>(off, 0);
+    src->insert(src->end(), all.begin() + at, all.begin() + at + len);
     at += len;
     u32 head = 1;
     for (u32 rest = out_len >> 7; rest != 0; rest >>= 7) ++head;
     auto* dst = new std::vector<uint8_t>(head + len, 0xEE);
     srcs.push_back(src);
     dsts.push_back(dst);
-    tasks.push_back((u64)src->data());
+    tasks.push_back((u64)(src->data() + off));
     tasks.push_back((u64)dst->data());
     tasks.push_back(len);
     tasks.push_back(out_len);

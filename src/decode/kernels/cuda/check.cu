@@ -114,32 +114,73 @@ __device__ __forceinline__ SnappyElement gds_snappy_element(At at, u32 len, u64 
   return e;
 }
 
-// The element at `pos` from `x`, the 8 stream bytes from `pos` (the tag in
-// the low byte, zero past the stream's end): gds_snappy_element's result
-// for the same bytes, from one register and with no branch on the
-// element's kind. The scan's walks (snappy_scan.cu) spend most of their
-// instructions here, and a warp's threads walk elements of every kind at
-// once: a branch per kind makes the warp issue every kind's path.
-__device__ __forceinline__ SnappyElement gds_snappy_element_x(u64 x, u32 len, u64 pos) {
-  const u32 tag = (u32)x & 0xffu;
+// One element of a stream under 2 GiB (every Snappy page: the page
+// header's sizes are i32) as the scan's walks see it, in 32-bit
+// arithmetic: a walk is a chain of these, one after the other, and 64-bit
+// positions and lengths doubled its instructions.
+struct SnappyHop {
+  u32 next;    // offset after it; 0xffffffff when truncated
+  u32 length;  // bytes it produces (meaningless when truncated)
+  u32 offset;  // a copy's distance back (0 for a literal run)
+  u32 copy;    // 1 for a copy
+  u32 code;    // GDS_SNAPPY_OK or GDS_SNAPPY_TRUNCATED
+  u32 at;      // where a truncation is reported (as the host check does)
+};
+
+// What a tag says of its element, packed so that a walk can read it from
+// a table of the 256 tags (gds_snappy_spec does): the mask of its extra
+// bytes in the low word; in the high word the extra bytes' count (bits
+// 0-2), whether it is a literal (bit 3) whose length less one is in the
+// extra bytes (bit 4), its length (a copy) or its length less one (a
+// literal of at most 60 bytes) in bits 5-11, and a copy's offset bits
+// above its extra byte (kind 1) in bits 12-22.
+__device__ __forceinline__ u64 gds_hop_entry(u32 tag) {
   const u32 kind = tag & 3u, n = tag >> 2;
   const bool literal = kind == 0u;
-  const u32 extra = literal ? (n >= 60u ? n - 59u : 0u) : (kind == 3u ? 4u : kind);
-  const u32 ext = (u32)((x >> 8) & ((1ull << (8u * extra)) - 1ull));
-  const u64 head_end = pos + 1 + extra;
-  const u64 length = literal ? (u64)(n >= 60u ? ext : n) + 1 : (u64)(kind == 1u ? 4u + (n & 7u) : n + 1u);
-  const u64 next = literal ? head_end + length : head_end;
+  const bool long_run = literal && n >= 60u;
+  const u32 extra = literal ? (long_run ? n - 59u : 0u) : (kind == 3u ? 4u : kind);
+  const u32 mask = extra >= 4u ? 0xffffffffu : (1u << (8u * extra)) - 1u;
+  const u32 base = literal ? (long_run ? 0u : n) : (kind == 1u ? 4u + (n & 7u) : n + 1u);
+  const u32 high = kind == 1u ? (tag >> 5) << 8 : 0u;
+  const u32 info = extra | (literal ? 8u : 0u) | (long_run ? 16u : 0u) | (base << 5) | (high << 12);
+  return ((u64)info << 32) | mask;
+}
+
+// The element at `pos` (< len <= 0x7fffffff) from `x`, the 8 stream bytes
+// from `pos` (the tag in the low byte, zero past the stream's end), and
+// `entry`, its tag's gds_hop_entry: gds_snappy_element's result for the
+// same bytes, from one register and with no branch on the element's kind.
+// The scan's walks (snappy_scan.cu) spend most of their instructions
+// here, and a warp's threads walk elements of every kind at once: a branch
+// per kind makes the warp issue every kind's path.
+__device__ __forceinline__ SnappyHop gds_snappy_hop_with(u64 entry, u64 x, u32 len, u32 pos) {
+  const u32 mask = (u32)entry, info = (u32)(entry >> 32);
+  const u32 extra = info & 7u;
+  const bool literal = (info & 8u) != 0u, long_run = (info & 16u) != 0u;
+  const u32 base = (info >> 5) & 0x7fu;
+  const u32 ext = (u32)(x >> 8) & mask;
+  // pos < 2^31: none of these sums wraps.
+  const u32 head_end = pos + 1u + extra;
+  // A literal's length less one (up to 2^32 - 1: compared, never added
+  // unless it fits the stream).
+  const u32 run = long_run ? ext : base;
   const bool head_cut = head_end > len;
-  const bool body_cut = !head_cut && literal && next > len;
+  const bool body_cut = !head_cut && literal && run >= len - head_end;
+  const bool cut = head_cut || body_cut;
   const bool copy = !head_cut && !literal;
-  SnappyElement e;
-  e.code = head_cut || body_cut ? GDS_SNAPPY_TRUNCATED : GDS_SNAPPY_OK;
-  e.at = head_cut ? (u32)(pos + 1) : (body_cut ? (u32)pos : 0u);
-  e.next = head_cut || body_cut ? ~0ull : next;
-  e.length = head_cut ? 0 : length;
-  e.copy = copy ? 1u : 0u;
-  e.offset = copy ? (kind == 1u ? ((tag >> 5) << 8) | ext : ext) : 0u;
-  return e;
+  SnappyHop h;
+  h.next = cut ? 0xffffffffu : head_end + (literal ? run + 1u : 0u);
+  h.length = literal ? run + 1u : base;
+  h.offset = copy ? (info >> 12) | ext : 0u;
+  h.copy = copy ? 1u : 0u;
+  h.code = cut ? GDS_SNAPPY_TRUNCATED : GDS_SNAPPY_OK;
+  h.at = head_cut ? pos + 1u : (body_cut ? pos : 0u);
+  return h;
+}
+
+// gds_snappy_hop_with, the tag's entry worked out in registers.
+__device__ __forceinline__ SnappyHop gds_snappy_hop(u64 x, u32 len, u32 pos) {
+  return gds_snappy_hop_with(gds_hop_entry((u32)x & 0xffu), x, len, pos);
 }
 
 // Copies stream bytes [base, base + n) into the warp's stage (n <=
@@ -281,6 +322,46 @@ __device__ __forceinline__ u32 gds_varint_len(u64 n) {
   return head;
 }
 
+// The block copies src[0, n) to dst[0, n), four bytes a thread where it
+// can: each aligned word of dst from the two aligned words of src around
+// its bytes (a funnel shift), reading only words that lie inside
+// [src, src + n); the bytes before dst's first such word and after its
+// last one a byte at a time. (A byte a thread made gds_snappy_pieces issue
+// 1.8 G instructions per two nested decodes.)
+__device__ __forceinline__ void gds_block_copy(u8* dst, const u8* src, u64 n) {
+  const u64 pre_max = (4u - ((u64)dst & 3u)) & 3u;
+  const u64 pre = pre_max < n ? pre_max : n;  // dst + pre is aligned
+  // The source of dst + pre's word lies at src + pre; its aligned word
+  // starts before src when the misalignment passes pre: then start one
+  // word later.
+  const u64 first = pre + ((((u64)src + pre) & 3u) > pre ? 4u : 0u);
+  u64 words = 0;
+  u32 shift = 0;
+  const u32* from = nullptr;
+  if (first + 4 <= n) {
+    const u64 at = (u64)src + first;
+    shift = 8u * (u32)(at & 3u);
+    from = (const u32*)(at & ~3ull);
+    // Words of src from `from` to src's end, less the one a shifted word
+    // reads ahead; no more than dst has room for.
+    const u64 in_src = ((u64)src + n - (u64)from) / 4u;
+    const u64 ahead = shift != 0 ? 1u : 0u;
+    const u64 room = (n - first) / 4u;
+    words = in_src > ahead ? in_src - ahead : 0u;
+    words = words < room ? words : room;
+  }
+  u32* out = (u32*)(dst + first);
+  for (u64 w = threadIdx.x; w < words; w += blockDim.x) {
+    const u32 lo = from[w];
+    const u32 hi = shift != 0 ? from[w + 1] : 0u;
+    out[w] = __funnelshift_r(lo, hi, shift);
+  }
+  const u64 start = words == 0 ? n : first;
+  const u64 end = words == 0 ? n : first + 4u * words;
+  for (u64 i = threadIdx.x; i < start; i += blockDim.x) dst[i] = src[i];
+  for (u64 i = end + threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+}
+
 // gds_snappy_pieces: one block per piece of a split Snappy page. The host's
 // walk of the page (src/decode/page/validate/, `snappy_pieces`) found
 // that its output splits into 64 KiB pieces that decompress alone: an
@@ -305,6 +386,6 @@ extern "C" __global__ void __launch_bounds__(GDS_PIECES_BLOCK) gds_snappy_pieces
       const u64 group = out_len >> (7 * threadIdx.x);
       dst[threadIdx.x] = (u8)((group & 0x7f) | (threadIdx.x + 1 < head ? 0x80 : 0));
     }
-    for (u64 i = threadIdx.x; i < len; i += blockDim.x) dst[head + i] = src[i];
+    gds_block_copy(dst + head, src, len);
   }
 }

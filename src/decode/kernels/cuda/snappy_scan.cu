@@ -99,36 +99,43 @@ __device__ __forceinline__ ScanPage gds_scan_page(const u64* pages, u64 i) {
 // group under Nsight Compute). A window that would reach outside the
 // stream (its first and last bytes) is loaded byte by byte, only the
 // stream's own bytes, the rest zero: no read leaves [d, d + len).
+// Offsets are 32-bit, from `base` (the stream's first byte rounded down
+// to 16): a stream is under 2 GiB.
 struct GdsWindow {
-  const u8* d;
-  u32 len;
-  u64 block;  // the window's first address (16-aligned); 1 when none is loaded
+  const u8* base;
+  u32 lo, hi;  // the stream is base[lo, hi)
+  u32 block;   // the window's first offset (a multiple of 16); 1 when none is loaded
   u64 w0, w1, w2;
 };
+// A stream of more than 0x7fffffff bytes (no page has one) is seen as
+// empty: the chain kernel refuses its page.
 __device__ __forceinline__ GdsWindow gds_window(const u8* d, u32 len) {
   GdsWindow w;
-  w.d = d; w.len = len; w.block = 1; w.w0 = 0; w.w1 = 0; w.w2 = 0;
+  w.base = (const u8*)((u64)d & ~15ull);
+  w.lo = (u32)((u64)d & 15ull);
+  w.hi = w.lo + (len > 0x7fffffffu ? 0u : len);
+  w.block = 1; w.w0 = 0; w.w1 = 0; w.w2 = 0;
   return w;
 }
+__device__ __forceinline__ u32 gds_window_len(const GdsWindow& w) { return w.hi - w.lo; }
 // The 8 stream bytes from offset `p` (zero past the stream's end), the
 // first in the low byte.
-__device__ __forceinline__ u64 gds_window_bytes8(GdsWindow& v, u64 p) {
-  const u64 addr = (u64)(v.d + p);
-  const u64 block = addr & ~15ull;
+__device__ __forceinline__ u64 gds_window_bytes8(GdsWindow& v, u32 p) {
+  const u32 rel = v.lo + p;
+  const u32 block = rel & ~15u;
   if (block != v.block) {
     v.block = block;
-    const u64 first = (u64)v.d, end = first + v.len;
-    if (block >= first && block + 24 <= end) {
-      const uint4 a = *(const uint4*)block;
+    if (block >= v.lo && block + 24 <= v.hi) {
+      const uint4 a = *(const uint4*)(v.base + block);
       v.w0 = (u64)a.x | ((u64)a.y << 32);
       v.w1 = (u64)a.z | ((u64)a.w << 32);
-      v.w2 = *(const u64*)(block + 16);
+      v.w2 = *(const u64*)(v.base + block + 16);
     } else {
       u64 w0 = 0, w1 = 0, w2 = 0;
 #pragma unroll
       for (u32 b = 0; b < 24; ++b) {
-        const u64 a = block + b;
-        const u64 byte = a >= first && a < end ? (u64)v.d[a - first] : 0;
+        const u32 q = block + b;
+        const u64 byte = q >= v.lo && q < v.hi ? (u64)v.base[q] : 0;
         if (b < 8) w0 |= byte << (8 * b);
         else if (b < 16) w1 |= byte << (8 * (b - 8));
         else w2 |= byte << (8 * (b - 16));
@@ -136,28 +143,36 @@ __device__ __forceinline__ u64 gds_window_bytes8(GdsWindow& v, u64 p) {
       v.w0 = w0; v.w1 = w1; v.w2 = w2;
     }
   }
-  const u32 at = (u32)(addr - block);
+  const u32 at = rel - block;
   const u64 lo = at < 8 ? v.w0 : v.w1;
   const u64 hi = at < 8 ? v.w1 : v.w2;
   const u32 shift = 8 * (at & 7);
-  return shift == 0 ? lo : (lo >> shift) | (hi << (64 - shift));
+  // hi << (64 - shift), and 0 when shift is 0, without a branch.
+  return (lo >> shift) | ((hi << 1) << (63 - shift));
 }
 
-// The element at `pos` (< len) read through the window: as
-// gds_snappy_element (check.cu), from the 8 bytes at `pos` at once
-// (gds_snappy_element_x).
-__device__ __forceinline__ SnappyElement gds_window_element(GdsWindow& w, u32 len, u64 pos) {
-  return gds_snappy_element_x(gds_window_bytes8(w, pos), len, pos);
+// The element at `pos` (< the stream's length) read through the window:
+// as gds_snappy_element (check.cu), from the 8 bytes at `pos` at once
+// (gds_snappy_hop).
+__device__ __forceinline__ SnappyHop gds_window_hop(GdsWindow& w, u32 pos) {
+  return gds_snappy_hop(gds_window_bytes8(w, pos), gds_window_len(w), pos);
+}
+
+// As gds_window_hop, the tag's gds_hop_entry read from `table` (the 256
+// tags' entries): a shared-memory load in place of the arithmetic.
+__device__ __forceinline__ SnappyHop gds_window_hop_in(GdsWindow& w, u32 pos, const u64* table) {
+  const u64 x = gds_window_bytes8(w, pos);
+  return gds_snappy_hop_with(table[(u32)x & 0xffu], x, gds_window_len(w), pos);
 }
 
 // Steps over the element at `pos`: adds its output bytes to `out` and
 // returns where the next element starts, or GDS_NO_POS when it runs past
-// the stream (or is not an element).
-__device__ __forceinline__ u32 gds_snappy_step(GdsWindow& w, u32 len, u32 pos, u64& out) {
-  const SnappyElement e = gds_window_element(w, len, pos);
-  if (e.code != GDS_SNAPPY_OK || e.next > 0xffffffffull) return GDS_NO_POS;
+// the stream.
+__device__ __forceinline__ u32 gds_snappy_step(GdsWindow& w, u32 pos, u64& out) {
+  const SnappyHop e = gds_window_hop(w, pos);
+  if (e.code != GDS_SNAPPY_OK) return GDS_NO_POS;
   out += e.length;
-  return (u32)e.next;
+  return e.next;
 }
 
 // Stream bytes [start, end) of segment k of a stream of `len` bytes.
@@ -182,18 +197,48 @@ __device__ __forceinline__ u64 gds_walk_bitmap(const ScanPage& pg, u64 k, u32 j)
 // A copy's margin: its offset less the walk's output before it (i32, the
 // offsets a page under 2 GiB can need); i32 max where the offset is 0 or
 // 2^31 and more (never proved sound from the record: the verify kernel
-// walks such a segment), i32 min for a literal (nothing to prove).
-__device__ __forceinline__ i32 gds_copy_margin(const SnappyElement& e, u64 before) {
+// walks such a segment), i32 min for a literal (nothing to prove). A
+// walk's output fits 32 bits (gds_snappy_spec says why).
+__device__ __forceinline__ i32 gds_copy_margin(const SnappyHop& e, u32 before) {
   if (!e.copy) return (i32)0x80000000u;
   if (e.offset == 0 || e.offset > 0x7fffffffu) return 0x7fffffff;
-  const i64 m = (i64)e.offset - (i64)before;
-  return m < -(i64)0x7fffffff ? -0x7fffffff : (i32)m;
+  // offset - before, no lower than -0x7fffffff.
+  return before > e.offset + 0x7fffffffu ? -0x7fffffff : (i32)(e.offset - before);
+}
+
+// A walk's bitmap of the offsets it visited, written a word at a time as
+// the walk passes each 32 bytes.
+struct GdsVisits {
+  u32* bits;
+  u32 seg_start;
+  u32 word, at_word;  // the word being filled and its index
+};
+__device__ __forceinline__ GdsVisits gds_visits(u32* bits, u32 seg_start) {
+  GdsVisits v;
+  v.bits = bits; v.seg_start = seg_start; v.word = 0; v.at_word = 0;
+  return v;
+}
+__device__ __forceinline__ void gds_visit(GdsVisits& v, u32 p) {
+  const u32 rel = p - v.seg_start;
+  const u32 w = rel >> 5;
+  while (v.at_word < w) {
+    v.bits[v.at_word++] = v.word;
+    v.word = 0;
+  }
+  v.word |= 1u << (rel & 31);
+}
+// Writes the rest of the bitmap's `n_words` words.
+__device__ __forceinline__ void gds_visits_end(GdsVisits& v, u32 n_words) {
+  while (v.at_word < n_words) {
+    v.bits[v.at_word++] = v.word;
+    v.word = 0;
+  }
 }
 
 // n_segs * GDS_SCAN_STARTS threads: walk j of segment s is thread
 // s * GDS_SCAN_STARTS + j, so a segment's walks share a warp (and the
 // stream bytes they load). Walk t's exit goes to exits[t] (GDS_NO_POS
-// where an element it met is not one: a truncation, or past 4 GiB); its
+// where an element it met is not one: a truncation); its
 // record, GDS_SCAN_RECORD_WORDS words at outputs + t *
 // GDS_SCAN_RECORD_WORDS, gets the output bytes of its elements (those that
 // start in the segment) in word 0; in word i (0 < i < GDS_SCAN_WALK_WORDS)
@@ -204,10 +249,15 @@ __device__ __forceinline__ i32 gds_copy_margin(const SnappyElement& e, u64 befor
 // word the largest margin of its later elements, so gds_snappy_verify
 // proves every copy of the walk from any of its first elements on within
 // the output before it without walking it again. (Output bytes of
-// elements starting in one segment of a page under 2 GiB fit 32 bits: its
-// literals are disjoint bytes of the stream, its copies 64 bytes at most.)
+// elements starting in one segment of a page under 2 GiB fit 32 bits, with
+// room: its literals are disjoint bytes of the stream, its copies 64 bytes
+// at most, so no total reaches 0xffffffff, which the record would read as
+// too many to say.)
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
     const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs) {
+  __shared__ u64 hops[256];
+  for (u32 tag = threadIdx.x; tag < 256; tag += blockDim.x) hops[tag] = gds_hop_entry(tag);
+  __syncthreads();
   const u64 n_walks = (u64)n_segs * GDS_SCAN_STARTS;
   for (u64 t = gds_global_thread(); t < n_walks; t += gds_thread_stride()) {
     const u64 s = t / GDS_SCAN_STARTS;
@@ -222,40 +272,43 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
     u32* bits = bitmap + gds_walk_bitmap(pg, k, j);
     u32* record = outputs + t * GDS_SCAN_RECORD_WORDS;
     u32* margins = record + GDS_SCAN_WALK_WORDS;
-    const u32 n_words = (seg_end - seg_start + 31) / 32;
-    u32 word = 0, at_word = 0, elements = 0;
+    GdsVisits visits = gds_visits(bits, seg_start);
+    u32 elements = 0, total = 0;
     i32 later = (i32)0x80000000u;
-    u64 total = 0;
     u32 p = seg_start + j;
-    while (p < seg_end) {
-      const u32 w = (p - seg_start) >> 5;
-      while (at_word < w) {
-        bits[at_word++] = word;
-        word = 0;
-      }
-      word |= 1u << ((p - seg_start) & 31);
-      const SnappyElement e = gds_window_element(win, len, p);
-      const i32 margin = gds_copy_margin(e, total);
-      if (elements < GDS_SCAN_WALK_WORDS) margins[elements] = (u32)margin;
-      else later = margin > later ? margin : later;
-      if (e.code != GDS_SNAPPY_OK || e.next > 0xffffffffull) {
+    // The first elements, each with its figures in the record.
+    while (p < seg_end && elements < GDS_SCAN_WALK_WORDS) {
+      gds_visit(visits, p);
+      const SnappyHop e = gds_window_hop_in(win, p, hops);
+      margins[elements] = (u32)gds_copy_margin(e, total);
+      if (e.code != GDS_SNAPPY_OK) {
         p = GDS_NO_POS;
         break;
       }
       total += e.length;
-      p = (u32)e.next;
-      if (++elements < GDS_SCAN_WALK_WORDS) record[elements] = total > 0xffffffffull ? 0xffffffffu : (u32)total;
+      p = e.next;
+      if (++elements < GDS_SCAN_WALK_WORDS) record[elements] = total;
     }
-    while (at_word < n_words) {
-      bits[at_word++] = word;
-      word = 0;
+    // The rest (most of the walk): only the largest margin is kept.
+    while (p < seg_end) {
+      gds_visit(visits, p);
+      const SnappyHop e = gds_window_hop_in(win, p, hops);
+      const i32 margin = gds_copy_margin(e, total);
+      later = margin > later ? margin : later;
+      if (e.code != GDS_SNAPPY_OK) {
+        p = GDS_NO_POS;
+        break;
+      }
+      total += e.length;
+      p = e.next;
     }
+    gds_visits_end(visits, (seg_end - seg_start + 31) / 32);
     // A walk that stopped at a bad element wrote its margin: the count
     // of margins written is then one more than its elements.
     for (u32 i = elements + (p == GDS_NO_POS ? 1u : 0u); i < GDS_SCAN_WALK_WORDS; ++i) margins[i] = 0x80000000u;
     margins[GDS_SCAN_WALK_WORDS] = (u32)later;
     exits[t] = p;
-    record[0] = total > 0xffffffffull ? 0xffffffffu : (u32)total;
+    record[0] = total;
   }
 }
 
@@ -285,10 +338,10 @@ __device__ __forceinline__ u32 gds_walk_index(const u32* bitmap, const ScanPage&
 
 // The output bytes of the elements of the chain from `from` that start
 // before `to`; `reached` says whether the chain arrives exactly at `to`.
-__device__ __forceinline__ u64 gds_chain_output(GdsWindow& win, u32 len, u32 from, u32 to, bool& reached) {
+__device__ __forceinline__ u64 gds_chain_output(GdsWindow& win, u32 from, u32 to, bool& reached) {
   u64 sum = 0;
   u32 q = from;
-  while (q < to) q = gds_snappy_step(win, len, q, sum);
+  while (q < to) q = gds_snappy_step(win, q, sum);
   reached = q == to;
   return sum;
 }
@@ -329,7 +382,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
         // they are the same chain, and that walk's exit is the real one.
         u32 p = e, walk = GDS_SCAN_STARTS;
         while (p < seg_end && (walk = gds_walk_visiting(bitmap, pg, k, seg_start, p)) == GDS_SCAN_STARTS)
-          p = gds_snappy_step(win, len, p, own);
+          p = gds_snappy_step(win, p, own);
         if (p < seg_end) {
           meet = p;
           met = walk;
@@ -368,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_outs(
     bool reached = true;
     const u64 ahead = index == 0                     ? 0
                       : index < GDS_SCAN_WALK_WORDS ? (u64)record[index]
-                                                     : gds_chain_output(win, len, g.start + walk, meet, reached);
+                                                     : gds_chain_output(win, g.start + walk, meet, reached);
     const u64 total = record[0];
     u64 out = outs[s];
     if (reached && total >= ahead) {
@@ -376,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_outs(
     } else {
       // Not reachable by construction (the walk visited the offset): the
       // real chain's own elements from there to the segment's end then.
-      for (u32 p = meet; p < g.end;) p = gds_snappy_step(win, len, p, out);
+      for (u32 p = meet; p < g.end;) p = gds_snappy_step(win, p, out);
     }
     outs[s] = out;
   }
@@ -463,7 +516,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
     GdsWindow win = gds_window(d, len);
     for (;;) {
       while (p < stop) {
-        const SnappyElement e = gds_window_element(win, len, p);
+        const SnappyHop e = gds_window_hop(win, p);
         if (e.code != GDS_SNAPPY_OK) {
           code = e.code; c_at = e.at;
           break;
@@ -482,7 +535,7 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
           if ((e.copy && (u64)e.offset > in_piece) || in_piece + e.length > GDS_SNAPPY_PIECE) whole = true;
         }
         produced += e.length;
-        p = (u32)e.next;
+        p = e.next;
       }
       if (code != GDS_SNAPPY_OK || stop == seg_end) break;
       // At the meeting (p == meet: chain's walk arrived there).
