@@ -384,7 +384,7 @@ fn snappy_pieces_under_cpu_emulation() {
 /// size.
 #[test]
 fn snappy_scan_under_cpu_emulation() {
-    use gdscan::decode::kernels::snappy_scan::{ScanInput, ScanLayout, SNAPPY_PIECE};
+    use gdscan::decode::kernels::snappy_scan::{ScanInput, ScanLayout, SCAN_STARTS, SNAPPY_PIECE};
     use gdscan::decode::page::validate::snappy_pieces;
     let dir = tempfile::tempdir().unwrap();
     let Some(exe) = build("snappy_scan_emu.cpp", dir.path()) else {
@@ -493,11 +493,20 @@ fn snappy_scan_under_cpu_emulation() {
         };
         jobs.push((dummy, src_len, dst_len, stream));
     }
-    let proved = u64::from_le_bytes(made[at..].try_into().unwrap());
-    assert_eq!(at + 8, made.len());
+    let proved = u64::from_le_bytes(made[at..at + 8].try_into().unwrap());
+    let merged = u64::from_le_bytes(made[at + 8..].try_into().unwrap());
+    assert_eq!(at + 16, made.len());
     eprintln!(
-        "{proved} of {} segments proved from the walks' records",
-        layout.n_segs()
+        "{proved} of {} segments proved from the walks' records; {merged} of {} later walks stopped on walk 0's path",
+        layout.n_segs(),
+        layout.n_segs() * (SCAN_STARTS - 1)
+    );
+    // Most later walks land on walk 0's path and stop (the point of
+    // walking them after it); the verdicts below say nothing was lost.
+    assert!(
+        merged as usize > layout.n_segs() * (SCAN_STARTS - 1) / 2,
+        "{merged} of {} later walks stopped on walk 0's path",
+        layout.n_segs() * (SCAN_STARTS - 1)
     );
     assert!(
         proved as usize > layout.n_segs() / 4,

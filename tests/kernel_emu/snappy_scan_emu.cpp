@@ -7,8 +7,9 @@
 // gets an allocation of exactly its bytes, so a read outside it fails
 // under AddressSanitizer. argv[2] receives, per page, its 8 result words,
 // then per job: u8 (1 when pointed at the empty stream), u64 src_len, u64
-// dst_len and the src_len bytes nvCOMP would read; then a u64: the segments
-// gds_snappy_verify proved without walking them.
+// dst_len and the src_len bytes nvCOMP would read; then two u64: the
+// segments gds_snappy_verify proved without walking them, and the later
+// speculative walks that stopped on walk 0's path.
 #include "emu.h"
 #include <atomic>
 // Segments gds_snappy_verify proved from a walk's record instead of walking
@@ -16,6 +17,9 @@
 // proof ran.
 static std::atomic<unsigned long long> proved_segments{0};
 #define GDS_SCAN_PROVED_HOOK() (proved_segments += 1)
+// Later speculative walks that stopped on walk 0's path: counted too.
+static std::atomic<unsigned long long> merged_walks{0};
+#define GDS_SCAN_MERGED_HOOK() (merged_walks += 1)
 #include "check.cu"
 #include "snappy_scan.cu"
 #include <fstream>
@@ -65,8 +69,12 @@ int main(int argc, char** argv) {
   }
   static uint8_t dummy = 0;
   const unsigned grid = 4;
+  // Walk 0 of every segment, then the later walks (as the host launches them).
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
     gds_snappy_spec(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data(), outputs.data());
+  });
+  emu_launch(grid, GDS_SCAN_BLOCK, [&] {
+    gds_snappy_spec_later(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data(), outputs.data());
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
     gds_snappy_chain(table.data(), n_pages, bitmap.data(), exits.data(), entries.data(), meets.data(), outs.data(),
@@ -96,6 +104,8 @@ int main(int argc, char** argv) {
   }
   const u64 proved = proved_segments.load();
   out.write((const char*)&proved, 8);
+  const u64 merged = merged_walks.load();
+  out.write((const char*)&merged, 8);
   for (auto* p : pages) delete p;
   return 0;
 }

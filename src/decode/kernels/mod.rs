@@ -99,7 +99,7 @@ pub struct KernelSet {
     check_snappy: Function,
     snappy_pieces: Function,
     /// The scan's kernels, in launch order (`cuda/snappy_scan.cu`).
-    scan: [Function; 6],
+    scan: [Function; 7],
 }
 
 /// Device addresses of a Snappy batch's arrays, for
@@ -286,6 +286,7 @@ impl KernelSet {
             snappy_pieces: module.function("gds_snappy_pieces")?,
             scan: [
                 module.function("gds_snappy_spec")?,
+                module.function("gds_snappy_spec_later")?,
                 module.function("gds_snappy_chain")?,
                 module.function("gds_snappy_outs")?,
                 module.function("gds_snappy_prefix")?,
@@ -317,7 +318,7 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 20] {
+    pub fn functions(&self) -> [(&'static str, &Function); 21] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_dba_sizes", &self.dba_sizes),
@@ -334,11 +335,12 @@ impl KernelSet {
             ("gds_check_snappy", &self.check_snappy),
             ("gds_snappy_pieces", &self.snappy_pieces),
             ("gds_snappy_spec", &self.scan[0]),
-            ("gds_snappy_chain", &self.scan[1]),
-            ("gds_snappy_outs", &self.scan[2]),
-            ("gds_snappy_prefix", &self.scan[3]),
-            ("gds_snappy_verify", &self.scan[4]),
-            ("gds_snappy_finish", &self.scan[5]),
+            ("gds_snappy_spec_later", &self.scan[1]),
+            ("gds_snappy_chain", &self.scan[2]),
+            ("gds_snappy_outs", &self.scan[3]),
+            ("gds_snappy_prefix", &self.scan[4]),
+            ("gds_snappy_verify", &self.scan[5]),
+            ("gds_snappy_finish", &self.scan[6]),
         ]
     }
 
@@ -406,9 +408,10 @@ impl KernelSet {
     }
 
     /// [`KernelSet::snappy_scan`], calling `after(kernel)` once each of its
-    /// kernels is queued (`scan_spec`, `scan_chain`, `scan_outs`,
-    /// `scan_prefix`, `scan_verify`, `scan_finish`, `scan_pieces`), so that
-    /// the decoder's trace can time them one by one.
+    /// kernels is queued (`scan_spec` after both speculative launches,
+    /// `scan_chain`, `scan_outs`, `scan_prefix`, `scan_verify`,
+    /// `scan_finish`, `scan_pieces`), so that the decoder's trace can time
+    /// them one by one.
     ///
     /// # Safety
     /// As [`KernelSet::snappy_scan`].
@@ -429,14 +432,19 @@ impl KernelSet {
             )
         };
         let (segs, pages) = (per(a.n_segs), per(a.n_pages));
-        let walks = per(a.n_segs.saturating_mul(self.config.scan_starts as u32));
         let mut v = *a;
-        let [spec, chain, outs, prefix, verify, finish] = &self.scan;
-        if v.n_segs > 0 {
+        let [spec, spec_later, chain, outs, prefix, verify, finish] = &self.scan;
+        // Walk 0 of every segment, then the later walks, which stop on
+        // walk 0's path (snappy_scan.cu).
+        let starts = self.config.scan_starts as u32;
+        for (kernel, per_seg) in [(spec, 1u32), (spec_later, starts.saturating_sub(1))] {
+            if v.n_segs == 0 || per_seg == 0 {
+                continue;
+            }
             self.launch(
-                spec,
+                kernel,
                 stream,
-                walks,
+                per(v.n_segs.saturating_mul(per_seg)),
                 &mut [
                     ptr(&mut v.pages),
                     ptr(&mut v.seg_page),

@@ -96,6 +96,7 @@ pub const SOURCES: [KernelSource; 9] = [
         text: include_str!("cuda/snappy_scan.cu"),
         entries: &[
             "gds_snappy_spec",
+            "gds_snappy_spec_later",
             "gds_snappy_chain",
             "gds_snappy_outs",
             "gds_snappy_prefix",
@@ -702,7 +703,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 20);
+        assert_eq!(entry_points().count(), 21);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

@@ -25,8 +25,10 @@ pub const SCAN_SEGMENT: usize = 2048;
 /// in one thread, the scan's 10 ms per group on the H200). With two, 82;
 /// three, 7; four, 4 in the whole file, none twice in a page. Three is the
 /// default (`KernelConfig::scan_starts` sets another): a quarter less
-/// `gds_snappy_spec` work than four for a few more segments joined the
-/// slow way (BENCHMARKS.md).
+/// walking than four for a few more segments joined the slow way
+/// (BENCHMARKS.md). Walk 0 of every segment runs first (`gds_snappy_spec`);
+/// the later ones (`gds_snappy_spec_later`) stop where they land on walk
+/// 0's path, so they cost a few elements each unless out of step with it.
 pub const SCAN_STARTS: usize = crate::config::decode::KernelConfig::DEFAULT.scan_starts;
 
 /// 32-bit words of one speculative walk's bitmap (a bit per stream byte of

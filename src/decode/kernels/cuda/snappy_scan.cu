@@ -10,17 +10,20 @@
 // Here each page's stream is cut into GDS_SCAN_SEGMENT-byte segments, and
 // one thread per segment walks it:
 //
-// 1. gds_snappy_spec: each segment is walked GDS_SCAN_STARTS times, from
-//    each of its first GDS_SCAN_STARTS bytes as if an element started
-//    there, each walk marking the offsets it visits in a bitmap of its own
-//    and recording where it leaves the segment, the output bytes of its
-//    elements and their copy margins (offset less the output before). A chain started at a wrong
-//    offset soon lands on a real element start (elements are a few bytes
-//    long), and from there it is the real chain; but a wrong chain can also
-//    run out of step beside the real one through a whole segment (runs of
-//    two- and three-byte copies), which one walk per segment often did
-//    (snappy_scan.rs, SCAN_STARTS, says how often): three walks from three
-//    neighbouring bytes (the default) almost never all do.
+// 1. gds_snappy_spec: each segment is walked from each of its first
+//    GDS_SCAN_STARTS bytes as if an element started there, each walk
+//    marking the offsets it visits in a bitmap of its own and recording
+//    where it leaves the segment, the output bytes of its elements and
+//    their copy margins (offset less the output before). A chain started
+//    at a wrong offset soon lands on a real element start (elements are a
+//    few bytes long), and from there it is the real chain; but a wrong
+//    chain can also run out of step beside the real one through a whole
+//    segment (runs of two- and three-byte copies), which one walk per
+//    segment often did (snappy_scan.rs, SCAN_STARTS, says how often):
+//    three walks from three neighbouring bytes (the default) almost never
+//    all do. Walk 0 of every segment runs first; the others, in a second
+//    launch, stop where they land on walk 0's path (most do within a few
+//    elements) and walk on only when out of step with it.
 // 2. gds_snappy_chain (a thread per page): the real chain's entry into each
 //    segment, in order: the preamble's end for the first; for the next, the
 //    real chain walked from the entry until it meets an offset one of the
@@ -60,10 +63,14 @@
 
 #define GDS_NO_POS 0xffffffffu
 
-// Called where gds_snappy_verify proves a segment without walking it (the
-// CPU emulation counts them; nothing on the GPU).
+// Called where gds_snappy_verify proves a segment without walking it, and
+// where a later speculative walk stops on walk 0's path (the CPU emulation
+// counts them; nothing on the GPU).
 #ifndef GDS_SCAN_PROVED_HOOK
 #define GDS_SCAN_PROVED_HOOK()
+#endif
+#ifndef GDS_SCAN_MERGED_HOOK
+#define GDS_SCAN_MERGED_HOOK()
 #endif
 
 // A Snappy page's entry of the page table: GDS_SCAN_PAGE_WORDS words.
@@ -227,6 +234,9 @@ __device__ __forceinline__ void gds_visit(GdsVisits& v, u32 p) {
   }
   v.word |= 1u << (rel & 31);
 }
+// Whether the walk whose bitmap is `bits` visited offset `rel` of its
+// segment.
+__device__ __forceinline__ bool gds_visited(const u32* bits, u32 rel) { return (bits[rel >> 5] >> (rel & 31)) & 1u; }
 // Writes the rest of the bitmap's `n_words` words.
 __device__ __forceinline__ void gds_visits_end(GdsVisits& v, u32 n_words) {
   while (v.at_word < n_words) {
@@ -235,11 +245,12 @@ __device__ __forceinline__ void gds_visits_end(GdsVisits& v, u32 n_words) {
   }
 }
 
-// n_segs * GDS_SCAN_STARTS threads: walk j of segment s is thread
-// s * GDS_SCAN_STARTS + j, so a segment's walks share a warp (and the
-// stream bytes they load). Walk t's exit goes to exits[t] (GDS_NO_POS
-// where an element it met is not one: a truncation); its
-// record, GDS_SCAN_RECORD_WORDS words at outputs + t *
+// Walks `first_walk` to first_walk + per_seg - 1 of every segment, a
+// thread each (thread i: segment i / per_seg): gds_snappy_spec walk 0 of
+// every segment, then gds_snappy_spec_later the others. Walk t = s *
+// GDS_SCAN_STARTS + j writes its bitmap of visited offsets; its exit goes
+// to exits[t] (GDS_NO_POS where an element it met is not one: a
+// truncation); its record, GDS_SCAN_RECORD_WORDS words at outputs + t *
 // GDS_SCAN_RECORD_WORDS, gets the output bytes of its elements (those that
 // start in the segment) in word 0; in word i (0 < i < GDS_SCAN_WALK_WORDS)
 // the output bytes of its first i elements, so gds_snappy_outs learns the
@@ -253,15 +264,25 @@ __device__ __forceinline__ void gds_visits_end(GdsVisits& v, u32 n_words) {
 // room: its literals are disjoint bytes of the stream, its copies 64 bytes
 // at most, so no total reaches 0xffffffff, which the record would read as
 // too many to say.)
-extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
-    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs) {
-  __shared__ u64 hops[256];
-  for (u32 tag = threadIdx.x; tag < 256; tag += blockDim.x) hops[tag] = gds_hop_entry(tag);
-  __syncthreads();
-  const u64 n_walks = (u64)n_segs * GDS_SCAN_STARTS;
-  for (u64 t = gds_global_thread(); t < n_walks; t += gds_thread_stride()) {
-    const u64 s = t / GDS_SCAN_STARTS;
-    const u32 j = (u32)(t % GDS_SCAN_STARTS);
+//
+// A later walk that lands on an offset walk 0 visited is walk 0 from
+// there on (a chain's next element depends only on where it is), so it
+// stops, its bitmap all zero, its exit GDS_NO_POS and its record's total
+// 0xffffffff: the chain kernel, which looks for the first walk that
+// visited an offset of the real chain, never picks it, and a real chain
+// that ran into it runs on into walk 0 a few elements later. Only a walk
+// out of step with walk 0 through the whole segment (the case the later
+// walks are for) walks it all: about a third of the work of walking every
+// segment three times.
+template <bool LATER>
+__device__ __forceinline__ void gds_spec_walks(const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap,
+                                               u32* exits, u32* outputs, u32 first_walk, u32 per_seg,
+                                               const u64* hops) {
+  const u64 n_walks = (u64)n_segs * per_seg;
+  for (u64 i = gds_global_thread(); i < n_walks; i += gds_thread_stride()) {
+    const u64 s = i / per_seg;
+    const u32 j = first_walk + (u32)(i % per_seg);
+    const u64 t = s * GDS_SCAN_STARTS + j;
     const ScanPage pg = gds_scan_page(pages, seg_page[s]);
     const u8* d = (const u8*)pg.src;
     const u32 len = (u32)pg.len;
@@ -269,15 +290,23 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
     const u64 k = s - pg.seg_first;
     const GdsSegment g = gds_segment(k, len);
     const u32 seg_start = g.start, seg_end = g.end;
+    const u32 n_words = (seg_end - seg_start + 31) / 32;
     u32* bits = bitmap + gds_walk_bitmap(pg, k, j);
+    // Walk 0's bitmap, for a later walk.
+    const u32* first_bits = bitmap + gds_walk_bitmap(pg, k, 0);
     u32* record = outputs + t * GDS_SCAN_RECORD_WORDS;
     u32* margins = record + GDS_SCAN_WALK_WORDS;
     GdsVisits visits = gds_visits(bits, seg_start);
     u32 elements = 0, total = 0;
     i32 later = (i32)0x80000000u;
+    bool merged = false;
     u32 p = seg_start + j;
     // The first elements, each with its figures in the record.
     while (p < seg_end && elements < GDS_SCAN_WALK_WORDS) {
+      if (LATER && gds_visited(first_bits, p - seg_start)) {
+        merged = true;
+        break;
+      }
       gds_visit(visits, p);
       const SnappyHop e = gds_window_hop_in(win, p, hops);
       margins[elements] = (u32)gds_copy_margin(e, total);
@@ -290,7 +319,11 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
       if (++elements < GDS_SCAN_WALK_WORDS) record[elements] = total;
     }
     // The rest (most of the walk): only the largest margin is kept.
-    while (p < seg_end) {
+    while (!merged && p < seg_end) {
+      if (LATER && gds_visited(first_bits, p - seg_start)) {
+        merged = true;
+        break;
+      }
       gds_visit(visits, p);
       const SnappyHop e = gds_window_hop_in(win, p, hops);
       const i32 margin = gds_copy_margin(e, total);
@@ -302,14 +335,41 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
       total += e.length;
       p = e.next;
     }
-    gds_visits_end(visits, (seg_end - seg_start + 31) / 32);
+    if (merged) {
+      GDS_SCAN_MERGED_HOOK();
+      for (u32 w = 0; w < n_words; ++w) bits[w] = 0;
+      exits[t] = GDS_NO_POS;
+      record[0] = 0xffffffffu;
+      continue;
+    }
+    gds_visits_end(visits, n_words);
     // A walk that stopped at a bad element wrote its margin: the count
     // of margins written is then one more than its elements.
-    for (u32 i = elements + (p == GDS_NO_POS ? 1u : 0u); i < GDS_SCAN_WALK_WORDS; ++i) margins[i] = 0x80000000u;
+    for (u32 m = elements + (p == GDS_NO_POS ? 1u : 0u); m < GDS_SCAN_WALK_WORDS; ++m) margins[m] = 0x80000000u;
     margins[GDS_SCAN_WALK_WORDS] = (u32)later;
     exits[t] = p;
     record[0] = total;
   }
+}
+
+// The tags' gds_hop_entry, for the block's walks.
+__device__ __forceinline__ void gds_hop_table(u64* hops) {
+  for (u32 tag = threadIdx.x; tag < 256; tag += blockDim.x) hops[tag] = gds_hop_entry(tag);
+  __syncthreads();
+}
+
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
+    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs) {
+  __shared__ u64 hops[256];
+  gds_hop_table(hops);
+  gds_spec_walks<false>(pages, seg_page, n_segs, bitmap, exits, outputs, 0, 1, hops);
+}
+
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec_later(
+    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs) {
+  __shared__ u64 hops[256];
+  gds_hop_table(hops);
+  gds_spec_walks<true>(pages, seg_page, n_segs, bitmap, exits, outputs, 1, GDS_SCAN_STARTS - 1, hops);
 }
 
 // The first of the speculative walks of segment k that visited `p` (an

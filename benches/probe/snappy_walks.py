@@ -1,0 +1,172 @@
+"""How the Snappy scan's speculative walks behave on a real file, on the CPU.
+
+Usage: python3 benches/probe/snappy_walks.py FILE.parquet [ROW_GROUPS]
+
+For every Snappy page of the first ROW_GROUPS row groups (default 1), cut
+its stream into 2 KiB segments as `gds_snappy_spec` does and walk each
+segment from its first three bytes (src/decode/kernels/cuda/snappy_scan.cu):
+walk 0 to the segment's end; walks 1 and 2 until they land on an offset walk
+0 visited (then they stop: `gds_snappy_spec_later`) or leave the segment.
+Prints how many later walks stop early and the warp-steps of the kernels
+(threads in warps of 32, each warp as long as its longest walk): three full
+walks per segment in one launch (before session 28) against walk 0 in one
+launch and the stopping later walks in another. Needs pyarrow (for the
+footer); the page headers are read here (Thrift compact protocol).
+"""
+
+import sys
+
+import pyarrow.parquet as pq
+
+SEGMENT = 2048
+WARP = 32
+
+
+def varint(b, p):
+    r = s = 0
+    while True:
+        x = b[p]
+        p += 1
+        r |= (x & 0x7F) << s
+        s += 7
+        if x < 0x80:
+            return r, p
+
+
+def zigzag(n):
+    return (n >> 1) ^ -(n & 1)
+
+
+def skip(b, p, t):
+    if t in (1, 2):
+        return p
+    if t == 3:
+        return p + 1
+    if t in (4, 5, 6):
+        return varint(b, p)[1]
+    if t == 7:
+        return p + 8
+    if t == 8:
+        n, p = varint(b, p)
+        return p + n
+    if t in (9, 10):
+        h = b[p]
+        p += 1
+        n, et = h >> 4, h & 15
+        if n == 15:
+            n, p = varint(b, p)
+        for _ in range(n):
+            p = skip(b, p, et)
+        return p
+    if t == 12:
+        return thrift_struct(b, p)[1]
+    raise ValueError(f"thrift type {t}")
+
+
+def thrift_struct(b, p):
+    """A Thrift compact struct at p: {field id: int or nested dict}, end."""
+    fid, d = 0, {}
+    while True:
+        h = b[p]
+        p += 1
+        if h == 0:
+            return d, p
+        t, delta = h & 15, h >> 4
+        if delta:
+            fid += delta
+        else:
+            v, p = varint(b, p)
+            fid = zigzag(v)
+        if t in (5, 6):
+            v, p = varint(b, p)
+            d[fid] = zigzag(v)
+        elif t == 12:
+            d[fid], p = thrift_struct(b, p)
+        elif t in (1, 2):
+            d[fid] = t == 1
+        else:
+            p = skip(b, p, t)
+
+
+def next_element(b, p, n):
+    """Where the element at p ends, or None when it runs past the stream."""
+    tag = b[p]
+    kind, m = tag & 3, tag >> 2
+    if kind == 0:
+        extra = m - 59 if m >= 60 else 0
+        if p + 1 + extra > n:
+            return None
+        run = int.from_bytes(b[p + 1 : p + 1 + extra], "little") if m >= 60 else m
+        end = p + 1 + extra + run + 1
+        return end if end <= n else None
+    extra = 4 if kind == 3 else kind
+    return p + 1 + extra if p + 1 + extra <= n else None
+
+
+def walk_page(stream, acc):
+    n = len(stream)
+    for start in range(0, n, SEGMENT):
+        end = min(n, start + SEGMENT)
+        visited, p, steps0 = set(), start, 0
+        while p is not None and p < end:
+            visited.add(p)
+            p = next_element(stream, p, n)
+            steps0 += 1
+        acc["walk0"].append(steps0)
+        acc["before"].append(steps0)
+        for j in (1, 2):
+            p, steps, stopped = start + j, 0, False
+            while p is not None and p < end:
+                if p in visited:
+                    stopped = True
+                    break
+                p = next_element(stream, p, n)
+                steps += 1
+            q, full = start + j, 0
+            while q is not None and q < end:
+                q = next_element(stream, q, n)
+                full += 1
+            acc["before"].append(full)
+            acc["later"].append(steps)
+            acc["stopped"] += stopped
+
+
+def warp_steps(lanes):
+    return sum(max(lanes[i : i + WARP]) for i in range(0, len(lanes), WARP))
+
+
+def main():
+    path = sys.argv[1]
+    groups = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    data = open(path, "rb").read()
+    meta = pq.ParquetFile(path).metadata
+    acc = {"walk0": [], "later": [], "before": [], "stopped": 0}
+    for r in range(min(groups, meta.num_row_groups)):
+        rg = meta.row_group(r)
+        for c in range(rg.num_columns):
+            cc = rg.column(c)
+            if cc.compression != "SNAPPY":
+                continue
+            p = cc.dictionary_page_offset or cc.data_page_offset
+            end = p + cc.total_compressed_size
+            while p < end:
+                header, q = thrift_struct(data, p)
+                kind, size = header[1], header[3]
+                body = data[q : q + size]
+                if kind == 3:  # DATA_PAGE_V2: levels before the stream
+                    v2 = header[8]
+                    body = body[v2.get(5, 0) + v2.get(6, 0) :]
+                if body:
+                    walk_page(body, acc)
+                p = q + size
+    segs, later = len(acc["walk0"]), len(acc["later"])
+    before = warp_steps(acc["before"])
+    walk0, rest = warp_steps(acc["walk0"]), warp_steps(acc["later"])
+    print(f"{path}: {segs} segments; {acc['stopped']} of {later} later walks stop on walk 0's path "
+          f"({100 * acc['stopped'] / max(later, 1):.1f} %), {sum(acc['later']) / max(later, 1):.1f} steps on average")
+    print(f"warp-steps: three full walks {before}; walk 0 {walk0} + later walks {rest} = {walk0 + rest} "
+          f"({(walk0 + rest) / max(before, 1):.3f} of before)")
+
+
+if __name__ == "__main__":
+    main()
