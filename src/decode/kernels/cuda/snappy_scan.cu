@@ -272,8 +272,10 @@ __device__ __forceinline__ void gds_visits_end(GdsVisits& v, u32 n_words) {
 // visited an offset of the real chain, never picks it, and a real chain
 // that ran into it runs on into walk 0 a few elements later. Only a walk
 // out of step with walk 0 through the whole segment (the case the later
-// walks are for) walks it all: about a third of the work of walking every
-// segment three times.
+// walks are for) walks it all. On TPC-H's pages about 9 in 10 later walks
+// stop, after 17 elements on average; a warp lasts as long as its longest
+// walk, so the two launches take about half the warp-steps of three full
+// walks per segment (benches/probe/snappy_walks.py, BENCHMARKS.md).
 template <bool LATER>
 __device__ __forceinline__ void gds_spec_walks(const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap,
                                                u32* exits, u32* outputs, u32 first_walk, u32 per_seg,
