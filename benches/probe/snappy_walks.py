@@ -9,9 +9,11 @@ walk 0 to the segment's end; walks 1 and 2 until they land on an offset walk
 0 visited (then they stop: `gds_snappy_spec_later`) or leave the segment.
 Prints how many later walks stop early and the warp-steps of the kernels
 (threads in warps of 32, each warp as long as its longest walk): three full
-walks per segment in one launch (before session 28) against walk 0 in one
-launch and the stopping later walks in another. Needs pyarrow (for the
-footer); the page headers are read here (Thrift compact protocol).
+walks per segment in one launch (before session 28); walk 0 in one launch
+and the stopping later walks in another; and, as the kernels run now, the
+later walks giving up after LATER_STEPS elements, those walked whole again
+side by side in a third launch (`gds_snappy_spec_rest`). Needs pyarrow (for
+the footer); the page headers are read here (Thrift compact protocol).
 """
 
 import sys
@@ -20,6 +22,9 @@ import pyarrow.parquet as pq
 
 SEGMENT = 2048
 WARP = 32
+# Elements a later walk takes before it leaves its segment to the last
+# launch: the record's first 8, then GDS_SCAN_LATER_STEPS (snappy_scan.cu).
+LATER_STEPS = 8 + 64
 
 
 def varint(b, p):
@@ -129,6 +134,8 @@ def walk_page(stream, acc):
             acc["before"].append(full)
             acc["later"].append(steps)
             acc["stopped"] += stopped
+            if not stopped and steps > LATER_STEPS:
+                acc["rest"].append(full)
 
 
 def warp_steps(lanes):
@@ -140,7 +147,7 @@ def main():
     groups = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     data = open(path, "rb").read()
     meta = pq.ParquetFile(path).metadata
-    acc = {"walk0": [], "later": [], "before": [], "stopped": 0}
+    acc = {"walk0": [], "later": [], "before": [], "stopped": 0, "rest": []}
     for r in range(min(groups, meta.num_row_groups)):
         rg = meta.row_group(r)
         for c in range(rg.num_columns):
@@ -166,6 +173,11 @@ def main():
           f"({100 * acc['stopped'] / max(later, 1):.1f} %), {sum(acc['later']) / max(later, 1):.1f} steps on average")
     print(f"warp-steps: three full walks {before}; walk 0 {walk0} + later walks {rest} = {walk0 + rest} "
           f"({(walk0 + rest) / max(before, 1):.3f} of before)")
+    capped = warp_steps([min(x, LATER_STEPS) for x in acc["later"]])
+    again = warp_steps(acc["rest"]) if acc["rest"] else 0
+    total = walk0 + capped + again
+    print(f"with the last launch: walk 0 {walk0} + later walks {capped} + {len(acc['rest'])} walked again {again} "
+          f"= {total} ({total / max(before, 1):.3f} of before)")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,10 @@
 // gets an allocation of exactly its bytes, so a read outside it fails
 // under AddressSanitizer. argv[2] receives, per page, its 8 result words,
 // then per job: u8 (1 when pointed at the empty stream), u64 src_len, u64
-// dst_len and the src_len bytes nvCOMP would read; then two u64: the
-// segments gds_snappy_verify proved without walking them, and the later
-// speculative walks that stopped on walk 0's path.
+// dst_len and the src_len bytes nvCOMP would read; then three u64: the
+// segments gds_snappy_verify proved without walking them, the later
+// speculative walks that stopped on walk 0's path, and those left to
+// gds_snappy_spec_rest.
 #include "emu.h"
 #include <atomic>
 // Segments gds_snappy_verify proved from a walk's record instead of walking
@@ -57,6 +58,22 @@ int main(int argc, char** argv) {
   std::vector<u32> bitmap(bitmap_words + 1), exits((size_t)n_segs * GDS_SCAN_STARTS + 1), entries(n_segs + 1), faults(4 * (size_t)n_segs + 4);
   std::vector<u32> outputs((size_t)n_segs * GDS_SCAN_STARTS * GDS_SCAN_RECORD_WORDS + 1);
   std::vector<u32> meets(2 * (size_t)n_segs + 2);
+  std::vector<u32> rest(1 + (size_t)n_segs * (GDS_SCAN_STARTS - 1));
+  // The walks' arrays start as stale pool memory would: bits set at
+  // random, exits and records anywhere. Every walk must write all of its
+  // own (a bitmap word or an exit left from before could make the join
+  // follow a chain that is not the stream's).
+  u64 stale = 0x9e3779b97f4a7c15ull;
+  auto garbage = [&]() {
+    stale ^= stale << 13;
+    stale ^= stale >> 7;
+    stale ^= stale << 17;
+    return (u32)stale;
+  };
+  for (auto& w : bitmap) w = garbage();
+  for (auto& w : exits) w = garbage() % 4096;
+  for (auto& w : outputs) w = garbage();
+  for (auto& w : rest) w = garbage();
   std::vector<u64> outs(n_segs + 1), before(n_segs + 1);
   std::vector<u32> starts(n_starts + 1), verdicts(8 * (size_t)n_pages);
   std::vector<u64> src(n_jobs, 0xEEEE), src_len(n_jobs, 0), dst_len(n_jobs, 0), tasks(4 * (size_t)n_jobs + 4);
@@ -69,12 +86,19 @@ int main(int argc, char** argv) {
   }
   static uint8_t dummy = 0;
   const unsigned grid = 4;
-  // Walk 0 of every segment, then the later walks (as the host launches them).
+  // Walk 0 of every segment, the later walks, and those they left (as
+  // the host launches them).
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
-    gds_snappy_spec(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data(), outputs.data());
+    gds_snappy_spec(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data(), outputs.data(), rest.data());
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
-    gds_snappy_spec_later(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data(), outputs.data());
+    gds_snappy_spec_later(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data(), outputs.data(),
+                          rest.data());
+  });
+  const u64 left = rest[0];
+  emu_launch(grid, GDS_SCAN_BLOCK, [&] {
+    gds_snappy_spec_rest(table.data(), seg_page.data(), n_segs, bitmap.data(), exits.data(), outputs.data(),
+                         rest.data());
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
     gds_snappy_chain(table.data(), n_pages, bitmap.data(), exits.data(), entries.data(), meets.data(), outs.data(),
@@ -106,6 +130,7 @@ int main(int argc, char** argv) {
   out.write((const char*)&proved, 8);
   const u64 merged = merged_walks.load();
   out.write((const char*)&merged, 8);
+  out.write((const char*)&left, 8);
   for (auto* p : pages) delete p;
   return 0;
 }

@@ -99,7 +99,7 @@ pub struct KernelSet {
     check_snappy: Function,
     snappy_pieces: Function,
     /// The scan's kernels, in launch order (`cuda/snappy_scan.cu`).
-    scan: [Function; 7],
+    scan: [Function; 8],
 }
 
 /// Device addresses of a Snappy batch's arrays, for
@@ -144,6 +144,9 @@ pub struct SnappyScan {
     /// [`snappy_scan::SCAN_RECORD_WORDS`] u32: its elements' output bytes,
     /// those of its first elements, its elements' copy margins.
     pub outputs: u64,
+    /// The later walks left to walk whole: a count, then their numbers
+    /// (u32, 1 + [`snappy_scan::ScanLayout::n_later_walks`]).
+    pub rest: u64,
     /// Per segment: where the real chain enters it (u32).
     pub entries: u64,
     /// Per segment, 2 u32: where the real chain met a speculative walk
@@ -287,6 +290,7 @@ impl KernelSet {
             scan: [
                 module.function("gds_snappy_spec")?,
                 module.function("gds_snappy_spec_later")?,
+                module.function("gds_snappy_spec_rest")?,
                 module.function("gds_snappy_chain")?,
                 module.function("gds_snappy_outs")?,
                 module.function("gds_snappy_prefix")?,
@@ -318,7 +322,7 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 21] {
+    pub fn functions(&self) -> [(&'static str, &Function); 22] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_dba_sizes", &self.dba_sizes),
@@ -336,11 +340,12 @@ impl KernelSet {
             ("gds_snappy_pieces", &self.snappy_pieces),
             ("gds_snappy_spec", &self.scan[0]),
             ("gds_snappy_spec_later", &self.scan[1]),
-            ("gds_snappy_chain", &self.scan[2]),
-            ("gds_snappy_outs", &self.scan[3]),
-            ("gds_snappy_prefix", &self.scan[4]),
-            ("gds_snappy_verify", &self.scan[5]),
-            ("gds_snappy_finish", &self.scan[6]),
+            ("gds_snappy_spec_rest", &self.scan[2]),
+            ("gds_snappy_chain", &self.scan[3]),
+            ("gds_snappy_outs", &self.scan[4]),
+            ("gds_snappy_prefix", &self.scan[5]),
+            ("gds_snappy_verify", &self.scan[6]),
+            ("gds_snappy_finish", &self.scan[7]),
         ]
     }
 
@@ -408,7 +413,7 @@ impl KernelSet {
     }
 
     /// [`KernelSet::snappy_scan`], calling `after(kernel)` once each of its
-    /// kernels is queued (`scan_spec` after both speculative launches,
+    /// kernels is queued (`scan_spec` after the three speculative launches,
     /// `scan_chain`, `scan_outs`, `scan_prefix`, `scan_verify`,
     /// `scan_finish`, `scan_pieces`), so that the decoder's trace can time
     /// them one by one.
@@ -433,18 +438,21 @@ impl KernelSet {
         };
         let (segs, pages) = (per(a.n_segs), per(a.n_pages));
         let mut v = *a;
-        let [spec, spec_later, chain, outs, prefix, verify, finish] = &self.scan;
+        let [spec, spec_later, spec_rest, chain, outs, prefix, verify, finish] = &self.scan;
         // Walk 0 of every segment, then the later walks, which stop on
-        // walk 0's path (snappy_scan.cu).
-        let starts = self.config.scan_starts as u32;
-        for (kernel, per_seg) in [(spec, 1u32), (spec_later, starts.saturating_sub(1))] {
-            if v.n_segs == 0 || per_seg == 0 {
+        // walk 0's path, then those still out of step after a few
+        // elements, packed into full warps (snappy_scan.cu).
+        let later = v
+            .n_segs
+            .saturating_mul((self.config.scan_starts as u32).saturating_sub(1));
+        for (kernel, threads) in [(spec, v.n_segs), (spec_later, later), (spec_rest, later)] {
+            if threads == 0 {
                 continue;
             }
             self.launch(
                 kernel,
                 stream,
-                per(v.n_segs.saturating_mul(per_seg)),
+                per(threads),
                 &mut [
                     ptr(&mut v.pages),
                     ptr(&mut v.seg_page),
@@ -452,6 +460,7 @@ impl KernelSet {
                     ptr(&mut v.bitmap),
                     ptr(&mut v.exits),
                     ptr(&mut v.outputs),
+                    ptr(&mut v.rest),
                 ],
             )?;
         }

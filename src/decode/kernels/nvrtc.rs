@@ -97,6 +97,7 @@ pub const SOURCES: [KernelSource; 9] = [
         entries: &[
             "gds_snappy_spec",
             "gds_snappy_spec_later",
+            "gds_snappy_spec_rest",
             "gds_snappy_chain",
             "gds_snappy_outs",
             "gds_snappy_prefix",
@@ -703,7 +704,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 21);
+        assert_eq!(entry_points().count(), 22);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

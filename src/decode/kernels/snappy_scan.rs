@@ -28,7 +28,9 @@ pub const SCAN_SEGMENT: usize = 2048;
 /// walking than four for a few more segments joined the slow way
 /// (BENCHMARKS.md). Walk 0 of every segment runs first (`gds_snappy_spec`);
 /// the later ones (`gds_snappy_spec_later`) stop where they land on walk
-/// 0's path, so they cost a few elements each unless out of step with it.
+/// 0's path, so they cost a few elements each unless out of step with it,
+/// and those still out of step after a few dozen elements are walked whole
+/// by `gds_snappy_spec_rest`, side by side.
 pub const SCAN_STARTS: usize = crate::config::decode::KernelConfig::DEFAULT.scan_starts;
 
 /// 32-bit words of one speculative walk's bitmap (a bit per stream byte of
@@ -221,6 +223,12 @@ impl ScanLayout {
     /// its `exits` array): the kernels' `scan_starts` per segment.
     pub fn n_walks(&self) -> usize {
         self.n_segs() * self.walk_starts
+    }
+
+    /// Later speculative walks (all but walk 0 of each segment): the
+    /// entries of the list of those left to `gds_snappy_spec_rest`.
+    pub fn n_later_walks(&self) -> usize {
+        self.n_segs() * self.walk_starts.saturating_sub(1)
     }
 
     /// Jobs of the pages, in order.

@@ -280,7 +280,7 @@ struct GroupArrays {
     checked: usize,
     /// The scan's segments, and its sections' offsets.
     segs: usize,
-    offsets: [usize; 10],
+    offsets: [usize; 11],
     /// The whole allocation.
     scan_len: usize,
 }
@@ -329,6 +329,7 @@ impl GroupArrays {
             4 * scan.bitmap_words,                    // bitmap
             4 * scan.n_walks(),                       // exits
             4 * SCAN_RECORD_WORDS * scan.n_walks(),   // outputs
+            4 * (1 + scan.n_later_walks()),           // rest
             4 * segs,                                 // entries
             8 * segs,                                 // meets
             8 * segs,                                 // outs
@@ -337,7 +338,7 @@ impl GroupArrays {
             4 * scan.starts,                          // starts
             8 * PIECE_WORDS as usize * scan.n_jobs(), // tasks
         ];
-        let mut offsets = [0usize; 10];
+        let mut offsets = [0usize; 11];
         let mut scan_len = align(up_len + results_len);
         for (o, len) in offsets.iter_mut().zip(sections) {
             *o = scan_len;
@@ -608,17 +609,18 @@ impl GroupQueue<'_, '_> {
                 bitmap: at[0],
                 exits: at[1],
                 outputs: at[2],
-                entries: at[3],
-                meets: at[4],
-                outs: at[5],
-                before: at[6],
-                faults: at[7],
-                starts: at[8],
+                rest: at[3],
+                entries: at[4],
+                meets: at[5],
+                outs: at[6],
+                before: at[7],
+                faults: at[8],
+                starts: at[9],
                 verdicts: upload.results_dev + arrays.scan_at as u64,
                 src: word(0),
                 src_len: word(n_snappy),
                 dst_len: word(2 * n_snappy),
-                tasks: at[9],
+                tasks: at[10],
                 n_jobs: scan.n_jobs() as u32,
                 dummy: word(arrays.dummy_word),
             };

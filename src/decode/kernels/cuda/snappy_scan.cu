@@ -23,7 +23,8 @@
 //    three walks from three neighbouring bytes (the default) almost never
 //    all do. Walk 0 of every segment runs first; the others, in a second
 //    launch, stop where they land on walk 0's path (most do within a few
-//    elements) and walk on only when out of step with it.
+//    elements); the few still out of step after some elements are walked
+//    whole by a third launch, in full warps.
 // 2. gds_snappy_chain (a thread per page): the real chain's entry into each
 //    segment, in order: the preamble's end for the first; for the next, the
 //    real chain walked from the entry until it meets an offset one of the
@@ -72,6 +73,9 @@
 #ifndef GDS_SCAN_MERGED_HOOK
 #define GDS_SCAN_MERGED_HOOK()
 #endif
+// Elements a later speculative walk takes, past its record's first ones,
+// before it leaves the rest of its segment to gds_snappy_spec_rest.
+#define GDS_SCAN_LATER_STEPS 64u
 
 // A Snappy page's entry of the page table: GDS_SCAN_PAGE_WORDS words.
 struct ScanPage {
@@ -245,9 +249,9 @@ __device__ __forceinline__ void gds_visits_end(GdsVisits& v, u32 n_words) {
   }
 }
 
-// Walks `first_walk` to first_walk + per_seg - 1 of every segment, a
-// thread each (thread i: segment i / per_seg): gds_snappy_spec walk 0 of
-// every segment, then gds_snappy_spec_later the others. Walk t = s *
+// The speculative walks: gds_snappy_spec walk 0 of every segment, then
+// gds_snappy_spec_later the others, then gds_snappy_spec_rest those the
+// second launch left (below). Walk t = s *
 // GDS_SCAN_STARTS + j writes its bitmap of visited offsets; its exit goes
 // to exits[t] (GDS_NO_POS where an element it met is not one: a
 // truncation); its record, GDS_SCAN_RECORD_WORDS words at outputs + t *
@@ -274,84 +278,90 @@ __device__ __forceinline__ void gds_visits_end(GdsVisits& v, u32 n_words) {
 // out of step with walk 0 through the whole segment (the case the later
 // walks are for) walks it all. On TPC-H's pages about 9 in 10 later walks
 // stop, after 17 elements on average; a warp lasts as long as its longest
-// walk, so the two launches take about half the warp-steps of three full
-// walks per segment (benches/probe/snappy_walks.py, BENCHMARKS.md).
+// walk, so a later walk still out of step after GDS_SCAN_LATER_STEPS
+// elements is left to a third launch, which walks those side by side:
+// the three take about 0.4 of the warp-steps of three full walks per
+// segment (benches/probe/snappy_walks.py, BENCHMARKS.md).
+//
+// Walk j of segment s (walk t = s * GDS_SCAN_STARTS + j). A LATER walk
+// stops where it lands on walk 0's path (merged: bitmap zeroed, exit
+// GDS_NO_POS, total 0xffffffff), or, after GDS_SCAN_LATER_STEPS elements
+// still out of step, leaves its bitmap and record unwritten and returns
+// false: gds_snappy_spec_rest walks it again.
 template <bool LATER>
-__device__ __forceinline__ void gds_spec_walks(const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap,
-                                               u32* exits, u32* outputs, u32 first_walk, u32 per_seg,
-                                               const u64* hops) {
-  const u64 n_walks = (u64)n_segs * per_seg;
-  for (u64 i = gds_global_thread(); i < n_walks; i += gds_thread_stride()) {
-    const u64 s = i / per_seg;
-    const u32 j = first_walk + (u32)(i % per_seg);
-    const u64 t = s * GDS_SCAN_STARTS + j;
-    const ScanPage pg = gds_scan_page(pages, seg_page[s]);
-    const u8* d = (const u8*)pg.src;
-    const u32 len = (u32)pg.len;
-    GdsWindow win = gds_window(d, len);
-    const u64 k = s - pg.seg_first;
-    const GdsSegment g = gds_segment(k, len);
-    const u32 seg_start = g.start, seg_end = g.end;
-    const u32 n_words = (seg_end - seg_start + 31) / 32;
-    u32* bits = bitmap + gds_walk_bitmap(pg, k, j);
-    // Walk 0's bitmap, for a later walk.
-    const u32* first_bits = bitmap + gds_walk_bitmap(pg, k, 0);
-    u32* record = outputs + t * GDS_SCAN_RECORD_WORDS;
-    u32* margins = record + GDS_SCAN_WALK_WORDS;
-    GdsVisits visits = gds_visits(bits, seg_start);
-    u32 elements = 0, total = 0;
-    i32 later = (i32)0x80000000u;
-    bool merged = false;
-    u32 p = seg_start + j;
-    // The first elements, each with its figures in the record.
-    while (p < seg_end && elements < GDS_SCAN_WALK_WORDS) {
-      if (LATER && gds_visited(first_bits, p - seg_start)) {
-        merged = true;
-        break;
-      }
-      gds_visit(visits, p);
-      const SnappyHop e = gds_window_hop_in(win, p, hops);
-      margins[elements] = (u32)gds_copy_margin(e, total);
-      if (e.code != GDS_SNAPPY_OK) {
-        p = GDS_NO_POS;
-        break;
-      }
-      total += e.length;
-      p = e.next;
-      if (++elements < GDS_SCAN_WALK_WORDS) record[elements] = total;
+__device__ __forceinline__ bool gds_spec_walk(const u64* pages, const u32* seg_page, u64 s, u32 j, u32* bitmap,
+                                              u32* exits, u32* outputs, const u64* hops) {
+  const u64 t = s * GDS_SCAN_STARTS + j;
+  const ScanPage pg = gds_scan_page(pages, seg_page[s]);
+  const u8* d = (const u8*)pg.src;
+  const u32 len = (u32)pg.len;
+  GdsWindow win = gds_window(d, len);
+  const u64 k = s - pg.seg_first;
+  const GdsSegment g = gds_segment(k, len);
+  const u32 seg_start = g.start, seg_end = g.end;
+  const u32 n_words = (seg_end - seg_start + 31) / 32;
+  u32* bits = bitmap + gds_walk_bitmap(pg, k, j);
+  // Walk 0's bitmap, for a later walk.
+  const u32* first_bits = bitmap + gds_walk_bitmap(pg, k, 0);
+  u32* record = outputs + t * GDS_SCAN_RECORD_WORDS;
+  u32* margins = record + GDS_SCAN_WALK_WORDS;
+  GdsVisits visits = gds_visits(bits, seg_start);
+  u32 elements = 0, total = 0, steps = 0;
+  i32 later = (i32)0x80000000u;
+  bool merged = false;
+  u32 p = seg_start + j;
+  // The first elements, each with its figures in the record.
+  while (p < seg_end && elements < GDS_SCAN_WALK_WORDS) {
+    if (LATER && gds_visited(first_bits, p - seg_start)) {
+      merged = true;
+      break;
     }
-    // The rest (most of the walk): only the largest margin is kept.
-    while (!merged && p < seg_end) {
-      if (LATER && gds_visited(first_bits, p - seg_start)) {
-        merged = true;
-        break;
-      }
-      gds_visit(visits, p);
-      const SnappyHop e = gds_window_hop_in(win, p, hops);
-      const i32 margin = gds_copy_margin(e, total);
-      later = margin > later ? margin : later;
-      if (e.code != GDS_SNAPPY_OK) {
-        p = GDS_NO_POS;
-        break;
-      }
-      total += e.length;
-      p = e.next;
+    gds_visit(visits, p);
+    const SnappyHop e = gds_window_hop_in(win, p, hops);
+    margins[elements] = (u32)gds_copy_margin(e, total);
+    if (e.code != GDS_SNAPPY_OK) {
+      p = GDS_NO_POS;
+      break;
     }
-    if (merged) {
-      GDS_SCAN_MERGED_HOOK();
-      for (u32 w = 0; w < n_words; ++w) bits[w] = 0;
-      exits[t] = GDS_NO_POS;
-      record[0] = 0xffffffffu;
-      continue;
-    }
-    gds_visits_end(visits, n_words);
-    // A walk that stopped at a bad element wrote its margin: the count
-    // of margins written is then one more than its elements.
-    for (u32 m = elements + (p == GDS_NO_POS ? 1u : 0u); m < GDS_SCAN_WALK_WORDS; ++m) margins[m] = 0x80000000u;
-    margins[GDS_SCAN_WALK_WORDS] = (u32)later;
-    exits[t] = p;
-    record[0] = total;
+    total += e.length;
+    p = e.next;
+    if (++elements < GDS_SCAN_WALK_WORDS) record[elements] = total;
   }
+  // The rest (most of the walk): only the largest margin is kept.
+  while (!merged && p < seg_end) {
+    if (LATER) {
+      if (gds_visited(first_bits, p - seg_start)) {
+        merged = true;
+        break;
+      }
+      if (++steps == GDS_SCAN_LATER_STEPS) return false;
+    }
+    gds_visit(visits, p);
+    const SnappyHop e = gds_window_hop_in(win, p, hops);
+    const i32 margin = gds_copy_margin(e, total);
+    later = margin > later ? margin : later;
+    if (e.code != GDS_SNAPPY_OK) {
+      p = GDS_NO_POS;
+      break;
+    }
+    total += e.length;
+    p = e.next;
+  }
+  if (merged) {
+    GDS_SCAN_MERGED_HOOK();
+    for (u32 w = 0; w < n_words; ++w) bits[w] = 0;
+    exits[t] = GDS_NO_POS;
+    record[0] = 0xffffffffu;
+    return true;
+  }
+  gds_visits_end(visits, n_words);
+  // A walk that stopped at a bad element wrote its margin: the count
+  // of margins written is then one more than its elements.
+  for (u32 m = elements + (p == GDS_NO_POS ? 1u : 0u); m < GDS_SCAN_WALK_WORDS; ++m) margins[m] = 0x80000000u;
+  margins[GDS_SCAN_WALK_WORDS] = (u32)later;
+  exits[t] = p;
+  record[0] = total;
+  return true;
 }
 
 // The tags' gds_hop_entry, for the block's walks.
@@ -360,18 +370,51 @@ __device__ __forceinline__ void gds_hop_table(u64* hops) {
   __syncthreads();
 }
 
+// Walk 0 of every segment, a thread each; empties `rest` (the count of
+// later walks left for gds_snappy_spec_rest, then their numbers).
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec(
-    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs) {
+    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs, u32* rest) {
   __shared__ u64 hops[256];
   gds_hop_table(hops);
-  gds_spec_walks<false>(pages, seg_page, n_segs, bitmap, exits, outputs, 0, 1, hops);
+  if (blockIdx.x == 0 && threadIdx.x == 0) rest[0] = 0;
+  for (u64 s = gds_global_thread(); s < n_segs; s += gds_thread_stride())
+    gds_spec_walk<false>(pages, seg_page, s, 0, bitmap, exits, outputs, hops);
 }
 
+// Walks 1 to GDS_SCAN_STARTS - 1 of every segment, a thread each: most
+// stop on walk 0's path within a few elements; the few still out of step
+// after GDS_SCAN_LATER_STEPS are listed in `rest`. A warp lasts as long
+// as its longest walk, and one long walk in most warps made this launch
+// as long as half of walk 0's.
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec_later(
-    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs) {
+    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs, u32* rest) {
   __shared__ u64 hops[256];
   gds_hop_table(hops);
-  gds_spec_walks<true>(pages, seg_page, n_segs, bitmap, exits, outputs, 1, GDS_SCAN_STARTS - 1, hops);
+  const u32 per_seg = GDS_SCAN_STARTS - 1;
+  const u64 n_walks = (u64)n_segs * per_seg;
+  for (u64 i = gds_global_thread(); i < n_walks; i += gds_thread_stride()) {
+    const u64 s = i / per_seg;
+    const u32 j = 1 + (u32)(i % per_seg);
+    if (!gds_spec_walk<true>(pages, seg_page, s, j, bitmap, exits, outputs, hops)) {
+      const u32 at = atomicAdd(&rest[0], 1u);
+      rest[1 + at] = (u32)(s * GDS_SCAN_STARTS + j);
+    }
+  }
+}
+
+// The later walks `rest` lists, walked whole from their start, side by
+// side in full warps (launched for as many threads as there are later
+// walks; those past the list's count do nothing).
+extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec_rest(
+    const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs, u32* rest) {
+  __shared__ u64 hops[256];
+  gds_hop_table(hops);
+  const u32 n = rest[0];
+  for (u64 i = gds_global_thread(); i < n; i += gds_thread_stride()) {
+    const u32 t = rest[1 + i];
+    gds_spec_walk<false>(pages, seg_page, t / GDS_SCAN_STARTS, t % GDS_SCAN_STARTS, bitmap, exits, outputs, hops);
+  }
+  (void)n_segs;
 }
 
 // The first of the speculative walks of segment k that visited `p` (an
