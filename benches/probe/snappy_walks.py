@@ -12,8 +12,10 @@ Prints how many later walks stop early and the warp-steps of the kernels
 walks per segment in one launch (before session 28); walk 0 in one launch
 and the stopping later walks in another; and, as the kernels run now, the
 later walks giving up after LATER_STEPS elements, those walked whole again
-side by side in a third launch (`gds_snappy_spec_rest`). Needs pyarrow (for
-the footer); the page headers are read here (Thrift compact protocol).
+side by side in a third launch (`gds_snappy_spec_rest`); and what that costs
+the join: the real chain's own elements before it meets a walk that kept
+its bitmap. Needs pyarrow (for the footer); the page headers are read here
+(Thrift compact protocol).
 """
 
 import sys
@@ -108,8 +110,22 @@ def next_element(b, p, n):
     return p + 1 + extra if p + 1 + extra <= n else None
 
 
+def own_steps(stream, entry, end, visited):
+    """Elements of the real chain from `entry` before an offset in one of
+    the `visited` sets (the join's and the verify kernel's own walk)."""
+    p, steps = entry, 0
+    while p is not None and p < end and not any(p in v for v in visited):
+        p = next_element(stream, p, len(stream))
+        steps += 1
+    return steps
+
+
 def walk_page(stream, acc):
     n = len(stream)
+    entry = 0  # the real chain's entry into the segment (after the preamble)
+    while stream[entry] & 0x80:
+        entry += 1
+    entry += 1
     for start in range(0, n, SEGMENT):
         end = min(n, start + SEGMENT)
         visited, p, steps0 = set(), start, 0
@@ -119,6 +135,7 @@ def walk_page(stream, acc):
             steps0 += 1
         acc["walk0"].append(steps0)
         acc["before"].append(steps0)
+        kept_before, kept_now = [visited], [visited]
         for j in (1, 2):
             p, steps, stopped = start + j, 0, False
             while p is not None and p < end:
@@ -127,15 +144,26 @@ def walk_page(stream, acc):
                     break
                 p = next_element(stream, p, n)
                 steps += 1
-            q, full = start + j, 0
+            q, full, mine = start + j, 0, set()
             while q is not None and q < end:
+                mine.add(q)
                 q = next_element(stream, q, n)
                 full += 1
+            kept_before.append(mine)
+            if not stopped:
+                kept_now.append(mine)
             acc["before"].append(full)
             acc["later"].append(steps)
             acc["stopped"] += stopped
             if not stopped and steps > LATER_STEPS:
                 acc["rest"].append(full)
+        # The join meets the walks that keep their bitmaps: all three
+        # before, walk 0 and the unstopped ones now.
+        if entry is not None:
+            acc["own_before"].append(own_steps(stream, entry, end, kept_before))
+            acc["own_now"].append(own_steps(stream, entry, end, kept_now))
+            while entry is not None and entry < end:
+                entry = next_element(stream, entry, n)
 
 
 def warp_steps(lanes):
@@ -147,7 +175,7 @@ def main():
     groups = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     data = open(path, "rb").read()
     meta = pq.ParquetFile(path).metadata
-    acc = {"walk0": [], "later": [], "before": [], "stopped": 0, "rest": []}
+    acc = {"walk0": [], "later": [], "before": [], "stopped": 0, "rest": [], "own_before": [], "own_now": []}
     for r in range(min(groups, meta.num_row_groups)):
         rg = meta.row_group(r)
         for c in range(rg.num_columns):
@@ -178,6 +206,10 @@ def main():
     total = walk0 + capped + again
     print(f"with the last launch: walk 0 {walk0} + later walks {capped} + {len(acc['rest'])} walked again {again} "
           f"= {total} ({total / max(before, 1):.3f} of before)")
+    ob, on = acc["own_before"], acc["own_now"]
+    print(f"the real chain's own elements before it meets a kept walk (the join's serial walk, the verify "
+          f"kernel's per segment): {sum(ob)} before, {sum(on)} now ({sum(on) / max(len(on), 1):.1f} a segment); "
+          f"verify's warp-steps for them {warp_steps(ob)} before, {warp_steps(on)} now")
 
 
 if __name__ == "__main__":
