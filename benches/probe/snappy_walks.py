@@ -13,8 +13,8 @@ walks per segment in one launch (before session 28); walk 0 in one launch
 and the stopping later walks in another; and, as the kernels run now, the
 later walks giving up after LATER_STEPS elements, those walked whole again
 side by side in a third launch (`gds_snappy_spec_rest`); and what that costs
-the join: the real chain's own elements before it meets a walk that kept
-its bitmap. Needs pyarrow (for the footer); the page headers are read here
+the verify kernel and the join: the real chain's own elements before it
+meets a walk that kept its bitmap. Needs pyarrow (for the footer); the page headers are read here
 (Thrift compact protocol).
 """
 
@@ -135,7 +135,7 @@ def walk_page(stream, acc):
             steps0 += 1
         acc["walk0"].append(steps0)
         acc["before"].append(steps0)
-        kept_before, kept_now = [visited], [visited]
+        kept_before, kept_now, stopped_at = [visited], [visited], set()
         for j in (1, 2):
             p, steps, stopped = start + j, 0, False
             while p is not None and p < end:
@@ -152,6 +152,8 @@ def walk_page(stream, acc):
             kept_before.append(mine)
             if not stopped:
                 kept_now.append(mine)
+            else:
+                stopped_at.add(start + j)
             acc["before"].append(full)
             acc["later"].append(steps)
             acc["stopped"] += stopped
@@ -161,7 +163,10 @@ def walk_page(stream, acc):
         # before, walk 0 and the unstopped ones now.
         if entry is not None:
             acc["own_before"].append(own_steps(stream, entry, end, kept_before))
-            acc["own_now"].append(own_steps(stream, entry, end, kept_now))
+            own = own_steps(stream, entry, end, kept_now)
+            acc["own_now"].append(own)
+            # The join jumps over a stopped walk that began at the entry.
+            acc["join_now"].append(0 if entry in stopped_at else own)
             while entry is not None and entry < end:
                 entry = next_element(stream, entry, n)
 
@@ -175,7 +180,7 @@ def main():
     groups = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     data = open(path, "rb").read()
     meta = pq.ParquetFile(path).metadata
-    acc = {"walk0": [], "later": [], "before": [], "stopped": 0, "rest": [], "own_before": [], "own_now": []}
+    acc = {"walk0": [], "later": [], "before": [], "stopped": 0, "rest": [], "own_before": [], "own_now": [], "join_now": []}
     for r in range(min(groups, meta.num_row_groups)):
         rg = meta.row_group(r)
         for c in range(rg.num_columns):
@@ -206,10 +211,11 @@ def main():
     total = walk0 + capped + again
     print(f"with the last launch: walk 0 {walk0} + later walks {capped} + {len(acc['rest'])} walked again {again} "
           f"= {total} ({total / max(before, 1):.3f} of before)")
-    ob, on = acc["own_before"], acc["own_now"]
-    print(f"the real chain's own elements before it meets a kept walk (the join's serial walk, the verify "
-          f"kernel's per segment): {sum(ob)} before, {sum(on)} now ({sum(on) / max(len(on), 1):.1f} a segment); "
-          f"verify's warp-steps for them {warp_steps(ob)} before, {warp_steps(on)} now")
+    ob, on, jn = acc["own_before"], acc["own_now"], acc["join_now"]
+    print(f"the real chain's own elements before it meets a walk that kept its bitmap (the verify kernel "
+          f"walks them, a thread a segment): {sum(ob)} before, {sum(on)} now ({sum(on) / max(len(on), 1):.1f} a "
+          f"segment), warp-steps {warp_steps(ob)} before, {warp_steps(on)} now; of them the join (a thread a "
+          f"page) walks {sum(jn)}, jumping over a stopped walk that began at the entry")
 
 
 if __name__ == "__main__":

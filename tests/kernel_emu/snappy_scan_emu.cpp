@@ -101,8 +101,8 @@ int main(int argc, char** argv) {
                          rest.data());
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
-    gds_snappy_chain(table.data(), n_pages, bitmap.data(), exits.data(), entries.data(), meets.data(), outs.data(),
-                     verdicts.data());
+    gds_snappy_chain(table.data(), n_pages, bitmap.data(), exits.data(), outputs.data(), entries.data(), meets.data(),
+                     outs.data(), verdicts.data());
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
     gds_snappy_outs(table.data(), seg_page.data(), n_segs, bitmap.data(), outputs.data(), meets.data(), outs.data());

@@ -138,7 +138,8 @@ pub struct SnappyScan {
     /// The bitmaps of the speculative walks (u32 words).
     pub bitmap: u64,
     /// Per segment, [`snappy_scan::SCAN_STARTS`] each (by default): where its
-    /// speculative walks left it (u32).
+    /// speculative walks left it (u32; a later walk that stopped on walk
+    /// 0's path: the top bit and where it stopped).
     pub exits: u64,
     /// Per speculative walk (as `exits`),
     /// [`snappy_scan::SCAN_RECORD_WORDS`] u32: its elements' output bytes,
@@ -474,6 +475,7 @@ impl KernelSet {
                 ptr(&mut v.n_pages),
                 ptr(&mut v.bitmap),
                 ptr(&mut v.exits),
+                ptr(&mut v.outputs),
                 ptr(&mut v.entries),
                 ptr(&mut v.meets),
                 ptr(&mut v.outs),
