@@ -77,7 +77,7 @@
 // before it leaves the rest of its segment to gds_snappy_spec_rest.
 #define GDS_SCAN_LATER_STEPS 64u
 // A later walk's exit when it stopped on walk 0's path: this bit and the
-// offset where it stopped (offsets are under 2^31).
+// offset where it stopped (offsets are under 2^31, so never GDS_NO_POS).
 #define GDS_SCAN_MERGED 0x80000000u
 
 // A Snappy page's entry of the page table: GDS_SCAN_PAGE_WORDS words.
@@ -498,7 +498,8 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_chain(
         if (j > 0 && j < GDS_SCAN_STARTS) {
           const u64 t = seg * GDS_SCAN_STARTS + j;
           const u32 x = exits[t];
-          if ((x & GDS_SCAN_MERGED) != 0) {
+          // (GDS_NO_POS has the bit too: that walk met a bad element.)
+          if (x != GDS_NO_POS && (x & GDS_SCAN_MERGED) != 0) {
             own += outputs[t * GDS_SCAN_RECORD_WORDS];
             p = x & ~GDS_SCAN_MERGED;
           }
