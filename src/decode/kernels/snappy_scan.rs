@@ -322,6 +322,11 @@ mod tests {
         assert_eq!(l.n_pages(), 4);
         assert_eq!(l.seg_page, vec![0, 1, 1, 1, 3]);
         assert_eq!(l.n_walks(), 5 * SCAN_STARTS);
+        // Walks 1.. of each segment: the list gds_snappy_spec_rest takes.
+        assert_eq!(l.n_later_walks(), 5 * (SCAN_STARTS - 1));
+        let mut one = ScanLayout::empty(1);
+        one.refill(&pages, true, 7);
+        assert_eq!(one.n_later_walks(), 0);
         assert_eq!(l.bitmap_words, 5 * SCAN_STARTS * SCAN_SEGMENT / 32);
         assert_eq!(l.page_jobs, vec![7..8, 8..12, 12..13, 13..14]);
         assert_eq!(l.n_jobs(), 7);
