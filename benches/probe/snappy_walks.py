@@ -25,8 +25,13 @@ import pyarrow.parquet as pq
 SEGMENT = 2048
 WARP = 32
 # Elements a later walk takes before it leaves its segment to the last
-# launch: the record's first 8, then GDS_SCAN_LATER_STEPS (snappy_scan.cu).
-LATER_STEPS = 8 + 64
+# launch: the record's first 32, then GDS_SCAN_LATER_STEPS (snappy_scan.cu).
+LATER_STEPS = 32 + 40
+# What the verify kernel's proof needs of the meeting: among the met walk's
+# first RECORD_ELEMENTS elements (SCAN_WALK_WORDS) and its first
+# INDEX_BYTES bytes (GDS_SCAN_INDEX_WORDS words of its bitmap).
+RECORD_ELEMENTS = 32
+INDEX_BYTES = 256
 
 
 def varint(b, p):
@@ -120,6 +125,27 @@ def own_steps(stream, entry, end, visited):
     return steps
 
 
+def verify_rest(stream, entry, start, end, paths):
+    """Elements the verify kernel walks past the meeting: none where the
+    met walk's record proves the rest (here: the meeting among the walk's
+    first RECORD_ELEMENTS elements and in the segment's first INDEX_BYTES
+    bytes, as gds_walk_index and gds_rest_proved need; piece edges not
+    modelled),
+    else the met walk's elements from the meeting to the segment's end.
+    `paths`: the walks the join can meet, each its offsets in order."""
+    sets = [set(path) for path in paths]
+    p = entry
+    while p is not None and p < end:
+        for path, seen in zip(paths, sets):
+            if p in seen:
+                index = path.index(p)
+                if index < RECORD_ELEMENTS and p - start < INDEX_BYTES:
+                    return 0
+                return len(path) - index
+        p = next_element(stream, p, len(stream))
+    return 0
+
+
 def walk_page(stream, acc):
     n = len(stream)
     entry = 0  # the real chain's entry into the segment (after the preamble)
@@ -128,14 +154,16 @@ def walk_page(stream, acc):
     entry += 1
     for start in range(0, n, SEGMENT):
         end = min(n, start + SEGMENT)
-        visited, p, steps0 = set(), start, 0
+        visited, p, steps0, path0 = set(), start, 0, []
         while p is not None and p < end:
             visited.add(p)
+            path0.append(p)
             p = next_element(stream, p, n)
             steps0 += 1
         acc["walk0"].append(steps0)
         acc["before"].append(steps0)
-        kept_before, kept_now, stopped_at = [visited], [visited], set()
+        kept_before, kept_now, stopped_at = [visited], [visited], {}
+        paths_before, paths_now = [path0], [path0]
         for j in (1, 2):
             p, steps, stopped = start + j, 0, False
             while p is not None and p < end:
@@ -144,16 +172,19 @@ def walk_page(stream, acc):
                     break
                 p = next_element(stream, p, n)
                 steps += 1
-            q, full, mine = start + j, 0, set()
+            q, full, mine, path = start + j, 0, set(), []
             while q is not None and q < end:
                 mine.add(q)
+                path.append(q)
                 q = next_element(stream, q, n)
                 full += 1
             kept_before.append(mine)
+            paths_before.append(path)
             if not stopped:
                 kept_now.append(mine)
+                paths_now.append(path)
             else:
-                stopped_at.add(start + j)
+                stopped_at[start + j] = p
             acc["before"].append(full)
             acc["later"].append(steps)
             acc["stopped"] += stopped
@@ -167,6 +198,8 @@ def walk_page(stream, acc):
             acc["own_now"].append(own)
             # The join jumps over a stopped walk that began at the entry.
             acc["join_now"].append(0 if entry in stopped_at else own)
+            acc["verify_before"].append(verify_rest(stream, entry, start, end, paths_before))
+            acc["verify_now"].append(verify_rest(stream, stopped_at.get(entry, entry), start, end, paths_now))
             while entry is not None and entry < end:
                 entry = next_element(stream, entry, n)
 
@@ -180,7 +213,7 @@ def main():
     groups = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     data = open(path, "rb").read()
     meta = pq.ParquetFile(path).metadata
-    acc = {"walk0": [], "later": [], "before": [], "stopped": 0, "rest": [], "own_before": [], "own_now": [], "join_now": []}
+    acc = {"walk0": [], "later": [], "before": [], "stopped": 0, "rest": [], "own_before": [], "own_now": [], "join_now": [], "verify_before": [], "verify_now": []}
     for r in range(min(groups, meta.num_row_groups)):
         rg = meta.row_group(r)
         for c in range(rg.num_columns):
@@ -216,6 +249,10 @@ def main():
           f"walks them, a thread a segment): {sum(ob)} before, {sum(on)} now ({sum(on) / max(len(on), 1):.1f} a "
           f"segment), warp-steps {warp_steps(ob)} before, {warp_steps(on)} now; of them the join (a thread a "
           f"page) walks {sum(jn)}, jumping over a stopped walk that began at the entry")
+    vb, vn = acc["verify_before"], acc["verify_now"]
+    print(f"the verify kernel's walk past the meeting where the record cannot prove the rest: "
+          f"{sum(1 for x in vb if x)} segments before, {sum(1 for x in vn if x)} now; warp-steps "
+          f"{warp_steps(vb)} before, {warp_steps(vn)} now")
 
 
 if __name__ == "__main__":

@@ -73,9 +73,13 @@
 #ifndef GDS_SCAN_MERGED_HOOK
 #define GDS_SCAN_MERGED_HOOK()
 #endif
-// Elements a later speculative walk takes, past its record's first ones,
-// before it leaves the rest of its segment to gds_snappy_spec_rest.
-#define GDS_SCAN_LATER_STEPS 64u
+// Elements a later speculative walk takes, past its record's first
+// GDS_SCAN_WALK_WORDS, before it leaves the rest of its segment to
+// gds_snappy_spec_rest (72 in all: benches/probe/snappy_walks.py).
+#define GDS_SCAN_LATER_STEPS 40u
+// Bitmap words gds_walk_index counts in (a walk's first
+// GDS_SCAN_WALK_WORDS elements lie in them but in long literal runs).
+#define GDS_SCAN_INDEX_WORDS 8u
 // A later walk's exit when it stopped on walk 0's path: this bit and the
 // offset where it stopped (offsets are under 2^31, so never GDS_NO_POS).
 #define GDS_SCAN_MERGED 0x80000000u
@@ -436,15 +440,17 @@ __device__ __forceinline__ u32 gds_walk_visiting(const u32* bitmap, const ScanPa
 }
 
 // How many offsets walk j of segment k visited before `p` (its element
-// index at p, when it visited p); GDS_SCAN_WALK_WORDS when p lies past the
-// bitmap's first two words (the count is only wanted below that).
+// index at p, when it visited p), at most GDS_SCAN_WALK_WORDS; that too
+// when p lies past the bitmap's first GDS_SCAN_INDEX_WORDS words (the count
+// is only wanted below GDS_SCAN_WALK_WORDS, and elements are a few bytes).
 __device__ __forceinline__ u32 gds_walk_index(const u32* bitmap, const ScanPage& pg, u64 k, u32 j, u32 seg_start,
                                               u32 p) {
   const u32 word = (p - seg_start) / 32, bit = (p - seg_start) & 31;
-  if (word >= 2) return GDS_SCAN_WALK_WORDS;
+  if (word >= GDS_SCAN_INDEX_WORDS) return GDS_SCAN_WALK_WORDS;
   const u32* bits = bitmap + gds_walk_bitmap(pg, k, j);
-  const u32 below = bits[word] & ((1u << bit) - 1u);
-  return (word == 1 ? __popc(bits[0]) : 0) + __popc(below);
+  u32 n = __popc(bits[word] & ((1u << bit) - 1u));
+  for (u32 w = 0; w < word; ++w) n += __popc(bits[w]);
+  return n < GDS_SCAN_WALK_WORDS ? n : GDS_SCAN_WALK_WORDS;
 }
 
 // The output bytes of the elements of the chain from `from` that start
