@@ -40,13 +40,13 @@ pub const SCAN_SEGMENT_WORDS: usize = SCAN_SEGMENT / 32;
 /// one: the output bytes of its first 1, 2, ... elements (so the outs
 /// kernel finds the walk's output from where the real chain meets it
 /// without walking it again when that is among its first offsets), and
-/// each of the first elements' copy margin (below). 32 since session 28:
-/// where the real chain enters a segment at a later walk's start, that
-/// walk stopped on walk 0's path and the real chain meets walk 0 some
-/// elements in; with 8, the verify kernel could not prove the rest of
-/// such a segment from walk 0's record and walked it, in most of its warps
-/// (`benches/probe/snappy_walks.py`: 1 104 of SF 0.2 lineitem's 16 558
-/// segments, 236 146 warp-steps; with 32, 96 and 27 694).
+/// each of the first elements' copy margin (below). Where the real chain
+/// enters a segment at a later walk's start, that walk stopped on walk 0's
+/// path and the real chain meets walk 0 some elements in: the record must
+/// reach that far for the verify kernel to prove the rest of the segment
+/// without walking it (`benches/probe/snappy_walks.py`: with 8, 1 104 of
+/// SF 0.2 lineitem's 16 558 segments unproved, walked in most of the
+/// kernel's warps; with 32, 96).
 pub const SCAN_WALK_WORDS: usize = 32;
 /// 32-bit words of a speculative walk's record: its elements' output
 /// bytes; the output bytes of its first 1 to [`SCAN_WALK_WORDS`] - 1

@@ -326,8 +326,8 @@ __device__ __forceinline__ u32 gds_varint_len(u64 n) {
 // can: each aligned word of dst from the two aligned words of src around
 // its bytes (a funnel shift), reading only words that lie inside
 // [src, src + n); the bytes before dst's first such word and after its
-// last one a byte at a time. (A byte a thread made gds_snappy_pieces issue
-// 1.8 G instructions per two nested decodes.)
+// last one a byte at a time (a byte a thread issues several times the
+// instructions a byte).
 __device__ __forceinline__ void gds_block_copy(u8* dst, const u8* src, u64 n) {
   const u64 pre_max = (4u - ((u64)dst & 3u)) & 3u;
   const u64 pre = pre_max < n ? pre_max : n;  // dst + pre is aligned
