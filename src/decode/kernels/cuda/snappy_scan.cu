@@ -236,25 +236,22 @@ __device__ __forceinline__ GdsVisits gds_visits(u32* bits, u32 seg_start) {
   v.bits = bits; v.seg_start = seg_start; v.word = 0; v.at_word = 0;
   return v;
 }
-__device__ __forceinline__ void gds_visit(GdsVisits& v, u32 p) {
-  const u32 rel = p - v.seg_start;
-  const u32 w = rel >> 5;
+// Writes the bitmap's words before word `w`.
+__device__ __forceinline__ void gds_visits_flush(GdsVisits& v, u32 w) {
   while (v.at_word < w) {
     v.bits[v.at_word++] = v.word;
     v.word = 0;
   }
+}
+__device__ __forceinline__ void gds_visit(GdsVisits& v, u32 p) {
+  const u32 rel = p - v.seg_start;
+  gds_visits_flush(v, rel >> 5);
   v.word |= 1u << (rel & 31);
 }
 // Whether the walk whose bitmap is `bits` visited offset `rel` of its
 // segment.
 __device__ __forceinline__ bool gds_visited(const u32* bits, u32 rel) { return (bits[rel >> 5] >> (rel & 31)) & 1u; }
-// Writes the rest of the bitmap's `n_words` words.
-__device__ __forceinline__ void gds_visits_end(GdsVisits& v, u32 n_words) {
-  while (v.at_word < n_words) {
-    v.bits[v.at_word++] = v.word;
-    v.word = 0;
-  }
-}
+
 
 // The speculative walks: gds_snappy_spec walk 0 of every segment, then
 // gds_snappy_spec_later the others, then gds_snappy_spec_rest those the
@@ -284,9 +281,9 @@ __device__ __forceinline__ void gds_visits_end(GdsVisits& v, u32 n_words) {
 // the real chain, never picks it; a real chain that enters the segment
 // where it began jumps to where it stopped (its elements up to there are
 // the real chain's own), and one that ran into it elsewhere walks on into
-// walk 0 a few elements later. Only a walk
-// out of step with walk 0 through the whole segment (the case the later
-// walks are for) walks it all. On TPC-H's pages about 9 in 10 later walks
+// walk 0 a few elements later. Only a walk out of step with walk 0
+// through the whole segment (the case the later walks are for) walks it
+// all. On TPC-H's pages about 9 in 10 later walks
 // stop, after 17 elements on average; a warp lasts as long as its longest
 // walk, so a later walk still out of step after GDS_SCAN_LATER_STEPS
 // elements is left to a third launch, which walks those side by side:
@@ -294,10 +291,10 @@ __device__ __forceinline__ void gds_visits_end(GdsVisits& v, u32 n_words) {
 // segment (benches/probe/snappy_walks.py, BENCHMARKS.md).
 //
 // Walk j of segment s (walk t = s * GDS_SCAN_STARTS + j). A LATER walk
-// stops where it lands on walk 0's path (merged: bitmap zeroed, exit
-// GDS_NO_POS, total 0xffffffff), or, after GDS_SCAN_LATER_STEPS elements
-// still out of step, leaves its bitmap and record unwritten and returns
-// false: gds_snappy_spec_rest walks it again.
+// stops where it lands on walk 0's path (as said above), or, past its
+// record's elements and GDS_SCAN_LATER_STEPS more still out of step,
+// leaves its bitmap and record unfinished and returns false:
+// gds_snappy_spec_rest walks it again.
 template <bool LATER>
 __device__ __forceinline__ bool gds_spec_walk(const u64* pages, const u32* seg_page, u64 s, u32 j, u32* bitmap,
                                               u32* exits, u32* outputs, const u64* hops) {
@@ -364,7 +361,7 @@ __device__ __forceinline__ bool gds_spec_walk(const u64* pages, const u32* seg_p
     record[0] = total;
     return true;
   }
-  gds_visits_end(visits, n_words);
+  gds_visits_flush(visits, n_words);
   // A walk that stopped at a bad element wrote its margin: the count
   // of margins written is then one more than its elements.
   for (u32 m = elements + (p == GDS_NO_POS ? 1u : 0u); m < GDS_SCAN_WALK_WORDS; ++m) margins[m] = 0x80000000u;
@@ -417,14 +414,17 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec_lat
 // walks; those past the list's count do nothing).
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_spec_rest(
     const u64* pages, const u32* seg_page, u32 n_segs, u32* bitmap, u32* exits, u32* outputs, u32* rest) {
+  const u32 n = rest[0];
+  // Most blocks have none (the list is short): they leave before the
+  // table, together (the test is the same for the whole block).
+  if ((u64)blockIdx.x * blockDim.x >= n) return;
   __shared__ u64 hops[256];
   gds_hop_table(hops);
-  const u32 n = rest[0];
   for (u64 i = gds_global_thread(); i < n; i += gds_thread_stride()) {
     const u32 t = rest[1 + i];
     gds_spec_walk<false>(pages, seg_page, t / GDS_SCAN_STARTS, t % GDS_SCAN_STARTS, bitmap, exits, outputs, hops);
   }
-  (void)n_segs;
+  (void)n_segs;  // the three launches take the same arguments
 }
 
 // The first of the speculative walks of segment k that visited `p` (an
