@@ -235,7 +235,7 @@ struct RunTable {
   u32 payload[GDS_MAX_RUNS];
   u8 packed[GDS_MAX_RUNS];
   u32 count;
-  u64 covered;    // items below this index (and at or above the tile's start) are covered
+  u32 covered;    // items below this index (and at or above the tile's start) are covered
 };
 
 __device__ __forceinline__ void gds_cursor_init(RunCursor& c, const u8* base, u32 len, u32 bw) {
@@ -322,7 +322,7 @@ __device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 l
     ++n;
   }
   r.count = n;
-  r.covered = run_end < hi ? run_end : hi;
+  r.covered = (u32)(run_end < hi ? run_end : hi);
   cursor.pos = pos;
   cursor.packed = packed;
   cursor.payload = payload;
@@ -332,16 +332,16 @@ __device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 l
 
 // The value of item `i` (inside the tile the table was filled for). False
 // when the stream does not reach the item.
-__device__ __forceinline__ bool gds_runs_get(const RunCursor& c, const RunTable& r, u64 i, u32& out) {
+__device__ __forceinline__ bool gds_runs_get(const RunCursor& c, const RunTable& r, u32 i, u32& out) {
   if (i >= r.covered || r.count == 0) return false;
   u32 lo = 0, hi = r.count;
   while (hi - lo > 1) {
     u32 mid = (lo + hi) >> 1;
-    if ((u64)r.start[mid] <= i) lo = mid; else hi = mid;
+    if (r.start[mid] <= i) lo = mid; else hi = mid;
   }
   if (!r.packed[lo]) { out = r.payload[lo]; return true; }
   const u32 bw = c.bw;
-  u64 bit = (i - (u64)r.start[lo]) * (u64)bw;
+  const u64 bit = (u64)(i - r.start[lo]) * bw;
   u64 byte = (u64)r.payload[lo] + (bit >> 3);
   u32 sh = (u32)(bit & 7);
   u32 mask = bw >= 32 ? 0xffffffffu : ((1u << bw) - 1u);

@@ -41,8 +41,8 @@ struct PageValues {
   const u8* values;       // PLAIN / BYTE_STREAM_SPLIT / bit-packed booleans
   const u8* str;          // byte arrays: value i at str + str_offsets[i] + str_prefix
   const u32* str_offsets;
-  u64 skip;               // the rows written: the page's levels [skip, end)
-  u64 end;
+  u32 skip;               // the rows written: the page's levels [skip, end)
+  u32 end;
   u32 values_len;
   u32 split_n;            // BYTE_STREAM_SPLIT values
   u32 str_len;
@@ -72,6 +72,9 @@ struct DecodeShared {
 
 // Checks the task's modes and sizes (block-uniform). 0 when it can be decoded.
 __device__ __noinline__ u32 gds_check_task(const PageTask& t) {
+  // Levels are counted in 32-bit arithmetic (a tile's end, an item's row):
+  // a page holds fewer than 2^31 of them, as Parquet's i32 counts say.
+  if (t.num_values > 0x7fffffffu) return GDS_ERR_BAD_TASK;
   if (t.max_def > 0xffffu) return GDS_ERR_BAD_TASK;
   // Level outputs hold a byte per entry; the nesting has GDS_NEST_LEVELS.
   if ((t.out_def != 0 && t.max_def > 255u) || (t.out_rep != 0 && t.max_rep >= GDS_NEST_LEVELS))
@@ -251,9 +254,9 @@ __device__ __forceinline__ void gds_write_zero(u8* dst, u32 width) {
 
 // ORs the 32 bits of a warp (levels i0..i0+31 of the page) into a bitmap at
 // row `r0` = out_row + i0: one or two words, never a word without set bits.
-__device__ __forceinline__ void gds_or_bits(u32* bitmap, u64 r0, u32 bits) {
+__device__ __forceinline__ void gds_or_bits(u32* bitmap, u32 r0, u32 bits) {
   if (bits == 0) return;
-  const u64 w = r0 >> 5;
+  const u32 w = r0 >> 5;
   const u32 s = (u32)(r0 & 31);
   atomicOr(&bitmap[w], bits << s);
   if (s != 0) {
@@ -264,7 +267,7 @@ __device__ __forceinline__ void gds_or_bits(u32* bitmap, u64 r0, u32 bits) {
 
 // As gds_or_bits for the bits of levels i0..i0+31 that fall in the row
 // window [skip, end): level i goes to row out_row + i - skip.
-__device__ __forceinline__ void gds_or_window(u32* bitmap, u64 out_row, u64 i0, u32 bits, u64 skip, u64 end) {
+__device__ __forceinline__ void gds_or_window(u32* bitmap, u32 out_row, u32 i0, u32 bits, u32 skip, u32 end) {
   if (i0 >= end || i0 + 32 <= skip) return;
   if (end < i0 + 32) bits &= (1u << (u32)(end - i0)) - 1u;
   if (i0 >= skip) {
@@ -389,15 +392,15 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     pv.str_len = str_len;
     pv.str_count = str_count;
     pv.str_prefix = str_prefix;
-    pv.skip = windowed ? (u64)t.row_skip : 0;
-    pv.end = windowed ? pv.skip + (u64)t.row_take : (u64)t.num_values;
+    pv.skip = windowed ? t.row_skip : 0u;
+    pv.end = windowed ? t.row_skip + t.row_take : t.num_values;
   }
   __syncthreads();
 
   // Read from shared memory where used (see PageValues).
   const PageValues& pv = sh.pv;
-  const u64& skip = pv.skip;
-  const u64& end = pv.end;
+  const u32& skip = pv.skip;
+  const u32& end = pv.end;
   const u32& num_values = t.num_values;
   const u32& max_def = t.max_def;
   const u32& out_row = t.out_row;
@@ -412,9 +415,9 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   // Level bytes: level i of the page at out_row + i - skip (the rows).
   const bool def_out = has_levels && t.out_def != 0;
 
-  u64 vbase = 0;  // values (defined levels) before this tile
-  for (u64 lo = 0; lo < num_values; lo += GDS_TILE) {
-    const u64 hi = lo + GDS_TILE < (u64)num_values ? lo + GDS_TILE : (u64)num_values;
+  u32 vbase = 0;  // values (defined levels) before this tile
+  for (u32 lo = 0; lo < num_values; lo += GDS_TILE) {
+    const u32 hi = lo + GDS_TILE < num_values ? lo + GDS_TILE : num_values;
     bool failed = false;
 
     // 1. Definition levels -> per-warp ballots of the defined ones, and the
@@ -432,7 +435,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     bool all_defined = true;  // this thread's levels of the tile
 #pragma unroll
     for (int k = 0; k < GDS_ITEMS; ++k) {
-      const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+      const u32 i = lo + (u32)k * GDS_BLOCK + tid;
       bool d = i < hi;
       if (has_levels && d) {
         u32 level;
@@ -452,7 +455,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       if (lane == 0) {
         sh.ballots[k * GDS_WARPS + warp] = ballot;
         sh.counts[k * GDS_WARPS + warp] = __popc(ballot);
-        if (validity_at != 0) gds_or_window((u32*)validity_at, out_row, lo + (u64)k * GDS_BLOCK + (u64)warp * 32, ballot, skip, end);
+        if (validity_at != 0) gds_or_window((u32*)validity_at, out_row, lo + (u32)k * GDS_BLOCK + warp * 32, ballot, skip, end);
       }
     }
 
@@ -462,7 +465,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       u8* const rep_bytes = (u8*)sh.task.out_rep;
 #pragma unroll 1
       for (int k = 0; k < GDS_ITEMS; ++k) {
-        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        const u32 i = lo + (u32)k * GDS_BLOCK + tid;
         if (i >= hi) break;
         u32 level;
         if (!gds_runs_get(sh.rep, sh.rep_runs, i, level)) GDS_FAIL(GDS_ERR_LEVELS_OVERRUN, i);
@@ -474,7 +477,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     // 2. Value index of every defined level: level i's is vbase + i - lo
     //    when the tile has no null (the barrier tells every thread);
     //    otherwise warp 0 scans the 32 counts (`scanned`).
-    u64 ndef;
+    u32 ndef;
     bool scanned = false;
     if (has_levels && !__syncthreads_and(all_defined)) {
       scanned = true;
@@ -497,7 +500,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     }
 
     // The value index of level i, item k of its thread, `ballot` its warp's.
-    auto value_index = [&](int k, u32 ballot, u64 i) -> u64 {
+    auto value_index = [&](int k, u32 ballot, u32 i) -> u32 {
       return scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
     };
 
@@ -505,11 +508,11 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     if (windowed) {
 #pragma unroll 1
       for (int k = 0; k < GDS_ITEMS; ++k) {
-        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        const u32 i = lo + (u32)k * GDS_BLOCK + tid;
         if (i >= hi) break;
         if (i == skip || i == end) {
           const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-          const u64 before = value_index(k, ballot, i);
+          const u32 before = value_index(k, ballot, i);
           if (i == skip) sh.win_lo = (u32)before;
           if (i == end) sh.win_hi = (u32)before;
         }
@@ -534,32 +537,32 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     if (kind == GDS_KIND_BOOLEAN) {
 #pragma unroll 1
       for (int k = 0; k < GDS_ITEMS; ++k) {
-        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        const u32 i = lo + (u32)k * GDS_BLOCK + tid;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-        const u64 vi = value_index(k, ballot, i);
+        const u32 vi = value_index(k, ballot, i);
         bool bit = false;
         if ((ballot >> lane) & 1) {
           if (rle_bool) {
             u32 v;
             if (!gds_runs_get(sh.values, sh.value_runs, vi, v)) GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             else bit = v != 0;
-          } else if ((vi >> 3) >= (u64)pv.values_len) {
+          } else if ((vi >> 3) >= pv.values_len) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
           } else {
             bit = (pv.values[vi >> 3] >> (vi & 7)) & 1;
           }
         }
         const u32 bits = __ballot_sync(GDS_FULL_MASK, bit);
-        if (lane == 0) gds_or_window((u32*)out_at, out_row, lo + (u64)k * GDS_BLOCK + (u64)warp * 32, bits, skip, end);
+        if (lane == 0) gds_or_window((u32*)out_at, out_row, lo + (u32)k * GDS_BLOCK + warp * 32, bits, skip, end);
       }
     } else if (kind == GDS_KIND_LEVELS) {
       u32* const row_map = (u32*)t.scratch;
       if (row_map != 0) {
 #pragma unroll 1
         for (int k = 0; k < GDS_ITEMS; ++k) {
-          const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+          const u32 i = lo + (u32)k * GDS_BLOCK + tid;
           const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-          const u64 vi = value_index(k, ballot, i);
+          const u32 vi = value_index(k, ballot, i);
           if (((ballot >> lane) & 1) && i >= skip && i < end) row_map[vi] = (u32)(out_row + i - skip);
         }
       }
@@ -573,15 +576,15 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       const u32 slot = gds_byte_array_slot(conversion);
 #pragma unroll 1
       for (int k = 0; k < GDS_ITEMS; ++k) {
-        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        const u32 i = lo + (u32)k * GDS_BLOCK + tid;
         if (i >= hi) break;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-        const u64 vi = value_index(k, ballot, i);
+        const u32 vi = value_index(k, ballot, i);
         if (i < skip || i >= end) continue;
-        u8* const dst = (u8*)out_at + ((u64)out_row + i - skip) * (u64)slot;
+        u8* const dst = (u8*)out_at + (u64)(out_row + i - skip) * slot;
         bool written = false;
         if ((ballot >> lane) & 1) {
-          if (vi >= (u64)plain_count) {
+          if (vi >= plain_count) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
           } else {
             const u32 pos = offsets[vi];
@@ -611,12 +614,12 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       const u64 dict_len = t.dict_len;
 #pragma unroll 1
       for (int k = 0; k < GDS_ITEMS; ++k) {
-        const u64 i = lo + (u64)k * GDS_BLOCK + tid;
+        const u32 i = lo + (u32)k * GDS_BLOCK + tid;
         if (i >= hi) break;
         const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-        const u64 vi = value_index(k, ballot, i);
+        const u32 vi = value_index(k, ballot, i);
         if (i < skip || i >= end) continue;
-        u8* const dst = (u8*)out_at + ((u64)out_row + i - skip) * (u64)out_width;
+        u8* const dst = (u8*)out_at + (u64)(out_row + i - skip) * out_width;
         const u8* src = 0;
         if ((ballot >> lane) & 1) {
           if (dictionary) {
@@ -625,7 +628,7 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
             else if (index >= dict_count || ((u64)index + 1) * in_width > dict_len) GDS_FAIL(GDS_ERR_DICT_INDEX, i);
             else src = dict + (u64)index * in_width;
           } else if (split) {
-            if (vi >= (u64)pv.split_n) {
+            if (vi >= pv.split_n) {
               GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
             } else if (in_width <= 32) {
               // Byte b of value vi is at b * n + vi: consecutive lanes read
@@ -639,10 +642,10 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
               for (u32 b = 0; b < in_width; ++b) dst[b] = pv.values[(u64)b * pv.split_n + vi];
               continue;
             }
-          } else if ((vi + 1) * (u64)in_width > (u64)pv.values_len) {
+          } else if ((u64)(vi + 1) * in_width > (u64)pv.values_len) {
             GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
           } else {
-            src = pv.values + vi * in_width;
+            src = pv.values + (u64)vi * in_width;
           }
         }
         if (src != 0) gds_write_value(dst, src, conversion, in_width);
@@ -658,8 +661,8 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   if (tid == 0) {
     task->value_count = (u32)vbase;
     if (windowed) {
-      const u64 lo_v = skip >= (u64)num_values ? vbase : (u64)sh.win_lo;
-      const u64 hi_v = end >= (u64)num_values ? vbase : (u64)sh.win_hi;
+      const u32 lo_v = skip >= num_values ? vbase : sh.win_lo;
+      const u32 hi_v = end >= num_values ? vbase : sh.win_hi;
       task->null_count = sh.error == 0 ? (u32)((end - skip) - (hi_v - lo_v)) : 0;
     } else {
       task->null_count = sh.error == 0 ? num_values - (u32)vbase : 0;
