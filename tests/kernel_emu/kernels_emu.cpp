@@ -756,6 +756,9 @@ int main() {
     { auto t = base(V2, std::vector<uint8_t>(400, 0), GDS_ENC_PLAIN); auto lv = hybrid(std::vector<u32>(n, 3), 2); t.def_levels = up(lv); t.def_len = lv.size(); t.max_def = 2; ts.push_back(t); want.push_back(GDS_ERR_BAD_LEVEL); }
     { auto t = base(REQ, std::vector<uint8_t>(400, 0), GDS_ENC_PLAIN); t.out_row = 1; ts.push_back(t); want.push_back(GDS_ERR_OUTPUT_RANGE); }
     { auto t = base(REQ, std::vector<uint8_t>(400, 0), GDS_ENC_PLAIN); t.out_width = 8; ts.push_back(t); want.push_back(GDS_ERR_BAD_CONVERSION); }
+    // Levels are counted in 32 bits: a page of 2^31 levels or more (no Parquet
+    // page; out_rows large enough) is refused before any tile.
+    { auto t = base(REQ, std::vector<uint8_t>(400, 0), GDS_ENC_PLAIN); t.num_values = 0x80000000u; t.out_rows = 0xffffffffu; ts.push_back(t); want.push_back(GDS_ERR_BAD_TASK); }
     { std::vector<uint8_t> s; for (int i = 0; i < 99; ++i) { u32 L = 3; s.insert(s.end(), (uint8_t*)&L, (uint8_t*)&L + 4); s.push_back('a'); s.push_back('b'); s.push_back('c'); } u32 L = 1000; s.insert(s.end(), (uint8_t*)&L, (uint8_t*)&L + 4);
       PageTask t{}; t.kind = GDS_KIND_BYTE_ARRAY; t.encoding = GDS_ENC_PLAIN; t.out_rows = n; place(t, REQ, all, s); t.view_buffer_base = t.data; t.scratch = alloc(404, 0); t.scratch_len = 404; t.out_values = alloc(n * 16, 0); ts.push_back(t); want.push_back(GDS_ERR_VALUES_OVERRUN); }
     std::vector<uint8_t> sd; for (char c : std::string("xy")) { u32 L = 1; sd.insert(sd.end(), (uint8_t*)&L, (uint8_t*)&L + 4); sd.push_back(c); }
