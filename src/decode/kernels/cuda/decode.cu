@@ -277,12 +277,155 @@ __device__ __forceinline__ void gds_or_window(u32* bitmap, u32 out_row, u32 i0, 
   }
 }
 
+// A value of `w` bytes (4, 8 or 16) loaded into registers and stored
+// (gds_decode_page's copies of a tile's items; `w` is a constant where
+// they are inlined, so only the words it needs are kept).
+__device__ __forceinline__ uint4 gds_copy_load(const u8* p, u32 w) {
+  if (w == 16) return gds_ld_16(p);
+  if (w == 8) {
+    const u64 x = gds_ld_u64(p);
+    return make_uint4((u32)x, (u32)(x >> 32), 0, 0);
+  }
+  return make_uint4(gds_ld_u32(p), 0, 0, 0);
+}
+
+__device__ __forceinline__ void gds_copy_store(u8* p, uint4 v, u32 w) {
+  if (w == 16) gds_st_16(p, v);
+  else if (w == 8) *(u64*)p = (u64)v.x | ((u64)v.y << 32);
+  else *(u32*)p = v.x;
+}
+
 // Records an error for item `i`: the first one of the page wins.
 #define GDS_FAIL(code, i)                                        \
   do {                                                           \
     gds_fail(&sh.error, &sh.error_index, (code), (u32)(i));      \
     failed = true;                                               \
   } while (0)
+
+// One thread's items of a tile whose values are copies of W bytes (4, 8
+// or 16: integers, floats, dates, a dictionary's string views — most
+// columns), in three passes: every item's place (its value index, or for a
+// dictionary the run that holds its index), then every load (packed
+// indices, then values), then every store, so the thread's loads overlap.
+// gds_decode_page's general loop takes one item at a time, each waiting on
+// its packed index, then on the dictionary entry it names, before the next
+// begins. Not inlined: its arrays would raise the page kernel's register
+// peak, and ptxas would spill the tile loop's state on every path for them.
+// True when an item failed (its error recorded as GDS_FAIL does).
+template <u32 W>
+__device__ __noinline__ bool gds_copy_items(DecodeShared& sh, u32 lo, u32 hi, u32 vbase, bool scanned, bool dictionary) {
+  const u32 tid = threadIdx.x;
+  const u32 lane = tid & 31;
+  const u32 warp = tid >> 5;
+  const u32 lanes_below = (1u << lane) - 1u;
+  const PageValues& pv = sh.pv;
+  const u32 skip = pv.skip, end = pv.end;
+  const u32 out_row = sh.task.out_row;
+  const u64 out_at = sh.task.out_values;
+  const u8* const dict = (const u8*)sh.task.dict;
+  const u32 dict_count = sh.task.dict_count;
+  const u64 dict_len = sh.task.dict_len;
+  bool failed = false;
+  auto value_index = [&](int k, u32 ballot, u32 i) -> u32 {
+    return scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
+  };
+      const RunCursor& c = sh.values;
+      const RunTable& r = sh.value_runs;
+      const u32 lead = (u32)((u64)c.base & 3);
+      const u32* const words = (const u32*)((u64)c.base - lead);
+      const u32 bw = c.bw;
+      const u32 mask = bw >= 32 ? 0xffffffffu : ((1u << bw) - 1u);
+      u32 idx[GDS_ITEMS];    // value index (PLAIN) or dictionary index
+      u32 word[GDS_ITEMS];   // a packed index: its first aligned word in `words`
+      u32 shift[GDS_ITEMS];  // and its bits' place in that word and the next
+      u32 ready = 0;         // bit k: idx[k] is known
+      u32 packed = 0;        // bit k: idx[k] is read from word[k], shift[k]
+#pragma unroll
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u32 i = lo + (u32)k * GDS_BLOCK + tid;
+        if (i >= hi) continue;
+        const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+        const u32 vi = value_index(k, ballot, i);
+        if (i < skip || i >= end || !((ballot >> lane) & 1)) continue;
+        if (!dictionary) {
+          if ((u64)(vi + 1) * W > (u64)pv.values_len) {
+            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+          } else {
+            idx[k] = vi;
+            ready |= 1u << k;
+          }
+          continue;
+        }
+        // gds_runs_get's search; the packed item's load is left for later.
+        if (vi >= r.covered || r.count == 0) {
+          GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+          continue;
+        }
+        u32 a = 0, b = r.count;
+        while (b - a > 1) {
+          const u32 m = (a + b) >> 1;
+          if (r.start[m] <= vi) a = m; else b = m;
+        }
+        if (!r.packed[a]) {
+          idx[k] = r.payload[a];
+          ready |= 1u << k;
+          continue;
+        }
+        const u64 bit = (u64)(vi - r.start[a]) * bw;
+        const u64 byte = (u64)r.payload[a] + (bit >> 3);
+        const u32 in_byte = (u32)(bit & 7);
+        if (in_byte + bw <= 32 && byte + 8 <= (u64)c.len) {
+          // As gds_runs_get: two aligned words inside the stream's allocation.
+          const u64 at = (u64)lead + byte;
+          word[k] = (u32)(at >> 2);
+          shift[k] = (u32)(at & 3) * 8 + in_byte;
+          packed |= 1u << k;
+        } else {
+          u32 v;
+          if (!gds_runs_get(c, r, vi, v)) {
+            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+          } else {
+            idx[k] = v;
+            ready |= 1u << k;
+          }
+        }
+      }
+      if (packed != 0) {
+        u32 w0[GDS_ITEMS], w1[GDS_ITEMS];
+#pragma unroll
+        for (int k = 0; k < GDS_ITEMS; ++k) {
+          if ((packed >> k) & 1) {
+            w0[k] = words[word[k]];
+            w1[k] = words[word[k] + 1];
+          }
+        }
+#pragma unroll
+        for (int k = 0; k < GDS_ITEMS; ++k) {
+          if ((packed >> k) & 1) idx[k] = (u32)((((u64)w1[k] << 32) | w0[k]) >> shift[k]) & mask;
+        }
+        ready |= packed;
+      }
+      uint4 v[GDS_ITEMS];
+#pragma unroll
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        v[k] = make_uint4(0, 0, 0, 0);
+        if (!((ready >> k) & 1)) continue;
+        if (!dictionary) {
+          v[k] = gds_copy_load(pv.values + (u64)idx[k] * W, W);
+        } else if (idx[k] >= dict_count || ((u64)idx[k] + 1) * W > dict_len) {
+          GDS_FAIL(GDS_ERR_DICT_INDEX, lo + (u32)k * GDS_BLOCK + tid);
+        } else {
+          v[k] = gds_copy_load(dict + (u64)idx[k] * W, W);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < GDS_ITEMS; ++k) {
+        const u32 i = lo + (u32)k * GDS_BLOCK + tid;
+        if (i >= hi || i < skip || i >= end) continue;
+        gds_copy_store((u8*)out_at + (u64)(out_row + i - skip) * W, v[k], W);
+      }
+  return failed;
+}
 
 __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   const u32 tid = threadIdx.x;
@@ -612,6 +755,12 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       const u8* const dict = (const u8*)t.dict;
       const u32 dict_count = t.dict_count;
       const u64 dict_len = t.dict_len;
+      // Copies of 4, 8 or 16 bytes: most columns (gds_copy_items).
+      const bool copy = !split && conversion == GDS_CONV_COPY;
+      if (copy && in_width == 4) failed |= gds_copy_items<4>(sh, lo, hi, vbase, scanned, dictionary);
+      else if (copy && in_width == 8) failed |= gds_copy_items<8>(sh, lo, hi, vbase, scanned, dictionary);
+      else if (copy && in_width == 16) failed |= gds_copy_items<16>(sh, lo, hi, vbase, scanned, dictionary);
+      else
 #pragma unroll 1
       for (int k = 0; k < GDS_ITEMS; ++k) {
         const u32 i = lo + (u32)k * GDS_BLOCK + tid;
