@@ -335,11 +335,12 @@ __device__ __noinline__ bool gds_copy_items(DecodeShared& sh, u32 lo, u32 hi, u3
       const u32* const words = (const u32*)((u64)c.base - lead);
       const u32 bw = c.bw;
       const u32 mask = bw >= 32 ? 0xffffffffu : ((1u << bw) - 1u);
-      u32 idx[GDS_ITEMS];    // value index (PLAIN) or dictionary index
-      u32 word[GDS_ITEMS];   // a packed index: its first aligned word in `words`
-      u32 shift[GDS_ITEMS];  // and its bits' place in that word and the next
-      u32 ready = 0;         // bit k: idx[k] is known
-      u32 packed = 0;        // bit k: idx[k] is read from word[k], shift[k]
+      // idx[k]: item k's value index (PLAIN) or dictionary index, or while
+      // bit k of `packed` is set, the bit of `words` where its packed
+      // dictionary index begins.
+      u32 idx[GDS_ITEMS];
+      u32 ready = 0;   // bit k: idx[k] is known
+      u32 packed = 0;  // bit k: idx[k] is still to be read from `words`
 #pragma unroll
       for (int k = 0; k < GDS_ITEMS; ++k) {
         const u32 i = lo + (u32)k * GDS_BLOCK + tid;
@@ -374,11 +375,11 @@ __device__ __noinline__ bool gds_copy_items(DecodeShared& sh, u32 lo, u32 hi, u3
         const u64 bit = (u64)(vi - r.start[a]) * bw;
         const u64 byte = (u64)r.payload[a] + (bit >> 3);
         const u32 in_byte = (u32)(bit & 7);
-        if (in_byte + bw <= 32 && byte + 8 <= (u64)c.len) {
-          // As gds_runs_get: two aligned words inside the stream's allocation.
-          const u64 at = (u64)lead + byte;
-          word[k] = (u32)(at >> 2);
-          shift[k] = (u32)(at & 3) * 8 + in_byte;
+        const u64 at_bit = ((u64)lead + byte) * 8 + in_byte;
+        if (in_byte + bw <= 32 && byte + 8 <= (u64)c.len && at_bit < (1ull << 32)) {
+          // As gds_runs_get: two aligned words inside the stream's allocation
+          // (word at_bit / 32 and the next; bits from at_bit % 32 on).
+          idx[k] = (u32)at_bit;
           packed |= 1u << k;
         } else {
           u32 v;
@@ -395,13 +396,13 @@ __device__ __noinline__ bool gds_copy_items(DecodeShared& sh, u32 lo, u32 hi, u3
 #pragma unroll
         for (int k = 0; k < GDS_ITEMS; ++k) {
           if ((packed >> k) & 1) {
-            w0[k] = words[word[k]];
-            w1[k] = words[word[k] + 1];
+            w0[k] = words[idx[k] >> 5];
+            w1[k] = words[(idx[k] >> 5) + 1];
           }
         }
 #pragma unroll
         for (int k = 0; k < GDS_ITEMS; ++k) {
-          if ((packed >> k) & 1) idx[k] = (u32)((((u64)w1[k] << 32) | w0[k]) >> shift[k]) & mask;
+          if ((packed >> k) & 1) idx[k] = (u32)((((u64)w1[k] << 32) | w0[k]) >> (idx[k] & 31)) & mask;
         }
         ready |= packed;
       }
