@@ -329,102 +329,105 @@ __device__ __noinline__ bool gds_copy_items(DecodeShared& sh, u32 lo, u32 hi, u3
   auto value_index = [&](int k, u32 ballot, u32 i) -> u32 {
     return scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
   };
-      const RunCursor& c = sh.values;
-      const RunTable& r = sh.value_runs;
-      const u32 lead = (u32)((u64)c.base & 3);
-      const u32* const words = (const u32*)((u64)c.base - lead);
-      const u32 bw = c.bw;
-      const u32 mask = bw >= 32 ? 0xffffffffu : ((1u << bw) - 1u);
-      // idx[k]: item k's value index (PLAIN) or dictionary index, or while
-      // bit k of `packed` is set, the bit of `words` where its packed
-      // dictionary index begins.
-      u32 idx[GDS_ITEMS];
-      u32 ready = 0;   // bit k: idx[k] is known
-      u32 packed = 0;  // bit k: idx[k] is still to be read from `words`
+  const RunCursor& c = sh.values;
+  const RunTable& r = sh.value_runs;
+  const u32 lead = (u32)((u64)c.base & 3);
+  const u32* const words = (const u32*)((u64)c.base - lead);
+  const u32 bw = c.bw;
+  const u32 mask = bw >= 32 ? 0xffffffffu : ((1u << bw) - 1u);
+  // idx[k]: item k's value index (PLAIN) or dictionary index, or while
+  // bit k of `packed` is set, the bit of `words` where its packed
+  // dictionary index begins. The arrays start zeroed: an element left
+  // unset on some path made ptxas keep it in local memory.
+  u32 idx[GDS_ITEMS] = {};
+  u32 ready = 0;   // bit k: idx[k] is known
+  u32 packed = 0;  // bit k: idx[k] is still to be read from `words`
 #pragma unroll
-      for (int k = 0; k < GDS_ITEMS; ++k) {
-        const u32 i = lo + (u32)k * GDS_BLOCK + tid;
-        if (i >= hi) continue;
-        const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-        const u32 vi = value_index(k, ballot, i);
-        if (i < skip || i >= end || !((ballot >> lane) & 1)) continue;
-        if (!dictionary) {
-          if ((u64)(vi + 1) * W > (u64)pv.values_len) {
-            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
-          } else {
-            idx[k] = vi;
-            ready |= 1u << k;
-          }
-          continue;
-        }
-        // gds_runs_get's search; the packed item's load is left for later.
-        if (vi >= r.covered || r.count == 0) {
-          GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
-          continue;
-        }
-        u32 a = 0, b = r.count;
-        while (b - a > 1) {
-          const u32 m = (a + b) >> 1;
-          if (r.start[m] <= vi) a = m; else b = m;
-        }
-        if (!r.packed[a]) {
-          idx[k] = r.payload[a];
-          ready |= 1u << k;
-          continue;
-        }
-        const u64 bit = (u64)(vi - r.start[a]) * bw;
-        const u64 byte = (u64)r.payload[a] + (bit >> 3);
-        const u32 in_byte = (u32)(bit & 7);
-        const u64 at_bit = ((u64)lead + byte) * 8 + in_byte;
-        if (in_byte + bw <= 32 && byte + 8 <= (u64)c.len && at_bit < (1ull << 32)) {
-          // As gds_runs_get: two aligned words inside the stream's allocation
-          // (word at_bit / 32 and the next; bits from at_bit % 32 on).
-          idx[k] = (u32)at_bit;
-          packed |= 1u << k;
-        } else {
-          u32 v;
-          if (!gds_runs_get(c, r, vi, v)) {
-            GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
-          } else {
-            idx[k] = v;
-            ready |= 1u << k;
-          }
-        }
+  for (int k = 0; k < GDS_ITEMS; ++k) {
+    const u32 i = lo + (u32)k * GDS_BLOCK + tid;
+    if (i >= hi) continue;
+    const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
+    const u32 vi = value_index(k, ballot, i);
+    if (i < skip || i >= end || !((ballot >> lane) & 1)) continue;
+    if (!dictionary) {
+      if ((u64)(vi + 1) * W > (u64)pv.values_len) {
+        GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+      } else {
+        idx[k] = vi;
+        ready |= 1u << k;
       }
-      if (packed != 0) {
-        u32 w0[GDS_ITEMS], w1[GDS_ITEMS];
-#pragma unroll
-        for (int k = 0; k < GDS_ITEMS; ++k) {
-          if ((packed >> k) & 1) {
-            w0[k] = words[idx[k] >> 5];
-            w1[k] = words[(idx[k] >> 5) + 1];
-          }
-        }
-#pragma unroll
-        for (int k = 0; k < GDS_ITEMS; ++k) {
-          if ((packed >> k) & 1) idx[k] = (u32)((((u64)w1[k] << 32) | w0[k]) >> (idx[k] & 31)) & mask;
-        }
-        ready |= packed;
+      continue;
+    }
+    // gds_runs_get's search; the packed item's load is left for later.
+    if (vi >= r.covered || r.count == 0) {
+      GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+      continue;
+    }
+    u32 a = 0, b = r.count;
+    while (b - a > 1) {
+      const u32 m = (a + b) >> 1;
+      if (r.start[m] <= vi) a = m; else b = m;
+    }
+    if (!r.packed[a]) {
+      idx[k] = r.payload[a];
+      ready |= 1u << k;
+      continue;
+    }
+    const u64 bit = (u64)(vi - r.start[a]) * bw;
+    const u64 byte = (u64)r.payload[a] + (bit >> 3);
+    const u32 in_byte = (u32)(bit & 7);
+    const u64 at_bit = ((u64)lead + byte) * 8 + in_byte;
+    if (in_byte + bw <= 32 && byte + 8 <= (u64)c.len && at_bit < (1ull << 32)) {
+      // As gds_runs_get: two aligned words inside the stream's allocation
+      // (word at_bit / 32 and the next; bits from at_bit % 32 on).
+      idx[k] = (u32)at_bit;
+      packed |= 1u << k;
+    } else {
+      u32 v;
+      if (!gds_runs_get(c, r, vi, v)) {
+        GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
+      } else {
+        idx[k] = v;
+        ready |= 1u << k;
       }
-      uint4 v[GDS_ITEMS];
+    }
+  }
+  if (packed != 0) {
+    u32 w0[GDS_ITEMS], w1[GDS_ITEMS];
 #pragma unroll
-      for (int k = 0; k < GDS_ITEMS; ++k) {
-        v[k] = make_uint4(0, 0, 0, 0);
-        if (!((ready >> k) & 1)) continue;
-        if (!dictionary) {
-          v[k] = gds_copy_load(pv.values + (u64)idx[k] * W, W);
-        } else if (idx[k] >= dict_count || ((u64)idx[k] + 1) * W > dict_len) {
-          GDS_FAIL(GDS_ERR_DICT_INDEX, lo + (u32)k * GDS_BLOCK + tid);
-        } else {
-          v[k] = gds_copy_load(dict + (u64)idx[k] * W, W);
-        }
+    for (int k = 0; k < GDS_ITEMS; ++k) {
+      w0[k] = 0;
+      w1[k] = 0;
+      if ((packed >> k) & 1) {
+        w0[k] = words[idx[k] >> 5];
+        w1[k] = words[(idx[k] >> 5) + 1];
       }
+    }
 #pragma unroll
-      for (int k = 0; k < GDS_ITEMS; ++k) {
-        const u32 i = lo + (u32)k * GDS_BLOCK + tid;
-        if (i >= hi || i < skip || i >= end) continue;
-        gds_copy_store((u8*)out_at + (u64)(out_row + i - skip) * W, v[k], W);
-      }
+    for (int k = 0; k < GDS_ITEMS; ++k) {
+      if ((packed >> k) & 1) idx[k] = (u32)((((u64)w1[k] << 32) | w0[k]) >> (idx[k] & 31)) & mask;
+    }
+    ready |= packed;
+  }
+  uint4 v[GDS_ITEMS];
+#pragma unroll
+  for (int k = 0; k < GDS_ITEMS; ++k) {
+    v[k] = make_uint4(0, 0, 0, 0);
+    if (!((ready >> k) & 1)) continue;
+    if (!dictionary) {
+      v[k] = gds_copy_load(pv.values + (u64)idx[k] * W, W);
+    } else if (idx[k] >= dict_count || ((u64)idx[k] + 1) * W > dict_len) {
+      GDS_FAIL(GDS_ERR_DICT_INDEX, lo + (u32)k * GDS_BLOCK + tid);
+    } else {
+      v[k] = gds_copy_load(dict + (u64)idx[k] * W, W);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < GDS_ITEMS; ++k) {
+    const u32 i = lo + (u32)k * GDS_BLOCK + tid;
+    if (i >= hi || i < skip || i >= end) continue;
+    gds_copy_store((u8*)out_at + (u64)(out_row + i - skip) * W, v[k], W);
+  }
   return failed;
 }
 
