@@ -21,7 +21,9 @@
 //      count whenever the tile has no null; a tile with nulls reads them
 //      again, from where that read began, for its defined levels only;
 //   4. every thread converts and writes its values to their rows: consecutive
-//      lanes write consecutive rows (coalesced).
+//      lanes write consecutive rows (coalesced). Copies of 4, 8 or 16 bytes
+//      (gds_copy_items) find all of a thread's items first and then load
+//      them together.
 // A nested leaf's page (level outputs out_rep/out_def) also gets each
 // entry's definition level as a byte in step 1 and, decoded beside them
 // (their own run table, filled by warp 1 while warp 0 fills the
