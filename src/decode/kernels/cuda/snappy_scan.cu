@@ -252,7 +252,6 @@ __device__ __forceinline__ void gds_visit(GdsVisits& v, u32 p) {
 // segment.
 __device__ __forceinline__ bool gds_visited(const u32* bits, u32 rel) { return (bits[rel >> 5] >> (rel & 31)) & 1u; }
 
-
 // The speculative walks: gds_snappy_spec walk 0 of every segment, then
 // gds_snappy_spec_later the others, then gds_snappy_spec_rest those the
 // second launch left (below). Walk t = s *
