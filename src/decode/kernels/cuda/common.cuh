@@ -330,15 +330,24 @@ __device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 l
   cursor.run_end = run_end;
 }
 
-// The value of item `i` (inside the tile the table was filled for). False
-// when the stream does not reach the item.
-__device__ __forceinline__ bool gds_runs_get(const RunCursor& c, const RunTable& r, u32 i, u32& out) {
+// The run of table `r` that holds item `i` (the last whose start is at or
+// before it), in `run`; false when the table does not reach item `i`.
+__device__ __forceinline__ bool gds_runs_find(const RunTable& r, u32 i, u32& run) {
   if (i >= r.covered || r.count == 0) return false;
   u32 lo = 0, hi = r.count;
   while (hi - lo > 1) {
-    u32 mid = (lo + hi) >> 1;
+    const u32 mid = (lo + hi) >> 1;
     if (r.start[mid] <= i) lo = mid; else hi = mid;
   }
+  run = lo;
+  return true;
+}
+
+// The value of item `i` (inside the tile the table was filled for). False
+// when the stream does not reach the item.
+__device__ __forceinline__ bool gds_runs_get(const RunCursor& c, const RunTable& r, u32 i, u32& out) {
+  u32 lo;
+  if (!gds_runs_find(r, i, lo)) return false;
   if (!r.packed[lo]) { out = r.payload[lo]; return true; }
   const u32 bw = c.bw;
   const u64 bit = (u64)(i - r.start[lo]) * bw;

@@ -297,6 +297,18 @@ __device__ __forceinline__ void gds_copy_store(u8* p, uint4 v, u32 w) {
   else *(u32*)p = v.x;
 }
 
+// The value index of level `i`, item `k` of its thread in the tile from
+// level `lo`, `ballot` its warp's ballot of defined levels: with the
+// tile's definition levels scanned, `vbase` plus the defined levels before
+// it (its warp's count before it and the lanes below it in `ballot`);
+// otherwise every level has a value.
+__device__ __forceinline__ u32 gds_value_index(const DecodeShared& sh, int k, u32 ballot, u32 i, u32 lo, u32 vbase,
+                                               bool scanned) {
+  const u32 lane = threadIdx.x & 31;
+  const u32 warp = threadIdx.x >> 5;
+  return scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & ((1u << lane) - 1u)) : vbase + (i - lo);
+}
+
 // Records an error for item `i`: the first one of the page wins.
 #define GDS_FAIL(code, i)                                        \
   do {                                                           \
@@ -319,7 +331,6 @@ __device__ __noinline__ bool gds_copy_items(DecodeShared& sh, u32 lo, u32 hi, u3
   const u32 tid = threadIdx.x;
   const u32 lane = tid & 31;
   const u32 warp = tid >> 5;
-  const u32 lanes_below = (1u << lane) - 1u;
   const PageValues& pv = sh.pv;
   const u32 skip = pv.skip, end = pv.end;
   const u32 out_row = sh.task.out_row;
@@ -328,9 +339,6 @@ __device__ __noinline__ bool gds_copy_items(DecodeShared& sh, u32 lo, u32 hi, u3
   const u32 dict_count = sh.task.dict_count;
   const u64 dict_len = sh.task.dict_len;
   bool failed = false;
-  auto value_index = [&](int k, u32 ballot, u32 i) -> u32 {
-    return scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
-  };
   const RunCursor& c = sh.values;
   const RunTable& r = sh.value_runs;
   const u32 lead = (u32)((u64)c.base & 3);
@@ -349,7 +357,7 @@ __device__ __noinline__ bool gds_copy_items(DecodeShared& sh, u32 lo, u32 hi, u3
     const u32 i = lo + (u32)k * GDS_BLOCK + tid;
     if (i >= hi) continue;
     const u32 ballot = sh.ballots[k * GDS_WARPS + warp];
-    const u32 vi = value_index(k, ballot, i);
+    const u32 vi = gds_value_index(sh, k, ballot, i, lo, vbase, scanned);
     if (i < skip || i >= end || !((ballot >> lane) & 1)) continue;
     if (!dictionary) {
       if ((u64)(vi + 1) * W > (u64)pv.values_len) {
@@ -360,15 +368,11 @@ __device__ __noinline__ bool gds_copy_items(DecodeShared& sh, u32 lo, u32 hi, u3
       }
       continue;
     }
-    // gds_runs_get's search; the packed item's load is left for later.
-    if (vi >= r.covered || r.count == 0) {
+    // gds_runs_get, with the packed item's load left for later.
+    u32 a;
+    if (!gds_runs_find(r, vi, a)) {
       GDS_FAIL(GDS_ERR_VALUES_OVERRUN, i);
       continue;
-    }
-    u32 a = 0, b = r.count;
-    while (b - a > 1) {
-      const u32 m = (a + b) >> 1;
-      if (r.start[m] <= vi) a = m; else b = m;
     }
     if (!r.packed[a]) {
       idx[k] = r.payload[a];
@@ -437,7 +441,6 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
   const u32 tid = threadIdx.x;
   const u32 lane = tid & 31;
   const u32 warp = tid >> 5;
-  const u32 lanes_below = (1u << lane) - 1u;
 
   static_assert(sizeof(PageTask) % 4 == 0 && sizeof(PageTask) / 4 <= GDS_BLOCK, "task copy");
   if (tid < sizeof(PageTask) / 4) ((u32*)&sh.task)[tid] = ((const u32*)task)[tid];
@@ -648,9 +651,8 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
       if (!has_levels) __syncwarp();  // lane 0's ballots, read below
     }
 
-    // The value index of level i, item k of its thread, `ballot` its warp's.
     auto value_index = [&](int k, u32 ballot, u32 i) -> u32 {
-      return scanned ? vbase + sh.counts[k * GDS_WARPS + warp] + __popc(ballot & lanes_below) : vbase + (i - lo);
+      return gds_value_index(sh, k, ballot, i, lo, vbase, scanned);
     };
 
     // 2b. The row window's edges: values before its first and its end row.
