@@ -391,7 +391,9 @@ fn snappy_pieces_under_cpu_emulation() {
 /// size.
 #[test]
 fn snappy_scan_under_cpu_emulation() {
-    use gdscan::decode::kernels::snappy_scan::{ScanInput, ScanLayout, SCAN_STARTS, SNAPPY_PIECE};
+    use gdscan::decode::kernels::snappy_scan::{
+        self, ScanInput, ScanLayout, SCAN_STARTS, SNAPPY_PIECE,
+    };
     use gdscan::decode::page::validate::snappy_pieces;
     let dir = tempfile::tempdir().unwrap();
     let Some(exe) = build("snappy_scan_emu.cpp", dir.path()) else {
@@ -509,8 +511,23 @@ fn snappy_scan_under_cpu_emulation() {
     }
     let proved = u64::from_le_bytes(made[at..at + 8].try_into().unwrap());
     let merged = u64::from_le_bytes(made[at + 8..at + 16].try_into().unwrap());
-    let left = u64::from_le_bytes(made[at + 16..].try_into().unwrap());
-    assert_eq!(at + 24, made.len());
+    let left = u64::from_le_bytes(made[at + 16..at + 24].try_into().unwrap());
+    at += 24;
+    // gds_snappy_decode's results: per job (status, output bytes), then
+    // per page its output.
+    let mut decoded_jobs = Vec::new();
+    for _ in 0..layout.n_jobs() {
+        let status = u32::from_le_bytes(made[at..at + 4].try_into().unwrap());
+        let actual = u64::from_le_bytes(made[at + 4..at + 12].try_into().unwrap()) as usize;
+        decoded_jobs.push((status, actual));
+        at += 12;
+    }
+    let mut decoded = Vec::new();
+    for (_, size, _) in &pages {
+        decoded.push(made[at..at + size].to_vec());
+        at += size;
+    }
+    assert_eq!(at, made.len());
     eprintln!(
         "{proved} of {} segments proved from the walks' records; {merged} of {} later walks stopped on walk 0's path, {left} left to the last launch",
         layout.n_segs(),
@@ -544,6 +561,21 @@ fn snappy_scan_under_cpu_emulation() {
         let host_pieces = snappy_pieces(bytes, *size, SNAPPY_PIECE).ok().flatten();
         assert_eq!(got[5] == 1, host_pieces.is_some(), "page {p}: split");
         let mine = &jobs[layout.page_jobs[p].clone()];
+        let decoder = &decoded_jobs[layout.page_jobs[p].clone()];
+        if verdict.is_ok() {
+            // gds_snappy_decode: every job sound, making its piece (or the
+            // whole page in the first job), the page as snap decodes it.
+            let whole = match raw {
+                Some(raw) => raw.clone(),
+                None => snap::raw::Decoder::new().decompress_vec(bytes).unwrap(),
+            };
+            for (k, &(status, actual)) in decoder.iter().enumerate() {
+                assert_eq!(status, 0, "page {p} job {k}: decoder's status");
+                let expected = snappy_scan::job_output(k, *size, got[5] == 1);
+                assert_eq!(actual, expected, "page {p} job {k}: decoder's output bytes");
+            }
+            assert!(decoded[p] == whole, "page {p}: gds_snappy_decode's output");
+        }
         if verdict.is_err() {
             refused += 1;
             assert!(

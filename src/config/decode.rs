@@ -65,6 +65,19 @@ pub enum DecompressPlace {
     Gpu,
 }
 
+/// What decompresses the Snappy pages the scan checked
+/// (`CompressedCheck::Scan`): `GDSCAN_SNAPPY_DECODER`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SnappyDecoder {
+    /// nvCOMP's batched call, one job per 64 KiB piece. The default.
+    #[default]
+    Nvcomp,
+    /// gdscan's own kernel (`gds_snappy_decode`): a warp per piece, the
+    /// elements found from the scan's bitmaps rather than parsed again.
+    /// Pages the scan did not check still go to nvCOMP.
+    Gdscan,
+}
+
 impl std::str::FromStr for CompressedCheck {
     type Err = String;
 
@@ -195,6 +208,8 @@ pub struct DecodeVars {
     pub gpu_check_max: Option<usize>,
     /// `GDSCAN_SNAPPY_SPLIT`: 0 or 1.
     pub snappy_split: Option<bool>,
+    /// `GDSCAN_SNAPPY_DECODER`: `nvcomp` or `gdscan`.
+    pub snappy_decoder: Option<SnappyDecoder>,
     /// `GDSCAN_DEVICE_POOL`: `shared` or `scan`.
     pub device_pool: Option<DevicePoolMode>,
     /// `GDSCAN_DEVICE_TIMEOUT`: seconds (a positive decimal number).
@@ -208,7 +223,7 @@ pub struct DecodeVars {
 }
 
 /// Every variable [`DecodeVars::from_lookup`] reads.
-pub const DECODE_VARIABLES: [&str; 20] = [
+pub const DECODE_VARIABLES: [&str; 21] = [
     "GDSCAN_DECODE_CHECK",
     "GDSCAN_CHECK_STREAM",
     "GDSCAN_CHECK_STREAMS",
@@ -224,6 +239,7 @@ pub const DECODE_VARIABLES: [&str; 20] = [
     "GDSCAN_DECODE_MIN_BLOCKS",
     "GDSCAN_GPU_CHECK_MAX",
     "GDSCAN_SNAPPY_SPLIT",
+    "GDSCAN_SNAPPY_DECODER",
     "GDSCAN_DEVICE_POOL",
     "GDSCAN_DEVICE_TIMEOUT",
     "GDSCAN_ZSTD",
@@ -339,6 +355,13 @@ impl DecodeVars {
         }
         if let Some(s) = get("GDSCAN_SNAPPY_SPLIT") {
             v.snappy_split = Some(choice("GDSCAN_SNAPPY_SPLIT", &s, &ZERO_ONE)?);
+        }
+        if let Some(s) = get("GDSCAN_SNAPPY_DECODER") {
+            let decoders = [
+                ("nvcomp", SnappyDecoder::Nvcomp),
+                ("gdscan", SnappyDecoder::Gdscan),
+            ];
+            v.snappy_decoder = Some(choice("GDSCAN_SNAPPY_DECODER", &s, &decoders)?);
         }
         if let Some(s) = get("GDSCAN_DEVICE_POOL") {
             let pools = [
@@ -478,6 +501,7 @@ mod tests {
             ("GDSCAN_DECODE_MIN_BLOCKS", "2"),
             ("GDSCAN_GPU_CHECK_MAX", "0"),
             ("GDSCAN_SNAPPY_SPLIT", "0"),
+            ("GDSCAN_SNAPPY_DECODER", "gdscan"),
             ("GDSCAN_DEVICE_POOL", "scan"),
             ("GDSCAN_DEVICE_TIMEOUT", "2.5"),
             ("GDSCAN_ZSTD", "gpu"),
@@ -493,6 +517,7 @@ mod tests {
         assert_eq!(v.string_walks, Some(StringWalks::Apart));
         assert_eq!(v.gpu_check_max, Some(0));
         assert_eq!(v.snappy_split, Some(false));
+        assert_eq!(v.snappy_decoder, Some(SnappyDecoder::Gdscan));
         assert_eq!(v.device_pool, Some(DevicePoolMode::Scan));
         assert_eq!(
             v.device_timeout,
@@ -532,6 +557,7 @@ mod tests {
             ("GDSCAN_DECODE_MIN_BLOCKS", "1"),
             ("GDSCAN_GPU_CHECK_MAX", "-1"),
             ("GDSCAN_SNAPPY_SPLIT", "on"),
+            ("GDSCAN_SNAPPY_DECODER", "cpu"),
             ("GDSCAN_DEVICE_TIMEOUT", "0"),
             ("GDSCAN_ZSTD", "cpu"),
             ("GDSCAN_GZIP", "nvcomp"),

@@ -10,7 +10,10 @@
 // dst_len and the src_len bytes nvCOMP would read; then three u64: the
 // segments gds_snappy_verify proved without walking them, the later
 // speculative walks that stopped on walk 0's path, and those left to
-// gds_snappy_spec_rest.
+// gds_snappy_spec_rest; then what gds_snappy_decode (snappy_decode.cu) made
+// of the same pages from the scan's findings: per job u32 status and u64
+// output bytes, then per page its output buffer (the page header's size,
+// an allocation of exactly that).
 #include "emu.h"
 #include <atomic>
 // Segments gds_snappy_verify proved from a walk's record instead of walking
@@ -23,6 +26,7 @@ static std::atomic<unsigned long long> merged_walks{0};
 #define GDS_SCAN_MERGED_HOOK() (merged_walks += 1)
 #include "check.cu"
 #include "snappy_scan.cu"
+#include "snappy_decode.cu"
 #include <fstream>
 #include <iterator>
 
@@ -58,6 +62,8 @@ int main(int argc, char** argv) {
   std::vector<u32> bitmap(bitmap_words + 1), exits((size_t)n_segs * GDS_SCAN_STARTS + 1), entries(n_segs + 1), faults(4 * (size_t)n_segs + 4);
   std::vector<u32> outputs((size_t)n_segs * GDS_SCAN_STARTS * GDS_SCAN_RECORD_WORDS + 1);
   std::vector<u32> meets(2 * (size_t)n_segs + 2);
+  // The real chain's element starts, for gds_snappy_decode.
+  std::vector<u32> real((size_t)n_segs * (GDS_SCAN_SEGMENT / 32) + 1);
   std::vector<u32> rest(1 + (size_t)n_segs * (GDS_SCAN_STARTS - 1));
   // The walks' arrays start as stale pool memory would: bits set at
   // random, exits and records anywhere. Every walk must write all of its
@@ -74,6 +80,7 @@ int main(int argc, char** argv) {
   for (auto& w : exits) w = garbage() % 4096;
   for (auto& w : outputs) w = garbage();
   for (auto& w : rest) w = garbage();
+  for (auto& w : real) w = garbage();
   std::vector<u64> outs(n_segs + 1), before(n_segs + 1);
   std::vector<u32> starts(n_starts + 1), verdicts(8 * (size_t)n_pages);
   std::vector<u64> src(n_jobs, 0xEEEE), src_len(n_jobs, 0), dst_len(n_jobs, 0), tasks(4 * (size_t)n_jobs + 4);
@@ -110,13 +117,26 @@ int main(int argc, char** argv) {
   emu_launch(grid, GDS_SCAN_BLOCK, [&] { gds_snappy_prefix(table.data(), n_pages, outs.data(), before.data()); });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
     gds_snappy_verify(table.data(), seg_page.data(), n_segs, entries.data(), before.data(), bitmap.data(), exits.data(),
-                      outputs.data(), meets.data(), faults.data(), starts.data(), verdicts.data());
+                      outputs.data(), meets.data(), faults.data(), starts.data(), verdicts.data(), real.data());
   });
   emu_launch(grid, GDS_SCAN_BLOCK, [&] {
     gds_snappy_finish(table.data(), n_pages, faults.data(), before.data(), outs.data(), starts.data(), verdicts.data(),
-                      src.data(), src_len.data(), dst_len.data(), tasks.data(), (u64)&dummy);
+                      src.data(), src_len.data(), dst_len.data(), tasks.data(), (u64)&dummy, 0);
   });
   emu_launch(grid, GDS_PIECES_BLOCK, [&] { gds_snappy_pieces(tasks.data(), n_jobs); });
+  // The decoder, into an output buffer of exactly its size per page.
+  std::vector<std::vector<uint8_t>*> outs_of(n_pages);
+  std::vector<u64> dst(n_jobs), actual(n_jobs, 0xAAAA);
+  std::vector<u32> statuses(n_jobs, 0xBBBB);
+  for (u32 i = 0; i < n_pages; ++i) {
+    const u64 size = table[10 * i + 2], first = table[10 * i + 6], pieces = table[10 * i + 7];
+    outs_of[i] = new std::vector<uint8_t>(size);
+    for (u64 j = 0; j < pieces; ++j) dst[first + j] = (u64)outs_of[i]->data() + j * GDS_SNAPPY_PIECE;
+  }
+  emu_launch(grid, GDS_UNSNAP_BLOCK, [&] {
+    gds_snappy_decode(table.data(), n_pages, n_jobs, entries.data(), starts.data(), verdicts.data(), real.data(),
+                      dst.data(), actual.data(), statuses.data());
+  });
   std::ofstream out(argv[2], std::ios::binary);
   out.write((const char*)verdicts.data(), verdicts.size() * 4);
   for (u32 k = 0; k < n_jobs; ++k) {
@@ -131,6 +151,14 @@ int main(int argc, char** argv) {
   const u64 merged = merged_walks.load();
   out.write((const char*)&merged, 8);
   out.write((const char*)&left, 8);
+  for (u32 k = 0; k < n_jobs; ++k) {
+    out.write((const char*)&statuses[k], 4);
+    out.write((const char*)&actual[k], 8);
+  }
+  for (auto* o : outs_of) {
+    if (!o->empty()) out.write((const char*)o->data(), o->size());
+    delete o;
+  }
   for (auto* p : pages) delete p;
   return 0;
 }

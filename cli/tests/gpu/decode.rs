@@ -18,6 +18,7 @@ use super::reference::{arrow_rs_decode, assert_same_values};
 use gdscan::cuda::driver;
 use gdscan::decode::scan::{
     decode, CompressedCheck, DecodeError, DecodeOptions, DecompressPlace, Landing, LandingMode,
+    SnappyDecoder,
 };
 use gdscan::parquet::ScanRequest;
 
@@ -332,6 +333,21 @@ fn tpch_tables_with_checks_on_their_own_stream_decode_like_arrow_rs() {
     }
 }
 
+/// The same with the scanned Snappy pages decompressed by gdscan's own
+/// kernel (`gds_snappy_decode`, `GDSCAN_SNAPPY_DECODER=gdscan`) instead of
+/// nvCOMP, pages split into pieces and whole.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn tpch_tables_with_gdscans_snappy_decoder_decode_like_arrow_rs() {
+    for snappy_split in [true, false] {
+        tpch_tables_with(DecodeOptions {
+            snappy_decoder: SnappyDecoder::Gdscan,
+            snappy_split,
+            ..checked(CompressedCheck::Scan)
+        });
+    }
+}
+
 /// The default options with `check` and the checks on the upload stream.
 fn checked(check: CompressedCheck) -> DecodeOptions {
     DecodeOptions {
@@ -435,6 +451,16 @@ fn corrupt_pages_checked_on_their_own_stream_give_typed_errors_or_arrow_rs_value
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn corrupt_pages_checked_by_the_snappy_scan_give_typed_errors_or_arrow_rs_values() {
     corrupt_pages_with(checked(CompressedCheck::Scan));
+}
+
+/// The same with the scanned pages decompressed by `gds_snappy_decode`.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn corrupt_pages_decoded_by_gdscans_snappy_decoder_give_typed_errors_or_arrow_rs_values() {
+    corrupt_pages_with(DecodeOptions {
+        snappy_decoder: SnappyDecoder::Gdscan,
+        ..checked(CompressedCheck::Scan)
+    });
 }
 
 fn corrupt_pages_with(options: DecodeOptions) {

@@ -100,6 +100,7 @@ pub struct KernelSet {
     snappy_pieces: Function,
     /// The scan's kernels, in launch order (`cuda/snappy_scan.cu`).
     scan: [Function; 8],
+    snappy_decode: Function,
 }
 
 /// Device addresses of a Snappy batch's arrays, for
@@ -175,6 +176,37 @@ pub struct SnappyScan {
     pub n_jobs: u32,
     /// A device byte holding 0: an empty Snappy stream.
     pub dummy: u64,
+    /// Per segment, [`snappy_scan::SCAN_SEGMENT_WORDS`] u32: the real
+    /// chain's element starts, for [`KernelSet::snappy_decode`]; 0 when
+    /// nvCOMP decodes the pages (the scan then writes every job for it).
+    pub real: u64,
+}
+
+/// Device addresses of a scanned Snappy batch's arrays, for
+/// [`KernelSet::snappy_decode`]: the scan's (as [`SnappyScan`]) and the
+/// Snappy call's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SnappyDecode {
+    /// The scan's page table.
+    pub pages: u64,
+    /// Pages.
+    pub n_pages: u32,
+    /// Jobs of the pages (numbered from the first page's).
+    pub n_jobs: u32,
+    /// The scan's `entries`, `starts`, `verdicts` and `real`.
+    pub entries: u64,
+    /// See `entries`.
+    pub starts: u64,
+    /// See `entries`.
+    pub verdicts: u64,
+    /// See `entries`.
+    pub real: u64,
+    /// The Snappy call's output pointers (u64 a job).
+    pub dst: u64,
+    /// The Snappy call's output bytes (u64 a job), written.
+    pub actual: u64,
+    /// The Snappy call's statuses (i32 a job, nvCOMP's codes), written.
+    pub statuses: u64,
 }
 
 /// Device addresses and counts of one row group's kernel work, for
@@ -298,6 +330,7 @@ impl KernelSet {
                 module.function("gds_snappy_verify")?,
                 module.function("gds_snappy_finish")?,
             ],
+            snappy_decode: module.function("gds_snappy_decode")?,
             module,
         })
     }
@@ -323,7 +356,7 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 22] {
+    pub fn functions(&self) -> [(&'static str, &Function); 23] {
         [
             ("gds_decode_pages", &self.decode_pages),
             ("gds_dba_sizes", &self.dba_sizes),
@@ -347,6 +380,7 @@ impl KernelSet {
             ("gds_snappy_prefix", &self.scan[5]),
             ("gds_snappy_verify", &self.scan[6]),
             ("gds_snappy_finish", &self.scan[7]),
+            ("gds_snappy_decode", &self.snappy_decode),
         ]
     }
 
@@ -530,10 +564,12 @@ impl KernelSet {
                     ptr(&mut v.faults),
                     ptr(&mut v.starts),
                     ptr(&mut v.verdicts),
+                    ptr(&mut v.real),
                 ],
             )?;
         }
         after("scan_verify")?;
+        let mut own_decoder = u32::from(v.real != 0);
         self.launch(
             finish,
             stream,
@@ -551,11 +587,57 @@ impl KernelSet {
                 ptr(&mut v.dst_len),
                 ptr(&mut v.tasks),
                 ptr(&mut v.dummy),
+                ptr(&mut own_decoder),
             ],
         )?;
         after("scan_finish")?;
         self.snappy_pieces(stream, v.tasks, v.n_jobs)?;
         after("scan_pieces")
+    }
+
+    /// Queues `gds_snappy_decode` (`cuda/snappy_decode.cu`, a warp per
+    /// job) over the jobs of a scan queued with `real` set: every page the
+    /// scan found sound decompressed into the Snappy call's output
+    /// pointers, each job's output bytes and status (nvCOMP's codes)
+    /// written to the call's arrays, as nvCOMP writes them.
+    ///
+    /// # Safety
+    /// The scan's arrays as [`KernelSet::snappy_scan`] asks, that scan
+    /// queued before on this stream (or waited for), and the Snappy call's
+    /// arrays and every output buffer live device memory of the sizes the
+    /// layout gives, kept alive and unused by other work until the stream
+    /// has passed the launch.
+    pub unsafe fn snappy_decode(
+        &self,
+        stream: &Stream,
+        a: &SnappyDecode,
+    ) -> Result<(), KernelError> {
+        if a.n_pages == 0 || a.n_jobs == 0 {
+            return Ok(());
+        }
+        let warps = snappy_scan::UNSNAP_BLOCK / 32;
+        let config = LaunchConfig::linear(
+            a.n_jobs.div_ceil(warps).clamp(1, launch::MAX_GRID),
+            snappy_scan::UNSNAP_BLOCK,
+        );
+        let mut v = *a;
+        self.launch(
+            &self.snappy_decode,
+            stream,
+            config,
+            &mut [
+                ptr(&mut v.pages),
+                ptr(&mut v.n_pages),
+                ptr(&mut v.n_jobs),
+                ptr(&mut v.entries),
+                ptr(&mut v.starts),
+                ptr(&mut v.verdicts),
+                ptr(&mut v.real),
+                ptr(&mut v.dst),
+                ptr(&mut v.actual),
+                ptr(&mut v.statuses),
+            ],
+        )
     }
 
     /// Queues `gds_snappy_pieces` over `n_tasks` tasks at `tasks`

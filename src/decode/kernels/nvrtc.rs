@@ -50,7 +50,7 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 9] = [
+pub const SOURCES: [KernelSource; 10] = [
     KernelSource {
         name: "delta.cuh",
         text: include_str!("cuda/delta.cuh"),
@@ -104,6 +104,11 @@ pub const SOURCES: [KernelSource; 9] = [
             "gds_snappy_verify",
             "gds_snappy_finish",
         ],
+    },
+    KernelSource {
+        name: "snappy_decode.cu",
+        text: include_str!("cuda/snappy_decode.cu"),
+        entries: &["gds_snappy_decode"],
     },
 ];
 
@@ -704,7 +709,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 22);
+        assert_eq!(entry_points().count(), 23);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

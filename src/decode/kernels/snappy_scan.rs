@@ -14,6 +14,9 @@ use crate::decode::page::validate::{CompressedError, SNAPPY_BLOCK};
 
 /// Threads per block of the scan's kernels (a thread per segment or page).
 pub const SCAN_BLOCK: u32 = 128;
+/// Threads per block of `gds_snappy_decode` (`cuda/snappy_decode.cu`: a
+/// warp per job).
+pub const UNSNAP_BLOCK: u32 = 128;
 /// Stream bytes each thread walks.
 pub const SCAN_SEGMENT: usize = 2048;
 /// Speculative walks per segment, begun at its first bytes one after the

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::compressed_check::{Checks, CompressedCheck, DecompressPlace};
 use super::error::DecodeError;
 use super::options::DecodeOptions;
+use crate::config::decode::SnappyDecoder;
 use crate::cuda::{Device, DevicePool, PinnedPool, Stream};
 use crate::decode::kernels::{KernelSet, StringWalks};
 use crate::nvcomp::{Codec, Nvcomp, NvcompError};
@@ -89,6 +90,8 @@ pub(crate) struct Gpu {
     pub(crate) gpu_check_max: usize,
     /// Output bytes of a split Snappy page's pieces (0: pages whole).
     pub(crate) snappy_split: usize,
+    /// What decompresses the scanned Snappy pages.
+    pub(crate) snappy_decoder: SnappyDecoder,
     /// Where ZSTD and GZIP pages are decompressed.
     places: (DecompressPlace, DecompressPlace),
     nvcomp: OnceLock<Result<Arc<Nvcomp>, NvcompError>>,
@@ -130,6 +133,7 @@ impl Gpu {
             } else {
                 0
             },
+            snappy_decoder: options.snappy_decoder,
             places: (options.zstd, options.gzip),
             nvcomp: OnceLock::new(),
         })

@@ -57,12 +57,13 @@ use super::in_flight::{queue_row_group_kernels, InFlight};
 use super::report::{codec_counts, RowGroupTimes};
 use super::stage::Staged;
 use super::trace::{Trace, CHECK_STREAM, NVCOMP_STREAM, UPLOAD_STREAM};
+use crate::config::decode::SnappyDecoder;
 use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
 use crate::decode::kernels::check::{piece_streams, PieceStream, PIECE_WORDS};
 use crate::decode::kernels::snappy_scan::{
-    ScanInput, ScanLayout, SCAN_RECORD_WORDS, SCAN_RESULT_WORDS,
+    ScanInput, ScanLayout, SCAN_RECORD_WORDS, SCAN_RESULT_WORDS, SCAN_SEGMENT_WORDS,
 };
-use crate::decode::kernels::{SnappyJobs, SnappyScan};
+use crate::decode::kernels::{SnappyDecode, SnappyJobs, SnappyScan};
 use crate::nvcomp::{BatchArgs, Codec};
 
 /// Alignment of the sections of the group's nvCOMP arrays.
@@ -130,7 +131,13 @@ pub(crate) fn launch_group(
         queue.timeline.mark("uploaded", None, up_stream)?;
         queue.uploaded.record(up_stream)?;
     } else {
-        let pieces_buffer = match jobs.piece_bytes + scan.region_bytes {
+        // gds_snappy_decode reads the pieces in place: no streams of their own.
+        let regions = if own_snappy_decoder(gpu, &jobs, scan) {
+            0
+        } else {
+            scan.region_bytes
+        };
+        let pieces_buffer = match jobs.piece_bytes + regions {
             0 => None,
             n => Some(gpu.pool.allocate(n)?),
         };
@@ -280,7 +287,13 @@ struct GroupArrays {
     checked: usize,
     /// The scan's segments, and its sections' offsets.
     segs: usize,
-    offsets: [usize; 11],
+    offsets: [usize; 12],
+    /// Whether `gds_snappy_decode` decompresses the scanned pages (the
+    /// Snappy call's jobs, all of them the scan's), not nvCOMP.
+    own_snappy: bool,
+    /// The scan's pages and jobs.
+    scan_pages: usize,
+    scan_jobs: usize,
     /// The whole allocation.
     scan_len: usize,
 }
@@ -325,6 +338,7 @@ impl GroupArrays {
         let results_len = scan_at + 4 * SCAN_RESULT_WORDS * scan.n_pages();
         // The scan's own arrays, after the results.
         let segs = scan.n_segs();
+        let own_snappy = own_snappy_decoder(gpu, jobs, scan);
         let sections = [
             4 * scan.bitmap_words,                    // bitmap
             4 * scan.n_walks(),                       // exits
@@ -337,8 +351,14 @@ impl GroupArrays {
             16 * segs,                                // faults
             4 * scan.starts,                          // starts
             8 * PIECE_WORDS as usize * scan.n_jobs(), // tasks
+            // real: the element starts, for gds_snappy_decode
+            if own_snappy {
+                4 * SCAN_SEGMENT_WORDS * segs
+            } else {
+                0
+            },
         ];
-        let mut offsets = [0usize; 11];
+        let mut offsets = [0usize; 12];
         let mut scan_len = align(up_len + results_len);
         for (o, len) in offsets.iter_mut().zip(sections) {
             *o = scan_len;
@@ -360,6 +380,9 @@ impl GroupArrays {
             checked,
             segs,
             offsets,
+            own_snappy,
+            scan_pages: scan.n_pages(),
+            scan_jobs: scan.n_jobs(),
             scan_len,
         }
     }
@@ -371,6 +394,14 @@ impl GroupArrays {
             .find(|c| c.codec == codec)
             .map_or(0, |c| c.n)
     }
+}
+
+/// Whether the group's scanned Snappy pages go to `gds_snappy_decode`
+/// rather than nvCOMP: asked for ([`SnappyDecoder::Gdscan`]) and every
+/// Snappy page of the group scanned (the Snappy call then holds only the
+/// scan's jobs).
+fn own_snappy_decoder(gpu: &Gpu, jobs: &GroupJobs, scan: &ScanLayout) -> bool {
+    gpu.snappy_decoder == SnappyDecoder::Gdscan && jobs.scan_on_gpu && scan.n_pages() > 0
 }
 
 /// The job arrays, codec by codec, written to `words`: [src ptrs][src
@@ -623,6 +654,7 @@ impl GroupQueue<'_, '_> {
                 tasks: at[10],
                 n_jobs: scan.n_jobs() as u32,
                 dummy: word(arrays.dummy_word),
+                real: if arrays.own_snappy { at[11] } else { 0 },
             };
             // SAFETY (both arms): the Snappy call's arrays come first in
             // `words`; every section was sized by the layout; the pages'
@@ -698,6 +730,27 @@ impl GroupQueue<'_, '_> {
             total,
         } in &arrays.calls
         {
+            if codec == Codec::Snappy && arrays.own_snappy {
+                let at_scan = dev(upload.meta_ptr, arrays.offsets);
+                let args = SnappyDecode {
+                    pages: word(arrays.table_word),
+                    n_pages: arrays.scan_pages as u32,
+                    n_jobs: arrays.scan_jobs as u32,
+                    entries: at_scan[4],
+                    starts: at_scan[9],
+                    verdicts: upload.results_dev + arrays.scan_at as u64,
+                    real: at_scan[11],
+                    dst: word(at + 3 * n),
+                    actual: upload.results_dev + 8 * first as u64,
+                    statuses: upload.results_dev + (arrays.statuses_at + 4 * first) as u64,
+                };
+                // SAFETY: the scan queued these arrays before `uploaded`,
+                // which this stream waited for; the outputs live in the
+                // row groups' `Staged`, the arrays in `shared`, until the
+                // group's event.
+                unsafe { gpu.kernels.snappy_decode(nv_stream, &args)? };
+                continue;
+            }
             let nvcomp = gpu.nvcomp(codec)?;
             let temp_bytes = nvcomp.temp_bytes(codec, n, max_dst, total)?;
             let temp = gpu.pool.allocate(temp_bytes.max(1))?;

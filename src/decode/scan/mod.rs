@@ -83,7 +83,9 @@ use in_flight::InFlight;
 use planner::{PlanAhead, PlannedGroup};
 use trace::Trace;
 
-pub use crate::config::decode::{DevicePoolMode, KernelConfig, LandingMode, StringWalks};
+pub use crate::config::decode::{
+    DevicePoolMode, KernelConfig, LandingMode, SnappyDecoder, StringWalks,
+};
 use crate::cuda::Device;
 use crate::decode::array::DeviceBatch;
 use crate::decode::page::nesting::{arrow_fields, nest_fields_of_file, GpuNesting};

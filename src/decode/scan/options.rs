@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use super::compressed_check::{CompressedCheck, DecompressPlace, GPU_CHECK_MAX_BYTES};
-use crate::config::decode::{DecodeVars, DevicePoolMode, KernelConfig, LandingMode, StringWalks};
+use crate::config::decode::{
+    DecodeVars, DevicePoolMode, KernelConfig, LandingMode, SnappyDecoder, StringWalks,
+};
 use crate::config::ConfigError;
 use crate::cuda::Devices;
 use crate::parquet::fetch::FetchOptions;
@@ -77,6 +79,10 @@ pub struct DecodeOptions {
     /// Whether checked Snappy pages over 64 KiB are split into 64 KiB
     /// pieces for nvCOMP (each a job of its own). On by default.
     pub snappy_split: bool,
+    /// What decompresses the Snappy pages the scan checked: nvCOMP (the
+    /// default) or gdscan's own kernel, which finds the elements from the
+    /// scan's bitmaps (`GDSCAN_SNAPPY_DECODER`).
+    pub snappy_decoder: SnappyDecoder,
     /// Whether a group's checks and pieces kernels run on a stream of
     /// their own once the group's copies are done, rather than behind them
     /// on the upload stream. On by default.
@@ -134,6 +140,7 @@ impl Default for DecodeOptions {
             check: CompressedCheck::default(),
             gpu_check_max: GPU_CHECK_MAX_BYTES,
             snappy_split: true,
+            snappy_decoder: SnappyDecoder::Nvcomp,
             check_stream: true,
             check_streams: CHECK_STREAMS,
             string_walks: StringWalks::default(),
@@ -189,6 +196,7 @@ impl DecodeOptions {
         o.kernels = vars.kernels(o.kernels);
         o.gpu_check_max = vars.gpu_check_max.unwrap_or(o.gpu_check_max);
         o.snappy_split = vars.snappy_split.unwrap_or(o.snappy_split);
+        o.snappy_decoder = vars.snappy_decoder.unwrap_or(o.snappy_decoder);
         o.device_pool = vars.device_pool.unwrap_or(o.device_pool);
         o.device_timeout = vars.device_timeout.unwrap_or(o.device_timeout);
         o.zstd = vars.zstd.unwrap_or(o.zstd);

@@ -322,13 +322,13 @@ __device__ __forceinline__ u32 gds_varint_len(u64 n) {
   return head;
 }
 
-// The block copies src[0, n) to dst[0, n), four bytes a thread where it
-// can: each aligned word of dst from the two aligned words of src around
-// its bytes (a funnel shift), reading only words that lie inside
-// [src, src + n); the bytes before dst's first such word and after its
-// last one a byte at a time (a byte a thread issues several times the
-// instructions a byte).
-__device__ __forceinline__ void gds_block_copy(u8* dst, const u8* src, u64 n) {
+// Threads `first`, `first` + `stride`, ... of `stride` threads copy
+// src[0, n) to dst[0, n), four bytes a thread where they can: each aligned
+// word of dst from the two aligned words of src around its bytes (a funnel
+// shift), reading only words that lie inside [src, src + n); the bytes
+// before dst's first such word and after its last one a byte at a time (a
+// byte a thread issues several times the instructions a byte).
+__device__ __forceinline__ void gds_strided_copy(u8* dst, const u8* src, u64 n, u32 first_thread, u32 stride) {
   const u64 pre_max = (4u - ((u64)dst & 3u)) & 3u;
   const u64 pre = pre_max < n ? pre_max : n;  // dst + pre is aligned
   // The source of dst + pre's word lies at src + pre; its aligned word
@@ -351,15 +351,20 @@ __device__ __forceinline__ void gds_block_copy(u8* dst, const u8* src, u64 n) {
     words = words < room ? words : room;
   }
   u32* out = (u32*)(dst + first);
-  for (u64 w = threadIdx.x; w < words; w += blockDim.x) {
+  for (u64 w = first_thread; w < words; w += stride) {
     const u32 lo = from[w];
     const u32 hi = shift != 0 ? from[w + 1] : 0u;
     out[w] = __funnelshift_r(lo, hi, shift);
   }
   const u64 start = words == 0 ? n : first;
   const u64 end = words == 0 ? n : first + 4u * words;
-  for (u64 i = threadIdx.x; i < start; i += blockDim.x) dst[i] = src[i];
-  for (u64 i = end + threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+  for (u64 i = first_thread; i < start; i += stride) dst[i] = src[i];
+  for (u64 i = end + first_thread; i < n; i += stride) dst[i] = src[i];
+}
+
+// The whole block copies src[0, n) to dst[0, n) (gds_strided_copy).
+__device__ __forceinline__ void gds_block_copy(u8* dst, const u8* src, u64 n) {
+  gds_strided_copy(dst, src, n, threadIdx.x, blockDim.x);
 }
 
 // gds_snappy_pieces: one block per piece of a split Snappy page. The host's

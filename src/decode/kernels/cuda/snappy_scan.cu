@@ -614,6 +614,22 @@ __device__ __forceinline__ bool gds_rest_proved(const ScanPage& pg, u64 s, u32 w
   return margin != 0x7fffffff && (i64)margin <= (i64)room - (i64)ahead;
 }
 
+// Ends segment g's bitmap of the real chain's element starts (`visits`,
+// which holds those the verify kernel walked, up to `from`): from `from`
+// on (a meeting the rest of which was proved, not walked) the elements
+// are the met walk's, whose bitmap is `met`. gds_snappy_decode reads it.
+__device__ __forceinline__ void gds_real_elements(GdsVisits& v, const GdsSegment& g, u32 from, const u32* met) {
+  const u32 n_words = (g.end - g.start + 31) / 32;
+  if (from >= g.end) {
+    gds_visits_flush(v, n_words);
+    return;
+  }
+  const u32 rel = from - g.start, w = rel >> 5;
+  gds_visits_flush(v, w);
+  v.bits[w] = v.word | (met[w] & ~((1u << (rel & 31)) - 1u));
+  for (u32 x = w + 1; x < n_words; ++x) v.bits[x] = met[x];
+}
+
 // A thread per segment: its real chain checked as the host checks it
 // (truncation, then a copy's offset against the bytes produced, then the
 // declared size), the first fault recorded; the element that starts each
@@ -621,10 +637,12 @@ __device__ __forceinline__ bool gds_rest_proved(const ScanPage& pg, u64 s, u32 w
 // piece's end or copies from before its piece. The real chain's own
 // elements (from its entry to where it met a speculative walk) are walked;
 // the rest is proved from that walk's record where it can be
-// (gds_rest_proved: most segments), else walked too.
+// (gds_rest_proved: most segments), else walked too. Where `real` is not
+// null, the segment's bitmap of the real chain's element starts goes there
+// (GDS_SCAN_SEGMENT / 32 words a segment), for gds_snappy_decode.
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
     const u64* pages, const u32* seg_page, u32 n_segs, const u32* entries, const u64* before, const u32* bitmap,
-    const u32* exits, const u32* outputs, const u32* meets, u32* faults, u32* starts, u32* verdicts) {
+    const u32* exits, const u32* outputs, const u32* meets, u32* faults, u32* starts, u32* verdicts, u32* real) {
   for (u64 s = gds_global_thread(); s < n_segs; s += gds_thread_stride()) {
     const u32 page = seg_page[s];
     const ScanPage pg = gds_scan_page(pages, page);
@@ -642,8 +660,12 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
     bool whole = false;  // an element crosses a piece's end or copies from before its piece
     u32 p = entries[s];
     GdsWindow win = gds_window(d, len);
+    // The real chain's elements this thread walks, for `real`.
+    GdsVisits visits = gds_visits(real != nullptr ? real + s * (GDS_SCAN_SEGMENT / 32) : nullptr, g.start);
+    bool proved = false;
     for (;;) {
       while (p < stop) {
+        if (real != nullptr) gds_visit(visits, p);
         const SnappyHop e = gds_window_hop(win, p);
         if (e.code != GDS_SNAPPY_OK) {
           code = e.code; c_at = e.at;
@@ -674,8 +696,13 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
         if (pg.n_pieces > 1 && produced % GDS_SNAPPY_PIECE == 0)
           starts[pg.starts_first + produced / GDS_SNAPPY_PIECE] = p;
         GDS_SCAN_PROVED_HOOK();
+        proved = true;
         break;
       }
+    }
+    if (real != nullptr) {
+      const u32* met = proved ? bitmap + gds_walk_bitmap(pg, k, meets[2 * s + 1]) : nullptr;
+      gds_real_elements(visits, g, proved ? meet : seg_end, met);
     }
     u32* f = faults + 4 * s;
     f[0] = code; f[1] = c_at; f[2] = c_a; f[3] = c_b;
@@ -685,10 +712,12 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_verify(
 }
 
 // Job arrays of the Snappy call (n jobs each) and the pieces' tasks
-// (GDS_PIECE_WORDS words per job).
+// (GDS_PIECE_WORDS words per job). With `own_decoder` every job points at
+// `dummy` and no piece is written: gds_snappy_decode (snappy_decode.cu)
+// decodes the scanned pages in place after nvCOMP's call.
 extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_finish(
     const u64* pages, u32 n_pages, const u32* faults, const u64* before, const u64* outs, const u32* starts,
-    u32* verdicts, u64* src, u64* src_len, u64* dst_len, u64* tasks, u64 dummy) {
+    u32* verdicts, u64* src, u64* src_len, u64* dst_len, u64* tasks, u64 dummy, u32 own_decoder) {
   for (u64 i = gds_global_thread(); i < n_pages; i += gds_thread_stride()) {
     const ScanPage pg = gds_scan_page(pages, i);
     u32* r = verdicts + (u64)GDS_SCAN_RESULT_WORDS * i;
@@ -715,7 +744,9 @@ extern "C" __global__ void __launch_bounds__(GDS_SCAN_BLOCK) gds_snappy_finish(
       const u64 k = pg.job_first + j;
       u64* t = tasks + (u64)GDS_PIECE_WORDS * k;
       t[0] = 0; t[1] = 0; t[2] = 0; t[3] = 0;
-      if (!ok || (!split && j > 0)) {
+      if (!ok || (!split && j > 0) || own_decoder != 0) {
+        // (With own_decoder, gds_snappy_decode decodes the page, not
+        // nvCOMP: it reads the pieces in place.)
         src[k] = dummy;
         src_len[k] = 1;
       } else if (!split) {

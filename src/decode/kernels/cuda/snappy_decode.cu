@@ -1,0 +1,207 @@
+// gdscan GPU decoder: Snappy pages decompressed from what the scan found
+// (GDSCAN_SNAPPY_DECODER=gdscan; nvCOMP's call is the default).
+//
+// The scan (snappy_scan.cu) walks every element of every Snappy page to
+// prove the page sound, and nvCOMP then parses every element again, one
+// small block per job walking its job's elements one after the other.
+// Here the scan's verify kernel also writes, per segment, a bitmap of the
+// real chain's element starts (`real`), so the elements are known before
+// decoding begins: a warp per job (a 64 KiB piece of a split page, or a
+// whole page) takes 32 elements at a time, one a lane, found by counting
+// bits, not by following the chain:
+//
+// 1. each lane reads its element's tag (where its bytes start, what it
+//    makes) and a warp scan gives every element's place in the output;
+// 2. literal runs are written, every lane its own at once (long runs by
+//    the whole warp, four bytes a lane);
+// 3. copies are written in rounds: a copy whose source lies wholly before
+//    the first copy still unwritten can go now (every byte before that
+//    copy's place is written), and the first unwritten copy always can
+//    (its source lies before its place; a copy that overlaps its own
+//    output, a run of a repeated pattern, is written byte by byte in
+//    order). Copies in text reach back past the 32 elements' output, so
+//    most batches take one or two rounds.
+//
+// Only pages the scan found sound are decoded (a job of another page
+// writes nothing); still every element is checked again as it is used (its
+// bytes inside the job's range of the stream, its output inside the job's,
+// a copy's source inside the job's output), and a job that fails any of it
+// stops with nvcompErrorCannotDecompress, so that no stream, whatever the
+// scan missed, writes outside its output or reads outside its page.
+#include "common.cuh"
+
+// nvCOMP's status for a stream it cannot decompress (the host reads both
+// decoders' statuses the same way).
+#define GDS_UNSNAP_CANNOT_DECOMPRESS 12u
+#define GDS_FULL_WARP 0xffffffffu
+// Literal runs at least this long are written by the whole warp.
+#define GDS_UNSNAP_LONG_RUN 64u
+
+// The position of the n-th set bit (from 0) of x, which has more than n.
+__device__ __forceinline__ u32 gds_nth_set_bit(u32 x, u32 n) {
+  u32 pos = 0;
+#pragma unroll
+  for (u32 half = 16; half > 0; half >>= 1) {
+    const u32 low = __popc(x & ((1u << half) - 1u));
+    if (n >= low) {
+      n -= low;
+      x >>= half;
+      pos += half;
+    }
+  }
+  return pos;
+}
+
+// The page (of `n_pages` in `pages`, in job order) that job k belongs to.
+__device__ __forceinline__ u32 gds_job_page(const u64* pages, u32 n_pages, u64 k) {
+  u32 lo = 0, hi = n_pages;
+  while (hi - lo > 1) {
+    const u32 mid = (lo + hi) >> 1;
+    if (pages[(u64)GDS_SCAN_PAGE_WORDS * mid + 6] <= k) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+// One job: stream bytes [from, to) of page `pg` (their element starts
+// marked in `real`), whose output is `out_len` bytes at `out`. Every lane
+// returns the output bytes written, or GDS_NO_POS when an element broke a
+// rule the scan had proved.
+__device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* real, u32 from, u32 to, u8* out,
+                                                u32 out_len) {
+  const u32 lane = threadIdx.x & 31;
+  const u8* const src = (const u8*)pg.src;
+  GdsWindow win = gds_window(src, (u32)pg.len);
+  u32 produced = 0;
+  for (u32 c = from & ~1023u; c < to; c += 1024) {
+    // Lane l's 32 bytes of the stream: its bitmap word, only the
+    // elements that start in [from, to).
+    const u32 at = c + 32 * lane;
+    u32 bits = 0;
+    if (at < to && at + 32 > from) {
+      const u64 seg = pg.seg_first + at / GDS_SCAN_SEGMENT;
+      bits = real[seg * (GDS_SCAN_SEGMENT / 32) + (at % GDS_SCAN_SEGMENT) / 32];
+      if (from > at) bits &= ~0u << (from - at);
+      if (to < at + 32) bits &= (1u << (to - at)) - 1u;
+    }
+    const u32 count = __popc(bits);
+    u32 upto = count;  // elements in lanes 0..lane
+#pragma unroll
+    for (u32 d = 1; d < 32; d <<= 1) {
+      const u32 v = __shfl_up_sync(GDS_FULL_WARP, upto, d);
+      if (lane >= d) upto += v;
+    }
+    const u32 total = __shfl_sync(GDS_FULL_WARP, upto, 31);
+    for (u32 b = 0; b < total; b += 32) {
+      // 1. Element b + lane: the lane whose word holds it, then its bit.
+      const u32 e = b + lane;
+      const bool has = e < total;
+      u32 owner = 0;
+#pragma unroll
+      for (u32 step = 16; step > 0; step >>= 1) {
+        const u32 v = __shfl_sync(GDS_FULL_WARP, upto, owner + step - 1);
+        if (v <= e) owner += step;
+      }
+      const u32 owner_bits = __shfl_sync(GDS_FULL_WARP, bits, owner);
+      const u32 owner_before = __shfl_sync(GDS_FULL_WARP, upto - __popc(bits), owner);
+      SnappyHop h;
+      h.next = 0; h.length = 0; h.offset = 0; h.copy = 0; h.code = GDS_SNAPPY_OK; h.at = 0;
+      u32 p = 0;
+      if (has) {
+        p = c + 32 * owner + gds_nth_set_bit(owner_bits, e - owner_before);
+        h = gds_window_hop(win, p);
+      }
+      const u32 length = has ? h.length : 0;
+      u32 end = length;  // output bytes of elements b .. e
+#pragma unroll
+      for (u32 d = 1; d < 32; d <<= 1) {
+        const u32 v = __shfl_up_sync(GDS_FULL_WARP, end, d);
+        if (lane >= d) end += v;
+      }
+      const u32 batch = __shfl_sync(GDS_FULL_WARP, end, 31);
+      const u32 place = produced + end - length;  // the element's first output byte
+      // The rules the scan proved, again: inside the range, inside the
+      // output, a copy's source inside the job's output.
+      const bool broken = has && (h.code != GDS_SNAPPY_OK || h.next > to || length > out_len - place ||
+                                  place > out_len || (h.copy && (h.offset == 0 || h.offset > place)));
+      if (__ballot_sync(GDS_FULL_WARP, broken) != 0 || batch > out_len - produced) return GDS_NO_POS;
+      // 2. Literal runs: short ones a lane each, then long ones by the warp.
+      const bool literal = has && !h.copy;
+      const u32 run_at = h.next - length;  // a literal's bytes in the stream
+      if (literal && length < GDS_UNSNAP_LONG_RUN) {
+        for (u32 i = 0; i < length; ++i) out[place + i] = src[run_at + i];
+      }
+      u32 long_runs = __ballot_sync(GDS_FULL_WARP, literal && length >= GDS_UNSNAP_LONG_RUN);
+      while (long_runs != 0) {
+        const u32 l = __ffs(long_runs) - 1;
+        long_runs &= long_runs - 1;
+        const u32 r_at = __shfl_sync(GDS_FULL_WARP, run_at, l);
+        const u32 r_place = __shfl_sync(GDS_FULL_WARP, place, l);
+        const u32 r_len = __shfl_sync(GDS_FULL_WARP, length, l);
+        gds_strided_copy(out + r_place, src + r_at, r_len, lane, 32);
+      }
+      __syncwarp();
+      // 3. Copies, in rounds from the first unwritten one.
+      u32 pending = __ballot_sync(GDS_FULL_WARP, has && h.copy);
+      while (pending != 0) {
+        const u32 first = __ffs(pending) - 1;
+        const u32 written = __shfl_sync(GDS_FULL_WARP, place, first);
+        const bool ready =
+            ((pending >> lane) & 1u) != 0 && (lane == first || place - h.offset + length <= written);
+        if (ready) {
+          u8* const to_at = out + place;
+          const u8* const from_at = to_at - h.offset;
+          for (u32 i = 0; i < length; ++i) to_at[i] = from_at[i];
+        }
+        __syncwarp();
+        pending &= ~__ballot_sync(GDS_FULL_WARP, ready);
+      }
+      produced += batch;
+    }
+  }
+  return produced;
+}
+
+// A warp per job of the scanned Snappy pages (`n_pages` pages in `pages`,
+// their jobs numbered from the first page's job_first, `n_jobs` of them):
+// a split page's job j is its piece j (from the piece's first element, in
+// `starts`, to the next piece's), a page that was not split is its first
+// job whole (from the real chain's entry into its first segment, in
+// `entries`), its other jobs empty; a page the scan refused is not
+// decoded. Writes each job's output bytes to `actual` and its status
+// (0, or GDS_UNSNAP_CANNOT_DECOMPRESS) to `statuses`, at the job's number,
+// as nvCOMP does; `dst` holds each job's output address.
+extern "C" __global__ void __launch_bounds__(GDS_UNSNAP_BLOCK) gds_snappy_decode(
+    const u64* pages, u32 n_pages, u32 n_jobs, const u32* entries, const u32* starts, const u32* verdicts,
+    const u32* real, const u64* dst, u64* actual, u32* statuses) {
+  if (n_pages == 0) return;
+  const u32 lane = threadIdx.x & 31;
+  const u64 first_job = pages[6];
+  const u64 warps = (u64)gridDim.x * (blockDim.x / 32);
+  for (u64 w = (u64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; w < n_jobs; w += warps) {
+    const u64 k = first_job + w;
+    const u32 i = gds_job_page(pages, n_pages, k);
+    const ScanPage pg = gds_scan_page(pages, i);
+    const u32* r = verdicts + (u64)GDS_SCAN_RESULT_WORDS * i;
+    const u64 j = k - pg.job_first;
+    const bool split = r[5] == 1u;
+    u32 written = 0;
+    if (r[0] == GDS_SNAPPY_OK && (split || j == 0)) {
+      u32 from, to, out_len;
+      if (split) {
+        from = starts[pg.starts_first + j];
+        to = j + 1 < pg.n_pieces ? starts[pg.starts_first + j + 1] : (u32)pg.len;
+        const u64 left = pg.size - j * GDS_SNAPPY_PIECE;
+        out_len = (u32)(left < GDS_SNAPPY_PIECE ? left : GDS_SNAPPY_PIECE);
+      } else {
+        from = pg.n_segs == 0 ? (u32)pg.len : entries[pg.seg_first];
+        to = (u32)pg.len;
+        out_len = (u32)pg.size;
+      }
+      written = from <= to ? gds_unsnap_range(pg, real, from, to, (u8*)dst[k], out_len) : GDS_NO_POS;
+    }
+    if (lane == 0) {
+      actual[k] = written == GDS_NO_POS ? 0 : written;
+      statuses[k] = written == GDS_NO_POS ? GDS_UNSNAP_CANNOT_DECOMPRESS : 0u;
+    }
+  }
+}
