@@ -36,6 +36,11 @@
 #define GDS_FULL_WARP 0xffffffffu
 // Literal runs at least this long are written by the whole warp.
 #define GDS_UNSNAP_LONG_RUN 64u
+// Blocks an SM the decoder is compiled for: 72 registers a thread. Left
+// to itself ptxas held it to 64 and spilled 44 bytes a thread (the long
+// runs' copy loop), read back on every batch; with 7 it spills nothing
+// (the NVRTC spill test checks).
+#define GDS_UNSNAP_MIN_BLOCKS 7
 
 // The position of the n-th set bit (from 0) of x, which has more than n.
 __device__ __forceinline__ u32 gds_nth_set_bit(u32 x, u32 n) {
@@ -50,6 +55,24 @@ __device__ __forceinline__ u32 gds_nth_set_bit(u32 x, u32 n) {
     }
   }
   return pos;
+}
+
+// Copies n bytes from `from` to `to` eight at a time, each eight's loads
+// before its stores, so that eight bytes cost one load's latency rather
+// than eight (a byte loop's loads wait on its stores: the compiler cannot
+// tell that they do not overlap). The source must not reach the eight
+// bytes being written: disjoint buffers, or a copy's offset of 8 or more.
+__device__ __forceinline__ void gds_copy_by_eights(u8* to, const u8* from, u32 n) {
+  for (u32 i = 0; i < n; i += 8) {
+    const u32 left = n - i;
+    u64 b = 0;  // the eight bytes, the first in the low byte
+#pragma unroll
+    for (u32 t = 0; t < 8; ++t) b |= (u64)(t < left ? from[i + t] : 0) << (8 * t);
+#pragma unroll
+    for (u32 t = 0; t < 8; ++t) {
+      if (t < left) to[i + t] = (u8)(b >> (8 * t));
+    }
+  }
 }
 
 // The page (of `n_pages` in `pages`, in job order) that job k belongs to.
@@ -70,7 +93,6 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
                                                 u32 out_len) {
   const u32 lane = threadIdx.x & 31;
   const u8* const src = (const u8*)pg.src;
-  GdsWindow win = gds_window(src, (u32)pg.len);
   u32 produced = 0;
   for (u32 c = from & ~1023u; c < to; c += 1024) {
     // Lane l's 32 bytes of the stream: its bitmap word, only the
@@ -108,6 +130,10 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
       u32 p = 0;
       if (has) {
         p = c + 32 * owner + gds_nth_set_bit(owner_bits, e - owner_before);
+        // A window of its own: a lane's elements are 32 apart, so a
+        // window kept from one batch to the next would rarely hold the
+        // next one, and its registers would be held through the copies.
+        GdsWindow win = gds_window(src, (u32)pg.len);
         h = gds_window_hop(win, p);
       }
       const u32 length = has ? h.length : 0;
@@ -127,9 +153,7 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
       // 2. Literal runs: short ones a lane each, then long ones by the warp.
       const bool literal = has && !h.copy;
       const u32 run_at = h.next - length;  // a literal's bytes in the stream
-      if (literal && length < GDS_UNSNAP_LONG_RUN) {
-        for (u32 i = 0; i < length; ++i) out[place + i] = src[run_at + i];
-      }
+      if (literal && length < GDS_UNSNAP_LONG_RUN) gds_copy_by_eights(out + place, src + run_at, length);
       u32 long_runs = __ballot_sync(GDS_FULL_WARP, literal && length >= GDS_UNSNAP_LONG_RUN);
       while (long_runs != 0) {
         const u32 l = __ffs(long_runs) - 1;
@@ -150,7 +174,13 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
         if (ready) {
           u8* const to_at = out + place;
           const u8* const from_at = to_at - h.offset;
-          for (u32 i = 0; i < length; ++i) to_at[i] = from_at[i];
+          if (h.offset >= 8) {
+            gds_copy_by_eights(to_at, from_at, length);
+          } else {
+            // A repeated pattern shorter than eight bytes: each byte may
+            // be one this copy wrote.
+            for (u32 i = 0; i < length; ++i) to_at[i] = from_at[i];
+          }
         }
         __syncwarp();
         pending &= ~__ballot_sync(GDS_FULL_WARP, ready);
@@ -170,7 +200,7 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
 // decoded. Writes each job's output bytes to `actual` and its status
 // (0, or GDS_UNSNAP_CANNOT_DECOMPRESS) to `statuses`, at the job's number,
 // as nvCOMP does; `dst` holds each job's output address.
-extern "C" __global__ void __launch_bounds__(GDS_UNSNAP_BLOCK) gds_snappy_decode(
+extern "C" __global__ void __launch_bounds__(GDS_UNSNAP_BLOCK, GDS_UNSNAP_MIN_BLOCKS) gds_snappy_decode(
     const u64* pages, u32 n_pages, u32 n_jobs, const u32* entries, const u32* starts, const u32* verdicts,
     const u32* real, const u64* dst, u64* actual, u32* statuses) {
   if (n_pages == 0) return;
