@@ -1,6 +1,6 @@
 """How gds_snappy_decode's warps would step through a real file, on the CPU.
 
-Usage: python3 benches/probe/snappy_decode_rounds.py [--exact | --resolve] FILE.parquet [ROW_GROUPS]
+Usage: python3 benches/probe/snappy_decode_rounds.py [--exact | --resolve | --jump] FILE.parquet [ROW_GROUPS]
 
 For every Snappy page of the first ROW_GROUPS row groups (default 1), its
 elements are followed from the preamble, the page cut into its 64 KiB
@@ -36,6 +36,8 @@ EXACT = "--exact" in sys.argv
 # Or no rounds at all: every copy's bytes traced back through the batch's
 # elements (--resolve).
 RESOLVE = "--resolve" in sys.argv
+# Or copies traced back through earlier whole copies first (--jump).
+JUMP = "--jump" in sys.argv
 
 
 def elements(stream):
@@ -75,6 +77,22 @@ def sources_done(i, batch, places, place0, done):
     return True
 
 
+def traced(i, batch, places, place0):
+    """Whether copy i's source, moved back through each earlier copy of the
+    batch that holds it whole, ends before the batch or inside one literal
+    run (pointer jumping: five doubling passes over 32 lanes would do it)."""
+    length, off = batch[i]
+    start = places[i] - off
+    while start >= place0:
+        k = max(j for j in range(len(batch)) if places[j] <= start)
+        if start + length > places[k] + batch[k][0]:
+            return False  # straddles two elements
+        if batch[k][1] == 0:
+            return True
+        start -= batch[k][1]
+    return start + length <= place0
+
+
 def resolved_cost(i, batch, places, place0):
     """Steps of copy i when each of its bytes is traced back through the
     batch's elements to a literal's stream byte or to output before the
@@ -108,6 +126,15 @@ def batch_steps(batch, place0):
     pending = [i for i, (_, off) in enumerate(batch) if off != 0]
     done = {i for i, (_, off) in enumerate(batch) if off == 0}
     rounds = 0
+    if JUMP and pending:
+        # Copies whose source traces back, whole, through earlier copies
+        # of the batch to output before it or into one literal run: all in
+        # the first round, reading there; the rest in rounds as before.
+        jumped = [i for i in pending if traced(i, batch, places, place0)]
+        steps += 2 + max((batch[i][0] + 7) // 8 for i in jumped) if jumped else 0
+        done.update(jumped)
+        pending = [i for i in pending if i not in jumped]
+        rounds += 1 if jumped else 0
     while pending:
         if EXACT:
             ready = [i for i in pending if i == pending[0] or sources_done(i, batch, places, place0, done)]
@@ -160,7 +187,7 @@ def page(stream, size, acc):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a not in ("--exact", "--resolve")]
+    args = [a for a in sys.argv[1:] if a not in ("--exact", "--resolve", "--jump")]
     path = args[0]
     groups = int(args[1]) if len(args) > 1 else 1
     data = open(path, "rb").read()
