@@ -21,9 +21,7 @@ to the kernel's rules can be weighed before a GPU is at hand. Needs pyarrow
 import sys
 from collections import defaultdict
 
-import pyarrow.parquet as pq
-
-from snappy_walks import next_element, thrift_struct
+from snappy_walks import next_element, snappy_pages
 
 PIECE = 65536
 CHUNK = 1024
@@ -190,30 +188,11 @@ def main():
     args = [a for a in sys.argv[1:] if a not in ("--exact", "--resolve", "--jump")]
     path = args[0]
     groups = int(args[1]) if len(args) > 1 else 1
-    data = open(path, "rb").read()
-    meta = pq.ParquetFile(path).metadata
     per = defaultdict(lambda: {"jobs": 0, "batches": 0, "rounds": 0, "steps": 0, "out": 0})
-    for r in range(min(groups, meta.num_row_groups)):
-        rg = meta.row_group(r)
-        for c in range(rg.num_columns):
-            cc = rg.column(c)
-            if cc.compression != "SNAPPY":
-                continue
-            acc = per[cc.path_in_schema]
-            p = cc.dictionary_page_offset or cc.data_page_offset
-            end = p + cc.total_compressed_size
-            while p < end:
-                header, q = thrift_struct(data, p)
-                kind, size, stored = header[1], header[2], header[3]
-                body = data[q : q + stored]
-                if kind == 3:  # DATA_PAGE_V2: levels before the stream
-                    v2 = header[8]
-                    levels = v2.get(5, 0) + v2.get(6, 0)
-                    body, size = body[levels:], size - levels
-                if body:
-                    page(body, size, acc)
-                    acc["out"] += size
-                p = q + stored
+    for column, body, size in snappy_pages(path, groups):
+        acc = per[column]
+        page(body, size, acc)
+        acc["out"] += size
     total = defaultdict(int)
     print(f"{'column':<40} {'jobs':>6} {'batches':>8} {'rounds/batch':>12} {'warp-steps':>10} {'out MB':>8}")
     for name, a in per.items():

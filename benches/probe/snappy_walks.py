@@ -208,12 +208,12 @@ def warp_steps(lanes):
     return sum(max(lanes[i : i + WARP]) for i in range(0, len(lanes), WARP))
 
 
-def main():
-    path = sys.argv[1]
-    groups = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+def snappy_pages(path, groups):
+    """(column, Snappy stream, its output bytes) of every non-empty Snappy
+    page of the first `groups` row groups of the file at `path` (a
+    DATA_PAGE_V2's stream without the levels before it)."""
     data = open(path, "rb").read()
     meta = pq.ParquetFile(path).metadata
-    acc = {"walk0": [], "later": [], "before": [], "stopped": 0, "rest": [], "own_before": [], "own_now": [], "join_now": [], "verify_before": [], "verify_now": []}
     for r in range(min(groups, meta.num_row_groups)):
         rg = meta.row_group(r)
         for c in range(rg.num_columns):
@@ -224,14 +224,23 @@ def main():
             end = p + cc.total_compressed_size
             while p < end:
                 header, q = thrift_struct(data, p)
-                kind, size = header[1], header[3]
-                body = data[q : q + size]
+                kind, size, stored = header[1], header[2], header[3]
+                body = data[q : q + stored]
                 if kind == 3:  # DATA_PAGE_V2: levels before the stream
                     v2 = header[8]
-                    body = body[v2.get(5, 0) + v2.get(6, 0) :]
+                    levels = v2.get(5, 0) + v2.get(6, 0)
+                    body, size = body[levels:], size - levels
                 if body:
-                    walk_page(body, acc)
-                p = q + size
+                    yield cc.path_in_schema, body, size
+                p = q + stored
+
+
+def main():
+    path = sys.argv[1]
+    groups = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    acc = {"walk0": [], "later": [], "before": [], "stopped": 0, "rest": [], "own_before": [], "own_now": [], "join_now": [], "verify_before": [], "verify_now": []}
+    for _, body, _ in snappy_pages(path, groups):
+        walk_page(body, acc)
     segs, later = len(acc["walk0"]), len(acc["later"])
     before = warp_steps(acc["before"])
     walk0, rest = warp_steps(acc["walk0"]), warp_steps(acc["later"])
