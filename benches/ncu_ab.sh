@@ -5,7 +5,9 @@
 # ncu for every case in CASES, and benches/ncu_summary.py sums SM-active time
 # and instructions per kernel (halve them for one decode). SM time, unlike
 # wall time, does not move with the machine's ±5 % from run to run.
-# Output under $OUT/ncu/. Carry .carry and .whl:
+# With NEW_ENV set, "new" is the base build run with those settings instead
+# (e.g. NEW_ENV="GDSCAN_SNAPPY_DECODER=gdscan": nvCOMP against gdscan's own
+# Snappy decoder, one build). Output under $OUT/ncu/. Carry .carry and .whl:
 #   CASES="nested all" bash benches/ncu_ab.sh
 cd /work/main 2>/dev/null || cd "$(dirname "$0")/.."
 for f in .carry/*.xz; do xz -dkf "$f"; done; chmod +x .carry/*
@@ -14,8 +16,11 @@ export GDSCAN_NVCOMP_LIBRARY=$(find /tmp/site -name libnvcomp.so.6) CUDA_DEVICE_
 [ -d /tmp/dn ] || .carry/gdscan tpch gen --sf 10 --tables lineitem,orders_nested --out /tmp/dn --quiet
 mkdir -p $OUT/ncu
 for c in ${CASES:-nested all}; do for v in base new; do
-  G=.carry/gdscan; [ $v = new ] && G=.carry/gdscan-new
-  timeout ${NT:-150} ncu --clock-control none --csv \
+  G=.carry/gdscan; E=
+  if [ $v = new ]; then
+    if [ -n "${NEW_ENV:-}" ]; then E="$NEW_ENV"; else G=.carry/gdscan-new; fi
+  fi
+  env $E timeout ${NT:-150} ncu --clock-control none --csv \
     --metrics gpu__time_duration.sum,sm__cycles_active.sum,sm__inst_executed.sum -c 4000 \
     $G bench decode --data /tmp/dn --cases $c --iterations 1 > $OUT/ncu/$c-$v.csv 2> $OUT/ncu/$c-$v.err
   echo "== $c $v rc=$?"
