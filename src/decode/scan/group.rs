@@ -404,6 +404,29 @@ fn own_snappy_decoder(gpu: &Gpu, jobs: &GroupJobs, scan: &ScanLayout) -> bool {
     gpu.snappy_decoder == SnappyDecoder::Gdscan && jobs.scan_on_gpu && scan.n_pages() > 0
 }
 
+/// `gds_snappy_decode`'s arrays when it decodes the group's scanned pages:
+/// the scan's sections and the Snappy call's (its output pointers, and its
+/// sizes and statuses among the results, where nvCOMP's would go).
+fn snappy_decode_args(arrays: &GroupArrays, upload: &GroupUpload) -> Option<SnappyDecode> {
+    let call = arrays.calls.iter().find(|c| c.codec == Codec::Snappy)?;
+    if !arrays.own_snappy {
+        return None;
+    }
+    let at = dev(upload.meta_ptr, arrays.offsets);
+    Some(SnappyDecode {
+        pages: upload.word(arrays.table_word),
+        n_pages: arrays.scan_pages as u32,
+        n_jobs: arrays.scan_jobs as u32,
+        entries: at[4],
+        starts: at[9],
+        verdicts: upload.results_dev + arrays.scan_at as u64,
+        real: at[11],
+        dst: upload.word(call.at + 3 * call.n),
+        actual: upload.results_dev + 8 * call.first as u64,
+        statuses: upload.results_dev + (arrays.statuses_at + 4 * call.first) as u64,
+    })
+}
+
 /// The job arrays, codec by codec, written to `words`: [src ptrs][src
 /// lens][dst lens][dst ptrs]. Snappy's first: the scan's jobs (their
 /// streams and sizes written by the scan), or the host-checked pages whole
@@ -668,6 +691,15 @@ impl GroupQueue<'_, '_> {
                         })?
                 },
             }
+            if let Some(args) = snappy_decode_args(arrays, upload) {
+                // gdscan's decoder right behind the scan, on the same stream:
+                // unlike nvCOMP it may run beside other groups' work, so the
+                // groups' check streams decode at once.
+                // SAFETY: as the scan's; the outputs live in the row
+                // groups' `Staged` until the group's event.
+                unsafe { gpu.kernels.snappy_decode(check_stream, &args)? };
+                self.timeline.mark("snappy_decode", None, check_stream)?;
+            }
         }
         // The check runs beside the previous group's nvCOMP call (which
         // leaves most of the GPU idle).
@@ -731,24 +763,7 @@ impl GroupQueue<'_, '_> {
         } in &arrays.calls
         {
             if codec == Codec::Snappy && arrays.own_snappy {
-                let at_scan = dev(upload.meta_ptr, arrays.offsets);
-                let args = SnappyDecode {
-                    pages: word(arrays.table_word),
-                    n_pages: arrays.scan_pages as u32,
-                    n_jobs: arrays.scan_jobs as u32,
-                    entries: at_scan[4],
-                    starts: at_scan[9],
-                    verdicts: upload.results_dev + arrays.scan_at as u64,
-                    real: at_scan[11],
-                    dst: word(at + 3 * n),
-                    actual: upload.results_dev + 8 * first as u64,
-                    statuses: upload.results_dev + (arrays.statuses_at + 4 * first) as u64,
-                };
-                // SAFETY: the scan queued these arrays before `uploaded`,
-                // which this stream waited for; the outputs live in the
-                // row groups' `Staged`, the arrays in `shared`, until the
-                // group's event.
-                unsafe { gpu.kernels.snappy_decode(nv_stream, &args)? };
+                // Decoded behind the scan, on the check stream (`check`).
                 continue;
             }
             let nvcomp = gpu.nvcomp(codec)?;
