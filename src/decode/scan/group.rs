@@ -26,7 +26,9 @@
 //!    pages the host checked and split (`gds_snappy_pieces`); with
 //!    [`CompressedCheck::Scan`] (the default) the Snappy scan of every
 //!    Snappy page ([`crate::decode::kernels::KernelSet::snappy_scan`],
-//!    which also writes the pieces of those that split), or with
+//!    which also writes the pieces of those that split, and with
+//!    [`SnappyDecoder::Gdscan`] `gds_snappy_decode` right behind it, which
+//!    decompresses them in place of nvCOMP), or with
 //!    [`CompressedCheck::Gpu`] the check of the short Snappy pages
 //!    (`gds_check_snappy`): a refused page is pointed at an empty stream,
 //!    so nvCOMP never reads it; then the `uploaded` event. The next
