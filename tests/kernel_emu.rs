@@ -388,7 +388,11 @@ fn snappy_pieces_under_cpu_emulation() {
 /// empty stream. Pages: text-like and random (long literal runs, where the
 /// speculative walks miss the real chain), empty to 300 000 bytes, and the
 /// same pages bit-flipped, truncated, extended and declared with another
-/// size.
+/// size. On the scan's findings `gds_snappy_decode` then decodes every
+/// sound page, split or whole, to exactly the snap crate's output (pages
+/// of sorted keys and of short repeated patterns too, whose copies read
+/// what the copies just before them wrote), into buffers of exactly the
+/// page's size.
 #[test]
 fn snappy_scan_under_cpu_emulation() {
     use gdscan::decode::kernels::snappy_scan::{
@@ -460,6 +464,21 @@ fn snappy_scan_under_cpu_emulation() {
         let pieces = snappy_pieces(&stream, raw.len(), SNAPPY_PIECE).unwrap();
         assert!(pieces.is_none(), "the host keeps it whole");
         pages.push((stream, raw.len(), Some(raw)));
+    }
+    // Pages whose copies read what copies a few elements before wrote
+    // (gds_snappy_decode's rounds): sorted keys, as l_orderkey's (each
+    // value's high bytes copied from the one before), and runs of short
+    // repeated patterns (copies overlapping their own output, offsets 1 to
+    // 9).
+    let sorted: Vec<u8> = (0..40_000u64)
+        .flat_map(|i| (1_000_000_000 + 3 * i + i % 7).to_le_bytes())
+        .collect();
+    let patterns: Vec<u8> = (1..=9usize)
+        .flat_map(|period| (0..9_000usize).map(move |i| b"gdscan-pq"[i % period]))
+        .collect();
+    for raw in [sorted, patterns] {
+        let packed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+        pages.push((packed, raw.len(), Some(raw)));
     }
     let inputs: Vec<ScanInput> = pages
         .iter()

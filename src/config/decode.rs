@@ -138,16 +138,24 @@ pub struct KernelConfig {
     /// (`GDSCAN_DECODE_MIN_BLOCKS`): the compiler's register cap per thread
     /// is 64K / (256 × this), so fewer blocks give it more registers.
     pub decode_min_blocks: u32,
+    /// Blocks of the nesting kernels (`gds_nest_count`, `gds_nest_scan`,
+    /// `gds_nest_write`) an SM must hold at once, 1 to 8, or 0 to leave
+    /// their register cap to the compiler (`GDSCAN_NEST_MIN_BLOCKS`).
+    /// Left to itself ptxas spills `gds_nest_write` (48 bytes a thread
+    /// read back at 48 registers) and `gds_nest_count`; 4 spills nothing.
+    pub nest_min_blocks: u32,
 }
 
 impl KernelConfig {
     /// The defaults: a parallel walk, 16 KiB chunks, three starts, four
-    /// page-kernel blocks an SM.
+    /// page-kernel blocks an SM, the nesting kernels' registers left to the
+    /// compiler.
     pub const DEFAULT: KernelConfig = KernelConfig {
         string_walk_parallel: true,
         string_chunk: 16384,
         scan_starts: 3,
         decode_min_blocks: 4,
+        nest_min_blocks: 0,
     };
 }
 
@@ -204,6 +212,8 @@ pub struct DecodeVars {
     pub scan_starts: Option<usize>,
     /// `GDSCAN_DECODE_MIN_BLOCKS`: 2 to 4.
     pub decode_min_blocks: Option<u32>,
+    /// `GDSCAN_NEST_MIN_BLOCKS`: 0 to 8.
+    pub nest_min_blocks: Option<u32>,
     /// `GDSCAN_GPU_CHECK_MAX`: bytes.
     pub gpu_check_max: Option<usize>,
     /// `GDSCAN_SNAPPY_SPLIT`: 0 or 1.
@@ -223,7 +233,7 @@ pub struct DecodeVars {
 }
 
 /// Every variable [`DecodeVars::from_lookup`] reads.
-pub const DECODE_VARIABLES: [&str; 21] = [
+pub const DECODE_VARIABLES: [&str; 22] = [
     "GDSCAN_DECODE_CHECK",
     "GDSCAN_CHECK_STREAM",
     "GDSCAN_CHECK_STREAMS",
@@ -237,6 +247,7 @@ pub const DECODE_VARIABLES: [&str; 21] = [
     "GDSCAN_STRING_CHUNK",
     "GDSCAN_SCAN_STARTS",
     "GDSCAN_DECODE_MIN_BLOCKS",
+    "GDSCAN_NEST_MIN_BLOCKS",
     "GDSCAN_GPU_CHECK_MAX",
     "GDSCAN_SNAPPY_SPLIT",
     "GDSCAN_SNAPPY_DECODER",
@@ -350,6 +361,9 @@ impl DecodeVars {
         if let Some(s) = get("GDSCAN_DECODE_MIN_BLOCKS") {
             v.decode_min_blocks = Some(count("GDSCAN_DECODE_MIN_BLOCKS", &s, 2..=4)? as u32);
         }
+        if let Some(s) = get("GDSCAN_NEST_MIN_BLOCKS") {
+            v.nest_min_blocks = Some(count("GDSCAN_NEST_MIN_BLOCKS", &s, 0..=8)? as u32);
+        }
         if let Some(s) = get("GDSCAN_GPU_CHECK_MAX") {
             v.gpu_check_max = Some(count("GDSCAN_GPU_CHECK_MAX", &s, 0..=usize::MAX)?);
         }
@@ -409,6 +423,7 @@ impl DecodeVars {
             string_chunk: self.string_chunk.unwrap_or(base.string_chunk),
             scan_starts: self.scan_starts.unwrap_or(base.scan_starts),
             decode_min_blocks: self.decode_min_blocks.unwrap_or(base.decode_min_blocks),
+            nest_min_blocks: self.nest_min_blocks.unwrap_or(base.nest_min_blocks),
         }
     }
 }
@@ -499,6 +514,7 @@ mod tests {
             ("GDSCAN_STRING_CHUNK", "32768"),
             ("GDSCAN_SCAN_STARTS", "4"),
             ("GDSCAN_DECODE_MIN_BLOCKS", "2"),
+            ("GDSCAN_NEST_MIN_BLOCKS", "4"),
             ("GDSCAN_GPU_CHECK_MAX", "0"),
             ("GDSCAN_SNAPPY_SPLIT", "0"),
             ("GDSCAN_SNAPPY_DECODER", "gdscan"),
@@ -533,9 +549,10 @@ mod tests {
                 k.string_walk_parallel,
                 k.string_chunk,
                 k.scan_starts,
-                k.decode_min_blocks
+                k.decode_min_blocks,
+                k.nest_min_blocks
             ),
-            (false, 32768, 4, 2)
+            (false, 32768, 4, 2, 4)
         );
     }
 
@@ -555,6 +572,7 @@ mod tests {
             ("GDSCAN_STRING_CHUNK", "4096"),
             ("GDSCAN_SCAN_STARTS", "5"),
             ("GDSCAN_DECODE_MIN_BLOCKS", "1"),
+            ("GDSCAN_NEST_MIN_BLOCKS", "9"),
             ("GDSCAN_GPU_CHECK_MAX", "-1"),
             ("GDSCAN_SNAPPY_SPLIT", "on"),
             ("GDSCAN_SNAPPY_DECODER", "cpu"),

@@ -1091,13 +1091,14 @@ mod tests {
     /// conversion or the values' places held in registers bring back. Read
     /// from NVRTC's cubin for sm_90 (the H200), no GPU needed; skips as
     /// `every_kernel_compiles_with_nvrtc`. `gds_snappy_decode` spills
-    /// nothing.
+    /// nothing, nor do the nesting kernels at `GDSCAN_NEST_MIN_BLOCKS=4`.
     #[test]
     fn the_page_kernel_spills_little_at_its_register_cap() {
         let required = std::env::var("GDSCAN_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
         for min_blocks in [4, 3, 2] {
             let config = KernelConfig {
                 decode_min_blocks: min_blocks,
+                nest_min_blocks: 4,
                 ..KernelConfig::DEFAULT
             };
             let report = match nvrtc::ptxas_report(90, config) {
@@ -1126,6 +1127,13 @@ mod tests {
                     (0, 0),
                     "{unsnap:?}"
                 );
+                // The nesting kernels at GDSCAN_NEST_MIN_BLOCKS=4.
+                for nest in ["gds_nest_count", "gds_nest_scan", "gds_nest_write"] {
+                    let r = nvrtc::FunctionResources::find(&report, nest)
+                        .unwrap_or_else(|| panic!("no {nest} in ptxas's report"));
+                    eprintln!("{nest} for sm_90, 4 blocks an SM: {r:?}");
+                    assert_eq!((r.spill_stores, r.spill_loads), (0, 0), "{nest}: {r:?}");
+                }
             }
         }
     }

@@ -540,6 +540,9 @@ pub fn generated_header(config: KernelConfig) -> String {
     // The page kernel's blocks an SM (`__launch_bounds__`), which caps its
     // registers a thread (`KernelConfig::decode_min_blocks`).
     let _ = writeln!(h, "#define GDS_MIN_BLOCKS {}u", config.decode_min_blocks);
+    // The nesting kernels' blocks an SM, 0 for the compiler's choice
+    // (`KernelConfig::nest_min_blocks`).
+    let _ = writeln!(h, "#define GDS_NEST_MIN_BLOCKS {}u", config.nest_min_blocks);
     // The string walk (byte_array.cu): block-parallel, or one thread per
     // page (`KernelConfig::string_walk_parallel`).
     let parallel = config.string_walk_parallel;

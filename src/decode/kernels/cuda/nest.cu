@@ -32,6 +32,14 @@ static_assert(GDS_NEST_BLOCK % 32 == 0 && GDS_NEST_BLOCK / 32 <= 32, "one warp s
 
 #define GDS_NEST_TILE (GDS_NEST_BLOCK * GDS_NEST_ITEMS)
 #define GDS_NEST_WARPS (GDS_NEST_BLOCK / 32)
+// The kernels' launch bounds: with GDS_NEST_MIN_BLOCKS (0: the compiler's
+// choice, which spills gds_nest_write's state at 48 registers) blocks an
+// SM, the register cap that goes with it.
+#if GDS_NEST_MIN_BLOCKS > 0
+#define GDS_NEST_BOUNDS __launch_bounds__(GDS_NEST_BLOCK, GDS_NEST_MIN_BLOCKS)
+#else
+#define GDS_NEST_BOUNDS __launch_bounds__(GDS_NEST_BLOCK)
+#endif
 
 // ----------------------------------------------------- the entries' slots
 
@@ -187,7 +195,7 @@ __device__ __forceinline__ u32 gds_nest_count_level(const NestTask& t, u32 j, co
 
 // ------------------------------------------------------- gds_nest_count
 
-extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_count(const NestTask* tasks, u32 n_tasks) {
+extern "C" __global__ void GDS_NEST_BOUNDS gds_nest_count(const NestTask* tasks, u32 n_tasks) {
   __shared__ u32 sums[32];
   for (u32 k = blockIdx.y; k < n_tasks; k += gridDim.y) {
     const NestTask& t = tasks[k];
@@ -222,7 +230,7 @@ extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_count(cons
 
 // -------------------------------------------------------- gds_nest_scan
 
-extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_scan(const NestTask* tasks, u32 n_tasks) {
+extern "C" __global__ void GDS_NEST_BOUNDS gds_nest_scan(const NestTask* tasks, u32 n_tasks) {
   __shared__ u32 sums[32];
   __shared__ u32 slots[GDS_NEST_LEVELS];
   const u32 tid = threadIdx.x;
@@ -386,7 +394,7 @@ __device__ __forceinline__ void gds_nest_check_fixed(const NestTask& t, u32* sta
   }
 }
 
-extern "C" __global__ void __launch_bounds__(GDS_NEST_BLOCK) gds_nest_write(const NestTask* tasks, u32 n_tasks) {
+extern "C" __global__ void GDS_NEST_BOUNDS gds_nest_write(const NestTask* tasks, u32 n_tasks) {
   __shared__ u32 sums[32];
   __shared__ u32 failed;
   for (u32 k = blockIdx.y; k < n_tasks; k += gridDim.y) {
