@@ -534,19 +534,60 @@ fn snappy_scan_under_cpu_emulation() {
     at += 24;
     // gds_snappy_decode's results: per job (status, output bytes), then
     // per page its output.
-    let mut decoded_jobs = Vec::new();
-    for _ in 0..layout.n_jobs() {
-        let status = u32::from_le_bytes(made[at..at + 4].try_into().unwrap());
-        let actual = u64::from_le_bytes(made[at + 4..at + 12].try_into().unwrap()) as usize;
-        decoded_jobs.push((status, actual));
-        at += 12;
-    }
-    let mut decoded = Vec::new();
-    for (_, size, _) in &pages {
-        decoded.push(made[at..at + size].to_vec());
-        at += size;
-    }
+    let mut decoder_run = || {
+        let mut jobs = Vec::new();
+        for _ in 0..layout.n_jobs() {
+            let status = u32::from_le_bytes(made[at..at + 4].try_into().unwrap());
+            let actual = u64::from_le_bytes(made[at + 4..at + 12].try_into().unwrap()) as usize;
+            jobs.push((status, actual));
+            at += 12;
+        }
+        let mut outputs = Vec::new();
+        for (_, size, _) in &pages {
+            outputs.push(made[at..at + size].to_vec());
+            at += size;
+        }
+        (jobs, outputs)
+    };
+    let (decoded_jobs, decoded) = decoder_run();
+    // With every verdict forced sound, the decoder alone between the
+    // corrupt pages and the outputs (AddressSanitizer: nothing written or
+    // read outside them): a page the host refuses must come out refused
+    // (a job's status, or a job's size not the expected one), or as the
+    // reference decodes it.
+    let (forced_jobs, forced) = decoder_run();
     assert_eq!(at, made.len());
+    let mut refused_by_the_decoder = 0;
+    for (p, (bytes, size, _)) in pages.iter().enumerate() {
+        if check_snappy(bytes, *size).is_ok() {
+            continue;
+        }
+        let split = word(8 * p + 5) == 1;
+        let jobs = &forced_jobs[layout.page_jobs[p].clone()];
+        let refused = jobs.iter().enumerate().any(|(k, &(status, actual))| {
+            status != 0 || actual != snappy_scan::job_output(k, *size, split)
+        });
+        if refused {
+            refused_by_the_decoder += 1;
+            continue;
+        }
+        let reference = snap::raw::Decoder::new().decompress_vec(bytes);
+        assert!(
+            reference.is_ok_and(|r| r == forced[p]),
+            "page {p}: refused by the host, decoded by gds_snappy_decode unlike snap"
+        );
+    }
+    let refused_by_the_host = pages
+        .iter()
+        .filter(|(bytes, size, _)| check_snappy(bytes, *size).is_err())
+        .count();
+    eprintln!(
+        "verdicts forced sound: gds_snappy_decode refused {refused_by_the_decoder} of the {refused_by_the_host} pages the host refuses, decoded the rest as snap does"
+    );
+    assert!(
+        refused_by_the_decoder > 0,
+        "the decoder's own checks refused nothing"
+    );
     eprintln!(
         "{proved} of {} segments proved from the walks' records; {merged} of {} later walks stopped on walk 0's path, {left} left to the last launch",
         layout.n_segs(),

@@ -13,7 +13,8 @@
 // gds_snappy_spec_rest; then what gds_snappy_decode (snappy_decode.cu) made
 // of the same pages from the scan's findings: per job u32 status and u64
 // output bytes, then per page its output buffer (the page header's size,
-// an allocation of exactly that).
+// an allocation of exactly that); then the same again with every page's
+// verdict forced sound.
 #include "emu.h"
 #include <atomic>
 // Segments gds_snappy_verify proved from a walk's record instead of walking
@@ -137,6 +138,23 @@ int main(int argc, char** argv) {
     gds_snappy_decode(table.data(), n_pages, n_jobs, entries.data(), starts.data(), verdicts.data(), real.data(),
                       dst.data(), actual.data(), statuses.data());
   });
+  // Again with every page's verdict forced sound (the split flags kept):
+  // the decoder's own checks, not the scan's, then stand between a
+  // corrupt stream and the output buffers.
+  std::vector<u32> forced = verdicts;
+  for (u32 i = 0; i < n_pages; ++i) forced[8 * (size_t)i] = GDS_SNAPPY_OK;
+  std::vector<std::vector<uint8_t>*> forced_outs(n_pages);
+  std::vector<u64> forced_actual(n_jobs, 0xAAAA);
+  std::vector<u32> forced_statuses(n_jobs, 0xBBBB);
+  for (u32 i = 0; i < n_pages; ++i) {
+    const u64 size = table[10 * i + 2], first = table[10 * i + 6], pieces = table[10 * i + 7];
+    forced_outs[i] = new std::vector<uint8_t>(size);
+    for (u64 j = 0; j < pieces; ++j) dst[first + j] = (u64)forced_outs[i]->data() + j * GDS_SNAPPY_PIECE;
+  }
+  emu_launch(grid, GDS_UNSNAP_BLOCK, [&] {
+    gds_snappy_decode(table.data(), n_pages, n_jobs, entries.data(), starts.data(), forced.data(), real.data(),
+                      dst.data(), forced_actual.data(), forced_statuses.data());
+  });
   std::ofstream out(argv[2], std::ios::binary);
   out.write((const char*)verdicts.data(), verdicts.size() * 4);
   for (u32 k = 0; k < n_jobs; ++k) {
@@ -156,6 +174,14 @@ int main(int argc, char** argv) {
     out.write((const char*)&actual[k], 8);
   }
   for (auto* o : outs_of) {
+    if (!o->empty()) out.write((const char*)o->data(), o->size());
+    delete o;
+  }
+  for (u32 k = 0; k < n_jobs; ++k) {
+    out.write((const char*)&forced_statuses[k], 4);
+    out.write((const char*)&forced_actual[k], 8);
+  }
+  for (auto* o : forced_outs) {
     if (!o->empty()) out.write((const char*)o->data(), o->size());
     delete o;
   }
