@@ -125,36 +125,6 @@ int main(int argc, char** argv) {
                       src.data(), src_len.data(), dst_len.data(), tasks.data(), (u64)&dummy, 0);
   });
   emu_launch(grid, GDS_PIECES_BLOCK, [&] { gds_snappy_pieces(tasks.data(), n_jobs); });
-  // The decoder, into an output buffer of exactly its size per page.
-  std::vector<std::vector<uint8_t>*> outs_of(n_pages);
-  std::vector<u64> dst(n_jobs), actual(n_jobs, 0xAAAA);
-  std::vector<u32> statuses(n_jobs, 0xBBBB);
-  for (u32 i = 0; i < n_pages; ++i) {
-    const u64 size = table[10 * i + 2], first = table[10 * i + 6], pieces = table[10 * i + 7];
-    outs_of[i] = new std::vector<uint8_t>(size);
-    for (u64 j = 0; j < pieces; ++j) dst[first + j] = (u64)outs_of[i]->data() + j * GDS_SNAPPY_PIECE;
-  }
-  emu_launch(grid, GDS_UNSNAP_BLOCK, [&] {
-    gds_snappy_decode(table.data(), n_pages, n_jobs, entries.data(), starts.data(), verdicts.data(), real.data(),
-                      dst.data(), actual.data(), statuses.data());
-  });
-  // Again with every page's verdict forced sound (the split flags kept):
-  // the decoder's own checks, not the scan's, then stand between a
-  // corrupt stream and the output buffers.
-  std::vector<u32> forced = verdicts;
-  for (u32 i = 0; i < n_pages; ++i) forced[8 * (size_t)i] = GDS_SNAPPY_OK;
-  std::vector<std::vector<uint8_t>*> forced_outs(n_pages);
-  std::vector<u64> forced_actual(n_jobs, 0xAAAA);
-  std::vector<u32> forced_statuses(n_jobs, 0xBBBB);
-  for (u32 i = 0; i < n_pages; ++i) {
-    const u64 size = table[10 * i + 2], first = table[10 * i + 6], pieces = table[10 * i + 7];
-    forced_outs[i] = new std::vector<uint8_t>(size);
-    for (u64 j = 0; j < pieces; ++j) dst[first + j] = (u64)forced_outs[i]->data() + j * GDS_SNAPPY_PIECE;
-  }
-  emu_launch(grid, GDS_UNSNAP_BLOCK, [&] {
-    gds_snappy_decode(table.data(), n_pages, n_jobs, entries.data(), starts.data(), forced.data(), real.data(),
-                      dst.data(), forced_actual.data(), forced_statuses.data());
-  });
   std::ofstream out(argv[2], std::ios::binary);
   out.write((const char*)verdicts.data(), verdicts.size() * 4);
   for (u32 k = 0; k < n_jobs; ++k) {
@@ -169,22 +139,37 @@ int main(int argc, char** argv) {
   const u64 merged = merged_walks.load();
   out.write((const char*)&merged, 8);
   out.write((const char*)&left, 8);
-  for (u32 k = 0; k < n_jobs; ++k) {
-    out.write((const char*)&statuses[k], 4);
-    out.write((const char*)&actual[k], 8);
-  }
-  for (auto* o : outs_of) {
-    if (!o->empty()) out.write((const char*)o->data(), o->size());
-    delete o;
-  }
-  for (u32 k = 0; k < n_jobs; ++k) {
-    out.write((const char*)&forced_statuses[k], 4);
-    out.write((const char*)&forced_actual[k], 8);
-  }
-  for (auto* o : forced_outs) {
-    if (!o->empty()) out.write((const char*)o->data(), o->size());
-    delete o;
-  }
+  // The decoder on the scan's findings with the verdicts `given`, into an
+  // output buffer of exactly its size per page; its results written out.
+  auto decode_with = [&](const std::vector<u32>& given) {
+    std::vector<std::vector<uint8_t>*> page_out(n_pages);
+    std::vector<u64> dst(n_jobs), actual(n_jobs, 0xAAAA);
+    std::vector<u32> statuses(n_jobs, 0xBBBB);
+    for (u32 i = 0; i < n_pages; ++i) {
+      const u64 size = table[10 * i + 2], first = table[10 * i + 6], pieces = table[10 * i + 7];
+      page_out[i] = new std::vector<uint8_t>(size);
+      for (u64 j = 0; j < pieces; ++j) dst[first + j] = (u64)page_out[i]->data() + j * GDS_SNAPPY_PIECE;
+    }
+    emu_launch(grid, GDS_UNSNAP_BLOCK, [&] {
+      gds_snappy_decode(table.data(), n_pages, n_jobs, entries.data(), starts.data(), given.data(), real.data(),
+                        dst.data(), actual.data(), statuses.data());
+    });
+    for (u32 k = 0; k < n_jobs; ++k) {
+      out.write((const char*)&statuses[k], 4);
+      out.write((const char*)&actual[k], 8);
+    }
+    for (auto* o : page_out) {
+      if (!o->empty()) out.write((const char*)o->data(), o->size());
+      delete o;
+    }
+  };
+  decode_with(verdicts);
+  // Again with every page's verdict forced sound (the split flags kept):
+  // the decoder's own checks, not the scan's, then stand between a
+  // corrupt stream and the output buffers.
+  std::vector<u32> forced = verdicts;
+  for (u32 i = 0; i < n_pages; ++i) forced[8 * (size_t)i] = GDS_SNAPPY_OK;
+  decode_with(forced);
   for (auto* p : pages) delete p;
   return 0;
 }

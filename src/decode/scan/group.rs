@@ -410,10 +410,10 @@ fn own_snappy_decoder(gpu: &Gpu, jobs: &GroupJobs, scan: &ScanLayout) -> bool {
 /// the scan's sections and the Snappy call's (its output pointers, and its
 /// sizes and statuses among the results, where nvCOMP's would go).
 fn snappy_decode_args(arrays: &GroupArrays, upload: &GroupUpload) -> Option<SnappyDecode> {
-    let call = arrays.calls.iter().find(|c| c.codec == Codec::Snappy)?;
     if !arrays.own_snappy {
         return None;
     }
+    let call = arrays.calls.iter().find(|c| c.codec == Codec::Snappy)?;
     let at = dev(upload.meta_ptr, arrays.offsets);
     Some(SnappyDecode {
         pages: upload.word(arrays.table_word),

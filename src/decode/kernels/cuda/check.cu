@@ -56,6 +56,17 @@ __device__ u32 gds_snappy_preamble(const u8* data, u32 len, u64 size, u32* r) {
   return at;
 }
 
+// Inclusive sum over the warp's lanes of a 32-bit value (one shuffle a
+// step).
+__device__ __forceinline__ u32 gds_warp_inclusive_sum(u32 v, u32 lane) {
+#pragma unroll
+  for (u32 d = 1; d < 32; d <<= 1) {
+    const u32 up = __shfl_up_sync(GDS_FULL_WARP, v, d);
+    if (lane >= d) v += up;
+  }
+  return v;
+}
+
 // Inclusive sum over the warp's lanes of a 64-bit value.
 __device__ __forceinline__ u64 gds_warp_inclusive_sum(u64 v, u32 lane) {
   for (u32 d = 1; d < 32; d <<= 1) {

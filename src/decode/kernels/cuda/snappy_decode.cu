@@ -33,7 +33,6 @@
 // nvCOMP's status for a stream it cannot decompress (the host reads both
 // decoders' statuses the same way).
 #define GDS_UNSNAP_CANNOT_DECOMPRESS 12u
-#define GDS_FULL_WARP 0xffffffffu
 // Literal runs at least this long are written by the whole warp.
 #define GDS_UNSNAP_LONG_RUN 64u
 // Blocks an SM the decoder is compiled for: 72 registers a thread. Left
@@ -105,13 +104,7 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
       if (from > at) bits &= ~0u << (from - at);
       if (to < at + 32) bits &= (1u << (to - at)) - 1u;
     }
-    const u32 count = __popc(bits);
-    u32 upto = count;  // elements in lanes 0..lane
-#pragma unroll
-    for (u32 d = 1; d < 32; d <<= 1) {
-      const u32 v = __shfl_up_sync(GDS_FULL_WARP, upto, d);
-      if (lane >= d) upto += v;
-    }
+    const u32 upto = gds_warp_inclusive_sum((u32)__popc(bits), lane);  // elements in lanes 0..lane
     const u32 total = __shfl_sync(GDS_FULL_WARP, upto, 31);
     for (u32 b = 0; b < total; b += 32) {
       // 1. Element b + lane: the lane whose word holds it, then its bit.
@@ -137,12 +130,7 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
         h = gds_window_hop(win, p);
       }
       const u32 length = has ? h.length : 0;
-      u32 end = length;  // output bytes of elements b .. e
-#pragma unroll
-      for (u32 d = 1; d < 32; d <<= 1) {
-        const u32 v = __shfl_up_sync(GDS_FULL_WARP, end, d);
-        if (lane >= d) end += v;
-      }
+      const u32 end = gds_warp_inclusive_sum(length, lane);  // output bytes of elements b .. e
       const u32 batch = __shfl_sync(GDS_FULL_WARP, end, 31);
       const u32 place = produced + end - length;  // the element's first output byte
       // The rules the scan proved, again: inside the range, inside the
