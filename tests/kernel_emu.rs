@@ -458,7 +458,18 @@ fn snappy_scan_under_cpu_emulation() {
     // left to the last launch (gds_snappy_spec_rest).
     let mut out_of_step = vec![Literal(rng.page(64, true))];
     out_of_step.extend((0..40_000).map(|_| ShortCopy(4, 5)));
-    for elements in [reach_back, over_the_end, out_of_step] {
+    // A literal of 300 bytes, then a two-byte copy (4 bytes from 33 back)
+    // whose offset byte (0x21) reads as another two-byte copy's tag (4
+    // bytes from 257 back, its offset byte the next copy's tag, 0x01): with
+    // the first copy's start moved onto its offset byte (the bitmap test
+    // below), the page still decodes to 308 bytes, two chains' elements
+    // overlapping, with four of them wrong.
+    let moved_start = vec![
+        Literal(rng.page(300, true)),
+        ShortCopy(4, 33),
+        ShortCopy(4, 5),
+    ];
+    for elements in [reach_back, over_the_end, out_of_step, moved_start] {
         let stream = hand_made_snappy(&elements);
         let raw = snap::raw::Decoder::new().decompress_vec(&stream).unwrap();
         let pieces = snappy_pieces(&stream, raw.len(), SNAPPY_PIECE).unwrap();
@@ -556,7 +567,30 @@ fn snappy_scan_under_cpu_emulation() {
     // (a job's status, or a job's size not the expected one), or as the
     // reference decodes it.
     let (forced_jobs, forced) = decoder_run();
+    // As scanned, one element start of each sound page's bitmap moved a
+    // byte on: the decoder's chain check refuses every such page (the
+    // page `moved_start` below decodes to its own size with the start
+    // moved, with other values: only the chain check catches it).
+    let (flipped_jobs, _) = decoder_run();
+    let flipped: Vec<bool> = made[at..at + pages.len()].iter().map(|&b| b == 1).collect();
+    at += pages.len();
     assert_eq!(at, made.len());
+    for (p, (_, size, _)) in pages.iter().enumerate() {
+        if !flipped[p] {
+            continue;
+        }
+        let split = word(8 * p + 5) == 1;
+        let jobs = &flipped_jobs[layout.page_jobs[p].clone()];
+        assert!(
+            jobs.iter().enumerate().any(|(k, &(status, actual))| {
+                status != 0 || actual != snappy_scan::job_output(k, *size, split)
+            }),
+            "page {p}: an element start moved a byte on in its bitmap went unnoticed by gds_snappy_decode"
+        );
+    }
+    let n_flipped = flipped.iter().filter(|&&f| f).count();
+    eprintln!("gds_snappy_decode refused all {n_flipped} pages with an element start moved in their bitmap");
+    assert!(n_flipped > 10, "only {n_flipped} pages had a start to move");
     let mut refused_by_the_decoder = 0;
     for (p, (bytes, size, _)) in pages.iter().enumerate() {
         if check_snappy(bytes, *size).is_ok() {

@@ -14,7 +14,9 @@
 // of the same pages from the scan's findings: per job u32 status and u64
 // output bytes, then per page its output buffer (the page header's size,
 // an allocation of exactly that); then the same again with every page's
-// verdict forced sound.
+// verdict forced sound; then again as scanned with one element start of
+// each sound page's bitmap moved a byte on, and a byte per page, 1 where
+// one was.
 #include "emu.h"
 #include <atomic>
 // Segments gds_snappy_verify proved from a walk's record instead of walking
@@ -170,6 +172,29 @@ int main(int argc, char** argv) {
   std::vector<u32> forced = verdicts;
   for (u32 i = 0; i < n_pages; ++i) forced[8 * (size_t)i] = GDS_SNAPPY_OK;
   decode_with(forced);
+  // Once more as scanned, with one element start of each sound page's
+  // bitmap moved a byte on (its first start past the middle of its
+  // stream; an element is at least two bytes, so the byte after a start is
+  // none): the decoder must refuse the page, whatever the scan said. Then
+  // a byte per page: 1 where a start was moved.
+  std::vector<uint8_t> flipped(n_pages, 0);
+  auto real_bit = [&](u64 seg_first, u64 pos) -> u32& {
+    return real[(seg_first + pos / GDS_SCAN_SEGMENT) * (GDS_SCAN_SEGMENT / 32) + (pos % GDS_SCAN_SEGMENT) / 32];
+  };
+  for (u32 i = 0; i < n_pages; ++i) {
+    const u64 len = table[10 * i + 1], seg_first = table[10 * i + 3], segs = table[10 * i + 4];
+    if (verdicts[8 * (size_t)i] != GDS_SNAPPY_OK || segs == 0) continue;
+    const u64 entry = entries[seg_first];
+    for (u64 pos = entry + (len - entry) / 2; pos + 1 < len; ++pos) {
+      if ((real_bit(seg_first, pos) >> (pos % 32) & 1u) == 0) continue;
+      real_bit(seg_first, pos) ^= 1u << (pos % 32);
+      real_bit(seg_first, pos + 1) ^= 1u << ((pos + 1) % 32);
+      flipped[i] = 1;
+      break;
+    }
+  }
+  decode_with(verdicts);
+  out.write((const char*)flipped.data(), flipped.size());
   for (auto* p : pages) delete p;
   return 0;
 }

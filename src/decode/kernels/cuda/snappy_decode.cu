@@ -23,9 +23,11 @@
 //    most batches take one or two rounds.
 //
 // Only pages the scan found sound are decoded (a job of another page
-// writes nothing); still every element is checked again as it is used (its
-// bytes inside the job's range of the stream, its output inside the job's,
-// a copy's source inside the job's output), and a job that fails any of it
+// writes nothing); still every element is checked again as it is used (it
+// starts where the element before it ends, the first at the job's first
+// byte and the last ending at its last, so the bitmap can only name the
+// chain itself; its bytes inside the job's range of the stream, its output
+// inside the job's, a copy's source inside the job's output), and a job that fails any of it
 // stops with nvcompErrorCannotDecompress, so that no stream, whatever the
 // scan missed, writes outside its output or reads outside its page.
 #include "common.cuh"
@@ -93,7 +95,19 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
   const u32 lane = threadIdx.x & 31;
   const u8* const src = (const u8*)pg.src;
   u32 produced = 0;
+  u32 expect = from;  // where the next element must start: the chain from `from`
   for (u32 c = from & ~1023u; c < to; c += 1024) {
+    // The next 1 KiB's stream bytes (lanes 0 to 7, a 128-byte line each)
+    // and bitmap words (lane 8) asked of L2 now, so that its batches'
+    // first loads do not wait on device memory.
+    const u32 next = c + 1024;
+    if (next < to) {
+      if (lane < 8 && next + 128 * lane < to) gds_prefetch_l2(src + next + 128 * lane);
+      if (lane == 8) {
+        const u64 seg = pg.seg_first + next / GDS_SCAN_SEGMENT;
+        gds_prefetch_l2(real + seg * (GDS_SCAN_SEGMENT / 32) + (next % GDS_SCAN_SEGMENT) / 32);
+      }
+    }
     // Lane l's 32 bytes of the stream: its bitmap word, only the
     // elements that start in [from, to).
     const u32 at = c + 32 * lane;
@@ -133,11 +147,16 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
       const u32 end = gds_warp_inclusive_sum(length, lane);  // output bytes of elements b .. e
       const u32 batch = __shfl_sync(GDS_FULL_WARP, end, 31);
       const u32 place = produced + end - length;  // the element's first output byte
-      // The rules the scan proved, again: inside the range, inside the
+      // The rules the scan proved, again: each element starts where the
+      // one before it ends (so the marked elements are the chain from
+      // `from`, whatever the bitmap holds), inside the range, inside the
       // output, a copy's source inside the job's output.
-      const bool broken = has && (h.code != GDS_SNAPPY_OK || h.next > to || length > out_len - place ||
-                                  place > out_len || (h.copy && (h.offset == 0 || h.offset > place)));
+      const u32 chain_at = __shfl_up_sync(GDS_FULL_WARP, h.next, 1);
+      const bool broken = has && (p != (lane == 0 ? expect : chain_at) || h.code != GDS_SNAPPY_OK || h.next > to ||
+                                  length > out_len - place || place > out_len ||
+                                  (h.copy && (h.offset == 0 || h.offset > place)));
       if (__ballot_sync(GDS_FULL_WARP, broken) != 0 || batch > out_len - produced) return GDS_NO_POS;
+      expect = __shfl_sync(GDS_FULL_WARP, h.next, total - b < 32 ? total - b - 1 : 31);
       // 2. Literal runs: short ones a lane each, then long ones by the warp.
       const bool literal = has && !h.copy;
       const u32 run_at = h.next - length;  // a literal's bytes in the stream
@@ -176,7 +195,8 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
       produced += batch;
     }
   }
-  return produced;
+  // The chain must end where the range does (no element left unmarked).
+  return expect == to ? produced : GDS_NO_POS;
 }
 
 // A warp per job of the scanned Snappy pages (`n_pages` pages in `pages`,
