@@ -121,20 +121,6 @@ static_assert(GDS_BLOCK % 32 == 0, "whole warps");
 #define GDS_FULL_MASK 0xffffffffu
 #define GDS_I32_MAX 0x7fffffffu
 
-// ---------------------------------------------------------------- prefetch
-
-// Asks L2 for the line holding `p` without waiting for it: a warp that
-// reads `p` a few thousand cycles later finds it in L2 rather than in
-// device memory. `p` must lie inside an allocation. A no-op off the GPU
-// (the CPU emulation compiles these sources as C++).
-__device__ __forceinline__ void gds_prefetch_l2(const void* p) {
-#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#else
-  (void)p;
-#endif
-}
-
 // ---------------------------------------------------------------- loads
 
 // Little-endian loads from byte addresses of any alignment (page sections

@@ -97,17 +97,6 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
   u32 produced = 0;
   u32 expect = from;  // where the next element must start: the chain from `from`
   for (u32 c = from & ~1023u; c < to; c += 1024) {
-    // The next 1 KiB's stream bytes (lanes 0 to 7, a 128-byte line each)
-    // and bitmap words (lane 8) asked of L2 now, so that its batches'
-    // first loads do not wait on device memory.
-    const u32 next = c + 1024;
-    if (next < to) {
-      if (lane < 8 && next + 128 * lane < to) gds_prefetch_l2(src + next + 128 * lane);
-      if (lane == 8) {
-        const u64 seg = pg.seg_first + next / GDS_SCAN_SEGMENT;
-        gds_prefetch_l2(real + seg * (GDS_SCAN_SEGMENT / 32) + (next % GDS_SCAN_SEGMENT) / 32);
-      }
-    }
     // Lane l's 32 bytes of the stream: its bitmap word, only the
     // elements that start in [from, to).
     const u32 at = c + 32 * lane;
