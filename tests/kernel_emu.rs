@@ -469,7 +469,25 @@ fn snappy_scan_under_cpu_emulation() {
         ShortCopy(4, 33),
         ShortCopy(4, 5),
     ];
-    for elements in [reach_back, over_the_end, out_of_step, moved_start] {
+    // gds_snappy_decode's ring of recent output: a batch too large for it
+    // (a 5000-byte literal, written to the output directly), then a batch
+    // in the ring whose copies read a source that starts before the ring
+    // and runs into it and over the copy's own output (15 back, 20 long),
+    // and one from well before the ring (the output).
+    let around_the_ring = vec![
+        Literal(rng.page(5_000, true)),
+        Literal(rng.page(10, true)),
+        Copy(20, 15),
+        Copy(30, 4_990),
+        Literal(rng.page(100, true)),
+    ];
+    for elements in [
+        reach_back,
+        over_the_end,
+        out_of_step,
+        moved_start,
+        around_the_ring,
+    ] {
         let stream = hand_made_snappy(&elements);
         let raw = snap::raw::Decoder::new().decompress_vec(&stream).unwrap();
         let pieces = snappy_pieces(&stream, raw.len(), SNAPPY_PIECE).unwrap();
