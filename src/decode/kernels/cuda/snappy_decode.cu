@@ -133,6 +133,39 @@ __device__ __forceinline__ void gds_ring_write(u32* ring, u32 q, u32 n, Word wor
   for (; i < n; ++i) bytes[(q + i) & GDS_UNSNAP_RING_BYTE_MASK] = byte(i);
 }
 
+// The warp writes each lane's long literal run (where `is_long`: `run_at`
+// in the stream, `length` bytes to output position `place`) in turn, all
+// lanes calling `write(run_at, place, length)` with that run's values.
+template <typename Write>
+__device__ __forceinline__ void gds_each_long_run(bool is_long, u32 run_at, u32 place, u32 length, Write write) {
+  u32 long_runs = __ballot_sync(GDS_FULL_WARP, is_long);
+  while (long_runs != 0) {
+    const u32 l = __ffs(long_runs) - 1;
+    long_runs &= long_runs - 1;
+    write(__shfl_sync(GDS_FULL_WARP, run_at, l), __shfl_sync(GDS_FULL_WARP, place, l),
+          __shfl_sync(GDS_FULL_WARP, length, l));
+  }
+  __syncwarp();
+}
+
+// The batch's copies (where `is_copy`: `length` bytes to output position
+// `place` from `offset` back) in rounds: in each, every copy whose source
+// ends before the first unwritten copy's place, and that one, call
+// `write()`; the warp waits for the round before the next.
+template <typename Write>
+__device__ __forceinline__ void gds_copy_rounds(bool is_copy, u32 place, u32 offset, u32 length, Write write) {
+  const u32 lane = threadIdx.x & 31;
+  u32 pending = __ballot_sync(GDS_FULL_WARP, is_copy);
+  while (pending != 0) {
+    const u32 first = __ffs(pending) - 1;
+    const u32 written = __shfl_sync(GDS_FULL_WARP, place, first);
+    const bool ready = ((pending >> lane) & 1u) != 0 && (lane == first || place - offset + length <= written);
+    if (ready) write();
+    __syncwarp();
+    pending &= ~__ballot_sync(GDS_FULL_WARP, ready);
+  }
+}
+
 // The page (of `n_pages` in `pages`, in job order) that job k belongs to.
 __device__ __forceinline__ u32 gds_job_page(const u64* pages, u32 n_pages, u64 k) {
   u32 lo = 0, hi = n_pages;
@@ -213,37 +246,22 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
       if (batch > GDS_UNSNAP_RING) {
         // 2. Literal runs: short ones a lane each, then long ones by the warp.
         if (literal && length < GDS_UNSNAP_LONG_RUN) gds_copy_by_eights(out + place, src + run_at, length);
-        u32 long_runs = __ballot_sync(GDS_FULL_WARP, literal && length >= GDS_UNSNAP_LONG_RUN);
-        while (long_runs != 0) {
-          const u32 l = __ffs(long_runs) - 1;
-          long_runs &= long_runs - 1;
-          const u32 r_at = __shfl_sync(GDS_FULL_WARP, run_at, l);
-          const u32 r_place = __shfl_sync(GDS_FULL_WARP, place, l);
-          const u32 r_len = __shfl_sync(GDS_FULL_WARP, length, l);
-          gds_strided_copy(out + r_place, src + r_at, r_len, lane, 32);
-        }
-        __syncwarp();
+        gds_each_long_run(literal && length >= GDS_UNSNAP_LONG_RUN, run_at, place, length,
+                          [&](u32 r_at, u32 r_place, u32 r_len) {
+                            gds_strided_copy(out + r_place, src + r_at, r_len, lane, 32);
+                          });
         // 3. Copies, in rounds from the first unwritten one.
-        u32 pending = __ballot_sync(GDS_FULL_WARP, has && h.copy);
-        while (pending != 0) {
-          const u32 first = __ffs(pending) - 1;
-          const u32 written = __shfl_sync(GDS_FULL_WARP, place, first);
-          const bool ready =
-              ((pending >> lane) & 1u) != 0 && (lane == first || place - h.offset + length <= written);
-          if (ready) {
-            u8* const to_at = out + place;
-            const u8* const from_at = to_at - h.offset;
-            if (h.offset >= 8) {
-              gds_copy_by_eights(to_at, from_at, length);
-            } else {
-              // A repeated pattern shorter than eight bytes: each byte may
-              // be one this copy wrote.
-              for (u32 i = 0; i < length; ++i) to_at[i] = from_at[i];
-            }
+        gds_copy_rounds(has && h.copy, place, h.offset, length, [&] {
+          u8* const to_at = out + place;
+          const u8* const from_at = to_at - h.offset;
+          if (h.offset >= 8) {
+            gds_copy_by_eights(to_at, from_at, length);
+          } else {
+            // A repeated pattern shorter than eight bytes: each byte may
+            // be one this copy wrote.
+            for (u32 i = 0; i < length; ++i) to_at[i] = from_at[i];
           }
-          __syncwarp();
-          pending &= ~__ballot_sync(GDS_FULL_WARP, ready);
-        }
+        });
         ring_from = produced + batch;
       } else {
         // The ring: positions from ring_lo on are in it, or will be once
@@ -260,47 +278,34 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
               ring, place, length, [&](u32 i) { return gds_load4(bytes + i, src, src_end); },
               [&](u32 i) { return bytes[i]; });
         }
-        u32 long_runs = __ballot_sync(GDS_FULL_WARP, literal && length >= GDS_UNSNAP_LONG_RUN);
-        while (long_runs != 0) {
-          const u32 l = __ffs(long_runs) - 1;
-          long_runs &= long_runs - 1;
-          const u32 r_at = __shfl_sync(GDS_FULL_WARP, run_at, l);
-          const u32 r_place = __shfl_sync(GDS_FULL_WARP, place, l);
-          const u32 r_len = __shfl_sync(GDS_FULL_WARP, length, l);
-          for (u32 i = lane; i < r_len; i += 32) ring_bytes[(r_place + i) & GDS_UNSNAP_RING_BYTE_MASK] = src[r_at + i];
-        }
-        __syncwarp();
+        gds_each_long_run(literal && length >= GDS_UNSNAP_LONG_RUN, run_at, place, length,
+                          [&](u32 r_at, u32 r_place, u32 r_len) {
+                            for (u32 i = lane; i < r_len; i += 32) {
+                              ring_bytes[(r_place + i) & GDS_UNSNAP_RING_BYTE_MASK] = src[r_at + i];
+                            }
+                          });
         // 3. Copies into the ring, in rounds from the first unwritten one.
-        u32 pending = __ballot_sync(GDS_FULL_WARP, has && h.copy);
-        while (pending != 0) {
-          const u32 first = __ffs(pending) - 1;
-          const u32 written = __shfl_sync(GDS_FULL_WARP, place, first);
-          const bool ready =
-              ((pending >> lane) & 1u) != 0 && (lane == first || place - h.offset + length <= written);
-          if (ready) {
-            const u32 source = place - h.offset;
-            if (h.offset >= 4 && source >= ring_lo) {
-              gds_ring_write(
-                  ring, place, length, [&](u32 i) { return gds_ring_load4(ring, source + i); },
-                  [&](u32 i) { return ring_bytes[(source + i) & GDS_UNSNAP_RING_BYTE_MASK]; });
-            } else if (h.offset >= 4 && source + length <= produced) {
-              gds_ring_write(
-                  ring, place, length, [&](u32 i) { return gds_load4(out + source + i, out, out + out_len); },
-                  [&](u32 i) { return out[source + i]; });
-            } else {
-              // A pattern shorter than four bytes repeated (each byte may
-              // be one this copy wrote), or a source from before the ring
-              // running into it: byte by byte, each from where it is.
-              for (u32 i = 0; i < length; ++i) {
-                const u32 at = source + i;
-                ring_bytes[(place + i) & GDS_UNSNAP_RING_BYTE_MASK] =
-                    at >= ring_lo ? ring_bytes[at & GDS_UNSNAP_RING_BYTE_MASK] : out[at];
-              }
+        gds_copy_rounds(has && h.copy, place, h.offset, length, [&] {
+          const u32 source = place - h.offset;
+          if (h.offset >= 4 && source >= ring_lo) {
+            gds_ring_write(
+                ring, place, length, [&](u32 i) { return gds_ring_load4(ring, source + i); },
+                [&](u32 i) { return ring_bytes[(source + i) & GDS_UNSNAP_RING_BYTE_MASK]; });
+          } else if (h.offset >= 4 && source + length <= produced) {
+            gds_ring_write(
+                ring, place, length, [&](u32 i) { return gds_load4(out + source + i, out, out + out_len); },
+                [&](u32 i) { return out[source + i]; });
+          } else {
+            // A pattern shorter than four bytes repeated (each byte may
+            // be one this copy wrote), or a source from before the ring
+            // running into it: byte by byte, each from where it is.
+            for (u32 i = 0; i < length; ++i) {
+              const u32 at = source + i;
+              ring_bytes[(place + i) & GDS_UNSNAP_RING_BYTE_MASK] =
+                  at >= ring_lo ? ring_bytes[at & GDS_UNSNAP_RING_BYTE_MASK] : out[at];
             }
           }
-          __syncwarp();
-          pending &= ~__ballot_sync(GDS_FULL_WARP, ready);
-        }
+        });
         // 4. The batch from the ring to the output: a word a lane where
         // the output's words lie whole inside the batch, its ends (and all
         // of it where the output is not word-aligned) a byte a lane.
