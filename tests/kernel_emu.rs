@@ -589,16 +589,16 @@ fn snappy_scan_under_cpu_emulation() {
     // byte on: the decoder's chain check refuses every such page (the
     // page `moved_start` below decodes to its own size with the start
     // moved, with other values: only the chain check catches it).
-    let (flipped_jobs, _) = decoder_run();
-    let flipped: Vec<bool> = made[at..at + pages.len()].iter().map(|&b| b == 1).collect();
+    let (moved_jobs, _) = decoder_run();
+    let moved: Vec<bool> = made[at..at + pages.len()].iter().map(|&b| b == 1).collect();
     at += pages.len();
     assert_eq!(at, made.len());
     for (p, (_, size, _)) in pages.iter().enumerate() {
-        if !flipped[p] {
+        if !moved[p] {
             continue;
         }
         let split = word(8 * p + 5) == 1;
-        let jobs = &flipped_jobs[layout.page_jobs[p].clone()];
+        let jobs = &moved_jobs[layout.page_jobs[p].clone()];
         assert!(
             jobs.iter().enumerate().any(|(k, &(status, actual))| {
                 status != 0 || actual != snappy_scan::job_output(k, *size, split)
@@ -606,9 +606,11 @@ fn snappy_scan_under_cpu_emulation() {
             "page {p}: an element start moved a byte on in its bitmap went unnoticed by gds_snappy_decode"
         );
     }
-    let n_flipped = flipped.iter().filter(|&&f| f).count();
-    eprintln!("gds_snappy_decode refused all {n_flipped} pages with an element start moved in their bitmap");
-    assert!(n_flipped > 10, "only {n_flipped} pages had a start to move");
+    let n_moved = moved.iter().filter(|&&f| f).count();
+    eprintln!(
+        "gds_snappy_decode refused all {n_moved} pages with an element start moved in their bitmap"
+    );
+    assert!(n_moved > 10, "only {n_moved} pages had a start to move");
     let mut refused_by_the_decoder = 0;
     for (p, (bytes, size, _)) in pages.iter().enumerate() {
         if check_snappy(bytes, *size).is_ok() {

@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
   // stream; an element is at least two bytes, so the byte after a start is
   // none): the decoder must refuse the page, whatever the scan said. Then
   // a byte per page: 1 where a start was moved.
-  std::vector<uint8_t> flipped(n_pages, 0);
+  std::vector<uint8_t> moved(n_pages, 0);
   auto real_bit = [&](u64 seg_first, u64 pos) -> u32& {
     return real[(seg_first + pos / GDS_SCAN_SEGMENT) * (GDS_SCAN_SEGMENT / 32) + (pos % GDS_SCAN_SEGMENT) / 32];
   };
@@ -189,12 +189,12 @@ int main(int argc, char** argv) {
       if ((real_bit(seg_first, pos) >> (pos % 32) & 1u) == 0) continue;
       real_bit(seg_first, pos) ^= 1u << (pos % 32);
       real_bit(seg_first, pos + 1) ^= 1u << ((pos + 1) % 32);
-      flipped[i] = 1;
+      moved[i] = 1;
       break;
     }
   }
   decode_with(verdicts);
-  out.write((const char*)flipped.data(), flipped.size());
+  out.write((const char*)moved.data(), moved.size());
   for (auto* p : pages) delete p;
   return 0;
 }

@@ -33,8 +33,9 @@
 // byte and the last ending at its last, so the bitmap can only name the
 // chain itself; its bytes inside the job's range of the stream, its output
 // inside the job's, a copy's source inside the job's output), and a job
-// that fails any of it stops with nvcompErrorCannotDecompress, so that no stream, whatever the
-// scan missed, writes outside its output or reads outside its page.
+// that fails any of it stops with nvcompErrorCannotDecompress, so that no
+// stream, whatever the scan missed, writes outside its output or reads
+// outside its page.
 #include "common.cuh"
 
 // nvCOMP's status for a stream it cannot decompress (the host reads both
@@ -86,27 +87,26 @@ __device__ __forceinline__ void gds_copy_by_eights(u8* to, const u8* from, u32 n
 // four bytes at a time wherever its elements allow, its copies reading
 // their sources there, and then to the output by the whole warp, a word a
 // lane; a larger batch (long literal runs) goes to the output directly.
-// Written straight to the output a byte at a time, the decoder moved 27 %
-// fewer instructions than nvCOMP but waited on its copies' loads of bytes
-// it had stored a round before, and its loads and stores used 2.5 bytes of
-// each 32-byte sector (session 31, BENCHMARKS.md). On SF 0.2 lineitem's
-// pages 82 % of the copies read no further back than 4 KiB less their batch.
+// Why: written straight to the output a byte at a time, a copy waits on a
+// load of bytes stored a round before, and each byte load and store uses a
+// 32-byte sector for one byte. Most copies reach back less than 4 KiB
+// (82 % in the first row group of SF 0.2 lineitem).
 #define GDS_UNSNAP_RING 4096u
 #define GDS_UNSNAP_RING_BYTE_MASK (GDS_UNSNAP_RING - 1u)
 #define GDS_UNSNAP_RING_WORD_MASK (GDS_UNSNAP_RING / 4u - 1u)
 
-// The 4 bytes at p, of any alignment, all inside [lo, hi): an aligned
-// load, or the two aligned words around them and a funnel shift when both
-// lie inside [lo, hi), else four byte loads (no read leaves [lo, hi)).
+// The 4 bytes at p, of any alignment, all inside [lo, hi): unaligned, the
+// two aligned words around them and a funnel shift when both lie inside
+// [lo, hi); else gds_ld_u32 (an aligned load, or four byte loads), so no
+// read leaves [lo, hi).
 __device__ __forceinline__ u32 gds_load4(const u8* p, const u8* lo, const u8* hi) {
   const u64 a = (u64)p & ~3ull;
   const u32 shift = 8u * (u32)((u64)p & 3ull);
-  if (shift == 0) return *(const u32*)p;
-  if (a >= (u64)lo && a + 8 <= (u64)hi) {
+  if (shift != 0 && a >= (u64)lo && a + 8 <= (u64)hi) {
     const u32* const w = (const u32*)a;
     return __funnelshift_r(w[0], w[1], shift);
   }
-  return (u32)p[0] | ((u32)p[1] << 8) | ((u32)p[2] << 16) | ((u32)p[3] << 24);
+  return gds_ld_u32(p);
 }
 
 // The 4 ring bytes of output positions q to q + 3 (any alignment): the
