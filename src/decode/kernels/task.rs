@@ -521,7 +521,11 @@ pub fn generated_header(config: KernelConfig) -> String {
         use super::snappy_scan as s;
         for (name, value) in [
             ("GDS_SCAN_BLOCK", s::SCAN_BLOCK as usize),
-            ("GDS_UNSNAP_BLOCK", s::UNSNAP_BLOCK as usize),
+            ("GDS_UNSNAP_BLOCK", s::unsnap_block(config) as usize),
+            (
+                "GDS_UNSNAP_MIN_BLOCKS",
+                s::unsnap_min_blocks(config) as usize,
+            ),
             ("GDS_SCAN_SEGMENT", s::SCAN_SEGMENT),
             ("GDS_SCAN_STARTS", config.scan_starts),
             ("GDS_SCAN_WALK_WORDS", s::SCAN_WALK_WORDS),
