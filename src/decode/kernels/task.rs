@@ -436,6 +436,27 @@ fn nest_defines() -> [(&'static str, u32); 10] {
     ]
 }
 
+/// The Snappy scan's and decoder's compiled-in sizes (snappy_scan.rs).
+fn snappy_defines(config: KernelConfig) -> [(&'static str, usize); 11] {
+    use super::snappy_scan as s;
+    [
+        ("GDS_SCAN_BLOCK", s::SCAN_BLOCK as usize),
+        ("GDS_UNSNAP_BLOCK", s::unsnap_block(config) as usize),
+        (
+            "GDS_UNSNAP_MIN_BLOCKS",
+            s::unsnap_min_blocks(config) as usize,
+        ),
+        ("GDS_SCAN_SEGMENT", s::SCAN_SEGMENT),
+        ("GDS_SCAN_STARTS", config.scan_starts),
+        ("GDS_SCAN_WALK_WORDS", s::SCAN_WALK_WORDS),
+        ("GDS_SCAN_RECORD_WORDS", s::SCAN_RECORD_WORDS),
+        ("GDS_SCAN_PAGE_WORDS", s::SCAN_PAGE_WORDS),
+        ("GDS_SCAN_RESULT_WORDS", s::SCAN_RESULT_WORDS),
+        ("GDS_SNAPPY_PIECE", s::SNAPPY_PIECE),
+        ("GDS_PIECE_HEAD", s::PIECE_HEAD),
+    ]
+}
+
 /// The header `gdscan_generated.cuh` the kernel sources include: every
 /// constant from Rust (and the values of `config`), and asserts that the C
 /// structs match the Rust layout.
@@ -517,26 +538,8 @@ pub fn generated_header(config: KernelConfig) -> String {
         super::check::PIECES_BLOCK
     );
     let _ = writeln!(h, "#define GDS_PIECE_WORDS {}u", super::check::PIECE_WORDS);
-    {
-        use super::snappy_scan as s;
-        for (name, value) in [
-            ("GDS_SCAN_BLOCK", s::SCAN_BLOCK as usize),
-            ("GDS_UNSNAP_BLOCK", s::unsnap_block(config) as usize),
-            (
-                "GDS_UNSNAP_MIN_BLOCKS",
-                s::unsnap_min_blocks(config) as usize,
-            ),
-            ("GDS_SCAN_SEGMENT", s::SCAN_SEGMENT),
-            ("GDS_SCAN_STARTS", config.scan_starts),
-            ("GDS_SCAN_WALK_WORDS", s::SCAN_WALK_WORDS),
-            ("GDS_SCAN_RECORD_WORDS", s::SCAN_RECORD_WORDS),
-            ("GDS_SCAN_PAGE_WORDS", s::SCAN_PAGE_WORDS),
-            ("GDS_SCAN_RESULT_WORDS", s::SCAN_RESULT_WORDS),
-            ("GDS_SNAPPY_PIECE", s::SNAPPY_PIECE),
-            ("GDS_PIECE_HEAD", s::PIECE_HEAD),
-        ] {
-            let _ = writeln!(h, "#define {name} {value}u");
-        }
+    for (name, value) in snappy_defines(config) {
+        let _ = writeln!(h, "#define {name} {value}u");
     }
     for code in super::check::SnappyCheck::ALL {
         let _ = writeln!(h, "#define {} {}u", code.c_name(), code as u32);
