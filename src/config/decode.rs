@@ -144,12 +144,6 @@ pub struct KernelConfig {
     /// Left to itself ptxas spills `gds_nest_write` (48 bytes a thread
     /// read back at 48 registers) and `gds_nest_count`; 4 spills nothing.
     pub nest_min_blocks: u32,
-    /// Warps in a block of gdscan's Snappy decoder (`gds_snappy_decode`,
-    /// a warp per job): 1, 2 or 4 (`GDSCAN_UNSNAP_WARPS`). A block holds
-    /// its place on the SM until its slowest warp is done, so fewer warps a
-    /// block leave fewer places idle beside a long job; the SM holds 28
-    /// warps of it either way (72 registers a thread).
-    pub unsnap_warps: u32,
 }
 
 impl KernelConfig {
@@ -162,7 +156,6 @@ impl KernelConfig {
         scan_starts: 3,
         decode_min_blocks: 4,
         nest_min_blocks: 0,
-        unsnap_warps: 4,
     };
 }
 
@@ -221,8 +214,6 @@ pub struct DecodeVars {
     pub decode_min_blocks: Option<u32>,
     /// `GDSCAN_NEST_MIN_BLOCKS`: 0 to 8.
     pub nest_min_blocks: Option<u32>,
-    /// `GDSCAN_UNSNAP_WARPS`: 1, 2 or 4.
-    pub unsnap_warps: Option<u32>,
     /// `GDSCAN_GPU_CHECK_MAX`: bytes.
     pub gpu_check_max: Option<usize>,
     /// `GDSCAN_SNAPPY_SPLIT`: 0 or 1.
@@ -242,7 +233,7 @@ pub struct DecodeVars {
 }
 
 /// Every variable [`DecodeVars::from_lookup`] reads.
-pub const DECODE_VARIABLES: [&str; 23] = [
+pub const DECODE_VARIABLES: [&str; 22] = [
     "GDSCAN_DECODE_CHECK",
     "GDSCAN_CHECK_STREAM",
     "GDSCAN_CHECK_STREAMS",
@@ -257,7 +248,6 @@ pub const DECODE_VARIABLES: [&str; 23] = [
     "GDSCAN_SCAN_STARTS",
     "GDSCAN_DECODE_MIN_BLOCKS",
     "GDSCAN_NEST_MIN_BLOCKS",
-    "GDSCAN_UNSNAP_WARPS",
     "GDSCAN_GPU_CHECK_MAX",
     "GDSCAN_SNAPPY_SPLIT",
     "GDSCAN_SNAPPY_DECODER",
@@ -374,10 +364,6 @@ impl DecodeVars {
         if let Some(s) = get("GDSCAN_NEST_MIN_BLOCKS") {
             v.nest_min_blocks = Some(count("GDSCAN_NEST_MIN_BLOCKS", &s, 0..=8)? as u32);
         }
-        if let Some(s) = get("GDSCAN_UNSNAP_WARPS") {
-            let warps = [("1", 1), ("2", 2), ("4", 4)];
-            v.unsnap_warps = Some(choice("GDSCAN_UNSNAP_WARPS", &s, &warps)?);
-        }
         if let Some(s) = get("GDSCAN_GPU_CHECK_MAX") {
             v.gpu_check_max = Some(count("GDSCAN_GPU_CHECK_MAX", &s, 0..=usize::MAX)?);
         }
@@ -438,7 +424,6 @@ impl DecodeVars {
             scan_starts: self.scan_starts.unwrap_or(base.scan_starts),
             decode_min_blocks: self.decode_min_blocks.unwrap_or(base.decode_min_blocks),
             nest_min_blocks: self.nest_min_blocks.unwrap_or(base.nest_min_blocks),
-            unsnap_warps: self.unsnap_warps.unwrap_or(base.unsnap_warps),
         }
     }
 }
@@ -530,7 +515,6 @@ mod tests {
             ("GDSCAN_SCAN_STARTS", "4"),
             ("GDSCAN_DECODE_MIN_BLOCKS", "2"),
             ("GDSCAN_NEST_MIN_BLOCKS", "4"),
-            ("GDSCAN_UNSNAP_WARPS", "1"),
             ("GDSCAN_GPU_CHECK_MAX", "0"),
             ("GDSCAN_SNAPPY_SPLIT", "0"),
             ("GDSCAN_SNAPPY_DECODER", "gdscan"),
@@ -566,10 +550,9 @@ mod tests {
                 k.string_chunk,
                 k.scan_starts,
                 k.decode_min_blocks,
-                k.nest_min_blocks,
-                k.unsnap_warps
+                k.nest_min_blocks
             ),
-            (false, 32768, 4, 2, 4, 1)
+            (false, 32768, 4, 2, 4)
         );
     }
 
@@ -590,7 +573,6 @@ mod tests {
             ("GDSCAN_SCAN_STARTS", "5"),
             ("GDSCAN_DECODE_MIN_BLOCKS", "1"),
             ("GDSCAN_NEST_MIN_BLOCKS", "9"),
-            ("GDSCAN_UNSNAP_WARPS", "3"),
             ("GDSCAN_GPU_CHECK_MAX", "-1"),
             ("GDSCAN_SNAPPY_SPLIT", "on"),
             ("GDSCAN_SNAPPY_DECODER", "cpu"),

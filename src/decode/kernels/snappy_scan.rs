@@ -10,28 +10,13 @@
 use std::ops::Range;
 
 use super::check::snappy_check_error;
-use crate::config::decode::KernelConfig;
 use crate::decode::page::validate::{CompressedError, SNAPPY_BLOCK};
 
 /// Threads per block of the scan's kernels (a thread per segment or page).
 pub const SCAN_BLOCK: u32 = 128;
 /// Threads per block of `gds_snappy_decode` (`cuda/snappy_decode.cu`: a
-/// warp per job): `KernelConfig::unsnap_warps` warps.
-pub fn unsnap_block(config: KernelConfig) -> u32 {
-    32 * config.unsnap_warps.clamp(1, UNSNAP_WARPS_AN_SM)
-}
-
-/// Warps of `gds_snappy_decode` an SM holds: at 72 registers a thread
-/// (what it needs to spill nothing; the NVRTC spill test checks), 64 K
-/// registers hold 28 warps.
-pub const UNSNAP_WARPS_AN_SM: u32 = 28;
-
-/// Blocks of `gds_snappy_decode` an SM must hold at once
-/// (`__launch_bounds__`, which gives ptxas its register cap):
-/// [`UNSNAP_WARPS_AN_SM`] warps in blocks of [`unsnap_block`].
-pub fn unsnap_min_blocks(config: KernelConfig) -> u32 {
-    UNSNAP_WARPS_AN_SM / (unsnap_block(config) / 32)
-}
+/// warp per job).
+pub const UNSNAP_BLOCK: u32 = 128;
 /// Stream bytes each thread walks.
 pub const SCAN_SEGMENT: usize = 2048;
 /// Speculative walks per segment, begun at its first bytes one after the

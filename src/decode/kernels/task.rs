@@ -437,7 +437,7 @@ fn nest_defines() -> [(&'static str, u32); 10] {
 }
 
 /// The Snappy scan's and decoder's compiled-in sizes (snappy_scan.rs).
-fn snappy_defines(config: KernelConfig) -> [(&'static str, usize); 11] {
+fn snappy_defines(config: KernelConfig) -> [(&'static str, usize); 10] {
     use super::snappy_scan as s;
     [
         ("GDS_SCAN_BLOCK", s::SCAN_BLOCK as usize),

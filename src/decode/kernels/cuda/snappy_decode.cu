@@ -43,10 +43,11 @@
 #define GDS_UNSNAP_CANNOT_DECOMPRESS 12u
 // Literal runs at least this long are written by the whole warp.
 #define GDS_UNSNAP_LONG_RUN 64u
-// GDS_UNSNAP_MIN_BLOCKS (set by the host, snappy_scan.rs) blocks an SM:
-// 28 warps, 72 registers a thread. Left to itself ptxas held it to 64 and
-// spilled 44 bytes a thread (the long runs' copy loop), read back on every
-// batch; at 28 warps it spills nothing (the NVRTC spill test checks).
+// Blocks an SM the decoder is compiled for: 72 registers a thread. Left
+// to itself ptxas held it to 64 and spilled 44 bytes a thread (the long
+// runs' copy loop), read back on every batch; with 7 it spills nothing
+// (the NVRTC spill test checks).
+#define GDS_UNSNAP_MIN_BLOCKS 7
 
 // The position of the n-th set bit (from 0) of x, which has more than n.
 __device__ __forceinline__ u32 gds_nth_set_bit(u32 x, u32 n) {
