@@ -441,11 +441,7 @@ fn snappy_defines(config: KernelConfig) -> [(&'static str, usize); 10] {
     use super::snappy_scan as s;
     [
         ("GDS_SCAN_BLOCK", s::SCAN_BLOCK as usize),
-        ("GDS_UNSNAP_BLOCK", s::unsnap_block(config) as usize),
-        (
-            "GDS_UNSNAP_MIN_BLOCKS",
-            s::unsnap_min_blocks(config) as usize,
-        ),
+        ("GDS_UNSNAP_BLOCK", s::UNSNAP_BLOCK as usize),
         ("GDS_SCAN_SEGMENT", s::SCAN_SEGMENT),
         ("GDS_SCAN_STARTS", config.scan_starts),
         ("GDS_SCAN_WALK_WORDS", s::SCAN_WALK_WORDS),
