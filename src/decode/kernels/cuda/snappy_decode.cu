@@ -116,61 +116,21 @@ __device__ __forceinline__ u32 gds_ring_load4(const u32* ring, u32 q) {
   return __funnelshift_r(ring[w & GDS_UNSNAP_RING_WORD_MASK], ring[(w + 1) & GDS_UNSNAP_RING_WORD_MASK], 8u * (q & 3u));
 }
 
-// The 4 bytes at p (any alignment) where only those inside [lo, hi) are
-// read, the others zero: gds_load4 where all four lie inside, else byte by
-// byte (a word that straddles an end of the range).
-__device__ __forceinline__ u32 gds_load4_within(const u8* p, const u8* lo, const u8* hi) {
-  const u64 a = (u64)p;
-  if (a >= (u64)lo && a + 4 <= (u64)hi) return gds_load4(p, lo, hi);
-  u32 v = 0;
-#pragma unroll 1
-  for (u32 t = 0; t < 4; ++t) {
-    if (a + t >= (u64)lo && a + t < (u64)hi) v |= (u32)p[t] << (8u * t);
-  }
-  return v;
-}
-
-// The bits of bytes [from, to) of a word (0 <= from < to <= 4).
-__device__ __forceinline__ u32 gds_byte_mask(u32 from, u32 to) {
-  return (to >= 4u ? ~0u : (1u << (8u * to)) - 1u) & (~0u << (8u * from));
-}
-
-// Clears ring positions [from, to) (at most GDS_UNSNAP_RING of them), a
-// word a lane, the bytes around them kept; the warp waits for it. After
-// it, lanes writing neighbouring elements into one ring word each OR in
-// their own bytes (gds_ring_write).
-__device__ __forceinline__ void gds_ring_clear(u32* ring, u32 from, u32 to, u32 lane) {
-  for (u32 w = (from & ~3u) + 4u * lane; w < to; w += 128u) {
-    const u32 lo = w < from ? from - w : 0u;
-    const u32 hi = to - w < 4u ? to - w : 4u;
-    u32* const slot = &ring[(w >> 2) & GDS_UNSNAP_RING_WORD_MASK];
-    *slot = lo == 0u && hi == 4u ? 0u : *slot & ~gds_byte_mask(lo, hi);
-  }
-  __syncwarp();
-}
-
-// One lane writes n bytes into the ring at output positions q to q + n - 1
-// (cleared by gds_ring_clear), a ring word at a time: `word(i)` gives the
-// bytes i to i + 3 of what is written, i from -3 on at the first word
-// (bytes outside 0..n-1 may be anything: they are masked off). A word the
-// n bytes fill is stored, one they fill in part is OR-ed in, so lanes
-// writing neighbouring elements at once do not disturb each other. In
-// order: `word(i)` may read what this call wrote before byte i (a copy's
-// offset of 4 or more).
-template <typename Word>
-__device__ __forceinline__ void gds_ring_write(u32* ring, u32 q, u32 n, Word word) {
-  const u32 end = q + n;
-  for (u32 w = q & ~3u; w < end; w += 4u) {
-    const u32 v = word((i32)(w - q));
-    const u32 lo = w < q ? q - w : 0u;
-    const u32 hi = end - w < 4u ? end - w : 4u;
-    u32* const slot = &ring[(w >> 2) & GDS_UNSNAP_RING_WORD_MASK];
-    if (lo == 0u && hi == 4u) {
-      *slot = v;
-    } else {
-      atomicOr(slot, v & gds_byte_mask(lo, hi));
-    }
-  }
+// One lane writes n bytes into the ring at output positions q, q + 1, ...:
+// byte by byte (`byte(i)`: the i-th) up to a word's start, then whole
+// words (`word(i)`: bytes i to i + 3), then the rest byte by byte. Byte
+// stores leave the bytes around them alone, so lanes writing neighbouring
+// elements at once do not disturb each other. In order: `word(i)` may read
+// what this call wrote before byte i (a copy's offset of 4 or more).
+template <typename Word, typename Byte>
+__device__ __forceinline__ void gds_ring_write(u32* ring, u32 q, u32 n, Word word, Byte byte) {
+  u8* const bytes = (u8*)ring;
+  const u32 to_word = (4u - (q & 3u)) & 3u;
+  const u32 head = to_word < n ? to_word : n;
+  u32 i = 0;
+  for (; i < head; ++i) bytes[(q + i) & GDS_UNSNAP_RING_BYTE_MASK] = byte(i);
+  for (; i + 4 <= n; i += 4) ring[((q + i) >> 2) & GDS_UNSNAP_RING_WORD_MASK] = word(i);
+  for (; i < n; ++i) bytes[(q + i) & GDS_UNSNAP_RING_BYTE_MASK] = byte(i);
 }
 
 // The warp writes each lane's long literal run (where `is_long`: `run_at`
@@ -312,10 +272,11 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
         const u32 ring_lo = ring_from > keep ? ring_from : keep;
         // 2. Literal runs into the ring: short ones a lane each, long
         // ones by the warp.
-        gds_ring_clear(ring, produced, produced + batch, lane);
         if (literal && length < GDS_UNSNAP_LONG_RUN) {
           const u8* const bytes = src + run_at;
-          gds_ring_write(ring, place, length, [&](i32 i) { return gds_load4_within(bytes + i, src, src_end); });
+          gds_ring_write(
+              ring, place, length, [&](u32 i) { return gds_load4(bytes + i, src, src_end); },
+              [&](u32 i) { return bytes[i]; });
         }
         gds_each_long_run(literal && length >= GDS_UNSNAP_LONG_RUN, run_at, place, length,
                           [&](u32 r_at, u32 r_place, u32 r_len) {
@@ -327,10 +288,13 @@ __device__ __forceinline__ u32 gds_unsnap_range(const ScanPage& pg, const u32* r
         gds_copy_rounds(has && h.copy, place, h.offset, length, [&] {
           const u32 source = place - h.offset;
           if (h.offset >= 4 && source >= ring_lo) {
-            gds_ring_write(ring, place, length, [&](i32 i) { return gds_ring_load4(ring, source + (u32)i); });
+            gds_ring_write(
+                ring, place, length, [&](u32 i) { return gds_ring_load4(ring, source + i); },
+                [&](u32 i) { return ring_bytes[(source + i) & GDS_UNSNAP_RING_BYTE_MASK]; });
           } else if (h.offset >= 4 && source + length <= produced) {
-            gds_ring_write(ring, place, length,
-                           [&](i32 i) { return gds_load4_within(out + source + i, out, out + out_len); });
+            gds_ring_write(
+                ring, place, length, [&](u32 i) { return gds_load4(out + source + i, out, out + out_len); },
+                [&](u32 i) { return out[source + i]; });
           } else {
             // A pattern shorter than four bytes repeated (each byte may
             // be one this copy wrote), or a source from before the ring
