@@ -92,8 +92,8 @@ fn sql_fails_cleanly() {
     assert_clean_failure(&out, "NAME=PATH");
     let out = gdscan(&["sql", "--format", "xml", "select 1"]);
     assert_eq!(out.status.code(), Some(2), "a usage error");
-    // A statement still running at its time limit is an error naming it
-    // (0 s: the scan cannot have finished when the limit is first checked).
+    // A statement that does not finish within its time limit is an error
+    // naming it (0 s: none does, however quickly it runs).
     let out = gdscan(&["sql", "--table", &table, "--timeout", "0", SQL]);
     assert_clean_failure(&out, "did not finish within 0 s");
     assert!(out.stdout.is_empty(), "no partial answer");

@@ -136,12 +136,21 @@ pub(super) fn run(args: &SqlArgs) -> Result<String> {
         };
         match args.timeout {
             None => Ok(query.await?),
-            Some(seconds) => Ok(tokio::time::timeout(
-                std::time::Duration::from_secs(seconds),
-                query,
-            )
-            .await
-            .map_err(|_| CliError::Timeout(seconds))??),
+            Some(seconds) => {
+                let limit = std::time::Duration::from_secs(seconds);
+                let start = std::time::Instant::now();
+                let answer = tokio::time::timeout(limit, query)
+                    .await
+                    .map_err(|_| CliError::Timeout(seconds))??;
+                // The timer lets a statement that finishes on its first
+                // poll through, however long that took; one that ended at
+                // or past the limit did not finish within it (with 0 s,
+                // none does).
+                if start.elapsed() >= limit {
+                    return Err(crate::error::Error::from(CliError::Timeout(seconds)));
+                }
+                Ok(answer)
+            }
         }
     })
 }
