@@ -147,7 +147,7 @@ pub(super) fn run(args: &SqlArgs) -> Result<String> {
                 // or past the limit did not finish within it (with 0 s,
                 // none does).
                 if start.elapsed() >= limit {
-                    return Err(crate::error::Error::from(CliError::Timeout(seconds)));
+                    return Err(CliError::Timeout(seconds).into());
                 }
                 Ok(answer)
             }
