@@ -12,7 +12,7 @@ holds its W places until its slowest job ends. Prints, per W, the launch's
 length in steps and the share of the occupied warp-place time spent on a
 job (1.00: no place held idle), then the columns with the longest jobs.
 
-Measured against it (session 32, BENCHMARKS.md): a warp a block, which this
+Measured against it (BENCHMARKS.md): a warp a block, which this
 model scores 1.00 against 0.84 for four, made the kernel slower on the GPU
 (82.2 against 67.9 SM-ms per two flat decodes), so the idle places it counts
 are not what bounds the launch.
