@@ -196,9 +196,11 @@ pub(crate) struct DecodeCase {
 }
 
 /// The case `name`: `all` (every lineitem column), a lineitem query's
-/// columns (`q1`, `q6`, `q14`, `q19`), or `nested` (every column of
+/// columns (`q1`, `q6`, `q14`, `q19`), `nested` (every column of
 /// orders_nested: the nine orders columns and `o_lineitems`, a
-/// `list<struct>` of the order's lineitems).
+/// `list<struct>` of the order's lineitems), or lineitem columns named
+/// and joined by `+` (`l_returnflag+l_linestatus`: to see what some
+/// columns cost; a name lineitem lacks fails when the case is planned).
 pub(crate) fn decode_case(name: &str) -> Result<DecodeCase> {
     let case = |table, projection| DecodeCase {
         name: name.to_string(),
@@ -208,13 +210,19 @@ pub(crate) fn decode_case(name: &str) -> Result<DecodeCase> {
     match name {
         "all" => Ok(case(Table::LineItem, Projection::All)),
         "nested" => Ok(case(Table::OrdersNested, Projection::All)),
+        columns if columns.starts_with("l_") => Ok(case(
+            Table::LineItem,
+            Projection::Columns(columns.split('+').map(str::to_string).collect()),
+        )),
         query => lineitem_query(query)
             .map(|q| case(Table::LineItem, q.projection))
             .ok_or_else(|| {
                 Error::from(gdscan::config::ConfigError::Invalid {
                     name: "--cases".into(),
                     value: name.into(),
-                    reason: "expected all, q1, q6, q14, q19 or nested".into(),
+                    reason:
+                        "expected all, q1, q6, q14, q19, nested or lineitem columns joined by +"
+                            .into(),
                 })
             }),
     }
@@ -577,6 +585,18 @@ mod tests {
         };
         assert!(q1.iter().all(|c| c.starts_with("l_")), "{q1:?}");
         assert_eq!(cases[2].name, "nested");
+    }
+
+    #[test]
+    fn lineitem_columns_joined_by_plus_are_a_case_of_their_own() {
+        let cases = decode_cases(&names(&["l_returnflag+l_linestatus", "l_tax"])).unwrap();
+        assert_eq!(cases[0].table, Table::LineItem);
+        assert_eq!(
+            cases[0].projection,
+            Projection::Columns(names(&["l_returnflag", "l_linestatus"]))
+        );
+        assert_eq!(cases[1].projection, Projection::Columns(names(&["l_tax"])));
+        assert_eq!(cases[0].name, "l_returnflag+l_linestatus");
     }
 
     #[test]

@@ -98,10 +98,10 @@ pub struct BenchDecodeArgs {
     #[arg(long)]
     pub sf: Option<f64>,
     /// Cases: all (every lineitem column), a query's lineitem columns (q1,
-    /// q6, q14, q19), or nested (every column of orders_nested: the orders
+    /// q6, q14, q19), nested (every column of orders_nested: the orders
     /// columns and each order's lineitems as list<struct>, from `tpch gen
-    /// --tables orders_nested`; refused by the decoder until it decodes
-    /// nested columns).
+    /// --tables orders_nested`), or lineitem columns joined by +
+    /// (l_returnflag+l_linestatus).
     #[arg(long, value_delimiter = ',', default_value = "all,q1,q6")]
     pub cases: Vec<String>,
     /// The GPU.
