@@ -216,7 +216,7 @@ __device__ __forceinline__ u32 gds_bit_width(u32 max) { return max == 0 ? 0 : 32
 // ------------------------------------- RLE / bit-packed hybrid streams
 
 // A cursor over one hybrid stream (definition levels, dictionary indices or
-// RLE booleans). It lives in shared memory and only one thread advances it.
+// RLE booleans). It lives in shared memory and only one warp advances it.
 struct RunCursor {
   const u8* base;
   u32 len;        // stream bytes
@@ -250,84 +250,177 @@ __device__ __forceinline__ void gds_cursor_init(RunCursor& c, const u8* base, u3
   c.run_end = 0;
 }
 
+// A run header of a hybrid stream as the fill reads it at byte q: the
+// run's items (0: a run that adds no table entry), where the next header
+// starts, its RLE value or the byte offset of its packed bits, and whether
+// the stream ends at q instead (a header cut short or over five bytes, a
+// zero header, an RLE value cut short: the fill then stops, its position
+// at the stream's end).
+struct GdsRunHeader {
+  u64 count;
+  u32 next;
+  u32 payload;
+  u32 packed;
+  u32 ends;
+};
+
+// The header at byte q of a stream of `len` bytes and bit width `bw`, from
+// its bytes q..q+11 (those before `len`; zero past it): x holds bytes 0..7,
+// y bytes 8..11. A header is at most five bytes and an RLE value four.
+__device__ __forceinline__ GdsRunHeader gds_run_header(u64 x, u32 y, u32 q, u32 len, u32 bw) {
+  GdsRunHeader e;
+  e.count = 0;
+  e.next = len;
+  e.payload = 0;
+  e.packed = 0;
+  e.ends = 1;
+  const u32 avail = q < len ? len - q : 0u;
+  u64 h = 0;
+  u32 header_len = 0;
+  bool done = false;
+#pragma unroll
+  for (u32 b = 0; b < 5; ++b) {
+    if (!done && b < avail) {
+      const u32 c = (u32)(x >> (8 * b)) & 0xffu;
+      h |= (u64)(c & 0x7fu) << (7 * b);
+      header_len = b + 1;
+      done = (c & 0x80u) == 0;
+    }
+  }
+  // A zero header (an empty RLE run) ends the stream, as arrow-rs and
+  // Arrow C++ read it (writers that pad pages leave zeros behind).
+  if (!done || h == 0) return e;
+  const u32 p = q + header_len;
+  if (h & 1) {
+    const u64 groups = h >> 1;
+    e.count = groups * 8;
+    e.packed = 1;
+    e.payload = p;
+    // A truncated last run is tolerated here; reading an item past the
+    // stream's end is caught when the item is extracted.
+    const u64 bytes = groups * (u64)bw;
+    e.next = bytes > (u64)(len - p) ? len : p + (u32)bytes;
+  } else {
+    const u32 value_bytes = (bw + 7) >> 3;
+    if (value_bytes > len - p) return e;
+    const u64 rest = header_len < 8 ? (x >> (8 * header_len)) | ((u64)y << (64 - 8 * header_len)) : (u64)y;
+    e.count = h >> 1;
+    e.payload = value_bytes == 0 ? 0u : (u32)rest & (0xffffffffu >> (32 - 8 * value_bytes));
+    e.next = p + value_bytes;
+  }
+  e.ends = 0;
+  return e;
+}
+
+// The aligned word at `at` of a stream ending at `end` (addresses): whole
+// when it lies before the end, else its bytes before the end (zero past
+// it), so nothing past the stream is read. A word that starts before the
+// stream lies in the stream's allocation (an allocation starts on a 4-byte
+// boundary, so not after the word's first byte).
+__device__ __forceinline__ u32 gds_word_before(u64 at, u64 end) {
+  if (at + 4 <= end) return *(const u32*)at;
+  u32 w = 0;
+  for (u32 b = 0; b < 4 && at + b < end; ++b) w |= (u32)*(const u8*)(at + b) << (8 * b);
+  return w;
+}
+
 // Fills `r` with the runs covering items [lo, hi), continuing from where the
 // cursor stopped (tiles are visited in order, so the previous fill ended at or
-// past `lo`, unless the stream ended). Called by ONE thread. Bounded: every
-// header consumes at least one byte and every table entry covers at least one
-// item of the tile, so at most GDS_MAX_RUNS entries and `len` bytes.
+// past `lo`, unless the stream ended). Called by every lane of ONE warp.
+// Bounded: every header consumes at least one byte and every table entry
+// covers at least one item of the tile, so at most GDS_MAX_RUNS entries and
+// `len` bytes.
 //
 // The walk is a chain (each header's place depends on the run before it)
-// that one thread runs while the block waits at the next barrier, so its
-// step is kept short: the cursor is copied into registers and written back
-// once. Walking it in shared memory, every store to the table made the
-// compiler reload the cursor (they might alias), and the other warps'
-// waits at the barrier were half of gds_decode_pages' stall samples
-// (Nsight Compute, TPC-H's flag columns: a dozen runs a tile).
+// that one warp runs while the block waits at the next barrier. One thread
+// reading a header at a time, from global memory, was a few hundred cycles
+// a header, and TPC-H's flag columns have 30 to 56 runs a tile (runs of
+// equal flags between short bit-packed runs): the other warps' waits at the
+// barrier behind it were 55 % of gds_decode_pages' stall samples on
+// l_returnflag (Nsight Compute's source view). So the warp reads the 32
+// header places from the cursor on at once (16 aligned words, a lane each,
+// handed out by shuffles), every lane reads a header at its own place as if
+// one started there, and the chain is then followed from lane to lane by
+// shuffles for as long as it stays among those places; a run that jumps
+// past them (long bit-packed runs: most columns' tiles have two or three)
+// starts the next read where it lands. The cursor is copied into registers
+// and written back once, by lane 0, which also writes the table.
 __device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 lo, u64 hi) {
+  const u32 lane = threadIdx.x & 31;
   const u8* const base = cursor.base;
   const u32 len = cursor.len, bw = cursor.bw;
   u32 pos = cursor.pos, packed = cursor.packed, payload = cursor.payload;
   u64 run_start = cursor.run_start, run_end = cursor.run_end;
   u32 n = 0;
   if (run_end > lo) {
-    r.start[n] = (u32)run_start;
-    r.payload[n] = payload;
-    r.packed[n] = (u8)packed;
-    ++n;
+    if (lane == 0) {
+      r.start[0] = (u32)run_start;
+      r.payload[0] = payload;
+      r.packed[0] = (u8)packed;
+    }
+    n = 1;
   }
-  const u32 value_bytes = (bw + 7) >> 3;
+  const u64 stream_end = (u64)base + len;
   while (run_end < hi && n < GDS_MAX_RUNS && pos < len) {
-    // ULEB128 header, at most 5 bytes.
-    u64 h = 0;
-    u32 shift = 0;
-    bool done = false;
-    for (int b = 0; b < 5 && pos < len; ++b) {
-      const u32 x = base[pos++];
-      h |= (u64)(x & 0x7f) << shift;
-      shift += 7;
-      if ((x & 0x80) == 0) { done = true; break; }
+    // Bytes pos - d .. pos - d + 63 (d < 4: the first aligned word), lane l
+    // holding word l of them for l < 16.
+    const u64 first = ((u64)base + pos) & ~3ull;
+    const u32 d = (u32)((u64)base + pos - first);
+    const u32 word = lane < 16 ? gds_word_before(first + 4ull * lane, stream_end) : 0u;
+    // This lane's place pos + lane: its bytes from there on, twelve of them.
+    const u32 at = d + lane;
+    const u32 w0 = __shfl_sync(GDS_FULL_MASK, word, (int)(at >> 2));
+    const u32 w1 = __shfl_sync(GDS_FULL_MASK, word, (int)(at >> 2) + 1);
+    const u32 w2 = __shfl_sync(GDS_FULL_MASK, word, (int)(at >> 2) + 2);
+    const u32 w3 = __shfl_sync(GDS_FULL_MASK, word, (int)(at >> 2) + 3);
+    const u32 shift = 8 * (at & 3);
+    const u64 x = (u64)__funnelshift_r(w0, w1, shift) | ((u64)__funnelshift_r(w1, w2, shift) << 32);
+    const u32 y = __funnelshift_r(w2, w3, shift);
+    const GdsRunHeader mine = gds_run_header(x, y, pos + lane, len, bw);
+    const u32 window = pos;
+    // Along the chain while it stays among the 32 places read.
+    u32 from = 0;
+    while (true) {
+      const u32 ends = __shfl_sync(GDS_FULL_MASK, mine.ends, (int)from);
+      const u32 next = __shfl_sync(GDS_FULL_MASK, mine.next, (int)from);
+      const u32 count_lo = __shfl_sync(GDS_FULL_MASK, (u32)mine.count, (int)from);
+      const u32 count_hi = __shfl_sync(GDS_FULL_MASK, (u32)(mine.count >> 32), (int)from);
+      const u32 run_payload = __shfl_sync(GDS_FULL_MASK, mine.payload, (int)from);
+      const u32 run_packed = __shfl_sync(GDS_FULL_MASK, mine.packed, (int)from);
+      if (ends) {
+        pos = len;
+        break;
+      }
+      pos = next;
+      const u64 count = ((u64)count_hi << 32) | count_lo;
+      if (count != 0) {
+        run_start = run_end;
+        run_end += count;
+        packed = run_packed;
+        payload = run_payload;
+        if (lane == 0) {
+          r.start[n] = (u32)run_start;
+          r.payload[n] = payload;
+          r.packed[n] = (u8)packed;
+        }
+        ++n;
+      }
+      if (!(run_end < hi && n < GDS_MAX_RUNS && pos < len) || pos - window >= 32) break;
+      from = pos - window;
     }
-    if (!done) { pos = len; break; }  // truncated or over-long header: the stream ends here
-    // A zero header (an empty RLE run) ends the stream, as arrow-rs and
-    // Arrow C++ read it (writers that pad pages leave zeros behind).
-    if (h == 0) { pos = len; break; }
-    u64 count;
-    u32 run_packed, run_payload;
-    if (h & 1) {
-      const u64 groups = h >> 1;
-      count = groups * 8;
-      run_packed = 1;
-      run_payload = pos;
-      const u64 bytes = groups * (u64)bw;
-      // A truncated last run is tolerated here; reading an item past the
-      // stream's end is caught when the item is extracted.
-      pos = bytes > (u64)(len - pos) ? len : pos + (u32)bytes;
-    } else {
-      count = h >> 1;
-      if (value_bytes > len - pos) { pos = len; break; }
-      u32 v = 0;
-      for (u32 b = 0; b < value_bytes; ++b) v |= (u32)base[pos + b] << (8 * b);
-      pos += value_bytes;
-      run_packed = 0;
-      run_payload = v;
-    }
-    if (count == 0) continue;
-    run_start = run_end;
-    run_end += count;
-    packed = run_packed;
-    payload = run_payload;
-    r.start[n] = (u32)run_start;
-    r.payload[n] = payload;
-    r.packed[n] = (u8)packed;
-    ++n;
   }
-  r.count = n;
-  r.covered = (u32)(run_end < hi ? run_end : hi);
-  cursor.pos = pos;
-  cursor.packed = packed;
-  cursor.payload = payload;
-  cursor.run_start = run_start;
-  cursor.run_end = run_end;
+  // Every lane has read the cursor (the shuffles, or here) before lane 0
+  // writes it back.
+  __syncwarp();
+  if (lane == 0) {
+    r.count = n;
+    r.covered = (u32)(run_end < hi ? run_end : hi);
+    cursor.pos = pos;
+    cursor.packed = packed;
+    cursor.payload = payload;
+    cursor.run_start = run_start;
+    cursor.run_end = run_end;
+  }
 }
 
 // The run of table `r` that holds item `i` (the last whose start is at or

@@ -7,8 +7,9 @@
 // pages whatever their columns.
 //
 // A page is walked in tiles of GDS_TILE levels. Per tile:
-//   1. one thread reads the definition-level run headers covering the tile
-//      into a shared table; every thread expands its GDS_ITEMS levels from it
+//   1. one warp reads the definition-level run headers covering the tile
+//      into a shared table (gds_runs_fill); every thread expands its
+//      GDS_ITEMS levels from it
 //      (item k of thread t is level lo + k * GDS_BLOCK + t, so a warp holds 32
 //      consecutive levels);
 //   2. warp ballots give the validity bits (one or two atomicOr per warp and
@@ -576,10 +577,10 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     //    validity bits (a required column given a bitmap gets all rows set).
     //    The three run tables are filled at once, each by its own warp.
     if (has_levels || rep_out || value_runs) {
-      if (tid == 0 && has_levels) gds_runs_fill(sh.levels, sh.def_runs, lo, hi);
-      if (tid == 32 && rep_out) gds_runs_fill(sh.rep, sh.rep_runs, lo, hi);
-      if (tid == 64 && value_runs) {
-        sh.values_before = sh.values;
+      if (warp == 0 && has_levels) gds_runs_fill(sh.levels, sh.def_runs, lo, hi);
+      if (warp == 1 && rep_out) gds_runs_fill(sh.rep, sh.rep_runs, lo, hi);
+      if (warp == 2 && value_runs) {
+        if (lane == 0) sh.values_before = sh.values;
         gds_runs_fill(sh.values, sh.value_runs, vbase, vbase + (hi - lo));
       }
       __syncthreads();
@@ -675,8 +676,9 @@ __device__ void gds_decode_page(PageTask* task, DecodeShared& sh) {
     //    ndef again from where that read began (the cursor then stands
     //    where the next tile's values start).
     if (value_runs && ndef < hi - lo) {
-      if (tid == 64) {
-        sh.values = sh.values_before;
+      if (warp == 2) {
+        if (lane == 0) sh.values = sh.values_before;
+        __syncwarp();
         if (ndef > 0) gds_runs_fill(sh.values, sh.value_runs, vbase, vbase + ndef);
       }
       __syncthreads();
