@@ -12,77 +12,14 @@ l_returnflag 30.5 runs a tile (17 887 P, 17 909 R), l_linestatus 56.3
 (26 005 P, 39 989 R); l_shipmode, l_tax, l_quantity, l_shipdate,
 l_discount and l_orderkey's dictionary pages 2.1 (bit-packed runs of 504
 values). Needs pyarrow (for the footer); page headers are read here (Thrift
-compact protocol) and Snappy pages decompressed here.
+compact protocol, `snappy_walks.py`'s reader) and Snappy pages decompressed here.
 """
 
 import sys
 
 import pyarrow.parquet as pq
 
-
-def varint(b, p):
-    r = s = 0
-    while True:
-        x = b[p]
-        p += 1
-        r |= (x & 0x7F) << s
-        s += 7
-        if not x & 0x80:
-            return r, p
-
-
-def zigzag(n):
-    return (n >> 1) ^ -(n & 1)
-
-
-def skip(b, p, t):
-    if t in (1, 2):
-        return p
-    if t in (3, 4, 5, 6):
-        return varint(b, p)[1]
-    if t == 7:
-        return p + 8
-    if t == 8:
-        n, p = varint(b, p)
-        return p + n
-    if t in (9, 10):
-        h = b[p]
-        p += 1
-        n, et = h >> 4, h & 15
-        if n == 15:
-            n, p = varint(b, p)
-        for _ in range(n):
-            p = skip(b, p, et)
-        return p
-    if t == 12:
-        return struct(b, p)[1]
-    raise ValueError(f"thrift type {t}")
-
-
-def struct(b, p):
-    """A Thrift compact struct: {field id: int, bool or struct}."""
-    fields, last = {}, 0
-    while True:
-        h = b[p]
-        p += 1
-        if h == 0:
-            return fields, p
-        t, delta = h & 15, h >> 4
-        if delta:
-            fid = last + delta
-        else:
-            fid, p = varint(b, p)
-            fid = zigzag(fid)
-        last = fid
-        if t in (5, 6):
-            v, p = varint(b, p)
-            fields[fid] = zigzag(v)
-        elif t == 12:
-            fields[fid], p = struct(b, p)
-        elif t in (1, 2):
-            fields[fid] = t == 1
-        else:
-            p = skip(b, p, t)
+from snappy_walks import thrift_struct, varint
 
 
 def unsnappy(src):
@@ -144,7 +81,7 @@ def main():
         p = chunk.dictionary_page_offset or chunk.data_page_offset
         end = p + chunk.total_compressed_size
         while p < end:
-            header, body_at = struct(data, p)
+            header, body_at = thrift_struct(data, p)
             body = data[body_at:body_at + header[3]]
             p = body_at + header[3]
             page = header.get(5)  # DataPageHeader (v1)
