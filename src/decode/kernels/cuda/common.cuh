@@ -303,7 +303,8 @@ __device__ __forceinline__ GdsRunHeader gds_run_header(u64 x, u32 y, u32 q, u32 
   } else {
     const u32 value_bytes = (bw + 7) >> 3;
     if (value_bytes > len - p) return e;
-    const u64 rest = header_len < 8 ? (x >> (8 * header_len)) | ((u64)y << (64 - 8 * header_len)) : (u64)y;
+    // The bytes after the header (it is one to five bytes long).
+    const u64 rest = (x >> (8 * header_len)) | ((u64)y << (64 - 8 * header_len));
     e.count = h >> 1;
     e.payload = value_bytes == 0 ? 0u : (u32)rest & (0xffffffffu >> (32 - 8 * value_bytes));
     e.next = p + value_bytes;
@@ -345,6 +346,14 @@ __device__ __forceinline__ u32 gds_word_before(u64 at, u64 end) {
 // past them (long bit-packed runs: most columns' tiles have two or three)
 // starts the next read where it lands. The cursor is copied into registers
 // and written back once, by lane 0, which also writes the table.
+// Entry n of table `r`: a run from item `start` (lane 0 writes it).
+__device__ __forceinline__ void gds_runs_put(RunTable& r, u32 n, u32 lane, u64 start, u32 payload, u32 packed) {
+  if (lane != 0) return;
+  r.start[n] = (u32)start;
+  r.payload[n] = payload;
+  r.packed[n] = (u8)packed;
+}
+
 __device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 lo, u64 hi) {
   const u32 lane = threadIdx.x & 31;
   const u8* const base = cursor.base;
@@ -352,16 +361,11 @@ __device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 l
   u32 pos = cursor.pos, packed = cursor.packed, payload = cursor.payload;
   u64 run_start = cursor.run_start, run_end = cursor.run_end;
   u32 n = 0;
-  if (run_end > lo) {
-    if (lane == 0) {
-      r.start[0] = (u32)run_start;
-      r.payload[0] = payload;
-      r.packed[0] = (u8)packed;
-    }
-    n = 1;
-  }
+  if (run_end > lo) gds_runs_put(r, n++, lane, run_start, payload, packed);
   const u64 stream_end = (u64)base + len;
-  while (run_end < hi && n < GDS_MAX_RUNS && pos < len) {
+  // Whether the tile needs another run (and the stream has one).
+  auto more = [&]() { return run_end < hi && n < GDS_MAX_RUNS && pos < len; };
+  while (more()) {
     // Bytes pos - d .. pos - d + 63 (d < 4: the first aligned word), lane l
     // holding word l of them for l < 16.
     const u64 first = ((u64)base + pos) & ~3ull;
@@ -381,13 +385,13 @@ __device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 l
     // Along the chain while it stays among the 32 places read.
     u32 from = 0;
     while (true) {
-      const u32 ends = __shfl_sync(GDS_FULL_MASK, mine.ends, (int)from);
+      // `ends` and `packed` in one shuffle.
+      const u32 flags = __shfl_sync(GDS_FULL_MASK, mine.ends | (mine.packed << 1), (int)from);
       const u32 next = __shfl_sync(GDS_FULL_MASK, mine.next, (int)from);
       const u32 count_lo = __shfl_sync(GDS_FULL_MASK, (u32)mine.count, (int)from);
       const u32 count_hi = __shfl_sync(GDS_FULL_MASK, (u32)(mine.count >> 32), (int)from);
       const u32 run_payload = __shfl_sync(GDS_FULL_MASK, mine.payload, (int)from);
-      const u32 run_packed = __shfl_sync(GDS_FULL_MASK, mine.packed, (int)from);
-      if (ends) {
+      if (flags & 1u) {
         pos = len;
         break;
       }
@@ -396,16 +400,11 @@ __device__ __noinline__ void gds_runs_fill(RunCursor& cursor, RunTable& r, u64 l
       if (count != 0) {
         run_start = run_end;
         run_end += count;
-        packed = run_packed;
+        packed = flags >> 1;
         payload = run_payload;
-        if (lane == 0) {
-          r.start[n] = (u32)run_start;
-          r.payload[n] = payload;
-          r.packed[n] = (u8)packed;
-        }
-        ++n;
+        gds_runs_put(r, n++, lane, run_start, payload, packed);
       }
-      if (!(run_end < hi && n < GDS_MAX_RUNS && pos < len) || pos - window >= 32) break;
+      if (!more() || pos - window >= 32) break;
       from = pos - window;
     }
   }
