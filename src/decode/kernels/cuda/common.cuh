@@ -333,12 +333,11 @@ __device__ __forceinline__ u32 gds_word_before(u64 at, u64 end) {
 // `len` bytes.
 //
 // The walk is a chain (each header's place depends on the run before it)
-// that one warp runs while the block waits at the next barrier. One thread
-// reading a header at a time, from global memory, was a few hundred cycles
-// a header, and TPC-H's flag columns have 30 to 56 runs a tile (runs of
-// equal flags between short bit-packed runs): the other warps' waits at the
-// barrier behind it were 55 % of gds_decode_pages' stall samples on
-// l_returnflag (Nsight Compute's source view). So the warp reads the 32
+// that one warp runs while the block waits at the next barrier. Read by
+// one thread, each header is a chain of dependent loads and branches, and
+// columns of a few distinct values in short runs (TPC-H's flags) have dozens
+// of runs a tile, so the other warps would wait behind that thread
+// (BENCHMARKS.md has the profile). So the warp reads the 32
 // header places from the cursor on at once (16 aligned words, a lane each,
 // handed out by shuffles), every lane reads a header at its own place as if
 // one started there, and the chain is then followed from lane to lane by
