@@ -55,6 +55,7 @@
 //! result once per device.
 
 pub mod check;
+pub mod disk_cache;
 pub mod error;
 pub mod launch;
 pub mod layout;

@@ -9,14 +9,18 @@
 //!   `site-packages/nvidia/cu13/lib/libnvrtc.so.13`): it is opened first,
 //!   globally, so cudarc's lookup by name finds that already-loaded library
 //!   by its soname.
-//! - **Choosing the target** ([`choose_target`]): PTX is JIT-compiled by the
-//!   driver, which refuses a PTX ISA newer than itself, and the ISA follows
-//!   NVRTC's version, not the target architecture. So: NVRTC not newer than
-//!   the driver → PTX for `compute_XX`, the device's compute capability capped
-//!   at the highest NVRTC supports (`nvrtcGetSupportedArchs`); NVRTC of the
-//!   same major but a newer minor → a cubin for exactly the device's `sm_XX`
-//!   (cubins load across minor versions); a newer major → a typed error.
-//! - **Caching**: one compile per [`Target`] per process ([`compile`]).
+//! - **Choosing the target** ([`choose_target`]): a cubin for exactly the
+//!   device's `sm_XX` when NVRTC supports that architecture and the driver
+//!   loads NVRTC's cubins (NVRTC not newer than the driver, or of the same
+//!   major: cubins load across minor versions). Machine code needs no JIT
+//!   by the driver, so a process that finds it in the disk cache starts its
+//!   kernels at once. Otherwise PTX for `compute_XX`, the device's compute
+//!   capability capped at the highest NVRTC supports
+//!   (`nvrtcGetSupportedArchs`), which the driver JIT-compiles; the driver
+//!   refuses a PTX ISA newer than itself, and the ISA follows NVRTC's
+//!   version, so NVRTC of a newer major than the driver is a typed error.
+//! - **Caching**: one compile per [`Target`] per process ([`compile`]), and
+//!   its image kept on disk for the next process ([`super::disk_cache`]).
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CStr, CString};
@@ -24,6 +28,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::nvrtc::sys;
 
+use super::disk_cache;
 use super::error::KernelError;
 use super::task::generated_header;
 use crate::config::decode::KernelConfig;
@@ -185,6 +190,12 @@ pub fn choose_target(
         supported: supported.to_vec(),
         needs_exact,
     };
+    if supported.contains(&device_arch) {
+        return Ok(Target {
+            arch: device_arch,
+            code: CodeKind::Cubin,
+        });
+    }
     if nvrtc <= driver {
         let arch = supported
             .iter()
@@ -195,11 +206,6 @@ pub fn choose_target(
         Ok(Target {
             arch,
             code: CodeKind::Ptx,
-        })
-    } else if supported.contains(&device_arch) {
-        Ok(Target {
-            arch: device_arch,
-            code: CodeKind::Cubin,
         })
     } else {
         Err(unsupported(true))
@@ -368,6 +374,9 @@ pub struct CompiledKernels {
     pub log: String,
     /// The NVRTC version that compiled it.
     pub nvrtc_version: (i32, i32),
+    /// Read from the disk cache ([`super::disk_cache`]) rather than
+    /// compiled by this process.
+    pub from_disk: bool,
 }
 
 impl CompiledKernels {
@@ -403,7 +412,11 @@ pub fn compile(target: Target, config: KernelConfig) -> Result<Arc<CompiledKerne
     if let Some(done) = map.get(&(target, config)) {
         return Ok(done.clone());
     }
-    let compiled = Arc::new(compile_uncached(target, config)?);
+    let compiled = match disk_cache::CacheDir::from_env() {
+        disk_cache::CacheDir::Dir(dir) => compile_through_disk(target, config, &dir)?,
+        disk_cache::CacheDir::Off => compile_uncached(target, config)?,
+    };
+    let compiled = Arc::new(compiled);
     map.insert((target, config), compiled.clone());
     Ok(compiled)
 }
@@ -568,11 +581,62 @@ fn compile_program(
         image,
         log,
         nvrtc_version: info.version,
+        from_disk: false,
     };
+    check_entries(&compiled)?;
+    Ok(compiled)
+}
+
+/// Every entry point is in PTX (a cubin's are checked when its module's
+/// functions are looked up).
+fn check_entries(compiled: &CompiledKernels) -> Result<(), KernelError> {
     if let Some(ptx) = compiled.ptx() {
         if let Some(entry) = entry_points().find(|e| !ptx_has_entry(ptx, e)) {
             return Err(KernelError::MissingEntry { entry });
         }
+    }
+    Ok(())
+}
+
+/// [`compile_uncached`] through the disk cache ([`disk_cache`]): an entry
+/// made for exactly these sources, options, versions and target is loaded;
+/// otherwise the compile's image is stored for the next process. A cache
+/// that cannot be read or written only costs the compile.
+fn compile_through_disk(
+    target: Target,
+    config: KernelConfig,
+    dir: &std::path::Path,
+) -> Result<CompiledKernels, KernelError> {
+    let info = nvrtc_info()?;
+    let Ok(driver) = crate::cuda::driver::driver_version() else {
+        return compile_uncached(target, config);
+    };
+    // Every text NVRTC reads, in a fixed order.
+    let (program, header) = (program_text(), generated_header(config));
+    let mut texts = vec![program.as_str(), COMMON_HEADER.text, header.as_str()];
+    texts.extend(SOURCES.iter().map(|s| s.text));
+    let key = disk_cache::CacheKey::new(
+        &texts,
+        &compile_options(target),
+        info.version,
+        driver,
+        target,
+    );
+    if let Some(image) = disk_cache::load(dir, &key) {
+        let cached = CompiledKernels {
+            target,
+            image,
+            log: String::new(),
+            nvrtc_version: info.version,
+            from_disk: true,
+        };
+        if check_entries(&cached).is_ok() {
+            return Ok(cached);
+        }
+    }
+    let compiled = compile_uncached(target, config)?;
+    if let Err(e) = disk_cache::store(dir, &key, &compiled.image) {
+        tracing::debug!("kernel cache {} not written: {e}", dir.display());
     }
     Ok(compiled)
 }
@@ -626,19 +690,32 @@ mod tests {
     const ARCHS_13_0: &[u32] = &[75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121];
 
     #[test]
-    fn ptx_when_nvrtc_is_not_newer_than_the_driver() {
+    fn cubin_for_an_architecture_nvrtc_has_exactly() {
         let t = choose_target((9, 0), (13, 0), (13, 0), ARCHS_13_0).unwrap();
         assert_eq!(
             t,
             Target {
                 arch: 90,
+                code: CodeKind::Cubin
+            }
+        );
+        assert_eq!(t.arch_name(), "sm_90");
+        // An older NVRTC under a newer driver: its cubins load too.
+        let t = choose_target((9, 0), (13, 1), (12, 8), &[50, 75, 90]).unwrap();
+        assert_eq!(t.code, CodeKind::Cubin);
+    }
+
+    #[test]
+    fn ptx_when_nvrtc_lacks_the_devices_architecture() {
+        let t = choose_target((9, 0), (13, 1), (12, 8), &[50, 75, 80]).unwrap();
+        assert_eq!(
+            t,
+            Target {
+                arch: 80,
                 code: CodeKind::Ptx
             }
         );
-        assert_eq!(t.arch_name(), "compute_90");
-        // An older NVRTC under a newer driver: PTX too.
-        let t = choose_target((9, 0), (13, 1), (12, 8), &[50, 75, 90]).unwrap();
-        assert_eq!(t.code, CodeKind::Ptx);
+        assert_eq!(t.arch_name(), "compute_80");
         // A device newer than NVRTC knows: the highest PTX it can make, JIT-ed forward.
         let t = choose_target((12, 1), (13, 0), (13, 0), &[75, 80, 90]).unwrap();
         assert_eq!(t.arch, 90);
