@@ -366,3 +366,45 @@ fn a_stream_longer_than_its_buffer_is_refused_before_nvcomp() {
         assert!(outcome.outputs[i] == *want, "chunk {i} differs");
     }
 }
+
+/// Issue 60's question: do concurrent nvCOMP calls on several streams read
+/// out of bounds on valid input? nvCOMP allows concurrent calls when each
+/// has its own stream and scratch; here each thread runs whole batches on a
+/// stream, pool and scratch of its own, over both the large mixed chunks and
+/// a row group's worth of 64 KiB pieces (the decoder's Snappy jobs), round
+/// after round, and every output must equal its original. Run under
+/// `compute-sanitizer --tool memcheck` for the out-of-bounds half of the
+/// question (`GDSCAN_NVCOMP_ROUNDS` sets the rounds, 6 by default).
+#[test]
+#[ignore = "needs an NVIDIA GPU and nvCOMP (GDSCAN_NVCOMP_LIBRARY)"]
+fn snappy_on_several_streams_at_once_each_with_its_own_scratch() {
+    let rounds: usize = std::env::var("GDSCAN_NVCOMP_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6);
+    let mixed = originals();
+    let pieces: Vec<Vec<u8>> = (0..256).map(|i| sample(65_536, 1_000 + i)).collect();
+    let sets: Vec<(Vec<Vec<u8>>, Vec<Vec<u8>>)> = [mixed, pieces]
+        .into_iter()
+        .map(|originals| {
+            let compressed = originals
+                .iter()
+                .map(|d| snap::raw::Encoder::new().compress_vec(d).unwrap())
+                .collect();
+            (originals, compressed)
+        })
+        .collect();
+    let threads = 4;
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let sets = &sets;
+            scope.spawn(move || {
+                for round in 0..rounds {
+                    let (originals, compressed) = &sets[(t + round) % sets.len()];
+                    decompress(Codec::Snappy, compressed, &lens(originals), None)
+                        .assert_equal(Codec::Snappy, originals);
+                }
+            });
+        }
+    });
+}
