@@ -6,20 +6,20 @@
 //! [`InFlight::finish`]'s on the row group's own event, after the next row
 //! group has been queued behind it, and, for a row group with
 //! DELTA_BYTE_ARRAY strings, [`InFlight::queue_pending`]'s on its values'
-//! sizes, after the next group has been queued (`super::delta_strings`).
+//! sizes, after the next group has been queued (`super::s5_delta_string_buffers`).
 
 use std::sync::Arc;
 
 use arrow::datatypes::DataType;
 
-use super::column_out::ColumnOut;
-use super::context::Gpu;
-use super::delta_strings::give_dba_buffers;
-use super::error::DecodeError;
-use super::group_shared::{GroupShared, SyncOnDrop};
-use super::nest::Where;
+use super::decode_error::DecodeError;
+use super::gpu_resources::Gpu;
 use super::report::RowGroupTimes;
-use super::stage::Staged;
+use super::s2_column_out::ColumnOut;
+use super::s2_nested_columns::Where;
+use super::s2_upload_row_group::Staged;
+use super::s4_group_results::{GroupShared, SyncOnDrop};
+use super::s5_delta_string_buffers::give_dba_buffers;
 use crate::cuda::{CudaError, Event, PooledPinnedBuffer, Stream};
 use crate::decode::array::{DeviceBatch, DeviceColumn, MemoryLocation, ReadyEvent};
 use crate::decode::kernels::nest::parse_nest_status;
