@@ -154,7 +154,43 @@ impl InFlight {
             return Err(error);
         }
         self.times.wait = waited.elapsed();
+        self.check_jobs()?;
+        let nulls = self.page_nulls()?;
         let staged = &mut self.staged;
+        let plan = &staged.plan;
+        let columns = match &staged.nest {
+            Some(nest) => {
+                let status = parse_nest_status(
+                    &self.down[staged.page_status_len..staged.status_len],
+                    nest.n_tasks(),
+                )
+                .ok_or(DecodeError::StatusSize)?;
+                let mut outs: Vec<Option<ColumnOut>> = staged.columns.drain(..).map(Some).collect();
+                let at = Where {
+                    file: &staged.file,
+                    plan,
+                };
+                nest.build(at, &status, &mut outs, &nulls)?
+            }
+            None => flat_columns(plan, staged.columns.drain(..), &staged.column_rows, &nulls)?,
+        };
+        let ready: Arc<dyn ReadyEvent> = self.done.event().clone();
+        let batch = DeviceBatch::try_new(
+            staged.schema.clone(),
+            staged.rows,
+            columns,
+            MemoryLocation::cuda(device),
+            Some(ready),
+        )?;
+        Ok((batch, self.times.clone()))
+    }
+
+    /// Checks every decompression job of the row group, in order: the GPU's
+    /// verdict on its compressed stream (the Snappy scan's or check's), then
+    /// nvCOMP's status and output size of each of its pieces; counts the
+    /// nvCOMP jobs and the pages split into pieces.
+    fn check_jobs(&mut self) -> Result<(), DecodeError> {
+        let staged = &self.staged;
         let plan = &staged.plan;
         let rg = plan.row_group;
         for ((job, ks), scanned) in staged.jobs.iter().zip(&self.nv_index).zip(&self.scan_index) {
@@ -219,6 +255,15 @@ impl InFlight {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// The kernels' status of every dictionary and data page, copied back:
+    /// the first error as a typed one, else each plan column's null count.
+    fn page_nulls(&self) -> Result<Vec<usize>, DecodeError> {
+        let staged = &self.staged;
+        let plan = &staged.plan;
+        let rg = plan.row_group;
         let (pages, dicts) = parse_status(
             &self.down[..staged.page_status_len],
             staged.work_launch.n_tasks,
@@ -261,31 +306,7 @@ impl InFlight {
             }
             nulls[ci] += s.null_count as usize;
         }
-        let columns = match &staged.nest {
-            Some(nest) => {
-                let status = parse_nest_status(
-                    &self.down[staged.page_status_len..staged.status_len],
-                    nest.n_tasks(),
-                )
-                .ok_or(DecodeError::StatusSize)?;
-                let mut outs: Vec<Option<ColumnOut>> = staged.columns.drain(..).map(Some).collect();
-                let at = Where {
-                    file: &staged.file,
-                    plan,
-                };
-                nest.build(at, &status, &mut outs, &nulls)?
-            }
-            None => flat_columns(plan, staged.columns.drain(..), &staged.column_rows, &nulls)?,
-        };
-        let ready: Arc<dyn ReadyEvent> = self.done.event().clone();
-        let batch = DeviceBatch::try_new(
-            staged.schema.clone(),
-            staged.rows,
-            columns,
-            MemoryLocation::cuda(device),
-            Some(ready),
-        )?;
-        Ok((batch, self.times.clone()))
+        Ok(nulls)
     }
 }
 
