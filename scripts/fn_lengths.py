@@ -21,8 +21,9 @@ def strip(line):
 
 
 def functions(path):
-    # A file of tests (`#[cfg(test)] mod tests;` beside it).
-    test_file = os.path.basename(path) == "tests.rs"
+    # A file of tests (`#[cfg(test)] mod tests;` or `mod …_tests;` beside it).
+    name = os.path.basename(path)
+    test_file = name == "tests.rs" or name.endswith("_tests.rs")
     lines = open(path, encoding="utf-8").read().split("\n")
     test_mod_depth = None
     depth = 0

@@ -849,7 +849,8 @@ pub(crate) mod tests {
         assert!(err
             .to_string()
             .contains("type Int32 where the schema says Int64"));
-        let event: Arc<dyn ReadyEvent> = Arc::new(crate::decode::array::testing::FakeEvent::new());
+        let event: Arc<dyn ReadyEvent> =
+            Arc::new(crate::decode::array::test_fakes::FakeEvent::new());
         assert!(
             batch_error(DeviceBatch::try_new(schema, 2, one(), cpu, Some(event)))
                 .contains("cannot carry a ready event")

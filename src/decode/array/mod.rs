@@ -32,7 +32,7 @@ mod maps;
 mod memory;
 
 #[cfg(test)]
-pub(crate) mod testing;
+pub(crate) mod test_fakes;
 
 pub use batch::DeviceBatch;
 pub use column::DeviceColumn;

@@ -59,4 +59,4 @@ pub use stream::{export_device_stream, DeviceStreamReader};
 pub use super::array::ArrowDeviceType;
 
 #[cfg(test)]
-pub(crate) mod tests;
+pub(crate) mod c_interface_tests;

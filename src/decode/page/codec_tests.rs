@@ -184,7 +184,7 @@ fn file(codec: Compression) -> (Bytes, Vec<Vec<PageInfo>>) {
         .set_data_page_row_count_limit(5_000)
         .set_write_batch_size(1_000)
         .build();
-    let bytes = super::tests::write(&batch, props);
+    let bytes = super::plan_tests::write(&batch, props);
     let md = ParquetMetaDataReader::new()
         .parse_and_finish(&bytes)
         .unwrap();

@@ -52,7 +52,7 @@ pub enum Encoding {
     /// `i - 1`, then suffix `i`. The values are materialized: FLBA pages
     /// into the task's scratch as PLAIN; BYTE_ARRAY pages into a buffer
     /// sized by `gds_dba_sizes` and exported with the column (see
-    /// `decode::scan::delta_strings`).
+    /// `decode::scan::s5_delta_string_buffers`).
     DeltaByteArray = 6,
 }
 

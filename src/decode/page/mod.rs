@@ -35,7 +35,7 @@ pub mod walk;
 #[cfg(test)]
 mod codec_tests;
 #[cfg(test)]
-mod tests;
+mod plan_tests;
 
 pub use codes::{Conversion, Encoding, Kind};
 pub use column_type::{chunk_type, column_type, is_nested, leaf_type, ChunkCodec, ColumnType};

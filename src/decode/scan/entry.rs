@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
 
-use super::multi::{decode_multi, MultiStream};
-use super::GpuStream;
-use super::{decode_one, DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
+use super::multi_gpu::{decode_multi, MultiStream};
+use super::one_gpu::{decode_one, GpuStream};
+use super::{DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
 use crate::decode::array::DeviceBatch;
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::spread::{spread, Spread};

@@ -35,10 +35,10 @@ mod gpu;
 mod hints;
 mod schema;
 
+#[cfg(test)]
+mod nesting_tests;
 #[cfg(any(test, feature = "internals"))]
 pub mod testing;
-#[cfg(test)]
-mod tests;
 
 pub use arrays::build_arrays;
 pub use assembly::{

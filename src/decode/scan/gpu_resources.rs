@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::compressed_check::{Checks, CompressedCheck, DecompressPlace};
-use super::error::DecodeError;
+use super::decode_error::DecodeError;
 use super::options::DecodeOptions;
 use crate::config::decode::SnappyDecoder;
 use crate::cuda::{Device, DevicePool, PinnedPool, Stream};

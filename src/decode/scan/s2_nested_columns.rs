@@ -15,9 +15,9 @@
 
 use std::sync::Arc;
 
-use super::column_out::ColumnOut;
-use super::context::Gpu;
-use super::error::DecodeError;
+use super::decode_error::DecodeError;
+use super::gpu_resources::Gpu;
+use super::s2_column_out::ColumnOut;
 use crate::decode::array::{DeviceBytes, DeviceColumn};
 use crate::decode::kernels::launch;
 use crate::decode::kernels::nest::{

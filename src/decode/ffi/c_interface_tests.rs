@@ -16,7 +16,7 @@ use arrow::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow::record_batch::RecordBatch;
 
 use super::*;
-use crate::decode::array::testing::{Drops, FakeEvent};
+use crate::decode::array::test_fakes::{Drops, FakeEvent};
 use crate::decode::array::{
     sample_batch, DeviceArrayError, DeviceBatch, DeviceBytes, DeviceColumn, DeviceMemory,
     MemoryLocation, ReadyEvent,

@@ -5,7 +5,7 @@
 //! Landing on the device, the engine moves the bytes through its reused
 //! bounce buffers (the raw scan's route: host memory is crossed once, in
 //! buffers the caches keep warm), and the host reads only the page headers,
-//! from the file ([`super::header_reads`]). Landing in pinned memory, the
+//! from the file ([`super::s1_plan_headers_from_file`]). Landing in pinned memory, the
 //! engine's copies fill cold pinned buffers and the decoder's upload reads
 //! them again: host memory is crossed three times, and that shared
 //! bandwidth, not PCIe, can pace the fetch (BENCHMARKS.md has the figures).
@@ -16,8 +16,8 @@ use parquet::basic::Compression;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::compressed_check::{Checks, DecompressPlace};
-use super::host::checked_on_host;
 use super::input::DecodeInput;
+use super::s1_plan_row_group::checked_on_host;
 use crate::config::decode::LandingMode;
 use crate::cuda::{DevicePool, PinnedPool, PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::engine::{IoBufMut, Memory};

@@ -4,7 +4,7 @@
 //! its pages, into one host buffer that the stage uploads into the
 //! scratch places the plan gave them ([`HostJob::dst_offset`]).
 
-use super::error::DecodeError;
+use super::decode_error::DecodeError;
 use crate::decode::page::host_codec::decompress_into;
 use crate::decode::page::{DecodePlan, HostJob};
 

@@ -20,7 +20,7 @@
 //! and layout of the arrays ([`GroupArrays`]):
 //! 1. upload and check ([`GroupQueue::upload`], [`GroupQueue::check`]),
 //!    on the upload stream: each row group's uploads
-//!    ([`super::stage::stage`]), then the group's job arrays; then,
+//!    ([`super::s2_upload_row_group::stage`]), then the group's job arrays; then,
 //!    on the check stream after an event recorded behind those copies (on
 //!    the upload stream itself with `check_stream` off): the pieces of the
 //!    pages the host checked and split (`gds_snappy_pieces`); with
@@ -52,12 +52,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::compressed_check::CompressedCheck;
-use super::context::Gpu;
-use super::error::DecodeError;
-use super::group_shared::{GroupShared, SyncOnDrop};
-use super::in_flight::{queue_row_group_kernels, InFlight};
+use super::decode_error::DecodeError;
+use super::gpu_resources::Gpu;
 use super::report::{codec_counts, RowGroupTimes};
-use super::stage::Staged;
+use super::s2_upload_row_group::Staged;
+use super::s4_group_results::{GroupShared, SyncOnDrop};
+use super::s6_finish_row_group::{queue_row_group_kernels, InFlight};
 use super::trace::{Trace, CHECK_STREAM, NVCOMP_STREAM, UPLOAD_STREAM};
 use crate::config::decode::SnappyDecoder;
 use crate::cuda::{Event, PooledDeviceBuffer, PooledPinnedBuffer, Stream};
@@ -842,7 +842,7 @@ impl GroupQueue<'_, '_> {
             let event = if pending {
                 // Its kernels wait for its values' sizes: queued later
                 // (`InFlight::queue_pending`), after the next group.
-                super::delta_strings::queue_dba_sizes(gpu, stream, &mut s)?;
+                super::s5_delta_string_buffers::queue_dba_sizes(gpu, stream, &mut s)?;
                 let mut sized = Event::new(gpu.device)?;
                 sized.record(stream)?;
                 sized

@@ -1,7 +1,7 @@
 //! Planning ahead of the GPU: a thread takes the fetch's row groups in
 //! order as they land, gathers them into groups of about `group_bytes`
 //! stored bytes, plans each group's row groups on the rayon pool at once
-//! ([`super::host::plan_host`]: header walk, page plan, compressed-page
+//! ([`super::s1_plan_row_group::plan_host`]: header walk, page plan, compressed-page
 //! check) and hands the planned group to the decoder, one group ahead.
 //!
 //! Planning is the host's largest share of a decode (the Snappy check
@@ -20,10 +20,10 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::compressed_check::Checks;
-use super::error::DecodeError;
-use super::host::{plan_host, HostPlan, PageSource};
+use super::decode_error::DecodeError;
 use super::input::DecodeInput;
-use super::landing::Landed;
+use super::s0_land::Landed;
+use super::s1_plan_row_group::{plan_host, HostPlan, PageSource};
 use crate::parquet::fetch::{FetchedRowGroup, RowGroupStream};
 use crate::store::LocalSource;
 

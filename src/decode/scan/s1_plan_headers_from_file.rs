@@ -7,7 +7,7 @@
 
 use parquet::file::metadata::ParquetMetaData;
 
-use super::error::DecodeError;
+use super::decode_error::DecodeError;
 use crate::decode::page::{
     check_page_crc, plan_landed, DecodePlan, DecodePlanError, HeaderWalk, PageInfo, StoredBytes,
     WalkError,

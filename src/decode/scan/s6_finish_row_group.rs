@@ -6,20 +6,20 @@
 //! [`InFlight::finish`]'s on the row group's own event, after the next row
 //! group has been queued behind it, and, for a row group with
 //! DELTA_BYTE_ARRAY strings, [`InFlight::queue_pending`]'s on its values'
-//! sizes, after the next group has been queued (`super::delta_strings`).
+//! sizes, after the next group has been queued (`super::s5_delta_string_buffers`).
 
 use std::sync::Arc;
 
 use arrow::datatypes::DataType;
 
-use super::column_out::ColumnOut;
-use super::context::Gpu;
-use super::delta_strings::give_dba_buffers;
-use super::error::DecodeError;
-use super::group_shared::{GroupShared, SyncOnDrop};
-use super::nest::Where;
+use super::decode_error::DecodeError;
+use super::gpu_resources::Gpu;
 use super::report::RowGroupTimes;
-use super::stage::Staged;
+use super::s2_column_out::ColumnOut;
+use super::s2_nested_columns::Where;
+use super::s2_upload_row_group::Staged;
+use super::s4_group_results::{GroupShared, SyncOnDrop};
+use super::s5_delta_string_buffers::give_dba_buffers;
 use crate::cuda::{CudaError, Event, PooledPinnedBuffer, Stream};
 use crate::decode::array::{DeviceBatch, DeviceColumn, MemoryLocation, ReadyEvent};
 use crate::decode::kernels::nest::parse_nest_status;
@@ -154,7 +154,43 @@ impl InFlight {
             return Err(error);
         }
         self.times.wait = waited.elapsed();
+        self.check_jobs()?;
+        let nulls = self.page_nulls()?;
         let staged = &mut self.staged;
+        let plan = &staged.plan;
+        let columns = match &staged.nest {
+            Some(nest) => {
+                let status = parse_nest_status(
+                    &self.down[staged.page_status_len..staged.status_len],
+                    nest.n_tasks(),
+                )
+                .ok_or(DecodeError::StatusSize)?;
+                let mut outs: Vec<Option<ColumnOut>> = staged.columns.drain(..).map(Some).collect();
+                let at = Where {
+                    file: &staged.file,
+                    plan,
+                };
+                nest.build(at, &status, &mut outs, &nulls)?
+            }
+            None => flat_columns(plan, staged.columns.drain(..), &staged.column_rows, &nulls)?,
+        };
+        let ready: Arc<dyn ReadyEvent> = self.done.event().clone();
+        let batch = DeviceBatch::try_new(
+            staged.schema.clone(),
+            staged.rows,
+            columns,
+            MemoryLocation::cuda(device),
+            Some(ready),
+        )?;
+        Ok((batch, self.times.clone()))
+    }
+
+    /// Checks every decompression job of the row group, in order: the GPU's
+    /// verdict on its compressed stream (the Snappy scan's or check's), then
+    /// nvCOMP's status and output size of each of its pieces; counts the
+    /// nvCOMP jobs and the pages split into pieces.
+    fn check_jobs(&mut self) -> Result<(), DecodeError> {
+        let staged = &self.staged;
         let plan = &staged.plan;
         let rg = plan.row_group;
         for ((job, ks), scanned) in staged.jobs.iter().zip(&self.nv_index).zip(&self.scan_index) {
@@ -219,6 +255,15 @@ impl InFlight {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// The kernels' status of every dictionary and data page, copied back:
+    /// the first error as a typed one, else each plan column's null count.
+    fn page_nulls(&self) -> Result<Vec<usize>, DecodeError> {
+        let staged = &self.staged;
+        let plan = &staged.plan;
+        let rg = plan.row_group;
         let (pages, dicts) = parse_status(
             &self.down[..staged.page_status_len],
             staged.work_launch.n_tasks,
@@ -261,31 +306,7 @@ impl InFlight {
             }
             nulls[ci] += s.null_count as usize;
         }
-        let columns = match &staged.nest {
-            Some(nest) => {
-                let status = parse_nest_status(
-                    &self.down[staged.page_status_len..staged.status_len],
-                    nest.n_tasks(),
-                )
-                .ok_or(DecodeError::StatusSize)?;
-                let mut outs: Vec<Option<ColumnOut>> = staged.columns.drain(..).map(Some).collect();
-                let at = Where {
-                    file: &staged.file,
-                    plan,
-                };
-                nest.build(at, &status, &mut outs, &nulls)?
-            }
-            None => flat_columns(plan, staged.columns.drain(..), &staged.column_rows, &nulls)?,
-        };
-        let ready: Arc<dyn ReadyEvent> = self.done.event().clone();
-        let batch = DeviceBatch::try_new(
-            staged.schema.clone(),
-            staged.rows,
-            columns,
-            MemoryLocation::cuda(device),
-            Some(ready),
-        )?;
-        Ok((batch, self.times.clone()))
+        Ok(nulls)
     }
 }
 

@@ -1,19 +1,19 @@
 //! A row group staged: its device memory allocated and its uploads (the
 //! row group's bytes, its kernel tasks) queued on its stream, ready for its
-//! group's launch ([`super::group::launch_group`]).
+//! group's launch ([`super::s3_to_s5_queue_group::launch_group`]).
 
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 
-use super::column_out::ColumnOut;
-use super::context::Gpu;
-use super::error::DecodeError;
-use super::host::{HostPlan, TaskSpec};
-use super::host_pages::HostPages;
-use super::landing::Landed;
-use super::nest::NestStage;
+use super::decode_error::DecodeError;
+use super::gpu_resources::Gpu;
+use super::s0_land::Landed;
+use super::s1_plan_host_decompress::HostPages;
+use super::s1_plan_row_group::{HostPlan, TaskSpec};
+use super::s2_column_out::ColumnOut;
+use super::s2_nested_columns::NestStage;
 use crate::cuda::{PooledDeviceBuffer, PooledPinnedBuffer};
 use crate::decode::array::DeviceBytes;
 use crate::decode::kernels::launch::{SpreadItem, SpreadTable};
@@ -40,7 +40,7 @@ fn align(n: usize) -> usize {
 
 /// Where a row group's output goes: its file, the file's metadata, the
 /// batches' schema and the projection's nesting plan (both made once per
-/// file, before any read: `super::checked_output`).
+/// file, before any read: `super::one_gpu::checked_output`).
 pub(crate) struct Output<'a> {
     pub(crate) file: &'a str,
     pub(crate) metadata: &'a ParquetMetaData,
@@ -162,7 +162,7 @@ pub(crate) struct Staged {
     pub(crate) output_bytes: usize,
     /// Whether the row group has BYTE_ARRAY DELTA_BYTE_ARRAY pages, whose
     /// values' buffers are sized before its kernels
-    /// ([`super::delta_strings`]).
+    /// ([`super::s5_delta_string_buffers`]).
     pub(crate) dba: bool,
     /// The host plan's walk and check times.
     pub(crate) walk: std::time::Duration,
@@ -802,7 +802,7 @@ fn column_outs(
             None
         };
         // Views' data buffers (not decimals'); DELTA_BYTE_ARRAY pages add
-        // theirs before the kernels (`super::delta_strings`).
+        // theirs before the kernels (`super::s5_delta_string_buffers`).
         let views = matches!(c.ty.data_type, DataType::Utf8View | DataType::BinaryView);
         let variadic = if views {
             vec![rg.clone(), scratch.clone()]

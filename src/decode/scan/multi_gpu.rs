@@ -21,7 +21,8 @@ use std::thread::JoinHandle;
 use arrow::datatypes::{Schema, SchemaRef};
 use serde::Serialize;
 
-use super::{decode_one, output_schema, DecodeError, DecodeInput, DecodeOptions, DecodeReport};
+use super::one_gpu::{decode_one, output_schema};
+use super::{DecodeError, DecodeInput, DecodeOptions, DecodeReport};
 use crate::decode::array::DeviceBatch;
 use crate::parquet::spread::{spread, Spread};
 use crate::parquet::ScanPlan;

@@ -8,9 +8,9 @@ use std::ops::Range;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::compressed_check::{Checks, CompressedCheck, DecompressPlace};
-use super::error::DecodeError;
-use super::header_reads::plan_from_file;
-use super::host_pages::{decompress_host_pages, HostPages};
+use super::decode_error::DecodeError;
+use super::s1_plan_headers_from_file::plan_from_file;
+use super::s1_plan_host_decompress::{decompress_host_pages, HostPages};
 use crate::decode::page::validate::{
     check_lz4_block, snappy_pieces_batch, CompressedError, SnappyPieces, LANES,
 };
@@ -40,7 +40,7 @@ pub(crate) struct HostPlan {
     pub(crate) check: std::time::Duration,
     /// Per job of `plan.jobs`: the pieces of a Snappy page the host walked
     /// and found to split (nvCOMP then takes the pieces as jobs of their
-    /// own; see `group.rs`); else `None`.
+    /// own; see `s3_to_s5_queue_group.rs`); else `None`.
     pub(crate) pieces: Vec<Option<SnappyPieces>>,
     /// The pages the host decompressed (`plan.host_jobs`), for the stage
     /// to upload into scratch.

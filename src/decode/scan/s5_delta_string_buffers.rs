@@ -35,9 +35,9 @@
 //! has no wait at all but a second decode of the row group where the
 //! guess is short; with step 2 the wait is off the decoder's path.
 
-use super::context::Gpu;
-use super::error::DecodeError;
-use super::stage::Staged;
+use super::decode_error::DecodeError;
+use super::gpu_resources::Gpu;
+use super::s2_upload_row_group::Staged;
 use crate::cuda::Stream;
 use crate::decode::array::DeviceBytes;
 use crate::decode::kernels::task::{page_tasks_as_bytes, page_tasks_as_bytes_mut};
