@@ -168,6 +168,7 @@
 //! ```
 
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 #![warn(unreachable_pub)]
 
 #[cfg(feature = "ballista")]

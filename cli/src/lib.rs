@@ -11,6 +11,7 @@
 //! --ballista`, `gdscan bench tpch --engine ballista`).
 
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 #![warn(unreachable_pub)]
 
 pub mod bench;

@@ -1,6 +1,8 @@
 //! The `gdscan` command line: argument parsing and printing only; the work
 //! lives in `gdscan_cli::commands`.
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -58,6 +58,8 @@ unsafe extern "C" fn deleter(tensor: *mut DLManagedTensor) {
     // Box::into_raw, and the deleter is called once (by the consumer, or by
     // the capsule's destructor when no consumer took it).
     let tensor = unsafe { Box::from_raw(tensor) };
+    // SAFETY: `capsule` set `manager_ctx` from `Box::into_raw` of a
+    // `Context`, freed only here, once with its tensor.
     drop(unsafe { Box::from_raw(tensor.manager_ctx.cast::<Context>()) });
 }
 

@@ -1,6 +1,8 @@
 //! The `gdscan._gdscan` extension module: gdscan from Python. The Python
 //! package `gdscan` (python/gdscan/) wraps it.
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 mod buffer;
 mod cufile;
 mod defaults;

@@ -19,6 +19,8 @@ pub struct Stream {
 // thread-safe, and work queued on one stream from two threads runs in the
 // order the calls returned. `Stream` has no interior state of its own.
 unsafe impl Send for Stream {}
+// SAFETY: as for `Send`: every method through `&Stream` binds the context
+// and makes one driver call on the handle, which the driver serialises.
 unsafe impl Sync for Stream {}
 
 impl Stream {

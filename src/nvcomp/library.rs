@@ -387,7 +387,7 @@ pub fn symbols(codec: Codec) -> CodecSymbols {
 /// unavailable (reported when that codec is asked for).
 fn codec_slot<O: DefaultOpts>(lib: &libloading::Library, codec: Codec) -> Slot<O> {
     let names = symbols(codec);
-    // SAFETY (all three): `O` is the options struct of `codec` and the
+    // SAFETY: (and for the two below) `O` is the options struct of `codec` and the
     // function types are those nvCOMP 6's headers declare for it.
     let alignments: AlignmentsFn<O> =
         *unsafe { lib.get::<AlignmentsFn<O>>(names.alignments.as_bytes()) }

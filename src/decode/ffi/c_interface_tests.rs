@@ -179,15 +179,23 @@ fn export_describes_the_device_buffers() {
     assert_eq!(array.device_type, ArrowDeviceType::CUDA);
     assert_eq!(array.device_id, 0);
     // sync_event points to a cell holding the CUevent handle.
+    // SAFETY: the export of a CUDA batch points `sync_event` at a cell holding the event
+    // handle, owned by `array`, which is alive.
     let handle = unsafe { *array.sync_event.cast::<*mut c_void>() };
     assert_eq!(handle as usize, 0xe7e7_0000);
     let top = &array.array;
     assert_eq!((top.length, top.null_count, top.offset), (100, 0, 0));
     assert_eq!((top.n_buffers, top.n_children), (1, 3));
+    // SAFETY: the struct array has one buffer (`n_buffers` asserted 1 above): `buffers` points
+    // at one pointer owned by `array`.
     assert!(unsafe { *top.buffers }.is_null());
+    // SAFETY: `children` holds `n_children` (3, asserted above) valid child pointers owned by
+    // `array`, which outlives `child`; every call below passes i < 3.
     let child = |i: usize| unsafe { &**top.children.add(i) };
     let pointers = |a: &FFI_ArrowArray| -> Vec<usize> {
         (0..a.n_buffers as usize)
+            // SAFETY: `buffers` holds `n_buffers` pointers, owned by `array`, and i <
+            // n_buffers.
             .map(|i| unsafe { *a.buffers.add(i) } as usize)
             .collect()
     };
@@ -206,6 +214,8 @@ fn export_describes_the_device_buffers() {
     assert_eq!((views.null_count, views.n_buffers), (-1, 5));
     let p = pointers(views);
     assert_eq!(p[2], columns[1].buffers()[1].address() as usize);
+    // SAFETY: an exported Utf8View's last buffer is the host array of its data buffers' sizes,
+    // two i64 here, owned by `array`, which is alive.
     let sizes = unsafe { std::slice::from_raw_parts(p[4] as *const i64, 2) };
     assert_eq!(sizes, [4096, 77]);
     // Booleans without nulls: a NULL validity pointer.
@@ -231,6 +241,8 @@ fn the_round_trip_through_the_c_structures_keeps_everything() {
     let event_drops = Arc::new(Drops::default());
     let batch = fake_cuda_batch(&drops, &event_drops);
     let (schema, array) = export_device_batch(&batch).unwrap();
+    // SAFETY: `array` and `schema` are our own export's, which follows the C Device Data
+    // Interface (valid pointers, buffers of the batch's sizes).
     let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
     assert_eq!(imported.schema(), batch.schema());
     assert_eq!(imported.num_rows(), 100);
@@ -264,6 +276,8 @@ fn imported_buffers_release_the_producer_once_when_the_last_one_drops() {
     let batch = fake_cuda_batch(&drops, &event_drops);
     let (schema, array) = export_device_batch(&batch).unwrap();
     drop(batch);
+    // SAFETY: `array` and `schema` are our own export's, which follows the C Device Data
+    // Interface (valid pointers, buffers of the batch's sizes).
     let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
     let kept = imported.columns()[1].buffers()[2].clone();
     drop(imported);
@@ -284,6 +298,7 @@ fn moving_marks_the_source_released() {
     let batch = fake_cuda_batch(&drops, &event_drops);
     let mut source = export_device_array(&batch);
     drop(batch);
+    // SAFETY: `&mut source` is a valid, aligned `ArrowDeviceArray` we own.
     let moved = unsafe { ArrowDeviceArray::from_raw(&mut source) };
     assert!(source.is_released());
     assert!(!moved.is_released());
@@ -291,11 +306,15 @@ fn moving_marks_the_source_released() {
     assert_eq!(drops.count(), 0);
     // A move into consumer memory that holds garbage: nothing read or dropped.
     let mut slot = std::mem::MaybeUninit::<ArrowDeviceArray>::uninit();
+    // SAFETY: `slot` is aligned and valid for a write of one `ArrowDeviceArray`.
     unsafe { moved.write_to(slot.as_mut_ptr()) };
+    // SAFETY: `write_to` has just initialised `slot`.
     let mut placed = unsafe { slot.assume_init() };
     assert_eq!(drops.count(), 0);
     // Releasing through the C callback, as a C consumer does.
     let release = placed.array.release.unwrap();
+    // SAFETY: the export's own release callback, called once, on the unreleased array it was
+    // set in.
     unsafe { release(&mut placed.array) };
     assert!(placed.is_released());
     assert!(placed.array.private_data.is_null());
@@ -313,6 +332,8 @@ fn a_child_moved_out_outlives_its_parent() {
     let array = export_device_array(&batch);
     drop(batch);
     // Move child 1 (the views: 4 allocations) out, then release the parent.
+    // SAFETY: child 1 of the export's 3 children is a valid, aligned `FFI_ArrowArray` owned by
+    // `array`; `from_raw` moves it out and leaves a released one for the parent's release.
     let child = unsafe { FFI_ArrowArray::from_raw(*array.array.children.add(1)) };
     drop(array);
     assert_eq!(drops.count(), 3, "the other columns' buffers are freed");
@@ -331,6 +352,8 @@ fn arrow_rs_reads_host_exports_through_its_c_data_importer() {
     // The embedded ArrowArray is a plain C Data Interface array for CPU data.
     let plain = std::mem::replace(&mut array.array, FFI_ArrowArray::empty());
     assert!(array.is_released());
+    // SAFETY: `plain` is the ArrowArray of our export of host data, a plain C Data Interface
+    // array of `schema`'s type, with host buffers.
     let data = unsafe { from_ffi(plain, &schema) }.unwrap();
     let got = RecordBatch::from(StructArray::from(data));
     assert_eq!(got, expected);
@@ -343,6 +366,8 @@ fn arrow_rs_reads_nested_host_exports_through_its_c_data_importer() {
     let (schema, mut array) = export_device_batch(&batch).unwrap();
     drop(batch);
     let plain = std::mem::replace(&mut array.array, FFI_ArrowArray::empty());
+    // SAFETY: `plain` is the ArrowArray of our export of host data, a plain C Data Interface
+    // array of `schema`'s type, with host buffers.
     let data = unsafe { from_ffi(plain, &schema) }.unwrap();
     let got = RecordBatch::from(StructArray::from(data));
     assert_eq!(got, expected);
@@ -355,6 +380,8 @@ fn nested_host_batches_round_trip_through_the_c_structures() {
         let device = DeviceBatch::from_host(&batch).unwrap();
         let (schema, array) = export_device_batch(&device).unwrap();
         drop(device);
+        // SAFETY: `array` and `schema` are our own export's, which follows the C Device Data
+        // Interface (valid pointers, buffers of the batch's sizes).
         let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
         assert_eq!(imported.column(1).unwrap().children().len(), 2);
         assert_eq!(imported.to_host().unwrap(), batch);
@@ -362,6 +389,8 @@ fn nested_host_batches_round_trip_through_the_c_structures() {
     // arrow-rs's own export of a sliced nested batch (parents with offsets).
     let sliced = StructArray::from(expected.slice(2, 3));
     let (array, schema) = arrow_rs_export(&sliced.to_data());
+    // SAFETY: `array` and `schema` are arrow-rs's export of a host array: valid C Data
+    // Interface structures whose buffers are host memory of the array's sizes.
     let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
     assert_eq!(imported.to_host().unwrap(), expected.slice(2, 3));
 }
@@ -373,6 +402,8 @@ fn host_batches_round_trip_with_values() {
         let device = DeviceBatch::from_host(&batch).unwrap();
         let (schema, array) = export_device_batch(&device).unwrap();
         drop(device);
+        // SAFETY: `array` and `schema` are our own export's, which follows the C Device Data
+        // Interface (valid pointers, buffers of the batch's sizes).
         let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
         assert_eq!(imported.location(), MemoryLocation::CPU);
         assert!(imported.ready().is_none());
@@ -388,6 +419,8 @@ fn arrow_rs_exports_import_as_device_batches() {
     for (offset, len) in [(0, 6), (1, 4)] {
         let sliced = struct_array.slice(offset, len);
         let (array, schema) = arrow_rs_export(&sliced.to_data());
+        // SAFETY: `array` and `schema` are arrow-rs's export of a host array: valid C Data
+        // Interface structures whose buffers are host memory of the array's sizes.
         let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
         assert_eq!(imported.num_rows(), len);
         assert_eq!(imported.to_host().unwrap(), expected.slice(offset, len));
@@ -395,6 +428,8 @@ fn arrow_rs_exports_import_as_device_batches() {
 }
 
 fn import_error(schema: &FFI_ArrowSchema, array: ArrowDeviceArray) -> String {
+    // SAFETY: the callers pass structures from our export or arrow-rs's: valid pointers; what
+    // the import must refuse is their content.
     match unsafe { import_device_batch(schema, array) } {
         Ok(_) => panic!("imported"),
         Err(e) => e.to_string(),
@@ -406,6 +441,7 @@ fn imports_reject_what_is_not_a_flat_device_batch() {
     let batch = DeviceBatch::from_host(&sample_batch()).unwrap();
     let (schema, _) = export_device_batch(&batch).unwrap();
     assert!(matches!(
+        // SAFETY: an empty (released) array: the import refuses it before reading any pointer.
         unsafe { import_device_batch(&schema, ArrowDeviceArray::empty()) },
         Err(DeviceArrayError::Released)
     ));
@@ -458,6 +494,8 @@ fn streams_export_batches_errors_and_the_end() {
     ];
     let stream = export_device_stream(schema.clone(), ArrowDeviceType::CUDA, items);
     assert_eq!(stream.device_type, ArrowDeviceType::CUDA);
+    // SAFETY: `stream` is our own export, a valid C device stream of CUDA batches made by
+    // `fake_cuda_batch`.
     let mut reader = unsafe { DeviceStreamReader::try_new(stream) }.unwrap();
     assert_eq!(reader.schema(), schema);
     assert_eq!(reader.device_type(), ArrowDeviceType::CUDA);
@@ -500,20 +538,27 @@ fn streams_end_with_a_released_array_and_free_their_state() {
     let mut out = ArrowDeviceArray::empty();
     let mut got = Vec::new();
     loop {
+        // SAFETY: `get_next` is the export's own callback, given its own live stream and a
+        // released `out`.
         assert_eq!(unsafe { get_next(&mut stream, &mut out) }, 0);
         if out.is_released() {
             break;
         }
+        // SAFETY: `&mut out` is a valid, aligned array that `get_next` has just filled.
         let array = unsafe { ArrowDeviceArray::from_raw(&mut out) };
+        // SAFETY: the stream's arrays are our export's, of the batches of `expected.schema()`,
+        // with host buffers.
         let imported =
             unsafe { import_device_batch_with_schema(expected.schema(), array) }.unwrap();
         got.push(imported.to_host().unwrap());
     }
     assert_eq!(got, batches);
     // After the end, the end again.
+    // SAFETY: as in the loop: the export's callback on its own live stream.
     assert_eq!(unsafe { get_next(&mut stream, &mut out) }, 0);
     assert!(out.is_released());
     let release = stream.release.unwrap();
+    // SAFETY: the export's own release callback, called once, on the unreleased stream.
     unsafe { release(&mut stream) };
     assert!(stream.is_released());
     assert!(stream.private_data.is_null());
@@ -530,14 +575,18 @@ fn streams_reject_batches_that_do_not_belong() {
     let items: Vec<Result<DeviceBatch, DeviceArrayError>> = vec![DeviceBatch::from_host(&other)];
     let mut stream = export_device_stream(expected.schema(), ArrowDeviceType::CPU, items);
     let mut out = ArrowDeviceArray::empty();
+    // SAFETY: the export's own `get_next` on its own live stream, with a released `out`.
     let code = unsafe { stream.get_next.unwrap()(&mut stream, &mut out) };
     assert_eq!(code, libc::EINVAL);
+    // SAFETY: `get_last_error` right after the failed `get_next`, as the spec allows; it
+    // returns a NUL-terminated string alive until the next call on the stream.
     let text = unsafe { CStr::from_ptr(stream.get_last_error.unwrap()(&mut stream)) };
     assert!(text.to_str().unwrap().contains("a batch with fields"));
 
     // A CPU batch in a CUDA stream.
     let items: Vec<Result<DeviceBatch, DeviceArrayError>> = vec![DeviceBatch::from_host(&expected)];
     let stream = export_device_stream(expected.schema(), ArrowDeviceType::CUDA, items);
+    // SAFETY: `stream` is our own export, a valid C device stream.
     let mut reader = unsafe { DeviceStreamReader::try_new(stream) }.unwrap();
     let err = reader.next().unwrap().unwrap_err().to_string();
     assert!(err.contains("a batch on CPU in a stream on CUDA"), "{err}");
@@ -553,6 +602,7 @@ fn a_panicking_iterator_ends_the_stream_with_an_error() {
         DeviceBatch::from_host(&sample_batch())
     });
     let stream = export_device_stream(expected.schema(), ArrowDeviceType::CPU, items);
+    // SAFETY: `stream` is our own export, a valid C device stream.
     let mut reader = unsafe { DeviceStreamReader::try_new(stream) }.unwrap();
     assert!(reader.next().unwrap().is_ok());
     let err = reader.next().unwrap().unwrap_err().to_string();
@@ -563,6 +613,8 @@ fn a_panicking_iterator_ends_the_stream_with_an_error() {
 #[test]
 fn released_streams_are_refused() {
     assert!(matches!(
+        // SAFETY: an empty (released) stream: the reader refuses it before calling any
+        // callback.
         unsafe { DeviceStreamReader::try_new(ArrowDeviceArrayStream::empty()) },
         Err(DeviceArrayError::Released)
     ));

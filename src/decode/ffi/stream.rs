@@ -271,8 +271,9 @@ impl DeviceStreamReader {
 
     fn stream_error(&mut self, callback: &'static str, code: c_int) -> DeviceArrayError {
         let message = match self.stream.get_last_error {
-            // SAFETY: called right after a failed call, as the spec allows.
             Some(last) => {
+                // SAFETY: called right after a failed call on this stream,
+                // as the spec allows; the stream is ours and not released.
                 let text = unsafe { last(&mut self.stream) };
                 if text.is_null() {
                     String::new()

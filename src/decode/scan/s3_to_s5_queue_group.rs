@@ -681,11 +681,12 @@ impl GroupQueue<'_, '_> {
                 dummy: word(arrays.dummy_word),
                 real: if arrays.own_snappy { at[11] } else { 0 },
             };
-            // SAFETY (both arms): the Snappy call's arrays come first in
-            // `words`; every section was sized by the layout; the pages'
-            // bytes and the pieces' buffer live until the group's event.
             match self.timeline.trace.as_deref_mut() {
+                // SAFETY: the Snappy call's arrays come first in `words`;
+                // every section was sized by the layout; the pages' bytes
+                // and the pieces' buffer live until the group's event.
                 None => unsafe { gpu.kernels.snappy_scan(check_stream, &scan_args)? },
+                // SAFETY: as the arm above (the marks only record events).
                 Some(t) => unsafe {
                     gpu.kernels
                         .snappy_scan_marked(check_stream, &scan_args, |kernel| {
