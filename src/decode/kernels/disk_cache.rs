@@ -18,11 +18,9 @@
 //!
 //! ```
 //! use gdscan::decode::kernels::disk_cache::{self, CacheKey};
-//! use gdscan::decode::kernels::nvrtc::{CodeKind, Target};
 //!
 //! let dir = std::env::temp_dir().join(format!("gdscan-kcache-doc-{}", std::process::id()));
-//! let target = Target { arch: 90, code: CodeKind::Cubin };
-//! let key = CacheKey::new(&["__global__ void k() {}"], &["--std=c++17".into()], (13, 0), (13, 0), target);
+//! let key = CacheKey::new(&["__global__ void k() {}"], &["--std=c++17".into()], (13, 0), (13, 0), "sm_90");
 //! assert_eq!(disk_cache::load(&dir, &key), None);
 //! disk_cache::store(&dir, &key, b"image bytes")?;
 //! assert_eq!(disk_cache::load(&dir, &key).as_deref(), Some(&b"image bytes"[..]));
@@ -34,8 +32,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use twox_hash::XxHash3_128;
-
-use super::nvrtc::Target;
 
 /// The variable naming the cache directory (`off` or `0`: no cache).
 pub const CACHE_ENV: &str = "GDSCAN_KERNEL_CACHE";
@@ -86,14 +82,15 @@ pub struct CacheKey {
 
 impl CacheKey {
     /// The key of compiling `sources` (every text NVRTC reads, in a fixed
-    /// order) with `options` by NVRTC `nvrtc` for `target` under a driver of
-    /// CUDA version `driver`.
+    /// order) with `options` by NVRTC `nvrtc` for `target` (NVRTC's
+    /// architecture name, which also says the code kind: `sm_90` for a
+    /// cubin, `compute_90` for PTX) under a driver of CUDA version `driver`.
     pub fn new(
         sources: &[&str],
         options: &[String],
         nvrtc: (i32, i32),
         driver: (i32, i32),
-        target: Target,
+        target: &str,
     ) -> Self {
         let mut hasher = XxHash3_128::new();
         for text in sources {
@@ -103,13 +100,12 @@ impl CacheKey {
         }
         let total: usize = sources.iter().map(|s| s.len()).sum();
         let description = format!(
-            "gdscan kernels\nnvrtc {}.{}\ndriver {}.{}\ntarget {} {:?}\noptions {}\nsources {} texts, {} bytes, xxh3-128 {:032x}\n",
+            "gdscan kernels\nnvrtc {}.{}\ndriver {}.{}\ntarget {}\noptions {}\nsources {} texts, {} bytes, xxh3-128 {:032x}\n",
             nvrtc.0,
             nvrtc.1,
             driver.0,
             driver.1,
-            target.arch_name(),
-            target.code,
+            target,
             options.join(" "),
             sources.len(),
             total,
@@ -199,13 +195,9 @@ pub fn store(dir: &Path, key: &CacheKey, image: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::kernels::nvrtc::CodeKind;
 
     fn key(source: &str) -> CacheKey {
-        let target = Target {
-            arch: 90,
-            code: CodeKind::Cubin,
-        };
+        let target = "sm_90";
         CacheKey::new(
             &[source, "header"],
             &["--std=c++17".to_string()],
@@ -218,10 +210,7 @@ mod tests {
     #[test]
     fn every_input_of_the_compile_changes_the_key() {
         let base = key("a");
-        let target = Target {
-            arch: 90,
-            code: CodeKind::Cubin,
-        };
+        let target = "sm_90";
         let opts = ["--std=c++17".to_string()];
         let variants = [
             key("b"),
@@ -231,26 +220,8 @@ mod tests {
             CacheKey::new(&["a", "header"], &[], (13, 0), (13, 0), target),
             CacheKey::new(&["a", "header"], &opts, (13, 1), (13, 0), target),
             CacheKey::new(&["a", "header"], &opts, (13, 0), (13, 1), target),
-            CacheKey::new(
-                &["a", "header"],
-                &opts,
-                (13, 0),
-                (13, 0),
-                Target {
-                    arch: 100,
-                    ..target
-                },
-            ),
-            CacheKey::new(
-                &["a", "header"],
-                &opts,
-                (13, 0),
-                (13, 0),
-                Target {
-                    code: CodeKind::Ptx,
-                    ..target
-                },
-            ),
+            CacheKey::new(&["a", "header"], &opts, (13, 0), (13, 0), "sm_100"),
+            CacheKey::new(&["a", "header"], &opts, (13, 0), (13, 0), "compute_90"),
         ];
         for v in &variants {
             assert_ne!(v, &base);

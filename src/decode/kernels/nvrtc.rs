@@ -620,7 +620,7 @@ fn compile_through_disk(
         &compile_options(target),
         info.version,
         driver,
-        target,
+        &target.arch_name(),
     );
     if let Some(image) = disk_cache::load(dir, &key) {
         let cached = CompiledKernels {

@@ -49,20 +49,15 @@ impl KernelSet {
         let capability = device.compute_capability()?;
         let target = nvrtc::choose_target(capability, driver, info.version, &info.archs)?;
         let compiled = nvrtc::compile(target, config)?;
-        let module = match target.code {
-            CodeKind::Ptx => {
-                let ptx = compiled.ptx().ok_or(KernelError::Compile {
-                    target: target.arch_name(),
-                    log: "NVRTC's PTX is not UTF-8".to_string(),
-                })?;
-                Module::load_ptx(device, ptx)?
+        // An image from the disk cache is never trusted: if the driver
+        // refuses it or it lacks a kernel, this process compiles afresh.
+        let (module, functions) = match load_module(device, &compiled) {
+            Err(_) if compiled.from_disk => {
+                let fresh = nvrtc::compile_uncached(target, config)?;
+                load_module(device, &fresh)?
             }
-            CodeKind::Cubin => Module::load_cubin(device, &compiled.image)?,
+            loaded => loaded?,
         };
-        let functions = Kernel::ALL
-            .iter()
-            .map(|k| module.function(k.name()))
-            .collect::<Result<Vec<_>, _>>()?;
         Ok(KernelSet {
             device,
             target,
@@ -139,4 +134,27 @@ impl Queue for Launcher<'_> {
     fn config(&self) -> KernelConfig {
         self.set.config
     }
+}
+
+/// `compiled`'s image loaded on `device`, with every kernel looked up (in
+/// [`Kernel::ALL`]'s order).
+fn load_module(
+    device: Device,
+    compiled: &nvrtc::CompiledKernels,
+) -> Result<(Module, Vec<Function>), KernelError> {
+    let module = match compiled.target.code {
+        CodeKind::Ptx => {
+            let ptx = compiled.ptx().ok_or(KernelError::Compile {
+                target: compiled.target.arch_name(),
+                log: "NVRTC's PTX is not UTF-8".to_string(),
+            })?;
+            Module::load_ptx(device, ptx)?
+        }
+        CodeKind::Cubin => Module::load_cubin(device, &compiled.image)?,
+    };
+    let functions = Kernel::ALL
+        .iter()
+        .map(|k| module.function(k.name()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((module, functions))
 }
