@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow::array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Decimal256Array,
     FixedSizeBinaryArray, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array,
-    Int8Array, IntervalDayTimeArray, StringArray, TimestampMicrosecondArray,
+    Int8Array, IntervalDayTimeArray, NullArray, StringArray, TimestampMicrosecondArray,
     TimestampMillisecondArray, TimestampNanosecondArray, UInt16Array, UInt32Array, UInt64Array,
     UInt8Array,
 };
@@ -1393,6 +1393,19 @@ fn output_types_match_arrow_rs() {
     let int96 = parse_message_type("message m { optional int96 a; required int96 b; }").unwrap();
     check_types_like_arrow(&SchemaDescriptor::new(Arc::new(int96)));
 
+    // UNKNOWN (always null) of any physical type: arrow-rs's Null.
+    let unknown = parse_message_type(
+        "message m {
+            optional int32 a (UNKNOWN); required int64 b (UNKNOWN);
+            optional binary c (UNKNOWN); optional boolean d (UNKNOWN);
+            optional fixed_len_byte_array(5) e (UNKNOWN); optional double f (UNKNOWN);
+        }",
+    )
+    .unwrap();
+    let unknown = SchemaDescriptor::new(Arc::new(unknown));
+    assert_eq!(check_types_like_arrow(&unknown), 6);
+    assert!((0..6).all(|i| column_type(&unknown.column(i)).unwrap().is_null()));
+
     // Outside the coverage: a typed Unsupported naming the column.
     let out = parse_message_type(
         "message m {
@@ -1606,7 +1619,8 @@ fn cpu_decode(col: &ColumnDecode, rg: &[u8], scratch: &[u8]) -> Vec<Option<Vec<u
 fn physical(array: &ArrayRef, ty: &ColumnType, row: usize) -> Option<Vec<u8>> {
     use arrow::array::AsArray;
     use arrow::datatypes::*;
-    if array.is_null(row) {
+    // A Null array has no physical nulls: every row is null all the same.
+    if array.is_null(row) || array.data_type() == &DataType::Null {
         return None;
     }
     Some(match array.data_type() {
@@ -2002,6 +2016,40 @@ fn plans_decode_like_arrow_rs() {
         seen.contains(&(true, "fallback to DELTA_BYTE_ARRAY".to_string())),
         "no v2 dictionary fallback to DELTA_BYTE_ARRAY"
     );
+}
+
+#[test]
+fn null_columns_are_planned_for_their_levels() {
+    // arrow-rs writes a Null column as INT32 (UNKNOWN), every value null:
+    // planned in every setting, its pages decoded to no values (the CPU
+    // decode of the plan against arrow-rs's written rows), its output the
+    // Null type.
+    let rows = 1000;
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("nothing", DataType::Null, true),
+    ]);
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(Int32Array::from_iter_values(0..rows)),
+            Arc::new(NullArray::new(rows as usize)),
+        ],
+    )
+    .unwrap();
+    for (setting, props) in settings() {
+        let bytes = write(&batch, props);
+        let plans = plan_and_decode(&bytes, &ScanRequest::default(), &batch, &setting);
+        for plan in &plans {
+            let ty = &plan.columns[1].ty;
+            assert!(ty.is_null() && ty.nullable, "{setting}: {ty:?}");
+            assert_eq!(
+                (ty.kind, ty.conversion, ty.type_length, ty.out_width),
+                (Kind::Fixed, Conversion::Copy, 4, 4),
+                "{setting}"
+            );
+        }
+    }
 }
 
 #[test]
