@@ -2356,3 +2356,80 @@ fn arrow_rs_snappy_pages_split_into_pieces() {
     // Every column has pages over 64 KiB.
     assert!(split >= 3, "{split} pages split");
 }
+
+// ----- parquet-testing's data/ ---------------------------------------------
+
+/// The decoder's planning of a whole file, as the scan runs it before the
+/// GPU: the output types (the nesting model where a leaf is nested), each
+/// chunk, each row group's pages (headers, encodings, page CRCs).
+fn plan_whole_file(bytes: &Bytes) -> Result<(), String> {
+    let md = ParquetMetaDataReader::new()
+        .with_page_index_policy(PageIndexPolicy::Optional)
+        .parse_and_finish(bytes)
+        .map_err(|e| e.to_string())?;
+    let scan = scan_plan(&md, &ScanRequest::default()).map_err(|e| e.to_string())?;
+    let schema = md.file_metadata().schema_descr();
+    let leaves: Vec<_> = (0..schema.num_columns())
+        .map(|i| schema.column(i))
+        .collect();
+    if leaves.iter().any(|c| is_nested(c)) {
+        super::nesting::nest_fields_of_file(md.file_metadata(), None).map_err(|e| e.to_string())?;
+    } else {
+        for c in &leaves {
+            column_type(c).map_err(|e| e.to_string())?;
+        }
+    }
+    for rg in &scan.row_groups {
+        for leaf in 0..schema.num_columns() {
+            check_chunk(md.row_group(rg.index).column(leaf)).map_err(|e| e.to_string())?;
+        }
+        let lay = layout(&scan, rg);
+        let buf = fetched_buffer(bytes, &lay.reads);
+        plan_fetched(&md, &scan, rg.index, &buf, &lay.chunks).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Every file of parquet-testing's `data/` that arrow-rs reads is planned
+/// (null_list.parquet, a list of arrow's Null type, included), but for the
+/// two whose page CRCs are wrong on purpose (arrow-rs, without its `crc`
+/// feature, does not check them). What the GPU's own checks could add is
+/// the GPU tests' (`decode::parquet_testing_files_decode_like_arrow_rs_null_list_included`).
+#[test]
+fn parquet_testing_files_arrow_rs_reads_are_planned() {
+    let Ok(dir) = std::env::var("PARQUET_TEST_DATA") else {
+        eprintln!("SKIPPED: PARQUET_TEST_DATA is not set (parquet-testing's data/)");
+        return;
+    };
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    files.sort();
+    let (mut planned, mut refused) = (Vec::new(), Vec::new());
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let bytes = Bytes::from(std::fs::read(path).unwrap());
+        let arrow_rs = std::panic::catch_unwind(|| {
+            parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(bytes.clone(), 1024)
+                .and_then(|r| r.collect::<Result<Vec<_>, _>>().map_err(Into::into))
+                .is_ok()
+        });
+        if !matches!(arrow_rs, Ok(true)) {
+            continue;
+        }
+        match plan_whole_file(&bytes) {
+            Ok(()) => planned.push(name),
+            Err(e) if name.contains("corrupt-checksum") && e.contains("CRC") => {}
+            Err(e) => refused.push(format!("{name}: {e}")),
+        }
+    }
+    std::panic::set_hook(hook);
+    eprintln!("planned ({}): {}", planned.len(), planned.join(", "));
+    assert!(refused.is_empty(), "refused: {refused:#?}");
+    assert!(planned.iter().any(|n| n == "null_list.parquet"));
+    assert!(planned.len() >= 50, "only {} planned", planned.len());
+}
