@@ -109,7 +109,7 @@ fn null_columns_written_by_arrow_rs_decode_like_arrow_rs() {
         // flat Null column alone (no nesting at all).
         for (columns, leaves) in [
             (vec!["id", "list", "beside"], vec![0, 2, 4, 5]),
-            (vec!["flat", "alone", "lists"], vec![1, 3, 6]),
+            (vec!["flat", "lists", "alone"], vec![1, 3, 6]),
             (vec!["flat"], vec![1]),
             (vec!["structs", "values"], vec![7, 8, 9, 10]),
         ] {
