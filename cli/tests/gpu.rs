@@ -32,6 +32,8 @@ mod kernels;
 mod multi;
 #[path = "gpu/nested_corruption.rs"]
 mod nested_corruption;
+#[path = "gpu/null_type.rs"]
+mod null_type;
 #[path = "gpu/nvcomp.rs"]
 mod nvcomp;
 #[path = "gpu/oom.rs"]

@@ -331,3 +331,63 @@ def test_pylibcudf_takes_nested_columns(nested_file):
     want = expected.select(names[:2]).slice(0, imported.num_rows())
     for name in names[:2]:
         assert got.column(name).to_pylist() == want.column(name).to_pylist(), name
+
+
+@pytest.fixture(scope="module")
+def null_file(tmp_path_factory):
+    """All-None columns as pyarrow writes them (Parquet's UNKNOWN, arrow's
+    null type): flat, in a list (null, empty and of nulls), in a list of
+    lists, in a struct beside a value and alone, in a list of structs,
+    beside columns of values; two row groups."""
+    n = 1000
+
+    def pick(i, *choices):
+        return choices[i % len(choices)]
+
+    table = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "nothing": pa.array([None] * n),
+            "list": pa.array([pick(i, [None, None], None, [], [None]) for i in range(n)], pa.list_(pa.null())),
+            "lists": pa.array([pick(i, [[None], []], None, [None, [None, None]]) for i in range(n)], pa.list_(pa.list_(pa.null()))),
+            "beside": pa.array(
+                [pick(i, {"n": None, "x": i}, None, {"n": None, "x": None}) for i in range(n)],
+                pa.struct([("n", pa.null()), ("x", pa.int32())]),
+            ),
+            "alone": pa.array([pick(i, {"n": None}, None) for i in range(n)], pa.struct([("n", pa.null())])),
+            "structs": pa.array(
+                [pick(i, [{"s": "a", "n": None}, None], None, []) for i in range(n)],
+                pa.list_(pa.struct([("s", pa.string()), ("n", pa.null())])),
+            ),
+            "name": pa.array([pick(i, "x", None, "a longer string value") for i in range(n)]),
+        }
+    )
+    assert table.schema.field("nothing").type == pa.null()
+    path = tmp_path_factory.mktemp("nulls") / "nulls.parquet"
+    pq.write_table(table, path, row_group_size=n // 2, data_page_size=1024)
+    return path, pq.read_table(path)
+
+
+def test_null_columns_copied_back_equal_pyarrow(null_file):
+    path, expected = null_file
+    got = gdscan.read_parquet(path, device=0).to_arrow()
+    assert got.num_rows == expected.num_rows
+    assert got.schema.field("nothing").type == pa.null()
+    assert got.schema.field("list").type.value_type == pa.null()
+    same_table(got, expected)
+    # Null columns alone, and beside values.
+    for columns in (["nothing"], ["list", "alone"], ["id", "beside", "structs"]):
+        got = gdscan.read_parquet(path, columns=columns, device=0).to_arrow()
+        same_table(got, expected.select(columns))
+
+
+def test_null_columns_device_capsule_through_pyarrow(null_file):
+    path, expected = null_file
+    batch0 = gdscan.read_parquet(path, device=0).batch(0)
+    try:
+        batch = pa.RecordBatch._import_from_c_device_capsule(*batch0.__arrow_c_device_array__())
+    except (pa.ArrowException, NotImplementedError) as e:
+        pytest.skip(f"this pyarrow cannot import CUDA device arrays (built without CUDA): {e}")
+    host = batch.copy_to(pa.default_cpu_memory_manager())
+    assert host.schema.field("nothing").type == pa.null()
+    same_table(pa.Table.from_batches([host]), expected.slice(0, host.num_rows).combine_chunks())

@@ -110,15 +110,13 @@ fn arrow_rs_decode_by_row_groups(bytes: &Bytes) -> arrow::array::RecordBatch {
 }
 
 /// Every file of parquet-testing's `data/` that arrow-rs reads, nested
-/// ones included: decoded on the GPU equal to arrow-rs. The only refusals
-/// allowed are files whose page CRCs are deliberately wrong, and
-/// `null_list.parquet` while arrow-rs gives it a Null type (an UNKNOWN
-/// leaf, which arrow-rs reads as `Null`, outside the type mapping). The
-/// lists of files in and out are printed (docs/gpu-decode.md keeps them
-/// with the reasons).
+/// ones included, `null_list.parquet` (a list of arrow's Null type) too:
+/// decoded on the GPU equal to arrow-rs. The only refusals allowed are
+/// files whose page CRCs are deliberately wrong. The lists of files in and
+/// out are printed (docs/gpu-decode.md keeps them with the reasons).
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
-fn parquet_testing_files_decode_like_arrow_rs() {
+fn parquet_testing_files_decode_like_arrow_rs_null_list_included() {
     assert_gpu();
     let Some(dir) = test_data() else {
         panic!("PARQUET_TEST_DATA is not set: the GPU run must name parquet-testing's data/");
@@ -150,22 +148,6 @@ fn parquet_testing_files_decode_like_arrow_rs() {
                     )),
                 }
             }
-            // null_list.parquet's leaf is UNKNOWN, which arrow-rs reads as
-            // `Null`: outside the type mapping, there are no values to
-            // decode. The one file the GPU decoder may refuse as
-            // unsupported, and only while arrow-rs gives it a Null type.
-            Err(DecodeError::Unsupported { column, what, .. })
-                if name == "null_list.parquet"
-                    && expected
-                        .schema()
-                        .fields()
-                        .iter()
-                        .any(|f| has_null_type(f.data_type())) =>
-            {
-                outside.push(format!(
-                    "{name}: column {column}: {what} (arrow-rs: Null type)"
-                ))
-            }
             Err(DecodeError::Unsupported { column, what, .. }) => {
                 outside.push(format!("{name}: column {column}: {what}"))
             }
@@ -185,8 +167,9 @@ fn parquet_testing_files_decode_like_arrow_rs() {
     eprintln!("outside part 1 ({}):", outside.len());
     outside.iter().for_each(|l| eprintln!("  out {l}"));
     // Legacy LZ4 (nvCOMP by block or the host) and GZIP pages of several
-    // members (the host) are in now.
+    // members (the host) are in now, and null_list (arrow's Null type).
     for name in [
+        "null_list.parquet",
         "hadoop_lz4_compressed.parquet",
         "hadoop_lz4_compressed_larger.parquet",
         "non_hadoop_lz4_compressed.parquet",
@@ -205,15 +188,11 @@ fn parquet_testing_files_decode_like_arrow_rs() {
     );
     // A file arrow-rs reads is never refused, flat or nested (LIST, MAP,
     // STRUCT at any depth: part 3 is in, and "(nested)" is no longer a
-    // reason to stay out). What stays out is unreadable by arrow-rs, a
-    // deliberate bad CRC, or a Null column (null_list.parquet, above).
+    // reason to stay out, nor a Null column). What stays out is
+    // unreadable by arrow-rs or a deliberate bad CRC.
     let refused: Vec<&String> = outside
         .iter()
-        .filter(|l| {
-            !(l.contains("arrow-rs cannot decode it")
-                || l.contains("page CRC mismatch")
-                || l.contains("(arrow-rs: Null type)"))
-        })
+        .filter(|l| !(l.contains("arrow-rs cannot decode it") || l.contains("page CRC mismatch")))
         .collect();
     assert!(
         refused.is_empty(),
@@ -224,20 +203,6 @@ fn parquet_testing_files_decode_like_arrow_rs() {
         "only {} files decoded: the coverage is lower than part 1 promises",
         inside.len()
     );
-}
-
-/// Whether `t` is, or holds at any depth, arrow's `Null` type.
-fn has_null_type(t: &arrow::datatypes::DataType) -> bool {
-    use arrow::datatypes::DataType;
-    match t {
-        DataType::Null => true,
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::FixedSizeList(f, _)
-        | DataType::Map(f, _) => has_null_type(f.data_type()),
-        DataType::Struct(fields) => fields.iter().any(|f| has_null_type(f.data_type())),
-        _ => false,
-    }
 }
 
 /// Writer settings of the TPC-H variants: codec × dictionary × page version.

@@ -88,6 +88,20 @@ impl DeviceColumn {
         DeviceColumn::with_offset(data_type, 0, len, null_count, validity, buffers)
     }
 
+    /// A column of arrow's Null type: `len` values, all null, no buffers
+    /// (the C Data Interface's `n_buffers` 0, `null_count` `len`).
+    pub fn nulls(len: usize) -> DeviceColumn {
+        DeviceColumn {
+            data_type: DataType::Null,
+            offset: 0,
+            len,
+            null_count: Some(len),
+            validity: None,
+            buffers: Vec::new(),
+            children: Vec::new(),
+        }
+    }
+
     /// As [`DeviceColumn::new`], for a column whose values start `offset`
     /// values (bits, for bitmaps) into its buffers, as Arrow's array offset.
     pub fn with_offset(
@@ -425,6 +439,19 @@ mod tests {
         let nulls = DeviceColumn::new(DataType::Null, 5, None, None, vec![]).unwrap();
         assert_eq!(nulls.null_count(), Some(5));
         assert_eq!(nulls.location(), None);
+        // The Null leaf's constructor: the same shape, no buffers at all.
+        let leaf = DeviceColumn::nulls(5);
+        assert_eq!(
+            (
+                leaf.data_type(),
+                leaf.len(),
+                leaf.null_count(),
+                leaf.offset()
+            ),
+            (&DataType::Null, 5, Some(5), 0)
+        );
+        assert!(leaf.validity().is_none() && leaf.buffers().is_empty());
+        assert!(leaf.children().is_empty() && leaf.byte_size() == 0);
         // An offset counts: 4 + 4 values of 8 bytes, bitmap bits 4..8.
         DeviceColumn::with_offset(DataType::Int64, 4, 4, None, Some(host(1)), vec![host(64)])
             .unwrap();

@@ -395,6 +395,104 @@ fn nested_host_batches_round_trip_through_the_c_structures() {
     assert_eq!(imported.to_host().unwrap(), expected.slice(2, 3));
 }
 
+/// Null columns as the GPU decoder builds them (a Null leaf of its slots,
+/// no buffers): flat and REQUIRED, in a list (its offsets and validity),
+/// in a struct; and arrow-rs's batch of the same values.
+fn null_columns() -> (DeviceBatch, RecordBatch) {
+    use arrow::array::{ListArray, NullArray};
+    use arrow::buffer::{NullBuffer, OffsetBuffer};
+    let item = Arc::new(Field::new("item", DataType::Null, true));
+    let list = ListArray::new(
+        item.clone(),
+        OffsetBuffer::from_lengths([2, 0, 0, 1]),
+        Arc::new(NullArray::new(3)),
+        Some(NullBuffer::from(vec![true, false, true, true])),
+    );
+    let fields: arrow::datatypes::Fields = vec![Field::new("n", DataType::Null, true)].into();
+    let strukt = StructArray::new(
+        fields.clone(),
+        vec![Arc::new(NullArray::new(4))],
+        Some(NullBuffer::from(vec![true, false, false, true])),
+    );
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("required", DataType::Null, false),
+        Field::new("list", DataType::List(item.clone()), true),
+        Field::new("struct", DataType::Struct(fields.clone()), true),
+    ]));
+    let expected = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(NullArray::new(4)),
+            Arc::new(list),
+            Arc::new(strukt),
+        ],
+    )
+    .unwrap();
+    let offsets: Vec<u8> = [0i32, 2, 2, 2, 3]
+        .iter()
+        .flat_map(|o| o.to_le_bytes())
+        .collect();
+    let list = DeviceColumn::with_children(
+        DataType::List(item),
+        4,
+        Some(1),
+        Some(DeviceBytes::host(&[0b1101])),
+        vec![DeviceBytes::host(&offsets)],
+        vec![DeviceColumn::nulls(3)],
+    )
+    .unwrap();
+    let strukt = DeviceColumn::with_children(
+        DataType::Struct(fields),
+        4,
+        Some(2),
+        Some(DeviceBytes::host(&[0b1001])),
+        Vec::new(),
+        vec![DeviceColumn::nulls(4)],
+    )
+    .unwrap();
+    let columns = vec![DeviceColumn::nulls(4), list, strukt];
+    let batch = DeviceBatch::try_new(schema, 4, columns, MemoryLocation::CPU, None).unwrap();
+    (batch, expected)
+}
+
+#[test]
+fn null_columns_cross_the_c_interface_without_buffers() {
+    let (batch, expected) = null_columns();
+    assert_eq!(batch.to_host().unwrap(), expected);
+    assert_eq!(
+        DeviceBatch::from_host(&expected)
+            .unwrap()
+            .to_host()
+            .unwrap(),
+        expected
+    );
+    let (schema, mut array) = export_device_batch(&batch).unwrap();
+    // The C Data Interface's Null array: no buffers, every value null.
+    let top = &array.array;
+    let flat = top.child(0);
+    assert_eq!(
+        (flat.num_buffers(), flat.len(), flat.null_count()),
+        (0, 4, 4)
+    );
+    let list = top.child(1);
+    assert_eq!((list.num_buffers(), list.null_count()), (2, 1));
+    let item = list.child(0);
+    assert_eq!(
+        (item.num_buffers(), item.len(), item.null_count()),
+        (0, 3, 3)
+    );
+    let field = top.child(2).child(0);
+    assert_eq!((field.num_buffers(), field.null_count()), (0, 4));
+    // arrow-rs's importer reads it; and so does ours.
+    let plain = std::mem::replace(&mut array.array, FFI_ArrowArray::empty());
+    let data = unsafe { from_ffi(plain, &schema) }.unwrap();
+    assert_eq!(RecordBatch::from(StructArray::from(data)), expected);
+    let (schema, array) = export_device_batch(&batch).unwrap();
+    let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
+    assert_eq!(imported.column(0).unwrap().null_count(), Some(4));
+    assert_eq!(imported.to_host().unwrap(), expected);
+}
+
 #[test]
 fn host_batches_round_trip_with_values() {
     let expected = sample_batch();

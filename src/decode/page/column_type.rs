@@ -39,6 +39,14 @@ pub struct ColumnType {
     pub nullable: bool,
 }
 
+impl ColumnType {
+    /// Whether the column comes out as arrow's Null type (an UNKNOWN
+    /// leaf): a Null array of its slots, no buffers, every slot null.
+    pub fn is_null(&self) -> bool {
+        self.data_type == DataType::Null
+    }
+}
+
 pub(super) fn unsupported(column: &ColumnDescriptor, what: impl Into<String>) -> DecodePlanError {
     DecodePlanError::Unsupported {
         column: column.path().string(),
@@ -353,11 +361,13 @@ fn leaf_is_optional(column: &ColumnDescriptor) -> bool {
 /// The type mapping of a leaf column at any depth: [`column_type`] without
 /// its refusal of nested and repeated columns. `nullable` says whether the
 /// leaf itself is OPTIONAL (its enclosing groups and lists are the nesting
-/// model's, [`super::nesting`]). The same types as [`column_type`] are
+/// model's, [`super::nesting`]). An UNKNOWN (always null) leaf is
+/// arrow-rs's Null type, its pages decoded as their physical type for the
+/// levels alone. The same types as [`column_type`] are
 /// [`DecodePlanError::Unsupported`].
 pub fn leaf_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanError> {
     if matches!(column.logical_type_ref(), Some(LogicalType::Unknown)) {
-        return Err(unsupported(column, "UNKNOWN (always null) logical type"));
+        return null_type(column);
     }
     let physical = column.physical_type();
     let (data_type, conversion, type_length) = match physical {
@@ -422,6 +432,44 @@ pub fn leaf_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanErro
         kind,
         data_type,
         conversion,
+        type_length,
+        out_width,
+        nullable: leaf_is_optional(column),
+    })
+}
+
+/// An UNKNOWN (always null) leaf, of any physical type: arrow-rs's Null
+/// type. Its pages are decoded as their physical values copied as they
+/// are (a carrier: the kernels walk the levels, a value present in spite
+/// of the annotation lands in a scratch output nobody reads), and the
+/// column comes out as a Null array of its slots, without buffers, as
+/// arrow-rs reads it (values ignored, levels kept).
+fn null_type(column: &ColumnDescriptor) -> Result<ColumnType, DecodePlanError> {
+    let physical = column.physical_type();
+    let (kind, type_length, out_width) = match physical {
+        PhysicalType::BOOLEAN => (Kind::Boolean, 0, 0),
+        PhysicalType::BYTE_ARRAY => (Kind::ByteArray, 0, 16),
+        PhysicalType::INT32 | PhysicalType::FLOAT => (Kind::Fixed, 4, 4),
+        PhysicalType::INT64 | PhysicalType::DOUBLE => (Kind::Fixed, 8, 8),
+        PhysicalType::INT96 => (Kind::Fixed, 12, 12),
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+            let len = u32::try_from(column.type_length())
+                .ok()
+                .filter(|l| *l > 0)
+                .ok_or_else(|| {
+                    unsupported(
+                        column,
+                        format!("FIXED_LEN_BYTE_ARRAY of length {}", column.type_length()),
+                    )
+                })?;
+            (Kind::Fixed, len, len)
+        }
+    };
+    Ok(ColumnType {
+        physical,
+        data_type: DataType::Null,
+        kind,
+        conversion: Conversion::Copy,
         type_length,
         out_width,
         nullable: leaf_is_optional(column),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow::array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Decimal256Array,
     FixedSizeBinaryArray, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array,
-    Int8Array, IntervalDayTimeArray, StringArray, TimestampMicrosecondArray,
+    Int8Array, IntervalDayTimeArray, NullArray, StringArray, TimestampMicrosecondArray,
     TimestampMillisecondArray, TimestampNanosecondArray, UInt16Array, UInt32Array, UInt64Array,
     UInt8Array,
 };
@@ -1393,6 +1393,19 @@ fn output_types_match_arrow_rs() {
     let int96 = parse_message_type("message m { optional int96 a; required int96 b; }").unwrap();
     check_types_like_arrow(&SchemaDescriptor::new(Arc::new(int96)));
 
+    // UNKNOWN (always null) of any physical type: arrow-rs's Null.
+    let unknown = parse_message_type(
+        "message m {
+            optional int32 a (UNKNOWN); required int64 b (UNKNOWN);
+            optional binary c (UNKNOWN); optional boolean d (UNKNOWN);
+            optional fixed_len_byte_array(5) e (UNKNOWN); optional double f (UNKNOWN);
+        }",
+    )
+    .unwrap();
+    let unknown = SchemaDescriptor::new(Arc::new(unknown));
+    assert_eq!(check_types_like_arrow(&unknown), 6);
+    assert!((0..6).all(|i| column_type(&unknown.column(i)).unwrap().is_null()));
+
     // Outside the coverage: a typed Unsupported naming the column.
     let out = parse_message_type(
         "message m {
@@ -1606,7 +1619,8 @@ fn cpu_decode(col: &ColumnDecode, rg: &[u8], scratch: &[u8]) -> Vec<Option<Vec<u
 fn physical(array: &ArrayRef, ty: &ColumnType, row: usize) -> Option<Vec<u8>> {
     use arrow::array::AsArray;
     use arrow::datatypes::*;
-    if array.is_null(row) {
+    // A Null array has no physical nulls: every row is null all the same.
+    if array.is_null(row) || array.data_type() == &DataType::Null {
         return None;
     }
     Some(match array.data_type() {
@@ -2005,6 +2019,40 @@ fn plans_decode_like_arrow_rs() {
 }
 
 #[test]
+fn null_columns_are_planned_for_their_levels() {
+    // arrow-rs writes a Null column as INT32 (UNKNOWN), every value null:
+    // planned in every setting, its pages decoded to no values (the CPU
+    // decode of the plan against arrow-rs's written rows), its output the
+    // Null type.
+    let rows = 1000;
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("nothing", DataType::Null, true),
+    ]);
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(Int32Array::from_iter_values(0..rows)),
+            Arc::new(NullArray::new(rows as usize)),
+        ],
+    )
+    .unwrap();
+    for (setting, props) in settings() {
+        let bytes = write(&batch, props);
+        let plans = plan_and_decode(&bytes, &ScanRequest::default(), &batch, &setting);
+        for plan in &plans {
+            let ty = &plan.columns[1].ty;
+            assert!(ty.is_null() && ty.nullable, "{setting}: {ty:?}");
+            assert_eq!(
+                (ty.kind, ty.conversion, ty.type_length, ty.out_width),
+                (Kind::Fixed, Conversion::Copy, 4, 4),
+                "{setting}"
+            );
+        }
+    }
+}
+
+#[test]
 fn pruned_pages_keep_their_rows() {
     let batch = rich_batch();
     for version in [WriterVersion::PARQUET_1_0, WriterVersion::PARQUET_2_0] {
@@ -2307,4 +2355,81 @@ fn arrow_rs_snappy_pages_split_into_pieces() {
     }
     // Every column has pages over 64 KiB.
     assert!(split >= 3, "{split} pages split");
+}
+
+// ----- parquet-testing's data/ ---------------------------------------------
+
+/// The decoder's planning of a whole file, as the scan runs it before the
+/// GPU: the output types (the nesting model where a leaf is nested), each
+/// chunk, each row group's pages (headers, encodings, page CRCs).
+fn plan_whole_file(bytes: &Bytes) -> Result<(), String> {
+    let md = ParquetMetaDataReader::new()
+        .with_page_index_policy(PageIndexPolicy::Optional)
+        .parse_and_finish(bytes)
+        .map_err(|e| e.to_string())?;
+    let scan = scan_plan(&md, &ScanRequest::default()).map_err(|e| e.to_string())?;
+    let schema = md.file_metadata().schema_descr();
+    let leaves: Vec<_> = (0..schema.num_columns())
+        .map(|i| schema.column(i))
+        .collect();
+    if leaves.iter().any(|c| is_nested(c)) {
+        super::nesting::nest_fields_of_file(md.file_metadata(), None).map_err(|e| e.to_string())?;
+    } else {
+        for c in &leaves {
+            column_type(c).map_err(|e| e.to_string())?;
+        }
+    }
+    for rg in &scan.row_groups {
+        for leaf in 0..schema.num_columns() {
+            check_chunk(md.row_group(rg.index).column(leaf)).map_err(|e| e.to_string())?;
+        }
+        let lay = layout(&scan, rg);
+        let buf = fetched_buffer(bytes, &lay.reads);
+        plan_fetched(&md, &scan, rg.index, &buf, &lay.chunks).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Every file of parquet-testing's `data/` that arrow-rs reads is planned
+/// (null_list.parquet, a list of arrow's Null type, included), but for the
+/// two whose page CRCs are wrong on purpose (arrow-rs, without its `crc`
+/// feature, does not check them). What the GPU's own checks could add is
+/// the GPU tests' (`decode::parquet_testing_files_decode_like_arrow_rs_null_list_included`).
+#[test]
+fn parquet_testing_files_arrow_rs_reads_are_planned() {
+    let Ok(dir) = std::env::var("PARQUET_TEST_DATA") else {
+        eprintln!("SKIPPED: PARQUET_TEST_DATA is not set (parquet-testing's data/)");
+        return;
+    };
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    files.sort();
+    let (mut planned, mut refused) = (Vec::new(), Vec::new());
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let bytes = Bytes::from(std::fs::read(path).unwrap());
+        let arrow_rs = std::panic::catch_unwind(|| {
+            parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(bytes.clone(), 1024)
+                .and_then(|r| r.collect::<Result<Vec<_>, _>>().map_err(Into::into))
+                .is_ok()
+        });
+        if !matches!(arrow_rs, Ok(true)) {
+            continue;
+        }
+        match plan_whole_file(&bytes) {
+            Ok(()) => planned.push(name),
+            Err(e) if name.contains("corrupt-checksum") && e.contains("CRC") => {}
+            Err(e) => refused.push(format!("{name}: {e}")),
+        }
+    }
+    std::panic::set_hook(hook);
+    eprintln!("planned ({}): {}", planned.len(), planned.join(", "));
+    assert!(refused.is_empty(), "refused: {refused:#?}");
+    assert!(planned.iter().any(|n| n == "null_list.parquet"));
+    assert!(planned.len() >= 50, "only {} planned", planned.len());
 }

@@ -565,6 +565,11 @@ impl Build<'_> {
                 let out = columns[ci]
                     .take()
                     .ok_or_else(|| self.at.error(ci, "a leaf taken twice".to_string()))?;
+                // A Null leaf: its slots, no buffers (its parents' offsets
+                // and validity came from its levels).
+                if self.at.plan.columns[ci].ty.is_null() {
+                    return Ok(DeviceColumn::nulls(len));
+                }
                 // Under a list, the slots' values and validity, unless the
                 // slots are the entries one for one (the kernels left them
                 // in the page's output).

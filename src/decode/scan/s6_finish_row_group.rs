@@ -319,6 +319,11 @@ fn flat_columns(
 ) -> Result<Vec<DeviceColumn>, DecodeError> {
     let mut columns = Vec::with_capacity(plan.columns.len());
     for (ci, (c, out)) in plan.columns.iter().zip(outs).enumerate() {
+        if c.ty.is_null() {
+            // The carrier's values are dropped: a Null array has none.
+            columns.push(DeviceColumn::nulls(column_rows[ci] as usize));
+            continue;
+        }
         let mut buffers = vec![out.values];
         buffers.extend(out.variadic);
         let data_type: DataType = c.ty.data_type.clone();

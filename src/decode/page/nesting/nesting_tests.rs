@@ -269,22 +269,61 @@ fn annotated_root_is_refused_like_arrow_rs() {
 }
 
 #[test]
-fn unmapped_leaf_types_are_refused() {
-    // arrow-rs reads an UNKNOWN leaf as Null; the decoder's type mapping
-    // does not cover it, nested or flat.
+fn unknown_leaves_are_null_like_arrow_rs() {
+    // arrow-rs reads an UNKNOWN leaf of any physical type as Null, flat
+    // and at any depth; the model gives the same fields.
     let schema = descriptor(
-        "message m { optional group l (LIST) { repeated group list { optional int32 item (UNKNOWN); } } }",
+        "message m {
+            optional int32 a (UNKNOWN);
+            required int32 b (UNKNOWN);
+            optional group l (LIST) { repeated group list { optional int32 item (UNKNOWN); } }
+            optional group s { optional binary t (UNKNOWN); required int64 u; optional boolean v (UNKNOWN); }
+            optional group mp (MAP) { repeated group key_value {
+                required binary key (STRING); optional double value (UNKNOWN); } }
+            optional group f (LIST) { repeated fixed_len_byte_array(3) element (UNKNOWN); }
+            repeated int96 r (UNKNOWN);
+        }",
     );
-    let arrow_rs = parquet_to_arrow_schema(&schema, None).unwrap();
-    assert!(matches!(
-        arrow_rs.field(0).data_type(),
-        DataType::List(f) if f.data_type() == &DataType::Null
-    ));
-    let ours = nest_fields(&schema, None);
-    assert!(
-        matches!(&ours, Err(DecodePlanError::Unsupported { what, .. }) if what.contains("UNKNOWN")),
-        "{ours:?}"
-    );
+    assert_types_like_arrow_rs(&schema, None, "UNKNOWN leaves");
+    let fields = nest_fields(&schema, None).unwrap();
+    let leaves: Vec<&LeafNode> = fields.iter().flat_map(NestField::leaves).collect();
+    let shape = |column: usize| {
+        let leaf = leaves.iter().find(|l| l.column == column).unwrap();
+        let t = &leaf.column_type;
+        assert!(t.is_null(), "column {column}: {t:?}");
+        assert_eq!(t.conversion, crate::decode::page::codes::Conversion::Copy);
+        (t.kind, t.type_length, t.out_width, leaf.nullable)
+    };
+    use crate::decode::page::codes::Kind;
+    // The carrier: the physical values copied as they are (none are read).
+    assert_eq!(shape(0), (Kind::Fixed, 4, 4, true));
+    assert_eq!(shape(1), (Kind::Fixed, 4, 4, false));
+    assert_eq!(shape(2), (Kind::Fixed, 4, 4, true));
+    assert_eq!(shape(3), (Kind::ByteArray, 0, 16, true));
+    assert_eq!(shape(5), (Kind::Boolean, 0, 0, true));
+    assert_eq!(shape(7), (Kind::Fixed, 8, 8, true));
+    assert_eq!(shape(8), (Kind::Fixed, 3, 3, false));
+    assert_eq!(shape(9), (Kind::Fixed, 12, 12, false));
+    let u = leaves.iter().find(|l| l.column == 4).unwrap();
+    assert_eq!(u.column_type.data_type, DataType::Int64);
+}
+
+#[test]
+fn null_columns_written_by_arrow_rs_assemble_like_arrow_rs() {
+    // Null columns flat and nested, beside others, every writer setting:
+    // the lists' offsets and validity and the structs' validity come from
+    // the Null leaves' levels.
+    let schema = Arc::new(null_columns_schema());
+    let batch = random_batch_of(&schema, 300);
+    let mut compared = 0;
+    for (name, props) in writer_settings() {
+        let bytes = write(&batch, props);
+        let reader = SerializedFileReader::new(bytes.clone()).unwrap();
+        let parquet = reader.metadata().file_metadata().schema_descr_ptr();
+        assert_types_like_arrow_rs(&parquet, None, name);
+        compared += assert_assembly_like_arrow_rs(&bytes, None, name);
+    }
+    assert!(compared >= schema.fields().len() * writer_settings().len());
 }
 
 /// One row group of a file, as arrow-rs's array readers take it.
@@ -503,22 +542,23 @@ fn parquet_testing_nested_files_match_arrow_rs() {
 }
 
 #[test]
-fn parquet_testing_null_list_is_refused() {
-    // Its element is UNKNOWN (arrow-rs: Null), outside the type mapping.
+fn parquet_testing_null_list_is_a_list_of_nulls() {
+    // Its element is UNKNOWN: arrow-rs's Null, and the model's.
     let Some(bytes) = testing_file("null_list.parquet") else {
         return;
     };
-    let reader = SerializedFileReader::new(bytes).unwrap();
+    let reader = SerializedFileReader::new(bytes.clone()).unwrap();
     let schema = reader.metadata().file_metadata().schema_descr_ptr();
     let arrow_rs = parquet_to_arrow_schema(&schema, None).unwrap();
     assert!(matches!(
         arrow_rs.field(0).data_type(),
         DataType::List(f) if f.data_type() == &DataType::Null
     ));
-    assert!(matches!(
-        nest_fields(&schema, None),
-        Err(DecodePlanError::Unsupported { .. })
-    ));
+    assert_types_like_arrow_rs(&schema, None, "null_list.parquet");
+    assert_eq!(
+        assert_assembly_like_arrow_rs(&bytes, None, "null_list.parquet"),
+        reader.num_row_groups()
+    );
 }
 
 // ----- corrupt levels -------------------------------------------------------

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arrow::array::{
     make_array, Array, ArrayRef, BinaryViewArray, BooleanArray, Decimal128Array,
     FixedSizeListArray, Float32Array, Float64Array, Int32Array, Int64Array, ListArray, MapArray,
-    RecordBatch, StringArray, StringViewArray, StructArray,
+    NullArray, RecordBatch, StringArray, StringViewArray, StructArray,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow::compute::cast;
@@ -84,6 +84,7 @@ pub fn retype(array: ArrayRef, target: &DataType) -> ArrayRef {
         return array;
     }
     match target {
+        DataType::Null => Arc::new(NullArray::new(array.len())),
         DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => {
             cast(&array, target).unwrap()
         }
@@ -143,11 +144,18 @@ pub fn read_leaf(row_group: &dyn RowGroupReader, leaf: &LeafNode, rows: usize) -
                 DataType::BinaryView => Arc::new(BinaryViewArray::from_iter_values(
                     v.iter().map(|b| b.data()),
                 )),
+                DataType::Null => Arc::new(NullArray::new(v.len())),
                 other => panic!("test reader: BYTE_ARRAY as {other}"),
             };
             (rep, def, n, array)
         }
         _ => panic!("test reader: physical type of leaf {}", leaf.column),
+    };
+    // An UNKNOWN leaf (arrow's Null): its values, none in a valid file,
+    // are not read, as arrow-rs does not read them.
+    let values: ArrayRef = match target {
+        DataType::Null => Arc::new(NullArray::new(values.len())),
+        _ => values,
     };
     LeafChunk {
         rep,
@@ -255,6 +263,7 @@ pub fn random_array(rng: &mut Rng, field: &Field, len: usize) -> ArrayRef {
                 false,
             ))
         }
+        DataType::Null => Arc::new(NullArray::new(len)),
         other => unreachable!("random_array: {other}"),
     }
 }
@@ -416,6 +425,28 @@ pub fn random_batch(seed: u64, rows: usize) -> RecordBatch {
     let schema = Arc::new(nested_schema());
     let mut rng = Rng(seed | 1);
     random_columns(&mut rng, schema, rows)
+}
+
+/// Columns of arrow's Null type (Parquet's UNKNOWN leaves) flat, in a
+/// list, in a list of lists, in structs (beside a value and alone), in a
+/// list of structs, as a map's values, beside columns of values.
+pub fn null_columns_schema() -> Schema {
+    let null = |name: &str| Field::new(name, DataType::Null, true);
+    Schema::new(vec![
+        int32("id", false),
+        null("flat"),
+        list("list", null("item"), true),
+        list("lists", list("item", null("item"), true), false),
+        strukt("beside", vec![null("n"), int32("x", true)], true),
+        strukt("alone", vec![null("n")], true),
+        list(
+            "structs",
+            strukt("item", vec![utf8("s", true), null("n")], true),
+            true,
+        ),
+        map("values", null("values"), true),
+        utf8("name", true),
+    ])
 }
 
 /// A batch of `rows` random rows of `schema` (seed 1).
