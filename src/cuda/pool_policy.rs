@@ -218,7 +218,7 @@ mod tests {
     fn a_miss_makes_a_buffer_of_the_size_asked_and_counts_it() {
         let cache = IdleCache::<usize>::new(1000);
         cache.give_back(100);
-        let made = cache.lend(10, 20, |want| Ok::<usize, ()>(want)).unwrap();
+        let made = cache.lend(10, 20, Ok::<usize, ()>).unwrap();
         assert_eq!(made, 10);
         let failed = cache.lend(30, 40, |_| Err::<usize, &str>("no memory"));
         assert_eq!(failed, Err("no memory"));
