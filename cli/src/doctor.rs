@@ -372,7 +372,12 @@ pub(crate) fn render(r: &DoctorReport) -> String {
         if r.cufile.config.readable {
             "read".to_string()
         } else {
-            r.cufile.config.problem.clone().unwrap_or_default()
+            r.cufile
+                .config
+                .problem
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default()
         }
     );
     for p in &r.cufile.params {

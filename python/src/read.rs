@@ -11,7 +11,8 @@ use gdscan::cuda::Devices;
 use gdscan::decode::array::DeviceBatch;
 use gdscan::decode::scan::{decode, DecodeOptions, DecodeStream};
 use gdscan::parquet::{
-    load_metadata, plan, GdsParquetReader, MetadataOptions, Predicate, Projection, ScanRequest,
+    load_metadata, plan, GdsParquetReader, MetadataOptions, Predicate, Projection, ScanError,
+    ScanRequest,
 };
 use gdscan::store::{LocalSource, Source, StoreOptions};
 use parquet::arrow::arrow_reader::{
@@ -112,14 +113,11 @@ fn metadata_options(request: &ScanRequest) -> MetadataOptions {
     }
 }
 
+/// arrow-rs's error for `location` as the library's (one of gdscan's that
+/// travelled through arrow-rs unwrapped, arrow-rs's refusal of wide deltas
+/// explained as `gdscan scan --host` explains it), sources kept in the text.
 fn parquet_error(location: &str, e: parquet::errors::ParquetError) -> PyErr {
-    match e {
-        parquet::errors::ParquetError::External(inner) => match inner.downcast::<gdscan::Error>() {
-            Ok(ours) => to_py(*ours),
-            Err(other) => ParquetError::new_err(format!("{location}: {other}")),
-        },
-        other => ParquetError::new_err(format!("{location}: {other}")),
-    }
+    to_py(gdscan::Error::from_parquet(location, e))
 }
 
 /// An arrow-rs stream over the rows the plan keeps (row groups, and pages
@@ -329,7 +327,12 @@ fn next_of(inner: &mut Inner, schema: SchemaRef, order: &[usize]) -> PyResult<Op
                         schema,
                         order.iter().map(|&i| batch.column(i).clone()).collect(),
                     )
-                    .map_err(|e| ParquetError::new_err(format!("{location}: {e}")))?;
+                    .map_err(|source| {
+                        to_py(ScanError::Arrow {
+                            path: location.to_string(),
+                            source,
+                        })
+                    })?;
                     return Ok(Some(Batches::Host(vec![batch])));
                 }
             }

@@ -368,3 +368,27 @@ def test_maps_as_lists_hold_the_maps_entries(tmp_path):
     assert lm.offsets.to_pylist() == want_lm.offsets.to_pylist()
     assert lm.values.to_pylist() == as_list(want_lm.values).to_pylist()
     assert got.column("id").to_pylist() == [1, 2, 3, 4]
+
+
+# DuckDB's full-range INT32 file (testdata/README.md): arrow-rs, the CPU
+# decoder, refuses the deltas of `wide`; the error says why and where the
+# file decodes, as `gdscan scan --host` does, with arrow-rs's own words.
+WIDE_DELTAS = os.path.join(
+    os.path.dirname(__file__), "..", "..", "testdata", "duckdb_wide_deltas.parquet"
+)
+
+
+def test_wide_int32_deltas_on_the_cpu_say_why_and_point_to_the_gpu():
+    with pytest.raises(gdscan.ParquetError) as info:
+        read_host(WIDE_DELTAS, columns=["wide"])
+    text = str(info.value)
+    assert "duckdb_wide_deltas.parquet" in text
+    assert "deltas wider than its 32-bit type" in text
+    assert "device=0" in text
+    assert "'min_delta' too large" in text
+
+
+def test_the_columns_whose_deltas_fit_still_decode():
+    got = read_host(WIDE_DELTAS, columns=["i", "narrow"]).to_arrow()
+    assert got.column("i").to_pylist() == list(range(5000))
+    assert got.column("narrow").to_pylist() == [i * 7 for i in range(5000)]

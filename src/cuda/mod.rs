@@ -5,7 +5,9 @@
 //! checks that the library exists before anything touches it (cudarc panics
 //! when a library is missing, we never do); `device`, `stream` and
 //! `memory` are small owning types with `Drop`; `pool` caches device
-//! allocations so that steady scans never call `cuMemFree`.
+//! allocations so that steady scans never call `cuMemFree`, `pinned_pool`
+//! pinned host ones, both by one device-free policy (`pool_policy`,
+//! counted in `pool_stats`).
 
 mod device;
 mod devices;
@@ -16,6 +18,8 @@ pub mod module;
 mod numa;
 mod pinned_pool;
 mod pool;
+mod pool_policy;
+mod pool_stats;
 mod stream;
 
 pub use device::Device;
@@ -24,6 +28,7 @@ pub use error::CudaError;
 pub use memory::{DeviceBuffer, HostRegistration, PinnedBuffer};
 pub use numa::NumaPlacement;
 pub use pinned_pool::{PinnedPool, PooledPinnedBuffer};
-pub use pool::{DevicePool, PoolStats, PooledDeviceBuffer};
+pub use pool::{DevicePool, PooledDeviceBuffer};
+pub use pool_stats::PoolStats;
 pub(crate) use stream::wait_foreign_event;
 pub use stream::{Event, Stream};

@@ -7,23 +7,27 @@
 //! device memory.
 
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use super::error::Result;
-use super::pool::{keep_newest, PoolCounters, PoolStats};
-use super::{Device, PinnedBuffer};
+use super::pool_policy::{round_up, Cached, IdleCache};
+use super::{Device, PinnedBuffer, PoolStats};
 
 /// Pinned sizes are rounded up to a multiple of this (2 MiB).
 pub(crate) const PINNED_GRANULE: usize = 2 << 20;
 
-/// A cache of pinned host buffers, allocated in `device`'s context.
+/// A cache of pinned host buffers, allocated in `device`'s context (the
+/// policy is [`IdleCache`]'s).
 #[derive(Debug)]
 pub struct PinnedPool {
     device: Device,
-    max_cached_bytes: usize,
-    free: Mutex<Vec<PinnedBuffer>>,
-    counters: PoolCounters,
+    idle: IdleCache<PinnedBuffer>,
+}
+
+impl Cached for PinnedBuffer {
+    fn bytes(&self) -> usize {
+        self.len()
+    }
 }
 
 impl PinnedPool {
@@ -31,15 +35,13 @@ impl PinnedPool {
     pub fn new(device: Device, max_cached_bytes: usize) -> Arc<PinnedPool> {
         Arc::new(PinnedPool {
             device,
-            max_cached_bytes,
-            free: Mutex::new(Vec::new()),
-            counters: PoolCounters::default(),
+            idle: IdleCache::new(max_cached_bytes),
         })
     }
 
     /// What the pool has done since it was made (see [`PoolStats`]).
     pub fn stats(&self) -> PoolStats {
-        self.counters.snapshot()
+        self.idle.stats()
     }
 
     /// A pinned buffer of at least `len` bytes: the smallest idle one that
@@ -50,28 +52,10 @@ impl PinnedPool {
     /// row groups pinned new ones while the cache stayed full of the
     /// others.)
     pub fn allocate(self: &Arc<Self>, len: usize) -> Result<PooledPinnedBuffer> {
-        let want = len.max(1).div_ceil(PINNED_GRANULE) * PINNED_GRANULE;
-        let limit = reuse_limit(want);
-        let reused = {
-            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-            let best = free
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.len() >= want && b.len() <= limit)
-                .min_by_key(|(_, b)| b.len())
-                .map(|(i, _)| i);
-            best.map(|i| free.remove(i))
-        };
-        let buffer = match reused {
-            Some(b) => b,
-            None => {
-                let started = Instant::now();
-                let made = PinnedBuffer::new(self.device, want)?;
-                self.counters.created(want, started);
-                made
-            }
-        };
-        self.counters.handed_out(buffer.len());
+        let want = round_up(len, PINNED_GRANULE);
+        let buffer = self.idle.lend(want, reuse_limit(want), |want| {
+            PinnedBuffer::new(self.device, want)
+        })?;
         Ok(PooledPinnedBuffer {
             buffer: Some(buffer),
             len,
@@ -79,32 +63,22 @@ impl PinnedPool {
         })
     }
 
-    /// Keeps a returned buffer as the most recently used one and unpins the
-    /// least recently returned ones while the idle bytes exceed the cap, so
-    /// the cache follows the working set when a scan of another shape
-    /// starts (keeping the old buffers and unpinning the new ones would pin
-    /// and unpin a buffer per row group from then on).
     /// Starts a new high-water mark of the bytes handed out
     /// ([`PoolStats::peak_in_use_bytes`]) from what is handed out now.
     pub fn reset_peak(&self) {
-        self.counters.reset_peak();
+        self.idle.reset_peak();
     }
 
     /// Unpins every idle buffer (those handed out stay theirs).
     pub fn trim(&self) {
-        let idle = std::mem::take(&mut *self.free.lock().unwrap_or_else(|e| e.into_inner()));
-        drop(idle);
+        self.idle.trim();
     }
 
+    /// Keeps a returned buffer as the most recently used one and unpins the
+    /// least recently returned ones while the idle bytes exceed the cap
+    /// ([`IdleCache::give_back`]).
     fn give_back(&self, buffer: PinnedBuffer) {
-        self.counters.returned(buffer.len());
-        let evicted = {
-            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-            keep_newest(&mut free, buffer, self.max_cached_bytes, PinnedBuffer::len)
-        };
-        self.counters.evicted(evicted.len());
-        // Unpinned outside the lock: it costs milliseconds.
-        drop(evicted);
+        self.idle.give_back(buffer);
     }
 }
 

@@ -67,5 +67,44 @@ pub enum ParamRefusal {
     Call(Box<CuFileError>),
 }
 
+/// Why cufile.json cannot be used: its message is the cause's own, and the
+/// cause is its source (the `io::Error` or `serde_json::Error` itself, for
+/// downcasting). Shared, so that reports stay cloneable.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ConfigFileError {
+    /// The file cannot be read.
+    Read(std::sync::Arc<std::io::Error>),
+    /// The file is not JSON (after removing `//` comments).
+    Parse(std::sync::Arc<serde_json::Error>),
+}
+
+impl std::fmt::Display for ConfigFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigFileError::Read(e) => e.fmt(f),
+            ConfigFileError::Parse(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ConfigFileError {
+    // Not thiserror's `#[source]`: that would give the `Arc`, which
+    // neither downcasts to the cause nor shows it in a chain.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConfigFileError::Read(e) => Some(e.as_ref()),
+            ConfigFileError::Parse(e) => Some(e.as_ref()),
+        }
+    }
+}
+
+/// Reports show the error as its message.
+impl serde::Serialize for ConfigFileError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// Result of the cuFile layer.
 pub(crate) type Result<T, E = CuFileError> = std::result::Result<T, E>;

@@ -112,6 +112,8 @@ fn bind(path: &str, lib: libloading::Library) -> Result<Api, String> {
     macro_rules! sym {
         ($name:literal) => {
             // SAFETY: the symbol's type is the one declared in cufile.h.
+            // error-source: a load failure is kept once per process as text
+            // (CuFileError is Clone + Eq), with every candidate tried.
             *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
                 .map_err(|e| format!("{path} lacks {}: {e}", $name))?
         };

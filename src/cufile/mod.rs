@@ -22,7 +22,7 @@ pub(crate) mod status;
 pub use crate::config::CuFileOverrides;
 pub use buffer::BufferRegistration;
 pub use driver::DriverInfo;
-pub use error::{CuFileError, ParamRefusal};
+pub use error::{ConfigFileError, CuFileError, ParamRefusal};
 pub use handle::CuFileHandle;
 pub use stats::CuFileStats;
 

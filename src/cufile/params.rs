@@ -9,10 +9,11 @@
 //! own bounds (`cuFileGetParameterMinMaxValue`) is an error.
 
 use std::ffi::{c_char, CString};
+use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::error::{CuFileError, ParamRefusal};
+use super::error::{ConfigFileError, CuFileError, ParamRefusal};
 use super::library::Api;
 use super::status::check;
 
@@ -28,7 +29,7 @@ pub struct ConfigSource {
     /// Whether the file exists and parses (after removing `//` comments).
     pub readable: bool,
     /// Why not, when it does not.
-    pub problem: Option<String>,
+    pub problem: Option<ConfigFileError>,
     #[serde(skip)]
     json: Option<serde_json::Value>,
 }
@@ -40,10 +41,16 @@ impl ConfigSource {
             Ok(p) if !p.is_empty() => (p, true),
             _ => ("/etc/cufile.json".to_string(), false),
         };
+        ConfigSource::read(path, from_env)
+    }
+
+    /// Reads and parses the file at `path`.
+    fn read(path: String, from_env: bool) -> ConfigSource {
         let parsed = std::fs::read_to_string(&path)
-            .map_err(|e| e.to_string())
+            .map_err(|e| ConfigFileError::Read(Arc::new(e)))
             .and_then(|text| {
-                serde_json::from_str(&strip_comments(&text)).map_err(|e| e.to_string())
+                serde_json::from_str(&strip_comments(&text))
+                    .map_err(|e| ConfigFileError::Parse(Arc::new(e)))
             });
         let (json, problem) = match parsed {
             Ok(v) => (Some(v), None),
@@ -250,6 +257,28 @@ pub fn report(api: &Api, overrides: &CuFileOverrides, config: &ConfigSource) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unreadable_or_invalid_config_file_keeps_its_error_as_the_source() {
+        use std::error::Error as _;
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.json");
+        let src = ConfigSource::read(missing.display().to_string(), true);
+        assert!(!src.readable);
+        let problem = src.problem.as_ref().unwrap();
+        let io = problem.source().unwrap().downcast_ref::<std::io::Error>();
+        assert_eq!(io.unwrap().kind(), std::io::ErrorKind::NotFound);
+
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, "{ \"execution\": ").unwrap();
+        let src = ConfigSource::read(bad.display().to_string(), false);
+        let problem = src.problem.as_ref().unwrap();
+        let json = problem.source().unwrap();
+        assert!(json.downcast_ref::<serde_json::Error>().unwrap().is_eof());
+        // Reports show the message, as they did when it was a string.
+        let shown = serde_json::to_value(&src).unwrap();
+        assert_eq!(shown["problem"], serde_json::json!(json.to_string()));
+    }
 
     #[test]
     fn config_file_with_comments_parses_and_reports_keys() {

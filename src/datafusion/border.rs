@@ -8,7 +8,10 @@
 //! print a panic message. [`BorderExec`] runs every poll of its scan's
 //! streams inside [`crate::border::catch`]: a panic ends the partition's
 //! stream with gdscan's typed error (naming the partition's files) and
-//! nothing is printed.
+//! nothing is printed. An error the scan's stream yields where arrow-rs
+//! refused wide DELTA_BINARY_PACKED deltas gets the explanation gdscan's
+//! own CPU scan gives ([`ScanError::wide_deltas`]), the error kept as its
+//! source.
 //!
 //! The node is the scan itself to every reader of the plan: its downcast
 //! identity is the `DataSourceExec` it wraps (DataFusion's
@@ -118,6 +121,19 @@ fn panic_error(files: &str, panic: Panicked) -> ::datafusion::error::DataFusionE
     ))
 }
 
+/// An error of the scan of `files`, explained where arrow-rs refused wide
+/// deltas while DataFusion decoded (the same message as gdscan's own CPU
+/// scan, DataFusion's error kept as the source); any other as it is.
+fn explained(
+    files: &str,
+    e: ::datafusion::error::DataFusionError,
+) -> ::datafusion::error::DataFusionError {
+    match ScanError::wide_deltas(files, e) {
+        Ok(ours) => to_datafusion(ours),
+        Err(e) => e,
+    }
+}
+
 /// A scan partition's stream, polled inside the border. After a panic it
 /// yields the typed error once and ends (the panicked stream is dropped,
 /// inside the border too).
@@ -135,6 +151,7 @@ impl Stream for BorderStream {
             return Poll::Ready(None);
         };
         match catch(|| inner.poll_next_unpin(cx)) {
+            Ok(Poll::Ready(Some(Err(e)))) => Poll::Ready(Some(Err(explained(&self.files, e)))),
             Ok(poll) => poll,
             Err(panic) => {
                 let inner = self.inner.take();

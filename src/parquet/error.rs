@@ -106,30 +106,43 @@ impl ScanError {
         }
     }
 
+    /// `source` explained as [`ScanError::WideDeltas`] for `path` when it
+    /// is arrow-rs's refusal of wide DELTA_BINARY_PACKED deltas, wherever it
+    /// travelled (an `ArrowError`, a `ParquetError`, a DataFusion error
+    /// around them: its sources are searched), kept as the source; else
+    /// `source` back. Every door that decodes on the CPU (the host scan,
+    /// DataFusion's scan, Python's `device=None`) says the same through it.
+    pub fn wide_deltas<E>(path: &str, source: E) -> std::result::Result<ScanError, E>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        if refuses_wide_deltas(&source) {
+            Ok(ScanError::WideDeltas {
+                path: path.to_string(),
+                source: Box::new(source),
+            })
+        } else {
+            Err(source)
+        }
+    }
+
     /// A decode error of arrow-rs's for `path`: [`ScanError::WideDeltas`]
     /// where arrow-rs refused wrapping deltas, else [`ScanError::Arrow`].
     pub(crate) fn from_arrow(path: &str, source: arrow::error::ArrowError) -> Self {
-        let path = path.to_string();
-        if refuses_wide_deltas(&source) {
-            ScanError::WideDeltas {
-                path,
-                source: Box::new(source),
-            }
-        } else {
-            ScanError::Arrow { path, source }
-        }
+        ScanError::wide_deltas(path, source).unwrap_or_else(|source| ScanError::Arrow {
+            path: path.to_string(),
+            source,
+        })
     }
 
     /// Wraps a parquet crate error for `path`, unwrapping an error of ours
     /// that travelled through the parquet crate (e.g. a short read).
     pub(crate) fn from_parquet(path: &str, source: ::parquet::errors::ParquetError) -> Self {
         use ::parquet::errors::ParquetError;
-        if refuses_wide_deltas(&source) {
-            return ScanError::WideDeltas {
-                path: path.to_string(),
-                source: Box::new(source),
-            };
-        }
+        let source = match ScanError::wide_deltas(path, source) {
+            Ok(explained) => return explained,
+            Err(source) => source,
+        };
         let inner = match source {
             ParquetError::External(inner) => inner,
             other => {
@@ -162,9 +175,17 @@ impl ScanError {
 }
 
 /// Whether arrow-rs refused a DELTA_BINARY_PACKED page for deltas wider
-/// than its type (its message is the only sign; it has no variant for it).
-fn refuses_wide_deltas(error: &dyn std::fmt::Display) -> bool {
-    error.to_string().contains("'min_delta' too large")
+/// than its type, in `error` or one of its sources (its message is the only
+/// sign; arrow-rs has no variant for it).
+fn refuses_wide_deltas(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if e.to_string().contains("'min_delta' too large") {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 impl PlanError {
@@ -174,5 +195,71 @@ impl PlanError {
             path: location.to_string(),
             source: self,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// arrow-rs's own error for DuckDB's file (testdata/README.md), from
+    /// its synchronous reader: the `wide` column's deltas do not fit 32 bits.
+    fn arrow_rs_refusal() -> arrow::error::ArrowError {
+        use ::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/duckdb_wide_deltas.parquet"
+        );
+        let file = std::fs::File::open(path).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        let mut batches = reader.into_iter();
+        batches
+            .find_map(|b| b.err())
+            .expect("arrow-rs refuses the file")
+    }
+
+    /// Another layer around an error whose message does not repeat it.
+    #[derive(Debug, thiserror::Error)]
+    #[error("the query failed")]
+    struct Around(#[source] arrow::error::ArrowError);
+
+    #[test]
+    fn arrow_rs_refusing_wide_deltas_is_explained_with_its_error_kept() {
+        let refusal = arrow_rs_refusal();
+        let text = refusal.to_string();
+        assert!(text.contains("'min_delta' too large"), "{text}");
+        let explained = ScanError::from_arrow("f.parquet", refusal);
+        assert!(matches!(explained, ScanError::WideDeltas { .. }));
+        let shown = explained.to_string();
+        assert!(shown.starts_with("f.parquet: "), "{shown}");
+        assert!(
+            shown.contains("deltas wider than its 32-bit type"),
+            "{shown}"
+        );
+        let source = std::error::Error::source(&explained).unwrap();
+        assert_eq!(source.to_string(), text);
+
+        // Under another layer (DataFusion's scan): found among the sources.
+        let around = ScanError::wide_deltas("t", Around(arrow_rs_refusal()));
+        let around = around.map_err(|_| ()).expect("explained");
+        let source = std::error::Error::source(&around).unwrap();
+        assert_eq!(source.to_string(), "the query failed");
+    }
+
+    #[test]
+    fn other_errors_are_given_back_unchanged() {
+        let other = arrow::error::ArrowError::ComputeError("overflow".into());
+        match ScanError::wide_deltas("f.parquet", other) {
+            Err(arrow::error::ArrowError::ComputeError(m)) => assert_eq!(m, "overflow"),
+            other => panic!("{other:?}"),
+        }
+        let plain = ScanError::from_arrow(
+            "f.parquet",
+            arrow::error::ArrowError::ComputeError("overflow".into()),
+        );
+        assert!(matches!(plain, ScanError::Arrow { .. }));
     }
 }

@@ -310,6 +310,7 @@ fn preload(path: &std::ffi::OsStr) -> Result<(), String> {
     let open = |p: &std::path::Path| {
         // SAFETY: loading NVRTC's libraries runs their initialisers, which
         // have no preconditions.
+        // error-source: kept once per process as text (NvrtcUnavailable's reason).
         unsafe { Library::open(Some(p), RTLD_NOW | RTLD_GLOBAL) }
             .map_err(|e| format!("{LIBRARY_ENV}: {} does not load: {e}", p.display()))
     };
