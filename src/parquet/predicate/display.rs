@@ -17,7 +17,12 @@ pub(super) fn fmt_decimal(digits: i128, scale: u8) -> String {
     }
 }
 
+/// Whether the column name prints without quotes (`NOT` would read as the
+/// operator).
 pub(super) fn is_bare_identifier(s: &str) -> bool {
+    if s.eq_ignore_ascii_case("not") {
+        return false;
+    }
     let mut bytes = s.bytes();
     bytes
         .next()

@@ -302,6 +302,8 @@ fn display_round_trips() {
         ("d < DATE '0001-01-01'", "d < DATE '0001-01-01'"),
         ("d > '1994-01-01'", "d > '1994-01-01'"),
         ("s.t.u >= 3", "s.t.u >= 3"),
+        ("\"not\" IN (1)", "\"not\" IN (1)"),
+        ("not IS NULL", "\"not\" IS NULL"),
     ];
     for (text, shown) in cases {
         let q = p(text);
