@@ -14,8 +14,9 @@
 
 use ::datafusion::arrow::datatypes::{DataType, Schema};
 use ::datafusion::common::ScalarValue;
+use ::datafusion::logical_expr::expr::InList;
 use ::datafusion::logical_expr::utils::split_conjunction;
-use ::datafusion::logical_expr::{Between, BinaryExpr, Expr, InList, Like, Operator};
+use ::datafusion::logical_expr::{Between, BinaryExpr, Expr, Like, Operator};
 
 use crate::parquet::predicate::{Literal, Op, Predicate, Test};
 
