@@ -267,7 +267,7 @@ mod tests {
                 .or(col("qty").gt(lit(5i64)).and(col("flag").like(lit("AB%")))),
             col("qty").not_between(lit(1i64), lit(2i64)),
             col("flag").in_list(vec![lit("A"), lit("B")], true),
-            not(col("flag").not_like(lit("x%"))),
+            Expr::Not(Box::new(col("flag").not_like(lit("x%")))),
             col("at").gt_eq(lit(ScalarValue::TimestampMillisecond(Some(1500), None))),
         ];
         let p = predicate_from_filters(&filters, &schema()).expect("a predicate");
