@@ -1,87 +1,123 @@
 //! DataFusion's filters as a gdscan [`Predicate`], for gdscan's row-group
 //! and page pruning.
 //!
-//! Only what pruning can decide soundly is translated: the conjuncts of the
-//! form `column op literal` (either side), `column BETWEEN a AND b` and
-//! `column IS [NOT] NULL`, on integer, decimal, date, string and boolean
-//! columns. Anything else (OR, functions, casts, float columns, whose NaN
-//! DataFusion orders above every number while Parquet statistics leave it
-//! out) is left out of the predicate; DataFusion still evaluates every
-//! filter on the rows, so leaving a conjunct out only prunes less.
+//! Only what maps exactly onto gdscan's semantics is translated: each
+//! top-level conjunct made of `column op literal` (either side), `column
+//! [NOT] BETWEEN a AND b`, `column [NOT] IN (literals)`, `column IS [NOT]
+//! NULL`, `column [NOT] LIKE 'prefix%'` (case-sensitive, no escapes) under
+//! AND, OR and NOT, on integer, decimal, date, timestamp, string, binary and
+//! boolean columns. Anything else (functions, casts, float columns, whose
+//! NaN DataFusion orders above every number while Parquet statistics leave
+//! it out) makes its conjunct left out of the predicate; DataFusion still
+//! evaluates every filter on the rows, so leaving a conjunct out only
+//! prunes less.
 
 use ::datafusion::arrow::datatypes::{DataType, Schema};
 use ::datafusion::common::ScalarValue;
+use ::datafusion::logical_expr::expr::InList;
 use ::datafusion::logical_expr::utils::split_conjunction;
-use ::datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
+use ::datafusion::logical_expr::{Between, BinaryExpr, Expr, Like, Operator};
 
-use crate::parquet::predicate::{Literal, Op, Predicate, Term};
+use crate::parquet::predicate::{Literal, Op, Predicate, Test};
 
 /// The gdscan predicate of the conjuncts of `filters` that pruning can use
 /// (see the module documentation); None when there are none.
 pub fn predicate_from_filters(filters: &[Expr], schema: &Schema) -> Option<Predicate> {
-    let mut terms = Vec::new();
-    for filter in filters {
-        for conjunct in split_conjunction(filter) {
-            terms.extend(terms_of(conjunct, schema));
-        }
+    let mut parts: Vec<Predicate> = filters
+        .iter()
+        .flat_map(split_conjunction)
+        .filter_map(|conjunct| translate(conjunct, schema))
+        .collect();
+    match parts.len() {
+        0 => None,
+        1 => parts.pop(),
+        _ => Some(Predicate::And(parts)),
     }
-    (!terms.is_empty()).then_some(Predicate { terms })
 }
 
-/// The terms one conjunct stands for (none when it is not translatable).
-fn terms_of(expr: &Expr, schema: &Schema) -> Vec<Term> {
+/// `p`, negated when `negated`.
+fn negated_if(p: Predicate, negated: bool) -> Predicate {
+    if negated {
+        p.negate()
+    } else {
+        p
+    }
+}
+
+/// The predicate `expr` stands for, exactly; None when any part of it is
+/// not translatable.
+fn translate(expr: &Expr, schema: &Schema) -> Option<Predicate> {
     match expr {
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: op @ (Operator::And | Operator::Or),
+            right,
+        }) => {
+            let parts = vec![translate(left, schema)?, translate(right, schema)?];
+            Some(if *op == Operator::And {
+                Predicate::And(parts)
+            } else {
+                Predicate::Or(parts)
+            })
+        }
+        Expr::Not(inner) => Some(translate(inner, schema)?.negate()),
         Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
             let (column, op, value) = match (column_of(left, schema), column_of(right, schema)) {
-                (Some(c), None) => (c, *op, literal_of(right)),
-                (None, Some(c)) => match flipped(*op) {
-                    Some(op) => (c, op, literal_of(left)),
-                    None => return vec![],
-                },
-                _ => return vec![],
+                (Some(c), None) => (c, *op, literal_of(right)?),
+                (None, Some(c)) => (c, flipped(*op)?, literal_of(left)?),
+                _ => return None,
             };
-            match (comparison(op), value) {
-                (Some(op), Some(value)) => vec![Term {
-                    column,
-                    op,
-                    value: Some(value),
-                }],
-                _ => vec![],
-            }
+            Some(Predicate::cmp(column, comparison(op)?, value))
         }
         Expr::Between(Between {
             expr,
-            negated: false,
+            negated,
             low,
             high,
-        }) => match (column_of(expr, schema), literal_of(low), literal_of(high)) {
-            (Some(column), Some(low), Some(high)) => vec![
-                Term {
-                    column: column.clone(),
-                    op: Op::GtEq,
-                    value: Some(low),
-                },
-                Term {
-                    column,
-                    op: Op::LtEq,
-                    value: Some(high),
-                },
-            ],
-            _ => vec![],
-        },
-        Expr::IsNull(inner) | Expr::IsNotNull(inner) => match column_of(inner, schema) {
-            Some(column) => vec![Term {
-                column,
-                op: if matches!(expr, Expr::IsNull(_)) {
-                    Op::IsNull
-                } else {
-                    Op::IsNotNull
-                },
-                value: None,
-            }],
-            None => vec![],
-        },
-        _ => vec![],
+        }) => {
+            let test = Test::Between(literal_of(low)?, literal_of(high)?);
+            Some(negated_if(
+                Predicate::term(column_of(expr, schema)?, test),
+                *negated,
+            ))
+        }
+        Expr::InList(InList {
+            expr,
+            list,
+            negated,
+        }) if !list.is_empty() => {
+            let values = list.iter().map(literal_of).collect::<Option<Vec<_>>>()?;
+            Some(negated_if(
+                Predicate::term(column_of(expr, schema)?, Test::In(values)),
+                *negated,
+            ))
+        }
+        Expr::Like(Like {
+            negated,
+            expr,
+            pattern,
+            escape_char: None,
+            case_insensitive: false,
+        }) => {
+            let Some(Literal::Str(pattern)) = literal_of(pattern) else {
+                return None;
+            };
+            // DataFusion's LIKE reads a backslash as an escape.
+            let prefix = pattern.strip_suffix('%')?;
+            if prefix.contains(['%', '_', '\\']) {
+                return None;
+            }
+            let column = column_of(expr, schema)?;
+            Some(negated_if(
+                Predicate::term(column, Test::StartsWith(prefix.to_string())),
+                *negated,
+            ))
+        }
+        Expr::IsNull(inner) | Expr::IsNotNull(inner) => {
+            let t = Predicate::term(column_of(inner, schema)?, Test::IsNull);
+            Some(negated_if(t, matches!(expr, Expr::IsNotNull(_))))
+        }
+        _ => None,
     }
 }
 
@@ -109,6 +145,10 @@ fn prunable(data_type: &DataType) -> bool {
             | Decimal64(..)
             | Decimal128(..)
             | Date32
+            | Timestamp(..)
+            | Binary
+            | LargeBinary
+            | BinaryView
             | Utf8
             | LargeUtf8
             | Utf8View
@@ -135,7 +175,12 @@ fn literal_of(expr: &Expr) -> Option<Literal> {
         Decimal64(Some(v), _, scale) => decimal((*v).into(), *scale)?,
         Decimal128(Some(v), _, scale) => decimal(*v, *scale)?,
         Utf8(Some(s)) | LargeUtf8(Some(s)) | Utf8View(Some(s)) => Literal::Str(s.clone()),
+        Binary(Some(b)) | LargeBinary(Some(b)) | BinaryView(Some(b)) => Literal::Binary(b.clone()),
         Date32(Some(days)) => Literal::Date(*days),
+        TimestampSecond(Some(v), _) => Literal::Timestamp(i128::from(*v) * 1_000_000_000),
+        TimestampMillisecond(Some(v), _) => Literal::Timestamp(i128::from(*v) * 1_000_000),
+        TimestampMicrosecond(Some(v), _) => Literal::Timestamp(i128::from(*v) * 1_000),
+        TimestampNanosecond(Some(v), _) => Literal::Timestamp(i128::from(*v)),
         Boolean(Some(b)) => Literal::Bool(*b),
         _ => return None,
     })
@@ -175,8 +220,8 @@ fn comparison(op: Operator) -> Option<Op> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ::datafusion::arrow::datatypes::Field;
-    use ::datafusion::logical_expr::{col, lit};
+    use ::datafusion::arrow::datatypes::{Field, TimeUnit};
+    use ::datafusion::logical_expr::{col, lit, not};
 
     fn schema() -> Schema {
         Schema::new(vec![
@@ -185,15 +230,12 @@ mod tests {
             Field::new("day", DataType::Date32, true),
             Field::new("flag", DataType::Utf8View, true),
             Field::new("ratio", DataType::Float64, true),
+            Field::new("at", DataType::Timestamp(TimeUnit::Millisecond, None), true),
         ])
     }
 
-    fn term(column: &str, op: Op, value: Option<Literal>) -> Term {
-        Term {
-            column: column.into(),
-            op,
-            value,
-        }
+    fn parse(text: &str) -> Predicate {
+        text.parse().expect("a valid filter")
     }
 
     #[test]
@@ -205,51 +247,58 @@ mod tests {
             .and(col("day").is_not_null());
         let p = predicate_from_filters(&[filter], &schema()).expect("a predicate");
         assert_eq!(
-            p.terms,
-            vec![
-                term("qty", Op::Lt, Some(Literal::Int(24))),
-                term(
-                    "price",
-                    Op::GtEq,
-                    Some(Literal::Decimal {
-                        digits: 5,
-                        scale: 2
-                    })
-                ),
-                term("flag", Op::Eq, Some(Literal::Str("R".into()))),
-                term("day", Op::IsNotNull, None),
-            ]
+            p,
+            parse("qty < 24 AND price >= 0.05 AND flag = 'R' AND day IS NOT NULL")
         );
     }
 
     #[test]
-    fn between_gives_two_bounds() {
-        let filter = col("day").between(
-            lit(ScalarValue::Date32(Some(8766))),
-            lit(ScalarValue::Date32(Some(9130))),
-        );
+    fn between_in_like_or_and_not_translate() {
+        let day = |d: i32| lit(ScalarValue::Date32(Some(d)));
+        let filter = col("day").between(day(8766), day(9130));
         let p = predicate_from_filters(&[filter], &schema()).expect("a predicate");
         assert_eq!(
-            p.terms,
-            vec![
-                term("day", Op::GtEq, Some(Literal::Date(8766))),
-                term("day", Op::LtEq, Some(Literal::Date(9130))),
-            ]
+            p,
+            parse("day BETWEEN DATE '1994-01-01' AND DATE '1994-12-31'")
+        );
+        let filters = [
+            col("qty")
+                .lt(lit(1i64))
+                .or(col("qty").gt(lit(5i64)).and(col("flag").like(lit("AB%")))),
+            col("qty").not_between(lit(1i64), lit(2i64)),
+            col("flag").in_list(vec![lit("A"), lit("B")], true),
+            Expr::Not(Box::new(col("flag").not_like(lit("x%")))),
+            col("at").gt_eq(lit(ScalarValue::TimestampMillisecond(Some(1500), None))),
+        ];
+        let p = predicate_from_filters(&filters, &schema()).expect("a predicate");
+        assert_eq!(
+            p,
+            parse(
+                "(qty < 1 OR (qty > 5 AND flag LIKE 'AB%')) AND qty NOT BETWEEN 1 AND 2 \
+                 AND flag NOT IN ('A', 'B') AND NOT flag NOT LIKE 'x%' \
+                 AND at >= TIMESTAMP '1970-01-01 00:00:01.5'"
+            )
         );
     }
 
     #[test]
     fn what_pruning_cannot_decide_is_left_out() {
         let filters = [
-            // OR: not a conjunction of terms.
-            col("qty").lt(lit(1i64)).or(col("qty").gt(lit(5i64))),
+            // An OR with an untranslatable side.
+            col("qty").lt(lit(1i64)).or(col("ratio").gt(lit(5f64))),
             // Float column: NaN orders differently in DataFusion.
             col("ratio").gt(lit(0.5f64)),
-            // NOT BETWEEN, column against column, a null literal.
-            col("qty").not_between(lit(1i64), lit(2i64)),
+            // Column against column, a null literal, NULL in an IN list.
             col("qty").eq(col("qty")),
             col("qty").eq(lit(ScalarValue::Int64(None))),
-            // An unknown column.
+            col("qty").in_list(vec![lit(1i64), lit(ScalarValue::Int64(None))], false),
+            // LIKE patterns other than a plain prefix.
+            col("flag").like(lit("a_b%")),
+            col("flag").like(lit("a%b")),
+            col("flag").like(lit("a\\%%")),
+            col("flag").ilike(lit("a%")),
+            // NOT of something untranslatable; an unknown column.
+            not(col("ratio").gt(lit(0.5f64))),
             col("missing").eq(lit(1i64)),
         ];
         assert_eq!(predicate_from_filters(&filters, &schema()), None);
@@ -258,6 +307,6 @@ mod tests {
             .gt(lit(0.5f64))
             .and(col("qty").gt_eq(lit(3i64)));
         let p = predicate_from_filters(&[mixed], &schema()).expect("a predicate");
-        assert_eq!(p.terms, vec![term("qty", Op::GtEq, Some(Literal::Int(3)))]);
+        assert_eq!(p, parse("qty >= 3"));
     }
 }

@@ -1,5 +1,5 @@
-//! The predicate model: operators, literals, terms, the conjunction of
-//! them, and why a predicate does not fit a file.
+//! The predicate model: operators, literals, terms, the expression tree
+//! over them, and why a predicate does not fit a file.
 
 use ::arrow::error::ArrowError;
 
@@ -18,10 +18,6 @@ pub enum Op {
     Gt,
     /// `>=`.
     GtEq,
-    /// `IS NULL` (takes no literal).
-    IsNull,
-    /// `IS NOT NULL` (takes no literal).
-    IsNotNull,
 }
 
 /// A literal. Decimal literals keep their digits and scale exactly (e.g.
@@ -41,28 +37,56 @@ pub enum Literal {
     Float(f64),
     /// A single-quoted string, e.g. `'BUILDING'`.
     Str(String),
+    /// A binary literal, `X'0A1B'` (hex digits, two per byte).
+    Binary(Vec<u8>),
     /// A date, `DATE 'YYYY-MM-DD'`, as days since 1970-01-01.
     Date(i32),
+    /// A timestamp, `TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.fffffffff]'`, as
+    /// nanoseconds since 1970-01-01 00:00:00 (no time zone: it compares
+    /// with a column's stored values, UTC for zoned columns).
+    Timestamp(i128),
     /// `TRUE` or `FALSE`.
     Bool(bool),
 }
 
-/// One `column op literal` (literal None for IS NULL / IS NOT NULL).
+/// What a [`Term`] tests its column for.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub enum Test {
+    /// `column op literal`.
+    Cmp(Op, Literal),
+    /// `column BETWEEN low AND high` (both bounds included).
+    Between(Literal, Literal),
+    /// `column IN (v, ...)` (at least one value).
+    In(Vec<Literal>),
+    /// `column IS NULL`.
+    IsNull,
+    /// `column LIKE 'prefix%'`: the value starts with these bytes.
+    StartsWith(String),
+}
+
+/// One test of one column. Negations (`IS NOT NULL`, `NOT BETWEEN`,
+/// `NOT IN`, `NOT LIKE`) are [`Predicate::Not`] of a term.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Term {
     /// The column: a top-level column name or a dotted leaf path (`a.b.c`).
     pub column: String,
-    /// The comparison.
-    pub op: Op,
-    /// The literal compared with; None for IS NULL / IS NOT NULL.
-    pub value: Option<Literal>,
+    /// The test.
+    pub test: Test,
 }
 
-/// A conjunction of terms (AND only).
+/// A filter: an expression tree of terms under SQL's three-valued logic (a
+/// test of a NULL value is unknown; a row is selected only when the whole
+/// predicate is TRUE).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Predicate {
-    /// The terms, all of which must hold.
-    pub terms: Vec<Term>,
+pub enum Predicate {
+    /// One term.
+    Term(Term),
+    /// All of these (an empty list is TRUE).
+    And(Vec<Predicate>),
+    /// Any of these (an empty list is FALSE).
+    Or(Vec<Predicate>),
+    /// The negation (NOT unknown is unknown).
+    Not(Box<Predicate>),
 }
 
 /// Errors from parsing or validating a [`Predicate`].
@@ -91,6 +115,9 @@ pub enum PredicateError {
         #[source]
         source: TermError,
     },
+    /// A DNF filter (see [`Predicate::from_dnf`]) that is not valid.
+    #[error("invalid filters: {0}")]
+    Dnf(String),
 }
 
 /// Why a term cannot be compared with its column.
@@ -115,17 +142,21 @@ pub enum TermError {
         /// The column's type.
         column_type: String,
     },
-    /// A string compared with a date column is not a date.
-    #[error("{text:?} is not a date (expected 'YYYY-MM-DD')")]
+    /// A string compared with a date or timestamp column is not one.
+    #[error("{text:?} is not a {what} (expected '{form}')")]
     NotADate {
         /// The string.
         text: String,
+        /// "date" or "timestamp".
+        what: &'static str,
+        /// The expected form.
+        form: &'static str,
     },
-    /// A comparison without a literal.
-    #[error("operator {op} needs a literal")]
-    NeedsLiteral {
-        /// The operator.
-        op: Op,
+    /// `LIKE` on a column that holds neither strings nor binary.
+    #[error("LIKE needs a string or binary column, not {column_type}")]
+    Like {
+        /// The column's type.
+        column_type: String,
     },
     /// A comparison on a nested (group) column.
     #[error("nested columns only support IS NULL and IS NOT NULL")]
@@ -148,11 +179,61 @@ impl PartialEq for TermError {
     }
 }
 
+impl Term {
+    /// The literals the term compares with (none for `IS NULL` and `LIKE`).
+    pub fn literals(&self) -> Vec<&Literal> {
+        match &self.test {
+            Test::Cmp(_, v) => vec![v],
+            Test::Between(lo, hi) => vec![lo, hi],
+            Test::In(vs) => vs.iter().collect(),
+            Test::IsNull | Test::StartsWith(_) => vec![],
+        }
+    }
+}
+
 impl Predicate {
+    /// A term `column op value`.
+    pub fn cmp(column: impl Into<String>, op: Op, value: Literal) -> Predicate {
+        Predicate::term(column, Test::Cmp(op, value))
+    }
+
+    /// A term `column test`.
+    pub fn term(column: impl Into<String>, test: Test) -> Predicate {
+        Predicate::Term(Term {
+            column: column.into(),
+            test,
+        })
+    }
+
+    /// The predicate selecting every row (an empty conjunction).
+    pub fn all() -> Predicate {
+        Predicate::And(Vec::new())
+    }
+
+    /// The negation of `self`.
+    pub fn negate(self) -> Predicate {
+        Predicate::Not(Box::new(self))
+    }
+
+    /// Every term of the tree, depth first, left to right.
+    pub fn terms(&self) -> Vec<&Term> {
+        let mut out = Vec::new();
+        self.visit_terms(&mut |t| out.push(t));
+        out
+    }
+
+    fn visit_terms<'a>(&'a self, f: &mut impl FnMut(&'a Term)) {
+        match self {
+            Predicate::Term(t) => f(t),
+            Predicate::And(cs) | Predicate::Or(cs) => cs.iter().for_each(|c| c.visit_terms(f)),
+            Predicate::Not(c) => c.visit_terms(f),
+        }
+    }
+
     /// The distinct columns of the terms, in order of appearance.
     pub fn columns(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
-        for t in &self.terms {
+        for t in self.terms() {
             if !out.contains(&t.column.as_str()) {
                 out.push(&t.column);
             }

@@ -129,7 +129,9 @@ pub(super) fn describe(lit: &Literal) -> String {
         Literal::Decimal { .. } => "decimal",
         Literal::Float(_) => "number",
         Literal::Str(_) => "string",
+        Literal::Binary(_) => "binary",
         Literal::Date(_) => "date",
+        Literal::Timestamp(_) => "timestamp",
         Literal::Bool(_) => "boolean",
     };
     format!("{what} literal {lit}")

@@ -1,7 +1,27 @@
-//! Scan filters: a small predicate language and its evaluation.
+//! Scan filters: a predicate language and its evaluation.
 //!
-//! A [`Predicate`] is a conjunction of `column op literal` terms, parsed from
-//! text such as `l_shipdate >= DATE '1994-01-01' AND l_discount <= 0.07`.
+//! A [`Predicate`] is an expression tree of terms under AND, OR and NOT,
+//! parsed from text such as
+//! `l_shipdate >= DATE '1994-01-01' AND (l_shipmode IN ('MAIL', 'SHIP') OR
+//! NOT l_comment LIKE 'special%')`, or built from pyarrow/cuDF-style DNF
+//! filters ([`Predicate::from_dnf`]).
+//!
+//! The language (keywords in any case; precedence NOT > AND > OR;
+//! parentheses group):
+//!
+//! * comparisons `column op literal` with `= (==) != (<>) < <= > >=`;
+//! * `column [NOT] BETWEEN a AND b` (both bounds included);
+//! * `column [NOT] IN (v1, v2, ...)`;
+//! * `column IS [NOT] NULL`;
+//! * `column [NOT] LIKE 'prefix%'`: a fixed prefix and one trailing `%`
+//!   (other patterns, `_` or an inner `%`, are a parse error naming the
+//!   wildcard); the prefix is compared byte-wise;
+//! * literals: integers (`42`), exact decimals (`0.07`), floats with an
+//!   exponent (`1e3`), `'strings'` (`''` for a quote), binary `X'0A1B'`,
+//!   `DATE 'YYYY-MM-DD'`, `TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff]'` (up to
+//!   nine fraction digits), `TRUE` / `FALSE`;
+//! * column names: bare (`a`, `a.b.c` for a struct leaf) or double-quoted.
+//!
 //! It is evaluated at three levels:
 //!
 //! * [`Predicate::row_group_may_match`]: column-chunk statistics prove that a
@@ -11,30 +31,58 @@
 //! * [`Predicate::evaluate`]: row-exact filtering of decoded Arrow batches.
 //!
 //! The two pruning levels are conservative: they only answer `false` when the
-//! metadata proves that [`Predicate::evaluate`] would select no row.
+//! metadata proves that [`Predicate::evaluate`] would select no row. They
+//! reason in three values: a part may be TRUE for some row, or FALSE for
+//! some row; AND is ruled out when any part cannot be TRUE, OR when no part
+//! can, and NOT e when e cannot be FALSE for any row (every row TRUE or
+//! unknown).
 //!
-//! Semantics of comparisons (shared by all three levels):
+//! Semantics (shared by all three levels):
 //!
-//! * NULL never satisfies a comparison (SQL semantics); `IS NULL` /
-//!   `IS NOT NULL` test for NULL.
+//! * SQL's three-valued logic: a comparison, BETWEEN, IN or LIKE of a NULL
+//!   value is unknown; NOT unknown is unknown; AND and OR follow Kleene
+//!   (`FALSE AND unknown` is FALSE, `TRUE OR unknown` is TRUE); a row is
+//!   selected only when the whole predicate is TRUE. So `NOT (x > 5)` does
+//!   not select a NULL x, and `x > 5 OR y IS NULL` selects a NULL-x row
+//!   whose y is NULL. `IS [NOT] NULL` is never unknown.
 //! * Numbers compare exactly: decimal literals keep their digits and scale, so
 //!   `price < 0.075` against a `DECIMAL(15,2)` column means `price <= 0.07`,
-//!   and `x = 1.5` against an integer column matches nothing.
+//!   and `x = 1.5` against an integer column matches nothing (and
+//!   `x != 1.5` every non-NULL value).
 //! * Against floating-point columns a literal is rounded to the column type;
-//!   comparisons follow IEEE 754 (`-0.0 = 0.0`) and a NaN value satisfies no
-//!   comparison (it is treated like NULL, but `IS NULL` is false for it).
-//!   Parquet statistics leave NaN out of min/max, which is what makes this
-//!   the sound choice for pruning.
-//! * Strings compare byte-wise (the Parquet order for UTF-8).
-//! * Dates compare with `DATE 'YYYY-MM-DD'` literals or `'YYYY-MM-DD'` strings.
+//!   comparisons follow IEEE 754, as Arrow C++ compute (pyarrow's
+//!   `filters=`) does: `-0.0 = 0.0`, and a NaN value makes `=`, `<`, `<=`,
+//!   `>`, `>=`, BETWEEN and IN FALSE (not unknown) and `!=` TRUE, so
+//!   `NOT (x < 1)` and `x NOT IN (1, 2)` select NaN; `IS NULL` is false for
+//!   NaN. Parquet statistics leave NaN out of min/max, so pruning never
+//!   counts on the absence of NaN (`!=` and negated float tests do not
+//!   prune).
+//! * Strings and binary compare byte-wise (the Parquet order for UTF-8); a
+//!   binary literal against a string column compares the bytes.
+//! * Dates compare with `DATE 'YYYY-MM-DD'` literals or `'YYYY-MM-DD'`
+//!   strings; timestamps (any unit, any zone: the stored value is compared,
+//!   UTC for zoned columns) with TIMESTAMP or DATE literals or strings in
+//!   either form, exactly: `TIMESTAMP '2024-01-01 00:00:00.0005'` against
+//!   a millisecond column lies between two stored values, like a decimal
+//!   literal with more digits than the column's scale.
 
 mod ast;
+mod display;
+mod dnf;
 mod eval;
 mod exact;
+mod lex;
 mod parse;
 mod prune;
+mod scalar;
 mod schema;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_prop;
+#[cfg(test)]
+mod tests_tree;
+mod time;
 
-pub use ast::{Literal, Op, Predicate, PredicateError, Term, TermError};
+pub use ast::{Literal, Op, Predicate, PredicateError, Term, TermError, Test};
+pub use dnf::{DnfTerm, DnfValue};

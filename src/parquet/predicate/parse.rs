@@ -1,213 +1,11 @@
-//! Parsing and printing the filter language.
+//! Parsing the filter language: `OR` of `AND` of `NOT` of terms or
+//! parenthesised filters.
 
-use std::fmt;
 use std::str::FromStr;
 
 use super::ast::*;
-
-// ---------------------------------------------------------------------------
-// Text form: parsing and display
-// ---------------------------------------------------------------------------
-
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Tok {
-    Ident(String),
-    Quoted(String),
-    Str(String),
-    Int(i128),
-    Dec(i128, u8),
-    Float(f64),
-    Cmp(Op),
-}
-
-pub(super) fn parse_error(
-    input: &str,
-    position: usize,
-    reason: impl Into<String>,
-) -> PredicateError {
-    PredicateError::Parse {
-        input: input.to_string(),
-        position,
-        reason: reason.into(),
-    }
-}
-
-/// Reads a quoted token starting at `start` (the opening quote `q`); a
-/// doubled quote stands for one. Returns the content and the end offset.
-pub(super) fn lex_quoted(
-    input: &str,
-    start: usize,
-    q: u8,
-) -> Result<(String, usize), PredicateError> {
-    let b = input.as_bytes();
-    let mut out = String::new();
-    let mut seg = start + 1;
-    let mut i = start + 1;
-    loop {
-        match b[i..].iter().position(|&c| c == q) {
-            None => {
-                let what = if q == b'"' {
-                    "unterminated quoted column name"
-                } else {
-                    "unterminated string"
-                };
-                return Err(parse_error(input, start, what));
-            }
-            Some(off) => {
-                i += off;
-                out.push_str(&input[seg..i]);
-                if b.get(i + 1) == Some(&q) {
-                    out.push(q as char);
-                    i += 2;
-                    seg = i;
-                } else {
-                    return Ok((out, i + 1));
-                }
-            }
-        }
-    }
-}
-
-/// Reads a number starting at `start` (a digit or a sign).
-pub(super) fn lex_number(input: &str, start: usize) -> Result<(Tok, usize), PredicateError> {
-    let b = input.as_bytes();
-    let digits_from = |mut j: usize| {
-        while j < b.len() && b[j].is_ascii_digit() {
-            j += 1;
-        }
-        j
-    };
-    let mut j = start;
-    let negative = b[j] == b'-';
-    if b[j] == b'-' || b[j] == b'+' {
-        j += 1;
-        if !b.get(j).is_some_and(u8::is_ascii_digit) {
-            return Err(parse_error(input, start, "expected a digit after the sign"));
-        }
-    }
-    let int_start = j;
-    j = digits_from(j);
-    let int_end = j;
-    let mut frac = None;
-    if b.get(j) == Some(&b'.') {
-        let frac_start = j + 1;
-        j = digits_from(frac_start);
-        frac = Some((frac_start, j));
-    }
-    if matches!(b.get(j), Some(b'e' | b'E')) {
-        let mut k = j + 1;
-        if matches!(b.get(k), Some(b'+' | b'-')) {
-            k += 1;
-        }
-        if b.get(k).is_some_and(u8::is_ascii_digit) {
-            let end = digits_from(k);
-            let text = &input[start..end];
-            let v: f64 = text
-                .parse()
-                .map_err(|_| parse_error(input, start, format!("invalid number {text:?}")))?;
-            return Ok((Tok::Float(v), end));
-        }
-    }
-    let out_of_range = || parse_error(input, start, "number out of range");
-    match frac {
-        Some((fs, fe)) => {
-            let scale = u8::try_from(fe - fs)
-                .map_err(|_| parse_error(input, start, "too many decimals"))?;
-            let mut text = String::with_capacity(fe - start);
-            if negative {
-                text.push('-');
-            }
-            text.push_str(&input[int_start..int_end]);
-            text.push_str(&input[fs..fe]);
-            let digits: i128 = text.parse().map_err(|_| out_of_range())?;
-            Ok((Tok::Dec(digits, scale), j))
-        }
-        None => {
-            let v: i128 = input[start..j].parse().map_err(|_| out_of_range())?;
-            Ok((Tok::Int(v), j))
-        }
-    }
-}
-
-pub(super) fn lex(input: &str) -> Result<Vec<(Tok, usize)>, PredicateError> {
-    let b = input.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let start = i;
-        let tok = match b[i] {
-            b' ' | b'\t' | b'\n' | b'\r' => {
-                i += 1;
-                continue;
-            }
-            b'A'..=b'Z' | b'a'..=b'z' | b'_' => {
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
-                {
-                    i += 1;
-                }
-                Tok::Ident(input[start..i].to_string())
-            }
-            q @ (b'"' | b'\'') => {
-                let (text, end) = lex_quoted(input, start, q)?;
-                i = end;
-                if q == b'"' {
-                    Tok::Quoted(text)
-                } else {
-                    Tok::Str(text)
-                }
-            }
-            b'0'..=b'9' | b'+' | b'-' => {
-                let (tok, end) = lex_number(input, start)?;
-                i = end;
-                tok
-            }
-            b'=' => {
-                i += if b.get(i + 1) == Some(&b'=') { 2 } else { 1 };
-                Tok::Cmp(Op::Eq)
-            }
-            b'!' => {
-                if b.get(i + 1) != Some(&b'=') {
-                    return Err(parse_error(input, start, "expected '=' after '!'"));
-                }
-                i += 2;
-                Tok::Cmp(Op::NotEq)
-            }
-            b'<' => match b.get(i + 1) {
-                Some(b'=') => {
-                    i += 2;
-                    Tok::Cmp(Op::LtEq)
-                }
-                Some(b'>') => {
-                    i += 2;
-                    Tok::Cmp(Op::NotEq)
-                }
-                _ => {
-                    i += 1;
-                    Tok::Cmp(Op::Lt)
-                }
-            },
-            b'>' => {
-                if b.get(i + 1) == Some(&b'=') {
-                    i += 2;
-                    Tok::Cmp(Op::GtEq)
-                } else {
-                    i += 1;
-                    Tok::Cmp(Op::Gt)
-                }
-            }
-            _ => {
-                let c = input[start..].chars().next().unwrap_or('?');
-                return Err(parse_error(
-                    input,
-                    start,
-                    format!("unexpected character {c:?}"),
-                ));
-            }
-        };
-        out.push((tok, start));
-    }
-    Ok(out)
-}
+use super::lex::*;
+use super::time::*;
 
 pub(super) struct Parser<'a> {
     pub(super) input: &'a str,
@@ -215,128 +13,227 @@ pub(super) struct Parser<'a> {
     pub(super) pos: usize,
 }
 
+/// The expected form of a LIKE pattern, for errors.
+const LIKE_FORM: &str = "LIKE takes a fixed prefix followed by one trailing '%' (e.g. 'abc%')";
+
+/// The prefix of a `LIKE 'prefix%'` pattern, or why the pattern is not one
+/// (the byte offset in the pattern and the reason).
+pub(super) fn like_prefix(pattern: &str) -> Result<&str, (usize, String)> {
+    let Some(prefix) = pattern.strip_suffix('%') else {
+        return Err((
+            pattern.len(),
+            format!("{LIKE_FORM}; {pattern:?} does not end with '%'"),
+        ));
+    };
+    match prefix.find(['%', '_']) {
+        Some(at) => Err((
+            at,
+            format!(
+                "{LIKE_FORM}; the wildcard {:?} at {at} of {pattern:?} is not supported",
+                &prefix[at..at + 1]
+            ),
+        )),
+        None => Ok(prefix),
+    }
+}
+
 impl Parser<'_> {
-    pub(super) fn peek(&self) -> Option<&Tok> {
+    fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.pos).map(|t| &t.0)
     }
 
+    fn peek_at(&self, ahead: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + ahead).map(|t| &t.0)
+    }
+
     /// Byte offset of the next token (the input length at the end).
-    pub(super) fn at(&self) -> usize {
+    fn at(&self) -> usize {
         self.toks.get(self.pos).map_or(self.input.len(), |t| t.1)
     }
 
-    pub(super) fn err(&self, reason: impl Into<String>) -> PredicateError {
+    fn err(&self, reason: impl Into<String>) -> PredicateError {
         parse_error(self.input, self.at(), reason)
     }
 
-    pub(super) fn keyword(&self, kw: &str) -> bool {
+    fn keyword(&self, kw: &str) -> bool {
         matches!(self.peek(), Some(Tok::Ident(s)) if s.eq_ignore_ascii_case(kw))
     }
 
-    pub(super) fn predicate(&mut self) -> Result<Predicate, PredicateError> {
-        let mut terms = Vec::new();
-        loop {
-            self.term(&mut terms)?;
-            if self.peek().is_none() {
-                return Ok(Predicate { terms });
-            }
-            if !self.keyword("AND") {
-                return Err(self.err("expected AND or the end of the filter"));
-            }
-            self.pos += 1;
+    /// Consumes the keyword when it comes next.
+    fn eat(&mut self, kw: &str) -> bool {
+        let found = self.keyword(kw);
+        self.pos += usize::from(found);
+        found
+    }
+
+    fn whole(&mut self) -> Result<Predicate, PredicateError> {
+        let p = self.or()?;
+        match self.peek() {
+            None => Ok(p),
+            Some(Tok::Close) => Err(self.err("unmatched ')'")),
+            Some(_) => Err(self.err("expected AND, OR or the end of the filter")),
         }
     }
 
-    pub(super) fn term(&mut self, terms: &mut Vec<Term>) -> Result<(), PredicateError> {
+    fn or(&mut self) -> Result<Predicate, PredicateError> {
+        let mut parts = vec![self.and()?];
+        while self.eat("OR") {
+            parts.push(self.and()?);
+        }
+        Ok(flat(parts, Predicate::Or))
+    }
+
+    fn and(&mut self) -> Result<Predicate, PredicateError> {
+        let mut parts = vec![self.not()?];
+        while self.eat("AND") {
+            parts.push(self.not()?);
+        }
+        Ok(flat(parts, Predicate::And))
+    }
+
+    fn not(&mut self) -> Result<Predicate, PredicateError> {
+        // `not = 1` compares a column named "not".
+        let column_named_not = matches!(self.peek_at(1), Some(Tok::Cmp(_)))
+            || matches!(self.peek_at(1), Some(Tok::Ident(k)) if k.eq_ignore_ascii_case("IS"));
+        if self.keyword("NOT") && !column_named_not {
+            self.pos += 1;
+            return Ok(self.not()?.negate());
+        }
+        if self.peek() == Some(&Tok::Open) {
+            self.pos += 1;
+            let inner = self.or()?;
+            if self.peek() != Some(&Tok::Close) {
+                return Err(self.err("expected ')'"));
+            }
+            self.pos += 1;
+            return Ok(inner);
+        }
+        self.term()
+    }
+
+    fn term(&mut self) -> Result<Predicate, PredicateError> {
         let column = match self.peek() {
             Some(Tok::Ident(s) | Tok::Quoted(s)) => s.clone(),
             _ => return Err(self.err("expected a column name")),
         };
         self.pos += 1;
-        let term = |op, value| Term {
-            column: column.clone(),
-            op,
-            value,
-        };
-        match self.peek() {
-            Some(Tok::Cmp(op)) => {
-                let op = *op;
-                self.pos += 1;
-                let v = self.literal()?;
-                terms.push(term(op, Some(v)));
-            }
-            Some(Tok::Ident(k)) if k.eq_ignore_ascii_case("IS") => {
-                self.pos += 1;
-                let not = self.keyword("NOT");
-                if not {
-                    self.pos += 1;
-                }
-                if !self.keyword("NULL") {
-                    return Err(self.err(if not {
-                        "expected NULL"
-                    } else {
-                        "expected NULL or NOT NULL"
-                    }));
-                }
-                self.pos += 1;
-                terms.push(term(if not { Op::IsNotNull } else { Op::IsNull }, None));
-            }
-            Some(Tok::Ident(k)) if k.eq_ignore_ascii_case("BETWEEN") => {
-                self.pos += 1;
-                let lo = self.literal()?;
-                if !self.keyword("AND") {
-                    return Err(self.err("expected AND in BETWEEN"));
-                }
-                self.pos += 1;
-                let hi = self.literal()?;
-                terms.push(term(Op::GtEq, Some(lo)));
-                terms.push(term(Op::LtEq, Some(hi)));
-            }
-            _ => {
-                return Err(self.err(
-                    "expected a comparison operator (=, !=, <>, <, <=, >, >=), IS or BETWEEN",
-                ))
-            }
+        if let Some(Tok::Cmp(op)) = self.peek() {
+            let op = *op;
+            self.pos += 1;
+            return Ok(Predicate::cmp(column, op, self.literal()?));
         }
-        Ok(())
+        if self.eat("IS") {
+            let not = self.eat("NOT");
+            if !self.eat("NULL") {
+                return Err(self.err(if not {
+                    "expected NULL"
+                } else {
+                    "expected NULL or NOT NULL"
+                }));
+            }
+            let t = Predicate::term(column, Test::IsNull);
+            return Ok(if not { t.negate() } else { t });
+        }
+        let not = self.eat("NOT");
+        let test = if self.eat("BETWEEN") {
+            let lo = self.literal()?;
+            if !self.eat("AND") {
+                return Err(self.err("expected AND in BETWEEN"));
+            }
+            Test::Between(lo, self.literal()?)
+        } else if self.eat("IN") {
+            Test::In(self.list()?)
+        } else if self.eat("LIKE") {
+            Test::StartsWith(self.pattern()?)
+        } else if not {
+            return Err(self.err("expected BETWEEN, IN or LIKE after NOT"));
+        } else {
+            return Err(self.err(
+                "expected a comparison operator (=, !=, <>, <, <=, >, >=), IS, BETWEEN, IN or LIKE",
+            ));
+        };
+        let t = Predicate::term(column, test);
+        Ok(if not { t.negate() } else { t })
     }
 
-    pub(super) fn literal(&mut self) -> Result<Literal, PredicateError> {
+    fn list(&mut self) -> Result<Vec<Literal>, PredicateError> {
+        if self.peek() != Some(&Tok::Open) {
+            return Err(self.err("expected '(' after IN"));
+        }
+        self.pos += 1;
+        let mut values = vec![self.literal()?];
+        loop {
+            match self.peek() {
+                Some(Tok::Comma) => {
+                    self.pos += 1;
+                    values.push(self.literal()?);
+                }
+                Some(Tok::Close) => {
+                    self.pos += 1;
+                    return Ok(values);
+                }
+                _ => return Err(self.err("expected ',' or ')' in the IN list")),
+            }
+        }
+    }
+
+    fn pattern(&mut self) -> Result<String, PredicateError> {
+        let at = self.at();
+        let Some(Tok::Str(s)) = self.peek().cloned() else {
+            return Err(self.err("expected a quoted pattern after LIKE"));
+        };
+        self.pos += 1;
+        like_prefix(&s)
+            .map(str::to_string)
+            .map_err(|(_, why)| parse_error(self.input, at, why))
+    }
+
+    /// The quoted text after `DATE` or `TIMESTAMP`, parsed by `parse`.
+    fn typed<T>(
+        &mut self,
+        what: &str,
+        form: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<T, PredicateError> {
         let at = self.at();
         let tok = self.peek().cloned();
         self.pos += 1;
+        match tok {
+            Some(Tok::Str(s)) => parse(&s).ok_or_else(|| {
+                parse_error(
+                    self.input,
+                    at,
+                    format!("invalid {what} {s:?}, expected '{form}'"),
+                )
+            }),
+            _ => Err(parse_error(
+                self.input,
+                at,
+                format!("expected a quoted {what} after {}", what.to_uppercase()),
+            )),
+        }
+    }
+
+    fn literal(&mut self) -> Result<Literal, PredicateError> {
+        let at = self.at();
+        let tok = self.peek().cloned();
+        self.pos += 1;
+        let word = |k: &str| matches!(&tok, Some(Tok::Ident(w)) if w.eq_ignore_ascii_case(k));
         Ok(match tok {
             Some(Tok::Int(v)) => Literal::Int(v),
             Some(Tok::Dec(digits, scale)) => Literal::Decimal { digits, scale },
             Some(Tok::Float(v)) => Literal::Float(v),
             Some(Tok::Str(s)) => Literal::Str(s),
-            Some(Tok::Ident(k)) if k.eq_ignore_ascii_case("TRUE") => Literal::Bool(true),
-            Some(Tok::Ident(k)) if k.eq_ignore_ascii_case("FALSE") => Literal::Bool(false),
-            Some(Tok::Ident(k)) if k.eq_ignore_ascii_case("DATE") => {
-                let at = self.at();
-                let tok = self.peek().cloned();
-                self.pos += 1;
-                match tok {
-                    Some(Tok::Str(s)) => match parse_date(&s) {
-                        Some(d) => Literal::Date(d),
-                        None => {
-                            return Err(parse_error(
-                                self.input,
-                                at,
-                                format!("invalid date {s:?}, expected 'YYYY-MM-DD'"),
-                            ))
-                        }
-                    },
-                    _ => {
-                        return Err(parse_error(
-                            self.input,
-                            at,
-                            "expected a quoted date after DATE",
-                        ))
-                    }
-                }
-            }
-            Some(Tok::Ident(k)) if k.eq_ignore_ascii_case("NULL") => {
+            Some(Tok::Bin(b)) => Literal::Binary(b),
+            _ if word("TRUE") => Literal::Bool(true),
+            _ if word("FALSE") => Literal::Bool(false),
+            _ if word("DATE") => Literal::Date(self.typed("date", "YYYY-MM-DD", parse_date)?),
+            _ if word("TIMESTAMP") => Literal::Timestamp(self.typed(
+                "timestamp",
+                "YYYY-MM-DD HH:MM:SS[.ffffff]",
+                parse_timestamp,
+            )?),
+            _ if word("NULL") => {
                 return Err(parse_error(
                     self.input,
                     at,
@@ -347,17 +244,27 @@ impl Parser<'_> {
                 return Err(parse_error(
                     self.input,
                     at,
-                    "expected a literal (number, 'string', DATE 'YYYY-MM-DD', TRUE or FALSE)",
+                    "expected a literal (number, 'string', X'hex', DATE 'YYYY-MM-DD', \
+                     TIMESTAMP 'YYYY-MM-DD HH:MM:SS', TRUE or FALSE)",
                 ))
             }
         })
     }
 }
 
+/// One part as itself, several under `join`.
+fn flat(mut parts: Vec<Predicate>, join: fn(Vec<Predicate>) -> Predicate) -> Predicate {
+    if parts.len() == 1 {
+        parts.remove(0)
+    } else {
+        join(parts)
+    }
+}
+
 impl FromStr for Predicate {
     type Err = PredicateError;
 
-    /// Parses `term (AND term)*`; see the module documentation.
+    /// Parses a filter; see the module documentation for the language.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let toks = lex(s)?;
         Parser {
@@ -365,150 +272,6 @@ impl FromStr for Predicate {
             toks,
             pos: 0,
         }
-        .predicate()
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-pub(super) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The proleptic Gregorian (year, month, day) of days since 1970-01-01.
-pub(super) fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-/// Parses `YYYY-MM-DD` into days since 1970-01-01.
-pub(super) fn parse_date(s: &str) -> Option<i32> {
-    let b = s.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let part = &s[r];
-        if part.bytes().all(|c| c.is_ascii_digit()) {
-            part.parse().ok()
-        } else {
-            None
-        }
-    };
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let month_days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return None,
-    };
-    if d < 1 || d > month_days {
-        return None;
-    }
-    i32::try_from(days_from_civil(y, m, d)).ok()
-}
-
-pub(super) fn fmt_decimal(digits: i128, scale: u8) -> String {
-    let abs = digits.unsigned_abs().to_string();
-    let scale = usize::from(scale);
-    let sign = if digits < 0 { "-" } else { "" };
-    if abs.len() > scale {
-        let (int, frac) = abs.split_at(abs.len() - scale);
-        format!("{sign}{int}.{frac}")
-    } else {
-        format!("{sign}0.{}{abs}", "0".repeat(scale - abs.len()))
-    }
-}
-
-pub(super) fn is_bare_identifier(s: &str) -> bool {
-    let mut bytes = s.bytes();
-    bytes
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
-        && bytes.all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
-}
-
-impl fmt::Display for Op {
-    /// The operator as written in a filter (`=`, `!=`, ..., `IS NULL`).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Op::Eq => "=",
-            Op::NotEq => "!=",
-            Op::Lt => "<",
-            Op::LtEq => "<=",
-            Op::Gt => ">",
-            Op::GtEq => ">=",
-            Op::IsNull => "IS NULL",
-            Op::IsNotNull => "IS NOT NULL",
-        })
-    }
-}
-
-impl fmt::Display for Literal {
-    /// The literal as written in a filter; parsing it gives the same literal
-    /// (except NaN, which has no text form).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Literal::Int(v) => write!(f, "{v}"),
-            Literal::Decimal { digits, scale } => f.write_str(&fmt_decimal(*digits, *scale)),
-            Literal::Float(v) if v.is_infinite() => {
-                f.write_str(if *v > 0.0 { "1e999" } else { "-1e999" })
-            }
-            Literal::Float(v) => write!(f, "{v:e}"),
-            Literal::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
-            Literal::Date(d) => {
-                let (y, m, d) = civil_from_days(i64::from(*d));
-                write!(f, "DATE '{y:04}-{m:02}-{d:02}'")
-            }
-            Literal::Bool(true) => f.write_str("TRUE"),
-            Literal::Bool(false) => f.write_str("FALSE"),
-        }
-    }
-}
-
-impl fmt::Display for Term {
-    /// `column op literal` (the column double-quoted when needed).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if is_bare_identifier(&self.column) {
-            f.write_str(&self.column)?;
-        } else {
-            write!(f, "\"{}\"", self.column.replace('"', "\"\""))?;
-        }
-        match (&self.op, &self.value) {
-            (Op::IsNull | Op::IsNotNull, _) => write!(f, " {}", self.op),
-            (op, Some(v)) => write!(f, " {op} {v}"),
-            (op, None) => write!(f, " {op} NULL"),
-        }
-    }
-}
-
-impl fmt::Display for Predicate {
-    /// Re-parsable text, e.g.
-    /// `l_shipdate >= DATE '1994-01-01' AND l_discount <= 0.07`
-    /// (`BETWEEN` shows as its two terms; a predicate without terms shows as
-    /// an empty string, which does not parse).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, t) in self.terms.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" AND ")?;
-            }
-            write!(f, "{t}")?;
-        }
-        Ok(())
+        .whole()
     }
 }

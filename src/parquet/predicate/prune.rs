@@ -1,4 +1,5 @@
-//! Pruning: statistics and column-index bounds against terms.
+//! Pruning: statistics and column-index bounds against the predicate tree,
+//! with three-valued reasoning.
 
 use std::cmp::Ordering;
 
@@ -76,6 +77,10 @@ pub(super) fn stats_bounds(kind: Kind, stats: &Statistics) -> (Option<Val<'_>>, 
             s.min_opt().map(|v| Val::Num(int_val(*v, unsigned, false))),
             s.max_opt().map(|v| Val::Num(int_val(*v, unsigned, false))),
         ),
+        (Kind::Timestamp { .. }, Statistics::Int64(s)) => (
+            s.min_opt().map(|v| Val::Num(i128::from(*v))),
+            s.max_opt().map(|v| Val::Num(i128::from(*v))),
+        ),
         (Kind::Date, Statistics::Int32(s)) => (
             s.min_opt().map(|v| Val::Num(i128::from(*v))),
             s.max_opt().map(|v| Val::Num(i128::from(*v))),
@@ -140,6 +145,10 @@ pub(super) fn page_bounds(
             ix.max_value(p)
                 .map(|v| Val::Num(int_val(*v, unsigned, false))),
         ),
+        (Kind::Timestamp { .. }, ColumnIndexMetaData::INT64(ix)) => (
+            ix.min_value(p).map(|v| Val::Num(i128::from(*v))),
+            ix.max_value(p).map(|v| Val::Num(i128::from(*v))),
+        ),
         (Kind::Date, ColumnIndexMetaData::INT32(ix)) => (
             ix.min_value(p).map(|v| Val::Num(i128::from(*v))),
             ix.max_value(p).map(|v| Val::Num(i128::from(*v))),
@@ -182,16 +191,9 @@ pub(super) struct Bounds<'a> {
     pub(super) all_null: bool,
 }
 
-/// False only when `bounds` prove that no value satisfies `op key`.
-pub(super) fn term_may_match(op: Op, key: Option<&Key>, kind: Kind, b: &Bounds<'_>) -> bool {
-    match op {
-        Op::IsNull => return b.nulls != Some(0),
-        Op::IsNotNull => return !b.all_null,
-        _ => {}
-    }
-    let Some(key) = key else {
-        return true;
-    };
+/// False only when `bounds` prove that no value satisfies `op key` (NaN,
+/// left out of statistics, aside: see [`term_may`]).
+pub(super) fn cmp_may(op: Op, key: &Key, kind: Kind, b: &Bounds<'_>) -> bool {
     if b.all_null {
         return false;
     }
@@ -214,9 +216,113 @@ pub(super) fn term_may_match(op: Op, key: Option<&Key>, kind: Kind, b: &Bounds<'
         Op::LtEq => lo == Some(Greater),
         Op::Gt => matches!(hi, Some(Less | Equal)),
         Op::GtEq => hi == Some(Less),
-        Op::IsNull | Op::IsNotNull => false,
     };
     !pruned
+}
+
+/// The operator true exactly where `op` is false (for non-NULL, non-NaN
+/// values).
+fn complement(op: Op) -> Op {
+    match op {
+        Op::Eq => Op::NotEq,
+        Op::NotEq => Op::Eq,
+        Op::Lt => Op::GtEq,
+        Op::LtEq => Op::Gt,
+        Op::Gt => Op::LtEq,
+        Op::GtEq => Op::Lt,
+    }
+}
+
+/// False only when `bounds` prove that no row makes `op key` evaluate to
+/// `want` (TRUE or FALSE; NULL rows are neither). NaN, absent from
+/// statistics, makes every comparison FALSE except `!=`, which it makes
+/// TRUE.
+fn op_may(op: Op, key: &Key, kind: Kind, b: &Bounds<'_>, want: bool) -> bool {
+    let float = matches!(kind, Kind::F32 | Kind::F64);
+    match (want, float) {
+        _ if b.all_null => false,
+        (true, true) if op == Op::NotEq => true,
+        (false, true) if op != Op::NotEq => true,
+        (true, _) => cmp_may(op, key, kind, b),
+        (false, _) => cmp_may(complement(op), key, kind, b),
+    }
+}
+
+/// False only when `bounds` prove that no value starts with `prefix`
+/// (`want`), or that every non-NULL value does (not `want`).
+fn prefix_may(prefix: &[u8], b: &Bounds<'_>, want: bool) -> bool {
+    if b.all_null {
+        return false;
+    }
+    let bytes = |v: Option<Val<'_>>| match v {
+        Some(Val::Bytes(x)) => Some(x.to_vec()),
+        _ => None,
+    };
+    let (min, max) = (bytes(b.min), bytes(b.max));
+    if !want {
+        // The values with the prefix form an interval of the byte order.
+        return !(min.as_ref().is_some_and(|m| m.starts_with(prefix))
+            && max.as_ref().is_some_and(|m| m.starts_with(prefix)));
+    }
+    // Below the prefix, or above every value starting with it.
+    let below = max.is_some_and(|m| m.as_slice() < prefix);
+    let above = min.is_some_and(|m| m.as_slice() > prefix && !m.starts_with(prefix));
+    !(below || above)
+}
+
+/// False only when `bounds` prove that no row makes the term evaluate to
+/// `want` (TRUE or FALSE).
+pub(super) fn term_may(term: &Term, kind: Kind, b: &Bounds<'_>, want: bool) -> bool {
+    let key = |lit: &Literal| key_for(kind, lit).ok();
+    let float = matches!(kind, Kind::F32 | Kind::F64);
+    match &term.test {
+        Test::IsNull if want => b.nulls != Some(0),
+        Test::IsNull => !b.all_null,
+        Test::Cmp(op, lit) => key(lit).is_none_or(|k| op_may(*op, &k, kind, b, want)),
+        Test::Between(lo, hi) => match (key(lo), key(hi)) {
+            (Some(lo), Some(hi)) if want => {
+                cmp_may(Op::GtEq, &lo, kind, b) && cmp_may(Op::LtEq, &hi, kind, b)
+            }
+            (Some(lo), Some(hi)) => {
+                !b.all_null
+                    && (float || cmp_may(Op::Lt, &lo, kind, b) || cmp_may(Op::Gt, &hi, kind, b))
+            }
+            _ => true,
+        },
+        Test::In(values) => {
+            let Some(keys) = values.iter().map(key).collect::<Option<Vec<Key>>>() else {
+                return true;
+            };
+            if want {
+                keys.iter().any(|k| cmp_may(Op::Eq, k, kind, b))
+            } else {
+                // A FALSE row holds a value unlike every listed one.
+                !b.all_null && (float || keys.iter().all(|k| cmp_may(Op::NotEq, k, kind, b)))
+            }
+        }
+        Test::StartsWith(prefix) if kind == Kind::Bytes => prefix_may(prefix.as_bytes(), b, want),
+        Test::StartsWith(_) => true,
+    }
+}
+
+/// False only when the bounds `of` gives for the terms prove that no row
+/// makes `p` evaluate to `want`; `of` answers None for a term it knows
+/// nothing about (any row may be TRUE, FALSE or unknown).
+pub(super) fn tree_may<'a>(
+    p: &Predicate,
+    want: bool,
+    of: &dyn Fn(&Term) -> Option<(Kind, Bounds<'a>)>,
+) -> bool {
+    match p {
+        Predicate::Term(t) => of(t).is_none_or(|(kind, b)| term_may(t, kind, &b, want)),
+        Predicate::Not(c) => tree_may(c, !want, of),
+        // AND is TRUE where every part is, FALSE where any part is; OR the
+        // other way round.
+        Predicate::And(cs) if want => cs.iter().all(|c| tree_may(c, true, of)),
+        Predicate::And(cs) => cs.iter().any(|c| tree_may(c, false, of)),
+        Predicate::Or(cs) if want => cs.iter().any(|c| tree_may(c, true, of)),
+        Predicate::Or(cs) => cs.iter().all(|c| tree_may(c, false, of)),
+    }
 }
 
 /// The kind of a leaf column usable for pruning: None for nested or
@@ -225,33 +331,23 @@ pub(super) fn prunable_kind(cd: &ColumnDescriptor) -> Option<Kind> {
     (cd.max_rep_level() == 0 && cd.path().parts().len() == 1).then(|| leaf_kind(cd))
 }
 
-pub(super) fn term_key(term: &Term, kind: Kind) -> Option<Key> {
-    term.value.as_ref().and_then(|v| key_for(kind, v).ok())
-}
-
 impl Predicate {
     /// false only when the row group's column-chunk statistics prove that no
-    /// row satisfies all terms; true when unsure (no statistics, unsupported
-    /// type, ...).
+    /// row satisfies the predicate; true when unsure (no statistics,
+    /// unsupported type, ...).
     ///
     /// Only top-level, non-repeated columns are used; terms on nested
-    /// columns, invalid terms and unknown columns count as "may match".
+    /// columns, invalid terms and unknown columns count as "anything".
     pub fn row_group_may_match(&self, rg: &RowGroupMetaData) -> bool {
         if rg.num_rows() == 0 {
             return false;
         }
         let schema = rg.schema_descr();
-        for term in &self.terms {
-            let Some(leaf) = resolve(schema, &term.column).and_then(|r| r.leaf) else {
-                continue;
-            };
+        let of = |t: &Term| {
+            let leaf = resolve(schema, &t.column)?.leaf?;
             let chunk = rg.column(leaf);
-            let Some(kind) = prunable_kind(chunk.column_descr()) else {
-                continue;
-            };
-            let Some(stats) = chunk.statistics() else {
-                continue;
-            };
+            let kind = prunable_kind(chunk.column_descr())?;
+            let stats = chunk.statistics()?;
             let nulls = stats.null_count_opt();
             let (min, max) = stats_bounds(kind, stats);
             let bounds = Bounds {
@@ -260,21 +356,20 @@ impl Predicate {
                 nulls,
                 all_null: nulls.is_some_and(|n| i64::try_from(n).ok() == Some(rg.num_rows())),
             };
-            if !term_may_match(term.op, term_key(term, kind).as_ref(), kind, &bounds) {
-                return false;
-            }
-        }
-        true
+            Some((kind, bounds))
+        };
+        tree_may(self, true, &of)
     }
 
     /// For the leaf column `leaf` (index into the schema's leaves) and its
     /// column index in one row group: for each page, whether that page may
-    /// contain rows satisfying all terms on that column (terms on other
-    /// columns are ignored here). None when the index is
-    /// ColumnIndexMetaData::NONE or no term concerns this column.
+    /// contain rows satisfying the predicate, knowing only this column's
+    /// page bounds (terms on other columns may be anything). None when the
+    /// index is ColumnIndexMetaData::NONE or no term concerns this column.
     ///
-    /// A page of NULLs only matches `IS NULL`. For nested or repeated leaves
-    /// every page may match.
+    /// A page of NULLs only matches `IS NULL` (and what NULL makes TRUE,
+    /// e.g. `x IS NULL OR x > 5`). For nested or repeated leaves every page
+    /// may match.
     pub fn pages_may_match(
         &self,
         rg: &RowGroupMetaData,
@@ -285,31 +380,29 @@ impl Predicate {
             return None;
         }
         let schema = rg.schema_descr();
-        let terms: Vec<&Term> = self
-            .terms
-            .iter()
-            .filter(|t| resolve(schema, &t.column).and_then(|r| r.leaf) == Some(leaf))
-            .collect();
-        if terms.is_empty() {
+        let on_leaf = |t: &Term| resolve(schema, &t.column).and_then(|r| r.leaf) == Some(leaf);
+        if !self.terms().into_iter().any(on_leaf) {
             return None;
         }
         let pages = usize::try_from(index.num_pages()).ok()?;
         let Some(kind) = prunable_kind(rg.column(leaf).column_descr()) else {
             return Some(vec![true; pages]);
         };
-        let keys: Vec<(Op, Option<Key>)> =
-            terms.iter().map(|t| (t.op, term_key(t, kind))).collect();
         let out = (0..pages)
             .map(|p| {
-                let (min, max) = page_bounds(kind, index, p);
-                let bounds = Bounds {
-                    min,
-                    max,
-                    nulls: index.null_count(p).and_then(|n| u64::try_from(n).ok()),
-                    all_null: index.is_null_page(p),
+                let of = |t: &Term| {
+                    on_leaf(t).then(|| {
+                        let (min, max) = page_bounds(kind, index, p);
+                        let bounds = Bounds {
+                            min,
+                            max,
+                            nulls: index.null_count(p).and_then(|n| u64::try_from(n).ok()),
+                            all_null: index.is_null_page(p),
+                        };
+                        (kind, bounds)
+                    })
                 };
-                keys.iter()
-                    .all(|(op, key)| term_may_match(*op, key.as_ref(), kind, &bounds))
+                tree_may(self, true, &of)
             })
             .collect();
         Some(out)

@@ -1,11 +1,11 @@
 //! Columns of the schema: their kinds, and the literals they compare with.
 
-use ::parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
+use ::parquet::basic::{ConvertedType, LogicalType, TimeUnit, Type as PhysicalType};
 use ::parquet::schema::types::{ColumnDescriptor, SchemaDescriptor};
 
 use super::ast::*;
 use super::exact::*;
-use super::parse::*;
+use super::time::*;
 
 // ---------------------------------------------------------------------------
 // Parquet columns: resolution, kinds, literal keys
@@ -22,6 +22,10 @@ pub(super) enum Kind {
     },
     /// INT32 days since the epoch.
     Date,
+    /// INT64 timestamps in units of `10^-scale` seconds (3, 6 or 9).
+    Timestamp {
+        scale: i32,
+    },
     F32,
     F64,
     /// Strings or plain binary, compared byte-wise.
@@ -38,7 +42,9 @@ pub(super) enum Kind {
 impl Kind {
     pub(super) fn scale(self) -> i32 {
         match self {
-            Kind::Int { scale, .. } | Kind::DecBytes { scale, .. } => scale,
+            Kind::Int { scale, .. } | Kind::DecBytes { scale, .. } | Kind::Timestamp { scale } => {
+                scale
+            }
             _ => 0,
         }
     }
@@ -49,6 +55,7 @@ impl Kind {
             Kind::Int { scale: 0, .. } => "an integer",
             Kind::Int { .. } | Kind::DecBytes { .. } => "a DECIMAL",
             Kind::Date => "a DATE",
+            Kind::Timestamp { .. } => "a TIMESTAMP",
             Kind::F32 | Kind::F64 => "a floating-point",
             Kind::Bytes => "a string",
             Kind::Other(what) => what,
@@ -79,6 +86,17 @@ pub(super) fn leaf_kind(cd: &ColumnDescriptor) -> Kind {
                     unsigned: !t.is_signed,
                 },
                 (Some(LogicalType::Date), _) => Kind::Date,
+                (Some(LogicalType::Timestamp(t)), _)
+                    if cd.physical_type() == PhysicalType::INT64 =>
+                {
+                    Kind::Timestamp {
+                        scale: match t.unit {
+                            TimeUnit::MILLIS => 3,
+                            TimeUnit::MICROS => 6,
+                            TimeUnit::NANOS => 9,
+                        },
+                    }
+                }
                 (Some(_), _) => Kind::Other("time or timestamp"),
                 (
                     None,
@@ -102,6 +120,16 @@ pub(super) fn leaf_kind(cd: &ColumnDescriptor) -> Kind {
                     unsigned: true,
                 },
                 (None, ConvertedType::DATE) => Kind::Date,
+                (None, ConvertedType::TIMESTAMP_MILLIS)
+                    if cd.physical_type() == PhysicalType::INT64 =>
+                {
+                    Kind::Timestamp { scale: 3 }
+                }
+                (None, ConvertedType::TIMESTAMP_MICROS)
+                    if cd.physical_type() == PhysicalType::INT64 =>
+                {
+                    Kind::Timestamp { scale: 6 }
+                }
                 (None, _) => Kind::Other("time or timestamp"),
             }
         }
@@ -209,14 +237,38 @@ pub(super) fn key_for(kind: Kind, lit: &Literal) -> Result<Key, TermError> {
         Kind::Date => date_of(lit)
             .map(|d| Key::Exact(Exact::Val(i128::from(d), 0)))
             .map_err(|e| e.unwrap_or_else(mismatch)),
+        Kind::Timestamp { .. } => timestamp_of(lit)
+            .map(|n| Key::Exact(Exact::Val(n, 9)))
+            .map_err(|e| e.unwrap_or_else(mismatch)),
         Kind::F32 => lit_f32(lit)
             .map(|v| Key::Flt(f64::from(v)))
             .ok_or_else(mismatch),
         Kind::F64 => lit_f64(lit).map(Key::Flt).ok_or_else(mismatch),
         Kind::Bytes => match lit {
             Literal::Str(s) => Ok(Key::Bytes(s.as_bytes().to_vec())),
+            Literal::Binary(b) => Ok(Key::Bytes(b.clone())),
             _ => Err(mismatch()),
         },
+    }
+}
+
+/// Nanoseconds since the epoch of a timestamp or date literal, or of a
+/// `'YYYY-MM-DD HH:MM:SS[.f]'` (or `'YYYY-MM-DD'`) string; Err(Some) for a
+/// string that is neither, Err(None) for other literals.
+pub(super) fn timestamp_of(lit: &Literal) -> Result<i128, Option<TermError>> {
+    match lit {
+        Literal::Timestamp(n) => Ok(*n),
+        Literal::Date(d) => Ok(i128::from(*d) * DAY_NANOS),
+        Literal::Str(s) => parse_timestamp(s)
+            .or_else(|| parse_date(s).map(|d| i128::from(d) * DAY_NANOS))
+            .ok_or_else(|| {
+                Some(TermError::NotADate {
+                    text: s.clone(),
+                    what: "timestamp",
+                    form: "YYYY-MM-DD HH:MM:SS[.ffffff]",
+                })
+            }),
+        _ => Err(None),
     }
 }
 
@@ -225,9 +277,13 @@ pub(super) fn key_for(kind: Kind, lit: &Literal) -> Result<Key, TermError> {
 pub(super) fn date_of(lit: &Literal) -> Result<i32, Option<TermError>> {
     match lit {
         Literal::Date(d) => Ok(*d),
-        Literal::Str(s) => {
-            parse_date(s).ok_or_else(|| Some(TermError::NotADate { text: s.clone() }))
-        }
+        Literal::Str(s) => parse_date(s).ok_or_else(|| {
+            Some(TermError::NotADate {
+                text: s.clone(),
+                what: "date",
+                form: "YYYY-MM-DD",
+            })
+        }),
         _ => Err(None),
     }
 }
@@ -239,7 +295,7 @@ pub(super) fn check_term(schema: &SchemaDescriptor, term: &Term) -> Result<(), P
         column: term.column.clone(),
         source,
     };
-    let null_test = matches!(term.op, Op::IsNull | Op::IsNotNull);
+    let null_test = term.test == Test::IsNull;
     let Some(leaf) = resolved.leaf else {
         return if null_test {
             Ok(())
@@ -255,14 +311,47 @@ pub(super) fn check_term(schema: &SchemaDescriptor, term: &Term) -> Result<(), P
             Err(type_err(TermError::Repeated))
         };
     }
-    if null_test {
-        return Ok(());
+    let kind = leaf_kind(&cd);
+    if matches!(term.test, Test::StartsWith(_)) && kind != Kind::Bytes {
+        return Err(type_err(TermError::Like {
+            column_type: format!("{} column", kind.name()),
+        }));
     }
-    let lit = term
-        .value
-        .as_ref()
-        .ok_or_else(|| type_err(TermError::NeedsLiteral { op: term.op }))?;
-    key_for(leaf_kind(&cd), lit).map(|_| ()).map_err(type_err)
+    term.literals()
+        .into_iter()
+        .try_for_each(|lit| key_for(kind, lit).map(|_| ()))
+        .map_err(type_err)
+}
+
+/// The part of `p` that fits `schema`, selecting every row `p` selects
+/// (`positive`), or every row `p` does not select (under an odd number of
+/// NOTs): a term that does not fit drops out of an AND in positive places
+/// and out of an OR in negative ones, and elsewhere takes its parent with
+/// it. None when nothing is left.
+fn fit(p: &Predicate, schema: &SchemaDescriptor, positive: bool) -> Option<Predicate> {
+    match p {
+        Predicate::Term(t) => check_term(schema, t).is_ok().then(|| p.clone()),
+        Predicate::Not(c) => fit(c, schema, !positive).map(Predicate::negate),
+        Predicate::And(cs) | Predicate::Or(cs) => {
+            let and = matches!(p, Predicate::And(_));
+            let fitted: Vec<Option<Predicate>> =
+                cs.iter().map(|c| fit(c, schema, positive)).collect();
+            let mut kept: Vec<Predicate> = if and == positive {
+                // Dropping a part widens an AND (narrows an OR under NOT).
+                fitted.into_iter().flatten().collect()
+            } else {
+                fitted.into_iter().collect::<Option<Vec<_>>>()?
+            };
+            if kept.len() <= 1 {
+                return kept.pop();
+            }
+            Some(if and {
+                Predicate::And(kept)
+            } else {
+                Predicate::Or(kept)
+            })
+        }
+    }
 }
 
 impl Predicate {
@@ -273,21 +362,21 @@ impl Predicate {
     /// Nested (group) and repeated columns only support `IS [NOT] NULL`, on
     /// their top-level name; comparisons need a primitive, non-repeated leaf
     /// (top-level or inside structs) of a supported type: boolean, integer,
-    /// decimal, date, float, string or binary.
+    /// decimal, date, timestamp (INT64), float, string or binary; `LIKE`
+    /// needs a string or binary column.
     pub fn validate(&self, schema: &SchemaDescriptor) -> Result<(), PredicateError> {
-        self.terms.iter().try_for_each(|t| check_term(schema, t))
+        self.terms()
+            .into_iter()
+            .try_for_each(|t| check_term(schema, t))
     }
 
-    /// The terms that [`Predicate::validate`] accepts for `schema` (a term
-    /// on a column the file lacks, or with a literal of another type, is
-    /// left out); None when none is left.
+    /// A predicate that [`Predicate::validate`] accepts for `schema` and
+    /// that selects every row `self` selects (a superset): terms on columns
+    /// the file lacks, or with literals of another type, are left out where
+    /// leaving them out only widens the selection (out of an AND; an OR or
+    /// a negated AND holding one goes as a whole). None when nothing is
+    /// left.
     pub fn fitting(&self, schema: &SchemaDescriptor) -> Option<Predicate> {
-        let terms: Vec<Term> = self
-            .terms
-            .iter()
-            .filter(|t| check_term(schema, t).is_ok())
-            .cloned()
-            .collect();
-        (!terms.is_empty()).then_some(Predicate { terms })
+        fit(self, schema, true)
     }
 }

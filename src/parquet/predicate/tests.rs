@@ -15,8 +15,8 @@ use ::parquet::file::page_index::column_index::ColumnIndexMetaData;
 
 use super::ast::*;
 use super::exact::*;
-use super::parse::*;
 use super::prune::*;
+use super::time::*;
 use ::arrow::array::{DictionaryArray, StructArray};
 use ::arrow::datatypes::{Field, Fields, Int32Type, Schema};
 use ::parquet::arrow::ArrowWriter;
@@ -28,12 +28,16 @@ fn p(s: &str) -> Predicate {
         .unwrap_or_else(|e| panic!("{s:?} should parse: {e}"))
 }
 
-fn term(column: &str, op: Op, value: Option<Literal>) -> Term {
-    Term {
-        column: column.to_string(),
-        op,
-        value,
-    }
+fn term(column: &str, op: Op, value: Literal) -> Predicate {
+    Predicate::cmp(column, op, value)
+}
+
+fn is_null(column: &str) -> Predicate {
+    Predicate::term(column, Test::IsNull)
+}
+
+fn and(parts: Vec<Predicate>) -> Predicate {
+    Predicate::And(parts)
 }
 
 fn parse_err(s: &str) -> (usize, String) {
@@ -65,17 +69,19 @@ fn parses_every_operator() {
         ("a >= 1", Op::GtEq),
     ];
     for (text, op) in cases {
-        assert_eq!(
-            p(text).terms,
-            vec![term("a", op, Some(Literal::Int(1)))],
-            "{text}"
-        );
+        assert_eq!(p(text), term("a", op, Literal::Int(1)), "{text}");
     }
 }
 
 #[test]
 fn parses_literals() {
-    let lit = |s: &str| p(&format!("x = {s}")).terms[0].value.clone().unwrap();
+    let lit = |s: &str| match p(&format!("x = {s}")) {
+        Predicate::Term(Term {
+            test: Test::Cmp(Op::Eq, v),
+            ..
+        }) => v,
+        other => panic!("{s}: {other:?}"),
+    };
     assert_eq!(lit("42"), Literal::Int(42));
     assert_eq!(lit("-7"), Literal::Int(-7));
     assert_eq!(lit("+7"), Literal::Int(7));
@@ -122,6 +128,20 @@ fn parses_literals() {
     assert_eq!(lit("DATE '2000-03-01'"), Literal::Date(11017));
     assert_eq!(lit("TRUE"), Literal::Bool(true));
     assert_eq!(lit("false"), Literal::Bool(false));
+    assert_eq!(lit("X'0a1B'"), Literal::Binary(vec![0x0A, 0x1B]));
+    assert_eq!(lit("x''"), Literal::Binary(vec![]));
+    assert_eq!(
+        lit("TIMESTAMP '1970-01-01 00:00:01'"),
+        Literal::Timestamp(1_000_000_000)
+    );
+    assert_eq!(
+        lit("timestamp '1994-01-01T12:30:00.000001'"),
+        Literal::Timestamp(8766 * 86_400_000_000_000 + 45_000_000_000_000 + 1_000)
+    );
+    assert_eq!(
+        lit("TIMESTAMP '1969-12-31 23:59:59.999999999'"),
+        Literal::Timestamp(-1)
+    );
     assert_eq!(
         lit("170141183460469231731687303715884105727"),
         Literal::Int(i128::MAX)
@@ -130,88 +150,82 @@ fn parses_literals() {
 
 #[test]
 fn parses_null_tests_between_and_conjunctions() {
-    assert_eq!(p("a IS NULL").terms, vec![term("a", Op::IsNull, None)]);
+    assert_eq!(p("a IS NULL"), is_null("a"));
+    assert_eq!(p("a is not null"), is_null("a").negate());
+    let dec = |digits, scale| Literal::Decimal { digits, scale };
     assert_eq!(
-        p("a is not null").terms,
-        vec![term("a", Op::IsNotNull, None)]
-    );
-    assert_eq!(
-        p("a BETWEEN 1 AND 2.5").terms,
-        vec![
-            term("a", Op::GtEq, Some(Literal::Int(1))),
-            term(
-                "a",
-                Op::LtEq,
-                Some(Literal::Decimal {
-                    digits: 25,
-                    scale: 1
-                })
-            ),
-        ]
+        p("a BETWEEN 1 AND 2.5"),
+        Predicate::term("a", Test::Between(Literal::Int(1), dec(25, 1)))
     );
     let q = p(
         "l_shipdate >= DATE '1994-01-01' and l_shipdate < date '1995-01-01' \
                AND l_discount between 0.05 and 0.07 AnD l_quantity < 24",
     );
     assert_eq!(
-        q.terms,
-        vec![
-            term("l_shipdate", Op::GtEq, Some(Literal::Date(8766))),
-            term("l_shipdate", Op::Lt, Some(Literal::Date(9131))),
-            term(
-                "l_discount",
-                Op::GtEq,
-                Some(Literal::Decimal {
-                    digits: 5,
-                    scale: 2
-                })
-            ),
-            term(
-                "l_discount",
-                Op::LtEq,
-                Some(Literal::Decimal {
-                    digits: 7,
-                    scale: 2
-                })
-            ),
-            term("l_quantity", Op::Lt, Some(Literal::Int(24))),
-        ]
+        q,
+        and(vec![
+            term("l_shipdate", Op::GtEq, Literal::Date(8766)),
+            term("l_shipdate", Op::Lt, Literal::Date(9131)),
+            Predicate::term("l_discount", Test::Between(dec(5, 2), dec(7, 2))),
+            term("l_quantity", Op::Lt, Literal::Int(24)),
+        ])
     );
     assert_eq!(q.columns(), vec!["l_shipdate", "l_discount", "l_quantity"]);
     // Whitespace does not matter.
     assert_eq!(p("a>=1AND b<'x'"), p("  a >=  1\n\tAND\r\nb < 'x'  "));
     assert_eq!(
-        p("a>=1AND b<'x'").terms,
-        vec![
-            term("a", Op::GtEq, Some(Literal::Int(1))),
-            term("b", Op::Lt, Some(Literal::Str("x".into()))),
-        ]
+        p("a>=1AND b<'x'"),
+        and(vec![
+            term("a", Op::GtEq, Literal::Int(1)),
+            term("b", Op::Lt, Literal::Str("x".into())),
+        ])
     );
 }
 
 #[test]
 fn parses_column_names() {
-    assert_eq!(p("a.b.c = 1").terms[0].column, "a.b.c");
-    assert_eq!(p("_x9 = 1").terms[0].column, "_x9");
-    assert_eq!(p("\"my col\" = 1").terms[0].column, "my col");
-    assert_eq!(p("\"say \"\"hi\"\"\" = 1").terms[0].column, "say \"hi\"");
+    let column = |q: &str| p(q).terms()[0].column.clone();
+    assert_eq!(column("a.b.c = 1"), "a.b.c");
+    assert_eq!(column("_x9 = 1"), "_x9");
+    assert_eq!(column("\"my col\" = 1"), "my col");
+    assert_eq!(column("\"say \"\"hi\"\"\" = 1"), "say \"hi\"");
     // Keywords are fine as column names.
     assert_eq!(
-        p("date >= DATE '1994-01-01'").terms,
-        vec![term("date", Op::GtEq, Some(Literal::Date(8766)))]
+        p("date >= DATE '1994-01-01'"),
+        term("date", Op::GtEq, Literal::Date(8766))
     );
+    assert_eq!(p("not = 1"), term("not", Op::Eq, Literal::Int(1)));
+    assert_eq!(p("not IS NULL"), is_null("not"));
+    assert_eq!(p("x = 1"), term("x", Op::Eq, Literal::Int(1)));
 }
 
 #[test]
 fn parse_errors_report_byte_positions() {
-    let cases: [(&str, usize, &str); 21] = [
+    let cases: [(&str, usize, &str); 35] = [
         ("", 0, "expected a column name"),
         ("   ", 3, "expected a column name"),
         ("a >", 3, "expected a literal"),
         ("a = 'abc", 4, "unterminated string"),
         ("\"abc = 1", 0, "unterminated quoted column name"),
         ("a ! 1", 2, "expected '='"),
-        ("a = 1 OR b = 2", 6, "expected AND"),
+        ("a = 1 b = 2", 6, "expected AND, OR"),
+        ("(a = 1", 6, "expected ')'"),
+        ("a = 1)", 5, "unmatched ')'"),
+        ("a = 1 OR (b = 2 AND)", 19, "expected a column name"),
+        ("NOT", 3, "expected a column name"),
+        ("a IN 1", 5, "expected '(' after IN"),
+        ("a IN ()", 6, "expected a literal"),
+        ("a IN (1 2)", 8, "expected ',' or ')'"),
+        ("a NOT 1", 6, "expected BETWEEN, IN or LIKE after NOT"),
+        ("s LIKE 'a_c%'", 7, "the wildcard \"_\" at 1"),
+        ("s LIKE 'a%c%'", 7, "the wildcard \"%\" at 1"),
+        ("s LIKE 'abc'", 7, "does not end with '%'"),
+        ("a = X'0A1'", 4, "two hex digits"),
+        (
+            "a = TIMESTAMP '1994-01-01 24:00:00'",
+            14,
+            "invalid timestamp",
+        ),
         ("a = 1 AND", 9, "expected a column name"),
         ("a = DATE '1994-13-01'", 9, "invalid date"),
         ("a = DATE '1995-02-29'", 9, "invalid date"),
@@ -227,6 +241,7 @@ fn parse_errors_report_byte_positions() {
         ("a IS 5", 5, "expected NULL or NOT NULL"),
         ("a IS NOT 5", 9, "expected NULL"),
         ("a 5", 2, "expected a comparison operator"),
+        ("a LIKE 5", 7, "expected a quoted pattern"),
         ("a = - 5", 4, "expected a digit after the sign"),
         ("a = 1 AND b ~ 2", 12, "unexpected character '~'"),
         ("é = 1", 0, "unexpected character 'é'"),
@@ -240,7 +255,7 @@ fn parse_errors_report_byte_positions() {
     assert_eq!(
         err.to_string(),
         "cannot parse filter \"a = \" at 4: expected a literal (number, 'string', \
-         DATE 'YYYY-MM-DD', TRUE or FALSE)"
+         X'hex', DATE 'YYYY-MM-DD', TIMESTAMP 'YYYY-MM-DD HH:MM:SS', TRUE or FALSE)"
     );
 }
 
@@ -253,7 +268,27 @@ fn display_round_trips() {
     );
     let cases = [
         ("a == 1 AND b <> -2", "a = 1 AND b != -2"),
-        ("x BETWEEN 0.05 AND 0.07", "x >= 0.05 AND x <= 0.07"),
+        ("x BETWEEN 0.05 AND 0.07", "x BETWEEN 0.05 AND 0.07"),
+        ("x not between 1 and 2", "x NOT BETWEEN 1 AND 2"),
+        ("x IN (1,2.5 , 'a')", "x IN (1, 2.5, 'a')"),
+        ("x NOT IN (X'00FF')", "x NOT IN (X'00FF')"),
+        ("s like 'it''s%'", "s LIKE 'it''s%'"),
+        ("s NOT LIKE '%'", "s NOT LIKE '%'"),
+        ("NOT a = 1", "NOT a = 1"),
+        ("NOT NOT a IS NULL", "NOT a IS NOT NULL"),
+        ("not (a = 1 or b = 2)", "NOT (a = 1 OR b = 2)"),
+        ("a = 1 OR b = 2 AND c = 3", "a = 1 OR (b = 2 AND c = 3)"),
+        ("(a = 1 OR b = 2) AND c = 3", "(a = 1 OR b = 2) AND c = 3"),
+        ("((a = 1))", "a = 1"),
+        ("(a = 1 AND b = 2) AND c = 3", "(a = 1 AND b = 2) AND c = 3"),
+        (
+            "t >= TIMESTAMP '2024-02-29 23:59:59.000500'",
+            "t >= TIMESTAMP '2024-02-29 23:59:59.0005'",
+        ),
+        (
+            "t < timestamp '1969-12-31 00:00:00'",
+            "t < TIMESTAMP '1969-12-31 00:00:00'",
+        ),
         ("x < -0.5", "x < -0.5"),
         ("x < -12.345", "x < -12.345"),
         ("x < 0.000", "x < 0.000"),
@@ -267,6 +302,8 @@ fn display_round_trips() {
         ("d < DATE '0001-01-01'", "d < DATE '0001-01-01'"),
         ("d > '1994-01-01'", "d > '1994-01-01'"),
         ("s.t.u >= 3", "s.t.u >= 3"),
+        ("\"not\" IN (1)", "\"not\" IN (1)"),
+        ("not IS NULL", "\"not\" IS NULL"),
     ];
     for (text, shown) in cases {
         let q = p(text);
@@ -274,21 +311,19 @@ fn display_round_trips() {
         assert_eq!(p(&q.to_string()), q, "{text}");
     }
     // Values that do not come from parsing also round-trip.
-    let q = Predicate {
-        terms: vec![
-            term(
-                "x",
-                Op::Lt,
-                Some(Literal::Decimal {
-                    digits: i128::MIN,
-                    scale: 38,
-                }),
-            ),
-            term("y", Op::Gt, Some(Literal::Float(0.1))),
-            term("z", Op::Eq, Some(Literal::Date(2_932_896))),
-            term("", Op::IsNull, None),
-        ],
-    };
+    let q = and(vec![
+        term(
+            "x",
+            Op::Lt,
+            Literal::Decimal {
+                digits: i128::MIN,
+                scale: 38,
+            },
+        ),
+        term("y", Op::Gt, Literal::Float(0.1)),
+        term("z", Op::Eq, Literal::Date(2_932_896)),
+        is_null(""),
+    ]);
     assert_eq!(
         q.to_string(),
         "x < -1.70141183460469231731687303715884105728 AND y > 1e-1 \
@@ -301,7 +336,9 @@ fn display_round_trips() {
 fn columns_are_distinct_in_order() {
     let q = p("b = 1 AND a = 2 AND b < 3 AND c IS NULL AND a > 0");
     assert_eq!(q.columns(), vec!["b", "a", "c"]);
-    assert!(Predicate { terms: vec![] }.columns().is_empty());
+    assert!(Predicate::all().columns().is_empty());
+    let q = p("NOT (b IN (1, 2) OR a LIKE 'x%') AND (c BETWEEN 1 AND 2 OR d IS NULL OR b = 1)");
+    assert_eq!(q.columns(), vec!["b", "a", "c", "d"]);
 }
 
 #[test]
@@ -452,7 +489,11 @@ fn evaluates_floats_with_nan_and_signed_zero() {
     assert_eq!(mask("x < 0", &b), [F, F, F, F, F, F]);
     assert_eq!(mask("x <= 0", &b), [T, T, F, F, F, F]);
     assert_eq!(mask("x > 0", &b), [F, F, F, F, T, T]);
-    assert_eq!(mask("x != 0", &b), [F, F, F, F, T, T]);
+    // NaN makes `!=` TRUE (IEEE 754, as Arrow C++ compute).
+    assert_eq!(mask("x != 0", &b), [F, F, T, F, T, T]);
+    assert_eq!(mask("NOT x < 1", &b), [F, F, T, F, T, T]);
+    assert_eq!(mask("x NOT IN (0, 2.5)", &b), [F, F, T, F, F, T]);
+    assert_eq!(mask("x IN (0, 2.5)", &b), [T, T, F, F, T, F]);
     assert_eq!(mask("x >= 2.5", &b), [F, F, F, F, T, T]);
     assert_eq!(mask("x < 1e999", &b), [T, T, F, F, T, F]);
     assert_eq!(mask("x = 1e999", &b), [F, F, F, F, F, T]);
@@ -554,7 +595,7 @@ fn evaluates_conjunctions_and_reports_errors() {
     assert_eq!(mask("a IS NULL AND s = 'x'", &b), [F, F, T, F]);
     assert_eq!(mask("a BETWEEN 2 AND 4 AND s != 'x'", &b), [F, F, F, T]);
     assert_eq!(
-        Predicate { terms: vec![] }
+        Predicate::all()
             .evaluate(&b)
             .unwrap()
             .iter()
@@ -603,7 +644,7 @@ fn lcg(state: &mut u64) -> u64 {
 }
 
 /// 1000 rows in 4 row groups of 250 rows, each of 10 pages of 25 rows.
-fn test_batch() -> RecordBatch {
+pub(super) fn test_batch() -> RecordBatch {
     let mut seed = 42u64;
     let mut r = || lcg(&mut seed);
     let (mut id, mut i32s, mut f64s, mut strs, mut dates) =
@@ -679,7 +720,7 @@ fn test_batch() -> RecordBatch {
     RecordBatch::try_new(Arc::new(schema), columns).unwrap()
 }
 
-fn write_parquet(batch: &RecordBatch) -> ParquetMetaData {
+pub(super) fn write_parquet(batch: &RecordBatch) -> ParquetMetaData {
     let props = WriterProperties::builder()
         .set_max_row_group_row_count(Some(RG_ROWS))
         .set_statistics_enabled(EnabledStatistics::Page)
@@ -701,7 +742,7 @@ fn any_match(q: &Predicate, batch: &RecordBatch) -> bool {
 }
 
 /// Row ranges (within the file) of every row group.
-fn row_group_ranges(meta: &ParquetMetaData) -> Vec<(usize, usize)> {
+pub(super) fn row_group_ranges(meta: &ParquetMetaData) -> Vec<(usize, usize)> {
     let mut start = 0;
     meta.row_groups()
         .iter()
@@ -714,7 +755,7 @@ fn row_group_ranges(meta: &ParquetMetaData) -> Vec<(usize, usize)> {
 }
 
 /// Row ranges (within the row group) of the pages of one column chunk.
-fn page_ranges(meta: &ParquetMetaData, rg: usize, leaf: usize) -> Vec<(usize, usize)> {
+pub(super) fn page_ranges(meta: &ParquetMetaData, rg: usize, leaf: usize) -> Vec<(usize, usize)> {
     let locs = meta.offset_index().unwrap()[rg][leaf].page_locations();
     let rows = meta.row_group(rg).num_rows();
     (0..locs.len())
@@ -726,7 +767,7 @@ fn page_ranges(meta: &ParquetMetaData, rg: usize, leaf: usize) -> Vec<(usize, us
         .collect()
 }
 
-fn leaf_of(meta: &ParquetMetaData, name: &str) -> usize {
+pub(super) fn leaf_of(meta: &ParquetMetaData, name: &str) -> usize {
     meta.file_metadata()
         .schema_descr()
         .columns()
@@ -735,7 +776,7 @@ fn leaf_of(meta: &ParquetMetaData, name: &str) -> usize {
         .unwrap()
 }
 
-fn keep_row_groups(q: &str, meta: &ParquetMetaData) -> Vec<bool> {
+pub(super) fn keep_row_groups(q: &str, meta: &ParquetMetaData) -> Vec<bool> {
     let q = p(q);
     meta.row_groups()
         .iter()
@@ -1117,14 +1158,16 @@ fn conjunctions_never_prune_matching_rows() {
             kept += usize::from(keep);
             for column in pred.columns() {
                 let leaf = leaf_of(&meta, column);
-                let sub = Predicate {
-                    terms: pred
-                        .terms
+                let Predicate::And(parts) = &pred else {
+                    panic!("{q}: a conjunction");
+                };
+                let sub = Predicate::And(
+                    parts
                         .iter()
-                        .filter(|t| t.column == column)
+                        .filter(|c| c.columns() == [column])
                         .cloned()
                         .collect(),
-                };
+                );
                 let pages = pred
                     .pages_may_match(rg_meta, leaf, &meta.column_index().unwrap()[rg][leaf])
                     .unwrap();
