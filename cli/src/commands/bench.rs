@@ -306,17 +306,25 @@ fn write_json(path: Option<&std::path::Path>, report: &impl serde::Serialize) ->
     Ok(())
 }
 
-/// `bench tpch --engine datafusion`.
+/// What `bench tpch --engine datafusion` and `--engine ballista` share.
 #[cfg(feature = "datafusion")]
-fn run_sql_bench(args: &BenchTpchArgs) -> Result<String> {
-    let opts = crate::bench::tpch_sql::SqlBenchOptions {
+fn query_options(args: &BenchTpchArgs) -> Result<crate::bench::tpch_sides::TpchQueryOptions> {
+    Ok(crate::bench::tpch_sides::TpchQueryOptions {
         data: args.data.clone(),
         queries: args.query.clone(),
         iterations: args.iterations,
         partitions: args.partitions,
-        cold: args.cold,
         settings: args.engine.settings()?,
         task_size: args.engine.table_task_size()?,
+    })
+}
+
+/// `bench tpch --engine datafusion`.
+#[cfg(feature = "datafusion")]
+fn run_sql_bench(args: &BenchTpchArgs) -> Result<String> {
+    let opts = crate::bench::tpch_sql::SqlBenchOptions {
+        common: query_options(args)?,
+        cold: args.cold,
     };
     let report = crate::bench::tpch_sql::run(&opts)?;
     write_json(args.json.as_deref(), &report)?;
@@ -332,21 +340,14 @@ fn run_sql_bench(_args: &BenchTpchArgs) -> Result<String> {
 /// `bench tpch --engine ballista`.
 #[cfg(feature = "ballista")]
 fn run_ballista_bench(args: &BenchTpchArgs) -> Result<String> {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    let cpus = crate::bench::tpch_sides::available_cpus();
     let executors = args.executors.max(1);
     let opts = crate::bench::tpch_ballista::BallistaBenchOptions {
-        data: args.data.clone(),
-        queries: args.query.clone(),
-        iterations: args.iterations,
-        partitions: args.partitions,
+        common: query_options(args)?,
         executors,
         concurrent_tasks: args
             .concurrent_tasks
             .unwrap_or_else(|| (cpus / executors).max(1)),
-        settings: args.engine.settings()?,
-        task_size: args.engine.table_task_size()?,
     };
     let report = crate::bench::tpch_ballista::run(&opts)?;
     write_json(args.json.as_deref(), &report)?;
