@@ -277,6 +277,9 @@ fn crc_of<B: ReadBack>(
     Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
 }
 
+/// Each landed chunk's index, bytes and CRC-32.
+type ChunkSums = Vec<(usize, u64, u32)>;
+
 /// What a scan landed: where, how fast, and each chunk's checksum when
 /// asked (chunk index, bytes, CRC-32).
 struct Landed {
@@ -286,8 +289,8 @@ struct Landed {
     seconds: f64,
     /// Bytes that landed.
     bytes_read: u64,
-    /// (chunk, bytes, CRC-32) per chunk, in chunk order, when asked.
-    sums: Vec<(usize, u64, u32)>,
+    /// Per chunk, in chunk order, when asked.
+    sums: ChunkSums,
     /// Bytes each GPU received (with --devices).
     device_bytes: Vec<(usize, u64)>,
 }
@@ -298,18 +301,15 @@ fn device_total(d: &Device) -> u64 {
     IoPath::ALL.iter().map(|&p| c.get(p).bytes).sum()
 }
 
-/// Lands the plan's row groups spread over several GPUs.
-fn land_on_devices(
+/// Fetches the plan into the GPUs of `allocs`, timed: seconds, bytes
+/// landed and, when asked, each chunk's (index, bytes, CRC-32) taken as
+/// its row group lands.
+fn fetch_to_devices(
     source: &Arc<dyn Source>,
     plan: &Arc<ScanPlan>,
-    devices: &[Device],
+    allocs: Vec<DeviceAllocator>,
     checksum: bool,
-) -> Result<Landed> {
-    let before: Vec<u64> = devices.iter().map(device_total).collect();
-    for &d in devices {
-        source.prepare_device(d)?;
-    }
-    let allocs: Vec<DeviceAllocator> = devices.iter().map(|&d| DeviceAllocator::new(d)).collect();
+) -> Result<(f64, u64, ChunkSums)> {
     let mut sums = Vec::new();
     let mut bytes_read = 0u64;
     let start = Instant::now();
@@ -324,7 +324,22 @@ fn land_on_devices(
             }
         }
     }
-    let seconds = start.elapsed().as_secs_f64();
+    Ok((start.elapsed().as_secs_f64(), bytes_read, sums))
+}
+
+/// Lands the plan's row groups spread over several GPUs.
+fn land_on_devices(
+    source: &Arc<dyn Source>,
+    plan: &Arc<ScanPlan>,
+    devices: &[Device],
+    checksum: bool,
+) -> Result<Landed> {
+    let before: Vec<u64> = devices.iter().map(device_total).collect();
+    for &d in devices {
+        source.prepare_device(d)?;
+    }
+    let allocs: Vec<DeviceAllocator> = devices.iter().map(|&d| DeviceAllocator::new(d)).collect();
+    let (seconds, bytes_read, mut sums) = fetch_to_devices(source, plan, allocs, checksum)?;
     sums.sort_by_key(|&(chunk, _, _)| chunk);
     let device_bytes = devices
         .iter()
@@ -384,24 +399,8 @@ fn land_on_device(
 ) -> Result<Landed> {
     let device = Device::get(ordinal)?;
     source.prepare_device(device)?;
-    let start = Instant::now();
-    let mut bytes_read = 0u64;
-    let mut sums = Vec::new();
-    for rg in fetch(
-        [SourceScan::new(source.clone(), plan.clone())],
-        [DeviceAllocator::new(device)],
-        FetchOptions::default(),
-    ) {
-        let rg = rg?;
-        bytes_read += rg.bytes_read;
-        if checksum {
-            for slice in &rg.chunks {
-                let (bytes, crc) = crc_of(&rg, slice)?;
-                sums.push((slice.chunk, bytes, crc));
-            }
-        }
-    }
-    let seconds = start.elapsed().as_secs_f64();
+    let allocs = vec![DeviceAllocator::new(device)];
+    let (seconds, bytes_read, sums) = fetch_to_devices(source, plan, allocs, checksum)?;
     Ok(Landed {
         destination: format!("device {ordinal}"),
         seconds,
