@@ -369,6 +369,91 @@ fn time_fetch<A: Allocator + Clone>(scans: Vec<SourceScan>, allocs: &[A]) -> Res
 /// the peak device memory used (the largest over the GPUs).
 type DecodeRun = (f64, DecodeReport, Vec<DeviceShare>, u64, u64);
 
+/// The raw scans of `files`: each file's source with its plan.
+fn scans(files: &[File]) -> Vec<SourceScan> {
+    files
+        .iter()
+        .map(|f| SourceScan {
+            source: f.source.clone(),
+            plan: f.plan.clone(),
+        })
+        .collect()
+}
+
+/// The decoder's options for a run on `devices`: the environment's, with
+/// the group size, depth and check the bench was given.
+fn decode_options(devices: &[Device], opts: &DecodeBenchOptions) -> Result<DecodeOptions> {
+    let defaults = DecodeOptions::from_env()?;
+    let base = DecodeOptions {
+        group_bytes: opts.group_bytes.unwrap_or(defaults.group_bytes),
+        depth: opts.depth.unwrap_or(defaults.depth),
+        check: opts.check.unwrap_or(defaults.check),
+        ..defaults
+    };
+    Ok(DecodeOptions {
+        devices: Devices::List(devices.iter().map(|d| d.ordinal()).collect()),
+        ..base
+    })
+}
+
+/// Decodes `files` once on `devices`, timed, watching each GPU's free
+/// memory as the batches arrive.
+fn decode_once(
+    case: &DecodeCase,
+    files: &[File],
+    devices: &[Device],
+    opts: &DecodeBenchOptions,
+) -> Result<DecodeRun> {
+    let inputs: Vec<DecodeInput> = files
+        .iter()
+        .map(|f| DecodeInput {
+            source: f.source.clone(),
+            metadata: f.metadata.clone(),
+            plan: f.plan.clone(),
+        })
+        .collect();
+    let free_before: Vec<usize> = devices
+        .iter()
+        .map(|d| Ok(d.memory_info()?.0))
+        .collect::<Result<_>>()?;
+    let mut min_free = free_before.clone();
+    let mut rows = 0u64;
+    let mut track = |batch: &gdscan::decode::array::DeviceBatch| -> Result<()> {
+        rows += batch.num_rows() as u64;
+        let at = devices
+            .iter()
+            .position(|d| Some(d.ordinal()) == batch.device_ordinal())
+            .unwrap_or(0);
+        min_free[at] = min_free[at].min(devices[at].memory_info()?.0);
+        Ok(())
+    };
+    let options = decode_options(devices, opts)?;
+    let start = Instant::now();
+    let mut stream =
+        decode(inputs, ScanRequest::default(), options).map_err(|e| decode_error(&case.name, e))?;
+    for batch in stream.by_ref() {
+        track(&batch.map_err(|e| decode_error(&case.name, e))?)?;
+    }
+    // The shares are reported for a scan over several GPUs only.
+    let shares = match devices.len() {
+        1 => Vec::new(),
+        _ => stream.shares(),
+    };
+    let report = stream.report();
+    let seconds = start.elapsed().as_secs_f64();
+    // New device memory taken during the scan, or (the decoder's pool
+    // outlives a scan, so a later scan takes little new memory) the
+    // most its pool had handed out at once, whichever is larger.
+    let peak = free_before
+        .iter()
+        .zip(&min_free)
+        .map(|(b, m)| (b - m) as u64)
+        .max()
+        .unwrap_or(0)
+        .max(report.device_pool.peak_in_use_bytes);
+    Ok((seconds, report, shares, rows, peak))
+}
+
 /// Times `case` over `files` on `devices`: one warm-up, then
 /// `opts.iterations` runs of the raw scan and the decode, back to back.
 fn run_case(
@@ -383,77 +468,9 @@ fn run_case(
         allocs,
         hosts,
     } = targets;
-    let scans = || {
-        files
-            .iter()
-            .map(|f| SourceScan {
-                source: f.source.clone(),
-                plan: f.plan.clone(),
-            })
-            .collect::<Vec<_>>()
-    };
-    let raw_once = || time_fetch(scans(), allocs);
-    let pinned_once = || time_fetch(scans(), hosts);
-    let decode_once = || -> Result<DecodeRun> {
-        let inputs: Vec<DecodeInput> = files
-            .iter()
-            .map(|f| DecodeInput {
-                source: f.source.clone(),
-                metadata: f.metadata.clone(),
-                plan: f.plan.clone(),
-            })
-            .collect();
-        let free_before: Vec<usize> = devices
-            .iter()
-            .map(|d| Ok(d.memory_info()?.0))
-            .collect::<Result<_>>()?;
-        let mut min_free = free_before.clone();
-        let mut rows = 0u64;
-        let mut track = |batch: &gdscan::decode::array::DeviceBatch| -> Result<()> {
-            rows += batch.num_rows() as u64;
-            let at = devices
-                .iter()
-                .position(|d| Some(d.ordinal()) == batch.device_ordinal())
-                .unwrap_or(0);
-            min_free[at] = min_free[at].min(devices[at].memory_info()?.0);
-            Ok(())
-        };
-        let defaults = DecodeOptions::from_env()?;
-        let base = DecodeOptions {
-            group_bytes: opts.group_bytes.unwrap_or(defaults.group_bytes),
-            depth: opts.depth.unwrap_or(defaults.depth),
-            check: opts.check.unwrap_or(defaults.check),
-            ..defaults
-        };
-        let start = Instant::now();
-        let options = DecodeOptions {
-            devices: Devices::List(devices.iter().map(|d| d.ordinal()).collect()),
-            ..base
-        };
-        let mut stream = decode(inputs, ScanRequest::default(), options)
-            .map_err(|e| decode_error(&case.name, e))?;
-        for batch in stream.by_ref() {
-            track(&batch.map_err(|e| decode_error(&case.name, e))?)?;
-        }
-        // The shares are reported for a scan over several GPUs only.
-        let shares = match devices.len() {
-            1 => Vec::new(),
-            _ => stream.shares(),
-        };
-        let report = stream.report();
-        let seconds = start.elapsed().as_secs_f64();
-        // New device memory taken during the scan, or (the decoder's pool
-        // outlives a scan, so a later scan takes little new memory) the
-        // most its pool had handed out at once, whichever is larger.
-        let peak = free_before
-            .iter()
-            .zip(&min_free)
-            .map(|(b, m)| (b - m) as u64)
-            .max()
-            .unwrap_or(0)
-            .max(report.device_pool.peak_in_use_bytes);
-        Ok((seconds, report, shares, rows, peak))
-    };
+    let raw_once = || time_fetch(scans(files), allocs);
+    let pinned_once = || time_fetch(scans(files), hosts);
+    let decode_once = || decode_once(case, files, devices, opts);
     raw_once()?;
     pinned_once()?;
     decode_once()?;

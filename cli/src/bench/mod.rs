@@ -16,6 +16,8 @@ pub(crate) mod tpch;
 #[cfg(feature = "ballista")]
 pub(crate) mod tpch_ballista;
 #[cfg(feature = "datafusion")]
+pub(crate) mod tpch_sides;
+#[cfg(feature = "datafusion")]
 pub(crate) mod tpch_sql;
 
 pub use error::{BenchError, LocalClusterError};

@@ -612,11 +612,10 @@ fn run_case(
     })
 }
 
-/// The report as a text table.
-pub(crate) fn render(report: &ReadBenchReport) -> String {
+/// Each GPU's PCI address and NUMA node, and where its bounce buffers are
+/// pinned.
+fn render_numa(out: &mut String, report: &ReadBenchReport) {
     use std::fmt::Write;
-    let mut out = String::new();
-    let _ = writeln!(out, "device: {}", report.device);
     for (d, numa) in &report.numa {
         match numa {
             Some(p) => {
@@ -637,84 +636,93 @@ pub(crate) fn render(report: &ReadBenchReport) -> String {
             }
         }
     }
-    for f in &report.files {
-        let devices: Vec<String> = f.devices.iter().map(|d| d.to_string()).collect();
+}
+
+/// One file's table: the ceiling, the baseline and the host-side copy,
+/// then each case and the cases that could not run.
+fn render_file(out: &mut String, f: &FileReport) {
+    use std::fmt::Write;
+    let devices: Vec<String> = f.devices.iter().map(|d| d.to_string()).collect();
+    let _ = writeln!(
+        out,
+        "\nfile: {} ({} bytes, crc32 {:08x}) into GPU{} {}",
+        f.file,
+        f.bytes,
+        f.crc32,
+        if f.devices.len() > 1 { "s" } else { "" },
+        devices.join(",")
+    );
+    let _ = writeln!(
+        out,
+        "{:<28} {:>7} {:>9} {:>9} {:>8} {:>8} {:>8}  bytes by path [per GPU] / check",
+        "case", "threads", "best GB/s", "med GB/s", "x pinned", "x naive", "CPU s/GB",
+    );
+    let base = |name: &str, t: &Timing| {
+        format!(
+            "{:<28} {:>7} {:>9.2} {:>9.2} {:>8.2} {:>8.2} {:>8}",
+            name,
+            "-",
+            t.best_gbps(),
+            t.median_gbps(),
+            t.best_gbps() / f.pinned_ceiling.best_gbps(),
+            t.best_gbps() / f.naive.best_gbps(),
+            "-"
+        )
+    };
+    let _ = writeln!(
+        out,
+        "{}  ceiling: 1 pinned buffer, 1 copy",
+        base("pinned H2D", &f.pinned_ceiling)
+    );
+    let _ = writeln!(
+        out,
+        "{}  baseline: 1 pread, 1 pageable copy",
+        base("naive", &f.naive)
+    );
+    let _ = writeln!(
+        out,
+        "{}  host side alone: preads into pinned memory, no GPU",
+        base("page cache -> pinned", &f.page_cache_copy)
+    );
+    for c in &f.cases {
+        let paths: Vec<String> = c
+            .path_bytes
+            .iter()
+            .map(|(p, b)| format!("{p}={b}"))
+            .collect();
+        let per_gpu: Vec<String> = c
+            .device_bytes
+            .iter()
+            .map(|(d, b)| format!("gpu{d}={b}"))
+            .collect();
         let _ = writeln!(
             out,
-            "\nfile: {} ({} bytes, crc32 {:08x}) into GPU{} {}",
-            f.file,
-            f.bytes,
-            f.crc32,
-            if f.devices.len() > 1 { "s" } else { "" },
-            devices.join(",")
+            "{:<28} {:>7} {:>9.2} {:>9.2} {:>8.2} {:>8.2} {:>8.3}  {} [{}] crc {} | {}",
+            format!("gdscan {}{}", c.route, if c.cold { " cold" } else { "" }),
+            c.threads,
+            c.timing.best_gbps(),
+            c.timing.median_gbps(),
+            c.ratio_to_pinned,
+            c.ratio_to_naive,
+            c.cpu_seconds_per_gb,
+            paths.join(" "),
+            per_gpu.join(" "),
+            if c.crc_ok { "ok" } else { "MISMATCH" },
+            c.verdict
         );
-        let _ = writeln!(
-            out,
-            "{:<28} {:>7} {:>9} {:>9} {:>8} {:>8} {:>8}  bytes by path [per GPU] / check",
-            "case", "threads", "best GB/s", "med GB/s", "x pinned", "x naive", "CPU s/GB",
-        );
-        let base = |name: &str, t: &Timing| {
-            format!(
-                "{:<28} {:>7} {:>9.2} {:>9.2} {:>8.2} {:>8.2} {:>8}",
-                name,
-                "-",
-                t.best_gbps(),
-                t.median_gbps(),
-                t.best_gbps() / f.pinned_ceiling.best_gbps(),
-                t.best_gbps() / f.naive.best_gbps(),
-                "-"
-            )
-        };
-        let _ = writeln!(
-            out,
-            "{}  ceiling: 1 pinned buffer, 1 copy",
-            base("pinned H2D", &f.pinned_ceiling)
-        );
-        let _ = writeln!(
-            out,
-            "{}  baseline: 1 pread, 1 pageable copy",
-            base("naive", &f.naive)
-        );
-        let _ = writeln!(
-            out,
-            "{}  host side alone: preads into pinned memory, no GPU",
-            base("page cache -> pinned", &f.page_cache_copy)
-        );
-        for c in &f.cases {
-            let paths: Vec<String> = c
-                .path_bytes
-                .iter()
-                .map(|(p, b)| format!("{p}={b}"))
-                .collect();
-            let per_gpu: Vec<String> = c
-                .device_bytes
-                .iter()
-                .map(|(d, b)| format!("gpu{d}={b}"))
-                .collect();
-            let _ = writeln!(
-                out,
-                "{:<28} {:>7} {:>9.2} {:>9.2} {:>8.2} {:>8.2} {:>8.3}  {} [{}] crc {} | {}",
-                format!("gdscan {}{}", c.route, if c.cold { " cold" } else { "" }),
-                c.threads,
-                c.timing.best_gbps(),
-                c.timing.median_gbps(),
-                c.ratio_to_pinned,
-                c.ratio_to_naive,
-                c.cpu_seconds_per_gb,
-                paths.join(" "),
-                per_gpu.join(" "),
-                if c.crc_ok { "ok" } else { "MISMATCH" },
-                c.verdict
-            );
-        }
-        for f in &f.failed {
-            let _ = writeln!(
-                out,
-                "gdscan {} threads {}: not run: {}",
-                f.route, f.threads, f.error
-            );
-        }
     }
+    for f in &f.failed {
+        let _ = writeln!(
+            out,
+            "gdscan {} threads {}: not run: {}",
+            f.route, f.threads, f.error
+        );
+    }
+}
+
+/// One GPU against all, per file and case (with several GPUs).
+fn render_scaling(out: &mut String, report: &ReadBenchReport) {
+    use std::fmt::Write;
     if !report.scaling.is_empty() {
         let _ = writeln!(
             out,
@@ -737,6 +745,18 @@ pub(crate) fn render(report: &ReadBenchReport) -> String {
             );
         }
     }
+}
+
+/// The report as a text table.
+pub(crate) fn render(report: &ReadBenchReport) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "device: {}", report.device);
+    render_numa(&mut out, report);
+    for f in &report.files {
+        render_file(&mut out, f);
+    }
+    render_scaling(&mut out, report);
     out
 }
 

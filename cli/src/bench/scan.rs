@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use object_store::local::LocalFileSystem;
 use object_store::ObjectStore;
+use parquet::file::metadata::ParquetMetaData;
 use serde::Serialize;
 
 use super::cases::ScanCase;
@@ -93,6 +94,212 @@ pub(crate) struct ScanBenchReport {
     pub cases: Vec<ScanCaseReport>,
 }
 
+/// The file every case reads: its handle, its source, its metadata, its
+/// bytes (the oracle the landed chunks are compared with) and the naive
+/// path to it.
+struct Subject {
+    /// The engine's handle on the file.
+    handle: Arc<FileHandle>,
+    /// The handle as a source for fetch.
+    source: Arc<dyn Source>,
+    /// The file's bytes, read once.
+    file: Vec<u8>,
+    /// The path as shown in errors and the report.
+    shown: String,
+    /// The file's metadata.
+    metadata: Arc<ParquetMetaData>,
+    /// object_store's way to the same file.
+    naive: Naive,
+}
+
+/// The naive path: object_store's local file system and the file's
+/// location in it.
+struct Naive {
+    store: LocalFileSystem,
+    location: object_store::path::Path,
+}
+
+impl Naive {
+    fn new(file: &std::path::Path, shown: &str) -> Result<Self> {
+        let location = object_store::path::Path::from_filesystem_path(file)
+            .map_err(|e| Error::io(shown, "object_store path", std::io::Error::other(e)))?;
+        Ok(Self {
+            store: LocalFileSystem::new(),
+            location,
+        })
+    }
+
+    /// Times `get_ranges` of the plan's needed ranges plus one copy per
+    /// range into device memory.
+    fn time(
+        &self,
+        plan: &ScanPlan,
+        device: Device,
+        shown: &str,
+        iterations: usize,
+    ) -> Result<Timing> {
+        let ranges = plan.needed_ranges();
+        let needed = plan.totals.bytes_needed;
+        let mut staging = DeviceBuffer::new(device, needed.max(1) as usize)?;
+        let seconds = time_runs(iterations, || {
+            let parts = futures::executor::block_on(self.store.get_ranges(&self.location, &ranges))
+                .map_err(|e| {
+                    Error::io(shown, "object_store get_ranges", std::io::Error::other(e))
+                })?;
+            let mut at = 0;
+            for part in parts {
+                staging.copy_from_host(at, &part)?;
+                at += part.len();
+            }
+            Ok(())
+        })?;
+        Ok(Timing {
+            bytes: needed,
+            seconds,
+        })
+    }
+}
+
+/// Times the whole file read into device memory through the engine.
+fn time_file_read(
+    handle: &FileHandle,
+    file_bytes: u64,
+    device: Device,
+    iterations: usize,
+) -> Result<Timing> {
+    let mut whole = DeviceBuffer::new(device, file_bytes as usize)?;
+    Ok(Timing {
+        bytes: file_bytes,
+        seconds: time_runs(iterations, || {
+            handle.pread(&mut whole, file_bytes as usize, 0)?;
+            Ok(())
+        })?,
+    })
+}
+
+/// Times the plan fetched into device memory with `alloc`.
+fn time_fetch(
+    subject: &Subject,
+    plan: &Arc<ScanPlan>,
+    alloc: &DeviceAllocator,
+    iterations: usize,
+) -> Result<Timing> {
+    let seconds = time_runs(iterations, || {
+        for rg in fetch(
+            [SourceScan::new(subject.source.clone(), plan.clone())],
+            [alloc.clone()],
+            FetchOptions::default(),
+        ) {
+            rg?;
+        }
+        Ok(())
+    })?;
+    Ok(Timing {
+        bytes: plan.totals.bytes_read,
+        seconds,
+    })
+}
+
+/// Proof: the fetch again, every landed piece compared with the file.
+/// Returns whether all were equal and the bytes per path of that run.
+fn prove(
+    subject: &Subject,
+    plan: &Arc<ScanPlan>,
+    alloc: &DeviceAllocator,
+) -> Result<(bool, Vec<(IoPath, u64)>)> {
+    subject.handle.counters().reset();
+    let mut bytes_ok = true;
+    for rg in fetch(
+        [SourceScan::new(subject.source.clone(), plan.clone())],
+        [alloc.clone()],
+        FetchOptions::default(),
+    ) {
+        let rg = rg?;
+        for slice in &rg.chunks {
+            let landed = rg.chunk_bytes(slice)?;
+            bytes_ok &= slice.file_bytes(&subject.file) == Some(landed);
+        }
+    }
+    Ok((bytes_ok, subject.handle.counters().nonzero()))
+}
+
+/// The scan spread over every GPU: its timing, then a proof run's bytes
+/// per GPU and whether every landed chunk equals the file's.
+fn spread(
+    subject: &Subject,
+    plan: &Arc<ScanPlan>,
+    all: &[Device],
+    iterations: usize,
+) -> Result<(Timing, Vec<u64>, bool)> {
+    let allocs: Vec<DeviceAllocator> = all.iter().map(|&d| DeviceAllocator::new(d)).collect();
+    let scans = [SourceScan::new(subject.source.clone(), plan.clone())];
+    let seconds = time_runs(iterations, || {
+        for rg in fetch(scans.clone(), allocs.clone(), FetchOptions::default()) {
+            rg?;
+        }
+        Ok(())
+    })?;
+    let mut ok = true;
+    let mut proof_bytes = vec![0; allocs.len()];
+    for rg in fetch(scans.clone(), allocs.clone(), FetchOptions::default()) {
+        let rg = rg?;
+        proof_bytes[rg.share] += rg.bytes_read;
+        for slice in &rg.chunks {
+            ok &= slice.file_bytes(&subject.file) == Some(rg.chunk_bytes(slice)?);
+        }
+    }
+    let timing = Timing {
+        bytes: plan.totals.bytes_read,
+        seconds,
+    };
+    Ok((timing, proof_bytes, ok))
+}
+
+/// One case: gdscan's fetch timed and proved, spread over every GPU when
+/// there are several, and the naive path timed.
+fn run_case(
+    case: &ScanCase,
+    subject: &Subject,
+    all: &[Device],
+    alloc: &DeviceAllocator,
+    file_read: &Timing,
+    iterations: usize,
+) -> Result<ScanCaseReport> {
+    let plan: Arc<ScanPlan> = Arc::new(case.plan(&subject.shown, &subject.metadata)?);
+    let gdscan = time_fetch(subject, &plan, alloc, iterations)?;
+    let (bytes_ok, path_bytes) = prove(subject, &plan, alloc)?;
+    let (all_gpus, all_gpus_bytes, all_gpus_bytes_ok) = if all.len() > 1 {
+        let (timing, bytes, ok) = spread(subject, &plan, all, iterations)?;
+        (Some(timing), bytes, Some(ok))
+    } else {
+        (None, Vec::new(), None)
+    };
+    let naive = subject
+        .naive
+        .time(&plan, all[0], &subject.shown, iterations)?;
+    let needed = plan.totals.bytes_needed;
+    Ok(ScanCaseReport {
+        name: case.name.clone(),
+        bytes_needed: needed,
+        bytes_read: plan.totals.bytes_read,
+        read_amplification: plan.totals.bytes_read as f64 / needed.max(1) as f64,
+        rows_covered: plan.row_groups.iter().map(|r| r.num_rows).sum(),
+        row_groups: (
+            plan.totals.row_groups_kept,
+            plan.totals.row_groups_considered,
+        ),
+        ratio_to_file_read: gdscan.best_gbps() / file_read.best_gbps(),
+        speedup_over_naive: naive.best() / gdscan.best(),
+        gdscan,
+        naive,
+        bytes_ok,
+        all_gpus,
+        all_gpus_bytes,
+        all_gpus_bytes_ok,
+        path_bytes,
+    })
+}
+
 /// Runs the benchmark.
 pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let all = match &opts.devices {
@@ -110,124 +317,23 @@ pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
     let file = std::fs::read(&opts.file).map_err(|e| Error::io(&shown, "read", e))?; // warms the cache, and the oracle
     let source: Arc<dyn Source> = Arc::new(LocalSource::new(handle.clone())?);
     let metadata = load(&source, MetadataOptions::default())?;
-
-    let mut whole = DeviceBuffer::new(device, file_bytes as usize)?;
-    let file_read = Timing {
-        bytes: file_bytes,
-        seconds: time_runs(opts.iterations, || {
-            handle.pread(&mut whole, file_bytes as usize, 0)?;
-            Ok(())
-        })?,
+    let file_read = time_file_read(&handle, file_bytes, device, opts.iterations)?;
+    let naive = Naive::new(&opts.file, &shown)?;
+    let subject = Subject {
+        handle,
+        source,
+        file,
+        shown,
+        metadata,
+        naive,
     };
-    drop(whole);
-
-    let store = LocalFileSystem::new();
-    let location = object_store::path::Path::from_filesystem_path(&opts.file)
-        .map_err(|e| Error::io(&shown, "object_store path", std::io::Error::other(e)))?;
     // One allocator for every scan: steady-state scans reuse row-group buffers.
     let alloc = DeviceAllocator::new(device);
-    let mut cases = Vec::new();
-    for case in &opts.cases {
-        let plan: Arc<ScanPlan> = Arc::new(case.plan(&shown, &metadata)?);
-        let seconds = time_runs(opts.iterations, || {
-            for rg in fetch(
-                [SourceScan::new(source.clone(), plan.clone())],
-                [alloc.clone()],
-                FetchOptions::default(),
-            ) {
-                rg?;
-            }
-            Ok(())
-        })?;
-        // Proof: the last fetch again, every piece compared with the file.
-        handle.counters().reset();
-        let mut bytes_ok = true;
-        for rg in fetch(
-            [SourceScan::new(source.clone(), plan.clone())],
-            [alloc.clone()],
-            FetchOptions::default(),
-        ) {
-            let rg = rg?;
-            for slice in &rg.chunks {
-                let landed = rg.chunk_bytes(slice)?;
-                bytes_ok &= slice.file_bytes(&file) == Some(landed);
-            }
-        }
-        let path_bytes = handle.counters().nonzero();
-        let (all_gpus, all_gpus_bytes, all_gpus_bytes_ok) = if all.len() > 1 {
-            let allocs: Vec<DeviceAllocator> =
-                all.iter().map(|&d| DeviceAllocator::new(d)).collect();
-            let scans = [SourceScan::new(source.clone(), plan.clone())];
-            let seconds = time_runs(opts.iterations, || {
-                for rg in fetch(scans.clone(), allocs.clone(), FetchOptions::default()) {
-                    rg?;
-                }
-                Ok(())
-            })?;
-            let mut ok = true;
-            let mut proof_bytes = vec![0; allocs.len()];
-            for rg in fetch(scans.clone(), allocs.clone(), FetchOptions::default()) {
-                let rg = rg?;
-                proof_bytes[rg.share] += rg.bytes_read;
-                for slice in &rg.chunks {
-                    ok &= slice.file_bytes(&file) == Some(rg.chunk_bytes(slice)?);
-                }
-            }
-            (
-                Some(Timing {
-                    bytes: plan.totals.bytes_read,
-                    seconds,
-                }),
-                proof_bytes,
-                Some(ok),
-            )
-        } else {
-            (None, Vec::new(), None)
-        };
-        let ranges = plan.needed_ranges();
-        let needed = plan.totals.bytes_needed;
-        let mut staging = DeviceBuffer::new(device, needed.max(1) as usize)?;
-        let naive_seconds = time_runs(opts.iterations, || {
-            let parts =
-                futures::executor::block_on(store.get_ranges(&location, &ranges)).map_err(|e| {
-                    Error::io(&shown, "object_store get_ranges", std::io::Error::other(e))
-                })?;
-            let mut at = 0;
-            for part in parts {
-                staging.copy_from_host(at, &part)?;
-                at += part.len();
-            }
-            Ok(())
-        })?;
-        let gdscan = Timing {
-            bytes: plan.totals.bytes_read,
-            seconds,
-        };
-        let naive = Timing {
-            bytes: needed,
-            seconds: naive_seconds,
-        };
-        cases.push(ScanCaseReport {
-            name: case.name.clone(),
-            bytes_needed: needed,
-            bytes_read: plan.totals.bytes_read,
-            read_amplification: plan.totals.bytes_read as f64 / needed.max(1) as f64,
-            rows_covered: plan.row_groups.iter().map(|r| r.num_rows).sum(),
-            row_groups: (
-                plan.totals.row_groups_kept,
-                plan.totals.row_groups_considered,
-            ),
-            ratio_to_file_read: gdscan.best_gbps() / file_read.best_gbps(),
-            speedup_over_naive: naive.best() / gdscan.best(),
-            gdscan,
-            naive,
-            bytes_ok,
-            all_gpus,
-            all_gpus_bytes,
-            all_gpus_bytes_ok,
-            path_bytes,
-        });
-    }
+    let cases = opts
+        .cases
+        .iter()
+        .map(|case| run_case(case, &subject, &all, &alloc, &file_read, opts.iterations))
+        .collect::<Result<Vec<_>>>()?;
     Ok(ScanBenchReport {
         device: all
             .iter()
@@ -239,9 +345,9 @@ pub(crate) fn run(opts: &ScanBenchOptions) -> Result<ScanBenchReport> {
         } else {
             Vec::new()
         },
-        file: shown,
+        file: subject.shown,
         file_bytes,
-        row_groups: metadata.num_row_groups(),
+        row_groups: subject.metadata.num_row_groups(),
         file_read,
         cases,
     })

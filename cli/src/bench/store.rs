@@ -172,143 +172,219 @@ fn baseline(
     Ok(parts)
 }
 
-/// Runs the benchmark.
-pub(crate) fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
-    let Target::Remote { url, scheme, path } = classify(&opts.url)? else {
-        return Err(StoreError::Location {
-            location: opts.url.clone(),
-            reason: "bench store needs a store URL (s3://, http://, ...), not a local path".into(),
-        }
-        .into());
-    };
-    let (store, counts): (Arc<dyn ObjectStore>, Arc<HttpCounts>) =
-        build_store(&url, scheme, &opts.store, &[])?;
-    if let Some(file) = &opts.upload {
-        let shown = file.display().to_string();
-        let data = std::fs::read(file).map_err(|e| Error::io(&shown, "read", e))?;
-        let (s, p) = (store.clone(), path.clone());
-        gdscan::store::block_on(async move { s.put(&p, data.into()).await })?.map_err(|e| {
-            StoreError::Request {
-                object: opts.url.clone(),
-                op: "upload".into(),
-                source: e,
+/// The object in its store, with the store's request counts and where
+/// the scans land.
+struct Object<'a> {
+    opts: &'a StoreBenchOptions,
+    store: Arc<dyn ObjectStore>,
+    counts: Arc<HttpCounts>,
+    path: object_store::path::Path,
+    dest: Dest,
+}
+
+impl<'a> Object<'a> {
+    /// The store of `opts.url` (a remote URL, not a local path), the
+    /// object uploaded first when asked.
+    fn connect(opts: &'a StoreBenchOptions) -> Result<Self> {
+        let Target::Remote { url, scheme, path } = classify(&opts.url)? else {
+            return Err(StoreError::Location {
+                location: opts.url.clone(),
+                reason: "bench store needs a store URL (s3://, http://, ...), not a local path"
+                    .into(),
             }
-        })?;
-    }
-    let dest = match opts.device {
-        Some(d) => {
-            let device = Device::get(d)?;
-            Dest::Device(device, DeviceAllocator::new(device))
+            .into());
+        };
+        let (store, counts): (Arc<dyn ObjectStore>, Arc<HttpCounts>) =
+            build_store(&url, scheme, &opts.store, &[])?;
+        if let Some(file) = &opts.upload {
+            let shown = file.display().to_string();
+            let data = std::fs::read(file).map_err(|e| Error::io(&shown, "read", e))?;
+            let (s, p) = (store.clone(), path.clone());
+            gdscan::store::block_on(async move { s.put(&p, data.into()).await })?.map_err(|e| {
+                StoreError::Request {
+                    object: opts.url.clone(),
+                    op: "upload".into(),
+                    source: e,
+                }
+            })?;
         }
-        None => Dest::Host,
-    };
-    let open = |concurrency: usize| -> Result<RemoteSource> {
+        let dest = match opts.device {
+            Some(d) => {
+                let device = Device::get(d)?;
+                Dest::Device(device, DeviceAllocator::new(device))
+            }
+            None => Dest::Host,
+        };
+        Ok(Self {
+            opts,
+            store,
+            counts,
+            path,
+            dest,
+        })
+    }
+
+    /// The object as a source with `concurrency` requests in flight at
+    /// most, prepared for the destination's device.
+    fn open(&self, concurrency: usize) -> Result<RemoteSource> {
         let o = StoreOptions {
             concurrency,
-            ..opts.store.clone()
+            ..self.opts.store.clone()
         };
         let source = RemoteSource::open(
-            store.clone(),
-            path.clone(),
-            &opts.url,
+            self.store.clone(),
+            self.path.clone(),
+            &self.opts.url,
             o,
-            Some(counts.clone()),
+            Some(self.counts.clone()),
         )?;
-        if let Dest::Device(d, _) = &dest {
+        if let Dest::Device(d, _) = &self.dest {
             source.prepare_device(*d)?;
         }
         Ok(source)
+    }
+}
+
+/// The baseline's figures for one scan.
+struct Baseline {
+    /// Its runs (bytes = bytes needed).
+    timing: Timing,
+    /// Its median MB/s.
+    mbps: f64,
+    /// Its HTTP requests per scan.
+    requests: f64,
+    /// Each chunk's CRC-32 of the bytes it fetched, in plan order.
+    crcs: Vec<u32>,
+}
+
+/// Times the baseline on `plan` through `first`, and keeps the CRC-32 of
+/// each chunk's bytes to check gdscan's against.
+fn time_baseline(object: &Object, first: &RemoteSource, plan: &ScanPlan) -> Result<Baseline> {
+    let iterations = object.opts.iterations;
+    let ranges = plan.needed_ranges();
+    let needed = plan.totals.bytes_needed;
+    let mut staging = match &object.dest {
+        Dest::Device(d, _) => Some(DeviceBuffer::new(*d, needed.max(1) as usize)?),
+        Dest::Host => None,
     };
-    let first = open(opts.concurrency.first().copied().unwrap_or(16))?;
-    let object_bytes = first.size();
-    let mut cases = Vec::new();
-    for case in &opts.cases {
-        let shared: Arc<dyn Source> = Arc::new(first.clone());
-        let meta = load(
-            &shared,
-            MetadataOptions {
-                page_index: case.filter.is_some(),
-                ..Default::default()
-            },
+    let mut host = vec![
+        0u8;
+        if staging.is_some() {
+            0
+        } else {
+            needed as usize
+        }
+    ];
+    let before = object.counts.unattributed();
+    let mut parts = Vec::new();
+    let seconds = time_runs(iterations, || {
+        parts = baseline(
+            &object.store,
+            first,
+            &ranges,
+            &object.dest,
+            &mut staging,
+            &mut host,
         )?;
-        let plan = Arc::new(case.plan(&opts.url, &meta)?);
-        let ranges = plan.needed_ranges();
-        let needed = plan.totals.bytes_needed;
-        let mut staging = match &dest {
-            Dest::Device(d, _) => Some(DeviceBuffer::new(*d, needed.max(1) as usize)?),
-            Dest::Host => None,
-        };
-        let mut host = vec![
-            0u8;
-            if staging.is_some() {
-                0
-            } else {
-                needed as usize
-            }
-        ];
-        let before = counts.unattributed();
-        let mut parts = Vec::new();
-        let seconds = time_runs(opts.iterations, || {
-            parts = baseline(&store, &first, &ranges, &dest, &mut staging, &mut host)?;
-            Ok(())
+        Ok(())
+    })?;
+    let runs = (iterations.max(1) + 1) as f64;
+    let timing = Timing {
+        bytes: needed,
+        seconds,
+    };
+    // The baseline's bytes, per chunk, to check gdscan's against.
+    let mut crcs = Vec::new();
+    let mut at = parts.iter();
+    for c in &plan.chunks {
+        let mut bytes = Vec::new();
+        for _ in &c.ranges {
+            bytes.extend_from_slice(at.next().map(|b| &b[..]).unwrap_or_default());
+        }
+        crcs.push(crc32fast::hash(&bytes));
+    }
+    Ok(Baseline {
+        mbps: mbps(needed, timing.median()),
+        requests: (object.counts.unattributed() - before) as f64 / runs,
+        timing,
+        crcs,
+    })
+}
+
+/// gdscan's scan of `plan` at each concurrency, timed, then once more with
+/// every chunk's CRC-32 compared with the baseline's; returns the points
+/// and whether every chunk matched.
+fn sweep(object: &Object, plan: &Arc<ScanPlan>, base: &Baseline) -> Result<(Vec<Point>, bool)> {
+    let iterations = object.opts.iterations;
+    let runs = (iterations.max(1) + 1) as f64;
+    let mut points = Vec::new();
+    let mut bytes_ok = true;
+    for &concurrency in &object.opts.concurrency {
+        let source: Arc<dyn Source> = Arc::new(object.open(concurrency)?);
+        let before = source.counters().get(gdscan::IoPath::RemoteStore);
+        let seconds = time_runs(iterations, || {
+            scan(&source, plan, &object.dest, false).map(|_| ())
         })?;
-        let runs = (opts.iterations.max(1) + 1) as f64;
-        let get_ranges = Timing {
-            bytes: needed,
+        let after = source.counters().get(gdscan::IoPath::RemoteStore);
+        let timing = Timing {
+            bytes: plan.totals.bytes_read,
             seconds,
         };
-        let get_ranges_mbps = mbps(needed, get_ranges.median());
-        let get_ranges_requests = (counts.unattributed() - before) as f64 / runs;
-        // The baseline's bytes, per chunk, to check gdscan's against.
-        let mut want = Vec::new();
-        let mut at = parts.iter();
-        for c in &plan.chunks {
-            let mut bytes = Vec::new();
-            for _ in &c.ranges {
-                bytes.extend_from_slice(at.next().map(|b| &b[..]).unwrap_or_default());
-            }
-            want.push(crc32fast::hash(&bytes));
-        }
-        let mut points = Vec::new();
-        let mut bytes_ok = true;
-        for &concurrency in &opts.concurrency {
-            let source: Arc<dyn Source> = Arc::new(open(concurrency)?);
-            let before = source.counters().get(gdscan::IoPath::RemoteStore);
-            let seconds = time_runs(opts.iterations, || {
-                scan(&source, &plan, &dest, false).map(|_| ())
-            })?;
-            let after = source.counters().get(gdscan::IoPath::RemoteStore);
-            let timing = Timing {
-                bytes: plan.totals.bytes_read,
-                seconds,
-            };
-            let m = mbps(timing.bytes, timing.median());
-            bytes_ok &= scan(&source, &plan, &dest, true)? == want;
-            points.push(Point {
-                concurrency,
-                requests: (after.ops - before.ops) as f64 / runs,
-                retries: after.retries - before.retries,
-                ratio_to_get_ranges: m / get_ranges_mbps,
-                mbps: m,
-                timing,
-            });
-        }
-        cases.push(StoreCaseReport {
-            name: case.name.clone(),
-            bytes_needed: needed,
-            bytes_read: plan.totals.bytes_read,
-            get_ranges,
-            get_ranges_mbps,
-            get_ranges_requests,
-            points,
-            bytes_ok,
+        let m = mbps(timing.bytes, timing.median());
+        bytes_ok &= scan(&source, plan, &object.dest, true)? == base.crcs;
+        points.push(Point {
+            concurrency,
+            requests: (after.ops - before.ops) as f64 / runs,
+            retries: after.retries - before.retries,
+            ratio_to_get_ranges: m / base.mbps,
+            mbps: m,
+            timing,
         });
     }
+    Ok((points, bytes_ok))
+}
+
+/// One scan: its plan from the object's metadata, the baseline, then
+/// gdscan at each concurrency.
+fn run_case(object: &Object, first: &RemoteSource, case: &ScanCase) -> Result<StoreCaseReport> {
+    let shared: Arc<dyn Source> = Arc::new(first.clone());
+    let meta = load(
+        &shared,
+        MetadataOptions {
+            page_index: case.filter.is_some(),
+            ..Default::default()
+        },
+    )?;
+    let plan = Arc::new(case.plan(&object.opts.url, &meta)?);
+    let base = time_baseline(object, first, &plan)?;
+    let (points, bytes_ok) = sweep(object, &plan, &base)?;
+    Ok(StoreCaseReport {
+        name: case.name.clone(),
+        bytes_needed: plan.totals.bytes_needed,
+        bytes_read: plan.totals.bytes_read,
+        get_ranges: base.timing,
+        get_ranges_mbps: base.mbps,
+        get_ranges_requests: base.requests,
+        points,
+        bytes_ok,
+    })
+}
+
+/// Runs the benchmark.
+pub(crate) fn run(opts: &StoreBenchOptions) -> Result<StoreBenchReport> {
+    let object = Object::connect(opts)?;
+    let first = object.open(opts.concurrency.first().copied().unwrap_or(16))?;
+    let object_bytes = first.size();
+    let cases = opts
+        .cases
+        .iter()
+        .map(|case| run_case(&object, &first, case))
+        .collect::<Result<Vec<_>>>()?;
     Ok(StoreBenchReport {
         url: opts.url.clone(),
-        store: store.to_string(),
+        store: object.store.to_string(),
         object_bytes,
-        destination: match &dest {
+        destination: match &object.dest {
             Dest::Host => "host".into(),
             Dest::Device(d, _) => d.name()?,
         },

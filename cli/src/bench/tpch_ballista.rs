@@ -7,40 +7,27 @@
 //! (planning, scheduling, shuffles through Arrow Flight), not speed-up.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ::datafusion::prelude::SessionContext;
 use serde::Serialize;
 
-use super::error::{BenchError, LocalClusterError};
+use super::error::LocalClusterError;
+use super::tpch_sides::{available_cpus, median, SingleNode, TpchQueryOptions};
 use crate::error::{Error, Result};
-use crate::tpch::{register_tpch, register_tpch_listing, tpch_query, TPCH_QUERY_COUNT};
-use gdscan::config::Settings;
-use gdscan::datafusion::{context, format_batches, GdsTableOptions, OutputFormat};
-use gdscan::engine::Engine;
+use crate::tpch::register_tpch;
+use gdscan::datafusion::{format_batches, OutputFormat};
 
 /// What to run.
 #[derive(Debug, Clone)]
 pub(crate) struct BallistaBenchOptions {
-    /// A `gdscan tpch gen` folder.
-    pub data: PathBuf,
-    /// Query numbers, 1 to 22 (empty: all).
-    pub queries: Vec<usize>,
-    /// Timed iterations per query and side, after one warm-up each.
-    pub iterations: usize,
-    /// Target partitions of every session (None: the available CPUs).
-    pub partitions: Option<usize>,
+    /// The data, queries, iterations and single-node sessions.
+    pub common: TpchQueryOptions,
     /// Executors of the cluster.
     pub executors: usize,
     /// Tasks each executor runs at once (0: the available CPUs).
     pub concurrent_tasks: usize,
-    /// Settings of gdscan's engine (single node; the executors take theirs
-    /// from the environment).
-    pub settings: Settings,
-    /// Task size of the provider's local reads.
-    pub task_size: Option<usize>,
 }
 
 /// One query's results.
@@ -79,16 +66,6 @@ pub(crate) struct BallistaBenchReport {
     pub startup_s: f64,
     /// Per query.
     pub queries: Vec<BallistaQueryResult>,
-}
-
-fn median(times: &[f64]) -> f64 {
-    let mut t = times.to_vec();
-    t.sort_by(|a, b| a.total_cmp(b));
-    match t.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => t[n / 2],
-        n => (t[n / 2 - 1] + t[n / 2]) / 2.0,
-    }
 }
 
 /// How long a cluster process may take to listen on its port.
@@ -165,23 +142,10 @@ async fn run_once(ctx: &SessionContext, sql: &str) -> Result<(f64, usize, String
     ))
 }
 
-/// Runs the benchmark.
-pub(crate) fn run(opts: &BallistaBenchOptions) -> Result<BallistaBenchReport> {
-    let queries: Vec<usize> = if opts.queries.is_empty() {
-        (1..=TPCH_QUERY_COUNT).collect()
-    } else {
-        opts.queries.clone()
-    };
-    let texts = queries
-        .iter()
-        .map(|&q| tpch_query(q).ok_or_else(|| BenchError::UnknownQuery(q).into()))
-        .collect::<Result<Vec<_>>>()?;
-    let options = GdsTableOptions {
-        engine: Some(Engine::new(opts.settings.clone())?),
-        task_size: opts.task_size,
-        ..GdsTableOptions::from_env()?
-    };
-    let started = Instant::now();
+/// Starts the local cluster: a scheduler, then `executors` executors
+/// (at least one), each listening before the next starts. Returns the
+/// processes and the scheduler's address.
+fn start_cluster(executors: usize, concurrent_tasks: usize) -> Result<(Processes, String)> {
     let mut processes = Processes(Vec::new());
     let scheduler_port = free_port()?;
     let scheduler = format!("127.0.0.1:{scheduler_port}");
@@ -192,7 +156,7 @@ pub(crate) fn run(opts: &BallistaBenchOptions) -> Result<BallistaBenchReport> {
         scheduler.clone(),
     ])?;
     processes.wait_listening(scheduler_port)?;
-    for _ in 0..opts.executors.max(1) {
+    for _ in 0..executors.max(1) {
         let flight = free_port()?;
         let grpc = free_port()?;
         processes.spawn(&[
@@ -205,41 +169,67 @@ pub(crate) fn run(opts: &BallistaBenchOptions) -> Result<BallistaBenchReport> {
             "--grpc-port".into(),
             grpc.to_string(),
             "--concurrent-tasks".into(),
-            opts.concurrent_tasks.to_string(),
+            concurrent_tasks.to_string(),
         ])?;
         processes.wait_listening(flight)?;
     }
-    let gds = context(opts.partitions);
-    register_tpch(&gds, &opts.data, options.clone())?;
-    let listing = context(opts.partitions);
-    let partitions = gds.state().config().target_partitions();
+    Ok((processes, scheduler))
+}
+
+/// One warm-up run of `sql` on each side: the rows of single-node gdscan's
+/// answer and whether the cluster's answer equals it.
+async fn warm_up(sides: &SingleNode, cluster: &SessionContext, sql: &str) -> Result<(usize, bool)> {
+    let (_, rows, ours) = run_once(&sides.gds, sql).await?;
+    run_once(&sides.listing, sql).await?;
+    let (_, _, theirs) = run_once(cluster, sql).await?;
+    Ok((rows, ours == theirs))
+}
+
+/// `iterations` rounds of one timed run of `sql` per side, the side that
+/// goes first rotating: the median seconds of single-node gdscan,
+/// single-node DataFusion and the cluster.
+async fn time_sides(
+    sides: &SingleNode,
+    cluster: &SessionContext,
+    sql: &str,
+    iterations: usize,
+) -> Result<[f64; 3]> {
+    let mut times = [Vec::new(), Vec::new(), Vec::new()];
+    for i in 0..iterations.max(1) {
+        for k in 0..3 {
+            let side = (i + k) % 3;
+            let ctx = [&sides.gds, &sides.listing, cluster][side];
+            times[side].push(run_once(ctx, sql).await?.0);
+        }
+    }
+    Ok(times.map(|t| median(&t)))
+}
+
+/// Runs the benchmark.
+pub(crate) fn run(opts: &BallistaBenchOptions) -> Result<BallistaBenchReport> {
+    let common = &opts.common;
+    let queries = common.queries()?;
+    let options = common.table_options()?;
+    let started = Instant::now();
+    let (processes, scheduler) = start_cluster(opts.executors, opts.concurrent_tasks)?;
+    let sides = SingleNode::new(common, options.clone())?;
     let rt = gdscan::ballista::runtime().map_err(LocalClusterError::Runtime)?;
     let (startup_s, results) = rt.block_on(async {
-        register_tpch_listing(&listing, &opts.data).await?;
-        let cluster = gdscan::ballista::remote(&scheduler, Some(partitions)).await?;
-        register_tpch(&cluster, &opts.data, options)?;
+        sides.register_listing(&common.data).await?;
+        let cluster = gdscan::ballista::remote(&scheduler, Some(sides.partitions)).await?;
+        register_tpch(&cluster, &common.data, options)?;
         let mut startup_s = 0.0;
         let mut results = Vec::new();
-        for (&query, sql) in queries.iter().zip(&texts) {
-            let (_, rows, ours) = run_once(&gds, sql).await?;
-            run_once(&listing, sql).await?;
-            let (_, _, theirs) = run_once(&cluster, sql).await?;
+        for &(query, sql) in &queries {
+            let (rows, answers_match) = warm_up(&sides, &cluster, sql).await?;
             if results.is_empty() {
                 startup_s = started.elapsed().as_secs_f64();
             }
-            let mut times = [Vec::new(), Vec::new(), Vec::new()];
-            for i in 0..opts.iterations.max(1) {
-                for k in 0..3 {
-                    let side = (i + k) % 3;
-                    let ctx = [&gds, &listing, &cluster][side];
-                    times[side].push(run_once(ctx, sql).await?.0);
-                }
-            }
-            let [g, d, b] = times.map(|t| median(&t));
+            let [g, d, b] = time_sides(&sides, &cluster, sql, common.iterations).await?;
             results.push(BallistaQueryResult {
                 query,
                 rows,
-                answers_match: ours == theirs,
+                answers_match,
                 gdscan_median: g,
                 datafusion_median: d,
                 ballista_median: b,
@@ -250,13 +240,11 @@ pub(crate) fn run(opts: &BallistaBenchOptions) -> Result<BallistaBenchReport> {
     })?;
     drop(processes);
     Ok(BallistaBenchReport {
-        data: opts.data.display().to_string(),
+        data: common.data.display().to_string(),
         executors: opts.executors.max(1),
         concurrent_tasks: opts.concurrent_tasks,
-        partitions,
-        num_cpus: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
+        partitions: sides.partitions,
+        num_cpus: available_cpus(),
         startup_s,
         queries: results,
     })

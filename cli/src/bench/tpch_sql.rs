@@ -14,34 +14,21 @@ use ::datafusion::physical_plan::collect;
 use ::datafusion::prelude::SessionContext;
 use serde::Serialize;
 
-use super::error::BenchError;
 use super::paired::{PairedRatio, Verdict};
 use super::tpch::table_files;
+use super::tpch_sides::{available_cpus, median, SingleNode, TpchQueryOptions};
 use crate::error::{Error, Result};
-use crate::tpch::{register_tpch, register_tpch_listing, tpch_query, Table, TPCH_QUERY_COUNT};
-use gdscan::config::Settings;
-use gdscan::datafusion::{context, runtime, scan_totals, GdsTableOptions, ScanTotals};
-use gdscan::engine::Engine;
+use crate::tpch::Table;
+use gdscan::datafusion::{runtime, scan_totals, ScanTotals};
 use gdscan::engine::{drop_from_cache, on_tmpfs};
 
 /// What to run.
 #[derive(Debug, Clone)]
 pub(crate) struct SqlBenchOptions {
-    /// A `gdscan tpch gen` folder.
-    pub data: PathBuf,
-    /// Query numbers, 1 to 22 (empty: all).
-    pub queries: Vec<usize>,
-    /// Timed iterations per query and side, after one warm-up each.
-    pub iterations: usize,
-    /// DataFusion's target partitions (None: the available CPUs).
-    pub partitions: Option<usize>,
+    /// The data, queries, iterations and sessions.
+    pub common: TpchQueryOptions,
     /// Drop the tables' files from the page cache before every iteration.
     pub cold: bool,
-    /// Settings of gdscan's engine.
-    pub settings: Settings,
-    /// Task size of the provider's local reads (see
-    /// [`GdsTableOptions::task_size`]).
-    pub task_size: Option<usize>,
 }
 
 /// One query's results.
@@ -103,16 +90,6 @@ pub(crate) struct SqlBenchReport {
     pub queries: Vec<SqlQueryResult>,
 }
 
-fn median(times: &[f64]) -> f64 {
-    let mut t = times.to_vec();
-    t.sort_by(|a, b| a.total_cmp(b));
-    match t.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => t[n / 2],
-        n => (t[n / 2 - 1] + t[n / 2]) / 2.0,
-    }
-}
-
 /// Runs `sql` once: plan and execution, timed; rows and gdscan's totals.
 async fn run_once(ctx: &SessionContext, sql: &str) -> Result<(f64, usize, ScanTotals)> {
     let start = Instant::now();
@@ -130,20 +107,58 @@ fn drop_all(files: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
+/// Runs one query: a warm-up on each side, then `iterations` pairs of
+/// timed runs, the sides taking turns to go first; with `cold`, `files`
+/// are dropped from the page cache before every run.
+async fn measure(
+    sides: &SingleNode,
+    (query, sql): (usize, &str),
+    iterations: usize,
+    cold: bool,
+    files: &[PathBuf],
+) -> Result<SqlQueryResult> {
+    let (_, rows, _) = run_once(&sides.gds, sql).await?;
+    let (_, listing_rows, _) = run_once(&sides.listing, sql).await?;
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let mut scan = ScanTotals::default();
+    for i in 0..iterations.max(1) {
+        for gdscan_turn in [i % 2 == 0, i % 2 == 1] {
+            if cold {
+                drop_all(files)?;
+            }
+            if gdscan_turn {
+                let (t, _, totals) = run_once(&sides.gds, sql).await?;
+                ours.push(t);
+                scan = totals;
+            } else {
+                theirs.push(run_once(&sides.listing, sql).await?.0);
+            }
+        }
+    }
+    let (gdscan_median, datafusion_median) = (median(&ours), median(&theirs));
+    let paired = PairedRatio::new(&theirs, &ours);
+    Ok(SqlQueryResult {
+        query,
+        rows,
+        rows_match: rows == listing_rows,
+        gdscan: ours,
+        datafusion: theirs,
+        gdscan_median,
+        datafusion_median,
+        ratio: datafusion_median / gdscan_median.max(f64::MIN_POSITIVE),
+        verdict: paired.map(|p| p.verdict()),
+        paired,
+        scan,
+    })
+}
+
 /// Runs the benchmark.
 pub(crate) fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
-    let queries: Vec<usize> = if opts.queries.is_empty() {
-        (1..=TPCH_QUERY_COUNT).collect()
-    } else {
-        opts.queries.clone()
-    };
-    let texts = queries
-        .iter()
-        .map(|&q| tpch_query(q).ok_or_else(|| BenchError::UnknownQuery(q).into()))
-        .collect::<Result<Vec<_>>>()?;
+    let common = &opts.common;
+    let queries = common.queries()?;
     let mut files = Vec::new();
     for t in Table::ALL {
-        files.extend(table_files(&opts.data, t)?);
+        files.extend(table_files(&common.data, t)?);
     }
     let tmpfs = opts.cold && files.iter().any(|f| on_tmpfs(f));
     let cold = opts.cold && !tmpfs;
@@ -151,52 +166,12 @@ pub(crate) fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let options = GdsTableOptions {
-        engine: Some(Engine::new(opts.settings.clone())?),
-        task_size: opts.task_size,
-        ..GdsTableOptions::from_env()?
-    };
-    let gds = context(opts.partitions);
-    register_tpch(&gds, &opts.data, options)?;
-    let listing = context(opts.partitions);
-    let partitions = gds.state().config().target_partitions();
+    let sides = SingleNode::new(common, common.table_options()?)?;
     let results = runtime()?.block_on(async {
-        register_tpch_listing(&listing, &opts.data).await?;
+        sides.register_listing(&common.data).await?;
         let mut results = Vec::new();
-        for (&query, sql) in queries.iter().zip(&texts) {
-            let (_, rows, _) = run_once(&gds, sql).await?;
-            let (_, listing_rows, _) = run_once(&listing, sql).await?;
-            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-            let mut scan = ScanTotals::default();
-            for i in 0..opts.iterations.max(1) {
-                for gdscan_turn in [i % 2 == 0, i % 2 == 1] {
-                    if cold {
-                        drop_all(&files)?;
-                    }
-                    if gdscan_turn {
-                        let (t, _, totals) = run_once(&gds, sql).await?;
-                        ours.push(t);
-                        scan = totals;
-                    } else {
-                        theirs.push(run_once(&listing, sql).await?.0);
-                    }
-                }
-            }
-            let (gdscan_median, datafusion_median) = (median(&ours), median(&theirs));
-            let paired = PairedRatio::new(&theirs, &ours);
-            results.push(SqlQueryResult {
-                query,
-                rows,
-                rows_match: rows == listing_rows,
-                gdscan: ours,
-                datafusion: theirs,
-                gdscan_median,
-                datafusion_median,
-                ratio: datafusion_median / gdscan_median.max(f64::MIN_POSITIVE),
-                verdict: paired.map(|p| p.verdict()),
-                paired,
-                scan,
-            });
+        for &query in &queries {
+            results.push(measure(&sides, query, common.iterations, cold, &files).await?);
         }
         Ok::<_, Error>(results)
     })?;
@@ -205,14 +180,12 @@ pub(crate) fn run(opts: &SqlBenchOptions) -> Result<SqlBenchReport> {
             gdscan_version: env!("CARGO_PKG_VERSION"),
             datafusion_version: ::datafusion::DATAFUSION_VERSION,
             start_time,
-            num_cpus: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
-            partitions,
+            num_cpus: available_cpus(),
+            partitions: sides.partitions,
             cold,
             cold_note: tmpfs
                 .then(|| "files on tmpfs cannot be dropped from memory: measured warm".into()),
-            data: opts.data.display().to_string(),
+            data: common.data.display().to_string(),
         },
         queries: results,
     })

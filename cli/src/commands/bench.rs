@@ -306,17 +306,25 @@ fn write_json(path: Option<&std::path::Path>, report: &impl serde::Serialize) ->
     Ok(())
 }
 
-/// `bench tpch --engine datafusion`.
+/// What `bench tpch --engine datafusion` and `--engine ballista` share.
 #[cfg(feature = "datafusion")]
-fn run_sql_bench(args: &BenchTpchArgs) -> Result<String> {
-    let opts = crate::bench::tpch_sql::SqlBenchOptions {
+fn query_options(args: &BenchTpchArgs) -> Result<crate::bench::tpch_sides::TpchQueryOptions> {
+    Ok(crate::bench::tpch_sides::TpchQueryOptions {
         data: args.data.clone(),
         queries: args.query.clone(),
         iterations: args.iterations,
         partitions: args.partitions,
-        cold: args.cold,
         settings: args.engine.settings()?,
         task_size: args.engine.table_task_size()?,
+    })
+}
+
+/// `bench tpch --engine datafusion`.
+#[cfg(feature = "datafusion")]
+fn run_sql_bench(args: &BenchTpchArgs) -> Result<String> {
+    let opts = crate::bench::tpch_sql::SqlBenchOptions {
+        common: query_options(args)?,
+        cold: args.cold,
     };
     let report = crate::bench::tpch_sql::run(&opts)?;
     write_json(args.json.as_deref(), &report)?;
@@ -332,21 +340,14 @@ fn run_sql_bench(_args: &BenchTpchArgs) -> Result<String> {
 /// `bench tpch --engine ballista`.
 #[cfg(feature = "ballista")]
 fn run_ballista_bench(args: &BenchTpchArgs) -> Result<String> {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    let cpus = crate::bench::tpch_sides::available_cpus();
     let executors = args.executors.max(1);
     let opts = crate::bench::tpch_ballista::BallistaBenchOptions {
-        data: args.data.clone(),
-        queries: args.query.clone(),
-        iterations: args.iterations,
-        partitions: args.partitions,
+        common: query_options(args)?,
         executors,
         concurrent_tasks: args
             .concurrent_tasks
             .unwrap_or_else(|| (cpus / executors).max(1)),
-        settings: args.engine.settings()?,
-        task_size: args.engine.table_task_size()?,
     };
     let report = crate::bench::tpch_ballista::run(&opts)?;
     write_json(args.json.as_deref(), &report)?;
@@ -411,130 +412,135 @@ fn run_decode_bench(args: &BenchDecodeArgs) -> Result<String> {
     Ok(crate::bench::decode::render(&report))
 }
 
+/// `bench tpch`: the GPUs checked and lineitem generated at `--sf` when
+/// missing, then the engine asked for.
+fn run_tpch_bench(args: &BenchTpchArgs) -> Result<String> {
+    // A GPU that does not exist fails before any data is generated or read.
+    if let Some(d) = &args.devices {
+        d.open()?;
+    }
+    if let Some(sf) = args.sf {
+        if !args.data.join("lineitem").is_dir() {
+            let mut gen = crate::tpch::GenOptions::new(sf, &args.data);
+            gen.quiet = true;
+            crate::tpch::generate(&gen)?;
+        }
+    }
+    if args.kind == TpchEngine::Datafusion {
+        return run_sql_bench(args);
+    }
+    if args.kind == TpchEngine::Ballista {
+        return run_ballista_bench(args);
+    }
+    let opts = crate::bench::tpch::TpchBenchOptions {
+        data: args.data.clone(),
+        queries: args.queries.clone(),
+        device: args.destination.device(),
+        devices: args.devices.clone(),
+        iterations: args.iterations,
+        cold: args.cold,
+        decode: args.decode,
+        settings: args.engine.settings()?,
+    };
+    let report = crate::bench::tpch::run(&opts)?;
+    write_json(args.json.as_deref(), &report)?;
+    Ok(crate::bench::tpch::render(&report))
+}
+
+/// `bench chart`: a saved decode report (and cuDF's) drawn as SVG.
+fn run_chart(args: &BenchChartArgs) -> Result<String> {
+    let value = read_json(&args.decode)?;
+    draw_chart(&value, args.cudf.as_deref(), &args.out, &args.title)?;
+    Ok(format!("wrote {}", args.out.display()))
+}
+
+/// `bench scan`: the GPUs checked, the file (lineitem at `--sf` when none
+/// is given, generated when missing), then the benchmark.
+fn run_scan_bench(args: &BenchScanArgs) -> Result<String> {
+    if let Some(d) = &args.devices {
+        d.open()?;
+    }
+    let file = match &args.file {
+        Some(f) => f.clone(),
+        None => {
+            let f = args.dir.join(format!("lineitem-sf{}.parquet", args.sf));
+            crate::tpch::ensure_lineitem(args.sf, &f)?;
+            f
+        }
+    };
+    let opts = crate::bench::scan::ScanBenchOptions {
+        file,
+        device: args.device,
+        devices: args.devices.clone(),
+        iterations: args.iterations,
+        settings: args.engine.settings()?,
+        cases: crate::bench::cases::lineitem_cases(),
+    };
+    let report = crate::bench::scan::run(&opts)?;
+    write_json(args.json.as_deref(), &report)?;
+    Ok(crate::bench::scan::render(&report))
+}
+
+/// `bench store`: the cases named (`all` or a query), then the benchmark.
+fn run_store_bench(args: &BenchStoreArgs) -> Result<String> {
+    let mut cases = Vec::new();
+    for name in &args.cases {
+        let case = match name.as_str() {
+            "all" => crate::bench::cases::lineitem_cases().into_iter().next(),
+            q => crate::bench::cases::lineitem_query(q),
+        };
+        cases.push(case.ok_or_else(|| super::error::CliError::UnknownCase {
+            url: args.url.clone(),
+            name: name.clone(),
+        })?);
+    }
+    let opts = crate::bench::store::StoreBenchOptions {
+        url: args.url.clone(),
+        upload: args.upload.clone(),
+        device: args.destination.device(),
+        concurrency: args.concurrency.iter().map(|&c| c.max(1)).collect(),
+        store: args.store.options()?,
+        iterations: args.iterations,
+        cases,
+    };
+    let report = crate::bench::store::run(&opts)?;
+    write_json(args.json.as_deref(), &report)?;
+    Ok(crate::bench::store::render(&report))
+}
+
+/// `bench read`: one file of `--size` per folder, then the benchmark.
+fn run_read_bench(args: &BenchReadArgs) -> Result<String> {
+    let size_name = crate::bench::data::human(args.size);
+    let opts = ReadBenchOptions {
+        files: args
+            .dirs
+            .iter()
+            .map(|d| d.join(format!("gdscan-bench-{size_name}.bin")))
+            .collect(),
+        size: args.size,
+        threads: args.threads_sweep.clone(),
+        routes: args.routes.clone(),
+        devices: args
+            .devices
+            .clone()
+            .unwrap_or_else(|| Devices::one(args.device)),
+        repeats: args.repeats,
+        base: args.engine.settings()?,
+        cold: args.cold,
+    };
+    let report = run_read(&opts)?;
+    write_json(args.json.as_deref(), &report)?;
+    Ok(render(&report))
+}
+
 /// Runs a bench command.
 pub(super) fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
-        BenchCommand::Tpch(args) => {
-            // A GPU that does not exist fails before any data is generated or read.
-            if let Some(d) = &args.devices {
-                d.open()?;
-            }
-            if let Some(sf) = args.sf {
-                if !args.data.join("lineitem").is_dir() {
-                    let mut gen = crate::tpch::GenOptions::new(sf, &args.data);
-                    gen.quiet = true;
-                    crate::tpch::generate(&gen)?;
-                }
-            }
-            if args.kind == TpchEngine::Datafusion {
-                return run_sql_bench(&args);
-            }
-            if args.kind == TpchEngine::Ballista {
-                return run_ballista_bench(&args);
-            }
-            let opts = crate::bench::tpch::TpchBenchOptions {
-                data: args.data.clone(),
-                queries: args.queries.clone(),
-                device: args.destination.device(),
-                devices: args.devices.clone(),
-                iterations: args.iterations,
-                cold: args.cold,
-                decode: args.decode,
-                settings: args.engine.settings()?,
-            };
-            let report = crate::bench::tpch::run(&opts)?;
-            write_json(args.json.as_deref(), &report)?;
-            Ok(crate::bench::tpch::render(&report))
-        }
+        BenchCommand::Tpch(args) => run_tpch_bench(&args),
         BenchCommand::Decode(args) => run_decode_bench(&args),
-        BenchCommand::Chart(args) => {
-            let value = read_json(&args.decode)?;
-            draw_chart(&value, args.cudf.as_deref(), &args.out, &args.title)?;
-            Ok(format!("wrote {}", args.out.display()))
-        }
-        BenchCommand::Scan(args) => {
-            if let Some(d) = &args.devices {
-                d.open()?;
-            }
-            let file = match &args.file {
-                Some(f) => f.clone(),
-                None => {
-                    let f = args.dir.join(format!("lineitem-sf{}.parquet", args.sf));
-                    crate::tpch::ensure_lineitem(args.sf, &f)?;
-                    f
-                }
-            };
-            let opts = crate::bench::scan::ScanBenchOptions {
-                file,
-                device: args.device,
-                devices: args.devices.clone(),
-                iterations: args.iterations,
-                settings: args.engine.settings()?,
-                cases: crate::bench::cases::lineitem_cases(),
-            };
-            let report = crate::bench::scan::run(&opts)?;
-            if let Some(path) = &args.json {
-                let text = serde_json::to_string_pretty(&report).expect("report serialises");
-                std::fs::write(path, text)
-                    .map_err(|e| crate::Error::io(&path.display().to_string(), "write", e))?;
-            }
-            Ok(crate::bench::scan::render(&report))
-        }
-        BenchCommand::Store(args) => {
-            let mut cases = Vec::new();
-            for name in &args.cases {
-                let case = match name.as_str() {
-                    "all" => crate::bench::cases::lineitem_cases().into_iter().next(),
-                    q => crate::bench::cases::lineitem_query(q),
-                };
-                cases.push(case.ok_or_else(|| super::error::CliError::UnknownCase {
-                    url: args.url.clone(),
-                    name: name.clone(),
-                })?);
-            }
-            let opts = crate::bench::store::StoreBenchOptions {
-                url: args.url.clone(),
-                upload: args.upload.clone(),
-                device: args.destination.device(),
-                concurrency: args.concurrency.iter().map(|&c| c.max(1)).collect(),
-                store: args.store.options()?,
-                iterations: args.iterations,
-                cases,
-            };
-            let report = crate::bench::store::run(&opts)?;
-            if let Some(path) = &args.json {
-                let text = serde_json::to_string_pretty(&report).expect("report serialises");
-                std::fs::write(path, text)
-                    .map_err(|e| crate::Error::io(&path.display().to_string(), "write", e))?;
-            }
-            Ok(crate::bench::store::render(&report))
-        }
-        BenchCommand::Read(args) => {
-            let size_name = crate::bench::data::human(args.size);
-            let opts = ReadBenchOptions {
-                files: args
-                    .dirs
-                    .iter()
-                    .map(|d| d.join(format!("gdscan-bench-{size_name}.bin")))
-                    .collect(),
-                size: args.size,
-                threads: args.threads_sweep.clone(),
-                routes: args.routes.clone(),
-                devices: args
-                    .devices
-                    .clone()
-                    .unwrap_or_else(|| Devices::one(args.device)),
-                repeats: args.repeats,
-                base: args.engine.settings()?,
-                cold: args.cold,
-            };
-            let report = run_read(&opts)?;
-            if let Some(path) = &args.json {
-                let text = serde_json::to_string_pretty(&report).expect("report serialises");
-                std::fs::write(path, text)
-                    .map_err(|e| crate::Error::io(&path.display().to_string(), "write", e))?;
-            }
-            Ok(render(&report))
-        }
+        BenchCommand::Chart(args) => run_chart(&args),
+        BenchCommand::Scan(args) => run_scan_bench(&args),
+        BenchCommand::Store(args) => run_store_bench(&args),
+        BenchCommand::Read(args) => run_read_bench(&args),
     }
 }

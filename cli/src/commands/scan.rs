@@ -277,146 +277,146 @@ fn crc_of<B: ReadBack>(
     Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
 }
 
-/// Runs `gdscan scan`.
-pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
-    // Every GPU asked for is opened before any read (the footer's included).
-    let devices = match &args.devices {
-        Some(d) => d.open()?,
-        None => Vec::new(),
-    };
-    let (source, metadata, request, plan) = args.spec.prepare()?;
-    let plan = Arc::new(plan);
-    let mut checksums = Vec::new();
+/// Each landed chunk's index, bytes and CRC-32.
+type ChunkSums = Vec<(usize, u64, u32)>;
+
+/// What a scan landed: where, how fast, and each chunk's checksum when
+/// asked (chunk index, bytes, CRC-32).
+struct Landed {
+    /// "host", "device N" or "devices N,M".
+    destination: String,
+    /// Seconds from the first request to the last byte in place.
+    seconds: f64,
+    /// Bytes that landed.
+    bytes_read: u64,
+    /// Per chunk, in chunk order, when asked.
+    sums: ChunkSums,
+    /// Bytes each GPU received (with --devices).
+    device_bytes: Vec<(usize, u64)>,
+}
+
+/// The bytes the engine has moved to `d` so far, over every path.
+fn device_total(d: &Device) -> u64 {
+    let c = device_counters(d.ordinal());
+    IoPath::ALL.iter().map(|&p| c.get(p).bytes).sum()
+}
+
+/// Fetches the plan into the GPUs of `allocs`, timed: seconds, bytes
+/// landed and, when asked, each chunk's (index, bytes, CRC-32) taken as
+/// its row group lands.
+fn fetch_to_devices(
+    source: &Arc<dyn Source>,
+    plan: &Arc<ScanPlan>,
+    allocs: Vec<DeviceAllocator>,
+    checksum: bool,
+) -> Result<(f64, u64, ChunkSums)> {
+    let mut sums = Vec::new();
     let mut bytes_read = 0u64;
-    let window = gdscan::report::StatsWindow::open(args.stats, source.as_ref())?;
-    let checksum_entry = |c: usize, bytes: u64, crc: u32| ChunkChecksum {
-        row_group: plan.chunks[c].row_group,
-        column: plan.chunks[c].column.clone(),
-        bytes,
-        crc32: format!("{crc:08x}"),
-    };
-    let mut device_bytes = Vec::new();
-    let (seconds, destination) = if !devices.is_empty() {
-        let total = |d: &Device| -> u64 {
-            let c = device_counters(d.ordinal());
-            IoPath::ALL.iter().map(|&p| c.get(p).bytes).sum()
-        };
-        let before: Vec<u64> = devices.iter().map(total).collect();
-        for &d in &devices {
-            source.prepare_device(d)?;
-        }
-        let allocs: Vec<DeviceAllocator> =
-            devices.iter().map(|&d| DeviceAllocator::new(d)).collect();
-        let mut sums = Vec::new();
-        let start = Instant::now();
-        let scans = [SourceScan::new(source.clone(), plan.clone())];
-        for rg in fetch(scans, allocs, FetchOptions::default()) {
-            let rg = rg?;
-            bytes_read += rg.bytes_read;
-            if args.checksum {
-                for slice in &rg.chunks {
-                    let (bytes, crc) = crc_of(&rg, slice)?;
-                    sums.push((slice.chunk, bytes, crc));
-                }
+    let start = Instant::now();
+    let scans = [SourceScan::new(source.clone(), plan.clone())];
+    for rg in fetch(scans, allocs, FetchOptions::default()) {
+        let rg = rg?;
+        bytes_read += rg.bytes_read;
+        if checksum {
+            for slice in &rg.chunks {
+                let (bytes, crc) = crc_of(&rg, slice)?;
+                sums.push((slice.chunk, bytes, crc));
             }
         }
-        let seconds = start.elapsed().as_secs_f64();
-        sums.sort_by_key(|&(chunk, _, _)| chunk);
-        for (chunk, bytes, crc) in sums {
-            checksums.push(checksum_entry(chunk, bytes, crc));
-        }
-        device_bytes = devices
-            .iter()
-            .zip(&before)
-            .map(|(d, b)| (d.ordinal(), total(d) - b))
-            .collect();
-        let names: Vec<String> = devices.iter().map(|d| d.ordinal().to_string()).collect();
-        (seconds, format!("devices {}", names.join(",")))
-    } else if args.destination.host {
-        let start = Instant::now();
-        let mut held = Vec::new();
-        for rg in fetch(
-            [SourceScan::new(source.clone(), plan.clone())],
-            [HostAllocator],
-            FetchOptions::default(),
-        ) {
-            let rg = rg?;
-            bytes_read += rg.bytes_read;
-            held.push(rg);
-        }
-        let seconds = start.elapsed().as_secs_f64();
-        if args.checksum {
-            for rg in &held {
-                for slice in &rg.chunks {
-                    let (bytes, crc) = crc_of(rg, slice)?;
-                    checksums.push(checksum_entry(slice.chunk, bytes, crc));
-                }
-            }
-        }
-        (seconds, "host".to_string())
-    } else {
-        let ordinal = args.destination.device.unwrap_or(0);
-        let device = Device::get(ordinal)?;
-        source.prepare_device(device)?;
-        let start = Instant::now();
-        for rg in fetch(
-            [SourceScan::new(source.clone(), plan.clone())],
-            [DeviceAllocator::new(device)],
-            FetchOptions::default(),
-        ) {
-            let rg = rg?;
-            bytes_read += rg.bytes_read;
-            if args.checksum {
-                for slice in &rg.chunks {
-                    let (bytes, crc) = crc_of(&rg, slice)?;
-                    checksums.push(checksum_entry(slice.chunk, bytes, crc));
-                }
-            }
-        }
-        let seconds = start.elapsed().as_secs_f64();
-        (seconds, format!("device {ordinal}"))
-    };
-    let rows_written = match &args.output {
-        Some(out) => Some(gdscan::parquet::ipc_export::write_ipc(
-            source.clone(),
-            metadata.clone(),
-            &plan,
-            &request.projection,
-            request.predicate.as_ref(),
-            out,
-        )?),
-        None => None,
-    };
-    let report = if args.stats {
-        Some(window.close(source.as_ref())?)
-    } else {
-        None
-    };
-    let paths = source.counters().nonzero();
-    let remote = source.counters().get(IoPath::RemoteStore);
-    let result = ScanReport {
-        path: source.location().to_string(),
-        destination,
-        totals: plan.totals.clone(),
-        bytes_read,
-        seconds,
-        gbps: gdscan::report::gbps(bytes_read, seconds),
-        paths,
-        device_bytes,
-        store_requests: remote.ops,
-        store_retries: remote.retries,
-        checksums,
-        rows_written,
-        report,
-    };
-    if args.json {
-        return Ok(serde_json::to_string_pretty(&result).expect("report serialises") + "\n");
     }
+    Ok((start.elapsed().as_secs_f64(), bytes_read, sums))
+}
+
+/// Lands the plan's row groups spread over several GPUs.
+fn land_on_devices(
+    source: &Arc<dyn Source>,
+    plan: &Arc<ScanPlan>,
+    devices: &[Device],
+    checksum: bool,
+) -> Result<Landed> {
+    let before: Vec<u64> = devices.iter().map(device_total).collect();
+    for &d in devices {
+        source.prepare_device(d)?;
+    }
+    let allocs: Vec<DeviceAllocator> = devices.iter().map(|&d| DeviceAllocator::new(d)).collect();
+    let (seconds, bytes_read, mut sums) = fetch_to_devices(source, plan, allocs, checksum)?;
+    sums.sort_by_key(|&(chunk, _, _)| chunk);
+    let device_bytes = devices
+        .iter()
+        .zip(&before)
+        .map(|(d, b)| (d.ordinal(), device_total(d) - b))
+        .collect();
+    let names: Vec<String> = devices.iter().map(|d| d.ordinal().to_string()).collect();
+    Ok(Landed {
+        destination: format!("devices {}", names.join(",")),
+        seconds,
+        bytes_read,
+        sums,
+        device_bytes,
+    })
+}
+
+/// Lands the plan's row groups in host memory; the checksums are taken
+/// after the clock stops.
+fn land_on_host(source: &Arc<dyn Source>, plan: &Arc<ScanPlan>, checksum: bool) -> Result<Landed> {
+    let start = Instant::now();
+    let mut bytes_read = 0u64;
+    let mut held = Vec::new();
+    for rg in fetch(
+        [SourceScan::new(source.clone(), plan.clone())],
+        [HostAllocator],
+        FetchOptions::default(),
+    ) {
+        let rg = rg?;
+        bytes_read += rg.bytes_read;
+        held.push(rg);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let mut sums = Vec::new();
+    if checksum {
+        for rg in &held {
+            for slice in &rg.chunks {
+                let (bytes, crc) = crc_of(rg, slice)?;
+                sums.push((slice.chunk, bytes, crc));
+            }
+        }
+    }
+    Ok(Landed {
+        destination: "host".to_string(),
+        seconds,
+        bytes_read,
+        sums,
+        device_bytes: Vec::new(),
+    })
+}
+
+/// Lands the plan's row groups on one GPU.
+fn land_on_device(
+    source: &Arc<dyn Source>,
+    plan: &Arc<ScanPlan>,
+    ordinal: usize,
+    checksum: bool,
+) -> Result<Landed> {
+    let device = Device::get(ordinal)?;
+    source.prepare_device(device)?;
+    let allocs = vec![DeviceAllocator::new(device)];
+    let (seconds, bytes_read, sums) = fetch_to_devices(source, plan, allocs, checksum)?;
+    Ok(Landed {
+        destination: format!("device {ordinal}"),
+        seconds,
+        bytes_read,
+        sums,
+        device_bytes: Vec::new(),
+    })
+}
+
+/// The scan report as text.
+fn render_scan(result: &ScanReport, plan: &ScanPlan, output: Option<&std::path::Path>) -> String {
     let mut out = format!(
         "scanned {} into {}: {} bytes in {:.4} s, {:.2} GB/s\n",
         result.path, result.destination, result.bytes_read, result.seconds, result.gbps
     );
-    out += &render_totals(&plan);
+    out += &render_totals(plan);
     let paths: Vec<String> = result
         .paths
         .iter()
@@ -443,11 +443,78 @@ pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
             c.row_group, c.column, c.bytes, c.crc32
         );
     }
-    if let (Some(rows), Some(path)) = (result.rows_written, &args.output) {
+    if let (Some(rows), Some(path)) = (result.rows_written, output) {
         out += &format!("wrote {rows} rows to {}\n", path.display());
     }
     if let Some(r) = &result.report {
         out += &gdscan::report::render(r);
     }
-    Ok(out)
+    out
+}
+
+/// Runs `gdscan scan`.
+pub(super) fn run_scan(args: &ScanArgs) -> Result<String> {
+    // Every GPU asked for is opened before any read (the footer's included).
+    let devices = match &args.devices {
+        Some(d) => d.open()?,
+        None => Vec::new(),
+    };
+    let (source, metadata, request, plan) = args.spec.prepare()?;
+    let plan = Arc::new(plan);
+    let window = gdscan::report::StatsWindow::open(args.stats, source.as_ref())?;
+    let landed = if !devices.is_empty() {
+        land_on_devices(&source, &plan, &devices, args.checksum)?
+    } else if args.destination.host {
+        land_on_host(&source, &plan, args.checksum)?
+    } else {
+        let ordinal = args.destination.device.unwrap_or(0);
+        land_on_device(&source, &plan, ordinal, args.checksum)?
+    };
+    let checksums = landed
+        .sums
+        .iter()
+        .map(|&(c, bytes, crc)| ChunkChecksum {
+            row_group: plan.chunks[c].row_group,
+            column: plan.chunks[c].column.clone(),
+            bytes,
+            crc32: format!("{crc:08x}"),
+        })
+        .collect();
+    let rows_written = match &args.output {
+        Some(out) => Some(gdscan::parquet::ipc_export::write_ipc(
+            source.clone(),
+            metadata.clone(),
+            &plan,
+            &request.projection,
+            request.predicate.as_ref(),
+            out,
+        )?),
+        None => None,
+    };
+    let report = if args.stats {
+        Some(window.close(source.as_ref())?)
+    } else {
+        None
+    };
+    let paths = source.counters().nonzero();
+    let remote = source.counters().get(IoPath::RemoteStore);
+    let result = ScanReport {
+        path: source.location().to_string(),
+        destination: landed.destination,
+        totals: plan.totals.clone(),
+        bytes_read: landed.bytes_read,
+        seconds: landed.seconds,
+        gbps: gdscan::report::gbps(landed.bytes_read, landed.seconds),
+        paths,
+        device_bytes: landed.device_bytes,
+        store_requests: remote.ops,
+        store_retries: remote.retries,
+        checksums,
+        rows_written,
+        report,
+    };
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&result).expect("report serialises") + "\n");
+    }
+    Ok(render_scan(&result, &plan, args.output.as_deref()))
 }

@@ -2,18 +2,23 @@
 //! device memory; `--output` copies them back and writes Arrow IPC (the
 //! filter applied row-exactly), `--stats` adds the decoder's report.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use arrow::compute::filter_record_batch;
+use arrow::datatypes::SchemaRef;
 use arrow::ipc::writer::FileWriter;
+use parquet::file::metadata::ParquetMetaData;
 use serde::Serialize;
 
 use super::scan::ScanArgs;
 use crate::error::{Error, Result};
 use gdscan::cuda::Devices;
+use gdscan::decode::array::DeviceBatch;
 use gdscan::decode::scan::{decode, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
-use gdscan::parquet::plan::{plan, Projection};
+use gdscan::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
+use gdscan::parquet::predicate::Predicate;
 
 /// What `scan --decode` reports.
 #[derive(Debug, Serialize)]
@@ -36,20 +41,16 @@ pub(crate) struct DecodeScanReport {
     pub rows_written: Option<u64>,
 }
 
-/// Runs `gdscan scan --decode`.
-pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
-    // The decoder's settings are read and every GPU asked for is opened
-    // before any read (the footer's included).
-    let mut options = DecodeOptions::from_env()?;
-    let devices: Vec<usize> = match &args.devices {
-        Some(d) => d.open()?.iter().map(|d| d.ordinal()).collect(),
-        None => Vec::new(),
-    };
-    let (source, metadata, request, scan_plan) = args.spec.prepare()?;
-    let location = source.location().to_string();
-    // The filter's columns are decoded too when --output applies it.
-    let mut decode_plan = scan_plan.clone();
-    let mut wanted = None;
+/// The plan the decoder runs: with --output and a filter, the scan's plan
+/// widened by the filter's columns, and the columns to keep after the
+/// filter (None: all that were decoded).
+fn decode_plan(
+    args: &ScanArgs,
+    metadata: &ParquetMetaData,
+    request: &ScanRequest,
+    scan_plan: ScanPlan,
+    location: &str,
+) -> Result<(ScanPlan, Option<Vec<String>>)> {
     if let (Some(p), Projection::Columns(cols), Some(_)) =
         (&request.predicate, &request.projection, &args.output)
     {
@@ -62,100 +63,73 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         if all.len() > cols.len() {
             let mut wider = request.clone();
             wider.projection = Projection::Columns(all);
-            decode_plan = plan(&metadata, &wider).map_err(|e| e.in_file(&location))?;
-            wanted = Some(cols.clone());
+            let widened = plan(metadata, &wider).map_err(|e| e.in_file(location))?;
+            return Ok((widened, Some(cols.clone())));
         }
     }
-    let bytes_read = decode_plan.totals.bytes_read;
-    let device = devices
-        .first()
-        .copied()
-        .unwrap_or(args.destination.device.unwrap_or(0));
-    options.devices = match devices.len() {
-        0 => Devices::one(device),
-        _ => Devices::List(devices.clone()),
+    Ok((scan_plan, None))
+}
+
+/// Writes the decoded batches to `out` as Arrow IPC: each copied back to
+/// the host, filtered by the predicate row-exactly and cut to the `wanted`
+/// columns; an empty file of `schema` when there is no batch. Returns the
+/// rows written.
+fn write_output(
+    out: &Path,
+    batches: &[DeviceBatch],
+    predicate: Option<&Predicate>,
+    wanted: Option<&[String]>,
+    schema: &SchemaRef,
+) -> Result<u64> {
+    let shown = out.display().to_string();
+    let ipc = |e: arrow::error::ArrowError| {
+        Error::from(gdscan::parquet::ScanError::Arrow {
+            path: shown.clone(),
+            source: e,
+        })
     };
-    let inputs = vec![DecodeInput {
-        source: source.clone(),
-        metadata,
-        plan: Arc::new(decode_plan),
-    }];
-    let start = Instant::now();
-    let mut stream = decode(inputs, request.clone(), options).map_err(Error::decode)?;
     let mut writer: Option<FileWriter<std::fs::File>> = None;
-    let mut rows_written = None;
-    let mut batches = Vec::new();
-    for batch in stream.by_ref() {
-        let batch = batch.map_err(Error::decode)?;
-        if args.output.is_some() {
-            batches.push(batch);
+    let mut written = 0u64;
+    for device_batch in batches {
+        let mut batch = device_batch
+            .to_host()
+            .map_err(|e| Error::decode(e.into()))?;
+        if let Some(p) = predicate {
+            let mask = p.evaluate(&batch).map_err(&ipc)?;
+            batch = filter_record_batch(&batch, &mask).map_err(&ipc)?;
         }
-    }
-    let seconds = start.elapsed().as_secs_f64();
-    if let Some(out) = &args.output {
-        let shown = out.display().to_string();
-        let ipc = |e: arrow::error::ArrowError| {
-            Error::from(gdscan::parquet::ScanError::Arrow {
-                path: shown.clone(),
-                source: e,
-            })
-        };
-        let mut written = 0u64;
-        for device_batch in &batches {
-            let mut batch = device_batch
-                .to_host()
-                .map_err(|e| Error::decode(e.into()))?;
-            if let Some(p) = &request.predicate {
-                let mask = p.evaluate(&batch).map_err(&ipc)?;
-                batch = filter_record_batch(&batch, &mask).map_err(&ipc)?;
-            }
-            if let Some(cols) = &wanted {
-                let idx: Vec<usize> = cols
-                    .iter()
-                    .filter_map(|c| batch.schema().index_of(c).ok())
-                    .collect();
-                batch = batch.project(&idx).map_err(&ipc)?;
-            }
-            if writer.is_none() {
-                let f = std::fs::File::create(out).map_err(|e| Error::io(&shown, "create", e))?;
-                writer = Some(FileWriter::try_new(f, &batch.schema()).map_err(&ipc)?);
-            }
-            written += batch.num_rows() as u64;
-            writer
-                .as_mut()
-                .expect("created")
-                .write(&batch)
-                .map_err(&ipc)?;
+        if let Some(cols) = wanted {
+            let idx: Vec<usize> = cols
+                .iter()
+                .filter_map(|c| batch.schema().index_of(c).ok())
+                .collect();
+            batch = batch.project(&idx).map_err(&ipc)?;
         }
-        if let Some(mut w) = writer {
-            w.finish().map_err(&ipc)?;
-        } else {
-            // No row group kept: an empty file with the decoded schema.
+        if writer.is_none() {
             let f = std::fs::File::create(out).map_err(|e| Error::io(&shown, "create", e))?;
-            let mut w = FileWriter::try_new(f, stream.schema()).map_err(&ipc)?;
-            w.finish().map_err(&ipc)?;
+            writer = Some(FileWriter::try_new(f, &batch.schema()).map_err(&ipc)?);
         }
-        rows_written = Some(written);
+        written += batch.num_rows() as u64;
+        writer
+            .as_mut()
+            .expect("created")
+            .write(&batch)
+            .map_err(&ipc)?;
     }
-    // The shares are shown with --devices only.
-    let shares = match devices.len() {
-        0 => Vec::new(),
-        _ => stream.shares(),
-    };
-    let decoder = stream.report();
-    let report = DecodeScanReport {
-        path: location,
-        device,
-        devices: devices.clone(),
-        shares,
-        decoder,
-        bytes_read,
-        seconds,
-        rows_written,
-    };
-    if args.json {
-        return Ok(serde_json::to_string_pretty(&report).expect("report serialises") + "\n");
+    if let Some(mut w) = writer {
+        w.finish().map_err(&ipc)?;
+    } else {
+        // No row group kept: an empty file with the decoded schema.
+        let f = std::fs::File::create(out).map_err(|e| Error::io(&shown, "create", e))?;
+        let mut w = FileWriter::try_new(f, schema).map_err(&ipc)?;
+        w.finish().map_err(&ipc)?;
     }
+    Ok(written)
+}
+
+/// The report as text; `stats` adds the decoder's landing, nvCOMP and
+/// codec lines.
+fn render_decode(report: &DecodeScanReport, stats: bool, output: Option<&Path>) -> String {
     let d = &report.decoder;
     let gpus = if report.devices.is_empty() {
         format!("GPU {}", report.device)
@@ -173,7 +147,7 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
             s.device, s.row_groups, s.planned_bytes, s.report.bytes_read, s.report.rows
         );
     }
-    if args.stats {
+    if stats {
         out += match d.landing {
             Some(gdscan::decode::scan::Landing::Device) => {
                 "row groups landed in device memory (page headers read from the file)\n"
@@ -194,8 +168,76 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
             );
         }
     }
-    if let (Some(rows), Some(path)) = (report.rows_written, &args.output) {
+    if let (Some(rows), Some(path)) = (report.rows_written, output) {
         out += &format!("wrote {rows} rows to {}\n", path.display());
     }
-    Ok(out)
+    out
+}
+
+/// Runs `gdscan scan --decode`.
+pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
+    // The decoder's settings are read and every GPU asked for is opened
+    // before any read (the footer's included).
+    let mut options = DecodeOptions::from_env()?;
+    let devices: Vec<usize> = match &args.devices {
+        Some(d) => d.open()?.iter().map(|d| d.ordinal()).collect(),
+        None => Vec::new(),
+    };
+    let (source, metadata, request, scan_plan) = args.spec.prepare()?;
+    let location = source.location().to_string();
+    // The filter's columns are decoded too when --output applies it.
+    let (decode_plan, wanted) = decode_plan(args, &metadata, &request, scan_plan, &location)?;
+    let bytes_read = decode_plan.totals.bytes_read;
+    let device = devices
+        .first()
+        .copied()
+        .unwrap_or(args.destination.device.unwrap_or(0));
+    options.devices = match devices.len() {
+        0 => Devices::one(device),
+        _ => Devices::List(devices.clone()),
+    };
+    let inputs = vec![DecodeInput {
+        source: source.clone(),
+        metadata,
+        plan: Arc::new(decode_plan),
+    }];
+    let start = Instant::now();
+    let mut stream = decode(inputs, request.clone(), options).map_err(Error::decode)?;
+    let mut batches = Vec::new();
+    for batch in stream.by_ref() {
+        let batch = batch.map_err(Error::decode)?;
+        if args.output.is_some() {
+            batches.push(batch);
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let rows_written = match &args.output {
+        Some(out) => Some(write_output(
+            out,
+            &batches,
+            request.predicate.as_ref(),
+            wanted.as_deref(),
+            stream.schema(),
+        )?),
+        None => None,
+    };
+    // The shares are shown with --devices only.
+    let shares = match devices.len() {
+        0 => Vec::new(),
+        _ => stream.shares(),
+    };
+    let report = DecodeScanReport {
+        path: location,
+        device,
+        devices,
+        shares,
+        decoder: stream.report(),
+        bytes_read,
+        seconds,
+        rows_written,
+    };
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&report).expect("report serialises") + "\n");
+    }
+    Ok(render_decode(&report, args.stats, args.output.as_deref()))
 }

@@ -1,0 +1,154 @@
+//! The setup that the TPC-H query benchmarks over DataFusion share
+//! (`bench tpch --engine datafusion` and `--engine ballista`): what to run,
+//! the queries' SQL, gdscan's table options, the two single-node sessions
+//! over one `gdscan tpch gen` folder (DataFusion over gdscan's provider and
+//! over its own `ListingTable`s) and the median of a side's timings.
+
+use std::path::{Path, PathBuf};
+
+use ::datafusion::prelude::SessionContext;
+
+use super::error::BenchError;
+use crate::error::Result;
+use crate::tpch::{register_tpch, register_tpch_listing, tpch_query, TPCH_QUERY_COUNT};
+use gdscan::config::Settings;
+use gdscan::datafusion::{context, GdsTableOptions};
+use gdscan::engine::Engine;
+
+/// What both front-ends run.
+#[derive(Debug, Clone)]
+pub(crate) struct TpchQueryOptions {
+    /// A `gdscan tpch gen` folder.
+    pub data: PathBuf,
+    /// Query numbers, 1 to 22 (empty: all).
+    pub queries: Vec<usize>,
+    /// Timed iterations per query and side, after one warm-up each.
+    pub iterations: usize,
+    /// Target partitions of every session (None: the available CPUs).
+    pub partitions: Option<usize>,
+    /// Settings of gdscan's engine (this process's; Ballista's executors
+    /// take theirs from the environment).
+    pub settings: Settings,
+    /// Task size of the provider's local reads (see
+    /// [`GdsTableOptions::task_size`]).
+    pub task_size: Option<usize>,
+}
+
+impl TpchQueryOptions {
+    /// The queries asked for (all 22 when none), each with its SQL; an
+    /// unknown number is an error before anything runs.
+    pub(crate) fn queries(&self) -> Result<Vec<(usize, &'static str)>> {
+        let numbers: Vec<usize> = if self.queries.is_empty() {
+            (1..=TPCH_QUERY_COUNT).collect()
+        } else {
+            self.queries.clone()
+        };
+        numbers
+            .into_iter()
+            .map(|q| {
+                tpch_query(q)
+                    .map(|sql| (q, sql))
+                    .ok_or_else(|| BenchError::UnknownQuery(q).into())
+            })
+            .collect()
+    }
+
+    /// gdscan's table options: an engine with these settings and the task
+    /// size, the rest from the environment.
+    pub(crate) fn table_options(&self) -> Result<GdsTableOptions> {
+        Ok(GdsTableOptions {
+            engine: Some(Engine::new(self.settings.clone())?),
+            task_size: self.task_size,
+            ..GdsTableOptions::from_env()?
+        })
+    }
+}
+
+/// The two single-node sessions over the same folder.
+pub(crate) struct SingleNode {
+    /// DataFusion over gdscan's provider.
+    pub gds: SessionContext,
+    /// DataFusion over its own `ListingTable`s (registered by
+    /// [`SingleNode::register_listing`]).
+    pub listing: SessionContext,
+    /// The sessions' target partitions.
+    pub partitions: usize,
+}
+
+impl SingleNode {
+    /// Both sessions at `opts.partitions`, the tables of `opts.data`
+    /// registered on gdscan's provider with `options`.
+    pub(crate) fn new(opts: &TpchQueryOptions, options: GdsTableOptions) -> Result<Self> {
+        let gds = context(opts.partitions);
+        register_tpch(&gds, &opts.data, options)?;
+        let listing = context(opts.partitions);
+        let partitions = gds.state().config().target_partitions();
+        Ok(Self {
+            gds,
+            listing,
+            partitions,
+        })
+    }
+
+    /// Registers the tables of `data` as DataFusion's `ListingTable`s (in
+    /// the caller's runtime).
+    pub(crate) async fn register_listing(&self, data: &Path) -> Result<()> {
+        register_tpch_listing(&self.listing, data).await
+    }
+}
+
+/// The median of a side's timings (the mean of the middle two for an even
+/// count, 0 for none).
+pub(crate) fn median(times: &[f64]) -> f64 {
+    let mut t = times.to_vec();
+    t.sort_by(|a, b| a.total_cmp(b));
+    match t.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => t[n / 2],
+        n => (t[n / 2 - 1] + t[n / 2]) / 2.0,
+    }
+}
+
+/// The CPUs this process may use (1 when unknown).
+pub(crate) fn available_cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(queries: Vec<usize>) -> TpchQueryOptions {
+        TpchQueryOptions {
+            data: PathBuf::from("unused"),
+            queries,
+            iterations: 1,
+            partitions: None,
+            settings: Settings::default(),
+            task_size: None,
+        }
+    }
+
+    #[test]
+    fn queries_default_to_all_and_refuse_unknown_numbers() {
+        let all = options(Vec::new()).queries().unwrap();
+        assert_eq!(
+            all.iter().map(|(q, _)| *q).collect::<Vec<_>>(),
+            (1..=22).collect::<Vec<_>>()
+        );
+        assert_eq!(all[5].1, tpch_query(6).unwrap());
+        let some = options(vec![3, 1]).queries().unwrap();
+        assert_eq!(some.iter().map(|(q, _)| *q).collect::<Vec<_>>(), [3, 1]);
+        assert!(options(vec![1, 23]).queries().is_err());
+        assert!(options(vec![0]).queries().is_err());
+    }
+
+    #[test]
+    fn median_takes_the_middle_or_the_mean_of_the_middle_two() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+}
