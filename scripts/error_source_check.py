@@ -3,7 +3,8 @@
 while wrapping it, which ends the error's chain of sources.
 
 Flagged, in the Rust files under the given folders (default: src), outside
-tests (files named tests.rs, `#[cfg(test)]` modules):
+tests (files named tests.rs, `#[cfg(test)]` modules, and the files a
+`#[cfg(test)] mod name;` declaration names):
 
 - `.map_err(|e| e.to_string())` and `.map_err(ToString::to_string)`
   (also `String::from`, `|e| e.to_owned()`);
@@ -28,6 +29,8 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fn_lengths  # noqa: E402  (its reading of test modules)
 MARKER = re.compile(r"//\s*error-source:\s*\S")
 # `map_err(` followed by what turns its error into text.
 TO_TEXT = re.compile(
@@ -111,10 +114,28 @@ def findings(path, text):
     return out
 
 
+def test_files(paths):
+    """The files that `#[cfg(test)] mod name;` declarations make test
+    modules (fn_lengths.py's reading of them), and everything under the
+    folders they name."""
+    named = [Path(p) for path in paths for p in fn_lengths.test_module_paths(str(path))]
+    files = {p for p in named if p.suffix == ".rs"}
+    folders = [p for p in named if p.suffix != ".rs"]
+    return {
+        path
+        for path in paths
+        if path in files or any(folder in path.parents for folder in folders)
+    }
+
+
 def check(roots):
     flagged = []
     for root in roots:
-        for path in sorted(Path(root).rglob("*.rs")):
+        paths = sorted(Path(root).rglob("*.rs"))
+        tests = test_files(paths)
+        for path in paths:
+            if path in tests:
+                continue
             text = path.read_text(encoding="utf-8")
             for n, line in findings(path, text):
                 try:

@@ -12,7 +12,7 @@
 //
 // gds_check_snappy: one warp per job of a Snappy batch (the arrays nvCOMP
 // takes) whose stream is at most `max_len` bytes (the host checks the
-// longer ones, see src/decode/scan/host.rs). The warp moves through the stream 32 bytes at a time: each lane
+// longer ones, see src/decode/scan/s1_plan_row_group.rs). The warp moves through the stream 32 bytes at a time: each lane
 // parses the element that would start at its byte, pointer doubling over
 // the lanes' "next element" links finds the elements the stream really
 // has in those 32 bytes (the chain from the window's first element), a

@@ -18,7 +18,7 @@
 // - BYTE_ARRAY: their size is unknown until the lengths are decoded, so
 //   gds_dba_sizes (a kernel of its own, decode.cu) decodes them first and
 //   reports each page's bytes (PageTask.value_bytes); the host sizes a
-//   buffer from them (decode::scan::delta_strings) and gds_decode_page
+//   buffer from them (decode::scan::s5_delta_string_buffers) and gds_decode_page
 //   materializes the values into it (gds_dba_prepare).
 //
 // Scratch layouts, in 4-byte words, n = num_values:
