@@ -384,7 +384,9 @@ fn snappy_on_several_streams_at_once_each_with_its_own_scratch() {
         .unwrap_or(6);
     let mixed = originals();
     let pieces: Vec<Vec<u8>> = (0..256).map(|i| sample(65_536, 1_000 + i)).collect();
-    let sets: Vec<(Vec<Vec<u8>>, Vec<Vec<u8>>)> = [mixed, pieces]
+    // Each set: the originals and their Snappy streams.
+    type Set = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+    let sets: Vec<Set> = [mixed, pieces]
         .into_iter()
         .map(|originals| {
             let compressed = originals

@@ -485,9 +485,12 @@ fn null_columns_cross_the_c_interface_without_buffers() {
     assert_eq!((field.num_buffers(), field.null_count()), (0, 4));
     // arrow-rs's importer reads it; and so does ours.
     let plain = std::mem::replace(&mut array.array, FFI_ArrowArray::empty());
+    // SAFETY: `plain` is the ArrowArray of our export of host data, a plain C Data Interface
+    // array of `schema`'s type, with host buffers (none for the Null columns).
     let data = unsafe { from_ffi(plain, &schema) }.unwrap();
     assert_eq!(RecordBatch::from(StructArray::from(data)), expected);
     let (schema, array) = export_device_batch(&batch).unwrap();
+    // SAFETY: `schema` and `array` are our own export of `batch`, alive and not yet imported.
     let imported = unsafe { import_device_batch(&schema, array) }.unwrap();
     assert_eq!(imported.column(0).unwrap().null_count(), Some(4));
     assert_eq!(imported.to_host().unwrap(), expected);
