@@ -17,7 +17,7 @@ use super::{Device, PinnedBuffer, PoolStats};
 pub(crate) const PINNED_GRANULE: usize = 2 << 20;
 
 /// A cache of pinned host buffers, allocated in `device`'s context (the
-/// policy is [`IdleCache`]'s).
+/// policy is `IdleCache`'s, in `cuda/pool_policy.rs`).
 #[derive(Debug)]
 pub struct PinnedPool {
     device: Device,
@@ -76,7 +76,7 @@ impl PinnedPool {
 
     /// Keeps a returned buffer as the most recently used one and unpins the
     /// least recently returned ones while the idle bytes exceed the cap
-    /// ([`IdleCache::give_back`]).
+    /// (`IdleCache::give_back`).
     fn give_back(&self, buffer: PinnedBuffer) {
         self.idle.give_back(buffer);
     }

@@ -21,7 +21,7 @@ use super::{Device, DeviceBuffer, PoolStats};
 /// driver's large-page size).
 pub(super) const GRANULE: usize = 2 << 20;
 
-/// A cache of device buffers on one GPU (the policy is [`IdleCache`]'s).
+/// A cache of device buffers on one GPU (the policy is `IdleCache`'s, in `cuda/pool_policy.rs`).
 #[derive(Debug)]
 pub struct DevicePool {
     device: Device,
@@ -101,7 +101,7 @@ impl DevicePool {
     }
 
     /// Keeps a returned buffer, freeing the least recently returned ones
-    /// while the idle bytes exceed the cap ([`IdleCache::give_back`]).
+    /// while the idle bytes exceed the cap (`IdleCache::give_back`).
     fn give_back(&self, buffer: DeviceBuffer) {
         self.idle.give_back(buffer);
     }
