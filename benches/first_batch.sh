@@ -23,7 +23,7 @@ run() { # $1: label, $2: runs; GDSCAN_KERNEL_CACHE from the caller
     s=$(date +%s.%N)
     timeout 120 "$G" scan "$F" --decode --device 0 --columns l_orderkey,l_extendedprice > /dev/null 2>>"$OUTF.err" || line="$line FAILED"
     e=$(date +%s.%N)
-    line="$line $(echo "$e - $s" | bc)"
+    line="$line $(awk "BEGIN { printf \"%.3f\", $e - $s }")"
   done
   echo "$line" >> "$OUTF"
 }

@@ -19,7 +19,7 @@ ROOT=$PWD
 for f in .carry/*.xz; do xz -dkf "$f"; done
 chmod +x .carry/gdscan .carry/gpu-tests
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/dev/null 2>&1
-export GDSCAN_NVCOMP_LIBRARY=$(find /tmp/site -name libnvcomp.so.6) PARQUET_TEST_DATA=$ROOT/.ptd/data CUDA_DEVICE_MAX_CONNECTIONS=32
+export GDSCAN_NVCOMP_LIBRARY=$(find /tmp/site -name libnvcomp.so.6) PARQUET_TEST_DATA=$ROOT/.ptd/data CUDA_DEVICE_MAX_CONNECTIONS=32 GDSCAN_BIN=$ROOT/.carry/gdscan
 nvidia-smi -L > $R/gpu.txt 2>&1
 T=$ROOT/.carry/gpu-tests
 pack() { [ -n "${OUT:-}" ] && tar -cJf $OUT/r.tar.xz -C /tmp r; true; }

@@ -175,6 +175,21 @@ fn read_ipc(path: &Path) -> RecordBatch {
     normalise(&concat_batches(&schema, &batches).unwrap())
 }
 
+/// The `gdscan` binary: `GDSCAN_BIN` where the tests run from carried
+/// binaries (the GPU machine has no build tree), else the one cargo built
+/// beside this test. Missing either way is a failure, not a skip.
+fn gdscan_binary() -> std::path::PathBuf {
+    let path = std::env::var_os("GDSCAN_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_gdscan").into());
+    assert!(
+        path.is_file(),
+        "no gdscan binary at {} (set GDSCAN_BIN)",
+        path.display()
+    );
+    path
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn null_columns_through_gdscan_scan_decode_output() {
@@ -186,7 +201,7 @@ fn null_columns_through_gdscan_scan_decode_output() {
     }
     for (path, bytes) in files {
         let out = dir.path().join("out.arrow");
-        let run = std::process::Command::new(env!("CARGO_BIN_EXE_gdscan"))
+        let run = std::process::Command::new(gdscan_binary())
             .arg("scan")
             .arg(&path)
             .args(["--decode", "--device", "0", "--output"])
