@@ -721,11 +721,21 @@ pub(super) fn test_batch() -> RecordBatch {
 }
 
 pub(super) fn write_parquet(batch: &RecordBatch) -> ParquetMetaData {
+    write_parquet_with(batch, RG_ROWS, PAGE_ROWS)
+}
+
+/// `batch` written with page statistics and a page index, in row groups of
+/// `rg_rows` rows and pages of `page_rows`, and its metadata read back.
+pub(super) fn write_parquet_with(
+    batch: &RecordBatch,
+    rg_rows: usize,
+    page_rows: usize,
+) -> ParquetMetaData {
     let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(RG_ROWS))
+        .set_max_row_group_row_count(Some(rg_rows))
         .set_statistics_enabled(EnabledStatistics::Page)
-        .set_data_page_row_count_limit(PAGE_ROWS)
-        .set_write_batch_size(PAGE_ROWS)
+        .set_data_page_row_count_limit(page_rows)
+        .set_write_batch_size(page_rows)
         .build();
     let mut buf = Vec::new();
     let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();

@@ -16,12 +16,10 @@ use ::arrow::compute::kernels::cmp;
 use ::arrow::compute::kernels::comparison::starts_with;
 use ::arrow::datatypes::{Field, Schema};
 use ::arrow::record_batch::RecordBatch;
-use ::parquet::arrow::ArrowWriter;
-use ::parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
-use ::parquet::file::properties::{EnabledStatistics, WriterProperties};
+use ::parquet::file::metadata::ParquetMetaData;
 
 use super::ast::*;
-use super::tests::{page_ranges, row_group_ranges};
+use super::tests::{page_ranges, row_group_ranges, write_parquet_with};
 
 const ROWS: usize = 800;
 const RG_ROWS: usize = 200;
@@ -105,20 +103,7 @@ fn random_batch(rng: &mut Rng) -> RecordBatch {
 }
 
 fn write(batch: &RecordBatch) -> ParquetMetaData {
-    let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(RG_ROWS))
-        .set_statistics_enabled(EnabledStatistics::Page)
-        .set_data_page_row_count_limit(PAGE_ROWS)
-        .set_write_batch_size(PAGE_ROWS)
-        .build();
-    let mut buf = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
-    writer.write(batch).unwrap();
-    writer.close().unwrap();
-    ParquetMetaDataReader::new()
-        .with_page_index_policy(PageIndexPolicy::Required)
-        .parse_and_finish(&bytes::Bytes::from(buf))
-        .unwrap()
+    write_parquet_with(batch, RG_ROWS, PAGE_ROWS)
 }
 
 /// A literal from a random row of the column (another row if NULL or NaN).
