@@ -19,11 +19,14 @@
 //! - [`ffi`](mod@ffi): the Arrow C Device Data Interface (`ArrowDeviceArray`,
 //!   `ArrowDeviceArrayStream`): export of device batches to other libraries
 //!   without a copy, and import back.
+//! - [`filter`](mod@filter): exact filters on the GPU: a predicate evaluated
+//!   over decoded columns into a row mask, batches compacted to its rows.
 //! - [`scan`]: the pipeline: a scan's row groups in, device batches out.
 //!
 
 pub mod array;
 pub mod ffi;
+pub mod filter;
 #[cfg(feature = "internals")]
 pub mod kernels;
 #[cfg(not(feature = "internals"))]

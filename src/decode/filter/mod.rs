@@ -1,0 +1,27 @@
+//! Exact filters on the GPU: a [`Predicate`](crate::parquet::Predicate)
+//! compiled against a batch's schema ([`GpuPredicate`]), evaluated over the
+//! decoded columns into a row mask ([`DeviceMask`]: SQL's three-valued
+//! logic, a row is kept only where the predicate is TRUE), and batches
+//! compacted to the kept rows (every column kind, nested included: a kept
+//! row keeps its whole list, struct or map value).
+//!
+//! | file | what it does |
+//! |---|---|
+//! | `program` | the predicate as a program of typed column tests and boolean steps the evaluator kernel runs (host, pure) |
+//! | `evaluate` | the program run on the GPU over a batch into a [`DeviceMask`] |
+//! | `compact` | a batch cut to its mask's rows on the GPU |
+//! | `mask` | [`DeviceMask`] |
+//! | `gpu` | [`FilterGpu`]: the kernels, stream and pool filtering uses on one GPU |
+//! | `error` | [`FilterError`] |
+
+mod compact;
+mod error;
+mod evaluate;
+mod gpu;
+mod mask;
+mod program;
+
+pub use error::FilterError;
+pub use gpu::FilterGpu;
+pub use mask::DeviceMask;
+pub use program::GpuPredicate;
