@@ -11,17 +11,17 @@
 //! | `evaluate` | the program run on the GPU over a batch into a [`DeviceMask`] |
 //! | `compact` | a batch cut to its mask's rows on the GPU |
 //! | `mask` | [`DeviceMask`] |
-//! | `gpu` | [`FilterGpu`]: the kernels, stream and pool filtering uses on one GPU |
-//! | `error` | [`FilterError`] |
+//! | `filter_gpu` | [`FilterGpu`]: the kernels, stream and pool filtering uses on one GPU |
+//! | `filter_error` | [`FilterError`] |
 
 mod compact;
-mod error;
+mod filter_error;
 mod evaluate;
-mod gpu;
+mod filter_gpu;
 mod mask;
 mod program;
 
-pub use error::FilterError;
-pub use gpu::FilterGpu;
+pub use filter_error::FilterError;
+pub use filter_gpu::FilterGpu;
 pub use mask::DeviceMask;
 pub use program::GpuPredicate;
