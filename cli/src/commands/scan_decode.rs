@@ -1,24 +1,23 @@
 //! `gdscan scan --decode`: the scan decoded on the GPU into Arrow columns in
-//! device memory; `--output` copies them back and writes Arrow IPC (the
-//! filter applied row-exactly), `--stats` adds the decoder's report.
+//! device memory, a `--filter` applied there row-exactly; `--output`
+//! copies them back and writes Arrow IPC, `--stats` adds the decoder's
+//! report.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow::compute::filter_record_batch;
 use arrow::datatypes::SchemaRef;
 use arrow::ipc::writer::FileWriter;
-use parquet::file::metadata::ParquetMetaData;
 use serde::Serialize;
 
 use super::scan::ScanArgs;
 use crate::error::{Error, Result};
 use gdscan::cuda::Devices;
 use gdscan::decode::array::DeviceBatch;
-use gdscan::decode::scan::{decode, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
-use gdscan::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
-use gdscan::parquet::predicate::Predicate;
+use gdscan::decode::scan::{
+    decode, decode_plan, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
+};
 
 /// What `scan --decode` reports.
 #[derive(Debug, Serialize)]
@@ -41,46 +40,10 @@ pub(crate) struct DecodeScanReport {
     pub rows_written: Option<u64>,
 }
 
-/// The plan the decoder runs: with --output and a filter, the scan's plan
-/// widened by the filter's columns, and the columns to keep after the
-/// filter (None: all that were decoded).
-fn decode_plan(
-    args: &ScanArgs,
-    metadata: &ParquetMetaData,
-    request: &ScanRequest,
-    scan_plan: ScanPlan,
-    location: &str,
-) -> Result<(ScanPlan, Option<Vec<String>>)> {
-    if let (Some(p), Projection::Columns(cols), Some(_)) =
-        (&request.predicate, &request.projection, &args.output)
-    {
-        let mut all = cols.clone();
-        for c in p.columns() {
-            if !all.iter().any(|x| x == c) {
-                all.push(c.to_string());
-            }
-        }
-        if all.len() > cols.len() {
-            let mut wider = request.clone();
-            wider.projection = Projection::Columns(all);
-            let widened = plan(metadata, &wider).map_err(|e| e.in_file(location))?;
-            return Ok((widened, Some(cols.clone())));
-        }
-    }
-    Ok((scan_plan, None))
-}
-
-/// Writes the decoded batches to `out` as Arrow IPC: each copied back to
-/// the host, filtered by the predicate row-exactly and cut to the `wanted`
-/// columns; an empty file of `schema` when there is no batch. Returns the
-/// rows written.
-fn write_output(
-    out: &Path,
-    batches: &[DeviceBatch],
-    predicate: Option<&Predicate>,
-    wanted: Option<&[String]>,
-    schema: &SchemaRef,
-) -> Result<u64> {
+/// Writes the decoded (and filtered) batches to `out` as Arrow IPC, each
+/// copied back to the host; an empty file of `schema` when there is no
+/// batch. Returns the rows written.
+fn write_output(out: &Path, batches: &[DeviceBatch], schema: &SchemaRef) -> Result<u64> {
     let shown = out.display().to_string();
     let ipc = |e: arrow::error::ArrowError| {
         Error::from(gdscan::parquet::ScanError::Arrow {
@@ -91,20 +54,9 @@ fn write_output(
     let mut writer: Option<FileWriter<std::fs::File>> = None;
     let mut written = 0u64;
     for device_batch in batches {
-        let mut batch = device_batch
+        let batch = device_batch
             .to_host()
             .map_err(|e| Error::decode(e.into()))?;
-        if let Some(p) = predicate {
-            let mask = p.evaluate(&batch).map_err(&ipc)?;
-            batch = filter_record_batch(&batch, &mask).map_err(&ipc)?;
-        }
-        if let Some(cols) = wanted {
-            let idx: Vec<usize> = cols
-                .iter()
-                .filter_map(|c| batch.schema().index_of(c).ok())
-                .collect();
-            batch = batch.project(&idx).map_err(&ipc)?;
-        }
         if writer.is_none() {
             let f = std::fs::File::create(out).map_err(|e| Error::io(&shown, "create", e))?;
             writer = Some(FileWriter::try_new(f, &batch.schema()).map_err(&ipc)?);
@@ -141,6 +93,13 @@ fn render_decode(report: &DecodeScanReport, stats: bool, output: Option<&Path>) 
         "decoded {} on {gpus}: {} rows, {} row groups, {} pages in {:.4} s ({} bytes read, {} bytes of Arrow columns)\n",
         report.path, d.rows, d.row_groups, d.pages, report.seconds, report.bytes_read, d.output_bytes
     );
+    let f = &d.filter;
+    if f.batches_in > 0 {
+        out += &format!(
+            "filter on the GPU: {} of {} decoded rows selected ({} row groups without a selected row) in {:.4} s\n",
+            f.rows_out, f.rows_in, f.batches_empty, f.seconds
+        );
+    }
     for s in &report.shares {
         out += &format!(
             "GPU {}: {} row groups, {} bytes planned, {} bytes read, {} rows\n",
@@ -185,8 +144,11 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     };
     let (source, metadata, request, scan_plan) = args.spec.prepare()?;
     let location = source.location().to_string();
-    // The filter's columns are decoded too when --output applies it.
-    let (decode_plan, wanted) = decode_plan(args, &metadata, &request, scan_plan, &location)?;
+    // The filter's columns are decoded too: the GPU evaluates it on them.
+    let decode_plan = match &request.predicate {
+        Some(_) => decode_plan(&metadata, &request, &options).map_err(|e| e.in_file(&location))?,
+        None => scan_plan,
+    };
     let bytes_read = decode_plan.totals.bytes_read;
     let device = devices
         .first()
@@ -212,13 +174,7 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     }
     let seconds = start.elapsed().as_secs_f64();
     let rows_written = match &args.output {
-        Some(out) => Some(write_output(
-            out,
-            &batches,
-            request.predicate.as_ref(),
-            wanted.as_deref(),
-            stream.schema(),
-        )?),
+        Some(out) => Some(write_output(out, &batches, stream.schema())?),
         None => None,
     };
     // The shares are shown with --devices only.

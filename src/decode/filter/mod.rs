@@ -15,8 +15,8 @@
 //! | `filter_error` | [`FilterError`] |
 
 mod compact;
-mod filter_error;
 mod evaluate;
+mod filter_error;
 mod filter_gpu;
 mod mask;
 mod program;

@@ -204,6 +204,10 @@ pub enum DecodeError {
     /// Device arrays could not be built or copied.
     #[error(transparent)]
     Array(#[from] DeviceArrayError),
+    /// The exact filter on the GPU: a predicate it does not evaluate
+    /// (found before any read), or a failure evaluating or compacting.
+    #[error(transparent)]
+    Filter(Box<crate::decode::filter::FilterError>),
     /// The files of one decode do not decode to the same columns.
     #[error("{file}: its columns differ from {first}'s: every file of one decode must have the same schema")]
     SchemaMismatch {
@@ -212,6 +216,12 @@ pub enum DecodeError {
         /// The first file.
         first: String,
     },
+}
+
+impl From<crate::decode::filter::FilterError> for DecodeError {
+    fn from(e: crate::decode::filter::FilterError) -> Self {
+        DecodeError::Filter(Box::new(e))
+    }
 }
 
 impl From<KernelError> for DecodeError {

@@ -6,15 +6,17 @@
 use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
+use parquet::file::metadata::ParquetMetaData;
 
 use super::multi_gpu::{decode_multi, MultiStream};
 use super::one_gpu::{decode_one, GpuStream};
-use super::{DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
+use super::s7_filter_rows::ExactFilter;
+use super::{DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare, FilterMode};
 use crate::decode::array::DeviceBatch;
 use crate::parquet::metadata::{load, MetadataOptions};
+use crate::parquet::plan::PlanError;
 use crate::parquet::spread::{spread, Spread};
-use crate::parquet::{plan, ScanRequest};
-use crate::store::StoreOptions;
+use crate::parquet::{plan, Projection, ScanPlan, ScanRequest};
 
 /// What a decode reads: files to open and plan, or files planned already.
 #[derive(Debug, Clone)]
@@ -81,29 +83,95 @@ impl From<Vec<DecodeInput>> for DecodeSource {
     }
 }
 
-/// Opens `location` and plans `request` on it.
+/// The plan a decode of `request` runs on a file: the request's plan,
+/// with an exact filter ([`FilterMode::Exact`], the default) its
+/// projection widened by the predicate's columns (the GPU evaluates the
+/// predicate on them; [`decode`] drops them after unless projected). Use
+/// it to plan [`DecodeSource::Planned`] inputs. No I/O.
+///
+/// ```no_run
+/// use gdscan::decode::scan::{decode_plan, DecodeOptions};
+/// use gdscan::parquet::{Projection, ScanRequest};
+/// # fn demo(metadata: &parquet::file::metadata::ParquetMetaData) -> Result<(), Box<dyn std::error::Error>> {
+/// let request = ScanRequest {
+///     projection: Projection::Columns(vec!["l_extendedprice".into()]),
+///     predicate: Some("l_shipdate >= DATE '1994-01-01'".parse()?),
+///     ..ScanRequest::default()
+/// };
+/// let plan = decode_plan(metadata, &request, &DecodeOptions::default())?;
+/// assert_eq!(plan.leaves.len(), 2); // l_extendedprice and l_shipdate
+/// # Ok(()) }
+/// ```
+pub fn decode_plan(
+    metadata: &ParquetMetaData,
+    request: &ScanRequest,
+    options: &DecodeOptions,
+) -> Result<ScanPlan, PlanError> {
+    match (&request.predicate, &request.projection) {
+        (Some(p), Projection::Columns(names)) if options.filter == FilterMode::Exact => {
+            let mut wider = names.clone();
+            for c in p.columns() {
+                if !wider.iter().any(|n| n == c) {
+                    wider.push(c.to_string());
+                }
+            }
+            let request = ScanRequest {
+                projection: Projection::Columns(wider),
+                ..request.clone()
+            };
+            plan(metadata, &request)
+        }
+        _ => plan(metadata, request),
+    }
+}
+
+/// Opens `location` and plans `request` on it ([`decode_plan`]).
 fn plan_location(
     location: &str,
     request: &ScanRequest,
-    store: &StoreOptions,
+    options: &DecodeOptions,
 ) -> Result<DecodeInput, DecodeError> {
-    let source = crate::store::open(location, store)?;
+    let source = crate::store::open(location, &options.store)?;
     let metadata = load(&source, MetadataOptions::default())?;
-    let plan = plan(&metadata, request).map_err(|source| DecodeError::Request {
-        file: location.to_string(),
-        source,
-    })?;
+    let planned =
+        decode_plan(&metadata, request, options).map_err(|source| DecodeError::Request {
+            file: location.to_string(),
+            source,
+        })?;
     Ok(DecodeInput {
         source,
         metadata,
-        plan: Arc::new(plan),
+        plan: Arc::new(planned),
     })
+}
+
+/// The top-level columns that `names` (top-level names or dotted leaf
+/// paths, as a projection takes them) select, in schema order.
+fn top_level_names(metadata: &ParquetMetaData, names: &[String]) -> Vec<String> {
+    let mut tops: Vec<String> = Vec::new();
+    for column in metadata.file_metadata().schema_descr().columns() {
+        let Some(top) = column.path().parts().first() else {
+            continue;
+        };
+        let path = column.path().string();
+        let selected = names.iter().any(|n| *n == path || n == top);
+        if selected && !tops.contains(top) {
+            tops.push(top.clone());
+        }
+    }
+    tops
 }
 
 /// Starts decoding `source` into the GPUs of `options.devices`: every
 /// device is opened first (a bad ordinal reads nothing), then each location
 /// is opened and planned with `request`, and every column is checked
-/// against the decoder's coverage before any data is read. With one GPU,
+/// against the decoder's coverage before any data is read. With a
+/// predicate, statistics prune row groups and pages and (with
+/// `options.filter` at its default, [`FilterMode::Exact`]) the GPU keeps
+/// exactly the rows where it is TRUE: the predicate's columns are decoded
+/// for it and dropped after the filter unless projected (planned
+/// inputs must include them), and a row group that keeps no row yields no
+/// batch. With one GPU,
 /// one decoder takes every row group; with several, the row groups are
 /// spread over them by bytes and handed out in plan order.
 ///
@@ -131,20 +199,32 @@ pub fn decode(
         .iter()
         .map(|d| d.ordinal())
         .collect();
-    let inputs = match source.into() {
+    let exact = options.filter == FilterMode::Exact;
+    let inputs: Vec<DecodeInput> = match source.into() {
         DecodeSource::Planned(inputs) => inputs,
         DecodeSource::Locations(locations) => locations
             .iter()
-            .map(|l| plan_location(l, &request, &options.store))
+            .map(|l| plan_location(l, &request, &options))
             .collect::<Result<_, _>>()?,
+    };
+    // The columns handed out: those the projection names (the plan may
+    // hold the predicate's too).
+    let keep = match (&request.projection, inputs.first()) {
+        (Projection::Columns(names), Some(first)) => Some(top_level_names(&first.metadata, names)),
+        _ => None,
+    };
+    let filter = match request.predicate {
+        Some(predicate) if exact => Some(ExactFilter { predicate, keep }),
+        _ => None,
     };
     let inner = match ordinals[..] {
         [device] => {
             let plans: Vec<_> = inputs.iter().map(|i| i.plan.clone()).collect();
             let spread = spread(&plans, 1);
-            Inner::One(Box::new(decode_one(inputs, options, device)?), spread)
+            let one = decode_one(inputs, options, device, filter)?;
+            Inner::One(Box::new(one), spread)
         }
-        _ => Inner::Many(decode_multi(inputs, options, ordinals)?),
+        _ => Inner::Many(decode_multi(inputs, options, ordinals, filter)?),
     };
     Ok(DecodeStream { inner })
 }

@@ -34,6 +34,7 @@
 //! | 4 | `s4_group_results` | what a group's row groups share: nvCOMP's and the checks' results, the buffers kept until the GPU is done |
 //! | 5 Kernels | `s5_delta_string_buffers` | the values' buffers of DELTA_BYTE_ARRAY pages, sized on the GPU before the kernels |
 //! | 6 Finish | `s6_finish_row_group` | a row group in flight: its event waited for, its statuses checked, its batch built |
+//! | 7 Filter | `s7_filter_rows` | the batch cut on the GPU to the rows the predicate selects and to the columns asked for |
 //!
 //! Around the stages: `entry` ([`decode`], the one way in), `one_gpu` (the
 //! pipeline on one GPU, which runs the stages in turn), `multi_gpu` (one
@@ -82,16 +83,17 @@ mod s3_to_s5_queue_group;
 mod s4_group_results;
 mod s5_delta_string_buffers;
 mod s6_finish_row_group;
+mod s7_filter_rows;
 
 pub use compressed_check::{CompressedCheck, DecompressPlace, GPU_CHECK_MAX_BYTES};
 pub use decode_error::DecodeError;
-pub use entry::{decode, DecodeSource, DecodeStream};
+pub use entry::{decode, decode_plan, DecodeSource, DecodeStream};
 pub use gpu_resources::release_cached_memory;
 pub use input::DecodeInput;
 pub use multi_gpu::DeviceShare;
 pub use one_gpu::output_schema;
-pub use options::DecodeOptions;
-pub use report::{CodecCount, CodecPlace, DecodeReport};
+pub use options::{DecodeOptions, FilterMode};
+pub use report::{CodecCount, CodecPlace, DecodeReport, FilterReport};
 pub use s0_land::Landing;
 
 pub use crate::config::decode::{

@@ -22,6 +22,7 @@ use arrow::datatypes::{Schema, SchemaRef};
 use serde::Serialize;
 
 use super::one_gpu::{decode_one, output_schema};
+use super::s7_filter_rows::ExactFilter;
 use super::{DecodeError, DecodeInput, DecodeOptions, DecodeReport};
 use crate::decode::array::DeviceBatch;
 use crate::parquet::spread::{spread, Spread};
@@ -47,6 +48,7 @@ pub(crate) fn decode_multi(
     inputs: Vec<DecodeInput>,
     options: DecodeOptions,
     ordinals: Vec<usize>,
+    filter: Option<ExactFilter>,
 ) -> Result<MultiStream, DecodeError> {
     let mut schema = None;
     for input in &inputs {
@@ -54,6 +56,11 @@ pub(crate) fn decode_multi(
         schema.get_or_insert(s);
     }
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
+    // With a filter, the batches hold the columns it keeps.
+    let schema = match &filter {
+        Some(f) => f.output(&schema).1,
+        None => schema,
+    };
     let plans: Vec<Arc<ScanPlan>> = inputs.iter().map(|i| i.plan.clone()).collect();
     let spread = spread(&plans, ordinals.len());
     let counts = spread.row_groups();
@@ -84,12 +91,13 @@ pub(crate) fn decode_multi(
             })
             .collect();
         let opts = options.clone();
+        let filter = filter.clone();
         let (tx, rx) = sync_channel(depth);
         let reports = reports.clone();
         let thread = std::thread::Builder::new()
             .name(format!("gdscan-decode-gpu{device}"))
             .spawn(move || {
-                let mut stream = match decode_one(share_inputs, opts, device) {
+                let mut stream = match decode_one(share_inputs, opts, device, filter) {
                     Ok(s) => s,
                     Err(e) => {
                         let _ = tx.send(Err(e));

@@ -18,6 +18,7 @@ use super::s1_plan_ahead::{self, PlanAhead, PlannedGroup};
 use super::s2_upload_row_group;
 use super::s3_to_s5_queue_group;
 use super::s6_finish_row_group::InFlight;
+use super::s7_filter_rows::{ExactFilter, RowFilter};
 use super::trace::Trace;
 use super::{DecodeError, DecodeInput, DecodeOptions, DecodeReport, DevicePoolMode};
 use crate::cuda::Device;
@@ -88,6 +89,7 @@ pub(crate) fn decode_one(
     inputs: Vec<DecodeInput>,
     options: DecodeOptions,
     device: usize,
+    filter: Option<ExactFilter>,
 ) -> Result<GpuStream, DecodeError> {
     let mut schema: Option<SchemaRef> = None;
     let mut nestings = Vec::with_capacity(inputs.len());
@@ -112,6 +114,15 @@ pub(crate) fn decode_one(
         DevicePoolMode::Shared => gpu_resources::shared_device_pool(device),
     };
     let gpu = Gpu::new(device, pool, &options)?;
+    let filter = match &filter {
+        Some(f) => Some(RowFilter::new(
+            f,
+            &schema,
+            gpu.kernels.clone(),
+            gpu.pool.clone(),
+        )?),
+        None => None,
+    };
     let scans: Vec<SourceScan> = inputs
         .iter()
         .map(|i| SourceScan {
@@ -175,6 +186,7 @@ pub(crate) fn decode_one(
         late_launched: 0,
         stage_pool: stage_pool(options.stage_threads),
         schema,
+        filter,
         nestings,
         report: DecodeReport {
             landing: Some(landing),
@@ -231,7 +243,10 @@ pub(crate) struct GpuStream {
     /// Threads that stage a group's row groups at once
     /// (`DecodeOptions::stage_threads`); none stages them on this thread.
     stage_pool: Option<rayon::ThreadPool>,
+    /// The decoded columns' schema (before the filter's projection).
     schema: SchemaRef,
+    /// The exact filter, when the request has a predicate.
+    filter: Option<RowFilter>,
     /// Per input, its projection's nesting plan (None: flat).
     nestings: Vec<Option<Arc<GpuNesting>>>,
     report: DecodeReport,
@@ -252,7 +267,10 @@ impl std::fmt::Debug for GpuStream {
 impl GpuStream {
     /// The batches' schema.
     pub(crate) fn schema(&self) -> &SchemaRef {
-        &self.schema
+        match &self.filter {
+            Some(f) => f.schema(),
+            None => &self.schema,
+        }
     }
 
     /// What the decoder has done so far.
@@ -475,7 +493,19 @@ impl Iterator for GpuStream {
         if self.failed {
             return None;
         }
-        let item = self.step();
+        let item = loop {
+            match (self.step(), &self.filter) {
+                (Some(Ok(batch)), Some(filter)) => {
+                    match filter.apply(batch, &mut self.report.filter) {
+                        Ok(Some(kept)) => break Some(Ok(kept)),
+                        // No row selected: on to the next row group.
+                        Ok(None) => continue,
+                        Err(e) => break Some(Err(e)),
+                    }
+                }
+                (item, _) => break item,
+            }
+        };
         if matches!(item, Some(Err(_))) {
             // A failed row group ends the stream: never partial data after it.
             self.failed = true;

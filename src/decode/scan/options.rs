@@ -125,6 +125,26 @@ pub struct DecodeOptions {
     /// group and row group, the decoder's waits; JSON lines, see
     /// `benches/trace_summary.py`); none records nothing.
     pub trace: Option<PathBuf>,
+    /// What the request's predicate does: [`FilterMode::Exact`] (the
+    /// default) hands out exactly the rows it selects, evaluated on the
+    /// GPU; [`FilterMode::PruneOnly`] only skips the row groups and pages
+    /// whose statistics rule it out (a superset of the rows).
+    pub filter: FilterMode,
+}
+
+/// What a decode does with its request's predicate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FilterMode {
+    /// Statistics prune what they can, then the GPU evaluates the
+    /// predicate on the decoded rows and keeps exactly the rows where it
+    /// is TRUE. The predicate's columns are decoded for it (and dropped
+    /// after, when the projection does not name them); a predicate the
+    /// GPU cannot evaluate fails the decode before any read.
+    #[default]
+    Exact,
+    /// Statistics prune row groups and pages; the rows of what is kept are
+    /// handed out unfiltered (a superset of the selected rows).
+    PruneOnly,
 }
 
 impl Default for DecodeOptions {
@@ -153,6 +173,7 @@ impl Default for DecodeOptions {
             gzip: DecompressPlace::Host,
             landing: LandingMode::Auto,
             trace: None,
+            filter: FilterMode::Exact,
         }
     }
 }

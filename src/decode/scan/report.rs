@@ -188,6 +188,34 @@ pub struct DecodeReport {
     /// The pinned pool during the scan, likewise (shared with every scan
     /// on the device running at the same time).
     pub pinned_pool: PoolStats,
+    /// The exact filter on the GPU (all zero without a predicate, or with
+    /// `DecodeOptions::filter` at `FilterMode::PruneOnly`).
+    pub filter: FilterReport,
+}
+
+/// What the GPU filter did in a scan.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FilterReport {
+    /// Decoded batches (row groups) the filter saw.
+    pub batches_in: usize,
+    /// Of those, batches that kept no row (not handed out).
+    pub batches_empty: usize,
+    /// Rows decoded (after the statistics' pruning), before the filter.
+    pub rows_in: u64,
+    /// Rows the predicate selects: the rows handed out.
+    pub rows_out: u64,
+    /// Seconds evaluating and compacting, host wall time.
+    pub seconds: f64,
+}
+
+impl FilterReport {
+    fn merge(&mut self, other: &FilterReport) {
+        self.batches_in += other.batches_in;
+        self.batches_empty += other.batches_empty;
+        self.rows_in += other.rows_in;
+        self.rows_out += other.rows_out;
+        self.seconds += other.seconds;
+    }
 }
 
 impl DecodeReport {
@@ -218,6 +246,7 @@ impl DecodeReport {
         add_counts(&mut self.codecs, &other.codecs);
         self.device_pool = self.device_pool.plus(&other.device_pool);
         self.pinned_pool = self.pinned_pool.plus(&other.pinned_pool);
+        self.filter.merge(&other.filter);
     }
 
     pub(crate) fn add(&mut self, rows: usize, bytes: usize, t: &RowGroupTimes) {
