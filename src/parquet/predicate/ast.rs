@@ -62,6 +62,10 @@ pub enum Test {
     IsNull,
     /// `column LIKE 'prefix%'`: the value starts with these bytes.
     StartsWith(String),
+    /// `column op other`: two columns of the same type compared row by
+    /// row (TPC-H Q12's `l_commitdate < l_receiptdate`); unknown where
+    /// either is NULL; statistics never prune on it.
+    CmpColumn(Op, String),
 }
 
 /// One test of one column. Negations (`IS NOT NULL`, `NOT BETWEEN`,
@@ -186,7 +190,7 @@ impl Term {
             Test::Cmp(_, v) => vec![v],
             Test::Between(lo, hi) => vec![lo, hi],
             Test::In(vs) => vs.iter().collect(),
-            Test::IsNull | Test::StartsWith(_) => vec![],
+            Test::IsNull | Test::StartsWith(_) | Test::CmpColumn(..) => vec![],
         }
     }
 }
@@ -230,12 +234,19 @@ impl Predicate {
         }
     }
 
-    /// The distinct columns of the terms, in order of appearance.
+    /// The distinct columns of the terms (both of a column comparison),
+    /// in order of appearance.
     pub fn columns(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         for t in self.terms() {
-            if !out.contains(&t.column.as_str()) {
-                out.push(&t.column);
+            let other = match &t.test {
+                Test::CmpColumn(_, other) => Some(other.as_str()),
+                _ => None,
+            };
+            for c in std::iter::once(t.column.as_str()).chain(other) {
+                if !out.contains(&c) {
+                    out.push(c);
+                }
             }
         }
         out

@@ -76,16 +76,25 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
+/// A column name, double-quoted when it is not a bare identifier.
+fn fmt_column(column: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    if is_bare_identifier(column) {
+        f.write_str(column)
+    } else {
+        write!(f, "\"{}\"", column.replace('"', "\"\""))
+    }
+}
+
 /// The term's text, its test negated when `not`.
 fn fmt_term(t: &Term, not: bool, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    if is_bare_identifier(&t.column) {
-        f.write_str(&t.column)?;
-    } else {
-        write!(f, "\"{}\"", t.column.replace('"', "\"\""))?;
-    }
+    fmt_column(&t.column, f)?;
     let neg = if not { "NOT " } else { "" };
     match &t.test {
         Test::Cmp(op, v) => write!(f, " {op} {v}"),
+        Test::CmpColumn(op, other) => {
+            write!(f, " {op} ")?;
+            fmt_column(other, f)
+        }
         Test::IsNull => write!(f, " IS {neg}NULL"),
         Test::Between(lo, hi) => write!(f, " {neg}BETWEEN {lo} AND {hi}"),
         Test::In(vs) => {
@@ -126,7 +135,9 @@ impl fmt::Display for Predicate {
         match self {
             Predicate::Term(t) => fmt_term(t, false, f),
             Predicate::Not(inner) => match &**inner {
-                Predicate::Term(t) if !matches!(t.test, Test::Cmp(..)) => fmt_term(t, true, f),
+                Predicate::Term(t) if !matches!(t.test, Test::Cmp(..) | Test::CmpColumn(..)) => {
+                    fmt_term(t, true, f)
+                }
                 Predicate::Term(_) | Predicate::Not(_) => write!(f, "NOT {inner}"),
                 _ => write!(f, "NOT ({inner})"),
             },

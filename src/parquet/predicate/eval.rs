@@ -202,9 +202,63 @@ fn eval_starts_with(
     })
 }
 
+/// `col op other` row by row, both of one type: unknown where either is
+/// NULL; a NaN on either side makes the comparison FALSE (`!=` TRUE).
+fn eval_cmp_columns(
+    term: &Term,
+    op: Op,
+    col: &ArrayRef,
+    other: &ArrayRef,
+) -> Result<BooleanArray, ArrowError> {
+    let (left, left_nan) = comparable(col)?;
+    let (right, right_nan) = comparable(other)?;
+    if left.data_type() != right.data_type() {
+        return Err(type_err(
+            term,
+            TermError::Mismatch {
+                column: format!("{} values", left.data_type()),
+                literal: format!("{} values", right.data_type()),
+            },
+        ));
+    }
+    let r = match op {
+        Op::Eq => cmp::eq(&left, &right)?,
+        Op::NotEq => cmp::neq(&left, &right)?,
+        Op::Lt => cmp::lt(&left, &right)?,
+        Op::LtEq => cmp::lt_eq(&left, &right)?,
+        Op::Gt => cmp::gt(&left, &right)?,
+        Op::GtEq => cmp::gt_eq(&left, &right)?,
+    };
+    let nan = match (left_nan, right_nan) {
+        (Some(a), Some(b)) => &a | &b,
+        _ => return Ok(r),
+    };
+    // A NaN row is NULL in the normalized arrays; it is known (FALSE, or
+    // TRUE for `!=`) unless the other side is a real NULL.
+    let real_nulls =
+        NullBuffer::union(col.logical_nulls().as_ref(), other.logical_nulls().as_ref());
+    let values = if op == Op::NotEq {
+        r.values() | &nan
+    } else {
+        r.values() & &!&nan
+    };
+    let compared = r
+        .nulls()
+        .map_or_else(|| BooleanBuffer::new_set(r.len()), |v| v.inner().clone());
+    let known = &compared | &nan;
+    let known = match &real_nulls {
+        Some(n) => &known & n.inner(),
+        None => known,
+    };
+    Ok(BooleanArray::new(values, Some(NullBuffer::new(known))))
+}
+
 /// The term's value per row: TRUE, FALSE or unknown (NULL).
-fn eval_term(term: &Term, col: &ArrayRef) -> Result<BooleanArray, ArrowError> {
+fn eval_term(term: &Term, col: &ArrayRef, batch: &RecordBatch) -> Result<BooleanArray, ArrowError> {
     match &term.test {
+        Test::CmpColumn(op, other) => {
+            eval_cmp_columns(term, *op, col, &batch_column(batch, other)?)
+        }
         Test::IsNull => is_null(col.as_ref()),
         Test::Cmp(op, lit) => eval_cmp(term, *op, lit, col),
         Test::Between(lo, hi) => and_kleene(
@@ -226,7 +280,7 @@ fn eval_term(term: &Term, col: &ArrayRef) -> Result<BooleanArray, ArrowError> {
 fn eval_tree(p: &Predicate, batch: &RecordBatch) -> Result<BooleanArray, ArrowError> {
     let rows = batch.num_rows();
     match p {
-        Predicate::Term(t) => eval_term(t, &batch_column(batch, &t.column)?),
+        Predicate::Term(t) => eval_term(t, &batch_column(batch, &t.column)?, batch),
         Predicate::Not(c) => not(&eval_tree(c, batch)?),
         Predicate::And(cs) => cs.iter().try_fold(
             BooleanArray::new(BooleanBuffer::new_set(rows), None),

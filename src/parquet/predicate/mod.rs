@@ -79,6 +79,8 @@ mod schema;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_columns;
+#[cfg(test)]
 mod tests_prop;
 #[cfg(test)]
 mod tests_tree;

@@ -120,6 +120,10 @@ impl Parser<'_> {
         if let Some(Tok::Cmp(op)) = self.peek() {
             let op = *op;
             self.pos += 1;
+            if let Some(other) = self.column_operand() {
+                self.pos += 1;
+                return Ok(Predicate::term(column, Test::CmpColumn(op, other)));
+            }
             return Ok(Predicate::cmp(column, op, self.literal()?));
         }
         if self.eat("IS") {
@@ -154,6 +158,19 @@ impl Parser<'_> {
         };
         let t = Predicate::term(column, test);
         Ok(if not { t.negate() } else { t })
+    }
+
+    /// The column on the right of a comparison, if the next token names
+    /// one (a bare name other than a literal's keyword, or a quoted name).
+    fn column_operand(&self) -> Option<String> {
+        const KEYWORDS: [&str; 5] = ["TRUE", "FALSE", "DATE", "TIMESTAMP", "NULL"];
+        match self.peek() {
+            Some(Tok::Quoted(s)) => Some(s.clone()),
+            Some(Tok::Ident(s)) if !KEYWORDS.iter().any(|k| s.eq_ignore_ascii_case(k)) => {
+                Some(s.clone())
+            }
+            _ => None,
+        }
     }
 
     fn list(&mut self) -> Result<Vec<Literal>, PredicateError> {

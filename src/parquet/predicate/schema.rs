@@ -312,6 +312,9 @@ pub(super) fn check_term(schema: &SchemaDescriptor, term: &Term) -> Result<(), P
         };
     }
     let kind = leaf_kind(&cd);
+    if let Test::CmpColumn(_, other) = &term.test {
+        return check_other_column(schema, term, other, kind);
+    }
     if matches!(term.test, Test::StartsWith(_)) && kind != Kind::Bytes {
         return Err(type_err(TermError::Like {
             column_type: format!("{} column", kind.name()),
@@ -321,6 +324,37 @@ pub(super) fn check_term(schema: &SchemaDescriptor, term: &Term) -> Result<(), P
         .into_iter()
         .try_for_each(|lit| key_for(kind, lit).map(|_| ()))
         .map_err(type_err)
+}
+
+/// The right column of `term` (a column comparison) must be a flat leaf
+/// of the left one's kind, `kind`.
+fn check_other_column(
+    schema: &SchemaDescriptor,
+    term: &Term,
+    other: &str,
+    kind: Kind,
+) -> Result<(), PredicateError> {
+    let resolved =
+        resolve(schema, other).ok_or_else(|| PredicateError::UnknownColumn(other.to_string()))?;
+    let type_err = |source: TermError| PredicateError::Type {
+        column: other.to_string(),
+        source,
+    };
+    let Some(leaf) = resolved.leaf else {
+        return Err(type_err(TermError::Nested));
+    };
+    let cd = schema.column(leaf);
+    if cd.max_rep_level() > 0 {
+        return Err(type_err(TermError::Repeated));
+    }
+    let other_kind = leaf_kind(&cd);
+    if other_kind != kind {
+        return Err(type_err(TermError::Mismatch {
+            column: format!("{} column", other_kind.name()),
+            literal: format!("{} column {}", kind.name(), term.column),
+        }));
+    }
+    Ok(())
 }
 
 /// The part of `p` that fits `schema`, selecting every row `p` selects
