@@ -67,7 +67,8 @@ fn integers_compare_row_by_row_with_nulls_unknown() {
         ("a", Arc::new(Int32Array::from(a.clone())) as ArrayRef),
         ("b", Arc::new(Int32Array::from(b.clone()))),
     ]);
-    let ops: [(&str, fn(i32, i32) -> bool); 6] = [
+    type Compare = fn(i32, i32) -> bool;
+    let ops: [(&str, Compare); 6] = [
         ("=", |x, y| x == y),
         ("!=", |x, y| x != y),
         ("<", |x, y| x < y),
