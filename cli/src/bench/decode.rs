@@ -26,14 +26,14 @@ use crate::error::{Error, Result};
 use crate::tpch::Table;
 use gdscan::cuda::{Device, DeviceBuffer, Devices, PinnedBuffer, Stream};
 use gdscan::decode::scan::{
-    decode, DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
+    decode, decode_plan, DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare,
 };
 use gdscan::engine::{Engine, FileHandle, OpenMode};
 use gdscan::parquet::fetch::{
     fetch, Allocator, DeviceAllocator, FetchOptions, PinnedAllocator, SourceScan,
 };
 use gdscan::parquet::metadata::{load, MetadataOptions};
-use gdscan::parquet::plan::{plan, Projection, ScanPlan, ScanRequest};
+use gdscan::parquet::plan::{Projection, ScanPlan, ScanRequest};
 use gdscan::store::LocalSource;
 
 /// What to run.
@@ -193,6 +193,19 @@ pub(crate) struct DecodeCase {
     pub table: Table,
     /// Its columns.
     pub projection: Projection,
+    /// The exact filter the GPU applies (the `-exact` cases).
+    pub filter: Option<gdscan::parquet::Predicate>,
+}
+
+impl DecodeCase {
+    /// The decode request: the columns, and the filter if any.
+    fn request(&self) -> ScanRequest {
+        ScanRequest {
+            projection: self.projection.clone(),
+            predicate: self.filter.clone(),
+            ..ScanRequest::default()
+        }
+    }
 }
 
 /// The case `name`: `all` (every lineitem column), a lineitem query's
@@ -200,13 +213,35 @@ pub(crate) struct DecodeCase {
 /// orders_nested: the nine orders columns and `o_lineitems`, a
 /// `list<struct>` of the order's lineitems), or lineitem columns named
 /// and joined by `+` (`l_returnflag+l_linestatus`: to see what some
-/// columns cost; a name lineitem lacks fails when the case is planned).
+/// columns cost; a name lineitem lacks fails when the case is planned),
+/// or a query's scan with its filter applied exactly on the GPU
+/// (`q1-exact`, `q6-exact`, `q12-exact`, `q14-exact`, `q19-exact`:
+/// [`crate::tpch::SCAN_FILTERS`]; the query's own columns are handed out,
+/// its filter's decoded for it).
 pub(crate) fn decode_case(name: &str) -> Result<DecodeCase> {
     let case = |table, projection| DecodeCase {
         name: name.to_string(),
         table,
         projection,
+        filter: None,
     };
+    if let Some(scan) = name
+        .strip_suffix("-exact")
+        .and_then(crate::tpch::scan_filter)
+    {
+        let columns = scan.columns.iter().map(|c| c.to_string()).collect();
+        let filter = scan
+            .filter
+            .parse()
+            .map_err(|source| gdscan::parquet::ScanError::Filter {
+                path: name.to_string(),
+                source,
+            })?;
+        return Ok(DecodeCase {
+            filter: Some(filter),
+            ..case(Table::LineItem, Projection::Columns(columns))
+        });
+    }
     match name {
         "all" => Ok(case(Table::LineItem, Projection::All)),
         "nested" => Ok(case(Table::OrdersNested, Projection::All)),
@@ -221,7 +256,8 @@ pub(crate) fn decode_case(name: &str) -> Result<DecodeCase> {
                     name: "--cases".into(),
                     value: name.into(),
                     reason:
-                        "expected all, q1, q6, q14, q19, nested or lineitem columns joined by +"
+                        "expected all, q1, q6, q14, q19, nested, lineitem columns joined by +, \
+                             or q1-exact, q6-exact, q12-exact, q14-exact, q19-exact"
                             .into(),
                 })
             }),
@@ -264,10 +300,7 @@ fn prepare_files(
     data: &std::path::Path,
     case: &DecodeCase,
 ) -> Result<Vec<File>> {
-    let request = ScanRequest {
-        projection: case.projection.clone(),
-        ..ScanRequest::default()
-    };
+    let request = case.request();
     let mut files = Vec::new();
     for path in table_files(data, case.table)? {
         let handle = Arc::new(FileHandle::open_with(
@@ -277,7 +310,9 @@ fn prepare_files(
         )?);
         let source: Arc<dyn gdscan::store::Source> = Arc::new(LocalSource::new(handle.clone())?);
         let metadata = load(&source, MetadataOptions::default())?;
-        let plan = plan(&metadata, &request).map_err(|e| e.in_file(handle.path()))?;
+        // With a filter, its columns are planned beside the projection.
+        let plan = decode_plan(&metadata, &request, &DecodeOptions::default())
+            .map_err(|e| e.in_file(handle.path()))?;
         files.push(File {
             source,
             metadata,
@@ -430,7 +465,7 @@ fn decode_once(
     let options = decode_options(devices, opts)?;
     let start = Instant::now();
     let mut stream =
-        decode(inputs, ScanRequest::default(), options).map_err(|e| decode_error(&case.name, e))?;
+        decode(inputs, case.request(), options).map_err(|e| decode_error(&case.name, e))?;
     for batch in stream.by_ref() {
         track(&batch.map_err(|e| decode_error(&case.name, e))?)?;
     }

@@ -57,6 +57,7 @@ mod queries;
 #[cfg(feature = "datafusion")]
 mod register;
 mod report;
+mod scan_filters;
 mod table;
 
 pub use encoding::GenEncoding;
@@ -67,6 +68,7 @@ pub use queries::{tpch_query, TPCH_QUERY_COUNT};
 #[cfg(feature = "datafusion")]
 pub use register::{register_tpch, register_tpch_listing};
 pub use report::{FileReport, GenReport, TableReport};
+pub use scan_filters::{scan_filter, ScanFilter, SCAN_FILTERS};
 pub use table::Table;
 
 /// Rows per row group of the generated files: about 1 M rows (roughly
