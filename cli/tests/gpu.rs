@@ -24,6 +24,8 @@ mod decode;
 mod delta_strings;
 #[path = "gpu/device_array.rs"]
 mod device_array;
+#[path = "gpu/filter_exact.rs"]
+mod filter_exact;
 #[path = "gpu/host_codecs.rs"]
 mod host_codecs;
 #[path = "gpu/kernels.rs"]
