@@ -79,9 +79,13 @@ def main():
             expr = build(plc, predicate)
 
             def read():
-                options = (plc.io.parquet.ParquetReaderOptions.builder(plc.io.types.SourceInfo(files))
-                           .columns(columns).build())
-                options.set_filter(expr)
+                builder = (plc.io.parquet.ParquetReaderOptions.builder(plc.io.types.SourceInfo(files))
+                           .columns(columns))
+                if hasattr(builder, "filter"):
+                    options = builder.filter(expr).build()
+                else:
+                    options = builder.build()
+                    options.set_filter(expr)
                 result = plc.io.parquet.read_parquet(options)
                 cp.cuda.runtime.deviceSynchronize()
                 return result.tbl.num_rows()
