@@ -18,6 +18,7 @@ use serde::Serialize;
 use super::coalesce::{coalesce, CoalesceOptions};
 pub use super::plan_error::PlanError;
 use super::predicate::Predicate;
+use super::selection::{intersect, normalize, overlaps, page_rows, RowSelections};
 
 /// Which columns a scan reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,6 +41,10 @@ pub struct ScanRequest {
     pub predicate: Option<Predicate>,
     /// How byte ranges are merged into requests.
     pub coalesce: CoalesceOptions,
+    /// Explicit rows (None: all): a row group without rows here is not
+    /// planned; the others keep the rows both this and the predicate's page
+    /// pruning select, and each column the pages overlapping them.
+    pub rows: Option<RowSelections>,
 }
 
 /// One data page kept by the plan (from the offset index).
@@ -155,6 +160,16 @@ pub struct PlanTotals {
     pub pages_total: usize,
     /// Data pages kept.
     pub pages_kept: usize,
+    /// Row groups dropped because [`ScanRequest::rows`] selects none of
+    /// their rows (that the predicate's pruning kept).
+    pub row_groups_pruned_by_rows: usize,
+    /// Data pages of the projected chunks that the predicate's pruning
+    /// alone keeps and [`ScanRequest::rows`] drops (their row group's pages
+    /// too, where it drops the row group).
+    pub pages_skipped_by_rows: usize,
+    /// Bytes [`ScanRequest::rows`] saves: needed without it, minus needed
+    /// with it (before coalescing).
+    pub bytes_skipped_by_rows: u64,
 }
 
 /// The plan.
@@ -179,6 +194,15 @@ impl ScanPlan {
             .iter()
             .flat_map(|c| c.ranges.iter().cloned())
             .collect()
+    }
+
+    /// Whether the plan keeps or drops whole row groups only: a repeated
+    /// (nested) leaf is projected, so no row group is cut to rows
+    /// ([`RowGroupPlan::rows`] is always None) and a caller that wants some
+    /// rows of a kept row group only must compact the decoded ones by mask
+    /// (see [`super::selection::compaction_mask`]).
+    pub fn whole_row_groups(&self) -> bool {
+        self.chunks.iter().any(|c| c.descriptor.max_rep_level() > 0)
     }
 }
 
@@ -210,41 +234,6 @@ pub(crate) fn resolve_projection(
     }
 }
 
-/// Row ranges `[first_row, end)` of each page of one chunk.
-fn page_rows(index: &OffsetIndexMetaData, num_rows: i64) -> Vec<Range<i64>> {
-    let locs = index.page_locations();
-    (0..locs.len())
-        .map(|i| {
-            let start = locs[i].first_row_index;
-            let end = locs
-                .get(i + 1)
-                .map(|n| n.first_row_index)
-                .unwrap_or(num_rows);
-            start..end
-        })
-        .collect()
-}
-
-fn intersects(a: &Range<i64>, sel: &[Range<i64>]) -> bool {
-    sel.iter().any(|s| s.start < a.end && a.start < s.end)
-}
-
-/// Intersects two sorted, disjoint range lists.
-fn intersect(a: &[Range<i64>], b: &[Range<i64>]) -> Vec<Range<i64>> {
-    let mut out = Vec::new();
-    for x in a {
-        for y in b {
-            let s = x.start.max(y.start);
-            let e = x.end.min(y.end);
-            if s < e {
-                out.push(s..e);
-            }
-        }
-    }
-    out.sort_by_key(|r| r.start);
-    out
-}
-
 /// Rows of `rg` that may match, from the page index, or None when unknown.
 fn selected_rows(
     metadata: &ParquetMetaData,
@@ -266,12 +255,12 @@ fn selected_rows(
         if rows.len() != matches.len() {
             continue;
         }
-        let kept: Vec<Range<i64>> = rows
-            .into_iter()
-            .zip(matches)
-            .filter(|(_, m)| *m)
-            .map(|(r, _)| r)
-            .collect();
+        let kept = normalize(
+            rows.into_iter()
+                .zip(matches)
+                .filter(|(_, m)| *m)
+                .map(|(r, _)| r),
+        );
         selection = Some(match selection {
             None => kept,
             Some(prev) => intersect(&prev, &kept),
@@ -363,7 +352,7 @@ fn plan_chunk(
             }
             let kept: Vec<PageRange> = all
                 .into_iter()
-                .filter(|(_, rows)| intersects(rows, sel))
+                .filter(|(_, rows)| overlaps(rows, sel))
                 .map(|(page, _)| page)
                 .collect();
             totals.pages_kept += kept.len();
@@ -394,12 +383,116 @@ fn plan_chunk(
     })
 }
 
+/// What a request keeps of one row group.
+enum RowGroupRows {
+    /// Pruned by the predicate (counted in the totals).
+    Pruned,
+    /// Dropped because [`ScanRequest::rows`] selects none of the rows the
+    /// predicate keeps (`baseline`: the predicate's selection).
+    DroppedByRows { baseline: Option<Vec<Range<i64>>> },
+    /// Kept: `selection` cuts the chunks (None: every row); `baseline` is
+    /// the predicate's selection alone where [`ScanRequest::rows`] is given.
+    Kept {
+        selection: Option<Vec<Range<i64>>>,
+        baseline: Option<Option<Vec<Range<i64>>>>,
+    },
+}
+
+/// The rows of row group `rg_index` a request keeps: the predicate's
+/// pruning, then the explicit rows; with `whole_row_groups`, selections are
+/// widened to the whole row group.
+fn row_group_rows(
+    metadata: &ParquetMetaData,
+    request: &ScanRequest,
+    rg_index: usize,
+    whole_row_groups: bool,
+    totals: &mut PlanTotals,
+) -> RowGroupRows {
+    let rg = metadata.row_group(rg_index);
+    let predicate = match &request.predicate {
+        Some(p) if !p.row_group_may_match(rg) => {
+            totals.row_groups_pruned_by_statistics += 1;
+            return RowGroupRows::Pruned;
+        }
+        Some(p) => selected_rows(metadata, rg_index, rg, p),
+        None => None,
+    };
+    if predicate.as_ref().is_some_and(|s| s.is_empty()) {
+        totals.row_groups_pruned_by_page_index += 1;
+        return RowGroupRows::Pruned;
+    }
+    let widen = |s: Option<Vec<Range<i64>>>| s.filter(|_| !whole_row_groups);
+    let Some(rows) = &request.rows else {
+        return RowGroupRows::Kept {
+            selection: widen(predicate),
+            baseline: None,
+        };
+    };
+    let explicit = rows.get(rg_index).unwrap_or(&[]);
+    let selection = match &predicate {
+        Some(p) => intersect(p, explicit),
+        None => explicit.to_vec(),
+    };
+    if selection.is_empty() {
+        totals.row_groups_pruned_by_rows += 1;
+        return RowGroupRows::DroppedByRows {
+            baseline: widen(predicate),
+        };
+    }
+    RowGroupRows::Kept {
+        selection: widen(Some(selection)),
+        baseline: Some(widen(predicate)),
+    }
+}
+
+/// Checks a request's explicit rows against the file: every row group
+/// exists and every range lies within its row group.
+fn check_rows(metadata: &ParquetMetaData, rows: &RowSelections) -> Result<(), PlanError> {
+    let count = metadata.num_row_groups();
+    for (index, ranges) in rows.iter() {
+        if index >= count {
+            return Err(PlanError::UnknownRowGroup { index, count });
+        }
+        let num_rows = metadata.row_group(index).num_rows();
+        if let Some(r) = ranges.iter().find(|r| r.start < 0 || r.end > num_rows) {
+            return Err(PlanError::RowsOutOfRange {
+                row_group: index,
+                rows: r.clone(),
+                num_rows,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Data pages and bytes the projected chunks of a row group need under
+/// `selection` (what [`plan_chunk`] keeps), without counting them in the
+/// plan's totals.
+fn needed_under(
+    rg_index: usize,
+    rg: &RowGroupMetaData,
+    leaves: &[usize],
+    offset_index: Option<&Vec<OffsetIndexMetaData>>,
+    selection: Option<&[Range<i64>]>,
+) -> Result<(usize, u64), PlanError> {
+    let mut scratch = PlanTotals::default();
+    let mut bytes = 0;
+    for &leaf in leaves {
+        let index = offset_index.and_then(|oi| oi.get(leaf));
+        bytes += plan_chunk(rg_index, rg, leaf, index, selection, &mut scratch)?.needed();
+    }
+    Ok((scratch.pages_kept, bytes))
+}
+
 /// Plans a scan. No I/O.
 pub fn plan(metadata: &ParquetMetaData, request: &ScanRequest) -> Result<ScanPlan, PlanError> {
     let schema = metadata.file_metadata().schema_descr();
     let leaves = resolve_projection(schema, &request.projection)?;
     if let Some(p) = &request.predicate {
         p.validate(schema)?;
+    }
+    if let Some(rows) = &request.rows {
+        check_rows(metadata, rows)?;
     }
     let considered = considered_row_groups(metadata, request)?;
     // A repeated leaf's pages do not end on the rows the offset index
@@ -418,20 +511,22 @@ pub fn plan(metadata: &ParquetMetaData, request: &ScanRequest) -> Result<ScanPla
     let mut requests = Vec::new();
     for rg_index in considered {
         let rg = metadata.row_group(rg_index);
-        let selection = match &request.predicate {
-            Some(p) if !p.row_group_may_match(rg) => {
-                totals.row_groups_pruned_by_statistics += 1;
-                continue;
-            }
-            Some(p) => selected_rows(metadata, rg_index, rg, p),
-            None => None,
-        };
-        if selection.as_ref().is_some_and(|s| s.is_empty()) {
-            totals.row_groups_pruned_by_page_index += 1;
-            continue;
-        }
-        let selection = selection.filter(|_| !whole_row_groups);
         let offset_index = metadata.offset_index().and_then(|o| o.get(rg_index));
+        let (selection, baseline) =
+            match row_group_rows(metadata, request, rg_index, whole_row_groups, &mut totals) {
+                RowGroupRows::Pruned => continue,
+                RowGroupRows::DroppedByRows { baseline } => {
+                    let (pages, bytes) =
+                        needed_under(rg_index, rg, &leaves, offset_index, baseline.as_deref())?;
+                    totals.pages_skipped_by_rows += pages;
+                    totals.bytes_skipped_by_rows += bytes;
+                    continue;
+                }
+                RowGroupRows::Kept {
+                    selection,
+                    baseline,
+                } => (selection, baseline),
+            };
         let first_chunk = chunks.len();
         for &leaf in &leaves {
             let index = offset_index.and_then(|oi| oi.get(leaf));
@@ -444,10 +539,20 @@ pub fn plan(metadata: &ParquetMetaData, request: &ScanRequest) -> Result<ScanPla
                 &mut totals,
             )?);
         }
-        let ranges: Vec<Range<u64>> = chunks[first_chunk..]
-            .iter()
-            .flat_map(|c| c.ranges.iter().cloned())
-            .collect();
+        let kept = &chunks[first_chunk..];
+        if let Some(baseline) = baseline {
+            let (pages, bytes) =
+                needed_under(rg_index, rg, &leaves, offset_index, baseline.as_deref())?;
+            let kept_pages: usize = kept
+                .iter()
+                .filter_map(|c| c.pages.as_ref())
+                .map(Vec::len)
+                .sum();
+            let kept_bytes: u64 = kept.iter().map(ChunkPlan::needed).sum();
+            totals.pages_skipped_by_rows += pages.saturating_sub(kept_pages);
+            totals.bytes_skipped_by_rows += bytes.saturating_sub(kept_bytes);
+        }
+        let ranges: Vec<Range<u64>> = kept.iter().flat_map(|c| c.ranges.iter().cloned()).collect();
         let first_request = requests.len();
         requests.extend(
             coalesce(&ranges, request.coalesce)

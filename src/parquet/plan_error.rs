@@ -21,6 +21,22 @@ pub enum PlanError {
     /// The filter does not fit the schema.
     #[error(transparent)]
     Predicate(#[from] PredicateError),
+    /// An explicit row range reaches outside its row group.
+    #[error("rows {}..{} of row group {row_group} are outside its {num_rows} rows", rows.start, rows.end)]
+    RowsOutOfRange {
+        /// Row group.
+        row_group: usize,
+        /// The range asked for.
+        rows: std::ops::Range<i64>,
+        /// Rows in the row group.
+        num_rows: i64,
+    },
+    /// A phase-1 mask names a row group its plan does not hold.
+    #[error("row group {row_group} is not in the phase-1 plan")]
+    NotInPlan {
+        /// Row group.
+        row_group: usize,
+    },
     /// The metadata holds an impossible range.
     #[error("column chunk {column} of row group {row_group} has an invalid byte range")]
     BadRange {

@@ -87,6 +87,7 @@ impl ScanSpec {
             row_groups: (!self.row_groups.is_empty()).then(|| self.row_groups.clone()),
             predicate,
             coalesce,
+            rows: None,
         })
     }
 
