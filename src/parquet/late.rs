@@ -45,9 +45,9 @@ pub struct LateRows {
 /// Phase 2's rows for the `payload` columns from phase 1's plan and masks.
 ///
 /// `masks`: per row group of `phase1` (by index in the file), its mask over
-/// the rows phase 1 decoded (that row group's [`RowGroupPlan::rows`]
-/// (super::plan::RowGroupPlan::rows), all rows where None), as
-/// [`kept_ranges`] reads it. A row group the plan does not hold is
+/// the rows phase 1 decoded (that row group's
+/// [`RowGroupPlan::rows`](super::plan::RowGroupPlan::rows), all rows where
+/// None), as [`kept_ranges`] reads it. A row group the plan does not hold is
 /// [`PlanError::NotInPlan`]; an unknown payload column is
 /// [`PlanError::UnknownColumn`].
 pub fn late_rows<'a>(

@@ -43,7 +43,10 @@ pub struct ScanRequest {
     pub coalesce: CoalesceOptions,
     /// Explicit rows (None: all): a row group without rows here is not
     /// planned; the others keep the rows both this and the predicate's page
-    /// pruning select, and each column the pages overlapping them.
+    /// pruning select, and each column the pages overlapping them (with an
+    /// offset index; else whole chunks, cut to the rows by the decoder).
+    /// Where [`ScanPlan::whole_row_groups`], kept row groups are read and
+    /// decoded whole. A row group or range outside the file is an error.
     pub rows: Option<RowSelections>,
 }
 
