@@ -11,6 +11,7 @@
 //! | `evaluate` | the program run on the GPU over a batch into a [`DeviceMask`] |
 //! | `compact` | a batch cut to its mask's rows on the GPU |
 //! | `mask` | [`DeviceMask`] |
+//! | `mask_transfer` | masks read back to the host and uploaded from it |
 //! | `filter_gpu` | [`FilterGpu`]: the kernels, stream and pool filtering uses on one GPU |
 //! | `filter_error` | [`FilterError`] |
 
@@ -19,6 +20,7 @@ mod evaluate;
 mod filter_error;
 mod filter_gpu;
 mod mask;
+mod mask_transfer;
 mod program;
 
 pub use filter_error::FilterError;

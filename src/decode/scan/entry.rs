@@ -8,8 +8,8 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use parquet::file::metadata::ParquetMetaData;
 
-use super::multi_gpu::{decode_multi, MultiStream};
-use super::one_gpu::{decode_one, GpuStream};
+use super::late_two_phase::LateScan;
+use super::planned_stream::PlannedStream;
 use super::s7_filter_rows::ExactFilter;
 use super::{DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare, FilterMode};
 use crate::decode::array::DeviceBatch;
@@ -199,7 +199,7 @@ pub fn decode(
         .iter()
         .map(|d| d.ordinal())
         .collect();
-    let exact = options.filter == FilterMode::Exact;
+    let exact = options.filter != FilterMode::PruneOnly;
     let inputs: Vec<DecodeInput> = match source.into() {
         DecodeSource::Planned(inputs) => inputs,
         DecodeSource::Locations(locations) => locations
@@ -213,26 +213,24 @@ pub fn decode(
         (Projection::Columns(names), Some(first)) => Some(top_level_names(&first.metadata, names)),
         _ => None,
     };
-    let filter = match request.predicate {
-        Some(predicate) if exact => Some(ExactFilter { predicate, keep }),
-        _ => None,
-    };
-    let inner = match ordinals[..] {
-        [device] => {
-            let plans: Vec<_> = inputs.iter().map(|i| i.plan.clone()).collect();
-            let spread = spread(&plans, 1);
-            let one = decode_one(inputs, options, device, filter)?;
-            Inner::One(Box::new(one), spread)
+    let inner = match request.predicate {
+        Some(predicate) if options.filter == FilterMode::Late && !inputs.is_empty() => {
+            Inner::Late(Box::new(LateScan::start(inputs, predicate, keep, options)?))
         }
-        _ => Inner::Many(decode_multi(inputs, options, ordinals, filter)?),
+        predicate => {
+            let filter = predicate
+                .filter(|_| exact)
+                .map(|predicate| ExactFilter { predicate, keep });
+            Inner::Planned(PlannedStream::start(inputs, options, ordinals, filter)?)
+        }
     };
     Ok(DecodeStream { inner })
 }
 
-/// Device batches of a decode, one per row group, in plan order; each
-/// lives on the GPU that decoded it. Dropping the stream stops every
-/// decoder (and waits for their threads); batches already handed out stay
-/// valid.
+/// Device batches of a decode, one per row group (with a filter, one per
+/// row group that keeps a row), in plan order; each lives on the GPU that
+/// decoded it. Dropping the stream stops every decoder (and waits for
+/// their threads); batches already handed out stay valid.
 #[derive(Debug)]
 pub struct DecodeStream {
     inner: Inner,
@@ -240,56 +238,55 @@ pub struct DecodeStream {
 
 #[derive(Debug)]
 enum Inner {
-    /// One GPU, and the trivial spread of its row groups.
-    One(Box<GpuStream>, Spread),
-    /// Several GPUs.
-    Many(MultiStream),
+    /// One pass over planned inputs, on one GPU or several.
+    Planned(PlannedStream),
+    /// Late materialization: the filter's columns first, then the payload.
+    Late(Box<LateScan>),
 }
 
 impl DecodeStream {
     /// The batches' schema.
     pub fn schema(&self) -> &SchemaRef {
         match &self.inner {
-            Inner::One(s, _) => s.schema(),
-            Inner::Many(s) => s.schema(),
+            Inner::Planned(s) => s.schema(),
+            Inner::Late(s) => s.schema(),
         }
     }
 
     /// The GPUs, in share order.
     pub fn devices(&self) -> Vec<usize> {
         match &self.inner {
-            Inner::One(s, _) => vec![s.device()],
-            Inner::Many(s) => s.devices().to_vec(),
+            Inner::Planned(s) => s.devices(),
+            Inner::Late(s) => s.shares().iter().map(|s| s.device).collect(),
         }
     }
 
     /// Which row group went to which share (index into
-    /// [`DecodeStream::devices`]).
+    /// [`DecodeStream::devices`]); with late materialization, the payload
+    /// phase's (empty without payload columns).
     pub fn spread(&self) -> &Spread {
+        static EMPTY: std::sync::OnceLock<Spread> = std::sync::OnceLock::new();
         match &self.inner {
-            Inner::One(_, spread) => spread,
-            Inner::Many(s) => s.spread(),
+            Inner::Planned(s) => s.spread(),
+            Inner::Late(s) => s
+                .spread()
+                .unwrap_or_else(|| EMPTY.get_or_init(|| spread(&[], 1))),
         }
     }
 
     /// What each GPU has done so far (one share per GPU).
     pub fn shares(&self) -> Vec<DeviceShare> {
         match &self.inner {
-            Inner::One(s, spread) => vec![DeviceShare {
-                device: s.device(),
-                row_groups: spread.row_groups().first().copied().unwrap_or(0),
-                planned_bytes: spread.bytes.first().copied().unwrap_or(0),
-                report: s.report().clone(),
-            }],
-            Inner::Many(s) => s.shares(),
+            Inner::Planned(s) => s.shares(),
+            Inner::Late(s) => s.shares(),
         }
     }
 
     /// The decoders' reports so far, added together.
     pub fn report(&self) -> DecodeReport {
         match &self.inner {
-            Inner::One(s, _) => s.report().clone(),
-            Inner::Many(s) => s.report(),
+            Inner::Planned(s) => s.report(),
+            Inner::Late(s) => s.report(),
         }
     }
 }
@@ -299,8 +296,8 @@ impl Iterator for DecodeStream {
 
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.inner {
-            Inner::One(s, _) => s.next(),
-            Inner::Many(s) => s.next(),
+            Inner::Planned(s) => s.next(),
+            Inner::Late(s) => s.next(),
         }
     }
 }

@@ -65,9 +65,11 @@ mod decode_error;
 mod entry;
 mod gpu_resources;
 mod input;
+mod late_two_phase;
 mod multi_gpu;
 mod one_gpu;
 mod options;
+mod planned_stream;
 mod report;
 mod trace;
 

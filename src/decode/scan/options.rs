@@ -145,6 +145,17 @@ pub enum FilterMode {
     /// Statistics prune row groups and pages; the rows of what is kept are
     /// handed out unfiltered (a superset of the selected rows).
     PruneOnly,
+    /// Late materialization: the predicate's columns of every row group
+    /// are decoded and evaluated first; then only the payload pages
+    /// holding a selected row are fetched, decompressed and decoded (the
+    /// row groups without one not at all), and joined with the filter's
+    /// columns. Pays where the selected rows cluster (a sorted or
+    /// correlated column) beyond what statistics can see; costs a second
+    /// pass where every page holds a selected row. One GPU pass per phase;
+    /// phase 1's masks (a byte per row) are held on the host and its
+    /// projected filter columns, compacted, on the device until phase 2
+    /// hands out their row groups.
+    Late,
 }
 
 impl Default for DecodeOptions {

@@ -206,6 +206,12 @@ pub struct FilterReport {
     pub rows_out: u64,
     /// Seconds evaluating and compacting, host wall time.
     pub seconds: f64,
+    /// With late materialization: payload data pages the statistics kept
+    /// that no selected row needed, so never fetched, decompressed or
+    /// decoded.
+    pub late_pages_skipped: usize,
+    /// Their bytes.
+    pub late_bytes_skipped: u64,
 }
 
 impl FilterReport {
@@ -215,6 +221,8 @@ impl FilterReport {
         self.rows_in += other.rows_in;
         self.rows_out += other.rows_out;
         self.seconds += other.seconds;
+        self.late_pages_skipped += other.late_pages_skipped;
+        self.late_bytes_skipped += other.late_bytes_skipped;
     }
 }
 
