@@ -193,8 +193,11 @@ pub(crate) struct DecodeCase {
     pub table: Table,
     /// Its columns.
     pub projection: Projection,
-    /// The exact filter the GPU applies (the `-exact` cases).
+    /// The exact filter the GPU applies (the `-exact` and `-late` cases).
     pub filter: Option<gdscan::parquet::Predicate>,
+    /// How the filter runs: in one pass (`-exact`) or late materialized
+    /// (`-late`).
+    pub mode: gdscan::decode::scan::FilterMode,
 }
 
 impl DecodeCase {
@@ -217,18 +220,21 @@ impl DecodeCase {
 /// or a query's scan with its filter applied exactly on the GPU
 /// (`q1-exact`, `q6-exact`, `q12-exact`, `q14-exact`, `q19-exact`:
 /// [`crate::tpch::SCAN_FILTERS`]; the query's own columns are handed out,
-/// its filter's decoded for it).
+/// its filter's decoded for it), or late materialized (`q6-late`, ...).
 pub(crate) fn decode_case(name: &str) -> Result<DecodeCase> {
     let case = |table, projection| DecodeCase {
         name: name.to_string(),
         table,
         projection,
         filter: None,
+        mode: gdscan::decode::scan::FilterMode::Exact,
     };
-    if let Some(scan) = name
-        .strip_suffix("-exact")
-        .and_then(crate::tpch::scan_filter)
-    {
+    let (query, mode) = match (name.strip_suffix("-exact"), name.strip_suffix("-late")) {
+        (Some(q), _) => (Some(q), gdscan::decode::scan::FilterMode::Exact),
+        (_, Some(q)) => (Some(q), gdscan::decode::scan::FilterMode::Late),
+        _ => (None, gdscan::decode::scan::FilterMode::Exact),
+    };
+    if let Some(scan) = query.and_then(crate::tpch::scan_filter) {
         let columns = scan.columns.iter().map(|c| c.to_string()).collect();
         let filter = scan
             .filter
@@ -239,6 +245,7 @@ pub(crate) fn decode_case(name: &str) -> Result<DecodeCase> {
             })?;
         return Ok(DecodeCase {
             filter: Some(filter),
+            mode,
             ..case(Table::LineItem, Projection::Columns(columns))
         });
     }
@@ -257,7 +264,7 @@ pub(crate) fn decode_case(name: &str) -> Result<DecodeCase> {
                     value: name.into(),
                     reason:
                         "expected all, q1, q6, q14, q19, nested, lineitem columns joined by +, \
-                             or q1-exact, q6-exact, q12-exact, q14-exact, q19-exact"
+                             or q1, q6, q12, q14, q19 with -exact or -late"
                             .into(),
                 })
             }),
@@ -462,7 +469,10 @@ fn decode_once(
         min_free[at] = min_free[at].min(devices[at].memory_info()?.0);
         Ok(())
     };
-    let options = decode_options(devices, opts)?;
+    let options = DecodeOptions {
+        filter: case.mode,
+        ..decode_options(devices, opts)?
+    };
     let start = Instant::now();
     let mut stream =
         decode(inputs, case.request(), options).map_err(|e| decode_error(&case.name, e))?;

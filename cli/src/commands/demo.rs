@@ -66,6 +66,7 @@ pub(super) fn run(args: &DemoArgs) -> Result<String> {
         json: false,
         output: (!gpu).then(|| dir.path().join("q6.arrow")),
         decode: false,
+        filter_mode: gdscan::decode::scan::FilterMode::Exact,
     };
     out += &format!("TPC-H Q6 scan: {Q6_FILTER}\n");
     out += &run_scan(&scan)?;

@@ -220,9 +220,28 @@ pub struct ScanArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
     /// Decode on the GPU into Arrow columns in device memory (nvCOMP and
-    /// NVRTC kernels); with --output the decoded columns are copied back.
+    /// NVRTC kernels), the --filter applied there row-exactly; with
+    /// --output the decoded columns are copied back.
     #[arg(long)]
     pub decode: bool,
+    /// With --decode and --filter: `exact` (default: the filter's columns
+    /// decoded beside the others, the rows cut on the GPU), `late` (late
+    /// materialization: the filter's columns first, then only the payload
+    /// pages holding a selected row) or `prune` (statistics only: the rows
+    /// of the pages kept, a superset).
+    #[arg(long, value_parser = parse_filter_mode, default_value = "exact", requires = "decode")]
+    pub filter_mode: gdscan::decode::scan::FilterMode,
+}
+
+/// `--filter-mode`'s value.
+fn parse_filter_mode(s: &str) -> std::result::Result<gdscan::decode::scan::FilterMode, String> {
+    use gdscan::decode::scan::FilterMode;
+    match s {
+        "exact" => Ok(FilterMode::Exact),
+        "late" => Ok(FilterMode::Late),
+        "prune" => Ok(FilterMode::PruneOnly),
+        other => Err(format!("{other:?}: expected exact, late or prune")),
+    }
 }
 
 /// One chunk's checksum.

@@ -99,6 +99,12 @@ fn render_decode(report: &DecodeScanReport, stats: bool, output: Option<&Path>) 
             "filter on the GPU: {} of {} decoded rows selected ({} row groups without a selected row) in {:.4} s\n",
             f.rows_out, f.rows_in, f.batches_empty, f.seconds
         );
+        if f.late_pages_skipped > 0 {
+            out += &format!(
+                "late materialization: {} payload pages ({} bytes) kept by the statistics held no selected row: not fetched\n",
+                f.late_pages_skipped, f.late_bytes_skipped
+            );
+        }
     }
     for s in &report.shares {
         out += &format!(
@@ -138,6 +144,7 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     // The decoder's settings are read and every GPU asked for is opened
     // before any read (the footer's included).
     let mut options = DecodeOptions::from_env()?;
+    options.filter = args.filter_mode;
     let devices: Vec<usize> = match &args.devices {
         Some(d) => d.open()?.iter().map(|d| d.ordinal()).collect(),
         None => Vec::new(),
@@ -188,7 +195,11 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         devices,
         shares,
         decoder: stream.report(),
-        bytes_read,
+        // Late materialization plans its own phases: the decoder's count.
+        bytes_read: match stream.report().bytes_read {
+            0 => bytes_read,
+            read => read,
+        },
         seconds,
         rows_written,
     };

@@ -36,6 +36,9 @@ impl FilterGpu {
             };
         }
         self.stream.synchronize()?;
-        Ok(DeviceMask::new(DeviceBytes::from_pooled(buffer), bytes.len()))
+        Ok(DeviceMask::new(
+            DeviceBytes::from_pooled(buffer),
+            bytes.len(),
+        ))
     }
 }
