@@ -81,6 +81,7 @@ pub mod snappy_scan;
 pub mod task;
 
 mod args;
+mod launch_filter_eval;
 mod launch_nest;
 mod launch_pages;
 mod launch_row_group;
@@ -97,6 +98,7 @@ mod nvrtc_tests;
 
 pub use crate::config::decode::{KernelConfig, StringWalks};
 pub use error::KernelError;
+pub use launch_filter_eval::{FilterLaunch, FILTER_BLOCK};
 pub use launch_nest::NestLaunch;
 pub use launch_row_group::RowGroupLaunch;
 pub use launch_scan::SnappyScan;
