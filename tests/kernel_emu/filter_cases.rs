@@ -147,7 +147,14 @@ fn opt<T>(rng: &mut Rng, nulls: u64, v: impl FnOnce(&mut Rng) -> T) -> Option<T>
     }
 }
 
-fn ints(rng: &mut Rng, rows: usize, nulls: u64, lo: i64, hi: i64, extremes: &[i64]) -> Vec<Option<i64>> {
+fn ints(
+    rng: &mut Rng,
+    rows: usize,
+    nulls: u64,
+    lo: i64,
+    hi: i64,
+    extremes: &[i64],
+) -> Vec<Option<i64>> {
     (0..rows)
         .map(|_| {
             opt(rng, nulls, |r| {
@@ -198,31 +205,66 @@ pub fn columns(rng: &mut Rng, rows: usize) -> Columns {
     arrays.push(int_col!(UInt16Array, u16, 0, 10));
     arrays.push(int_col!(UInt32Array, u32, 0, 10));
     let u64s: Vec<Option<u64>> = (0..rows)
-        .map(|_| opt(rng, nulls, |r| if r.pct(10) { u64::MAX - r.below(2) as u64 } else { r.below(11) as u64 }))
+        .map(|_| {
+            opt(rng, nulls, |r| {
+                if r.pct(10) {
+                    u64::MAX - r.below(2) as u64
+                } else {
+                    r.below(11) as u64
+                }
+            })
+        })
         .collect();
     arrays.push(Arc::new(UInt64Array::from(u64s)));
-    let f: Vec<Option<f64>> = (0..rows).map(|_| opt(rng, nulls, |r| r.pick(&FLOATS))).collect();
-    arrays.push(Arc::new(Float32Array::from_iter(f.iter().map(|x| x.map(|x| x as f32)))));
-    let f: Vec<Option<f64>> = (0..rows).map(|_| opt(rng, nulls, |r| r.pick(&FLOATS))).collect();
+    let f: Vec<Option<f64>> = (0..rows)
+        .map(|_| opt(rng, nulls, |r| r.pick(&FLOATS)))
+        .collect();
+    arrays.push(Arc::new(Float32Array::from_iter(
+        f.iter().map(|x| x.map(|x| x as f32)),
+    )));
+    let f: Vec<Option<f64>> = (0..rows)
+        .map(|_| opt(rng, nulls, |r| r.pick(&FLOATS)))
+        .collect();
     arrays.push(Arc::new(Float64Array::from(f)));
     let big = 10i128.pow(20) - 1;
     let d: Vec<Option<i128>> = (0..rows)
-        .map(|_| opt(rng, nulls, |r| if r.pct(10) { r.pick(&[big, -big]) } else { r.range(-700, 700) as i128 }))
+        .map(|_| {
+            opt(rng, nulls, |r| {
+                if r.pct(10) {
+                    r.pick(&[big, -big])
+                } else {
+                    r.range(-700, 700) as i128
+                }
+            })
+        })
         .collect();
-    arrays.push(Arc::new(Decimal128Array::from(d).with_precision_and_scale(20, 2).unwrap()));
+    arrays.push(Arc::new(
+        Decimal128Array::from(d)
+            .with_precision_and_scale(20, 2)
+            .unwrap(),
+    ));
     let v = ints(rng, rows, nulls, -3, 3, &[i32::MIN as i64, i32::MAX as i64]);
-    arrays.push(Arc::new(Date32Array::from_iter(v.into_iter().map(|x| x.map(|x| x as i32)))));
+    arrays.push(Arc::new(Date32Array::from_iter(
+        v.into_iter().map(|x| x.map(|x| x as i32)),
+    )));
     let v = ints(rng, rows, nulls, -6, 6, &[i64::MIN, i64::MAX]);
-    arrays.push(Arc::new(TimestampMillisecondArray::from_iter(v.into_iter().map(|x| x.map(|x| if x.unsigned_abs() < 100 { x * 500 } else { x })))));
+    arrays.push(Arc::new(TimestampMillisecondArray::from_iter(
+        v.into_iter()
+            .map(|x| x.map(|x| if x.unsigned_abs() < 100 { x * 500 } else { x })),
+    )));
     let v = ints(rng, rows, nulls, -5, 5, &[i64::MIN, i64::MAX]);
-    arrays.push(Arc::new(TimestampNanosecondArray::from(v).with_timezone("UTC")));
+    arrays.push(Arc::new(
+        TimestampNanosecondArray::from(v).with_timezone("UTC"),
+    ));
     let v = ints(rng, rows, nulls, 0, 5, &[0]);
     arrays.push(Arc::new(Time64MicrosecondArray::from(v)));
     let b: Vec<Option<bool>> = (0..rows).map(|_| opt(rng, nulls, |r| r.pct(50))).collect();
     arrays.push(Arc::new(BooleanArray::from(b)));
     arrays.push(views(rng, rows, nulls, false));
     arrays.push(views(rng, rows, nulls, true));
-    let fsb: Vec<Option<[u8; 3]>> = (0..rows).map(|_| opt(rng, nulls, |r| [r.next() as u8; 3])).collect();
+    let fsb: Vec<Option<[u8; 3]>> = (0..rows)
+        .map(|_| opt(rng, nulls, |r| [r.next() as u8; 3]))
+        .collect();
     arrays.push(Arc::new(
         FixedSizeBinaryArray::try_from_sparse_iter_with_size(fsb.into_iter(), 3).unwrap(),
     ));
@@ -243,9 +285,20 @@ pub fn struct_nulls(rng: &mut Rng, rows: usize) -> Option<NullBuffer> {
 
 /// The batch of rows `offset..offset + rows` of `columns`, the struct
 /// with `nulls` (of `rows` rows).
-pub fn sliced_batch(c: &Columns, offset: usize, rows: usize, nulls: Option<NullBuffer>) -> RecordBatch {
-    let mut arrays: Vec<ArrayRef> = c.arrays[..20].iter().map(|a| a.slice(offset, rows)).collect();
-    let children: Vec<ArrayRef> = c.arrays[20..].iter().map(|a| a.slice(offset, rows)).collect();
+pub fn sliced_batch(
+    c: &Columns,
+    offset: usize,
+    rows: usize,
+    nulls: Option<NullBuffer>,
+) -> RecordBatch {
+    let mut arrays: Vec<ArrayRef> = c.arrays[..20]
+        .iter()
+        .map(|a| a.slice(offset, rows))
+        .collect();
+    let children: Vec<ArrayRef> = c.arrays[20..]
+        .iter()
+        .map(|a| a.slice(offset, rows))
+        .collect();
     arrays.push(Arc::new(StructArray::new(struct_fields(), children, nulls)));
     RecordBatch::try_new(schema(), arrays).unwrap()
 }
@@ -258,14 +311,33 @@ fn literal(rng: &mut Rng, column: usize) -> Literal {
     };
     match column {
         0..=7 | 20 => match rng.below(10) {
-            0 => Literal::Int(rng.pick(&[128, -129, 256, 70000, -1, i64::MAX as i128, u64::MAX as i128, 1 << 70])),
+            0 => Literal::Int(rng.pick(&[
+                128,
+                -129,
+                256,
+                70000,
+                -1,
+                i64::MAX as i128,
+                u64::MAX as i128,
+                1 << 70,
+            ])),
             1 | 2 => dec(rng),
             _ => Literal::Int(rng.range(-6, 11) as i128),
         },
         8 | 9 => match rng.below(4) {
             0 => Literal::Int(rng.range(-3, 3) as i128),
             1 => dec(rng),
-            _ => Literal::Float(rng.pick(&[-0.0, 0.0, 1.5, -2.25, 3.0, f64::INFINITY, f64::NEG_INFINITY, 1e30, 1e40])),
+            _ => Literal::Float(rng.pick(&[
+                -0.0,
+                0.0,
+                1.5,
+                -2.25,
+                3.0,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                1e30,
+                1e40,
+            ])),
         },
         10 => match rng.below(3) {
             0 => Literal::Int(rng.range(-8, 8) as i128),
@@ -277,7 +349,9 @@ fn literal(rng: &mut Rng, column: usize) -> Literal {
         11 => Literal::Date(rng.range(-4, 4) as i32),
         12 => match rng.below(3) {
             0 => Literal::Date(rng.range(-1, 0) as i32),
-            _ => Literal::Timestamp(rng.range(-14, 14) as i128 * 250_000_000 + rng.pick(&[0, 0, 1])),
+            _ => {
+                Literal::Timestamp(rng.range(-14, 14) as i128 * 250_000_000 + rng.pick(&[0, 0, 1]))
+            }
         },
         13 => Literal::Timestamp(rng.range(-6, 6) as i128),
         15 => Literal::Bool(rng.pct(50)),
@@ -312,7 +386,17 @@ fn term(rng: &mut Rng) -> Predicate {
     let test = match rng.below(10) {
         _ if !comparable => Test::IsNull,
         0 => Test::IsNull,
-        1 if view => Test::StartsWith(rng.pick(&["", "a", "ab", "abcdefghijklm", "\u{e9}", "abcdefghijklmnopqrstuvwxyz, a long"]).to_string()),
+        1 if view => Test::StartsWith(
+            rng.pick(&[
+                "",
+                "a",
+                "ab",
+                "abcdefghijklm",
+                "\u{e9}",
+                "abcdefghijklmnopqrstuvwxyz, a long",
+            ])
+            .to_string(),
+        ),
         2 => Test::Between(literal(rng, col), literal(rng, col)),
         3 => Test::In((0..1 + rng.below(3)).map(|_| literal(rng, col)).collect()),
         _ => {
@@ -329,8 +413,16 @@ pub fn predicate(rng: &mut Rng, depth: usize) -> Predicate {
         return term(rng);
     }
     match rng.below(3) {
-        0 => Predicate::And((0..rng.below(4)).map(|_| predicate(rng, depth - 1)).collect()),
-        1 => Predicate::Or((0..rng.below(4)).map(|_| predicate(rng, depth - 1)).collect()),
+        0 => Predicate::And(
+            (0..rng.below(4))
+                .map(|_| predicate(rng, depth - 1))
+                .collect(),
+        ),
+        1 => Predicate::Or(
+            (0..rng.below(4))
+                .map(|_| predicate(rng, depth - 1))
+                .collect(),
+        ),
         _ => predicate(rng, depth - 1).negate(),
     }
 }

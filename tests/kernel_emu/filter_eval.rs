@@ -34,8 +34,15 @@ fn flat(array: &ArrayRef, offset: usize, rows: usize) -> DeviceColumn {
         .iter()
         .map(|b| DeviceBytes::host(b.as_slice()))
         .collect();
-    DeviceColumn::with_offset(data.data_type().clone(), offset, rows, None, validity, buffers)
-        .unwrap()
+    DeviceColumn::with_offset(
+        data.data_type().clone(),
+        offset,
+        rows,
+        None,
+        validity,
+        buffers,
+    )
+    .unwrap()
 }
 
 /// The device batch (host memory) of rows `offset..offset + rows` of `c`,
@@ -89,7 +96,8 @@ impl Blob {
                 // SAFETY: the batch is in host memory (`DeviceBytes::host`):
                 // `address()..address() + len()` is a live, unchanging
                 // allocation while `batch` lives.
-                let bytes = unsafe { std::slice::from_raw_parts(b.address() as *const u8, b.len()) };
+                let bytes =
+                    unsafe { std::slice::from_raw_parts(b.address() as *const u8, b.len()) };
                 blob.bytes.extend_from_slice(bytes);
                 blob.ranges.push((b.address(), b.len() as u64, at));
             }
@@ -128,7 +136,14 @@ fn push_u32(out: &mut Vec<u8>, v: usize) {
 }
 
 /// One case of the harness's input.
-fn write_case(out: &mut Vec<u8>, rows: usize, program: &[u8], table: &ColumnTable, literals: &[u8], blob: &[u8]) {
+fn write_case(
+    out: &mut Vec<u8>,
+    rows: usize,
+    program: &[u8],
+    table: &ColumnTable,
+    literals: &[u8],
+    blob: &[u8],
+) {
     push_u32(out, rows);
     push_u32(out, program.len() / 16);
     out.extend_from_slice(program);
@@ -202,13 +217,33 @@ fn filter_eval_under_cpu_emulation_is_the_host_evaluator() {
                 }
                 (h, c) => panic!("{p}: host {h:?}, compile {c:?}"),
             };
-            *kinds.entry(if g.stack_depth() > 2 { "deep" } else { "shallow" }).or_default() += 1;
+            *kinds
+                .entry(if g.stack_depth() > 2 {
+                    "deep"
+                } else {
+                    "shallow"
+                })
+                .or_default() += 1;
             let mut table = g.column_table(&device).unwrap();
             blob.remap(&mut table);
-            write_case(&mut input, rows, &g.program_bytes(), &table, g.literal_bytes(), &blob.bytes);
+            write_case(
+                &mut input,
+                rows,
+                &g.program_bytes(),
+                &table,
+                g.literal_bytes(),
+                &blob.bytes,
+            );
             if rows > 0 && rng.pct(10) {
                 let bad = corrupt(&mut rng, &g.program_bytes());
-                write_case(&mut input, rows, &bad, &table, g.literal_bytes(), &blob.bytes);
+                write_case(
+                    &mut input,
+                    rows,
+                    &bad,
+                    &table,
+                    g.literal_bytes(),
+                    &blob.bytes,
+                );
                 expects.push(Expect::Corrupt {
                     rows,
                     structural: false,
@@ -220,8 +255,18 @@ fn filter_eval_under_cpu_emulation_is_the_host_evaluator() {
     let schema_ = schema();
     let g = GpuPredicate::compile(&gdscan::parquet::Predicate::all(), &schema_).unwrap();
     let empty = ColumnTable::default();
-    let and = 8u32.to_le_bytes().iter().chain(&[0u8; 12]).copied().collect::<Vec<u8>>();
-    for program in [Vec::new(), and.clone(), [g.program_bytes(), g.program_bytes()].concat(), [g.program_bytes(), and].concat()] {
+    let and = 8u32
+        .to_le_bytes()
+        .iter()
+        .chain(&[0u8; 12])
+        .copied()
+        .collect::<Vec<u8>>();
+    for program in [
+        Vec::new(),
+        and.clone(),
+        [g.program_bytes(), g.program_bytes()].concat(),
+        [g.program_bytes(), and].concat(),
+    ] {
         write_case(&mut input, 5, &program, &empty, &[], &[]);
         expects.push(Expect::Corrupt {
             rows: 5,

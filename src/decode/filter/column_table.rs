@@ -158,7 +158,11 @@ fn slot(
     }
     let needs_values = matches!(
         pc.kind,
-        ValueKind::Signed | ValueKind::Unsigned | ValueKind::Float | ValueKind::Bool | ValueKind::View
+        ValueKind::Signed
+            | ValueKind::Unsigned
+            | ValueKind::Float
+            | ValueKind::Bool
+            | ValueKind::View
     );
     let values = match (needs_values, column.buffers().first()) {
         (true, Some(v)) => Some(v),

@@ -130,16 +130,18 @@ impl FilterGpu {
                 upload.bytes.len(),
             )
         };
-        // SAFETY: the program, tables, literals and status lie in `device`
-        // at the offsets `Upload` gives, with the counts `work` says; the
-        // column table's addresses are the batch's buffers, whose lengths it
-        // carries (checked by `DeviceColumn` against the columns' types and
-        // lengths), alive while `batch` is borrowed; `mask` holds `rows`
-        // bytes reserved for this launch. The stream is synchronised below
-        // before any of them can be dropped or reused.
-        let launched = copied
-            .map_err(FilterError::from)
-            .and_then(|()| unsafe { self.kernels.filter_eval(&self.stream, &work) }.map_err(FilterError::from));
+        let launched = copied.map_err(FilterError::from).and_then(|()| {
+            // SAFETY: the program, tables, literals and status lie in
+            // `device` at the offsets `Upload` gives, with the counts `work`
+            // says; the column table's addresses are the batch's buffers,
+            // whose lengths it carries (checked by `DeviceColumn` against the
+            // columns' types and lengths), alive while `batch` is borrowed;
+            // `mask` holds `rows` bytes reserved for this launch. The stream
+            // is synchronised below before any of them can be dropped or
+            // reused.
+            let queued = unsafe { self.kernels.filter_eval(&self.stream, &work) };
+            queued.map_err(FilterError::from)
+        });
         let synced = self.stream.synchronize();
         launched?;
         synced?;

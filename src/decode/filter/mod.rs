@@ -22,9 +22,9 @@ pub mod column_table;
 #[allow(unreachable_pub, dead_code)]
 mod column_table;
 mod compact;
-mod filter_error;
 mod evaluate;
 mod filter_columns;
+mod filter_error;
 mod filter_gpu;
 mod mask;
 mod program;

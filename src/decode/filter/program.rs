@@ -77,9 +77,7 @@ impl GpuPredicate {
         if depth > STACK_DEPTH {
             return Err(FilterError::Unsupported {
                 part: predicate.to_string(),
-                why: format!(
-                    "it needs {depth} values of the evaluator's stack of {STACK_DEPTH}"
-                ),
+                why: format!("it needs {depth} values of the evaluator's stack of {STACK_DEPTH}"),
             });
         }
         let mut c = Compiler {
@@ -213,7 +211,7 @@ impl Compiler<'_> {
             .iter()
             .map(|c| depth(c, 0).map(|d| (d, c)))
             .collect::<Result<Vec<_>, _>>()?;
-        order.sort_by(|a, b| b.0.cmp(&a.0));
+        order.sort_by_key(|o| std::cmp::Reverse(o.0));
         if order.is_empty() {
             self.push(empty, 0);
         }
@@ -277,7 +275,8 @@ impl Compiler<'_> {
 
     fn cmp(&mut self, t: &Term, col: usize, op: Op, lit: &Literal) -> Result<(), FilterError> {
         let column = &self.columns[col];
-        let plan = device_plan(&column.data_type, op, lit).map_err(|source| type_error(t, source))?;
+        let plan =
+            device_plan(&column.data_type, op, lit).map_err(|source| type_error(t, source))?;
         let (op, bytes) = match plan {
             DevicePlan::AllNonNull => {
                 self.push(step::VALID_TRUE, col as u32);

@@ -64,7 +64,10 @@ fn constants_are_the_kernels() {
         ("GT", Op::Gt),
         ("GE", Op::GtEq),
     ] {
-        assert_eq!(define(&format!("GDS_FILTER_OP_{name}")), u64::from(op_code(op)));
+        assert_eq!(
+            define(&format!("GDS_FILTER_OP_{name}")),
+            u64::from(op_code(op))
+        );
     }
 }
 
@@ -82,14 +85,32 @@ fn every_type() -> Vec<(DataType, Option<Literal>)> {
         (UInt64, Some(Literal::Int(1))),
         (Float16, None),
         (Float32, Some(Literal::Float(1.5))),
-        (Float64, Some(Literal::Decimal { digits: 15, scale: 1 })),
-        (Decimal128(20, 2), Some(Literal::Decimal { digits: 15, scale: 1 })),
+        (
+            Float64,
+            Some(Literal::Decimal {
+                digits: 15,
+                scale: 1,
+            }),
+        ),
+        (
+            Decimal128(20, 2),
+            Some(Literal::Decimal {
+                digits: 15,
+                scale: 1,
+            }),
+        ),
         (Decimal256(40, 2), None),
         (Date32, Some(Literal::Date(10))),
         (Time32(TimeUnit::Millisecond), None),
         (Time64(TimeUnit::Nanosecond), None),
-        (Timestamp(TimeUnit::Second, None), Some(Literal::Timestamp(1))),
-        (Timestamp(TimeUnit::Microsecond, Some("UTC".into())), Some(Literal::Date(3))),
+        (
+            Timestamp(TimeUnit::Second, None),
+            Some(Literal::Timestamp(1)),
+        ),
+        (
+            Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            Some(Literal::Date(3)),
+        ),
         (Boolean, Some(Literal::Bool(true))),
         (Utf8View, Some(Literal::Str("abc".into()))),
         (BinaryView, Some(Literal::Binary(vec![0, 255]))),
@@ -129,11 +150,9 @@ fn every_column_type_gets_a_program() {
             // The host evaluator has no comparison on these either: the
             // same typed error.
             None => {
-                let e = GpuPredicate::compile(
-                    &Predicate::cmp(&name, Op::Eq, Literal::Int(1)),
-                    &schema,
-                )
-                .unwrap_err();
+                let e =
+                    GpuPredicate::compile(&Predicate::cmp(&name, Op::Eq, Literal::Int(1)), &schema)
+                        .unwrap_err();
                 assert!(
                     matches!(&e, FilterError::Predicate(PredicateError::Type { column, .. }) if *column == name),
                     "{t}: {e}"
@@ -167,8 +186,34 @@ fn steps_and_literals_are_laid_out_for_the_kernel() {
     assert_eq!(
         words,
         [
-            eq, 0, 0, 2, eq, 0, 2, 2, step::OR, 0, 0, 0, step::STARTS_WITH, 1, 4, 2, step::AND,
-            0, 0, 0, step::VALID_TRUE, 0, 0, 0, step::AND, 0, 0, 0
+            eq,
+            0,
+            0,
+            2,
+            eq,
+            0,
+            2,
+            2,
+            step::OR,
+            0,
+            0,
+            0,
+            step::STARTS_WITH,
+            1,
+            4,
+            2,
+            step::AND,
+            0,
+            0,
+            0,
+            step::VALID_TRUE,
+            0,
+            0,
+            0,
+            step::AND,
+            0,
+            0,
+            0
         ]
     );
     assert_eq!(g.literals(), [3, 0, 0xfe, 0xff, b'a', b'b']);
@@ -203,7 +248,10 @@ fn unsupported_parts_are_typed_errors_naming_the_term() {
     GpuPredicate::compile(&Predicate::term("u", Test::IsNull), &schema).unwrap();
     let e = GpuPredicate::compile(&Predicate::term("i", Test::StartsWith("x".into())), &schema)
         .unwrap_err();
-    assert!(matches!(e, FilterError::Predicate(PredicateError::Type { .. })), "{e}");
+    assert!(
+        matches!(e, FilterError::Predicate(PredicateError::Type { .. })),
+        "{e}"
+    );
     let e = GpuPredicate::compile(&Predicate::cmp("nope", Op::Eq, Literal::Int(1)), &schema)
         .unwrap_err();
     assert!(matches!(e, FilterError::Predicate(PredicateError::UnknownColumn(c)) if c == "nope"));

@@ -88,7 +88,11 @@ impl KernelSet {
     /// count says (the column table's addresses too, with the lengths it
     /// gives), `mask` and `status` writable and not used by other work, all
     /// kept alive until `stream` has passed this launch.
-    pub unsafe fn filter_eval(&self, stream: &Stream, work: &FilterLaunch) -> Result<(), KernelError> {
+    pub unsafe fn filter_eval(
+        &self,
+        stream: &Stream,
+        work: &FilterLaunch,
+    ) -> Result<(), KernelError> {
         // SAFETY: the caller answers for the addresses (this function's contract).
         let mut q = unsafe { self.on(stream) };
         filter_eval(&mut q, work)
