@@ -317,3 +317,66 @@ fn deep_trees_stay_within_the_stack_or_are_refused() {
     let e = GpuPredicate::compile(&deep, &schema).unwrap_err();
     assert!(matches!(e, FilterError::Unsupported { .. }), "{e}");
 }
+
+#[test]
+fn the_column_table_follows_struct_and_child_offsets() {
+    use crate::decode::array::{DeviceBatch, DeviceBytes, DeviceColumn, MemoryLocation};
+    let fields = Fields::from(vec![Field::new("x", DataType::Int32, true)]);
+    let schema: SchemaRef = Arc::new(Schema::new(vec![Field::new(
+        "s",
+        DataType::Struct(fields.clone()),
+        true,
+    )]));
+    // The child's rows start 1 value into its buffers, the struct's 2 rows
+    // into the child's: row 0 of `s.x` is value 3 and bit 3 of the
+    // child's bitmap, bit 2 of the struct's.
+    let child = DeviceColumn::with_offset(
+        DataType::Int32,
+        1,
+        6,
+        None,
+        Some(DeviceBytes::host(&[0xff])),
+        vec![DeviceBytes::host(&[0u8; 28])],
+    )
+    .unwrap();
+    let s = DeviceColumn::with_children_at(
+        DataType::Struct(fields),
+        2,
+        4,
+        None,
+        Some(DeviceBytes::host(&[0xff])),
+        vec![],
+        vec![child],
+    )
+    .unwrap();
+    let batch =
+        DeviceBatch::try_new(schema.clone(), 4, vec![s], MemoryLocation::CPU, None).unwrap();
+    let g =
+        GpuPredicate::compile(&Predicate::cmp("s.x", Op::Eq, Literal::Int(1)), &schema).unwrap();
+    let table = g.table(&batch).unwrap();
+    let slot = &table.columns[0];
+    assert_eq!(slot.value_offset, 3);
+    assert_eq!(
+        slot.validity
+            .iter()
+            .map(|v| v.bit_offset)
+            .collect::<Vec<_>>(),
+        [2, 3]
+    );
+    assert_eq!(slot.kind, ValueKind::Signed as u32);
+    assert_eq!(slot.width, 4);
+    assert_eq!(slot.values_len, 28);
+    assert_eq!(table.column_bytes().len(), 8 * COLUMN_WORDS);
+    // Another schema is refused.
+    let other: SchemaRef = Arc::new(Schema::new(vec![Field::new("s", DataType::Int32, true)]));
+    let int = DeviceColumn::new(
+        DataType::Int32,
+        4,
+        None,
+        None,
+        vec![DeviceBytes::host(&[0u8; 16])],
+    )
+    .unwrap();
+    let batch = DeviceBatch::try_new(other, 4, vec![int], MemoryLocation::CPU, None).unwrap();
+    assert!(matches!(g.table(&batch), Err(FilterError::Batch(_))));
+}
