@@ -11,6 +11,10 @@
 //! fails the test. It needs a C++20 compiler (`$CXX`, else `c++`); without
 //! one the test says so and passes, unless GDSCAN_REQUIRE_KERNEL_EMU=1.
 
+#[path = "kernel_emu/filter_cases.rs"]
+mod filter_cases;
+#[path = "kernel_emu/filter_eval.rs"]
+mod filter_eval;
 #[path = "kernel_emu/nest.rs"]
 mod nest;
 

@@ -24,6 +24,10 @@ mod decode;
 mod delta_strings;
 #[path = "gpu/device_array.rs"]
 mod device_array;
+#[path = "../../tests/kernel_emu/filter_cases.rs"]
+mod filter_cases;
+#[path = "gpu/filter_eval.rs"]
+mod filter_eval;
 #[path = "gpu/filter_exact.rs"]
 mod filter_exact;
 #[path = "gpu/host_codecs.rs"]

@@ -8,6 +8,8 @@
 //! | file | what it does |
 //! |---|---|
 //! | `program` | the predicate as a program of typed column tests and boolean steps the evaluator kernel runs (host, pure) |
+//! | `filter_columns` | the columns a program reads: names resolved in the schema, how the kernel reads each |
+//! | `column_table` | where a program's columns are in a batch, as the kernel reads it |
 //! | `evaluate` | the program run on the GPU over a batch into a [`DeviceMask`] |
 //! | `compact` | a batch cut to its mask's rows on the GPU |
 //! | `mask` | [`DeviceMask`] |
@@ -15,13 +17,21 @@
 //! | `filter_gpu` | [`FilterGpu`]: the kernels, stream and pool filtering uses on one GPU |
 //! | `filter_error` | [`FilterError`] |
 
+#[cfg(feature = "internals")]
+pub mod column_table;
+#[cfg(not(feature = "internals"))]
+#[allow(unreachable_pub, dead_code)]
+mod column_table;
 mod compact;
 mod evaluate;
+mod filter_columns;
 mod filter_error;
 mod filter_gpu;
 mod mask;
 mod mask_transfer;
 mod program;
+#[cfg(test)]
+mod program_tests;
 
 pub use filter_error::FilterError;
 pub use filter_gpu::FilterGpu;

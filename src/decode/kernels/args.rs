@@ -42,11 +42,12 @@ pub(crate) enum Kernel {
     SnappyVerify,
     SnappyFinish,
     SnappyDecode,
+    FilterEval,
 }
 
 impl Kernel {
     /// Every kernel, in the order of their functions in `KernelSet`.
-    pub(crate) const ALL: [Kernel; 23] = [
+    pub(crate) const ALL: [Kernel; 24] = [
         Kernel::DecodePages,
         Kernel::DbaSizes,
         Kernel::ByteArrayWalk,
@@ -70,6 +71,7 @@ impl Kernel {
         Kernel::SnappyVerify,
         Kernel::SnappyFinish,
         Kernel::SnappyDecode,
+        Kernel::FilterEval,
     ];
 
     /// The entry point's name in the module.
@@ -98,6 +100,7 @@ impl Kernel {
             Kernel::SnappyVerify => "gds_snappy_verify",
             Kernel::SnappyFinish => "gds_snappy_finish",
             Kernel::SnappyDecode => "gds_snappy_decode",
+            Kernel::FilterEval => "gds_filter_eval",
         }
     }
 }

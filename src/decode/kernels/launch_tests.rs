@@ -94,6 +94,7 @@ struct Work {
     scan: SnappyScan,
     jobs: SnappyJobs,
     decode: SnappyDecode,
+    filter: FilterLaunch,
     names: HashMap<u64, &'static str>,
 }
 
@@ -196,11 +197,25 @@ fn work() -> Work {
         actual: n.name("actual"),
         statuses: n.name("statuses"),
     };
+    let filter = FilterLaunch {
+        program: n.name("program"),
+        n_steps: n.count("n_steps", 23),
+        columns: n.name("columns"),
+        n_columns: n.count("n_columns", 29),
+        buffers: n.name("buffers"),
+        n_buffers: n.count("n_buffers", 31),
+        literals: n.name("literals"),
+        literals_len: n.count("literals_len", 37),
+        n_rows: n.count("n_rows", 41),
+        mask: n.name("mask"),
+        status: n.name("status"),
+    };
     Work {
         row_group,
         scan,
         jobs,
         decode,
+        filter,
         names: n.map,
     }
 }
@@ -224,6 +239,7 @@ fn every_launch(w: &Work) -> Recorder {
     launch_scan::scan(&mut q, &w.scan, |_| Ok(())).unwrap();
     launch_snappy::check_snappy(&mut q, &w.jobs).unwrap();
     launch_snappy::snappy_decode(&mut q, &w.decode).unwrap();
+    launch_filter_eval::filter_eval(&mut q, &w.filter).unwrap();
     q
 }
 
@@ -375,4 +391,26 @@ fn a_row_groups_launches_follow_its_walks() {
         q.kernels()[..3],
         [Kernel::SpreadSpec, Kernel::SpreadJoin, Kernel::SpreadEmit]
     );
+}
+
+#[test]
+fn the_filter_strides_over_rows_past_its_grid() {
+    let w = work();
+    let mut q = Recorder::default();
+    let none = FilterLaunch {
+        n_rows: 0,
+        ..w.filter
+    };
+    launch_filter_eval::filter_eval(&mut q, &none).unwrap();
+    assert!(q.launches.is_empty());
+    for (rows, blocks) in [(1, 1), (256, 1), (257, 2), (u32::MAX, 65_535)] {
+        let mut q = Recorder::default();
+        let work = FilterLaunch {
+            n_rows: rows,
+            ..w.filter
+        };
+        launch_filter_eval::filter_eval(&mut q, &work).unwrap();
+        assert_eq!(q.launches[0].0.grid.0, blocks, "{rows} rows");
+        assert_eq!(q.launches[0].0.block.0, FILTER_BLOCK);
+    }
 }

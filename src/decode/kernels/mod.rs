@@ -63,7 +63,8 @@
 //!   `launch_pages.rs` (pages, DELTA_BYTE_ARRAY sizes, status),
 //!   `launch_nest.rs`, `launch_row_group.rs` (a row group's in order),
 //!   `launch_snappy.rs` (the Snappy check, pieces and decode),
-//!   `launch_scan.rs` (the Snappy scan); `launch_tests.rs` checks every
+//!   `launch_scan.rs` (the Snappy scan), `launch_filter_eval.rs` (the GPU
+//!   filter's evaluator, `decode::filter`); `launch_tests.rs` checks every
 //!   launch against the kernel's C signature, without a GPU;
 //! - [`launch`]: grids, blocks and buffer sizes; [`task`], [`nest`],
 //!   [`check`], [`snappy_scan`], [`layout`]: what the host and the kernels
@@ -81,6 +82,7 @@ pub mod snappy_scan;
 pub mod task;
 
 mod args;
+mod launch_filter_eval;
 mod launch_nest;
 mod launch_pages;
 mod launch_row_group;
@@ -97,6 +99,7 @@ mod nvrtc_tests;
 
 pub use crate::config::decode::{KernelConfig, StringWalks};
 pub use error::KernelError;
+pub use launch_filter_eval::{FilterLaunch, FILTER_BLOCK};
 pub use launch_nest::NestLaunch;
 pub use launch_row_group::RowGroupLaunch;
 pub use launch_scan::SnappyScan;

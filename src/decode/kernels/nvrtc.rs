@@ -55,7 +55,7 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 10] = [
+pub const SOURCES: [KernelSource; 11] = [
     KernelSource {
         name: "delta.cuh",
         text: include_str!("cuda/delta.cuh"),
@@ -114,6 +114,11 @@ pub const SOURCES: [KernelSource; 10] = [
         name: "snappy_decode.cu",
         text: include_str!("cuda/snappy_decode.cu"),
         entries: &["gds_snappy_decode"],
+    },
+    KernelSource {
+        name: "filter_eval.cu",
+        text: include_str!("cuda/filter_eval.cu"),
+        entries: &["gds_filter_eval"],
     },
 ];
 
@@ -787,7 +792,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 23);
+        assert_eq!(entry_points().count(), 24);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

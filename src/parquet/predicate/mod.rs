@@ -71,6 +71,7 @@ mod display;
 mod dnf;
 mod eval;
 mod exact;
+mod for_device;
 mod lex;
 mod parse;
 mod prune;
@@ -88,3 +89,4 @@ mod time;
 
 pub use ast::{Literal, Op, Predicate, PredicateError, Term, TermError, Test};
 pub use dnf::{DnfTerm, DnfValue};
+pub(crate) use for_device::{device_plan, DevicePlan};
