@@ -56,7 +56,10 @@ pub(crate) fn predicate(filters: Vec<Vec<TaggedTerm<'_>>>) -> PyResult<Predicate
         let mut terms = Vec::with_capacity(conjunction.len());
         for (column, op, v) in conjunction {
             let v = value(&v).map_err(|e| {
-                PyValueError::new_err(format!("filters term ({column:?}, {op:?}, ...): {e}"))
+                let err =
+                    PyValueError::new_err(format!("filters term ({column:?}, {op:?}, ...): {e}"));
+                err.set_cause(v.py(), Some(e));
+                err
             })?;
             terms.push(DnfTerm::new(column, op, v));
         }

@@ -4,6 +4,8 @@
 //! predicate's columns decoded first, the projected ones only for the rows
 //! it selects).
 
+use std::sync::Arc;
+
 use arrow::array::{BooleanArray, RecordBatch};
 use arrow::error::ArrowError;
 use gdscan::parquet::{
@@ -14,7 +16,8 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::async_reader::ParquetRecordBatchStream;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
-use parquet::file::metadata::ParquetMetaData;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataBuilder};
+use parquet::schema::types::SchemaDescriptor;
 use pyo3::prelude::*;
 
 use crate::errors::to_py;
@@ -62,23 +65,26 @@ fn selection(plan: &gdscan::parquet::ScanPlan) -> RowSelection {
     RowSelection::from(selectors)
 }
 
-/// arrow-rs's row filter for `predicate`: it decodes the predicate's
-/// columns (resolved as the plan resolves a projection) and keeps the rows
-/// where the predicate is TRUE.
-fn row_filter(
+/// The leaves `predicate` reads (its columns resolved as the plan resolves
+/// a projection).
+fn filter_leaves(
     location: &str,
     metadata: &ParquetMetaData,
     predicate: &Predicate,
-) -> PyResult<RowFilter> {
+) -> PyResult<Vec<usize>> {
     let columns = predicate.columns().into_iter().map(String::from).collect();
     let request = ScanRequest {
         projection: Projection::Columns(columns),
         ..ScanRequest::default()
     };
-    let leaves = plan(metadata, &request)
+    Ok(plan(metadata, &request)
         .map_err(|e| to_py(e.in_file(location)))?
-        .leaves;
-    let schema = metadata.file_metadata().schema_descr();
+        .leaves)
+}
+
+/// arrow-rs's row filter for `predicate` over its `leaves`: it decodes them
+/// and keeps the rows where the predicate is TRUE.
+fn row_filter(schema: &SchemaDescriptor, leaves: Vec<usize>, predicate: &Predicate) -> RowFilter {
     let predicate = predicate.clone();
     let exact = ArrowPredicateFn::new(
         ProjectionMask::leaves(schema, leaves),
@@ -86,7 +92,28 @@ fn row_filter(
             predicate.evaluate(&batch)
         },
     );
-    Ok(RowFilter::new(vec![Box::new(exact)]))
+    RowFilter::new(vec![Box::new(exact)])
+}
+
+/// The metadata arrow-rs reads with. Without the page index when a leaf
+/// read is repeated: arrow-rs fetches only the pages of the rows a
+/// selection (the plan's or the row filter's) keeps, which needs pages
+/// that start on records, and some writers' v1 pages end mid-record (the
+/// plan keeps such row groups whole for the same reason).
+fn reader_metadata(metadata: &Arc<ParquetMetaData>, leaves: &[usize]) -> Arc<ParquetMetaData> {
+    let schema = metadata.file_metadata().schema_descr();
+    let repeated = leaves
+        .iter()
+        .any(|&leaf| schema.column(leaf).max_rep_level() > 0);
+    if !repeated || metadata.offset_index().is_none() {
+        return metadata.clone();
+    }
+    Arc::new(
+        ParquetMetaDataBuilder::new_from_metadata(metadata.as_ref().clone())
+            .set_column_index(None)
+            .set_offset_index(None)
+            .build(),
+    )
 }
 
 /// An arrow-rs stream over exactly the rows of `location` where the
@@ -100,8 +127,15 @@ pub(crate) fn host_stream(
     let metadata = load_metadata(&source, metadata_options(request)).map_err(to_py)?;
     let plan = plan(&metadata, request).map_err(|e| to_py(e.in_file(location)))?;
     let schema = metadata.file_metadata().schema_descr_ptr();
-    let arrow_meta = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())
-        .map_err(|e| parquet_error(location, e))?;
+    let filter = match &request.predicate {
+        Some(p) => Some((p, filter_leaves(location, &metadata, p)?)),
+        None => None,
+    };
+    let mut read = plan.leaves.clone();
+    read.extend(filter.iter().flat_map(|(_, leaves)| leaves.iter().copied()));
+    let arrow_meta =
+        ArrowReaderMetadata::try_new(reader_metadata(&metadata, &read), ArrowReaderOptions::new())
+            .map_err(|e| parquet_error(location, e))?;
     let batch_size = plan
         .row_groups
         .iter()
@@ -124,8 +158,8 @@ pub(crate) fn host_stream(
     if plan.row_groups.iter().any(|r| r.rows.is_some()) {
         builder = builder.with_row_selection(selection(&plan));
     }
-    if let Some(predicate) = &request.predicate {
-        builder = builder.with_row_filter(row_filter(location, &metadata, predicate)?);
+    if let Some((predicate, leaves)) = filter {
+        builder = builder.with_row_filter(row_filter(&schema, leaves, predicate));
     }
     builder.build().map_err(|e| parquet_error(location, e))
 }

@@ -182,6 +182,8 @@ CASES = {
                     [("f64", "is", None), ("flag", "=", False)]], ["id", "s", "f64", "flag"]),
     "nested_payload": ([("i32", ">", 80)], ["payload", "st"]),
     "nested_payload_with_id": ([[("id", "<", 30)], [("id", ">=", 2990)]], ["id", "payload", "st"]),
+    "list_is_null": ([("payload", "is", None)], ["id", "payload"]),
+    "struct_is_not_null": ([("st", "is not", None), ("id", "<", 400)], ["id"]),
     "struct_leaf": ([("st.a", ">=", 45)], ["id", "st"]),
     "all_columns": ([("i32", "<", -90)], None),
     "not_stats_prunable": ([("s", "=", "b0")], ["id", "s"]),
