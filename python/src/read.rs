@@ -9,7 +9,7 @@ use arrow::datatypes::{Schema, SchemaRef};
 use futures::StreamExt;
 use gdscan::cuda::Devices;
 use gdscan::decode::array::DeviceBatch;
-use gdscan::decode::scan::{decode, decode_plan, DecodeOptions, DecodeStream};
+use gdscan::decode::scan::{decode, decode_plan, DecodeOptions, DecodeStream, FilterMode};
 use gdscan::parquet::{
     load_metadata, GdsParquetReader, Predicate, Projection, ScanError, ScanRequest,
 };
@@ -140,6 +140,8 @@ impl Scanner {
                 let stream = py.detach(|| -> PyResult<DecodeStream> {
                     let options = DecodeOptions {
                         devices: Devices::one(ordinal),
+                        // Exactly the rows where the predicate is TRUE.
+                        filter: FilterMode::Exact,
                         ..DecodeOptions::from_env().map_err(to_py)?
                     };
                     if let [location] = locations {
@@ -226,13 +228,14 @@ impl Scanner {
 /// The next batch of `inner`, its columns in `order`.
 fn next_of(inner: &mut Inner, schema: SchemaRef, order: &[usize]) -> PyResult<Option<Batches>> {
     match inner {
+        // The next error or non-empty batch (a row group that keeps no row
+        // of the filter yields nothing).
         Inner::Device(stream) => match stream
             .by_ref()
             .find(|b| !b.as_ref().is_ok_and(|b| b.num_rows() == 0))
         {
             None => Ok(None),
             Some(batch) => {
-                // Errors and non-empty batches (empty ones are skipped).
                 let batch = batch.map_err(decode_to_py)?;
                 let columns = order.iter().map(|&i| batch.columns()[i].clone()).collect();
                 let batch = DeviceBatch::try_new(
