@@ -35,6 +35,7 @@ from ._gdscan import (
     cuda_available,
 )
 from ._gdscan import _read_parquet, _scan
+from ._filters import encode as _encode_filters
 
 __all__ = [
     "Column",
@@ -92,8 +93,18 @@ def _columns(columns: Optional[Sequence[str]]):
     return list(columns)
 
 
+def _filters(filter, filters):
+    """``filters`` tagged for the extension (a TypeError with ``filter``)."""
+    if filters is None:
+        return None
+    if filter is not None:
+        raise TypeError(
+            "pass filter= (gdscan's predicate text) or filters= (pyarrow's DNF), not both")
+    return _encode_filters(filters)
+
+
 def read_parquet(path_or_url, columns: Optional[Sequence[str]] = None,
-                 filter: Optional[str] = None, device=_DEFAULT) -> Table:
+                 filter: Optional[str] = None, device=_DEFAULT, filters=None) -> Table:
     """Reads a Parquet file (a path or an s3://, gs://, az://, http(s)://,
     file:// URL), or a list of them with one schema, into a :class:`Table`
     (the files' row groups in order; on the GPU one decode pipeline runs
@@ -101,18 +112,30 @@ def read_parquet(path_or_url, columns: Optional[Sequence[str]] = None,
 
     ``columns``: the columns to read (default all), in that order.
     ``filter``: gdscan's predicate (``"l_shipdate >= DATE '1994-01-01' AND
-    l_discount < 0.05"``); row groups and pages whose statistics rule it out
-    are skipped, and the table holds the rows of the pages kept (a superset
-    of the matching rows: filter them afterwards for exact rows).
+    l_discount < 0.05"``); ``filters``: the same in pyarrow's and cuDF's
+    form, a list of ``(column, op, value)`` tuples that must all hold, or a
+    list of such lists of which one must hold (ops ``=``, ``==``, ``!=``,
+    ``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in``, ``is``, ``is not``;
+    values int, float, str, bytes, bool, ``decimal.Decimal``,
+    ``datetime.date``, ``datetime.datetime`` (naive ones are UTC), numpy
+    scalars, and ``None`` with ``is`` / ``is not``). Give one or the other.
+    Row groups and pages whose statistics rule the filter out are skipped,
+    and the table holds exactly the rows where it is true; its columns are
+    ``columns`` (a filter column not among them is read for the filter
+    only). Filters follow SQL: a comparison with a null is not true, so
+    ``!=`` and ``not in`` keep no null (pyarrow's ``not in`` keeps them).
     ``device``: the CUDA ordinal to decode on (default 0); ``None`` decodes on
     the CPU (arrow-rs) into host memory. Without a GPU the default call
     decodes on the CPU and warns.
     """
-    return _read_parquet(_locations(path_or_url), _columns(columns), filter, _device(device))
+    return _read_parquet(_locations(path_or_url), _columns(columns), filter, _device(device),
+                         _filters(filter, filters))
 
 
 def scan(path_or_url, columns: Optional[Sequence[str]] = None,
-         filter: Optional[str] = None, device=_DEFAULT) -> Iterator[Table]:
+         filter: Optional[str] = None, device=_DEFAULT, filters=None) -> Iterator[Table]:
     """As :func:`read_parquet`, one row group at a time: yields one-batch
-    tables, so memory holds only the batches the caller keeps."""
-    return _scan(_locations(path_or_url), _columns(columns), filter, _device(device))
+    tables, so memory holds only the batches the caller keeps (a row group
+    that keeps no row of the filter yields no table)."""
+    return _scan(_locations(path_or_url), _columns(columns), filter, _device(device),
+                 _filters(filter, filters))

@@ -7,7 +7,10 @@ mod buffer;
 mod cufile;
 mod defaults;
 mod dlpack;
+mod dnf;
 mod errors;
+mod host;
+mod location;
 mod read;
 mod table;
 

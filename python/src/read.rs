@@ -9,20 +9,18 @@ use arrow::datatypes::{Schema, SchemaRef};
 use futures::StreamExt;
 use gdscan::cuda::Devices;
 use gdscan::decode::array::DeviceBatch;
-use gdscan::decode::scan::{decode, DecodeOptions, DecodeStream};
+use gdscan::decode::scan::{decode, decode_plan, DecodeOptions, DecodeStream, FilterMode};
 use gdscan::parquet::{
-    load_metadata, plan, GdsParquetReader, MetadataOptions, Predicate, Projection, ScanError,
-    ScanRequest,
-};
-use gdscan::store::{LocalSource, Source, StoreOptions};
-use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, RowSelection, RowSelector,
+    load_metadata, GdsParquetReader, Predicate, Projection, ScanError, ScanRequest,
 };
 use parquet::arrow::async_reader::ParquetRecordBatchStream;
-use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
+use crate::dnf::TaggedTerm;
 use crate::errors::{array_to_py, decode_to_py, to_py, ParquetError};
+use crate::host::{host_stream, metadata_options, parquet_error};
+use crate::location::source_of;
 use crate::table::{Batches, Table};
 
 /// Where the batches come from.
@@ -51,29 +49,46 @@ pub(crate) struct Scanner {
     device: Option<usize>,
 }
 
-/// The file's location: a local path goes through the engine with the
-/// settings of `gdscan.defaults`; a URL through its store.
-fn source_of(location: &str) -> PyResult<Arc<dyn Source>> {
-    if location.contains("://") {
-        let options = StoreOptions::from_env().map_err(to_py)?;
-        return gdscan::store::open(location, &options).map_err(to_py);
-    }
-    let engine = crate::defaults::engine()?;
-    let source = LocalSource::open(engine, location).map_err(to_py)?;
-    Ok(Arc::new(source))
+/// The filter of a read: `filter`'s text or `filters`' DNF (not both).
+pub(crate) enum Filter<'py> {
+    /// No filter.
+    None,
+    /// gdscan's predicate text.
+    Text(String),
+    /// pyarrow's DNF, tagged by `gdscan/_filters.py`.
+    Dnf(Vec<Vec<TaggedTerm<'py>>>),
 }
 
-fn request(columns: Option<Vec<String>>, filter: Option<&str>) -> PyResult<ScanRequest> {
-    let predicate = filter
-        .map(|f| f.parse::<Predicate>())
-        .transpose()
-        .map_err(|e| {
-            ParquetError::new_err(format!(
-                "filter {:?}: {}",
-                filter.unwrap_or(""),
-                crate::errors::chain(&e)
-            ))
-        })?;
+impl<'py> Filter<'py> {
+    /// The filter of `filter=` and `filters=` (a TypeError for both).
+    pub(crate) fn of(
+        filter: Option<String>,
+        filters: Option<Vec<Vec<TaggedTerm<'py>>>>,
+    ) -> PyResult<Filter<'py>> {
+        match (filter, filters) {
+            (Some(_), Some(_)) => Err(PyTypeError::new_err(
+                "pass filter= (gdscan's predicate text) or filters= (pyarrow's DNF), not both",
+            )),
+            (Some(text), None) => Ok(Filter::Text(text)),
+            (None, Some(dnf)) => Ok(Filter::Dnf(dnf)),
+            (None, None) => Ok(Filter::None),
+        }
+    }
+
+    /// The predicate, if any.
+    fn predicate(self) -> PyResult<Option<Predicate>> {
+        match self {
+            Filter::None => Ok(None),
+            Filter::Text(text) => text.parse::<Predicate>().map(Some).map_err(|e| {
+                ParquetError::new_err(format!("filter {text:?}: {}", crate::errors::chain(&e)))
+            }),
+            Filter::Dnf(dnf) => crate::dnf::predicate(dnf).map(Some),
+        }
+    }
+}
+
+fn request(columns: Option<Vec<String>>, filter: Filter<'_>) -> PyResult<ScanRequest> {
+    let predicate = filter.predicate()?;
     Ok(ScanRequest {
         projection: match columns {
             Some(c) => Projection::Columns(c),
@@ -103,79 +118,6 @@ fn reorder(decoded: &SchemaRef, columns: Option<&[String]>) -> (SchemaRef, Vec<u
     }
 }
 
-/// Metadata options as the CLI's scan takes them: the page index only when
-/// a filter can use it (arrow-rs reads pages through an offset index when it
-/// is loaded, and some writers' offset indexes list no pages).
-fn metadata_options(request: &ScanRequest) -> MetadataOptions {
-    MetadataOptions {
-        page_index: request.predicate.is_some(),
-        ..MetadataOptions::default()
-    }
-}
-
-/// arrow-rs's error for `location` as the library's (one of gdscan's that
-/// travelled through arrow-rs unwrapped, arrow-rs's refusal of wide deltas
-/// explained as `gdscan scan --host` explains it), sources kept in the text.
-fn parquet_error(location: &str, e: parquet::errors::ParquetError) -> PyErr {
-    to_py(gdscan::Error::from_parquet(location, e))
-}
-
-/// An arrow-rs stream over the rows the plan keeps (row groups, and pages
-/// within them, pruned by the filter: the same rows as the GPU decoder).
-fn host_stream(
-    location: &str,
-    request: &ScanRequest,
-) -> PyResult<ParquetRecordBatchStream<GdsParquetReader>> {
-    let source = source_of(location)?;
-    let metadata = load_metadata(&source, metadata_options(request)).map_err(to_py)?;
-    let plan = plan(&metadata, request).map_err(|e| to_py(e.in_file(location)))?;
-    let schema = metadata.file_metadata().schema_descr_ptr();
-    let arrow_meta = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())
-        .map_err(|e| parquet_error(location, e))?;
-    let mut selectors = Vec::new();
-    for rg in &plan.row_groups {
-        match &rg.rows {
-            None => selectors.push(RowSelector::select(rg.num_rows as usize)),
-            Some(ranges) => {
-                let mut at = 0i64;
-                for r in ranges {
-                    if r.start > at {
-                        selectors.push(RowSelector::skip((r.start - at) as usize));
-                    }
-                    selectors.push(RowSelector::select((r.end - r.start) as usize));
-                    at = r.end;
-                }
-                if rg.num_rows > at {
-                    selectors.push(RowSelector::skip((rg.num_rows - at) as usize));
-                }
-            }
-        }
-    }
-    let batch_size = plan
-        .row_groups
-        .iter()
-        .map(|r| r.num_rows as usize)
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(
-        GdsParquetReader::new(source).with_metadata(arrow_meta.metadata().clone()),
-        arrow_meta,
-    )
-    .with_projection(ProjectionMask::leaves(&schema, plan.leaves.clone()))
-    .with_row_groups(plan.row_groups.iter().map(|r| r.index).collect());
-    // One batch per row group. arrow-rs clamps the batch size to the
-    // footer's row count, which some writers leave at 0
-    // (repeated_no_annotation.parquet): then keep its default.
-    if metadata.file_metadata().num_rows() >= batch_size as i64 {
-        builder = builder.with_batch_size(batch_size);
-    }
-    if plan.row_groups.iter().any(|r| r.rows.is_some()) {
-        builder = builder.with_row_selection(RowSelection::from(selectors));
-    }
-    builder.build().map_err(|e| parquet_error(location, e))
-}
-
 impl Scanner {
     /// Plans the scan of every location and opens their sources (no row
     /// group read yet). Every file must decode to the same schema.
@@ -183,7 +125,7 @@ impl Scanner {
         py: Python<'_>,
         locations: &[String],
         columns: Option<Vec<String>>,
-        filter: Option<&str>,
+        filter: Filter<'_>,
         device: Option<usize>,
     ) -> PyResult<Scanner> {
         if locations.is_empty() {
@@ -198,6 +140,8 @@ impl Scanner {
                 let stream = py.detach(|| -> PyResult<DecodeStream> {
                     let options = DecodeOptions {
                         devices: Devices::one(ordinal),
+                        // Exactly the rows where the predicate is TRUE.
+                        filter: FilterMode::Exact,
                         ..DecodeOptions::from_env().map_err(to_py)?
                     };
                     if let [location] = locations {
@@ -210,8 +154,9 @@ impl Scanner {
                         let source = source_of(location)?;
                         let metadata =
                             load_metadata(&source, metadata_options(&request)).map_err(to_py)?;
-                        let plan =
-                            plan(&metadata, &request).map_err(|e| to_py(e.in_file(location)))?;
+                        // The predicate's columns too: the GPU filters on them.
+                        let plan = decode_plan(&metadata, &request, &options)
+                            .map_err(|e| to_py(e.in_file(location)))?;
                         inputs.push(gdscan::decode::scan::DecodeInput {
                             source,
                             metadata,
@@ -220,6 +165,7 @@ impl Scanner {
                     }
                     decode(inputs, request, options).map_err(decode_to_py)
                 })?;
+                // With a filter, the batches hold the projected columns only.
                 let schema = stream.schema().clone();
                 (Inner::Device(Box::new(stream)), schema)
             }
@@ -282,7 +228,12 @@ impl Scanner {
 /// The next batch of `inner`, its columns in `order`.
 fn next_of(inner: &mut Inner, schema: SchemaRef, order: &[usize]) -> PyResult<Option<Batches>> {
     match inner {
-        Inner::Device(stream) => match stream.next() {
+        // The next error or non-empty batch (a row group that keeps no row
+        // of the filter yields nothing).
+        Inner::Device(stream) => match stream
+            .by_ref()
+            .find(|b| !b.as_ref().is_ok_and(|b| b.num_rows() == 0))
+        {
             None => Ok(None),
             Some(batch) => {
                 let batch = batch.map_err(decode_to_py)?;
@@ -323,6 +274,10 @@ fn next_of(inner: &mut Inner, schema: SchemaRef, order: &[usize]) -> PyResult<Op
                 Ok(Some(batch)) => {
                     let location = front.location.as_str();
                     let batch = batch.map_err(|e| parquet_error(location, e))?;
+                    // A row group the filter keeps no row of yields nothing.
+                    if batch.num_rows() == 0 {
+                        continue;
+                    }
                     let batch = RecordBatch::try_new(
                         schema,
                         order.iter().map(|&i| batch.column(i).clone()).collect(),
@@ -362,27 +317,31 @@ impl Scanner {
 
 /// Opens a scan (see `gdscan.scan`) of one or more locations.
 #[pyfunction]
-#[pyo3(signature = (locations, columns = None, filter = None, device = None))]
-pub(crate) fn _scan(
-    py: Python<'_>,
+#[pyo3(signature = (locations, columns = None, filter = None, device = None, filters = None))]
+pub(crate) fn _scan<'py>(
+    py: Python<'py>,
     locations: Vec<String>,
     columns: Option<Vec<String>>,
-    filter: Option<&str>,
+    filter: Option<String>,
     device: Option<usize>,
+    filters: Option<Vec<Vec<TaggedTerm<'py>>>>,
 ) -> PyResult<Scanner> {
+    let filter = Filter::of(filter, filters)?;
     Scanner::open(py, &locations, columns, filter, device)
 }
 
 /// Reads every kept row group into one table (see `gdscan.read_parquet`).
 #[pyfunction]
-#[pyo3(signature = (locations, columns = None, filter = None, device = None))]
-pub(crate) fn _read_parquet(
-    py: Python<'_>,
+#[pyo3(signature = (locations, columns = None, filter = None, device = None, filters = None))]
+pub(crate) fn _read_parquet<'py>(
+    py: Python<'py>,
     locations: Vec<String>,
     columns: Option<Vec<String>>,
-    filter: Option<&str>,
+    filter: Option<String>,
     device: Option<usize>,
+    filters: Option<Vec<Vec<TaggedTerm<'py>>>>,
 ) -> PyResult<Table> {
+    let filter = Filter::of(filter, filters)?;
     let scanner = Scanner::open(py, &locations, columns, filter, device)?;
     let mut device_batches = Vec::new();
     let mut host_batches = Vec::new();

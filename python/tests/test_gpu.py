@@ -9,6 +9,8 @@ device capsule read through the C structures by hand (and by pyarrow's C
 device import, and by pylibcudf, where those can)."""
 
 import ctypes
+import datetime
+import decimal
 import glob
 import os
 
@@ -148,6 +150,17 @@ def test_lineitem_scan_and_filter_match_the_cpu_decoder(lineitem):
     gpu = gdscan.read_parquet(path, columns=columns, filter=q6, device=0).to_arrow()
     cpu = gdscan.read_parquet(path, columns=columns, filter=q6, device=None).to_arrow()
     same_table(gpu, cpu)
+    # Exactly Q6's rows, as pyarrow filters them; the same through filters=.
+    exact = pa.types.is_decimal(pq.read_schema(path).field("l_discount").type)
+    low, high = (decimal.Decimal("0.05"), decimal.Decimal("0.07")) if exact else (0.05, 0.07)
+    dnf = [("l_shipdate", ">=", datetime.date(1994, 1, 1)),
+           ("l_shipdate", "<", datetime.date(1995, 1, 1)),
+           ("l_discount", ">=", low), ("l_discount", "<=", high), ("l_quantity", "<", 24)]
+    want = pq.read_table(path, columns=columns, filters=dnf)
+    assert want.num_rows > 0
+    same_table(cpu, want)
+    same_table(gdscan.read_parquet(path, columns=["l_extendedprice"], filters=dnf,
+                                   device=0).to_arrow(), want.select(["l_extendedprice"]))
     batches = 0
     rows = 0
     for part in gdscan.scan(path, columns=["l_orderkey"], device=0):
