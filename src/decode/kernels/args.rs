@@ -42,11 +42,20 @@ pub(crate) enum Kernel {
     SnappyVerify,
     SnappyFinish,
     SnappyDecode,
+    CompactTileSums,
+    CompactScanSums,
+    CompactMaskRows,
+    CompactScanWrite,
+    CompactListLengths,
+    CompactExpand,
+    CompactFixedRows,
+    CompactGather,
+    CompactBits,
 }
 
 impl Kernel {
     /// Every kernel, in the order of their functions in `KernelSet`.
-    pub(crate) const ALL: [Kernel; 23] = [
+    pub(crate) const ALL: [Kernel; 32] = [
         Kernel::DecodePages,
         Kernel::DbaSizes,
         Kernel::ByteArrayWalk,
@@ -70,6 +79,15 @@ impl Kernel {
         Kernel::SnappyVerify,
         Kernel::SnappyFinish,
         Kernel::SnappyDecode,
+        Kernel::CompactTileSums,
+        Kernel::CompactScanSums,
+        Kernel::CompactMaskRows,
+        Kernel::CompactScanWrite,
+        Kernel::CompactListLengths,
+        Kernel::CompactExpand,
+        Kernel::CompactFixedRows,
+        Kernel::CompactGather,
+        Kernel::CompactBits,
     ];
 
     /// The entry point's name in the module.
@@ -98,6 +116,15 @@ impl Kernel {
             Kernel::SnappyVerify => "gds_snappy_verify",
             Kernel::SnappyFinish => "gds_snappy_finish",
             Kernel::SnappyDecode => "gds_snappy_decode",
+            Kernel::CompactTileSums => "gds_compact_tile_sums",
+            Kernel::CompactScanSums => "gds_compact_scan_sums",
+            Kernel::CompactMaskRows => "gds_compact_mask_rows",
+            Kernel::CompactScanWrite => "gds_compact_scan_write",
+            Kernel::CompactListLengths => "gds_compact_list_lengths",
+            Kernel::CompactExpand => "gds_compact_expand",
+            Kernel::CompactFixedRows => "gds_compact_fixed_rows",
+            Kernel::CompactGather => "gds_compact_gather",
+            Kernel::CompactBits => "gds_compact_bits",
         }
     }
 }

@@ -55,7 +55,7 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 10] = [
+pub const SOURCES: [KernelSource; 11] = [
     KernelSource {
         name: "delta.cuh",
         text: include_str!("cuda/delta.cuh"),
@@ -114,6 +114,21 @@ pub const SOURCES: [KernelSource; 10] = [
         name: "snappy_decode.cu",
         text: include_str!("cuda/snappy_decode.cu"),
         entries: &["gds_snappy_decode"],
+    },
+    KernelSource {
+        name: "compact.cu",
+        text: include_str!("cuda/compact.cu"),
+        entries: &[
+            "gds_compact_tile_sums",
+            "gds_compact_scan_sums",
+            "gds_compact_mask_rows",
+            "gds_compact_scan_write",
+            "gds_compact_list_lengths",
+            "gds_compact_expand",
+            "gds_compact_fixed_rows",
+            "gds_compact_gather",
+            "gds_compact_bits",
+        ],
     },
 ];
 
@@ -787,7 +802,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 23);
+        assert_eq!(entry_points().count(), 32);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }
