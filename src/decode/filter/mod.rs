@@ -10,13 +10,15 @@
 //! | `program` | the predicate as a program of typed column tests and boolean steps the evaluator kernel runs (host, pure) |
 //! | `evaluate` | the program run on the GPU over a batch into a [`DeviceMask`] |
 //! | `compact` | a batch cut to its mask's rows on the GPU |
+//! | `compact_column` | one column of it: values, bitmaps, views, offsets, children |
 //! | `mask` | [`DeviceMask`] |
 //! | `filter_gpu` | [`FilterGpu`]: the kernels, stream and pool filtering uses on one GPU |
 //! | `filter_error` | [`FilterError`] |
 
 mod compact;
-mod filter_error;
+mod compact_column;
 mod evaluate;
+mod filter_error;
 mod filter_gpu;
 mod mask;
 mod program;

@@ -372,7 +372,11 @@ impl KernelSet {
     /// As [`KernelSet::compact_scan`], for the addresses of `e`; the old
     /// offsets at the kept rows checked by
     /// [`KernelSet::compact_list_lengths`] (no error).
-    pub unsafe fn compact_expand(&self, stream: &Stream, e: &CompactExpand) -> Result<(), KernelError> {
+    pub unsafe fn compact_expand(
+        &self,
+        stream: &Stream,
+        e: &CompactExpand,
+    ) -> Result<(), KernelError> {
         // SAFETY: the caller answers for the addresses (this function's contract).
         let mut q = unsafe { self.on(stream) };
         expand(&mut q, e)
@@ -402,7 +406,11 @@ impl KernelSet {
     /// # Safety
     /// As [`KernelSet::compact_scan`], for the addresses of `g` (the source
     /// holding `src_count` items).
-    pub unsafe fn compact_gather(&self, stream: &Stream, g: &CompactGather) -> Result<(), KernelError> {
+    pub unsafe fn compact_gather(
+        &self,
+        stream: &Stream,
+        g: &CompactGather,
+    ) -> Result<(), KernelError> {
         // SAFETY: the caller answers for the addresses (this function's contract).
         let mut q = unsafe { self.on(stream) };
         gather(&mut q, g)
