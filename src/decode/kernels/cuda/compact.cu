@@ -26,7 +26,11 @@
 #include "common.cuh"
 
 #define GDS_COMPACT_BLOCK 256u
+// The CPU emulation's test of millions of rows builds with more items a
+// thread (fewer tiles); the GPU's value is launch_compact.rs's COMPACT_TILE / 256.
+#ifndef GDS_COMPACT_ITEMS
 #define GDS_COMPACT_ITEMS 16u
+#endif
 #define GDS_COMPACT_TILE (GDS_COMPACT_BLOCK * GDS_COMPACT_ITEMS)
 #define GDS_COMPACT_WARPS (GDS_COMPACT_BLOCK / 32u)
 // Error bits.
