@@ -150,15 +150,15 @@ fn text(rng: &mut Rng) -> String {
         .collect()
 }
 
-fn optional<T>(rng: &mut Rng, nulls: &Option<NullBuffer>, i: usize, value: T) -> Option<T> {
-    let _ = rng;
+/// `value`, or `None` where `nulls` says row `i` is null.
+fn optional<T>(nulls: &Option<NullBuffer>, i: usize, value: T) -> Option<T> {
     match nulls {
         Some(n) if n.is_null(i) => None,
         _ => Some(value),
     }
 }
 
-/// `len` lengths of 0 to 4 and their offsets.
+/// `len` list lengths of 0 to 4.
 fn lengths(rng: &mut Rng, len: usize) -> Vec<usize> {
     (0..len).map(|_| rng.below(5) as usize).collect()
 }
@@ -180,7 +180,7 @@ pub fn random_array(rng: &mut Rng, data_type: &DataType, len: usize, nullable: b
             let values: Vec<Option<String>> = (0..len)
                 .map(|i| {
                     let t = text(rng);
-                    optional(rng, &n, i, t)
+                    optional(&n, i, t)
                 })
                 .collect();
             match data_type {
@@ -193,7 +193,7 @@ pub fn random_array(rng: &mut Rng, data_type: &DataType, len: usize, nullable: b
             let values: Vec<Option<Vec<u8>>> = (0..len)
                 .map(|i| {
                     let t = text(rng).into_bytes();
-                    optional(rng, &n, i, t)
+                    optional(&n, i, t)
                 })
                 .collect();
             let refs: Vec<Option<&[u8]>> = values.iter().map(|v| v.as_deref()).collect();
