@@ -476,3 +476,52 @@ fn a_row_groups_launches_follow_its_walks() {
         [Kernel::SpreadSpec, Kernel::SpreadJoin, Kernel::SpreadEmit]
     );
 }
+
+#[test]
+fn the_compaction_constants_are_the_kernels() {
+    let text = nvrtc::SOURCES
+        .iter()
+        .find(|s| s.name == "compact.cu")
+        .expect("compact.cu")
+        .text;
+    let items = COMPACT_TILE / u64::from(COMPACT_BLOCK);
+    for line in [
+        format!("#define GDS_COMPACT_BLOCK {COMPACT_BLOCK}u"),
+        format!("#define GDS_COMPACT_ITEMS {items}u"),
+        format!("#define GDS_COMPACT_BAD_OFFSETS {COMPACT_BAD_OFFSETS}u"),
+        format!("#define GDS_COMPACT_OUT_OF_RANGE {COMPACT_OUT_OF_RANGE}u"),
+    ] {
+        assert!(text.contains(&line), "compact.cu lacks {line:?}");
+    }
+}
+
+#[test]
+fn compaction_grids_are_capped_and_empty_work_launches_only_the_total() {
+    let w = work();
+    let mut q = Recorder::default();
+    let huge = CompactGather {
+        k: u32::MAX,
+        ..w.compact.gather
+    };
+    launch_compact::gather(&mut q, &huge).unwrap();
+    assert_eq!(q.launches[0].0.grid.0, 8192);
+    let mut q = Recorder::default();
+    let empty = CompactScan {
+        n: 0,
+        ..w.compact.scan
+    };
+    launch_compact::scan(&mut q, &empty).unwrap();
+    launch_compact::mask_rows(&mut q, 1, 0, 2, 3).unwrap();
+    launch_compact::scan_write(&mut q, &empty, 4, 5).unwrap();
+    let none = CompactGather {
+        k: 0,
+        ..w.compact.gather
+    };
+    launch_compact::gather(&mut q, &none).unwrap();
+    assert_eq!(q.kernels(), [Kernel::CompactScanSums]);
+    let too_many = CompactScan {
+        n: u64::MAX,
+        ..w.compact.scan
+    };
+    assert!(launch_compact::scan(&mut Recorder::default(), &too_many).is_err());
+}
