@@ -11,12 +11,16 @@
 //! fails the test. It needs a C++20 compiler (`$CXX`, else `c++`); without
 //! one the test says so and passes, unless GDSCAN_REQUIRE_KERNEL_EMU=1.
 
+#[path = "kernel_emu/compact.rs"]
+mod compact;
 #[path = "kernel_emu/filter_cases.rs"]
 mod filter_cases;
 #[path = "kernel_emu/filter_eval.rs"]
 mod filter_eval;
 #[path = "kernel_emu/nest.rs"]
 mod nest;
+#[path = "kernel_emu/random_arrays.rs"]
+mod random_arrays;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -730,4 +734,55 @@ fn snappy_scan_under_cpu_emulation() {
         pages.len()
     );
     assert!(split >= 10, "{split} split");
+}
+
+/// The compaction kernels' scans (`compact.cu`) against plain loops: kept
+/// rows of masks and offsets from lengths, at every edge of the GPU's
+/// tiles, then millions of rows in a build of fewer, larger tiles.
+#[test]
+fn compact_scans_under_cpu_emulation() {
+    let dir = tempfile::tempdir().unwrap();
+    for source in ["compact_emu.cpp", "compact_big_emu.cpp"] {
+        let Some(exe) = build(source, dir.path()) else {
+            return;
+        };
+        let run = Command::new(&exe)
+            .arg("scan")
+            .env("ASAN_OPTIONS", "detect_leaks=0")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(run.status.success(), "{source}: {stdout}");
+        assert!(stdout.contains("ALL OK"), "{source}: {stdout}");
+    }
+}
+
+/// Batches of every column type compacted by the kernels in the host's
+/// order equal arrow's filter; a list's bad offsets are the kernels'
+/// error, not a read outside the child.
+#[test]
+fn compact_batches_under_cpu_emulation() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build("compact_emu.cpp", dir.path()) else {
+        return;
+    };
+    compact::compare_with_arrow_filter(&exe, dir.path());
+    let bad_offsets = gdscan::decode::kernels::COMPACT_BAD_OFFSETS as u64;
+    // Decreasing, past the child, negative; then well-formed.
+    assert_eq!(
+        compact::error_word_of_list(&exe, dir.path(), &[0, 1, 3, 2, 4], 4),
+        bad_offsets
+    );
+    assert_eq!(
+        compact::error_word_of_list(&exe, dir.path(), &[0, 1, 2, 9], 4),
+        bad_offsets
+    );
+    assert_eq!(
+        compact::error_word_of_list(&exe, dir.path(), &[0, 1, -2, 3], 4),
+        bad_offsets
+    );
+    assert_eq!(
+        compact::error_word_of_list(&exe, dir.path(), &[0, 1, 2, 4], 4),
+        0
+    );
 }

@@ -18,6 +18,8 @@ mod common;
 // carried binary) runs every GPU test.
 #[path = "gpu/campaign.rs"]
 mod campaign;
+#[path = "gpu/compact.rs"]
+mod compact;
 #[path = "gpu/decode.rs"]
 mod decode;
 #[path = "gpu/delta_strings.rs"]

@@ -12,6 +12,7 @@
 //! | `column_table` | where a program's columns are in a batch, as the kernel reads it |
 //! | `evaluate` | the program run on the GPU over a batch into a [`DeviceMask`] |
 //! | `compact` | a batch cut to its mask's rows on the GPU |
+//! | `compact_column` | one column of it: values, bitmaps, views, offsets, children |
 //! | `mask` | [`DeviceMask`] |
 //! | `mask_transfer` | masks read back to the host and uploaded from it |
 //! | `filter_gpu` | [`FilterGpu`]: the kernels, stream and pool filtering uses on one GPU |
@@ -23,6 +24,7 @@ pub mod column_table;
 #[allow(unreachable_pub, dead_code)]
 mod column_table;
 mod compact;
+mod compact_column;
 mod evaluate;
 mod filter_columns;
 mod filter_error;

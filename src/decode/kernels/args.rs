@@ -43,11 +43,20 @@ pub(crate) enum Kernel {
     SnappyFinish,
     SnappyDecode,
     FilterEval,
+    CompactTileSums,
+    CompactScanSums,
+    CompactMaskRows,
+    CompactScanWrite,
+    CompactListLengths,
+    CompactExpand,
+    CompactFixedRows,
+    CompactGather,
+    CompactBits,
 }
 
 impl Kernel {
     /// Every kernel, in the order of their functions in `KernelSet`.
-    pub(crate) const ALL: [Kernel; 24] = [
+    pub(crate) const ALL: [Kernel; 33] = [
         Kernel::DecodePages,
         Kernel::DbaSizes,
         Kernel::ByteArrayWalk,
@@ -72,6 +81,15 @@ impl Kernel {
         Kernel::SnappyFinish,
         Kernel::SnappyDecode,
         Kernel::FilterEval,
+        Kernel::CompactTileSums,
+        Kernel::CompactScanSums,
+        Kernel::CompactMaskRows,
+        Kernel::CompactScanWrite,
+        Kernel::CompactListLengths,
+        Kernel::CompactExpand,
+        Kernel::CompactFixedRows,
+        Kernel::CompactGather,
+        Kernel::CompactBits,
     ];
 
     /// The entry point's name in the module.
@@ -101,6 +119,15 @@ impl Kernel {
             Kernel::SnappyFinish => "gds_snappy_finish",
             Kernel::SnappyDecode => "gds_snappy_decode",
             Kernel::FilterEval => "gds_filter_eval",
+            Kernel::CompactTileSums => "gds_compact_tile_sums",
+            Kernel::CompactScanSums => "gds_compact_scan_sums",
+            Kernel::CompactMaskRows => "gds_compact_mask_rows",
+            Kernel::CompactScanWrite => "gds_compact_scan_write",
+            Kernel::CompactListLengths => "gds_compact_list_lengths",
+            Kernel::CompactExpand => "gds_compact_expand",
+            Kernel::CompactFixedRows => "gds_compact_fixed_rows",
+            Kernel::CompactGather => "gds_compact_gather",
+            Kernel::CompactBits => "gds_compact_bits",
         }
     }
 }

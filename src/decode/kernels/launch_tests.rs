@@ -95,7 +95,96 @@ struct Work {
     jobs: SnappyJobs,
     decode: SnappyDecode,
     filter: FilterLaunch,
+    compact: CompactWork,
     names: HashMap<u64, &'static str>,
+}
+
+/// The compaction launches' values.
+struct CompactWork {
+    scan: CompactScan,
+    mask: u64,
+    rows: u64,
+    out: u64,
+    lengths: CompactLengths,
+    expand: CompactExpand,
+    k: u32,
+    size: u32,
+    child_rows: u64,
+    gather: CompactGather,
+    bits: CompactBits,
+}
+
+/// Distinct values for the compaction launches (widths are all 8, the
+/// only value named `width`).
+fn compact_work(n: &mut Names) -> CompactWork {
+    let (width, k, size) = (n.count("width", 8), n.count("k", 23), n.count("size", 3));
+    let (rows, error, first) = (n.name("rows"), n.name("error"), n.name("first"));
+    let scan = CompactScan {
+        values: n.name("values"),
+        // 31 tiles: `n_tiles`, a count like the others.
+        n: 31 * COMPACT_TILE,
+        width,
+        sums: n.name("sums"),
+        total: n.name("total"),
+    };
+    let offsets = n.name("offsets");
+    let lengths = CompactLengths {
+        offsets,
+        width,
+        offsets_count: n.name("offsets_count"),
+        first,
+        rows,
+        k,
+        child_len: n.name("child_len"),
+        lengths: n.name("lengths"),
+        error,
+    };
+    let expand = CompactExpand {
+        new_offsets: n.name("new_offsets"),
+        width,
+        k,
+        offsets,
+        first,
+        rows,
+        total: 29,
+        child_rows: n.name("child_rows"),
+    };
+    n.map.insert(29, "total");
+    n.map.insert(31 * COMPACT_TILE, "n");
+    n.map.insert(31, "n_tiles");
+    let gather = CompactGather {
+        src: n.name("src"),
+        first,
+        src_count: n.name("src_count"),
+        width,
+        rows,
+        k,
+        dst: n.name("dst"),
+        error,
+    };
+    let bits = CompactBits {
+        src: gather.src,
+        first,
+        src_bits: n.name("src_bits"),
+        rows,
+        k,
+        dst: gather.dst,
+        unset: n.name("unset"),
+        error,
+    };
+    CompactWork {
+        scan,
+        mask: n.name("mask"),
+        rows,
+        out: n.name("out"),
+        lengths,
+        expand,
+        k,
+        size,
+        child_rows: expand.child_rows,
+        gather,
+        bits,
+    }
 }
 
 /// Hands out distinct values, remembering each one's field name.
@@ -210,12 +299,14 @@ fn work() -> Work {
         mask: n.name("mask"),
         status: n.name("status"),
     };
+    let compact = compact_work(&mut n);
     Work {
         row_group,
         scan,
         jobs,
         decode,
         filter,
+        compact,
         names: n.map,
     }
 }
@@ -240,6 +331,15 @@ fn every_launch(w: &Work) -> Recorder {
     launch_snappy::check_snappy(&mut q, &w.jobs).unwrap();
     launch_snappy::snappy_decode(&mut q, &w.decode).unwrap();
     launch_filter_eval::filter_eval(&mut q, &w.filter).unwrap();
+    let c = &w.compact;
+    launch_compact::scan(&mut q, &c.scan).unwrap();
+    launch_compact::mask_rows(&mut q, c.mask, c.scan.n, c.scan.sums, c.rows).unwrap();
+    launch_compact::scan_write(&mut q, &c.scan, c.scan.width, c.out).unwrap();
+    launch_compact::list_lengths(&mut q, &c.lengths).unwrap();
+    launch_compact::expand(&mut q, &c.expand).unwrap();
+    launch_compact::fixed_rows(&mut q, c.rows, c.k, c.lengths.first, c.size, c.child_rows).unwrap();
+    launch_compact::gather(&mut q, &c.gather).unwrap();
+    launch_compact::bits(&mut q, &c.bits).unwrap();
     q
 }
 
@@ -413,4 +513,53 @@ fn the_filter_strides_over_rows_past_its_grid() {
         assert_eq!(q.launches[0].0.grid.0, blocks, "{rows} rows");
         assert_eq!(q.launches[0].0.block.0, FILTER_BLOCK);
     }
+}
+
+#[test]
+fn the_compaction_constants_are_the_kernels() {
+    let text = nvrtc::SOURCES
+        .iter()
+        .find(|s| s.name == "compact.cu")
+        .expect("compact.cu")
+        .text;
+    let items = COMPACT_TILE / u64::from(COMPACT_BLOCK);
+    for line in [
+        format!("#define GDS_COMPACT_BLOCK {COMPACT_BLOCK}u"),
+        format!("#define GDS_COMPACT_ITEMS {items}u"),
+        format!("#define GDS_COMPACT_BAD_OFFSETS {COMPACT_BAD_OFFSETS}u"),
+        format!("#define GDS_COMPACT_OUT_OF_RANGE {COMPACT_OUT_OF_RANGE}u"),
+    ] {
+        assert!(text.contains(&line), "compact.cu lacks {line:?}");
+    }
+}
+
+#[test]
+fn compaction_grids_are_capped_and_empty_work_launches_only_the_total() {
+    let w = work();
+    let mut q = Recorder::default();
+    let huge = CompactGather {
+        k: u32::MAX,
+        ..w.compact.gather
+    };
+    launch_compact::gather(&mut q, &huge).unwrap();
+    assert_eq!(q.launches[0].0.grid.0, 8192);
+    let mut q = Recorder::default();
+    let empty = CompactScan {
+        n: 0,
+        ..w.compact.scan
+    };
+    launch_compact::scan(&mut q, &empty).unwrap();
+    launch_compact::mask_rows(&mut q, 1, 0, 2, 3).unwrap();
+    launch_compact::scan_write(&mut q, &empty, 4, 5).unwrap();
+    let none = CompactGather {
+        k: 0,
+        ..w.compact.gather
+    };
+    launch_compact::gather(&mut q, &none).unwrap();
+    assert_eq!(q.kernels(), [Kernel::CompactScanSums]);
+    let too_many = CompactScan {
+        n: u64::MAX,
+        ..w.compact.scan
+    };
+    assert!(launch_compact::scan(&mut Recorder::default(), &too_many).is_err());
 }

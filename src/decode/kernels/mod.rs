@@ -64,7 +64,8 @@
 //!   `launch_nest.rs`, `launch_row_group.rs` (a row group's in order),
 //!   `launch_snappy.rs` (the Snappy check, pieces and decode),
 //!   `launch_scan.rs` (the Snappy scan), `launch_filter_eval.rs` (the GPU
-//!   filter's evaluator, `decode::filter`); `launch_tests.rs` checks every
+//!   filter's evaluator, `decode::filter`), `launch_compact.rs` (a batch
+//!   cut to a filter's rows); `launch_tests.rs` checks every
 //!   launch against the kernel's C signature, without a GPU;
 //! - [`launch`]: grids, blocks and buffer sizes; [`task`], [`nest`],
 //!   [`check`], [`snappy_scan`], [`layout`]: what the host and the kernels
@@ -82,6 +83,7 @@ pub mod snappy_scan;
 pub mod task;
 
 mod args;
+mod launch_compact;
 mod launch_filter_eval;
 mod launch_nest;
 mod launch_pages;
@@ -99,6 +101,10 @@ mod nvrtc_tests;
 
 pub use crate::config::decode::{KernelConfig, StringWalks};
 pub use error::KernelError;
+pub use launch_compact::{
+    compact_tiles, CompactBits, CompactExpand, CompactGather, CompactLengths, CompactScan,
+    COMPACT_BAD_OFFSETS, COMPACT_BLOCK, COMPACT_OUT_OF_RANGE, COMPACT_TILE,
+};
 pub use launch_filter_eval::{FilterLaunch, FILTER_BLOCK};
 pub use launch_nest::NestLaunch;
 pub use launch_row_group::RowGroupLaunch;

@@ -55,7 +55,7 @@ pub const COMMON_HEADER: KernelSource = KernelSource {
 };
 
 /// The kernel sources, each with its entry points.
-pub const SOURCES: [KernelSource; 11] = [
+pub const SOURCES: [KernelSource; 12] = [
     KernelSource {
         name: "delta.cuh",
         text: include_str!("cuda/delta.cuh"),
@@ -119,6 +119,21 @@ pub const SOURCES: [KernelSource; 11] = [
         name: "filter_eval.cu",
         text: include_str!("cuda/filter_eval.cu"),
         entries: &["gds_filter_eval"],
+    },
+    KernelSource {
+        name: "compact.cu",
+        text: include_str!("cuda/compact.cu"),
+        entries: &[
+            "gds_compact_tile_sums",
+            "gds_compact_scan_sums",
+            "gds_compact_mask_rows",
+            "gds_compact_scan_write",
+            "gds_compact_list_lengths",
+            "gds_compact_expand",
+            "gds_compact_fixed_rows",
+            "gds_compact_gather",
+            "gds_compact_bits",
+        ],
     },
 ];
 
@@ -792,7 +807,7 @@ mod tests {
                 assert!(s.text.contains(e), "{} defines {e}", s.name);
             }
         }
-        assert_eq!(entry_points().count(), 24);
+        assert_eq!(entry_points().count(), 33);
         assert!(compile_options(host_target(ARCHS_13_0).unwrap())
             .contains(&"--gpu-architecture=compute_90".to_string()));
     }

@@ -88,7 +88,7 @@ impl KernelSet {
     }
 
     /// The kernels as (name, function), e.g. to read their register counts.
-    pub fn functions(&self) -> [(&'static str, &Function); 24] {
+    pub fn functions(&self) -> [(&'static str, &Function); 33] {
         Kernel::ALL.map(|k| (k.name(), self.function(k)))
     }
 
