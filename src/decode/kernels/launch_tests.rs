@@ -288,14 +288,14 @@ fn work() -> Work {
     };
     let filter = FilterLaunch {
         program: n.name("program"),
-        n_steps: n.count("n_steps", 23),
+        n_steps: n.count("n_steps", 43),
         columns: n.name("columns"),
-        n_columns: n.count("n_columns", 29),
+        n_columns: n.count("n_columns", 47),
         buffers: n.name("buffers"),
-        n_buffers: n.count("n_buffers", 31),
+        n_buffers: n.count("n_buffers", 53),
         literals: n.name("literals"),
-        literals_len: n.count("literals_len", 37),
-        n_rows: n.count("n_rows", 41),
+        literals_len: n.count("literals_len", 59),
+        n_rows: n.count("n_rows", 61),
         mask: n.name("mask"),
         status: n.name("status"),
     };
