@@ -17,7 +17,7 @@ use arrow::record_batch::RecordBatch;
 
 use gdscan::config::decode::KernelConfig;
 use gdscan::cuda::{DevicePool, Stream};
-use gdscan::decode::array::{DeviceBatch, DeviceBytes};
+use gdscan::decode::array::{DeviceBatch, DeviceBytes, DeviceColumn};
 use gdscan::decode::filter::{DeviceMask, FilterError, FilterGpu};
 use gdscan::decode::kernels::KernelSet;
 
@@ -224,4 +224,58 @@ fn a_mask_of_another_length_is_an_error() {
     let mask = upload_mask(&pool, &stream, &[1u8; 9]);
     let err = filter.compact(&device, &mask).unwrap_err();
     assert!(matches!(err, FilterError::Batch(_)), "{err}");
+}
+
+/// Columns whose values start an Arrow offset into their buffers (as the C
+/// Device Data Interface imports them): values and validity bits are read
+/// from there.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn columns_with_an_offset_are_read_from_it() {
+    let (filter, pool, stream) = filter();
+    let mut rng = Rng(0x0ff5e7);
+    let fields = vec![
+        Field::new("i32", DataType::Int32, true),
+        Field::new("bool", DataType::Boolean, true),
+        Field::new("views", DataType::Utf8View, true),
+    ];
+    let (rows, offset) = (3000, 13);
+    let whole: Vec<ArrayRef> = fields
+        .iter()
+        .map(|f| random_array(&mut rng, f.data_type(), rows + offset, true))
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(schema.clone(), whole).unwrap();
+    let device = DeviceBatch::upload(&batch, &pool, &stream).unwrap();
+    let columns = device
+        .columns()
+        .iter()
+        .zip(batch.columns())
+        .map(|(c, host)| {
+            let nulls = host.nulls().map(|n| n.slice(offset, rows).null_count());
+            DeviceColumn::with_offset(
+                c.data_type().clone(),
+                offset,
+                rows,
+                nulls.or(Some(0)),
+                c.validity().cloned(),
+                c.buffers().to_vec(),
+            )
+            .unwrap()
+        })
+        .collect();
+    let location = device.location();
+    let shifted = DeviceBatch::try_new(schema, rows, columns, location, None).unwrap();
+    let expected_input = batch.slice(offset, rows);
+    for kind in [2, 3, 4] {
+        let mask = random_mask(&mut rng, rows, kind);
+        let keep = BooleanArray::from(mask.iter().map(|&b| b != 0).collect::<Vec<_>>());
+        let expected = filter_record_batch(&expected_input, &keep).unwrap();
+        device.wait().unwrap();
+        let got = filter
+            .compact(&shifted, &upload_mask(&pool, &stream, &mask))
+            .unwrap()
+            .expect("rows kept");
+        assert_eq!(got.to_host().unwrap(), expected, "mask kind {kind}");
+    }
 }
