@@ -151,6 +151,35 @@ fn bench_tpch_datafusion_reports_both_sides_and_the_ratio() {
         "23",
     ]);
     assert_clean_failure(&out, "unknown TPC-H query 23");
+    // --decode gpu: the same rows, and where the provider decoded.
+    let out = gdscan(&[
+        "bench",
+        "tpch",
+        "--engine",
+        "datafusion",
+        "--data",
+        data.to_str().unwrap(),
+        "--query",
+        "6",
+        "--iterations",
+        "1",
+        "--decode",
+        "gpu",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("decode (gdscan provider"), "{shown}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let q = &v["queries"][0];
+    assert_eq!(q["rows_match"], true, "{q}");
+    let decode = &q["scan"]["decode"];
+    let files = decode["gpu_files"].as_u64().unwrap() + decode["fallback_files"].as_u64().unwrap();
+    assert!(files > 0, "{decode}");
+    if !gdscan::cuda::driver::is_available() {
+        assert!(shown.contains("on the CPU because: "), "{shown}");
+    }
 }
 
 /// The files fuzzing found to make arrow-rs abort on an allocation

@@ -11,13 +11,14 @@ use ::datafusion::datasource::source::DataSourceExec;
 use ::datafusion::error::Result;
 use ::datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use ::datafusion::physical_plan::ExecutionPlan;
+use tokio::sync::mpsc::Receiver;
 
-use super::job::Job;
+use super::job::{Job, Msg};
 use super::metrics::GpuMetrics;
 use super::probe::usable_gpu;
 use super::shape::Shaper;
 use super::slots::GpuSlots;
-use super::stream::{counted, partition_stream, Fallback};
+use super::stream::{counted, partition_stream, Fallback, Start};
 use super::work::{names, units, Unit};
 use crate::config::decode::TableDecode;
 use crate::datafusion::error::SqlError;
@@ -109,8 +110,23 @@ pub(crate) fn execute(
         batch_size,
         metrics: metrics.clone(),
     };
-    let (tx, rx) = tokio::sync::mpsc::channel(2);
     let files = names(&units);
+    let start: Start = Box::new(move || spawn(job, files));
+    let fallback = host_fallback(config.clone(), units, host);
+    Ok(Some(partition_stream(
+        scan.schema(),
+        start,
+        fallback,
+        context,
+        metrics.cpu_rows,
+        config.limit,
+    )))
+}
+
+/// Starts `job` on a thread of its own (a panic there ends the partition
+/// with a typed error); the receiving end of what it sends.
+fn spawn(job: Job, files: String) -> Result<Receiver<Msg>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(2);
     let shown = files.clone();
     let on_panic = tx.clone();
     std::thread::Builder::new()
@@ -122,22 +138,14 @@ pub(crate) fn execute(
                     files: shown,
                     source,
                 };
-                let _ = on_panic.blocking_send(super::job::Msg::Failed(e.into()));
+                let _ = on_panic.blocking_send(Msg::Failed(e.into()));
             }
         })
         .map_err(|e| SqlError::GpuThread {
             files,
             source: Box::new(e),
         })?;
-    let fallback = host_fallback(config.clone(), units, host);
-    Ok(Some(partition_stream(
-        scan.schema(),
-        rx,
-        fallback,
-        context,
-        metrics.cpu_rows,
-        config.limit,
-    )))
+    Ok(rx)
 }
 
 /// The host scan of some of the partition's units: the same scan over

@@ -18,8 +18,17 @@ use super::job::Msg;
 pub(crate) type Fallback =
     Box<dyn FnOnce(Vec<usize>, Arc<TaskContext>) -> Result<SendableRecordBatchStream> + Send>;
 
+/// Starts the partition's decode thread, returning what it sends.
+pub(crate) type Start = Box<dyn FnOnce() -> Result<Receiver<Msg>> + Send>;
+
 struct State {
-    rx: Receiver<Msg>,
+    /// The decode thread's batches, once started.
+    rx: Option<Receiver<Msg>>,
+    /// Starts the thread: on the first poll, not when DataFusion creates
+    /// the stream (a hash join creates its probe side's streams before it
+    /// builds: decodes started then would hold GPU slots, their channels
+    /// full, while the build side's partitions wait for one).
+    start: Option<Start>,
     host: Option<SendableRecordBatchStream>,
     fallback: Option<Fallback>,
     context: Arc<TaskContext>,
@@ -41,7 +50,17 @@ impl State {
                 }
                 break batch;
             }
-            match self.rx.recv().await? {
+            if self.rx.is_none() {
+                let start = self.start.take()?;
+                match start() {
+                    Ok(rx) => self.rx = Some(rx),
+                    Err(e) => {
+                        self.remaining = Some(0);
+                        return Some(Err(e));
+                    }
+                }
+            }
+            match self.rx.as_mut()?.recv().await? {
                 Msg::Batch(b) => break Ok(b),
                 Msg::Failed(e) => {
                     self.remaining = Some(0);
@@ -75,17 +94,19 @@ impl State {
     }
 }
 
-/// The partition's stream of `schema` over what `rx` brings.
+/// The partition's stream of `schema` over what the thread `start`
+/// starts sends.
 pub(crate) fn partition_stream(
     schema: SchemaRef,
-    rx: Receiver<Msg>,
+    start: Start,
     fallback: Fallback,
     context: Arc<TaskContext>,
     cpu_rows: Count,
     limit: Option<usize>,
 ) -> SendableRecordBatchStream {
     let state = State {
-        rx,
+        rx: None,
+        start: Some(start),
         host: None,
         fallback: Some(fallback),
         context,
