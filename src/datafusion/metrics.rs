@@ -1,7 +1,7 @@
 //! gdscan's scan metrics in DataFusion's metrics set, so `EXPLAIN ANALYZE`
 //! shows them on the `DataSourceExec`: bytes read and needed, requests,
 //! time in I/O and bytes per engine path; [`scan_totals`] sums them over
-//! a plan with the GPU path's (`gpu::metrics`).
+//! a plan with the GPU path's (`metrics`).
 
 use std::time::Duration;
 
@@ -12,7 +12,6 @@ use ::datafusion::physical_plan::metrics::{
 use ::datafusion::physical_plan::ExecutionPlan;
 use serde::Serialize;
 
-use super::gpu;
 use crate::engine::IoPath;
 
 /// Bytes the reader read (needed plus the gaps that coalescing bridged).
@@ -30,6 +29,24 @@ pub(super) const READ_AHEAD_HITS: &str = "gds_read_ahead_hits";
 /// Bytes read ahead that the scan never asked for (its bytes are in
 /// [`BYTES_READ`] too).
 pub(super) const READ_AHEAD_WASTED: &str = "gds_read_ahead_wasted_bytes";
+/// Files (or file ranges) decoded on the GPU.
+pub(super) const GPU_FILES: &str = "gds_gpu_files";
+/// Files of a GPU scan decoded on the host instead.
+pub(super) const FALLBACK_FILES: &str = "gds_gpu_fallback_files";
+/// Rows the GPU path produced (before DataFusion's filters).
+pub(super) const GPU_ROWS: &str = "gds_gpu_rows";
+/// Rows the host path produced for fallback files.
+pub(super) const CPU_ROWS: &str = "gds_cpu_rows";
+/// Time the partitions waited for the GPU decoder's next batch.
+pub(super) const GPU_DECODE_TIME: &str = "gds_gpu_decode_time";
+/// Bytes of device batches copied back to the host.
+pub(super) const COPY_BACK_BYTES: &str = "gds_copy_back_bytes";
+/// Time copying device batches back into Arrow record batches.
+pub(super) const COPY_BACK_TIME: &str = "gds_copy_back_time";
+/// One counter per file, labelled with the file, its path (`gpu` or
+/// `cpu`) and, for `cpu`, the reason.
+pub(super) const FILE_PATH: &str = "gds_file_decoded";
+
 /// Prefix of the per-path byte counters (`gds_path_posix_host_bytes`, ...).
 pub(super) const PATH_PREFIX: &str = "gds_path_";
 
@@ -164,17 +181,14 @@ fn time_of(metrics: &MetricsSet, name: &str) -> Duration {
 
 impl DecodeTotals {
     fn add(&mut self, metrics: &MetricsSet, count: impl Fn(&str) -> u64) {
-        self.gpu_files += count(gpu::GPU_FILES);
-        self.fallback_files += count(gpu::FALLBACK_FILES);
-        self.gpu_rows += count(gpu::GPU_ROWS);
-        self.cpu_rows += count(gpu::CPU_ROWS);
-        self.copy_back_bytes += count(gpu::COPY_BACK_BYTES);
-        self.gpu_decode_time += time_of(metrics, gpu::GPU_DECODE_TIME);
-        self.copy_back_time += time_of(metrics, gpu::COPY_BACK_TIME);
-        for m in metrics
-            .iter()
-            .filter(|m| m.value().name() == gpu::FILE_PATH)
-        {
+        self.gpu_files += count(GPU_FILES);
+        self.fallback_files += count(FALLBACK_FILES);
+        self.gpu_rows += count(GPU_ROWS);
+        self.cpu_rows += count(CPU_ROWS);
+        self.copy_back_bytes += count(COPY_BACK_BYTES);
+        self.gpu_decode_time += time_of(metrics, GPU_DECODE_TIME);
+        self.copy_back_time += time_of(metrics, COPY_BACK_TIME);
+        for m in metrics.iter().filter(|m| m.value().name() == FILE_PATH) {
             let label = |name: &str| {
                 m.labels()
                     .iter()

@@ -7,23 +7,10 @@ use ::datafusion::physical_plan::metrics::{
     Count, ExecutionPlanMetricsSet, MetricBuilder, MetricCategory, MetricType, Time,
 };
 
-/// Files (or file ranges) decoded on the GPU.
-pub(crate) const GPU_FILES: &str = "gds_gpu_files";
-/// Files of a GPU scan decoded on the host instead.
-pub(crate) const FALLBACK_FILES: &str = "gds_gpu_fallback_files";
-/// Rows the GPU path produced (before DataFusion's filters).
-pub(crate) const GPU_ROWS: &str = "gds_gpu_rows";
-/// Rows the host path produced for fallback files.
-pub(crate) const CPU_ROWS: &str = "gds_cpu_rows";
-/// Time the partitions waited for the GPU decoder's next batch.
-pub(crate) const GPU_DECODE_TIME: &str = "gds_gpu_decode_time";
-/// Bytes of device batches copied back to the host.
-pub(crate) const COPY_BACK_BYTES: &str = "gds_copy_back_bytes";
-/// Time copying device batches back into Arrow record batches.
-pub(crate) const COPY_BACK_TIME: &str = "gds_copy_back_time";
-/// One counter per file, labelled with the file, its path (`gpu` or
-/// `cpu`) and, for `cpu`, the reason.
-pub(crate) const FILE_PATH: &str = "gds_file_decoded";
+use crate::datafusion::metrics::{
+    COPY_BACK_BYTES, COPY_BACK_TIME, CPU_ROWS, FALLBACK_FILES, FILE_PATH, GPU_DECODE_TIME,
+    GPU_FILES, GPU_ROWS,
+};
 
 /// A partition's GPU metrics.
 #[derive(Debug, Clone)]

@@ -26,9 +26,5 @@ mod stream;
 mod work;
 
 pub(crate) use exact::pushdown_of;
-pub(crate) use metrics::{
-    COPY_BACK_BYTES, COPY_BACK_TIME, CPU_ROWS, FALLBACK_FILES, FILE_PATH, GPU_DECODE_TIME,
-    GPU_FILES, GPU_ROWS,
-};
 pub(crate) use partition::execute;
 pub use work::PushedPredicate;
