@@ -226,7 +226,7 @@ impl ScanTotals {
             if let Some(MetricValue::Time { time, .. }) = metrics.sum_by_name(IO_TIME) {
                 self.io_time += Duration::from_nanos(time.value() as u64);
             }
-            self.decode.add(&metrics, &count);
+            self.decode.add(&metrics, count);
             for path in IoPath::ALL {
                 let bytes = count(&path_metric(path));
                 if bytes == 0 {
