@@ -373,3 +373,25 @@ fn standalone_mode_answers_like_single_node() {
         "the in-process executor read through gdscan: {totals:?}"
     );
 }
+
+/// A table registered with `--decode gpu` travels to the executor with its
+/// choice (the physical codec); the executor decodes on its GPU, or
+/// without one falls back to its CPU: the answers are single node's.
+#[test]
+fn standalone_mode_with_the_gpu_choice_answers_like_single_node() {
+    let expected = reference();
+    runtime().block_on(async {
+        let ctx = gdscan::ballista::standalone(Some(PARTITIONS))
+            .await
+            .unwrap();
+        let options = GdsTableOptions {
+            decode: gdscan::datafusion::TableDecode::Gpu,
+            ..GdsTableOptions::default()
+        };
+        register_tpch(&ctx, data(), options).unwrap();
+        for n in [1, 6] {
+            let rows = on_cluster(&ctx, n).await.unwrap();
+            assert_eq!(rows, expected[n - 1], "Q{n}: answers differ");
+        }
+    });
+}

@@ -151,6 +151,35 @@ fn bench_tpch_datafusion_reports_both_sides_and_the_ratio() {
         "23",
     ]);
     assert_clean_failure(&out, "unknown TPC-H query 23");
+    // --decode gpu: the same rows, and where the provider decoded.
+    let out = gdscan(&[
+        "bench",
+        "tpch",
+        "--engine",
+        "datafusion",
+        "--data",
+        data.to_str().unwrap(),
+        "--query",
+        "6",
+        "--iterations",
+        "1",
+        "--decode",
+        "gpu",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("decode (gdscan provider"), "{shown}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let q = &v["queries"][0];
+    assert_eq!(q["rows_match"], true, "{q}");
+    let decode = &q["scan"]["decode"];
+    let files = decode["gpu_files"].as_u64().unwrap() + decode["fallback_files"].as_u64().unwrap();
+    assert!(files > 0, "{decode}");
+    if !gdscan::cuda::driver::is_available() {
+        assert!(shown.contains("on the CPU because: "), "{shown}");
+    }
 }
 
 /// The files fuzzing found to make arrow-rs abort on an allocation
@@ -205,4 +234,29 @@ fn reader_findings_end_in_typed_errors_without_panic_output() {
         }
     }
     assert!(failed > 0, "corrupt files are refused");
+}
+
+/// `gdscan sql --decode gpu --stats` gives the CPU path's answer and says
+/// where each file was decoded: on this machine's GPU, or (without one)
+/// on the CPU, with the reason. A bad choice is a usage error.
+#[test]
+fn sql_decode_gpu_answers_as_the_cpu_and_says_where_each_file_went() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::write_file(dir.path());
+    let table = format!("t={}", file.display());
+    let cpu = gdscan(&["sql", "--table", &table, "--decode", "cpu", SQL]);
+    assert!(cpu.status.success(), "{}", text(&cpu.stderr));
+    for choice in ["gpu", "auto"] {
+        let out = gdscan(&["sql", "--table", &table, "--decode", choice, "--stats", SQL]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), text(&cpu.stdout), "--decode {choice}");
+        let err = text(&out.stderr);
+        assert!(err.contains("gdscan: decode: "), "{err}");
+        if !gdscan::cuda::driver::is_available() {
+            assert!(err.contains(": cpu ("), "--decode {choice}: {err}");
+            assert!(err.contains("0 files on the GPU"), "{err}");
+        }
+    }
+    let out = gdscan(&["sql", "--table", &table, "--decode", "tpu", SQL]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
 }

@@ -15,6 +15,8 @@
 #![cfg(feature = "datafusion")]
 
 mod common;
+#[path = "datafusion_tpch/gpu_choice.rs"]
+mod gpu_choice;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};

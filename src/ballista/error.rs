@@ -75,6 +75,9 @@ pub enum WireError {
     /// A read-ahead policy gdscan does not know.
     #[error("unknown read-ahead policy {0:?}")]
     ReadAhead(String),
+    /// A decode choice gdscan does not know (not `cpu`, `gpu`, `auto`).
+    #[error("unknown decode choice {0:?}")]
+    DecodeChoice(String),
     /// The plan around a gdscan scan is not what gdscan wrote, e.g. "a
     /// gdscan scan without a Parquet source".
     #[error("{0}")]

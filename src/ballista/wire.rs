@@ -13,7 +13,9 @@ use ::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use serde::{Deserialize, Serialize};
 
 use super::error::{ClusterError, WireError};
-use crate::datafusion::{FileScanPlan, GdsTableOptions, PlannedRowGroup, ReadAheadPolicy};
+use crate::datafusion::{
+    FileScanPlan, GdsTableOptions, PlannedRowGroup, ReadAheadPolicy, TableDecode, GPU_SCANS,
+};
 use crate::parquet::CoalesceOptions;
 use crate::store::StoreOptions;
 
@@ -118,6 +120,21 @@ pub(super) struct TableOptions {
     store: Store,
     read_ahead: String,
     task_size: Option<usize>,
+    /// Where the executors decode: `cpu`, `gpu` or `auto` (absent from an
+    /// older client: `cpu`).
+    #[serde(default = "cpu")]
+    decode: String,
+    /// GPU decodes at once per device on each executor.
+    #[serde(default = "gpu_scans")]
+    gpu_scans: usize,
+}
+
+fn cpu() -> String {
+    TableDecode::Cpu.name().to_string()
+}
+
+fn gpu_scans() -> usize {
+    GPU_SCANS
 }
 
 fn read_ahead_name(p: ReadAheadPolicy) -> &'static str {
@@ -137,6 +154,8 @@ impl From<&GdsTableOptions> for TableOptions {
             store: (&o.store).into(),
             read_ahead: read_ahead_name(o.read_ahead).to_string(),
             task_size: o.task_size,
+            decode: o.decode.name().to_string(),
+            gpu_scans: o.gpu_scans,
         }
     }
 }
@@ -150,6 +169,8 @@ impl TableOptions {
             "always" => ReadAheadPolicy::Always,
             other => return Err(WireError::ReadAhead(other.to_string()).into()),
         };
+        let decode = TableDecode::from_name(&self.decode)
+            .ok_or_else(|| WireError::DecodeChoice(self.decode.clone()))?;
         Ok(GdsTableOptions {
             file_extension: self.file_extension,
             coalesce: self.coalesce.into(),
@@ -158,6 +179,8 @@ impl TableOptions {
             store: self.store.into(),
             read_ahead,
             task_size: self.task_size,
+            decode,
+            gpu_scans: self.gpu_scans.max(1),
         })
     }
 }
@@ -352,6 +375,39 @@ mod tests {
         assert_eq!(back.read_ahead, ReadAheadPolicy::Always);
         assert_eq!(back.task_size, Some(3 << 20));
         assert!(back.engine.is_none());
+        assert_eq!(back.decode, TableDecode::Cpu);
+    }
+
+    #[test]
+    fn the_decode_choice_travels_and_an_older_header_means_cpu() {
+        for choice in [TableDecode::Gpu, TableDecode::Auto, TableDecode::Cpu] {
+            let options = GdsTableOptions {
+                decode: choice,
+                gpu_scans: 3,
+                ..GdsTableOptions::default()
+            };
+            let mut buf = Vec::new();
+            encode(TABLE_TAG, &TableOptions::from(&options), b"", &mut buf).unwrap();
+            let (back, _): (TableOptions, _) = decode(untag(&buf, TABLE_TAG).unwrap()).unwrap();
+            let back = back.into_options().unwrap();
+            assert_eq!((back.decode, back.gpu_scans), (choice, 3));
+        }
+        // A header without the fields (an older client) decodes on the CPU.
+        let mut json =
+            serde_json::to_value(TableOptions::from(&GdsTableOptions::default())).unwrap();
+        let fields = json.as_object_mut().unwrap();
+        fields.remove("decode");
+        fields.remove("gpu_scans");
+        let older: TableOptions = serde_json::from_value(json.clone()).unwrap();
+        let older = older.into_options().unwrap();
+        assert_eq!(
+            (older.decode, older.gpu_scans),
+            (TableDecode::Cpu, GPU_SCANS)
+        );
+        // An unknown choice is refused.
+        json["decode"] = "tpu".into();
+        let bad: TableOptions = serde_json::from_value(json).unwrap();
+        assert!(bad.into_options().unwrap_err().to_string().contains("tpu"));
     }
 
     #[test]

@@ -440,12 +440,63 @@ pub enum ReadAheadPolicy {
     Always,
 }
 
+/// Where the DataFusion provider decodes pages: `GDSCAN_DATAFUSION_DECODE`
+/// (and `gdscan sql --decode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TableDecode {
+    /// arrow-rs on the host, every file (the default).
+    #[default]
+    Cpu,
+    /// gdscan's GPU decoder; a file it cannot take, or a process without a
+    /// usable GPU, falls back to the host and says why.
+    Gpu,
+    /// The GPU when the process has a usable one (the driver, a device and
+    /// NVRTC), else the host.
+    Auto,
+}
+
+impl TableDecode {
+    /// The choice's name: `cpu`, `gpu` or `auto`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TableDecode::Cpu => "cpu",
+            TableDecode::Gpu => "gpu",
+            TableDecode::Auto => "auto",
+        }
+    }
+
+    /// The choice named `word` (any case, spaces around ignored).
+    pub fn from_name(word: &str) -> Option<TableDecode> {
+        match word.trim().to_ascii_lowercase().as_str() {
+            "cpu" => Some(TableDecode::Cpu),
+            "gpu" => Some(TableDecode::Gpu),
+            "auto" => Some(TableDecode::Auto),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for TableDecode {
+    type Err = ConfigError;
+
+    /// Parses a `--decode` value (the error names the flag).
+    fn from_str(s: &str) -> Result<TableDecode, ConfigError> {
+        TableDecode::from_name(s)
+            .ok_or_else(|| invalid("--decode", s, "expected one of cpu, gpu, auto"))
+    }
+}
+
 /// The variables of the DataFusion provider's table options.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TableVars {
     /// `GDSCAN_READ_AHEAD`: `0`/`off`, `1`/`uncached` or `always`.
     pub read_ahead: Option<ReadAheadPolicy>,
+    /// `GDSCAN_DATAFUSION_DECODE`: `cpu`, `gpu` or `auto`.
+    pub decode: Option<TableDecode>,
+    /// `GDSCAN_DATAFUSION_GPU_SCANS`: GPU decodes the process runs at once
+    /// per device, 1 to 64.
+    pub gpu_scans: Option<usize>,
     /// Whether `KVIKIO_TASK_SIZE` is set (the engine's task size then
     /// applies to a table's local reads).
     pub engine_task_size_set: bool,
@@ -454,7 +505,12 @@ pub struct TableVars {
 impl TableVars {
     /// Reads the variables from the process environment.
     pub fn from_env() -> Result<TableVars, ConfigError> {
-        super::check_unicode(&["GDSCAN_READ_AHEAD", super::ENV_TASK_SIZE])?;
+        super::check_unicode(&[
+            "GDSCAN_READ_AHEAD",
+            super::ENV_TASK_SIZE,
+            "GDSCAN_DATAFUSION_DECODE",
+            "GDSCAN_DATAFUSION_GPU_SCANS",
+        ])?;
         TableVars::from_lookup(|name| std::env::var(name).ok())
     }
 
@@ -473,8 +529,24 @@ impl TableVars {
                 Some(choice("GDSCAN_READ_AHEAD", &s, &policies)?)
             }
         };
+        let decode = match lookup("GDSCAN_DATAFUSION_DECODE") {
+            None => None,
+            Some(s) => Some(TableDecode::from_name(&s).ok_or_else(|| {
+                invalid(
+                    "GDSCAN_DATAFUSION_DECODE",
+                    &s,
+                    "expected one of cpu, gpu, auto",
+                )
+            })?),
+        };
+        let gpu_scans = match lookup("GDSCAN_DATAFUSION_GPU_SCANS") {
+            None => None,
+            Some(s) => Some(count("GDSCAN_DATAFUSION_GPU_SCANS", &s, 1..=64)?),
+        };
         Ok(TableVars {
             read_ahead,
+            decode,
+            gpu_scans,
             engine_task_size_set: lookup(super::ENV_TASK_SIZE).is_some(),
         })
     }
@@ -602,5 +674,40 @@ mod tests {
         );
         assert_eq!(table("0").unwrap().read_ahead, Some(ReadAheadPolicy::Off));
         assert!(table("sometimes").is_err());
+    }
+
+    #[test]
+    fn the_datafusion_decode_choice_and_gpu_scans_parse() {
+        let table = |pairs: &[(&str, &str)]| {
+            TableVars::from_lookup(|n| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, v)| v.to_string())
+            })
+        };
+        let unset = table(&[]).unwrap();
+        assert_eq!((unset.decode, unset.gpu_scans), (None, None));
+        for (word, choice) in [
+            ("cpu", TableDecode::Cpu),
+            (" GPU ", TableDecode::Gpu),
+            ("Auto", TableDecode::Auto),
+        ] {
+            let vars = table(&[("GDSCAN_DATAFUSION_DECODE", word)]).unwrap();
+            assert_eq!(vars.decode, Some(choice));
+            assert_eq!(word.parse::<TableDecode>().unwrap(), choice);
+            assert_eq!(TableDecode::from_name(choice.name()), Some(choice));
+        }
+        let bad = table(&[("GDSCAN_DATAFUSION_DECODE", "tpu")]).unwrap_err();
+        assert!(
+            bad.to_string().contains("GDSCAN_DATAFUSION_DECODE"),
+            "{bad}"
+        );
+        assert!("tpu".parse::<TableDecode>().is_err());
+        let scans = table(&[("GDSCAN_DATAFUSION_GPU_SCANS", "4")]).unwrap();
+        assert_eq!(scans.gpu_scans, Some(4));
+        assert!(table(&[("GDSCAN_DATAFUSION_GPU_SCANS", "0")]).is_err());
+        assert!(table(&[("GDSCAN_DATAFUSION_GPU_SCANS", "x")]).is_err());
+        assert_eq!(TableDecode::default(), TableDecode::Cpu);
     }
 }

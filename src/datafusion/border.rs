@@ -55,6 +55,7 @@ use ::datafusion::physical_plan::{
 use futures::{Stream, StreamExt};
 
 use super::factory::GdsLocation;
+use super::gpu;
 use super::to_datafusion;
 use crate::border::{catch, Panicked};
 use crate::parquet::ScanError;
@@ -82,26 +83,39 @@ impl BorderExec {
     pub fn scan(&self) -> &Arc<dyn ExecutionPlan> {
         &self.scan
     }
+}
 
-    /// The files `partition` reads, as shown to users (no credentials).
-    fn files(&self, partition: usize) -> String {
-        let names: Vec<String> = self
-            .scan
-            .downcast_ref::<DataSourceExec>()
-            .and_then(|exec| exec.downcast_to_file_source::<ParquetSource>())
-            .and_then(|(config, _)| config.file_groups.get(partition))
-            .map(|group| {
-                group
-                    .iter()
-                    .map(|f| match f.extension::<GdsLocation>() {
-                        Some(GdsLocation(location)) => crate::store::redact(location),
-                        None => f.object_meta.location.to_string(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        files_shown(&names, partition)
-    }
+/// The files `partition` of `scan` reads, as shown to users (no
+/// credentials).
+fn files_of(scan: &Arc<dyn ExecutionPlan>, partition: usize) -> String {
+    let names: Vec<String> = scan
+        .downcast_ref::<DataSourceExec>()
+        .and_then(|exec| exec.downcast_to_file_source::<ParquetSource>())
+        .and_then(|(config, _)| config.file_groups.get(partition))
+        .map(|group| {
+            group
+                .iter()
+                .map(|f| match f.extension::<GdsLocation>() {
+                    Some(GdsLocation(location)) => crate::store::redact(location),
+                    None => f.object_meta.location.to_string(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files_shown(&names, partition)
+}
+
+/// Partition `partition` of `scan` on the host (arrow-rs's decoders),
+/// behind the border.
+fn host_execute(
+    scan: &Arc<dyn ExecutionPlan>,
+    partition: usize,
+    context: Arc<TaskContext>,
+) -> Result<SendableRecordBatchStream> {
+    let files = files_of(scan, partition);
+    let stream = catch(|| scan.execute(partition, context))
+        .map_err(|panic| panic_error(&files, panic))??;
+    Ok(border_stream(stream, files))
 }
 
 /// One file by its name; several as the first and how many more.
@@ -275,10 +289,12 @@ impl ExecutionPlan for BorderExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let files = self.files(partition);
-        let stream = catch(|| self.scan.execute(partition, context))
-            .map_err(|panic| panic_error(&files, panic))??;
-        Ok(border_stream(stream, files))
+        // A table that decodes on the GPU: its own path (whose fallback
+        // files come back here, through `host_execute`).
+        if let Some(stream) = gpu::execute(&self.scan, partition, context.clone(), host_execute)? {
+            return Ok(stream);
+        }
+        host_execute(&self.scan, partition, context)
     }
 
     fn metrics(&self) -> Option<MetricsSet> {

@@ -79,6 +79,50 @@ pub enum SqlError {
     /// A setting is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+
+    /// The GPU decode of a partition's files failed after it had sent
+    /// batches (before, the files fall back to the host instead).
+    #[error("{files}: GPU decode failed after rows were sent: {source}")]
+    GpuDecode {
+        /// The partition's files.
+        files: String,
+        /// The decoder's error.
+        #[source]
+        source: Box<crate::decode::scan::DecodeError>,
+    },
+
+    /// A device batch could not be copied back to the host after the
+    /// partition had sent batches.
+    #[error("{files}: copying a GPU batch back failed after rows were sent: {source}")]
+    GpuCopyBack {
+        /// The partition's files.
+        files: String,
+        /// The copy's error.
+        #[source]
+        source: crate::decode::array::DeviceArrayError,
+    },
+
+    /// A copied-back batch could not be put in the scan's shape after the
+    /// partition had sent batches.
+    #[error("{files}: shaping a GPU batch failed after rows were sent: {source}")]
+    GpuShape {
+        /// The partition's files.
+        files: String,
+        /// DataFusion's or arrow's error.
+        #[source]
+        source: Box<DataFusionError>,
+    },
+
+    /// The thread of a partition's GPU decode could not start, or
+    /// panicked.
+    #[error("{files}: the GPU scan thread failed: {source}")]
+    GpuThread {
+        /// The partition's files.
+        files: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// Result of the DataFusion layer.

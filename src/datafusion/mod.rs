@@ -19,7 +19,9 @@
 //! DataFusion gets and the row groups to read ahead) → `factory` (a
 //! reader per file range) → `metered` (the reader with `metrics` for
 //! `EXPLAIN ANALYZE` and `read_ahead` of the next planned row group).
-//! `register` has the one-call helper, `session` and `output` what
+//! With `GdsTableOptions::decode` on the GPU, `BorderExec` runs each
+//! partition through `gpu` instead (gdscan's GPU decoder, files it
+//! refuses on the host path above). `register` has the one-call helper, `session` and `output` what
 //! `gdscan sql` needs (TPC-H's tables and queries are in `crate::tpch`,
 //! with the CLI).
 
@@ -27,6 +29,7 @@ mod border;
 mod error;
 mod factory;
 mod file_plan;
+mod gpu;
 mod location;
 mod metered;
 mod metrics;
@@ -42,10 +45,11 @@ pub use border::BorderExec;
 pub use error::SqlError;
 pub use factory::{GdsLocation, GdsReaderFactory};
 pub use file_plan::{plan_file, FileScanPlan, PlannedRowGroup};
+pub use gpu::PushedPredicate;
 pub use location::{list_files, open_reader, TableFile};
 pub use metered::MeteredReader;
-pub use metrics::{scan_totals, ScanTotals};
-pub use options::{GdsTableOptions, TABLE_TASK_SIZE};
+pub use metrics::{scan_totals, DecodeTotals, FileDecoded, ScanTotals};
+pub use options::{GdsTableOptions, TableDecode, GPU_SCANS, TABLE_TASK_SIZE};
 pub use output::{format_batches, OutputFormat};
 pub use pushdown::predicate_from_filters;
 pub use read_ahead::ReadAheadPolicy;

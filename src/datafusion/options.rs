@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::read_ahead::ReadAheadPolicy;
+pub use crate::config::decode::TableDecode;
 use crate::engine::Engine;
 use crate::parquet::CoalesceOptions;
 use crate::store::StoreOptions;
@@ -33,7 +34,20 @@ pub struct GdsTableOptions {
     /// own). [`TABLE_TASK_SIZE`] by default; [`GdsTableOptions::from_env`]
     /// leaves it None when `KVIKIO_TASK_SIZE` is set.
     pub task_size: Option<usize>,
+    /// Where pages are decoded: the host (the default), gdscan's GPU
+    /// decoder, or the GPU when one is usable (`GDSCAN_DATAFUSION_DECODE`,
+    /// `gdscan sql --decode`). Files the GPU path cannot take are decoded
+    /// on the host (docs/datafusion.md).
+    pub decode: TableDecode,
+    /// GPU decodes the process runs at once per device, over every table
+    /// and query ([`GPU_SCANS`] by default; `GDSCAN_DATAFUSION_GPU_SCANS`).
+    /// Fixed for a device by the first scan that decodes on it.
+    pub gpu_scans: usize,
 }
+
+/// The default [`GdsTableOptions::gpu_scans`]: two decodes per GPU, one
+/// decoding while the other's batches are copied back and consumed.
+pub const GPU_SCANS: usize = 2;
 
 /// The default task size of a table's local reads: 16 MiB, so that most
 /// column chunks are read in one system call. DataFusion's partitions
@@ -45,7 +59,8 @@ pub const TABLE_TASK_SIZE: usize = 16 << 20;
 
 impl GdsTableOptions {
     /// The defaults with the environment's variables applied: the store's
-    /// (`GDSCAN_STORE_*`), `GDSCAN_READ_AHEAD`, and no task size of the
+    /// (`GDSCAN_STORE_*`), `GDSCAN_READ_AHEAD`, `GDSCAN_DATAFUSION_DECODE`,
+    /// `GDSCAN_DATAFUSION_GPU_SCANS`, and no task size of the
     /// table's own when `KVIKIO_TASK_SIZE` is set (the engine's applies).
     ///
     /// ```
@@ -61,6 +76,8 @@ impl GdsTableOptions {
             store: StoreOptions::from_env()?,
             read_ahead: vars.read_ahead.unwrap_or_default(),
             task_size: default_task_size(vars.engine_task_size_set),
+            decode: vars.decode.unwrap_or_default(),
+            gpu_scans: vars.gpu_scans.unwrap_or(GPU_SCANS),
             ..GdsTableOptions::default()
         })
     }
@@ -89,6 +106,8 @@ impl Default for GdsTableOptions {
             store: StoreOptions::default(),
             read_ahead: ReadAheadPolicy::default(),
             task_size: Some(TABLE_TASK_SIZE),
+            decode: TableDecode::Cpu,
+            gpu_scans: GPU_SCANS,
         }
     }
 }

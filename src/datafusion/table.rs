@@ -24,8 +24,9 @@ use super::error::Result;
 use super::error::SqlError;
 use super::factory::{GdsLocation, GdsReaderFactory};
 use super::file_plan::plan_file;
+use super::gpu::{pushdown_of, PushedPredicate};
 use super::location::{list_files, open_reader, TableFile};
-use super::options::GdsTableOptions;
+use super::options::{GdsTableOptions, TableDecode};
 use super::pushdown::predicate_from_filters;
 use crate::parquet::metadata::{load, MetadataOptions};
 use crate::parquet::predicate::Predicate;
@@ -165,10 +166,15 @@ impl GdsTable {
                 // The path DataFusion shows (EXPLAIN, metrics, errors) has
                 // no credentials; gdscan's reader takes the location itself.
                 let shown = crate::store::redact(&f.file.location);
-                let file = PartitionedFile::new(shown, f.file.size)
+                let mut file = PartitionedFile::new(shown, f.file.size)
                     .with_statistics(f.statistics.clone())
                     .with_extension(GdsLocation(f.file.location.clone()))
                     .with_extension(self.factory.clone());
+                if let (Some(p), TableDecode::Gpu | TableDecode::Auto) =
+                    (predicate, self.options().decode)
+                {
+                    file = file.with_extension(Arc::new(PushedPredicate(p.clone())));
+                }
                 match plan_file(&f.metadata, columns, predicate, read_ahead) {
                     Some((access, plan)) => {
                         file.with_extension(access).with_extension(Arc::new(plan))
@@ -230,13 +236,16 @@ impl TableProvider for GdsTable {
         Ok(BorderExec::wrap(DataSourceExec::from_data_source(config)))
     }
 
-    /// Every filter is inexact: the scan prunes with it and DataFusion
-    /// still filters the rows above it.
+    /// Every filter is inexact on the host path: the scan prunes with it
+    /// and DataFusion still filters the rows above it. On the GPU path,
+    /// those the GPU evaluates exactly are exact (none yet: see
+    /// `gpu::exact`).
     fn supports_filters_pushdown(
         &self,
         filters: &[&Expr],
     ) -> ::datafusion::error::Result<Vec<TableProviderFilterPushDown>> {
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+        let decode = self.options().decode;
+        Ok(filters.iter().map(|f| pushdown_of(decode, f)).collect())
     }
 
     fn statistics(&self) -> Option<Statistics> {

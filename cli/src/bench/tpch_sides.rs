@@ -12,7 +12,7 @@ use super::error::BenchError;
 use crate::error::Result;
 use crate::tpch::{register_tpch, register_tpch_listing, tpch_query, TPCH_QUERY_COUNT};
 use gdscan::config::Settings;
-use gdscan::datafusion::{context, GdsTableOptions};
+use gdscan::datafusion::{context, GdsTableOptions, TableDecode};
 use gdscan::engine::Engine;
 
 /// What both front-ends run.
@@ -32,6 +32,9 @@ pub(crate) struct TpchQueryOptions {
     /// Task size of the provider's local reads (see
     /// [`GdsTableOptions::task_size`]).
     pub task_size: Option<usize>,
+    /// Where the provider decodes pages (None: `GDSCAN_DATAFUSION_DECODE`,
+    /// else the CPU).
+    pub decode: Option<TableDecode>,
 }
 
 impl TpchQueryOptions {
@@ -56,10 +59,12 @@ impl TpchQueryOptions {
     /// gdscan's table options: an engine with these settings and the task
     /// size, the rest from the environment.
     pub(crate) fn table_options(&self) -> Result<GdsTableOptions> {
+        let defaults = GdsTableOptions::from_env()?;
         Ok(GdsTableOptions {
             engine: Some(Engine::new(self.settings.clone())?),
             task_size: self.task_size,
-            ..GdsTableOptions::from_env()?
+            decode: self.decode.unwrap_or(defaults.decode),
+            ..defaults
         })
     }
 }
@@ -128,6 +133,7 @@ mod tests {
             partitions: None,
             settings: Settings::default(),
             task_size: None,
+            decode: None,
         }
     }
 

@@ -260,5 +260,51 @@ pub(crate) fn render(r: &SqlBenchReport) -> String {
         count(Verdict::Even),
         count(Verdict::Slower)
     );
+    out + &render_decode(r)
+}
+
+/// Where gdscan's provider decoded (with `--decode gpu|auto`): per query,
+/// files and rows per path, the GPU's and the copy back's time, then each
+/// reason a file fell back to the CPU for; empty on the CPU path.
+fn render_decode(r: &SqlBenchReport) -> String {
+    if r.queries.iter().all(|q| q.scan.decode.files.is_empty()) {
+        return String::new();
+    }
+    let mut out = format!(
+        "decode (gdscan provider, last iteration):
+{:<6} {:>9} {:>9} {:>12} {:>12} {:>10} {:>14} {:>12}
+",
+        "query",
+        "gpu files",
+        "cpu files",
+        "gpu rows",
+        "cpu rows",
+        "gpu wait s",
+        "copy back B",
+        "copy back s"
+    );
+    let mut reasons: Vec<String> = Vec::new();
+    for q in &r.queries {
+        let d = &q.scan.decode;
+        out += &format!(
+            "{:<6} {:>9} {:>9} {:>12} {:>12} {:>10.4} {:>14} {:>12.4}\n",
+            format!("q{}", q.query),
+            d.gpu_files,
+            d.fallback_files,
+            d.gpu_rows,
+            d.cpu_rows,
+            d.gpu_decode_time.as_secs_f64(),
+            d.copy_back_bytes,
+            d.copy_back_time.as_secs_f64()
+        );
+        for f in d.files.iter().filter(|f| f.path == "cpu") {
+            if !reasons.contains(&f.reason) {
+                reasons.push(f.reason.clone());
+            }
+        }
+    }
+    for reason in reasons {
+        out += &format!("on the CPU because: {reason}\n");
+    }
     out
 }

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use super::args::{parse_size_arg, Destination, EngineArgs, StoreArgs};
 use crate::bench::read::{render, run as run_read, BenchRoute, ReadBenchOptions};
 use crate::error::Result;
+use gdscan::config::decode::TableDecode;
 use gdscan::cuda::Devices;
 
 /// Benchmarks.
@@ -199,10 +200,19 @@ pub struct BenchTpchArgs {
     /// Drop the files from the page cache before every iteration.
     #[arg(long)]
     pub cold: bool,
-    /// `--engine scan`: decode on the GPU (nvCOMP and the kernels) into
-    /// Arrow columns instead of landing the raw bytes.
-    #[arg(long)]
-    pub decode: bool,
+    /// `--engine scan`: `--decode` (or `--decode gpu`) decodes on the GPU
+    /// (nvCOMP and the kernels) into Arrow columns instead of landing the
+    /// raw bytes. `--engine datafusion` and `ballista`: where gdscan's
+    /// provider decodes pages, cpu, gpu or auto (default:
+    /// GDSCAN_DATAFUSION_DECODE, else cpu; files the GPU cannot take fall
+    /// back to the CPU and the report says why).
+    #[arg(
+        long,
+        value_name = "cpu|gpu|auto",
+        num_args = 0..=1,
+        default_missing_value = "gpu"
+    )]
+    pub decode: Option<TableDecode>,
     /// Also write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -316,6 +326,7 @@ fn query_options(args: &BenchTpchArgs) -> Result<crate::bench::tpch_sides::TpchQ
         partitions: args.partitions,
         settings: args.engine.settings()?,
         task_size: args.engine.table_task_size()?,
+        decode: args.decode,
     })
 }
 
@@ -439,7 +450,7 @@ fn run_tpch_bench(args: &BenchTpchArgs) -> Result<String> {
         devices: args.devices.clone(),
         iterations: args.iterations,
         cold: args.cold,
-        decode: args.decode,
+        decode: args.decode.is_some_and(|d| d != TableDecode::Cpu),
         settings: args.engine.settings()?,
     };
     let report = crate::bench::tpch::run(&opts)?;

@@ -13,6 +13,8 @@ mod scan;
 mod scan_decode;
 #[cfg(feature = "datafusion")]
 mod sql;
+#[cfg(feature = "datafusion")]
+mod sql_stats;
 mod tpch;
 
 pub use error::CliError;

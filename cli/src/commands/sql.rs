@@ -7,10 +7,13 @@ use clap::Args;
 
 use super::args::EngineArgs;
 use super::error::CliError;
+use super::sql_stats::render_stats;
 use crate::error::Result;
 use crate::tpch::{register_tpch, register_tpch_listing};
+use ::datafusion::physical_plan::collect;
 use gdscan::datafusion::{
-    context, format_batches, register_parquet, runtime, GdsTableOptions, OutputFormat,
+    context, format_batches, register_parquet, runtime, scan_totals, GdsTableOptions, OutputFormat,
+    TableDecode,
 };
 use gdscan::engine::Engine;
 
@@ -44,6 +47,16 @@ pub struct SqlArgs {
     /// may not answer at all).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
+    /// Where gdscan's provider decodes pages: cpu (arrow-rs), gpu
+    /// (gdscan's GPU decoder; a file it cannot take, or no usable GPU,
+    /// falls back to the CPU and says why) or auto (the GPU when usable).
+    /// Default: GDSCAN_DATAFUSION_DECODE, else cpu.
+    #[arg(long, value_name = "cpu|gpu|auto")]
+    pub decode: Option<TableDecode>,
+    /// Print what gdscan's scans did on standard error: bytes, reads and,
+    /// with --decode gpu or auto, where each file was decoded and why.
+    #[arg(long)]
+    pub stats: bool,
     /// Engine settings.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -91,10 +104,12 @@ fn session(args: &SqlArgs, rt: &tokio::runtime::Runtime) -> Result<SessionContex
 
 /// Registers the tables, runs the statement, returns its result as text.
 pub(super) fn run(args: &SqlArgs) -> Result<String> {
+    let defaults = GdsTableOptions::from_env()?;
     let options = GdsTableOptions {
         engine: Some(Engine::new(args.engine.settings()?)?),
         task_size: args.engine.table_task_size()?,
-        ..GdsTableOptions::from_env()?
+        decode: args.decode.unwrap_or(defaults.decode),
+        ..defaults
     };
     #[cfg(feature = "ballista")]
     let rt = match &args.ballista {
@@ -131,7 +146,11 @@ pub(super) fn run(args: &SqlArgs) -> Result<String> {
         let query = async {
             let df = ctx.sql(&args.sql).await?;
             let schema = df.schema().inner().clone();
-            let batches = df.collect().await?;
+            let plan = df.create_physical_plan().await?;
+            let batches = collect(plan.clone(), ctx.task_ctx()).await?;
+            if args.stats {
+                eprint!("{}", render_stats(&scan_totals(plan.as_ref())));
+            }
             format_batches(&schema, &batches, args.format)
         };
         match args.timeout {
