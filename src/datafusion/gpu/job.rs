@@ -24,9 +24,12 @@ use super::work::{names, Unit};
 use crate::datafusion::error::SqlError;
 use crate::datafusion::location::open_reader;
 use crate::datafusion::options::GdsTableOptions;
-use crate::decode::scan::{decode, DecodeError, DecodeInput, DecodeOptions, DecodeSource};
+use crate::decode::scan::{
+    decode, decode_plan, DecodeError, DecodeInput, DecodeOptions, DecodeSource, FilterMode,
+};
 use crate::parquet::metadata::{load, MetadataOptions};
-use crate::parquet::plan::{plan, Projection, ScanRequest};
+use crate::parquet::plan::{Projection, ScanRequest};
+use crate::parquet::Predicate;
 
 /// What the thread sends to the partition's stream.
 #[derive(Debug)]
@@ -95,7 +98,9 @@ fn plan_unit(
         predicate: unit.predicate.as_ref().and_then(|p| p.fitting(schema)),
         ..Default::default()
     };
-    let plan = plan(&metadata, &request).map_err(|e| e.to_string())?;
+    // The predicate's columns planned too: the GPU filters the rows on them.
+    let plan =
+        decode_plan(&metadata, &request, &DecodeOptions::default()).map_err(|e| e.to_string())?;
     Ok(DecodeInput {
         source,
         metadata,
@@ -138,21 +143,47 @@ impl Job {
         let _ = tx.blocking_send(Msg::Cpu(cpu.into_iter().map(|(i, _)| i).collect()));
     }
 
+    /// The decode's request: the scan's columns and, when every GPU file
+    /// takes the same pushed predicate, that predicate, which the GPU then
+    /// applies exactly (DataFusion's FilterExec stays above the scan: the
+    /// pushdown is Inexact, and a file on the CPU path is not filtered).
+    fn request(&self, gpu: &[(usize, DecodeInput)]) -> ScanRequest {
+        let fitting = |(i, input): &(usize, DecodeInput)| -> Option<Predicate> {
+            let schema = input.metadata.file_metadata().schema_descr();
+            self.units[*i]
+                .predicate
+                .as_ref()
+                .and_then(|p| p.fitting(schema))
+        };
+        let first = gpu.first().and_then(fitting);
+        let same = gpu.iter().all(|unit| fitting(unit) == first);
+        ScanRequest {
+            projection: Projection::Columns(self.shaper.columns()),
+            predicate: first.filter(|_| same),
+            ..Default::default()
+        }
+    }
+
     /// Starts the decoder on `gpu`'s inputs; a file it refuses as
-    /// unsupported moves to `cpu` and the rest start again.
+    /// unsupported moves to `cpu` and the rest start again; a predicate
+    /// the GPU does not evaluate leaves the rows to DataFusion's filter.
     fn start(
         &self,
         gpu: &mut Vec<(usize, DecodeInput)>,
         cpu: &mut Vec<(usize, String)>,
     ) -> Result<Option<crate::decode::scan::DecodeStream>, String> {
+        let mut options = self.decode.clone();
         loop {
             if gpu.is_empty() {
                 return Ok(None);
             }
             let inputs: Vec<DecodeInput> = gpu.iter().map(|(_, input)| input.clone()).collect();
-            let request = ScanRequest::default();
-            match decode(DecodeSource::Planned(inputs), request, self.decode.clone()) {
+            let request = self.request(gpu);
+            match decode(DecodeSource::Planned(inputs), request, options.clone()) {
                 Ok(stream) => return Ok(Some(stream)),
+                Err(DecodeError::Filter(_)) if options.filter != FilterMode::PruneOnly => {
+                    options.filter = FilterMode::PruneOnly;
+                }
                 Err(DecodeError::Unsupported { file, column, what }) => {
                     let at = gpu.iter().position(|(_, i)| i.source.location() == file);
                     let reason =
