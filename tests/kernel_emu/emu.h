@@ -260,8 +260,28 @@ inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) {
   return cmp;
 }
 
-// Runs one block of `block` threads: each fiber in turn until it waits or
-// ends, again and again, until all have ended; aborts on a deadlock.
+// The order the threads run in between two barriers: a new shuffle each
+// round (seeded by GDSCAN_EMU_SEED, else a fixed seed: a run repeats
+// itself), so that a kernel missing a barrier between a write and a read
+// of shared memory reads before the write in some round, whichever thread
+// writes.
+inline uint64_t emu_rng = [] {
+  const char* seed = getenv("GDSCAN_EMU_SEED");
+  const uint64_t s = seed ? strtoull(seed, nullptr, 10) : 0;
+  return s * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
+}();
+inline void emu_shuffle(std::vector<unsigned>& order) {
+  for (size_t i = order.size(); i > 1; --i) {
+    emu_rng ^= emu_rng << 13;
+    emu_rng ^= emu_rng >> 7;
+    emu_rng ^= emu_rng << 17;
+    std::swap(order[i - 1], order[emu_rng % i]);
+  }
+}
+
+// Runs one block of `block` threads: each fiber in turn (in a shuffled
+// order) until it waits or ends, round after round, until all have ended;
+// aborts on a deadlock.
 inline void emu_run_block(unsigned block, const std::function<void()>& kernel) {
   EmuBlock eb;
   eb.bars.resize(1 + (block + 31) / 32);
@@ -291,9 +311,12 @@ inline void emu_run_block(unsigned block, const std::function<void()>& kernel) {
 #endif
     emu_ctx_make(f.ctx, f.stack, EMU_STACK, emu_fiber_main);
   }
+  std::vector<unsigned> order(block);
+  for (unsigned t = 0; t < block; ++t) order[t] = t;
   for (unsigned left = block;;) {
+    emu_shuffle(order);
     bool ran = false;
-    for (unsigned t = 0; t < block; ++t) {
+    for (const unsigned t : order) {
       EmuFiber& f = *emu_fibers[t];
       if (f.done || (f.waits && eb.bars[f.waits - 1].gen == f.gen)) continue;
       f.waits = 0;
