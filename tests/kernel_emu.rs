@@ -62,17 +62,22 @@ fn compile(source: &str) -> Option<PathBuf> {
     let sanitize = std::env::var("GDSCAN_KERNEL_EMU_SANITIZE").is_ok_and(|v| v == "1");
     let pid = std::process::id();
     let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel_emu");
-    let include = out_dir.join("include");
-    std::fs::create_dir_all(&include).unwrap();
-    let header = include.join(format!("gdscan_generated.cuh.{pid}"));
-    std::fs::write(
-        &header,
-        gdscan::decode::kernels::task::generated_header(
-            gdscan::config::decode::KernelConfig::DEFAULT,
-        ),
-    )
-    .unwrap();
-    std::fs::rename(&header, include.join("gdscan_generated.cuh")).unwrap();
+    // The generated header, written once by this process.
+    static INCLUDE: OnceLock<PathBuf> = OnceLock::new();
+    let include = INCLUDE.get_or_init(|| {
+        let include = out_dir.join("include");
+        std::fs::create_dir_all(&include).unwrap();
+        let header = include.join(format!("gdscan_generated.cuh.{pid}"));
+        std::fs::write(
+            &header,
+            gdscan::decode::kernels::task::generated_header(
+                gdscan::config::decode::KernelConfig::DEFAULT,
+            ),
+        )
+        .unwrap();
+        std::fs::rename(&header, include.join("gdscan_generated.cuh")).unwrap();
+        include
+    });
     let stem = source.trim_end_matches(".cpp");
     let exe = out_dir.join(if sanitize {
         format!("{stem}-sanitized")
