@@ -1,6 +1,6 @@
 //! The decode kernels' logic on the CPU: `tests/kernel_emu/kernels_emu.cpp`
 //! includes the kernel sources as they are, under a C++ emulation of the
-//! CUDA features they use (`tests/kernel_emu/emu.h`: a thread per CUDA
+//! CUDA features they use (`tests/kernel_emu/emu.h`: a fiber per CUDA
 //! thread, barriers for `__syncthreads` and the warp intrinsics), and checks
 //! every kind of page (fixed width with conversions, dictionary, booleans,
 //! byte-array views, levels, corrupt pages) against expectations computed
@@ -22,16 +22,40 @@ mod nest;
 #[path = "kernel_emu/random_arrays.rs"]
 mod random_arrays;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use gdscan::decode::kernels::check::SnappyCheck;
 use gdscan::decode::page::validate::{check_snappy, CompressedError};
 
-/// Builds `tests/kernel_emu/{source}` with the kernel sources; `None` (the
-/// test skipped, said on stderr) when there is no C++ compiler and
-/// GDSCAN_REQUIRE_KERNEL_EMU is not 1.
+/// Builds `tests/kernel_emu/{source}` with the kernel sources and puts it
+/// in `dir`; `None` (the test skipped, said on stderr) when there is no C++
+/// compiler and GDSCAN_REQUIRE_KERNEL_EMU is not 1. A harness is compiled
+/// once per run of this test binary, however many tests use it (each gets
+/// a link to it in its own `dir`).
 fn build(source: &str, dir: &Path) -> Option<PathBuf> {
+    type Built = Arc<OnceLock<Option<PathBuf>>>;
+    static BUILT: Mutex<BTreeMap<String, Built>> = Mutex::new(BTreeMap::new());
+    let cell = BUILT
+        .lock()
+        .unwrap()
+        .entry(source.to_string())
+        .or_default()
+        .clone();
+    let built = cell.get_or_init(|| compile(source)).as_ref()?;
+    let exe = dir.join(built.file_name().unwrap());
+    if std::fs::hard_link(built, &exe).is_err() {
+        std::fs::copy(built, &exe).unwrap();
+    }
+    Some(exe)
+}
+
+/// Compiles `tests/kernel_emu/{source}` into this target's scratch folder
+/// (written under a name of this process's, then renamed: another run
+/// beside this one never sees half an executable).
+fn compile(source: &str) -> Option<PathBuf> {
     let required = std::env::var("GDSCAN_REQUIRE_KERNEL_EMU").is_ok_and(|v| v == "1");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
     if Command::new(&cxx).arg("--version").output().is_err() {
@@ -43,15 +67,32 @@ fn build(source: &str, dir: &Path) -> Option<PathBuf> {
         return None;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::fs::write(
-        dir.join("gdscan_generated.cuh"),
-        gdscan::decode::kernels::task::generated_header(
-            gdscan::config::decode::KernelConfig::DEFAULT,
-        ),
-    )
-    .unwrap();
-    let exe = dir.join(source.trim_end_matches(".cpp"));
     let sanitize = std::env::var("GDSCAN_KERNEL_EMU_SANITIZE").is_ok_and(|v| v == "1");
+    let pid = std::process::id();
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel_emu");
+    // The generated header, written once by this process.
+    static INCLUDE: OnceLock<PathBuf> = OnceLock::new();
+    let include = INCLUDE.get_or_init(|| {
+        let include = out_dir.join("include");
+        std::fs::create_dir_all(&include).unwrap();
+        let header = include.join(format!("gdscan_generated.cuh.{pid}"));
+        std::fs::write(
+            &header,
+            gdscan::decode::kernels::task::generated_header(
+                gdscan::config::decode::KernelConfig::DEFAULT,
+            ),
+        )
+        .unwrap();
+        std::fs::rename(&header, include.join("gdscan_generated.cuh")).unwrap();
+        include
+    });
+    let stem = source.trim_end_matches(".cpp");
+    let exe = out_dir.join(if sanitize {
+        format!("{stem}-sanitized")
+    } else {
+        stem.to_string()
+    });
+    let partial = out_dir.join(format!("{stem}.{pid}.partial"));
     let out = Command::new(&cxx)
         .args(["-std=c++20", "-O1", "-fno-strict-aliasing", "-pthread"])
         .args(if sanitize {
@@ -68,9 +109,9 @@ fn build(source: &str, dir: &Path) -> Option<PathBuf> {
             "-I{}",
             root.join("src/decode/kernels/cuda").display()
         ))
-        .arg(format!("-I{}", dir.display()))
+        .arg(format!("-I{}", include.display()))
         .arg("-o")
-        .arg(&exe)
+        .arg(&partial)
         .arg(root.join("tests/kernel_emu").join(source))
         .output()
         .unwrap();
@@ -79,6 +120,7 @@ fn build(source: &str, dir: &Path) -> Option<PathBuf> {
         "{cxx} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    std::fs::rename(&partial, &exe).unwrap();
     Some(exe)
 }
 
@@ -91,12 +133,22 @@ fn kernels_under_cpu_emulation() {
     // The string walks one after the other, in one launch (the default:
     // `gds_string_walks`), and spread over chunks (`gds_spread_*`, which
     // also runs every walk case of the harness against the serial walk).
-    for walks in ["apart", "together", "spread"] {
-        let run = Command::new(&exe)
-            .env("ASAN_OPTIONS", "detect_leaks=0")
-            .env("GDSCAN_STRING_WALKS", walks)
-            .output()
-            .unwrap();
+    // The three at once (a harness runs on one core).
+    let runs: Vec<_> = ["apart", "together", "spread"]
+        .into_iter()
+        .map(|walks| {
+            let child = Command::new(&exe)
+                .env("ASAN_OPTIONS", "detect_leaks=0")
+                .env("GDSCAN_STRING_WALKS", walks)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (walks, child)
+        })
+        .collect();
+    for (walks, child) in runs {
+        let run = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&run.stdout);
         eprintln!("string walks {walks}: {stdout}");
         assert!(
