@@ -79,8 +79,10 @@ fn plan_unit(
         .row_groups
         .clone()
         .ok_or("gdscan could not plan the file")?;
+    // error-source: a refusal is the fallback's reason, shown in metrics and logs as text
     let reader = open_reader(location, table).map_err(|e| e.to_string())?;
     let source = reader.source().clone();
+    // error-source: the fallback's reason, as above
     let metadata = load(&source, MetadataOptions::default()).map_err(|e| e.to_string())?;
     let schema = metadata.file_metadata().schema_descr();
     let roots = schema.root_schema().get_fields();
@@ -99,6 +101,7 @@ fn plan_unit(
         ..Default::default()
     };
     // The predicate's columns planned too: the GPU filters the rows on them.
+    // error-source: the fallback's reason, as above
     let plan =
         decode_plan(&metadata, &request, &DecodeOptions::default()).map_err(|e| e.to_string())?;
     Ok(DecodeInput {

@@ -24,6 +24,7 @@ fn probe() -> Result<(), String> {
         Ok(_) => {}
         Err(e) => return Err(format!("no usable GPU: {e}")),
     }
+    // error-source: the fallback's reason, shown in metrics and logs as text
     crate::decode::kernels::nvrtc::nvrtc_info()
         .map(|_| ())
         .map_err(|e| format!("no usable GPU: {e}"))
