@@ -262,7 +262,7 @@ pub fn random_array(rng: &mut Rng, data_type: &DataType, len: usize, nullable: b
             }
             let data = ArrayDataBuilder::new(other.clone())
                 .len(len)
-                .add_buffer(Buffer::from_vec(bytes))
+                .add_buffer(Buffer::from_slice_ref(&bytes))
                 .nulls(n)
                 .build()
                 .unwrap();

@@ -15,6 +15,10 @@
 //!   gpu-tests --ignored --test-threads 1 --nocapture campaign
 //! ```
 //!
+//! `GDSCAN_CAMPAIGN_FILTER="i32 > 100 OR f32 < 50"` runs every case
+//! through the exact GPU filter (the reference: arrow-rs's values filtered
+//! on the host by the same predicate), so that a corrupt filter-column
+//! page must end in a typed error, never in wrong rows selected;
 //! `GDSCAN_CAMPAIGN_OUT=DIR` keeps every failing case's file there;
 //! `GDSCAN_CAMPAIGN_SETTINGS=Plain,Dictionary` limits the encodings (all
 //! five by default).
@@ -38,7 +42,7 @@ use super::reference::{arrow_rs_try_decode, same_values};
 use gdscan::decode::page::parse_page_header;
 use gdscan::decode::page::PageKind;
 use gdscan::decode::scan::{decode, DecodeError, DecodeOptions};
-use gdscan::parquet::ScanRequest;
+use gdscan::parquet::{Predicate, ScanRequest};
 
 /// xorshift64*: the campaign's only source of chance.
 struct Rng(u64);
@@ -435,6 +439,9 @@ fn corruption_campaign_gives_typed_errors_or_arrow_rs_values() {
     let seed = env_u64("GDSCAN_CAMPAIGN_SEED", 1);
     let case_limit = Duration::from_secs(env_u64("GDSCAN_CAMPAIGN_CASE_SECONDS", 60));
     let keep = std::env::var_os("GDSCAN_CAMPAIGN_OUT").map(std::path::PathBuf::from);
+    let filter: Option<Predicate> = std::env::var("GDSCAN_CAMPAIGN_FILTER")
+        .ok()
+        .map(|f| f.parse().expect("GDSCAN_CAMPAIGN_FILTER parses"));
     if let Some(k) = &keep {
         std::fs::create_dir_all(k).unwrap();
     }
@@ -508,7 +515,13 @@ fn corruption_campaign_gives_typed_errors_or_arrow_rs_values() {
         current.store(case as u64, Ordering::SeqCst);
         let t = Instant::now();
         let reference = arrow_rs_try_decode(&Bytes::from(bytes.clone()));
-        let got = gpu_decode(&path);
+        let (reference, got) = match &filter {
+            None => (reference, gpu_decode(&path)),
+            Some(p) => (
+                reference.and_then(|b| host_filtered(&b, p)),
+                gpu_decode_request(&path, filtered_request(p)),
+            ),
+        };
         let seconds = t.elapsed().as_secs_f64();
         current.store(u64::MAX, Ordering::SeqCst);
         let verdict = match (&reference, &got) {
@@ -616,10 +629,29 @@ impl From<DecodeError> for Refusal {
     }
 }
 
+/// `batch`'s rows where `p` is TRUE (arrow-rs's kernels on the host).
+fn host_filtered(batch: &RecordBatch, p: &Predicate) -> Result<RecordBatch, String> {
+    let mask = p.evaluate(batch).map_err(|e| e.to_string())?;
+    arrow::compute::filter_record_batch(batch, &mask).map_err(|e| e.to_string())
+}
+
+/// Every column, filtered exactly by `p` on the GPU.
+fn filtered_request(p: &Predicate) -> ScanRequest {
+    ScanRequest {
+        predicate: Some(p.clone()),
+        ..ScanRequest::default()
+    }
+}
+
 /// The GPU decode of `path`, as one host batch.
 pub(super) fn gpu_decode(path: &Path) -> Result<RecordBatch, Refusal> {
+    gpu_decode_request(path, ScanRequest::default())
+}
+
+/// The GPU decode of `path` with `request`, as one host batch.
+fn gpu_decode_request(path: &Path, request: ScanRequest) -> Result<RecordBatch, Refusal> {
     let options = DecodeOptions::from_env().unwrap();
-    let stream = decode(path.to_str().unwrap(), ScanRequest::default(), options)?;
+    let stream = decode(path.to_str().unwrap(), request, options)?;
     let schema = stream.schema().clone();
     let mut host = Vec::new();
     for batch in stream {

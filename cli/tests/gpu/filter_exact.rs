@@ -58,7 +58,8 @@ fn gpu_filtered(
 }
 
 /// arrow-rs's rows of `file` where `filter` is TRUE, cut to `columns`'
-/// top-level fields (all when empty).
+/// top-level fields (all when empty) in the file's order, as the decoder
+/// hands them out.
 fn host_filtered(file: &Bytes, columns: &[&str], filter: &str) -> RecordBatch {
     let all = arrow_rs_decode(file, None, None, None);
     let predicate: Predicate = filter.parse().unwrap();
@@ -67,10 +68,11 @@ fn host_filtered(file: &Bytes, columns: &[&str], filter: &str) -> RecordBatch {
     if columns.is_empty() {
         return kept;
     }
-    let indices: Vec<usize> = columns
+    let mut indices: Vec<usize> = columns
         .iter()
         .map(|c| kept.schema().index_of(c).unwrap())
         .collect();
+    indices.sort_unstable();
     kept.project(&indices).unwrap()
 }
 
@@ -164,11 +166,6 @@ fn parquet_testing_files_filter_like_arrow_rs() {
         ),
         (
             "alltypes_tiny_pages.parquet",
-            &["id", "timestamp_col"],
-            "timestamp_col >= TIMESTAMP '2010-03-01 00:00:00'",
-        ),
-        (
-            "alltypes_tiny_pages.parquet",
             &["smallint_col"],
             "float_col < 3.5 AND month = 7 AND smallint_col != 4",
         ),
@@ -221,4 +218,13 @@ fn unsupported_and_unknown_predicates_are_typed_errors() {
     // A string compared with a number is refused with the column named.
     let e = decode(path.to_str().unwrap(), request("string_col < 3"), options()).unwrap_err();
     assert!(e.to_string().contains("string_col"), "{e}");
+    // INT96 timestamps are not compared (their statistics order is
+    // undefined): the planner's typed error, naming the column.
+    let e = decode(
+        path.to_str().unwrap(),
+        request("timestamp_col >= TIMESTAMP '2010-03-01 00:00:00'"),
+        options(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("timestamp_col"), "{e}");
 }
