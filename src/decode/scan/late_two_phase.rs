@@ -45,7 +45,7 @@ struct Phase1 {
 /// Where each output column comes from: phase 1's filter columns or phase
 /// 2's payload, by index.
 #[derive(Debug, Clone, Copy)]
-enum From {
+enum Phase {
     Filter(usize),
     Payload(usize),
 }
@@ -54,7 +54,7 @@ enum From {
 #[derive(Debug)]
 pub(crate) struct LateScan {
     schema: SchemaRef,
-    columns: Vec<From>,
+    columns: Vec<Phase>,
     rows: VecDeque<Phase1>,
     payload: Option<PlannedStream>,
     /// The GPUs the phases run on (opened already).
@@ -309,14 +309,10 @@ impl LateScan {
         for name in wanted {
             if let Ok(i) = filter.index_of(name) {
                 fields.push(filter.field(i).clone());
-                self.columns.push(From::Filter(i));
-            } else if let Some(i) = payload.and_then(|p| p.index_of(name).ok()) {
-                fields.push(
-                    payload
-                        .map(|p| p.field(i).clone())
-                        .unwrap_or_else(|| unreachable!()),
-                );
-                self.columns.push(From::Payload(i));
+                self.columns.push(Phase::Filter(i));
+            } else if let Some((p, i)) = payload.and_then(|p| Some((p, p.index_of(name).ok()?))) {
+                fields.push(p.field(i).clone());
+                self.columns.push(Phase::Payload(i));
             }
         }
         self.schema = Arc::new(Schema::new(fields));
@@ -390,8 +386,8 @@ impl LateScan {
         let mut location = None;
         for from in &self.columns {
             let (batch, i) = match from {
-                From::Filter(i) => (row.filter_columns.as_ref(), *i),
-                From::Payload(i) => (payload.as_ref(), *i),
+                Phase::Filter(i) => (row.filter_columns.as_ref(), *i),
+                Phase::Payload(i) => (payload.as_ref(), *i),
             };
             let Some(batch) = batch else {
                 return Err(DecodeError::PlannerEnded {
