@@ -7,12 +7,12 @@ use crate::config::decode::TableDecode;
 /// Whether the GPU path yields exactly the rows `filter` selects, so that
 /// DataFusion may drop its own `FilterExec` for it.
 ///
-/// None yet: the decoder's predicate only prunes (row groups and pages),
-/// its batches are a superset of the matching rows.
-// TODO(issue 58): once the GPU filter is exact, return true for the
-// filters the GPU evaluator takes. The CPU fallback of a file must then
-// filter too (DataFusion no longer does): give the fallback scan the
-// filter as a row filter, or filter its batches on the host.
+/// None yet: the GPU path filters its batches exactly (the decoder's
+/// exact filter), but a file that falls back to the host is read pruned
+/// only, so DataFusion's `FilterExec` must stay.
+// TODO(issue 59): return true for the filters the GPU evaluator takes once
+// the CPU fallback of a file filters too (the filter as a row filter of the
+// fallback scan, or its batches filtered on the host).
 pub(crate) fn gpu_exact(_filter: &Expr) -> bool {
     false
 }
