@@ -191,7 +191,8 @@ impl LateScan {
                 .map(|&i| decoded.field(i).clone())
                 .collect::<Vec<_>>(),
         ));
-        let mut masks = Vec::with_capacity(order.len());
+        let expected = order.len();
+        let mut masks = Vec::with_capacity(expected);
         for ((input, row_group), batch) in order.into_iter().zip(stream.by_ref()) {
             let batch = batch?;
             let gpu = self.gpu(&batch)?;
@@ -216,6 +217,16 @@ impl LateScan {
             f.batches_in += 1;
             f.rows_in += batch.num_rows() as u64;
             masks.push((input, row_group, host, filter_columns));
+        }
+        // One batch per planned row group, no more, no less: anything else
+        // would drop or misplace rows.
+        if masks.len() != expected || stream.next().is_some() {
+            return Err(DecodeError::PlannerEnded {
+                why: format!(
+                    "phase 1 handed out {} batches for {expected} planned row groups",
+                    masks.len()
+                ),
+            });
         }
         self.report.merge(&stream.report());
         Ok((plans, masks, filter_schema))
@@ -348,7 +359,17 @@ impl LateScan {
     /// The next row group's batch: its payload (compacted when whole pages
     /// were decoded) joined with its filter columns.
     fn step(&mut self) -> Option<Result<DeviceBatch, DecodeError>> {
-        let row = self.rows.pop_front()?;
+        let row = self.rows.pop_front();
+        let Some(row) = row else {
+            // Every row group handed out: phase 2 must be done too.
+            return match self.payload.as_mut().and_then(Iterator::next) {
+                Some(Ok(_)) => Some(Err(DecodeError::PlannerEnded {
+                    why: "phase 2 handed out more batches than row groups kept rows".into(),
+                })),
+                Some(Err(e)) => Some(Err(e)),
+                None => None,
+            };
+        };
         let payload = match self.payload.as_mut().map(Iterator::next) {
             None => None,
             Some(Some(Ok(batch))) => Some(batch),
