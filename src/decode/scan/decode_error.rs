@@ -201,6 +201,14 @@ pub enum DecodeError {
         /// What ended it.
         why: String,
     },
+    /// Late materialization's two phases do not agree (a phase handed out
+    /// more or fewer batches than its plan holds, a row group's columns
+    /// missing): the scan stops, never with rows dropped or misplaced.
+    #[error("late materialization: {why}")]
+    Late {
+        /// What disagreed.
+        why: String,
+    },
     /// Device arrays could not be built or copied.
     #[error(transparent)]
     Array(#[from] DeviceArrayError),

@@ -102,7 +102,7 @@ impl LateScan {
     ) -> Result<LateScan, DecodeError> {
         let filter_names: Vec<String> = predicate.columns().iter().map(|c| c.to_string()).collect();
         let Some(first) = inputs.first() else {
-            return Err(DecodeError::PlannerEnded {
+            return Err(DecodeError::Late {
                 why: "a late scan needs a file".into(),
             });
         };
@@ -221,7 +221,7 @@ impl LateScan {
         // One batch per planned row group, no more, no less: anything else
         // would drop or misplace rows.
         if masks.len() != expected || stream.next().is_some() {
-            return Err(DecodeError::PlannerEnded {
+            return Err(DecodeError::Late {
                 why: format!(
                     "phase 1 handed out {} batches for {expected} planned row groups",
                     masks.len()
@@ -363,7 +363,7 @@ impl LateScan {
         let Some(row) = row else {
             // Every row group handed out: phase 2 must be done too.
             return match self.payload.as_mut().and_then(Iterator::next) {
-                Some(Ok(_)) => Some(Err(DecodeError::PlannerEnded {
+                Some(Ok(_)) => Some(Err(DecodeError::Late {
                     why: "phase 2 handed out more batches than row groups kept rows".into(),
                 })),
                 Some(Err(e)) => Some(Err(e)),
@@ -375,7 +375,7 @@ impl LateScan {
             Some(Some(Ok(batch))) => Some(batch),
             Some(Some(Err(e))) => return Some(Err(e)),
             Some(None) => {
-                return Some(Err(DecodeError::PlannerEnded {
+                return Some(Err(DecodeError::Late {
                     why: "phase 2 ended before its last row group".into(),
                 }))
             }
@@ -411,7 +411,7 @@ impl LateScan {
                 Phase::Payload(i) => (payload.as_ref(), *i),
             };
             let Some(batch) = batch else {
-                return Err(DecodeError::PlannerEnded {
+                return Err(DecodeError::Late {
                     why: format!("row group {}: a phase's columns are missing", row.row_group),
                 });
             };
