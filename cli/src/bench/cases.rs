@@ -45,8 +45,8 @@ impl ScanCase {
     }
 }
 
-/// TPC-H Q6's filter on lineitem.
-pub(crate) const Q6_FILTER: &str = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
+/// TPC-H Q6's filter on lineitem ([`crate::tpch::SCAN_FILTERS`]'s).
+pub(crate) const Q6_FILTER: &str = crate::tpch::SCAN_FILTERS[1].filter;
 
 fn case(name: &str, columns: &[&str], filter: &str) -> ScanCase {
     ScanCase {
@@ -56,33 +56,25 @@ fn case(name: &str, columns: &[&str], filter: &str) -> ScanCase {
     }
 }
 
+/// The scan of a query of [`crate::tpch::SCAN_FILTERS`]: its columns and
+/// its filter's (pruning only, so the filter's columns are read too).
+fn scan_case(query: &str) -> Option<ScanCase> {
+    let scan = crate::tpch::scan_filter(query)?;
+    let filter: gdscan::parquet::Predicate = scan.filter.parse().expect("valid filter");
+    let mut columns: Vec<&str> = scan.columns.to_vec();
+    for c in filter.columns() {
+        if !columns.contains(&c) {
+            columns.push(c);
+        }
+    }
+    Some(case(query, &columns, scan.filter))
+}
+
 /// Lineitem's column set and filter of TPC-H query `name` (q1, q6, q14,
 /// q19; Q19's disjunction is over-approximated by its common conjuncts).
 pub(crate) fn lineitem_query(name: &str) -> Option<ScanCase> {
     Some(match name {
-        "q1" => case(
-            "q1",
-            &[
-                "l_returnflag",
-                "l_linestatus",
-                "l_quantity",
-                "l_extendedprice",
-                "l_discount",
-                "l_tax",
-                "l_shipdate",
-            ],
-            "l_shipdate <= DATE '1998-09-02'",
-        ),
-        "q6" => case(
-            "q6",
-            &["l_shipdate", "l_discount", "l_quantity", "l_extendedprice"],
-            Q6_FILTER,
-        ),
-        "q14" => case(
-            "q14",
-            &["l_partkey", "l_extendedprice", "l_discount", "l_shipdate"],
-            "l_shipdate >= DATE '1995-09-01' AND l_shipdate < DATE '1995-10-01'",
-        ),
+        "q1" | "q6" | "q14" => return scan_case(name),
         "q19" => case(
             "q19",
             &[

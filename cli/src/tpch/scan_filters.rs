@@ -89,6 +89,8 @@ mod tests {
             }
         }
         assert_eq!(scan_filter("q19").unwrap().query, "q19");
+        // bench::cases::Q6_FILTER takes Q6's by its place.
+        assert_eq!(SCAN_FILTERS[1].query, "q6");
         assert!(scan_filter("q3").is_none());
     }
 }

@@ -96,6 +96,35 @@ impl DeviceBatch {
         })
     }
 
+    /// The columns at `indices` (in that order) of this batch, with their
+    /// fields: the same buffers and ready event, no copy.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow::array::{ArrayRef, Int32Array, RecordBatch};
+    /// use gdscan::decode::array::DeviceBatch;
+    ///
+    /// let a: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
+    /// let b: ArrayRef = Arc::new(Int32Array::from(vec![3, 4]));
+    /// let host = RecordBatch::try_from_iter([("a", a), ("b", b)])?;
+    /// let batch = DeviceBatch::from_host(&host)?;
+    /// let b_only = batch.project(&[1])?;
+    /// assert_eq!(b_only.schema().field(0).name(), "b");
+    /// assert_eq!(b_only.to_host()?, host.project(&[1])?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn project(&self, indices: &[usize]) -> Result<DeviceBatch> {
+        let schema = self.schema.project(indices)?;
+        let columns = indices.iter().map(|&i| self.columns[i].clone()).collect();
+        DeviceBatch::try_new(
+            Arc::new(schema),
+            self.num_rows,
+            columns,
+            self.location,
+            self.ready.clone(),
+        )
+    }
+
     /// The schema.
     pub fn schema(&self) -> &SchemaRef {
         &self.schema

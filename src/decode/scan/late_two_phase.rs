@@ -201,16 +201,7 @@ impl LateScan {
             let filter_columns = if projected.is_empty() {
                 None
             } else {
-                let cut = DeviceBatch::try_new(
-                    filter_schema.clone(),
-                    batch.num_rows(),
-                    projected
-                        .iter()
-                        .map(|&i| batch.columns()[i].clone())
-                        .collect(),
-                    batch.location(),
-                    batch.ready().cloned(),
-                )?;
+                let cut = batch.project(&projected)?;
                 gpu.compact(&cut, &mask)?
             };
             let f = &mut self.report.filter;

@@ -87,16 +87,7 @@ impl RowFilter {
     ) -> Result<Option<DeviceBatch>, DecodeError> {
         let started = Instant::now();
         let mask = self.gpu.evaluate(&self.program, &batch)?;
-        let projected = DeviceBatch::try_new(
-            self.schema.clone(),
-            batch.num_rows(),
-            self.keep
-                .iter()
-                .map(|&i| batch.columns()[i].clone())
-                .collect(),
-            batch.location(),
-            batch.ready().cloned(),
-        )?;
+        let projected = batch.project(&self.keep)?;
         let kept = self.gpu.compact(&projected, &mask)?;
         report.batches_in += 1;
         report.rows_in += batch.num_rows() as u64;
