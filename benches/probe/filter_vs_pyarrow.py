@@ -9,6 +9,7 @@ pyarrow expression>)`; TPC-H lineitem's query filters too, when a
 
     python3 filter_vs_pyarrow.py make DIR            # write the files (pyarrow; DuckDB, Polars where installed)
     python3 filter_vs_pyarrow.py check DIR GDSCAN [LINEITEM.parquet]
+    FILTER_MODE=late python3 ...                     # the same through --filter-mode late
 
 Exits 1 on any difference, printing it."""
 import datetime
@@ -125,6 +126,8 @@ def gdscan_rows(gdscan, path, columns, predicate):
         cmd = [gdscan, "scan", path, "--decode", "--filter", predicate, "--output", out]
         if columns:
             cmd[3:3] = ["--columns", columns]
+        if os.environ.get("FILTER_MODE"):
+            cmd += ["--filter-mode", os.environ["FILTER_MODE"]]
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             return None, run.stderr.strip()[-400:]

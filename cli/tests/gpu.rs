@@ -32,6 +32,8 @@ mod filter_cases;
 mod filter_eval;
 #[path = "gpu/filter_exact.rs"]
 mod filter_exact;
+#[path = "gpu/filter_property.rs"]
+mod filter_property;
 #[path = "gpu/host_codecs.rs"]
 mod host_codecs;
 #[path = "gpu/kernels.rs"]

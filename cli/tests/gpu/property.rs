@@ -182,7 +182,7 @@ fn encodings_of(t: &DataType) -> &'static [Encoding] {
 /// Random writer settings: codec, dictionary, page and row-group sizes,
 /// data page version, statistics, and each column's encoding (chosen among
 /// those its type allows; with a dictionary, the fallback encoding).
-fn writer_settings(rng: &mut Rng, fields: &[Arc<Field>]) -> (String, WriterProperties) {
+pub(super) fn writer_settings(rng: &mut Rng, fields: &[Arc<Field>]) -> (String, WriterProperties) {
     let (codec_name, codec) = rng.pick(&[
         ("none", Compression::UNCOMPRESSED),
         ("snappy", Compression::SNAPPY),
