@@ -31,7 +31,8 @@ def date(y, m, d):
 
 
 def dec(v):
-    return pa.scalar(D(v), pa.decimal128(15, 2))
+    # libcudf reads DECIMAL(15, 2) as decimal64: the literal must match.
+    return pa.scalar(D(v), pa.decimal64(15, 2) if hasattr(pa, "decimal64") else pa.decimal128(15, 2))
 
 
 # Per case: the columns read (the query's and its filter's) and the

@@ -35,6 +35,30 @@ impl Stream {
         Ok(Stream { device, raw })
     }
 
+    /// Creates a stream on `device` at the device's highest priority: its
+    /// blocks are scheduled ahead of those of streams made by
+    /// [`Stream::new`] whose kernels wait for room (small, latency-bound
+    /// work the host waits for, queued beside long decode kernels).
+    pub fn with_high_priority(device: Device) -> Result<Stream> {
+        device.bind()?;
+        let (mut least, mut greatest) = (0i32, 0i32);
+        // SAFETY: context bound; out pointers valid.
+        check("cuCtxGetStreamPriorityRange", unsafe {
+            sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest)
+        })?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: context bound; out pointer valid; `greatest` is in the
+        // device's range.
+        check("cuStreamCreateWithPriority", unsafe {
+            sys::cuStreamCreateWithPriority(
+                &mut raw,
+                sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+                greatest,
+            )
+        })?;
+        Ok(Stream { device, raw })
+    }
+
     /// The device this stream belongs to.
     pub fn device(&self) -> Device {
         self.device

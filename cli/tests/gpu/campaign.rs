@@ -16,9 +16,10 @@
 //! ```
 //!
 //! `GDSCAN_CAMPAIGN_FILTER="i32 > 100 OR f32 < 50"` runs every case
-//! through the exact GPU filter (the reference: arrow-rs's values filtered
-//! on the host by the same predicate), so that a corrupt filter-column
-//! page must end in a typed error, never in wrong rows selected;
+//! through the exact GPU filter (the reference: arrow-rs's values of the
+//! row groups and pages the planner keeps by their statistics, filtered on
+//! the host by the same predicate), so that a corrupt filter-column page
+//! must end in a typed error, never in wrong rows selected;
 //! `GDSCAN_CAMPAIGN_OUT=DIR` keeps every failing case's file there;
 //! `GDSCAN_CAMPAIGN_SETTINGS=Plain,Dictionary` limits the encodings (all
 //! five by default).
@@ -37,8 +38,8 @@ use parquet::basic::{BrotliLevel, Compression, Encoding, GzipLevel, ZstdLevel};
 use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::properties::{WriterProperties, WriterVersion};
 
-use super::decode::assert_gpu;
-use super::reference::{arrow_rs_try_decode, same_values};
+use super::decode::{assert_gpu, plan_selection};
+use super::reference::{arrow_rs_try_decode, arrow_rs_try_decode_rows, same_values};
 use gdscan::decode::page::parse_page_header;
 use gdscan::decode::page::PageKind;
 use gdscan::decode::scan::{decode, DecodeError, DecodeOptions};
@@ -514,11 +515,13 @@ fn corruption_campaign_gives_typed_errors_or_arrow_rs_values() {
         started_ms.store(clock.elapsed().as_millis() as u64, Ordering::SeqCst);
         current.store(case as u64, Ordering::SeqCst);
         let t = Instant::now();
-        let reference = arrow_rs_try_decode(&Bytes::from(bytes.clone()));
         let (reference, got) = match &filter {
-            None => (reference, gpu_decode(&path)),
+            None => (
+                arrow_rs_try_decode(&Bytes::from(bytes.clone())),
+                gpu_decode(&path),
+            ),
             Some(p) => (
-                reference.and_then(|b| host_filtered(&b, p)),
+                planned_reference(&path, &bytes, p),
                 gpu_decode_request(&path, filtered_request(p)),
             ),
         };
@@ -633,6 +636,23 @@ impl From<DecodeError> for Refusal {
 fn host_filtered(batch: &RecordBatch, p: &Predicate) -> Result<RecordBatch, String> {
     let mask = p.evaluate(batch).map_err(|e| e.to_string())?;
     arrow::compute::filter_record_batch(batch, &mask).map_err(|e| e.to_string())
+}
+
+/// The filtered campaign's reference: arrow-rs's decode of the rows the
+/// planner keeps for `p` (the row groups and pages whose statistics do
+/// not rule it out: a reader that skips a page by its statistics never
+/// sees that page's corruption, and neither does this reference), filtered
+/// on the host by `p`. A file the planner refuses is refused here too.
+fn planned_reference(path: &Path, bytes: &[u8], p: &Predicate) -> Result<RecordBatch, String> {
+    let handle = gdscan::FileHandle::open(path, "r").map_err(|e| e.to_string())?;
+    let source: Arc<dyn gdscan::store::Source> =
+        Arc::new(gdscan::store::LocalSource::new(Arc::new(handle)).map_err(|e| e.to_string())?);
+    let metadata =
+        gdscan::parquet::load_metadata(&source, Default::default()).map_err(|e| e.to_string())?;
+    let plan = gdscan::parquet::plan(&metadata, &filtered_request(p)).map_err(|e| e.to_string())?;
+    let (kept, selection) = plan_selection(&plan, &metadata);
+    arrow_rs_try_decode_rows(&Bytes::from(bytes.to_vec()), Some(kept), Some(selection))
+        .and_then(|b| host_filtered(&b, p))
 }
 
 /// Every column, filtered exactly by `p` on the GPU.

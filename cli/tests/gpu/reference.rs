@@ -162,12 +162,27 @@ pub fn same_values(expected: &RecordBatch, got: &RecordBatch) -> Result<(), Stri
 /// it: an error, or a panic of its decoder (caught; the caller keeps the
 /// panic hook quiet).
 pub fn arrow_rs_try_decode(file: &Bytes) -> Result<RecordBatch, String> {
+    arrow_rs_try_decode_rows(file, None, None)
+}
+
+/// [`arrow_rs_try_decode`] of the row groups `row_groups` (all when
+/// `None`) and the rows `selection` keeps in them (all when `None`).
+pub fn arrow_rs_try_decode_rows(
+    file: &Bytes,
+    row_groups: Option<Vec<usize>>,
+    selection: Option<RowSelection>,
+) -> Result<RecordBatch, String> {
     let run = || -> Result<RecordBatch, String> {
-        let reader = ParquetRecordBatchReaderBuilder::try_new(file.clone())
+        let mut builder = ParquetRecordBatchReaderBuilder::try_new(file.clone())
             .map_err(|e| e.to_string())?
-            .with_batch_size(64 * 1024)
-            .build()
-            .map_err(|e| e.to_string())?;
+            .with_batch_size(64 * 1024);
+        if let Some(rgs) = row_groups.clone() {
+            builder = builder.with_row_groups(rgs);
+        }
+        if let Some(sel) = selection.clone() {
+            builder = builder.with_row_selection(sel);
+        }
+        let reader = builder.build().map_err(|e| e.to_string())?;
         let schema = arrow::record_batch::RecordBatchReader::schema(&reader);
         let batches = reader
             .collect::<Result<Vec<_>, _>>()

@@ -16,6 +16,7 @@
 
 use std::sync::Arc;
 
+use super::evaluate::status_word;
 use super::{DeviceMask, FilterError, FilterGpu};
 use crate::decode::array::{DeviceArrayError, DeviceBatch, DeviceBytes, DeviceColumn};
 use crate::decode::kernels::{
@@ -42,17 +43,25 @@ pub(super) struct Compaction<'a> {
     counters: u64,
     n_counters: usize,
     next_counter: usize,
+    /// The evaluator's status word of a mask queued with the compaction
+    /// (checked with the first read back).
+    mask_status: Option<u64>,
 }
 
 impl<'a> Compaction<'a> {
     /// A compaction with room for `bitmaps` null counts.
-    fn new(gpu: &'a FilterGpu, bitmaps: usize) -> Result<Compaction<'a>, FilterError> {
+    fn new(
+        gpu: &'a FilterGpu,
+        bitmaps: usize,
+        mask_status: Option<u64>,
+    ) -> Result<Compaction<'a>, FilterError> {
         let mut c = Compaction {
             gpu,
             held: Vec::new(),
             counters: 0,
             n_counters: 1 + bitmaps,
             next_counter: 1,
+            mask_status,
         };
         c.counters = c.zeroed(4 * c.n_counters)?.address();
         Ok(c)
@@ -120,15 +129,22 @@ impl<'a> Compaction<'a> {
     /// The u64 at `total` once the stream has passed its writes, after the
     /// error word is checked.
     fn read_total(&mut self, total: u64) -> Result<u64, FilterError> {
-        let mut words = [0u8; 12];
+        let mut words = [0u8; 16];
         let stream = &self.gpu.stream;
         // SAFETY: `words` lives until the synchronisation below; `total`
-        // is 8 device bytes and the error word 4, held by `self`.
+        // is 8 device bytes and the error word 4, held by `self`; the
+        // mask's status word 4, held by the caller's queued mask.
         unsafe {
             stream.copy_to_host(words.as_mut_ptr(), total, 8)?;
             stream.copy_to_host(words[8..].as_mut_ptr(), self.error(), 4)?;
+            if let Some(status) = self.mask_status.take() {
+                stream.copy_to_host(words[12..].as_mut_ptr(), status, 4)?;
+            }
         }
         stream.synchronize()?;
+        status_word(u32::from_le_bytes([
+            words[12], words[13], words[14], words[15],
+        ]))?;
         check_error(u32::from_le_bytes([
             words[8], words[9], words[10], words[11],
         ]))?;
@@ -242,7 +258,7 @@ impl FilterGpu {
     /// The rows `mask` keeps (one scan on the GPU, its total read back).
     pub fn count(&self, mask: &DeviceMask) -> Result<usize, FilterError> {
         self.check_mask(mask)?;
-        let mut c = Compaction::new(self, 0)?;
+        let mut c = Compaction::new(self, 0, None)?;
         let (_, k) = c.scan(mask.bytes().address(), mask.len() as u64, 1)?;
         usize::try_from(k).map_err(|_| unsupported("a mask", format!("{k} rows")))
     }
@@ -258,6 +274,18 @@ impl FilterGpu {
         &self,
         batch: &DeviceBatch,
         mask: &DeviceMask,
+    ) -> Result<Option<DeviceBatch>, FilterError> {
+        self.compact_checked(batch, mask, None)
+    }
+
+    /// [`FilterGpu::compact`] of a mask whose evaluation may still be
+    /// queued: its status word at `mask_status` is read back and checked
+    /// with the kept rows' count, before any column is gathered.
+    pub(super) fn compact_checked(
+        &self,
+        batch: &DeviceBatch,
+        mask: &DeviceMask,
+        mask_status: Option<u64>,
     ) -> Result<Option<DeviceBatch>, FilterError> {
         if mask.len() != batch.num_rows() {
             return Err(FilterError::Batch(DeviceArrayError::Batch(format!(
@@ -279,7 +307,7 @@ impl FilterGpu {
         }
         batch.wait()?;
         let bitmaps = batch.columns().iter().map(bitmaps).sum();
-        let mut c = Compaction::new(self, bitmaps)?;
+        let mut c = Compaction::new(self, bitmaps, mask_status)?;
         let (rows, k) = c.kept_rows(mask)?;
         if k == 0 {
             return Ok(None);

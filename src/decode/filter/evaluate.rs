@@ -4,6 +4,7 @@
 
 use super::column_table::ColumnTable;
 use super::{DeviceMask, FilterError, FilterGpu, GpuPredicate};
+use crate::cuda::PooledDeviceBuffer;
 use crate::decode::array::{DeviceArrayError, DeviceBatch, DeviceBytes};
 use crate::decode::kernels::FilterLaunch;
 
@@ -78,6 +79,20 @@ impl FilterGpu {
         predicate: &GpuPredicate,
         batch: &DeviceBatch,
     ) -> Result<DeviceMask, FilterError> {
+        let queued = self.queue_evaluate(predicate, batch)?;
+        self.stream.synchronize()?;
+        queued.check_status()?;
+        Ok(queued.into_mask())
+    }
+
+    /// [`FilterGpu::evaluate`] queued, not waited for: the mask is written
+    /// once the filter's stream has passed the kernel, and its status
+    /// word must be checked then ([`QueuedMask::status`]).
+    pub(super) fn queue_evaluate(
+        &self,
+        predicate: &GpuPredicate,
+        batch: &DeviceBatch,
+    ) -> Result<QueuedMask<'_>, FilterError> {
         check_schema(predicate, batch)?;
         let ordinal = self.device().ordinal();
         if batch.device_ordinal() != Some(ordinal) {
@@ -93,7 +108,12 @@ impl FilterGpu {
         })?;
         let mask = self.pool.allocate(rows)?;
         if rows == 0 {
-            return Ok(DeviceMask::new(DeviceBytes::from_pooled(mask), 0));
+            return Ok(QueuedMask {
+                gpu: self,
+                mask: Some(DeviceMask::new(DeviceBytes::from_pooled(mask), 0)),
+                upload: None,
+                status: None,
+            });
         }
         let table = predicate.table(batch)?;
         let upload = Upload::new(predicate, &table);
@@ -142,17 +162,78 @@ impl FilterGpu {
             let queued = unsafe { self.kernels.filter_eval(&self.stream, &work) };
             queued.map_err(FilterError::from)
         });
-        let synced = self.stream.synchronize();
-        launched?;
-        synced?;
-        let mut status = [0u8; 4];
-        device.copy_to_host(upload.status, &mut status)?;
-        if u32::from_le_bytes(status) != 0 {
-            return Err(batch_error(format!(
-                "the filter kernel found a corrupt program or column table (status {:#x})",
-                u32::from_le_bytes(status)
-            )));
+        if let Err(e) = launched {
+            // Nothing may still read the upload when it goes back.
+            let _ = self.stream.synchronize();
+            return Err(e);
         }
-        Ok(DeviceMask::new(DeviceBytes::from_pooled(mask), rows))
+        Ok(QueuedMask {
+            gpu: self,
+            mask: Some(DeviceMask::new(DeviceBytes::from_pooled(mask), rows)),
+            status: Some(device.device_ptr() + upload.status as u64),
+            upload: Some((device, upload.status)),
+        })
     }
+}
+
+/// A mask whose kernel is queued on the filter's stream: the upload it
+/// reads is held until the stream has passed it (dropping one waits for
+/// the stream first).
+pub(super) struct QueuedMask<'a> {
+    gpu: &'a FilterGpu,
+    mask: Option<DeviceMask>,
+    /// The uploaded program and tables, and its status word's offset.
+    upload: Option<(PooledDeviceBuffer, usize)>,
+    status: Option<u64>,
+}
+
+impl QueuedMask<'_> {
+    /// The mask (written once the filter's stream has passed the kernel).
+    pub(super) fn mask(&self) -> &DeviceMask {
+        self.mask
+            .as_ref()
+            .expect("the mask is taken only by into_mask")
+    }
+
+    /// The device address of the kernel's status word (None: no kernel
+    /// ran, an empty batch), to be read once the stream has passed it.
+    pub(super) fn status(&self) -> Option<u64> {
+        self.status
+    }
+
+    /// Reads the status word (the stream must have passed the kernel).
+    fn check_status(&self) -> Result<(), FilterError> {
+        let Some((upload, at)) = &self.upload else {
+            return Ok(());
+        };
+        let mut word = [0u8; 4];
+        upload.copy_to_host(*at, &mut word)?;
+        status_word(u32::from_le_bytes(word))
+    }
+
+    /// The mask, once the stream was synchronised.
+    fn into_mask(mut self) -> DeviceMask {
+        self.mask.take().expect("the mask is taken once")
+    }
+}
+
+impl Drop for QueuedMask<'_> {
+    fn drop(&mut self) {
+        if self.upload.is_some() {
+            // Best effort: no kernel may still read the upload or write the
+            // mask when they go back to the pool.
+            let _ = self.gpu.stream.synchronize();
+        }
+    }
+}
+
+/// The evaluator kernel's status word: 0, or a corrupt program or column
+/// table found (never rows selected from it).
+pub(super) fn status_word(word: u32) -> Result<(), FilterError> {
+    if word == 0 {
+        return Ok(());
+    }
+    Err(batch_error(format!(
+        "the filter kernel found a corrupt program or column table (status {word:#x})"
+    )))
 }

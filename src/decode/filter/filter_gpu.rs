@@ -21,9 +21,11 @@ pub struct FilterGpu {
 
 impl FilterGpu {
     /// Filtering on `kernels`' device, allocating from `pool` (same
-    /// device), on a stream of its own.
+    /// device), on a stream of its own at the device's highest priority:
+    /// the decode stage waits for the filter's small kernels, which must
+    /// not queue behind the next row groups' decode kernels.
     pub fn new(kernels: Arc<KernelSet>, pool: Arc<DevicePool>) -> Result<FilterGpu, FilterError> {
-        let stream = Stream::new(kernels.device())?;
+        let stream = Stream::with_high_priority(kernels.device())?;
         Ok(FilterGpu {
             kernels,
             stream,

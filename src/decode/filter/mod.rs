@@ -13,6 +13,7 @@
 //! | `evaluate` | the program run on the GPU over a batch into a [`DeviceMask`] |
 //! | `compact` | a batch cut to its mask's rows on the GPU |
 //! | `compact_column` | one column of it: values, bitmaps, views, offsets, children |
+//! | `select` | the two in one pass over a decoded batch, the host waiting twice |
 //! | `mask` | [`DeviceMask`] |
 //! | `mask_transfer` | masks read back to the host and uploaded from it |
 //! | `filter_gpu` | [`FilterGpu`]: the kernels, stream and pool filtering uses on one GPU |
@@ -34,6 +35,7 @@ mod mask_transfer;
 mod program;
 #[cfg(test)]
 mod program_tests;
+mod select;
 
 pub use filter_error::FilterError;
 pub use filter_gpu::FilterGpu;

@@ -182,8 +182,15 @@ impl LateScan {
             PlannedStream::start(planned, self.options.clone(), self.ordinals.clone(), None)?;
         let decoded = stream.schema().clone();
         let program = GpuPredicate::compile(predicate, &decoded)?;
+        // A wanted column phase 1 decoded whole: named whole by the
+        // predicate. A struct the predicate reads a field of (`s.b`)
+        // comes out of phase 1 with that field only: phase 2 decodes it
+        // whole, as payload.
         let projected: Vec<usize> = (0..decoded.fields().len())
-            .filter(|&i| wanted.contains(decoded.field(i).name()))
+            .filter(|&i| {
+                let name = decoded.field(i).name();
+                wanted.contains(name) && filter_names.contains(name)
+            })
             .collect();
         let filter_schema = Arc::new(Schema::new(
             projected

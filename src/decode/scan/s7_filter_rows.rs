@@ -86,9 +86,8 @@ impl RowFilter {
         report: &mut FilterReport,
     ) -> Result<Option<DeviceBatch>, DecodeError> {
         let started = Instant::now();
-        let mask = self.gpu.evaluate(&self.program, &batch)?;
         let projected = batch.project(&self.keep)?;
-        let kept = self.gpu.compact(&projected, &mask)?;
+        let kept = self.gpu.select(&self.program, &batch, &projected)?;
         report.batches_in += 1;
         report.rows_in += batch.num_rows() as u64;
         match &kept {
