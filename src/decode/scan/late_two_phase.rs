@@ -332,11 +332,17 @@ impl LateScan {
         &self.schema
     }
 
-    /// Both phases' reports, with the filter's counts.
+    /// Both phases' reports, with the filter's counts: pages, bytes and
+    /// times of both; rows and row groups those phase 1 covered (phase 2
+    /// decodes the same row groups' payload for the kept rows only, and
+    /// counting them again would say the scan covered more rows than the
+    /// files hold).
     pub(crate) fn report(&self) -> DecodeReport {
         let mut report = self.report.clone();
         if let Some(p) = &self.payload {
             report.merge(&p.report());
+            report.rows = self.report.rows;
+            report.row_groups = self.report.row_groups;
         }
         report
     }

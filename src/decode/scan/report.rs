@@ -134,9 +134,11 @@ pub struct DecodeReport {
     /// memory where the host reads page bodies); with several GPUs,
     /// pinned host memory where any share's did. None before a scan.
     pub landing: Option<super::Landing>,
-    /// Row groups decoded.
+    /// Row groups decoded (late materialization: those its first phase,
+    /// the predicate's columns, decoded).
     pub row_groups: usize,
-    /// Rows decoded.
+    /// Rows decoded (late materialization: the rows its first phase
+    /// covered; the second decodes the payload of the kept ones).
     pub rows: u64,
     /// Data pages decoded by the kernels.
     pub pages: usize,
