@@ -214,7 +214,13 @@ pub fn decode(
         _ => None,
     };
     let inner = match request.predicate {
-        Some(predicate) if options.filter == FilterMode::Late && !inputs.is_empty() => {
+        // A predicate that reads no column (an empty AND or OR: TRUE or
+        // FALSE for every row) has no first phase: it filters in one pass.
+        Some(predicate)
+            if options.filter == FilterMode::Late
+                && !inputs.is_empty()
+                && !predicate.columns().is_empty() =>
+        {
             Inner::Late(Box::new(LateScan::start(inputs, predicate, keep, options)?))
         }
         predicate => {
