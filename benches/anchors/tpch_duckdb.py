@@ -10,6 +10,9 @@ own times beside DataFusion's.
         different orders) or to the last digit the shorter of the two shows
         (a decimal average against a double), everything else as text;
         exits 1 on a difference.
+    python3 tpch_duckdb.py --data DIR --gdscan GDSCAN --decode gpu --reference datafusion
+        the same check against DataFusion's own reader (arrow-rs on the host)
+        where DuckDB is not installed.
     python3 tpch_duckdb.py --data DIR --time 5 [--cold-cmd CMD] [--json OUT]
         DuckDB's time per query, median of N warm runs (views over the
         folder's Parquet files, DuckDB's default threads), as JSON.
@@ -72,15 +75,29 @@ def same_cell(a, b):
     return abs(x - y) <= 10.0 ** -min(places)
 
 
+def gdscan_csv(args, n, extra):
+    cmd = [args.gdscan, "sql", "--tpch", args.data, "--format", "csv"] + extra
+    return subprocess.run(cmd + ["--", query(n)], capture_output=True, text=True)
+
+
+def reference(args, con, n):
+    """DuckDB's rows of query n, or with --reference datafusion those of
+    DataFusion's own Parquet reader (arrow-rs decoding on the host)."""
+    if con is not None:
+        return [[text(v) for v in row] for row in con.execute(query(n)).fetchall()]
+    run = gdscan_csv(args, n, ["--reader", "datafusion"])
+    if run.returncode != 0:
+        raise RuntimeError(f"q{n:02}: DataFusion's reader failed: {run.stderr.strip()[-300:]}")
+    return list(csv.reader(io.StringIO(run.stdout)))[1:]
+
+
 def check(args, con, queries):
     ok = True
+    name = "DuckDB" if con is not None else "DataFusion's reader"
     for n in queries:
-        ref = [[text(v) for v in row] for row in con.execute(query(n)).fetchall()]
-        cmd = [args.gdscan, "sql", "--tpch", args.data, "--format", "csv"]
-        if args.decode:
-            cmd += ["--decode", args.decode]
+        ref = reference(args, con, n)
         started = time.perf_counter()
-        run = subprocess.run(cmd + ["--", query(n)], capture_output=True, text=True)
+        run = gdscan_csv(args, n, ["--decode", args.decode] if args.decode else [])
         seconds = time.perf_counter() - started
         if run.returncode != 0:
             print(f"q{n:02} FAIL: gdscan sql failed: {run.stderr.strip()[-500:]}")
@@ -90,18 +107,18 @@ def check(args, con, queries):
         fallback = [l for l in run.stderr.splitlines() if "cpu (" in l or "fall" in l.lower()]
         diff = None
         if len(got) != len(ref):
-            diff = f"{len(got)} rows, DuckDB {len(ref)}"
+            diff = f"{len(got)} rows, {name} {len(ref)}"
         else:
             for i, (g, r) in enumerate(zip(got, ref)):
                 if len(g) != len(r) or not all(same_cell(x, y) for x, y in zip(g, r)):
-                    diff = f"row {i}: gdscan {g} DuckDB {r}"
+                    diff = f"row {i}: gdscan {g} {name} {r}"
                     break
         if diff:
             print(f"q{n:02} FAIL: {diff}")
             ok = False
         else:
             note = f" ({len(fallback)} fallback lines on stderr)" if fallback else ""
-            print(f"q{n:02} ok: {len(ref)} rows equal to DuckDB's, {seconds:.2f} s a process{note}")
+            print(f"q{n:02} ok: {len(ref)} rows equal to {name}'s, {seconds:.2f} s a process{note}")
     print("ALL EQUAL" if ok else "DIFFERENCES")
     return ok
 
@@ -133,9 +150,11 @@ def main():
     p.add_argument("--queries", default=",".join(str(i) for i in range(1, 23)))
     p.add_argument("--time", type=int, default=0, help="time each query N times instead of checking")
     p.add_argument("--json")
+    p.add_argument("--reference", choices=["duckdb", "datafusion"], default="duckdb",
+                   help="the answers checked against: DuckDB's, or DataFusion's own reader's through gdscan sql")
     args = p.parse_args()
     queries = [int(q) for q in args.queries.split(",")]
-    con = connect(args.data)
+    con = connect(args.data) if args.reference == "duckdb" or args.time else None
     if args.time:
         timing(args, con, queries)
         return 0
