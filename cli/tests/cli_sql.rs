@@ -139,7 +139,17 @@ fn bench_tpch_datafusion_reports_both_sides_and_the_ratio() {
         assert!(q["datafusion_median"].as_f64().unwrap() > 0.0);
         assert!(q["ratio"].as_f64().unwrap() > 0.0);
         assert!(q["scan"]["bytes_read"].as_u64().unwrap() > 0, "{q}");
+        // Host CPU seconds per run: one per timed iteration on each side,
+        // each a real measurement (a query costs some CPU, never a
+        // negative or missing figure).
+        for side in ["gdscan_cpu", "datafusion_cpu"] {
+            let runs = q[side].as_array().unwrap();
+            assert_eq!(runs.len(), q["gdscan"].as_array().unwrap().len(), "{q}");
+            assert!(runs.iter().all(|c| c.as_f64().unwrap() >= 0.0), "{q}");
+        }
+        assert!(q["gdscan_cpu_median"].as_f64().unwrap() > 0.0, "{q}");
     }
+    assert!(shown.contains("gdscan cpu s"), "{shown}");
     let out = gdscan(&[
         "bench",
         "tpch",

@@ -15,6 +15,7 @@ use ::datafusion::prelude::SessionContext;
 use serde::Serialize;
 
 use super::paired::{PairedRatio, Verdict};
+use super::stats::process_cpu_seconds;
 use super::tpch::table_files;
 use super::tpch_sides::{available_cpus, median, SingleNode, TpchQueryOptions};
 use crate::error::{Error, Result};
@@ -48,6 +49,16 @@ pub(crate) struct SqlQueryResult {
     pub gdscan_median: f64,
     /// Median of `datafusion`.
     pub datafusion_median: f64,
+    /// Host CPU seconds (user + system of the whole process, `getrusage`)
+    /// of each timed iteration over gdscan's provider: what the query
+    /// costs the host's cores, decoding included on the CPU path.
+    pub gdscan_cpu: Vec<f64>,
+    /// The same over DataFusion's `ListingTable`.
+    pub datafusion_cpu: Vec<f64>,
+    /// Median of `gdscan_cpu`.
+    pub gdscan_cpu_median: f64,
+    /// Median of `datafusion_cpu`.
+    pub datafusion_cpu_median: f64,
     /// `datafusion_median / gdscan_median`: ≥ 1 when gdscan's provider is
     /// as fast or faster.
     pub ratio: f64,
@@ -90,14 +101,32 @@ pub(crate) struct SqlBenchReport {
     pub queries: Vec<SqlQueryResult>,
 }
 
-/// Runs `sql` once: plan and execution, timed; rows and gdscan's totals.
-async fn run_once(ctx: &SessionContext, sql: &str) -> Result<(f64, usize, ScanTotals)> {
+/// One run of a query.
+struct Run {
+    /// Wall seconds of planning and execution.
+    seconds: f64,
+    /// Host CPU seconds of the process meanwhile.
+    cpu_seconds: f64,
+    /// Rows of the answer.
+    rows: usize,
+    /// What gdscan's reader did.
+    scan: ScanTotals,
+}
+
+/// Runs `sql` once: plan and execution, timed, with the process's CPU
+/// seconds meanwhile; rows and gdscan's totals.
+async fn run_once(ctx: &SessionContext, sql: &str) -> Result<Run> {
+    let cpu = process_cpu_seconds();
     let start = Instant::now();
     let plan = ctx.sql(sql).await?.create_physical_plan().await?;
     let batches = collect(plan.clone(), ctx.task_ctx()).await?;
-    let elapsed = start.elapsed().as_secs_f64();
-    let rows = batches.iter().map(|b| b.num_rows()).sum();
-    Ok((elapsed, rows, scan_totals(plan.as_ref())))
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(Run {
+        seconds,
+        cpu_seconds: process_cpu_seconds() - cpu,
+        rows: batches.iter().map(|b| b.num_rows()).sum(),
+        scan: scan_totals(plan.as_ref()),
+    })
 }
 
 fn drop_all(files: &[PathBuf]) -> Result<()> {
@@ -117,9 +146,10 @@ async fn measure(
     cold: bool,
     files: &[PathBuf],
 ) -> Result<SqlQueryResult> {
-    let (_, rows, _) = run_once(&sides.gds, sql).await?;
-    let (_, listing_rows, _) = run_once(&sides.listing, sql).await?;
+    let rows = run_once(&sides.gds, sql).await?.rows;
+    let listing_rows = run_once(&sides.listing, sql).await?.rows;
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut ours_cpu, mut theirs_cpu) = (Vec::new(), Vec::new());
     let mut scan = ScanTotals::default();
     for i in 0..iterations.max(1) {
         for gdscan_turn in [i % 2 == 0, i % 2 == 1] {
@@ -127,11 +157,14 @@ async fn measure(
                 drop_all(files)?;
             }
             if gdscan_turn {
-                let (t, _, totals) = run_once(&sides.gds, sql).await?;
-                ours.push(t);
-                scan = totals;
+                let run = run_once(&sides.gds, sql).await?;
+                ours.push(run.seconds);
+                ours_cpu.push(run.cpu_seconds);
+                scan = run.scan;
             } else {
-                theirs.push(run_once(&sides.listing, sql).await?.0);
+                let run = run_once(&sides.listing, sql).await?;
+                theirs.push(run.seconds);
+                theirs_cpu.push(run.cpu_seconds);
             }
         }
     }
@@ -141,8 +174,12 @@ async fn measure(
         query,
         rows,
         rows_match: rows == listing_rows,
+        gdscan_cpu_median: median(&ours_cpu),
+        datafusion_cpu_median: median(&theirs_cpu),
         gdscan: ours,
         datafusion: theirs,
+        gdscan_cpu: ours_cpu,
+        datafusion_cpu: theirs_cpu,
         gdscan_median,
         datafusion_median,
         ratio: datafusion_median / gdscan_median.max(f64::MIN_POSITIVE),
@@ -197,7 +234,8 @@ pub(crate) fn render(r: &SqlBenchReport) -> String {
         "gdscan bench tpch --engine datafusion: {} ({}, {} partitions){}\n\
          ratio = DataFusion ListingTable median / gdscan provider median (>= 1: gdscan as fast or faster)\n\
          paired = median of the per-iteration ratios [interval, coverage]: faster / slower when the whole interval is above / below 1\n\
-         {:<6} {:>8} {:>12} {:>14} {:>7} {:>30} {:>8} {:>14} {:>14}\n",
+         cpu s = the process's host CPU seconds during the query (user + system), median\n\
+         {:<6} {:>8} {:>12} {:>14} {:>7} {:>30} {:>8} {:>12} {:>14} {:>14} {:>14}\n",
         r.context.data,
         if r.context.cold { "cold" } else { "warm" },
         r.context.partitions,
@@ -213,12 +251,14 @@ pub(crate) fn render(r: &SqlBenchReport) -> String {
         "ratio",
         "paired [interval]",
         "verdict",
+        "gdscan cpu s",
+        "datafusion cpu s",
         "bytes read",
         "bytes needed"
     );
     for q in &r.queries {
         out += &format!(
-            "{:<6} {:>8} {:>12.4} {:>14.4} {:>7.3} {:>30} {:>8} {:>14} {:>14}{}\n",
+            "{:<6} {:>8} {:>12.4} {:>14.4} {:>7.3} {:>30} {:>8} {:>12.3} {:>14.3} {:>14} {:>14}{}\n",
             format!("q{}", q.query),
             q.rows,
             q.gdscan_median,
@@ -234,6 +274,8 @@ pub(crate) fn render(r: &SqlBenchReport) -> String {
                 ))
                 .unwrap_or_default(),
             q.verdict.map(Verdict::name).unwrap_or(""),
+            q.gdscan_cpu_median,
+            q.datafusion_cpu_median,
             q.scan.bytes_read,
             q.scan.bytes_needed,
             if q.rows_match {
@@ -245,13 +287,19 @@ pub(crate) fn render(r: &SqlBenchReport) -> String {
     }
     let ours: f64 = r.queries.iter().map(|q| q.gdscan_median).sum();
     let theirs: f64 = r.queries.iter().map(|q| q.datafusion_median).sum();
+    let ours_cpu: f64 = r.queries.iter().map(|q| q.gdscan_cpu_median).sum();
+    let theirs_cpu: f64 = r.queries.iter().map(|q| q.datafusion_cpu_median).sum();
     out += &format!(
-        "{:<6} {:>8} {:>12.4} {:>14.4} {:>7.3}\n",
+        "{:<6} {:>8} {:>12.4} {:>14.4} {:>7.3} {:>30} {:>8} {:>12.3} {:>14.3}\n",
         "total",
         "",
         ours,
         theirs,
-        theirs / ours.max(f64::MIN_POSITIVE)
+        theirs / ours.max(f64::MIN_POSITIVE),
+        "",
+        "",
+        ours_cpu,
+        theirs_cpu
     );
     let count = |v: Verdict| r.queries.iter().filter(|q| q.verdict == Some(v)).count();
     out += &format!(
