@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 59's first GPU run, in one call from carried binaries: the
+# all-features gdscan (.carry-df/gdscan-df.xz, `cargo build --release -p
+# gdscan-cli --features ballista`, stripped, xz -9: about 28 MB) and
+# libnvcomp.so.6 alone (.carry-df/libnvcomp.so.6.xz, from the
+# nvidia-libnvcomp-cu13 wheel, xz -9: about 22 MB; both fit one carry with
+# .carry/gpu-tests.xz):
+#   carry [".carry", ".carry-df"]; bash benches/datafusion_gpu_call.sh
+# SF 10 TPC-H generated; Q6 through `gdscan sql --decode gpu --stats`; the
+# 22 answers with --decode gpu against DataFusion's own reader
+# (benches/anchors/tpch_duckdb.py --reference datafusion; DuckDB's wheel in a
+# later call for --reference duckdb); `bench tpch --engine datafusion
+# --decode gpu`; the filter property test; first use timed by subtraction.
+cd "$(dirname "$0")/.."
+R=/tmp/r; mkdir -p $R
+s0=$(date +%s)
+D=$PWD/.carry-df/gdscan-df
+xz -dkf -T8 .carry-df/gdscan-df.xz .carry-df/libnvcomp.so.6.xz .carry/gpu-tests.xz; chmod +x $D .carry/gpu-tests
+export GDSCAN_NVCOMP_LIBRARY=$PWD/.carry-df/libnvcomp.so.6 KVIKIO_NTHREADS=16 PARQUET_TEST_DATA=$PWD/.ptd/data
+nvidia-smi -L
+T=/tmp/t10
+[ -d $T/lineitem ] || timeout 60 $D tpch gen --sf 10 --out $T --quiet > $R/gen-t10.txt 2>&1
+echo "gen $(( $(date +%s)-s0 ))s"; du -sh $T
+timeout 20 $D sql --tpch $T --decode gpu --stats "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24" > $R/q6-gpu.txt 2>&1; head -c 1500 $R/q6-gpu.txt
+tar -cJf $OUT/r.tar.xz -C /tmp r
+timeout 75 python3 benches/anchors/tpch_duckdb.py --data $T --gdscan $D --decode gpu --reference datafusion > $R/answers.txt 2>&1; echo "answers rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-250 $R/answers.txt
+tar -cJf $OUT/r.tar.xz -C /tmp r
+timeout 50 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 1 --json $R/tpch-gpu.json > $R/tpch-gpu.txt 2>&1; echo "bench rc=$? $(( $(date +%s)-s0 ))s"
+tail -n 30 $R/tpch-gpu.txt
+tar -cJf $OUT/r.tar.xz -C /tmp r
+GDSCAN_PROPERTY_SECONDS=15 timeout 40 .carry/gpu-tests --ignored --test-threads 1 filter_property:: > $R/prop.txt 2>&1; echo "prop rc=$?"; grep -E "test result|filter property test|panicked" -A2 $R/prop.txt | cut -c1-600 | head
+tar -cJf $OUT/r.tar.xz -C /tmp r
+# First use, by subtraction: fresh processes on a 0.5 MB file (kernel cache warm after the first).
+export GDSCAN_KERNEL_CACHE=/tmp/kc KVIKIO_COMPAT_MODE=ON
+timeout 20 $D tpch gen --sf 0.01 --tables lineitem --out /tmp/fb --quiet > /dev/null 2>&1; F=$(find /tmp/fb -name '*.parquet' | head -1)
+python3 -c "import pyarrow as pa, pyarrow.parquet as pq; t=pq.read_table('$F'); t=t.cast(pa.schema([pa.field(f.name, pa.string() if f.type==pa.string_view() else f.type) for f in t.schema])); pq.write_table(t,'/tmp/fb-none.parquet',compression='none')"
+t() { local s=$(date +%s.%N); "$@" > /dev/null 2>&1; echo "$(awk "BEGIN{printf \"%.3f\", $(date +%s.%N)-$s}") s: ${*:2}"; }
+t $D scan $F --decode --device 0 --columns l_orderkey,l_extendedprice
+for i in 1 2; do
+  t $D --version; t $D scan $F --device 0 --columns l_orderkey,l_extendedprice
+  t $D scan $F --decode --device 0 --columns l_orderkey,l_extendedprice
+  t $D scan /tmp/fb-none.parquet --decode --device 0 --columns l_orderkey,l_extendedprice
+done 2>&1 | tee $R/first-use.txt
+$D scan $F --decode --device 0 --columns l_orderkey,l_extendedprice --stats 2>&1 | tail -5
+tar -cJf $OUT/r.tar.xz -C /tmp r
+echo "all $(( $(date +%s)-s0 ))s"
