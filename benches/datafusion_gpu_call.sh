@@ -11,6 +11,7 @@
 # (benches/anchors/tpch_duckdb.py --reference datafusion; DuckDB's wheel in a
 # later call for --reference duckdb); `bench tpch --engine datafusion
 # --decode gpu`; the filter property test; first use timed by subtraction.
+set -u
 cd "$(dirname "$0")/.."
 R=/tmp/r; mkdir -p $R
 s0=$(date +%s)
