@@ -26,13 +26,7 @@ unsafe impl Sync for Stream {}
 impl Stream {
     /// Creates a stream on `device`.
     pub fn new(device: Device) -> Result<Stream> {
-        device.bind()?;
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: context bound; out pointer valid.
-        check("cuStreamCreate", unsafe {
-            sys::cuStreamCreate(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
-        })?;
-        Ok(Stream { device, raw })
+        Stream::with_priority(device, None)
     }
 
     /// Creates a stream on `device` at the device's highest priority: its
@@ -46,15 +40,22 @@ impl Stream {
         check("cuCtxGetStreamPriorityRange", unsafe {
             sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest)
         })?;
+        Stream::with_priority(device, Some(greatest))
+    }
+
+    /// A non-blocking stream on `device`, at `priority` (in the device's
+    /// range) or the default.
+    fn with_priority(device: Device, priority: Option<i32>) -> Result<Stream> {
+        device.bind()?;
+        let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
         let mut raw = std::ptr::null_mut();
-        // SAFETY: context bound; out pointer valid; `greatest` is in the
-        // device's range.
-        check("cuStreamCreateWithPriority", unsafe {
-            sys::cuStreamCreateWithPriority(
-                &mut raw,
-                sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
-                greatest,
-            )
+        // SAFETY: context bound; out pointer valid; a priority given is
+        // the device's own (`with_high_priority`).
+        check("cuStreamCreate", unsafe {
+            match priority {
+                None => sys::cuStreamCreate(&mut raw, flags),
+                Some(p) => sys::cuStreamCreateWithPriority(&mut raw, flags, p),
+            }
         })?;
         Ok(Stream { device, raw })
     }

@@ -41,7 +41,9 @@ use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::properties::{WriterProperties, WriterVersion};
 
 use super::decode::{assert_gpu, plan_selection};
-use super::reference::{arrow_rs_try_decode, arrow_rs_try_decode_rows, same_values};
+use super::reference::{
+    arrow_rs_try_decode, arrow_rs_try_decode_rows, filter_on_host, same_values,
+};
 use gdscan::decode::page::parse_page_header;
 use gdscan::decode::page::PageKind;
 use gdscan::decode::scan::{decode, DecodeError, DecodeOptions};
@@ -657,12 +659,6 @@ impl From<DecodeError> for Refusal {
     }
 }
 
-/// `batch`'s rows where `p` is TRUE (arrow-rs's kernels on the host).
-fn host_filtered(batch: &RecordBatch, p: &Predicate) -> Result<RecordBatch, String> {
-    let mask = p.evaluate(batch).map_err(|e| e.to_string())?;
-    arrow::compute::filter_record_batch(batch, &mask).map_err(|e| e.to_string())
-}
-
 /// The filtered campaign's reference: arrow-rs's decode of the rows the
 /// planner keeps for `p` (the row groups and pages whose statistics do
 /// not rule it out: a reader that skips a page by its statistics never
@@ -677,13 +673,13 @@ fn planned_reference(path: &Path, bytes: &[u8], p: &Predicate) -> Result<RecordB
     let plan = gdscan::parquet::plan(&metadata, &filtered_request(p)).map_err(|e| e.to_string())?;
     let (kept, selection) = plan_selection(&plan, &metadata);
     arrow_rs_try_decode_rows(&Bytes::from(bytes.to_vec()), Some(kept), Some(selection))
-        .and_then(|b| host_filtered(&b, p))
+        .and_then(|b| filter_on_host(&b, p))
 }
 
 /// The answer of `p` over the base file before any corruption: arrow-rs's
 /// rows of the clean bytes, filtered on the host.
 fn clean_answer(base: &Base, p: &Predicate) -> Result<RecordBatch, String> {
-    arrow_rs_try_decode(&Bytes::from(base.bytes.clone())).and_then(|b| host_filtered(&b, p))
+    arrow_rs_try_decode(&Bytes::from(base.bytes.clone())).and_then(|b| filter_on_host(&b, p))
 }
 
 /// Every column, filtered exactly by `p` on the GPU.

@@ -12,17 +12,50 @@
 use std::path::Path;
 
 use arrow::array::RecordBatch;
-use arrow::compute::{concat_batches, filter_record_batch};
+use arrow::compute::concat_batches;
 use bytes::Bytes;
 
 use super::decode::{assert_gpu, test_data};
-use super::reference::{arrow_rs_decode, assert_same_values};
-use gdscan::decode::scan::{decode, DecodeOptions, DecodeReport, FilterMode};
+use super::reference::{arrow_rs_decode, assert_same_values, filter_on_host, in_file_order};
+use gdscan::decode::scan::{decode, DecodeError, DecodeOptions, DecodeReport, FilterMode};
 use gdscan::parquet::{Predicate, Projection, ScanRequest};
 use gdscan_cli::tpch::{generate, GenOptions, Table, SCAN_FILTERS};
 
-/// Decodes `path` with `columns` (all when empty) and `filter`; the
-/// batches copied back, concatenated, and the decoder's report.
+/// The decode of `path` with `request` filtered in `mode`: the batches
+/// copied back, concatenated, the decoder's report and how many batches
+/// it handed out (none of them empty); or the decoder's typed error.
+pub(super) fn try_gpu_filtered(
+    path: &Path,
+    request: ScanRequest,
+    mode: FilterMode,
+) -> Result<(RecordBatch, DecodeReport, usize), DecodeError> {
+    let options = DecodeOptions {
+        filter: mode,
+        ..DecodeOptions::from_env().expect("decode options")
+    };
+    let mut stream = decode(path.to_str().expect("utf-8 path"), request, options)?;
+    let schema = stream.schema().clone();
+    let mut host = Vec::new();
+    for batch in stream.by_ref() {
+        let batch = batch?;
+        assert!(batch.num_rows() > 0, "an empty batch was handed out");
+        host.push(batch.to_host().expect("copy back"));
+    }
+    let batches = host.len();
+    let all = match host.first() {
+        Some(first) => concat_batches(&first.schema(), &host).expect("concat"),
+        None => RecordBatch::new_empty(schema),
+    };
+    Ok((all, stream.report(), batches))
+}
+
+/// The columns `columns` of a test (all when empty).
+fn projection(columns: &[&str]) -> Option<Vec<String>> {
+    (!columns.is_empty()).then(|| columns.iter().map(|s| s.to_string()).collect())
+}
+
+/// Decodes `path` with `columns` (all when empty) and `filter`: as
+/// [`try_gpu_filtered`], an error failing the test.
 fn gpu_filtered(
     path: &Path,
     columns: &[&str],
@@ -30,32 +63,12 @@ fn gpu_filtered(
     mode: FilterMode,
 ) -> (RecordBatch, DecodeReport, usize) {
     let request = ScanRequest {
-        projection: match columns {
-            [] => Projection::All,
-            c => Projection::Columns(c.iter().map(|s| s.to_string()).collect()),
-        },
+        projection: projection(columns).map_or(Projection::All, Projection::Columns),
         predicate: Some(filter.parse().unwrap()),
         ..ScanRequest::default()
     };
-    let options = DecodeOptions {
-        filter: mode,
-        ..DecodeOptions::from_env().unwrap()
-    };
-    let mut stream = decode(path.to_str().unwrap(), request, options)
-        .unwrap_or_else(|e| panic!("{}: {filter}: {e}", path.display()));
-    let schema = stream.schema().clone();
-    let mut host = Vec::new();
-    for batch in stream.by_ref() {
-        let batch = batch.unwrap_or_else(|e| panic!("{}: {filter}: {e}", path.display()));
-        assert!(batch.num_rows() > 0, "an empty batch was handed out");
-        host.push(batch.to_host().unwrap());
-    }
-    let batches = host.len();
-    let all = match host.first() {
-        Some(first) => concat_batches(&first.schema(), &host).unwrap(),
-        None => RecordBatch::new_empty(schema),
-    };
-    (all, stream.report(), batches)
+    try_gpu_filtered(path, request, mode)
+        .unwrap_or_else(|e| panic!("{}: {filter}: {e}", path.display()))
 }
 
 /// arrow-rs's rows of `file` where `filter` is TRUE, cut to `columns`'
@@ -64,17 +77,8 @@ fn gpu_filtered(
 fn host_filtered(file: &Bytes, columns: &[&str], filter: &str) -> RecordBatch {
     let all = arrow_rs_decode(file, None, None, None);
     let predicate: Predicate = filter.parse().unwrap();
-    let mask = predicate.evaluate(&all).unwrap();
-    let kept = filter_record_batch(&all, &mask).unwrap();
-    if columns.is_empty() {
-        return kept;
-    }
-    let mut indices: Vec<usize> = columns
-        .iter()
-        .map(|c| kept.schema().index_of(c).unwrap())
-        .collect();
-    indices.sort_unstable();
-    kept.project(&indices).unwrap()
+    let kept = filter_on_host(&all, &predicate).unwrap();
+    in_file_order(&kept, projection(columns).as_deref())
 }
 
 /// `filter` on `path` in one pass and late materialized: both exactly

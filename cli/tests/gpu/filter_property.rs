@@ -23,88 +23,25 @@
 
 use std::path::Path;
 
-use arrow::array::RecordBatch;
-use arrow::compute::{concat_batches, filter_record_batch};
 use bytes::Bytes;
 use parquet::arrow::ArrowWriter;
 
 use super::decode::assert_gpu;
+use super::filter_exact::try_gpu_filtered;
 use super::property::writer_settings;
-use super::reference::{arrow_rs_decode, same_values};
+use super::reference::{arrow_rs_decode, filter_on_host, in_file_order, same_values};
 use super::seeded::{run_seeded_cases, Rng as SettingsRng};
 use crate::filter_cases::{columns, predicate, schema, sliced_batch, struct_nulls, Rng};
 use gdscan::decode::filter::FilterError;
-use gdscan::decode::scan::{decode, DecodeError, DecodeOptions, FilterMode};
-use gdscan::parquet::{Predicate, Projection, ScanRequest};
+use gdscan::decode::scan::{DecodeError, FilterMode};
+use gdscan::parquet::{Projection, ScanRequest};
 
 /// Predicates tried on each random file.
 const PREDICATES_PER_FILE: usize = 6;
 
-/// What the decoder did with one predicate.
-enum Outcome {
-    /// The batches copied back and concatenated, with the report's count
-    /// of rows kept.
-    Rows(RecordBatch, u64),
-    /// A typed error, at open or from the stream.
-    Refused(DecodeError),
-}
-
-/// `predicate` over the file at `path` through the GPU decoder.
-fn gpu_filtered(
-    path: &Path,
-    columns: &Projection,
-    predicate: &Predicate,
-    mode: FilterMode,
-) -> Outcome {
-    let request = ScanRequest {
-        projection: columns.clone(),
-        predicate: Some(predicate.clone()),
-        ..ScanRequest::default()
-    };
-    let options = DecodeOptions {
-        filter: mode,
-        ..DecodeOptions::from_env().expect("decode options")
-    };
-    let mut stream = match decode(path.to_str().expect("utf-8 path"), request, options) {
-        Ok(stream) => stream,
-        Err(e) => return Outcome::Refused(e),
-    };
-    let schema = stream.schema().clone();
-    let mut host = Vec::new();
-    for batch in stream.by_ref() {
-        match batch {
-            Ok(b) => {
-                assert!(b.num_rows() > 0, "an empty batch was handed out");
-                host.push(b.to_host().expect("copy back"));
-            }
-            Err(e) => return Outcome::Refused(e),
-        }
-    }
-    let all = match host.first() {
-        Some(first) => concat_batches(&first.schema(), &host).expect("concat"),
-        None => RecordBatch::new_empty(schema),
-    };
-    Outcome::Rows(all, stream.report().filter.rows_out)
-}
-
 /// The GPU evaluator's own refusal of a part it does not take.
 fn is_unsupported(e: &DecodeError) -> bool {
     matches!(e, DecodeError::Filter(f) if matches!(**f, FilterError::Unsupported { .. }))
-}
-
-/// The file's top-level columns `names` in the file's order, of `batch`.
-fn project(batch: &RecordBatch, projection: &Projection) -> RecordBatch {
-    match projection {
-        Projection::Columns(names) => {
-            let mut indices: Vec<usize> = names
-                .iter()
-                .map(|c| batch.schema().index_of(c).expect("projected column"))
-                .collect();
-            indices.sort_unstable();
-            batch.project(&indices).expect("project")
-        }
-        _ => batch.clone(),
-    }
 }
 
 /// One case from `seed`: a random file under `dir` and
@@ -154,16 +91,21 @@ fn run_case(seed: u64, dir: &Path, totals: &mut [usize; 3]) -> String {
             chosen.dedup();
             Projection::Columns(chosen)
         };
-        let host = p.evaluate(&file).map(|mask| {
-            project(
-                &filter_record_batch(&file, &mask).expect("filter"),
-                &projection,
-            )
-        });
+        let names = match &projection {
+            Projection::Columns(names) => Some(names.as_slice()),
+            _ => None,
+        };
+        let host = filter_on_host(&file, &p).map(|kept| in_file_order(&kept, names));
         for mode in [FilterMode::Exact, FilterMode::Late] {
             let what = format!("{p} [{projection:?}] ({mode:?})");
-            match (&host, gpu_filtered(&path, &projection, &p, mode)) {
-                (Ok(expected), Outcome::Rows(got, rows_out)) => {
+            let request = ScanRequest {
+                projection: projection.clone(),
+                predicate: Some(p.clone()),
+                ..ScanRequest::default()
+            };
+            match (&host, try_gpu_filtered(&path, request, mode)) {
+                (Ok(expected), Ok((got, report, _))) => {
+                    let rows_out = report.filter.rows_out;
                     if let Err(diff) = same_values(expected, &got) {
                         failures.push(format!("{what}: {diff}"));
                     } else if rows_out != expected.num_rows() as u64 {
@@ -174,12 +116,12 @@ fn run_case(seed: u64, dir: &Path, totals: &mut [usize; 3]) -> String {
                     }
                     compared += 1;
                 }
-                (Ok(_), Outcome::Refused(e)) if is_unsupported(&e) => unsupported += 1,
-                (Ok(_), Outcome::Refused(e)) => {
+                (Ok(_), Err(e)) if is_unsupported(&e) => unsupported += 1,
+                (Ok(_), Err(e)) => {
                     failures.push(format!("{what}: refused ({e}), the host evaluates it"))
                 }
-                (Err(_), Outcome::Refused(_)) => refused += 1,
-                (Err(h), Outcome::Rows(got, _)) => failures.push(format!(
+                (Err(_), Err(_)) => refused += 1,
+                (Err(h), Ok((got, _, _))) => failures.push(format!(
                     "{what}: the host refuses ({h}), the GPU handed out {} rows",
                     got.num_rows()
                 )),

@@ -158,6 +158,32 @@ pub fn same_values(expected: &RecordBatch, got: &RecordBatch) -> Result<(), Stri
     Ok(())
 }
 
+/// `batch`'s rows where `p` is TRUE under SQL's three-valued logic
+/// (`Predicate::evaluate`, then arrow-rs's `filter_record_batch`), or why
+/// the host refuses the predicate.
+pub fn filter_on_host(
+    batch: &RecordBatch,
+    p: &gdscan::parquet::Predicate,
+) -> Result<RecordBatch, String> {
+    let mask = p.evaluate(batch).map_err(|e| e.to_string())?;
+    arrow::compute::filter_record_batch(batch, &mask).map_err(|e| e.to_string())
+}
+
+/// `batch` cut to its top-level columns `names` in the batch's (the
+/// file's) order, as the decoder hands a projection out; all of them when
+/// `names` is `None`.
+pub fn in_file_order(batch: &RecordBatch, names: Option<&[String]>) -> RecordBatch {
+    let Some(names) = names else {
+        return batch.clone();
+    };
+    let mut indices: Vec<usize> = names
+        .iter()
+        .map(|c| batch.schema().index_of(c).expect("a projected column"))
+        .collect();
+    indices.sort_unstable();
+    batch.project(&indices).expect("project")
+}
+
 /// arrow-rs's decode of `file` (every column and row), or why it refused
 /// it: an error, or a panic of its decoder (caught; the caller keeps the
 /// panic hook quiet).

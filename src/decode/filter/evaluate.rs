@@ -82,7 +82,7 @@ impl FilterGpu {
         let queued = self.queue_evaluate(predicate, batch)?;
         self.stream.synchronize()?;
         queued.check_status()?;
-        Ok(queued.into_mask())
+        Ok(queued.mask().clone())
     }
 
     /// [`FilterGpu::evaluate`] queued, not waited for: the mask is written
@@ -110,9 +110,8 @@ impl FilterGpu {
         if rows == 0 {
             return Ok(QueuedMask {
                 gpu: self,
-                mask: Some(DeviceMask::new(DeviceBytes::from_pooled(mask), 0)),
+                mask: DeviceMask::new(DeviceBytes::from_pooled(mask), 0),
                 upload: None,
-                status: None,
             });
         }
         let table = predicate.table(batch)?;
@@ -169,8 +168,7 @@ impl FilterGpu {
         }
         Ok(QueuedMask {
             gpu: self,
-            mask: Some(DeviceMask::new(DeviceBytes::from_pooled(mask), rows)),
-            status: Some(device.device_ptr() + upload.status as u64),
+            mask: DeviceMask::new(DeviceBytes::from_pooled(mask), rows),
             upload: Some((device, upload.status)),
         })
     }
@@ -181,24 +179,24 @@ impl FilterGpu {
 /// the stream first).
 pub(super) struct QueuedMask<'a> {
     gpu: &'a FilterGpu,
-    mask: Option<DeviceMask>,
-    /// The uploaded program and tables, and its status word's offset.
+    mask: DeviceMask,
+    /// The uploaded program and tables, and its status word's offset
+    /// (None: no kernel ran, an empty batch).
     upload: Option<(PooledDeviceBuffer, usize)>,
-    status: Option<u64>,
 }
 
 impl QueuedMask<'_> {
     /// The mask (written once the filter's stream has passed the kernel).
     pub(super) fn mask(&self) -> &DeviceMask {
-        self.mask
-            .as_ref()
-            .expect("the mask is taken only by into_mask")
+        &self.mask
     }
 
     /// The device address of the kernel's status word (None: no kernel
-    /// ran, an empty batch), to be read once the stream has passed it.
+    /// ran), to be read once the stream has passed it.
     pub(super) fn status(&self) -> Option<u64> {
-        self.status
+        self.upload
+            .as_ref()
+            .map(|(upload, at)| upload.device_ptr() + *at as u64)
     }
 
     /// Reads the status word (the stream must have passed the kernel).
@@ -209,11 +207,6 @@ impl QueuedMask<'_> {
         let mut word = [0u8; 4];
         upload.copy_to_host(*at, &mut word)?;
         status_word(u32::from_le_bytes(word))
-    }
-
-    /// The mask, once the stream was synchronised.
-    fn into_mask(mut self) -> DeviceMask {
-        self.mask.take().expect("the mask is taken once")
     }
 }
 
