@@ -124,3 +124,62 @@ fn gpu_filter_refuses_another_schema_and_masks_no_rows() {
     let e = filter.evaluate(&g, &host).unwrap_err();
     assert!(matches!(e, FilterError::Batch(_)), "{e}");
 }
+
+/// Several batches filtered in one pass (`select_many`, as the decoder
+/// filters a decoded group's row groups) give each batch's rows of
+/// `evaluate` then `compact` on its own, and the host evaluator's count.
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn select_many_filters_each_batch_as_evaluate_then_compact() {
+    assert_gpu();
+    let device = Device::get(0).unwrap();
+    let pool = DevicePool::new(device, 1 << 30);
+    let stream = Stream::new(device).unwrap();
+    let kernels = KernelSet::get(device, KernelConfig::DEFAULT).unwrap();
+    let filter = FilterGpu::new(kernels, pool.clone()).unwrap();
+    let mut rng = Rng(0x5e1e_c7);
+    let mut compared = 0;
+    for _ in 0..20 {
+        let batches: Vec<RecordBatch> = (0..1 + rng.below(6))
+            .map(|_| {
+                let rows = rng.pick(&[0usize, 1, 300, 5_000, 40_000]);
+                let cols = columns(&mut rng, rows);
+                flat(&sliced_batch(&cols, 0, rows, None))
+            })
+            .collect();
+        let uploaded: Vec<DeviceBatch> = batches
+            .iter()
+            .map(|b| DeviceBatch::upload(b, &pool, &stream).unwrap())
+            .collect();
+        let p = predicate(&mut rng, 3);
+        let Ok(g) = GpuPredicate::compile(&p, &batches[0].schema()) else {
+            continue;
+        };
+        if batches.iter().any(|b| p.evaluate(b).is_err()) {
+            continue;
+        }
+        let work: Vec<(&DeviceBatch, &DeviceBatch)> = uploaded.iter().map(|b| (b, b)).collect();
+        let many = filter.select_many(&g, &work).unwrap();
+        assert_eq!(many.len(), batches.len());
+        for ((batch, device_batch), got) in batches.iter().zip(&uploaded).zip(many) {
+            let mask = filter.evaluate(&g, device_batch).unwrap();
+            let one = filter.compact(device_batch, &mask).unwrap();
+            let want = p.evaluate(batch).unwrap().true_count();
+            match (one, got) {
+                (None, None) => assert_eq!(want, 0, "{p}"),
+                (Some(a), Some(b)) => {
+                    let (a, b) = (a.to_host().unwrap(), b.to_host().unwrap());
+                    assert_eq!(a, b, "{p}");
+                    assert_eq!(b.num_rows(), want, "{p}");
+                }
+                (a, b) => panic!(
+                    "{p}: one by one {:?} rows, together {:?}",
+                    a.map(|x| x.num_rows()),
+                    b.map(|x| x.num_rows())
+                ),
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared > 20, "{compared}");
+}

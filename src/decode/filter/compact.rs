@@ -16,6 +16,7 @@
 
 use std::sync::Arc;
 
+use super::compact_column::Pending;
 use super::evaluate::status_word;
 use super::{DeviceMask, FilterError, FilterGpu};
 use crate::decode::array::{DeviceArrayError, DeviceBatch, DeviceBytes, DeviceColumn};
@@ -109,6 +110,13 @@ impl<'a> Compaction<'a> {
         n: u64,
         width: u32,
     ) -> Result<(CompactScan, u64), FilterError> {
+        let scan = self.queue_scan(values, n, width)?;
+        let total = self.read_total(scan.total)?;
+        Ok((scan, total))
+    }
+
+    /// [`Compaction::scan`] queued, its total not read back.
+    fn queue_scan(&mut self, values: u64, n: u64, width: u32) -> Result<CompactScan, FilterError> {
         let tiles = usize::try_from(compact_tiles(n))
             .map_err(|_| unsupported("a scan", format!("{n} items")))?;
         let scan = CompactScan {
@@ -122,8 +130,7 @@ impl<'a> Compaction<'a> {
         // buffer, alive for the call); `sums` and `total` were allocated
         // above at the sizes `CompactScan` asks, held until the end.
         unsafe { self.gpu.kernels.compact_scan(&self.gpu.stream, &scan)? };
-        let total = self.read_total(scan.total)?;
-        Ok((scan, total))
+        Ok(scan)
     }
 
     /// The u64 at `total` once the stream has passed its writes, after the
@@ -151,12 +158,21 @@ impl<'a> Compaction<'a> {
         Ok(u64::from_le_bytes(words[..8].try_into().unwrap_or([0; 8])))
     }
 
-    /// The kept rows of `mask` and their count (no list when none or all
-    /// are kept).
-    fn kept_rows(&mut self, mask: &DeviceMask) -> Result<(Rows, u64), FilterError> {
+    /// The scan of `mask` queued (its total read by the caller).
+    fn queue_mask_scan(&mut self, mask: &DeviceMask) -> Result<CompactScan, FilterError> {
+        self.queue_scan(mask.bytes().address(), mask.len() as u64, 1)
+    }
+
+    /// The kept rows of `mask` listed, from its scan and the total `k`
+    /// read back (no list when none or all are kept).
+    fn list_kept_rows(
+        &mut self,
+        mask: &DeviceMask,
+        scan: &CompactScan,
+        k: u64,
+    ) -> Result<(Rows, u64), FilterError> {
         let n = mask.len() as u64;
         let address = mask.bytes().address();
-        let (scan, k) = self.scan(address, n, 1)?;
         let mut rows = Rows {
             list: 0,
             k: 0,
@@ -275,18 +291,44 @@ impl FilterGpu {
         batch: &DeviceBatch,
         mask: &DeviceMask,
     ) -> Result<Option<DeviceBatch>, FilterError> {
-        self.compact_checked(batch, mask, None)
+        self.start(batch, mask, None)?.count()?.gather()?.finish()
     }
 
-    /// [`FilterGpu::compact`] of a mask whose evaluation may still be
-    /// queued: its status word at `mask_status` is read back and checked
-    /// with the kept rows' count, before any column is gathered.
-    pub(super) fn compact_checked(
+    /// [`FilterGpu::compact`] of several batches, each with its queued
+    /// mask and that mask's status word: every batch goes through each
+    /// phase (the scan of its mask; its count read back; the kept rows
+    /// listed and the gathers queued; the null counts read back) before
+    /// any goes through the next, so that the host waits for the GPU once
+    /// per read-back phase for all of them (the first read back of a phase
+    /// waits; the others find their work done), not once per phase and
+    /// batch.
+    pub(super) fn compact_many(
         &self,
-        batch: &DeviceBatch,
-        mask: &DeviceMask,
+        work: &[(&DeviceBatch, &DeviceMask, Option<u64>)],
+    ) -> Result<Vec<Option<DeviceBatch>>, FilterError> {
+        let mut phases = Vec::with_capacity(work.len());
+        for &(batch, mask, status) in work {
+            phases.push(self.start(batch, mask, status)?);
+        }
+        let mut counted = Vec::with_capacity(phases.len());
+        for phase in phases {
+            counted.push(phase.count()?);
+        }
+        let mut gathered = Vec::with_capacity(counted.len());
+        for phase in counted {
+            gathered.push(phase.gather()?);
+        }
+        gathered.into_iter().map(CompactPhase::finish).collect()
+    }
+
+    /// The first phase: `batch` and `mask` checked, the mask's scan
+    /// queued (or the answer known without the GPU).
+    fn start<'a, 'b>(
+        &'a self,
+        batch: &'b DeviceBatch,
+        mask: &'b DeviceMask,
         mask_status: Option<u64>,
-    ) -> Result<Option<DeviceBatch>, FilterError> {
+    ) -> Result<CompactPhase<'a, 'b>, FilterError> {
         if mask.len() != batch.num_rows() {
             return Err(FilterError::Batch(DeviceArrayError::Batch(format!(
                 "a mask of {} rows for a batch of {}",
@@ -303,17 +345,93 @@ impl FilterGpu {
             ))));
         }
         if batch.num_rows() == 0 {
-            return Ok(None);
+            return Ok(CompactPhase::Done(None));
         }
         batch.wait()?;
         let bitmaps = batch.columns().iter().map(bitmaps).sum();
         let mut c = Compaction::new(self, bitmaps, mask_status)?;
-        let (rows, k) = c.kept_rows(mask)?;
+        let scan = c.queue_mask_scan(mask)?;
+        Ok(CompactPhase::Scanned {
+            batch,
+            mask,
+            c,
+            scan,
+        })
+    }
+}
+
+/// One batch's compaction between its phases ([`FilterGpu::compact_many`]).
+enum CompactPhase<'a, 'b> {
+    /// Known without more work on the GPU: no row kept (`None`), or every
+    /// row (the batch itself).
+    Done(Option<DeviceBatch>),
+    /// The mask's scan queued, its total not read back.
+    Scanned {
+        batch: &'b DeviceBatch,
+        mask: &'b DeviceMask,
+        c: Compaction<'a>,
+        scan: CompactScan,
+    },
+    /// The kept rows' count `k` read back.
+    Counted {
+        batch: &'b DeviceBatch,
+        mask: &'b DeviceMask,
+        c: Compaction<'a>,
+        scan: CompactScan,
+        k: u64,
+    },
+    /// The gathers queued, their null counts not read back.
+    Gathered {
+        batch: &'b DeviceBatch,
+        c: Compaction<'a>,
+        k: u32,
+        pending: Vec<Pending>,
+    },
+}
+
+impl CompactPhase<'_, '_> {
+    /// The second phase: the kept rows' count read back, with the mask's
+    /// status word (a corrupt program or column table fails here, before
+    /// any column is gathered).
+    fn count(self) -> Result<Self, FilterError> {
+        let CompactPhase::Scanned {
+            batch,
+            mask,
+            mut c,
+            scan,
+        } = self
+        else {
+            return Ok(self);
+        };
+        let k = c.read_total(scan.total)?;
+        Ok(CompactPhase::Counted {
+            batch,
+            mask,
+            c,
+            scan,
+            k,
+        })
+    }
+
+    /// The third phase: the kept rows listed and every column's gather
+    /// queued.
+    fn gather(self) -> Result<Self, FilterError> {
+        let CompactPhase::Counted {
+            batch,
+            mask,
+            mut c,
+            scan,
+            k,
+        } = self
+        else {
+            return Ok(self);
+        };
+        let (rows, k) = c.list_kept_rows(mask, &scan, k)?;
         if k == 0 {
-            return Ok(None);
+            return Ok(CompactPhase::Done(None));
         }
         if k == batch.num_rows() as u64 {
-            return Ok(Some(batch.clone()));
+            return Ok(CompactPhase::Done(Some(batch.clone())));
         }
         let mut pending = Vec::with_capacity(batch.num_columns());
         for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
@@ -322,6 +440,29 @@ impl FilterGpu {
                     .map_err(|e| in_column(e, field.name()))?,
             );
         }
+        Ok(CompactPhase::Gathered {
+            batch,
+            c,
+            k: rows.k,
+            pending,
+        })
+    }
+
+    /// The last phase: the null counts read back (the gathers done), the
+    /// compacted batch built.
+    fn finish(self) -> Result<Option<DeviceBatch>, FilterError> {
+        let CompactPhase::Gathered {
+            batch,
+            mut c,
+            k,
+            pending,
+        } = self
+        else {
+            return match self {
+                CompactPhase::Done(done) => Ok(done),
+                _ => Err(unsupported("a compaction", "finished before its gathers")),
+            };
+        };
         let counts = c.finish()?;
         let mut columns = Vec::with_capacity(pending.len());
         for (field, p) in batch.schema().fields().iter().zip(pending) {
@@ -330,13 +471,15 @@ impl FilterGpu {
         let ready = None;
         Ok(Some(DeviceBatch::try_new(
             Arc::clone(batch.schema()),
-            rows.k as usize,
+            k as usize,
             columns,
             batch.location(),
             ready,
         )?))
     }
+}
 
+impl FilterGpu {
     /// Fails unless `mask` fits the kernels (u32 rows) and lives on this
     /// filter's device.
     fn check_mask(&self, mask: &DeviceMask) -> Result<(), FilterError> {

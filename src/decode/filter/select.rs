@@ -1,7 +1,8 @@
-//! The one-pass filter of a decoded batch: the predicate evaluated and the
+//! The one-pass filter of decoded batches: the predicate evaluated and each
 //! batch compacted to the rows it selects with the host waiting twice (the
-//! kept rows' count, read back together with the evaluator's status word,
-//! and the end of the gathers), not after every launch.
+//! kept rows' counts, read back together with the evaluator's status
+//! words, and the end of the gathers), not after every launch; for one
+//! batch or for several at once (a decoded group's row groups).
 
 use super::{FilterError, FilterGpu, GpuPredicate};
 use crate::decode::array::DeviceBatch;
@@ -23,7 +24,29 @@ impl FilterGpu {
         batch: &DeviceBatch,
         output: &DeviceBatch,
     ) -> Result<Option<DeviceBatch>, FilterError> {
-        let queued = self.queue_evaluate(predicate, batch)?;
-        self.compact_checked(output, queued.mask(), queued.status())
+        let mut one = self.select_many(predicate, &[(batch, output)])?;
+        Ok(one.pop().flatten())
+    }
+
+    /// [`FilterGpu::select`] of several batches (e.g. the row groups of one
+    /// decoded group), each `(batch, output)`, answered in order: every
+    /// evaluation is queued first, then every compaction goes through its
+    /// phases together, so that the host waits for the GPU twice for all
+    /// of them rather than twice for each.
+    pub fn select_many(
+        &self,
+        predicate: &GpuPredicate,
+        work: &[(&DeviceBatch, &DeviceBatch)],
+    ) -> Result<Vec<Option<DeviceBatch>>, FilterError> {
+        let mut queued = Vec::with_capacity(work.len());
+        for (batch, _) in work {
+            queued.push(self.queue_evaluate(predicate, batch)?);
+        }
+        let compactions: Vec<_> = work
+            .iter()
+            .zip(&queued)
+            .map(|((_, output), q)| (*output, q.mask(), q.status()))
+            .collect();
+        self.compact_many(&compactions)
     }
 }

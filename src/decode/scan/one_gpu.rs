@@ -187,6 +187,7 @@ pub(crate) fn decode_one(
         stage_pool: stage_pool(options.stage_threads),
         schema,
         filter,
+        filtered: VecDeque::new(),
         nestings,
         report: DecodeReport {
             landing: Some(landing),
@@ -247,6 +248,8 @@ pub(crate) struct GpuStream {
     schema: SchemaRef,
     /// The exact filter, when the request has a predicate.
     filter: Option<RowFilter>,
+    /// Filtered batches of the last group not handed out yet.
+    filtered: VecDeque<DeviceBatch>,
     /// Per input, its projection's nesting plan (None: flat).
     nestings: Vec<Option<Arc<GpuNesting>>>,
     report: DecodeReport,
@@ -436,7 +439,9 @@ impl GpuStream {
         Ok(())
     }
 
-    fn step(&mut self) -> Option<Result<DeviceBatch, DecodeError>> {
+    /// The next row group's batch, with the index of the group it was
+    /// decoded in.
+    fn step(&mut self) -> Option<Result<(DeviceBatch, usize), DecodeError>> {
         if let Err(e) = self.fill().and_then(|()| self.try_queue_pending()) {
             return Some(Err(e));
         }
@@ -457,6 +462,7 @@ impl GpuStream {
             }
         }
         let item = self.queue.pop_front()?;
+        let group = item.group_index;
         if item.ends_group {
             self.groups_queued -= 1;
         }
@@ -470,8 +476,40 @@ impl GpuStream {
         self.report.pinned_pool = self.gpu.pinned.stats().since(&self.pools_at_start.1);
         Some(finished.map(|(batch, times)| {
             self.report.add(rows, bytes, &times);
-            batch
+            (batch, group)
         }))
+    }
+
+    /// The next filtered batch: the row groups of one decoded group (they
+    /// finish together) filtered in one pass, those keeping a row handed
+    /// out in order; groups keeping none are passed over.
+    fn next_filtered(&mut self) -> Option<Result<DeviceBatch, DecodeError>> {
+        loop {
+            if let Some(batch) = self.filtered.pop_front() {
+                return Some(Ok(batch));
+            }
+            let (first, group) = match self.step()? {
+                Ok(finished) => finished,
+                Err(e) => return Some(Err(e)),
+            };
+            let mut batches = vec![first];
+            while self.queue.front().is_some_and(|i| i.group_index == group) {
+                match self.step() {
+                    Some(Ok((batch, _))) => batches.push(batch),
+                    Some(Err(e)) => return Some(Err(e)),
+                    None => break,
+                }
+            }
+            let Some(filter) = &self.filter else {
+                return Some(Err(DecodeError::Late {
+                    why: "a filtered batch asked of a stream without a filter".into(),
+                }));
+            };
+            match filter.apply_many(batches, &mut self.report.filter) {
+                Ok(kept) => self.filtered.extend(kept),
+                Err(e) => return Some(Err(e)),
+            }
+        }
     }
 }
 
@@ -493,18 +531,9 @@ impl Iterator for GpuStream {
         if self.failed {
             return None;
         }
-        let item = loop {
-            match (self.step(), &self.filter) {
-                (Some(Ok(batch)), Some(filter)) => {
-                    match filter.apply(batch, &mut self.report.filter) {
-                        Ok(Some(kept)) => break Some(Ok(kept)),
-                        // No row selected: on to the next row group.
-                        Ok(None) => continue,
-                        Err(e) => break Some(Err(e)),
-                    }
-                }
-                (item, _) => break item,
-            }
+        let item = match self.filter {
+            Some(_) => self.next_filtered(),
+            None => self.step().map(|r| r.map(|(batch, _)| batch)),
         };
         if matches!(item, Some(Err(_))) {
             // A failed row group ends the stream: never partial data after it.
@@ -516,6 +545,7 @@ impl Iterator for GpuStream {
                 self.queue.drain(..).for_each(std::mem::forget);
             }
             self.queue.clear();
+            self.filtered.clear();
             self.groups_queued = 0;
         }
         item

@@ -78,23 +78,35 @@ impl RowFilter {
         &self.schema
     }
 
-    /// `batch` cut to the selected rows and the kept columns; `None` when
-    /// no row is selected.
-    pub(crate) fn apply(
+    /// `batches` (finished together: one decoded group's row groups) cut
+    /// to the selected rows and the kept columns, in order; those that
+    /// keep no row are left out. One pass of evaluation and compaction
+    /// over all of them ([`FilterGpu::select_many`]).
+    pub(crate) fn apply_many(
         &self,
-        batch: DeviceBatch,
+        batches: Vec<DeviceBatch>,
         report: &mut FilterReport,
-    ) -> Result<Option<DeviceBatch>, DecodeError> {
+    ) -> Result<Vec<DeviceBatch>, DecodeError> {
         let started = Instant::now();
-        let projected = batch.project(&self.keep)?;
-        let kept = self.gpu.select(&self.program, &batch, &projected)?;
-        report.batches_in += 1;
-        report.rows_in += batch.num_rows() as u64;
-        match &kept {
-            Some(b) => report.rows_out += b.num_rows() as u64,
-            None => report.batches_empty += 1,
+        let projected = batches
+            .iter()
+            .map(|b| b.project(&self.keep))
+            .collect::<Result<Vec<_>, _>>()?;
+        let work: Vec<(&DeviceBatch, &DeviceBatch)> = batches.iter().zip(&projected).collect();
+        let kept = self.gpu.select_many(&self.program, &work)?;
+        let mut out = Vec::with_capacity(kept.len());
+        for (batch, kept) in batches.iter().zip(kept) {
+            report.batches_in += 1;
+            report.rows_in += batch.num_rows() as u64;
+            match kept {
+                Some(b) => {
+                    report.rows_out += b.num_rows() as u64;
+                    out.push(b);
+                }
+                None => report.batches_empty += 1,
+            }
         }
         report.seconds += started.elapsed().as_secs_f64();
-        Ok(kept)
+        Ok(out)
     }
 }
