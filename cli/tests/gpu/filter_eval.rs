@@ -137,7 +137,7 @@ fn select_many_filters_each_batch_as_evaluate_then_compact() {
     let stream = Stream::new(device).unwrap();
     let kernels = KernelSet::get(device, KernelConfig::DEFAULT).unwrap();
     let filter = FilterGpu::new(kernels, pool.clone()).unwrap();
-    let mut rng = Rng(0x5e1e_c7);
+    let mut rng = Rng(0x005e_1ec7);
     let mut compared = 0;
     for _ in 0..20 {
         let batches: Vec<RecordBatch> = (0..1 + rng.below(6))
