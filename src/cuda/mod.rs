@@ -27,7 +27,7 @@ pub use devices::{Devices, DevicesParseError};
 pub use error::CudaError;
 pub use memory::{DeviceBuffer, HostRegistration, PinnedBuffer};
 pub use numa::NumaPlacement;
-pub use pinned_pool::{PinnedPool, PooledPinnedBuffer};
+pub use pinned_pool::{PinnedPool, PooledPinnedBuffer, SHARED_PINNED_POOL_BYTES};
 pub use pool::{DevicePool, PooledDeviceBuffer};
 pub use pool_stats::PoolStats;
 pub(crate) use stream::wait_foreign_event;

@@ -43,6 +43,11 @@ fn gpu() -> Device {
 /// long strings in 256-byte blocks, nulls), Boolean with nulls, Date32,
 /// Utf8 and Float64; `seed` varies the values.
 fn sample(rows: usize, seed: i64) -> RecordBatch {
+    sample_in_blocks(rows, seed, 256)
+}
+
+/// [`sample`] with its view column's data in blocks of `block` bytes.
+fn sample_in_blocks(rows: usize, seed: i64, block: u32) -> RecordBatch {
     let ints: Int32Array = (0..rows)
         .map(|i| (i % 7 != 3).then_some(i as i32 * 31 - seed as i32))
         .collect();
@@ -51,7 +56,7 @@ fn sample(rows: usize, seed: i64) -> RecordBatch {
         .collect::<Decimal128Array>()
         .with_precision_and_scale(20, 2)
         .unwrap();
-    let mut views = StringViewBuilder::new().with_fixed_block_size(256);
+    let mut views = StringViewBuilder::new().with_fixed_block_size(block);
     for i in 0..rows {
         match i % 4 {
             0 => views.append_null(),
@@ -123,6 +128,27 @@ fn uploaded_batches_copy_back_equal() {
         assert_eq!(on_gpu.device_ordinal(), Some(device.ordinal()));
         assert!(on_gpu.ready().is_some());
         assert_eq!(on_gpu.to_host().unwrap(), expected);
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu_device_array -- --ignored"]
+fn large_batches_copy_back_equal_through_the_staging_chunks_from_many_threads() {
+    // Tens of MiB: the copy back goes through several rounds of its two
+    // 8 MiB pinned chunks, buffers cut across chunk ends; eight threads
+    // copy the same batch back at once (as DataFusion's partitions do).
+    let (_device, pool, stream) = setup();
+    let expected = sample_in_blocks(1_500_000, 3, 4 << 20);
+    let on_gpu = DeviceBatch::upload(&expected, &pool, &stream).unwrap();
+    assert!(on_gpu.byte_size() > 40 << 20, "{} bytes", on_gpu.byte_size());
+    let copies: Vec<RecordBatch> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| scope.spawn(|| on_gpu.to_host().unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for copy in copies {
+        assert_eq!(copy, expected);
     }
 }
 

@@ -5,13 +5,14 @@
 use std::sync::Arc;
 
 use arrow::array::{make_array, ArrayData, ArrayDataBuilder, ArrayRef, MutableArrayData};
-use arrow::buffer::{Buffer, MutableBuffer};
+use arrow::buffer::Buffer;
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use super::column::{child_fields, is_flat};
+use super::host_copy::HostCopier;
 use super::{DeviceArrayError, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent, Result};
-use crate::cuda::{Device, DevicePool, Event, Stream};
+use crate::cuda::{DevicePool, Event, Stream};
 
 /// A record batch whose columns live in device memory.
 ///
@@ -396,100 +397,6 @@ fn unsliced(data: ArrayData) -> Result<ArrayData> {
     let mut copy = MutableArrayData::new(vec![&data], false, data.len());
     copy.try_extend(0, 0, data.len())?;
     Ok(copy.freeze())
-}
-
-/// Copies device ranges into fresh 64-byte-aligned host buffers: memcpy for
-/// host-readable memory, asynchronous copies on one stream for CUDA memory.
-/// Owns the destinations until [`HostCopier::finish`], and synchronises in
-/// `drop` if it was not finished, so an early error never frees a buffer a
-/// copy is still writing.
-enum HostCopier {
-    Host(Vec<MutableBuffer>),
-    Cuda {
-        stream: Stream,
-        staged: Vec<MutableBuffer>,
-        pending: bool,
-    },
-}
-
-impl HostCopier {
-    fn new(location: MemoryLocation) -> Result<HostCopier> {
-        if location.device_type.is_host_readable() {
-            return Ok(HostCopier::Host(Vec::new()));
-        }
-        match location.cuda_ordinal() {
-            Some(ordinal) => Ok(HostCopier::Cuda {
-                stream: Stream::new(Device::get(ordinal)?)?,
-                staged: Vec::new(),
-                pending: false,
-            }),
-            None => Err(DeviceArrayError::Unreachable(location)),
-        }
-    }
-
-    /// Queues the copy of `bytes`; returns its index among the results.
-    fn queue(&mut self, bytes: &DeviceBytes) -> Result<usize> {
-        let mut dst = MutableBuffer::from_len_zeroed(bytes.len());
-        match self {
-            HostCopier::Host(staged) => {
-                if !bytes.is_empty() {
-                    let src = std::ptr::with_exposed_provenance::<u8>(bytes.address() as usize);
-                    // SAFETY: `DeviceMemory` promises `len` host-readable bytes
-                    // at the address while `bytes` lives.
-                    let src = unsafe { std::slice::from_raw_parts(src, bytes.len()) };
-                    dst.as_slice_mut().copy_from_slice(src);
-                }
-                staged.push(dst);
-                Ok(staged.len() - 1)
-            }
-            HostCopier::Cuda {
-                stream,
-                staged,
-                pending,
-            } => {
-                if !bytes.is_empty() {
-                    // SAFETY: `dst` is a heap allocation of `len` bytes kept
-                    // in `staged` until the stream is synchronised; the source
-                    // is `len` device bytes kept alive by the caller's batch.
-                    unsafe { stream.copy_to_host(dst.as_mut_ptr(), bytes.address(), bytes.len())? };
-                    *pending = true;
-                }
-                staged.push(dst);
-                Ok(staged.len() - 1)
-            }
-        }
-    }
-
-    /// Waits for the copies and hands the buffers over, in queue order.
-    fn finish(mut self) -> Result<Vec<Buffer>> {
-        let staged = match &mut self {
-            HostCopier::Host(staged) => std::mem::take(staged),
-            HostCopier::Cuda {
-                stream,
-                staged,
-                pending,
-            } => {
-                stream.synchronize()?;
-                *pending = false;
-                std::mem::take(staged)
-            }
-        };
-        Ok(staged.into_iter().map(Buffer::from).collect())
-    }
-}
-
-impl Drop for HostCopier {
-    fn drop(&mut self) {
-        if let HostCopier::Cuda {
-            stream,
-            pending: true,
-            ..
-        } = self
-        {
-            // Best effort: the buffers are freed after this returns.
-            let _ = stream.synchronize();
-        }
-    }
 }
 
 /// Copies `len` bytes at `address` in `location` to the host (the importer

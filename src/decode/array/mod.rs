@@ -28,6 +28,7 @@
 
 mod batch;
 mod column;
+mod host_copy;
 mod maps;
 mod memory;
 

@@ -35,14 +35,6 @@ pub(crate) fn new_device_pool(device: Device) -> Arc<DevicePool> {
     let total = device.memory_info().map_or(0, |(_, total)| total);
     DevicePool::new(device, device_pool_bytes(total))
 }
-/// Idle pinned host memory the decoder's pool keeps per device for reuse.
-/// With 2 GiB, a scan of all of SF 10 lineitem's columns (its fetch budget,
-/// the planner's group and the groups on the GPU hold about that much at
-/// once) evicted one buffer and pinned a new one on every scan: 24–32 ms of
-/// `cuMemHostAlloc` at the scan's start, counted in the report's
-/// `pinned_pool`.
-pub(crate) const PINNED_POOL_BYTES: usize = 4 << 30;
-
 /// Streams for the kernels queued after their row group's value sizes
 /// (`Gpu::late_streams`).
 const LATE_STREAMS: usize = 4;
@@ -105,7 +97,7 @@ impl Gpu {
         pool: Arc<DevicePool>,
         options: &DecodeOptions,
     ) -> Result<Gpu, DecodeError> {
-        let pinned = shared_pinned_pool(device);
+        let pinned = PinnedPool::shared(device);
         let streams = options.streams;
         let check_streams = options.check_streams;
         Ok(Gpu {
@@ -164,14 +156,6 @@ impl Gpu {
     }
 }
 
-/// The process's pinned pool for `device` (made on first use): every scan
-/// shares it, so a scan reuses the buffers the ones before it pinned.
-fn shared_pinned_pool(device: Device) -> Arc<PinnedPool> {
-    per_device(&PINNED_POOLS, device, || {
-        PinnedPool::new(device, PINNED_POOL_BYTES)
-    })
-}
-
 /// The process's device pool for `device` (made on first use): every scan
 /// shares it, so a scan after the first allocates nothing while its
 /// working set fits in [`device_pool_bytes`] (`cuMemAlloc` of a large
@@ -193,15 +177,12 @@ pub fn release_cached_memory() {
     for pool in all(&DEVICE_POOLS) {
         pool.trim();
     }
-    for pool in all(&PINNED_POOLS) {
-        pool.trim();
-    }
+    PinnedPool::trim_shared();
 }
 
 /// The pools made so far, per device ordinal.
 type PerDevice<T> = OnceLock<Mutex<HashMap<usize, Arc<T>>>>;
 static DEVICE_POOLS: PerDevice<DevicePool> = OnceLock::new();
-static PINNED_POOLS: PerDevice<PinnedPool> = OnceLock::new();
 
 fn all<T>(pools: &'static PerDevice<T>) -> Vec<Arc<T>> {
     match pools.get() {
