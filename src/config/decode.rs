@@ -497,6 +497,9 @@ pub struct TableVars {
     /// `GDSCAN_DATAFUSION_GPU_SCANS`: GPU decodes the process runs at once
     /// per device, 1 to 64.
     pub gpu_scans: Option<usize>,
+    /// `GDSCAN_DATAFUSION_PINNED_COPY_BACK`: bytes of pinned host memory the
+    /// GPU path's batches may hold at once per device (a size, `0`: none).
+    pub pinned_copy_back: Option<usize>,
     /// Whether `KVIKIO_TASK_SIZE` is set (the engine's task size then
     /// applies to a table's local reads).
     pub engine_task_size_set: bool,
@@ -510,6 +513,7 @@ impl TableVars {
             super::ENV_TASK_SIZE,
             "GDSCAN_DATAFUSION_DECODE",
             "GDSCAN_DATAFUSION_GPU_SCANS",
+            "GDSCAN_DATAFUSION_PINNED_COPY_BACK",
         ])?;
         TableVars::from_lookup(|name| std::env::var(name).ok())
     }
@@ -543,10 +547,19 @@ impl TableVars {
             None => None,
             Some(s) => Some(count("GDSCAN_DATAFUSION_GPU_SCANS", &s, 1..=64)?),
         };
+        let pinned_copy_back = match lookup("GDSCAN_DATAFUSION_PINNED_COPY_BACK") {
+            None => None,
+            Some(s) => Some(super::parse_bytes(
+                "GDSCAN_DATAFUSION_PINNED_COPY_BACK",
+                &s,
+                true,
+            )?),
+        };
         Ok(TableVars {
             read_ahead,
             decode,
             gpu_scans,
+            pinned_copy_back,
             engine_task_size_set: lookup(super::ENV_TASK_SIZE).is_some(),
         })
     }
@@ -708,6 +721,12 @@ mod tests {
         assert_eq!(scans.gpu_scans, Some(4));
         assert!(table(&[("GDSCAN_DATAFUSION_GPU_SCANS", "0")]).is_err());
         assert!(table(&[("GDSCAN_DATAFUSION_GPU_SCANS", "x")]).is_err());
+        let pinned = |v: &str| table(&[("GDSCAN_DATAFUSION_PINNED_COPY_BACK", v)]);
+        assert_eq!(pinned("0").unwrap().pinned_copy_back, Some(0));
+        assert_eq!(pinned(" 4096 ").unwrap().pinned_copy_back, Some(4096));
+        let bad = pinned("-1").unwrap_err();
+        assert!(bad.to_string().contains("PINNED_COPY_BACK"), "{bad}");
+        assert_eq!(table(&[]).unwrap().pinned_copy_back, None);
         assert_eq!(TableDecode::default(), TableDecode::Cpu);
     }
 }

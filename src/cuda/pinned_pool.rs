@@ -81,6 +81,11 @@ impl PinnedPool {
         }
     }
 
+    /// Bytes of the buffers handed out now (rounded up as allocated).
+    pub fn in_use_bytes(&self) -> usize {
+        self.idle.in_use_bytes()
+    }
+
     /// What the pool has done since it was made (see [`PoolStats`]).
     pub fn stats(&self) -> PoolStats {
         self.idle.stats()

@@ -50,6 +50,11 @@ impl<T: Cached> IdleCache<T> {
         self.counters.reset_peak();
     }
 
+    /// Bytes handed out now (not yet returned).
+    pub(crate) fn in_use_bytes(&self) -> usize {
+        self.counters.in_use() as usize
+    }
+
     /// Idle buffers held now.
     pub(crate) fn cached(&self) -> usize {
         self.free().len()

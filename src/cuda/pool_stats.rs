@@ -92,6 +92,10 @@ impl PoolCounters {
         self.in_use.fetch_sub(bytes as u64, Ordering::Relaxed);
     }
 
+    pub(crate) fn in_use(&self) -> u64 {
+        self.in_use.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn reset_peak(&self) {
         self.peak_in_use
             .store(self.in_use.load(Ordering::Relaxed), Ordering::Relaxed);

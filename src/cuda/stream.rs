@@ -156,22 +156,34 @@ unsafe impl Sync for Event {}
 impl Event {
     /// Creates an event on `device`.
     pub fn new(device: Device) -> Result<Event> {
-        Event::create(device, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+        Event::create(device, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+    }
+
+    /// Creates an event on `device` whose waits ([`Event::synchronize`],
+    /// [`Event::wait`]) put the thread to sleep until the GPU reaches it
+    /// instead of spinning: for threads that wait long next to others that
+    /// need the CPU (DataFusion's partitions copying batches back).
+    pub fn blocking(device: Device) -> Result<Event> {
+        Event::create(
+            device,
+            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32
+                | sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32,
+        )
     }
 
     /// Creates an event on `device` that keeps a timestamp, for
     /// [`Event::elapsed_ms_since`] (timing costs a little at every record:
     /// use [`Event::new`] where only ordering matters).
     pub fn timed(device: Device) -> Result<Event> {
-        Event::create(device, sys::CUevent_flags::CU_EVENT_DEFAULT)
+        Event::create(device, sys::CUevent_flags::CU_EVENT_DEFAULT as u32)
     }
 
-    fn create(device: Device, flags: sys::CUevent_flags) -> Result<Event> {
+    fn create(device: Device, flags: u32) -> Result<Event> {
         device.bind()?;
         let mut raw = std::ptr::null_mut();
         // SAFETY: context bound; out pointer valid.
         check("cuEventCreate", unsafe {
-            sys::cuEventCreate(&mut raw, flags as u32)
+            sys::cuEventCreate(&mut raw, flags)
         })?;
         Ok(Event {
             device,

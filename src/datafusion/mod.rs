@@ -49,7 +49,7 @@ pub use gpu::PushedPredicate;
 pub use location::{list_files, open_reader, TableFile};
 pub use metered::MeteredReader;
 pub use metrics::{scan_totals, DecodeTotals, FileDecoded, ScanTotals};
-pub use options::{GdsTableOptions, TableDecode, GPU_SCANS, TABLE_TASK_SIZE};
+pub use options::{GdsTableOptions, TableDecode, GPU_SCANS, PINNED_COPY_BACK, TABLE_TASK_SIZE};
 pub use output::{format_batches, OutputFormat};
 pub use pushdown::predicate_from_filters;
 pub use read_ahead::ReadAheadPolicy;

@@ -43,7 +43,17 @@ pub struct GdsTableOptions {
     /// and query ([`GPU_SCANS`] by default; `GDSCAN_DATAFUSION_GPU_SCANS`).
     /// Fixed for a device by the first scan that decodes on it.
     pub gpu_scans: usize,
+    /// Bytes of pinned host memory the GPU path's batches may hold at once
+    /// per device ([`PINNED_COPY_BACK`] by default;
+    /// `GDSCAN_DATAFUSION_PINNED_COPY_BACK`, `0` for none): a batch is
+    /// copied back straight into pinned memory that its arrays then point
+    /// into while the pinned bytes out stay under this, else through
+    /// pinned staging into ordinary memory.
+    pub pinned_copy_back: usize,
 }
+
+/// The default [`GdsTableOptions::pinned_copy_back`]: 8 GiB per device.
+pub const PINNED_COPY_BACK: usize = 8 << 30;
 
 /// The default [`GdsTableOptions::gpu_scans`]: sixteen decodes per GPU, so
 /// that DataFusion's partitions (one per core by default) decode, copy back
@@ -64,7 +74,7 @@ pub const TABLE_TASK_SIZE: usize = 16 << 20;
 impl GdsTableOptions {
     /// The defaults with the environment's variables applied: the store's
     /// (`GDSCAN_STORE_*`), `GDSCAN_READ_AHEAD`, `GDSCAN_DATAFUSION_DECODE`,
-    /// `GDSCAN_DATAFUSION_GPU_SCANS`, and no task size of the
+    /// `GDSCAN_DATAFUSION_GPU_SCANS`, `GDSCAN_DATAFUSION_PINNED_COPY_BACK`, and no task size of the
     /// table's own when `KVIKIO_TASK_SIZE` is set (the engine's applies).
     ///
     /// ```
@@ -82,6 +92,7 @@ impl GdsTableOptions {
             task_size: default_task_size(vars.engine_task_size_set),
             decode: vars.decode.unwrap_or_default(),
             gpu_scans: vars.gpu_scans.unwrap_or(GPU_SCANS),
+            pinned_copy_back: vars.pinned_copy_back.unwrap_or(PINNED_COPY_BACK),
             ..GdsTableOptions::default()
         })
     }
@@ -112,6 +123,7 @@ impl Default for GdsTableOptions {
             task_size: Some(TABLE_TASK_SIZE),
             decode: TableDecode::Cpu,
             gpu_scans: GPU_SCANS,
+            pinned_copy_back: PINNED_COPY_BACK,
         }
     }
 }

@@ -17,8 +17,8 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 use super::reference::{arrow_rs_decode, assert_same_values};
 use gdscan::cuda::driver;
 use gdscan::decode::scan::{
-    decode, CompressedCheck, DecodeError, DecodeOptions, DecompressPlace, Landing, LandingMode,
-    SnappyDecoder,
+    decode, CompressedCheck, DecodeError, DecodeOptions, DecompressPlace, FilterMode, Landing,
+    LandingMode, SnappyDecoder,
 };
 use gdscan::parquet::ScanRequest;
 
@@ -35,6 +35,18 @@ pub(super) fn assert_gpu() {
 /// Decodes `path` on GPU 0 and copies the batches back as one batch.
 pub(super) fn gpu_decode(path: &Path, request: ScanRequest) -> Result<RecordBatch, DecodeError> {
     gpu_decode_with(path, request, DecodeOptions::from_env().unwrap())
+}
+
+/// [`gpu_decode`] with a predicate that only prunes (row groups and pages
+/// its statistics rule out), as a scan asks with `FilterMode::PruneOnly`:
+/// the rows of the pages kept, not only those the predicate selects.
+pub(super) fn gpu_decode_pruned(
+    path: &Path,
+    request: ScanRequest,
+) -> Result<RecordBatch, DecodeError> {
+    let mut options = DecodeOptions::from_env().unwrap();
+    options.filter = FilterMode::PruneOnly;
+    gpu_decode_with(path, request, options)
 }
 
 fn gpu_decode_with(
@@ -645,8 +657,8 @@ fn every_covered_type_with_nulls_decodes_like_arrow_rs() {
     }
 }
 
-/// A filtered scan with page pruning: the GPU decodes exactly the rows the
-/// plan keeps (columns cut to the same rows although their pages end at
+/// A scan pruned by a predicate (`FilterMode::PruneOnly`): the GPU decodes
+/// exactly the rows the plan keeps (columns cut to the same rows although their pages end at
 /// different rows), equal to arrow-rs's decode of the same row selection.
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
@@ -676,7 +688,8 @@ fn page_pruned_scans_decode_the_selected_rows_like_arrow_rs() {
             "f64 >= 4000.0",
         ] {
             let (request, expected) = pruned_request(&path, filter);
-            let got = gpu_decode(&path, request).unwrap_or_else(|e| panic!("{name} {filter}: {e}"));
+            let got = gpu_decode_pruned(&path, request)
+                .unwrap_or_else(|e| panic!("{name} {filter}: {e}"));
             assert_same_values(&format!("{name} {filter}"), &expected, &got);
         }
     }
@@ -792,8 +805,8 @@ fn page_pruned_struct_columns_decode_the_selected_rows_like_arrow_rs() {
         writer.close().unwrap();
         for filter in ["key >= 4000 AND key < 6500", "key < 1000", "key >= 25000"] {
             let (request, expected) = pruned_request(&path, filter);
-            let got =
-                gpu_decode(&path, request).unwrap_or_else(|e| panic!("{version:?} {filter}: {e}"));
+            let got = gpu_decode_pruned(&path, request)
+                .unwrap_or_else(|e| panic!("{version:?} {filter}: {e}"));
             assert_same_values(&format!("{version:?} {filter}"), &expected, &got);
         }
     }

@@ -145,8 +145,9 @@ fn write(path: &Path, batch: &RecordBatch, props: WriterProperties) {
     w.close().unwrap();
 }
 
-/// `path` decoded on the GPU with `filter` equals arrow-rs's decode of the
-/// rows the scan plan keeps (with a filter, pruned pages: row windows).
+/// `path` decoded on the GPU with `filter` pruning only
+/// (`FilterMode::PruneOnly`) equals arrow-rs's decode of the rows the scan
+/// plan keeps (with a filter, pruned pages: row windows).
 fn check_file(path: &Path, name: &str, filter: Option<&str>) {
     let bytes = Bytes::from(std::fs::read(path).unwrap());
     let request = ScanRequest {
@@ -168,7 +169,8 @@ fn check_file(path: &Path, name: &str, filter: Option<&str>) {
             arrow_rs_decode(&bytes, None, Some(kept), Some(selection))
         }
     };
-    let got = gpu_decode(path, request).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let got =
+        super::decode::gpu_decode_pruned(path, request).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_same_values(name, &expected, &got);
 }
 

@@ -137,10 +137,14 @@ fn large_batches_copy_back_equal_through_the_staging_chunks_from_many_threads() 
     // Tens of MiB: the copy back goes through several rounds of its two
     // 8 MiB pinned chunks, buffers cut across chunk ends; eight threads
     // copy the same batch back at once (as DataFusion's partitions do).
-    let (_device, pool, stream) = setup();
+    let (device, pool, stream) = setup();
     let expected = sample_in_blocks(1_500_000, 3, 4 << 20);
     let on_gpu = DeviceBatch::upload(&expected, &pool, &stream).unwrap();
-    assert!(on_gpu.byte_size() > 40 << 20, "{} bytes", on_gpu.byte_size());
+    assert!(
+        on_gpu.byte_size() > 40 << 20,
+        "{} bytes",
+        on_gpu.byte_size()
+    );
     let copies: Vec<RecordBatch> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..8)
             .map(|_| scope.spawn(|| on_gpu.to_host().unwrap()))
@@ -150,6 +154,14 @@ fn large_batches_copy_back_equal_through_the_staging_chunks_from_many_threads() 
     for copy in copies {
         assert_eq!(copy, expected);
     }
+    // Into pinned memory the batch's buffers point into, back to the pool
+    // once the batch is dropped.
+    let pinned = gdscan::cuda::PinnedPool::new(device, 1 << 30);
+    let copy = on_gpu.to_host_pinned(&pinned).unwrap();
+    assert_eq!(copy, expected);
+    assert!(pinned.in_use_bytes() >= on_gpu.byte_size());
+    drop(copy);
+    assert_eq!(pinned.in_use_bytes(), 0);
 }
 
 #[test]

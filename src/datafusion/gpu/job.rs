@@ -21,6 +21,7 @@ use super::metrics::GpuMetrics;
 use super::shape::{slices, Shaper};
 use super::slots::GpuSlots;
 use super::work::{names, Unit};
+use crate::cuda::{Device, PinnedPool};
 use crate::datafusion::error::SqlError;
 use crate::datafusion::location::open_reader;
 use crate::datafusion::options::GdsTableOptions;
@@ -241,7 +242,7 @@ impl Job {
                 }
             };
             let copying = Instant::now();
-            let host = batch.to_host();
+            let host = self.copy_back(&batch);
             self.metrics.copy_back_time.add_duration(copying.elapsed());
             self.metrics.copy_back_bytes.add(batch.byte_size());
             let shaped = match host {
@@ -278,6 +279,28 @@ impl Job {
                 }
                 sent = true;
             }
+        }
+    }
+}
+
+impl Job {
+    /// `batch` in host memory: straight into pinned memory from the
+    /// device's shared pool while the pinned bytes out stay under the
+    /// table's `pinned_copy_back`, else through pinned staging into
+    /// ordinary memory.
+    fn copy_back(
+        &self,
+        batch: &crate::decode::array::DeviceBatch,
+    ) -> Result<RecordBatch, crate::decode::array::DeviceArrayError> {
+        let device = match batch.device_ordinal().map(Device::get) {
+            Some(Ok(device)) => device,
+            _ => return batch.to_host(),
+        };
+        let pool = PinnedPool::shared(device);
+        if pool.in_use_bytes() + batch.byte_size() <= self.table.pinned_copy_back {
+            batch.to_host_pinned(&pool)
+        } else {
+            batch.to_host()
         }
     }
 }

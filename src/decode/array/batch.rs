@@ -12,7 +12,7 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use super::column::{child_fields, is_flat};
 use super::host_copy::HostCopier;
 use super::{DeviceArrayError, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent, Result};
-use crate::cuda::{DevicePool, Event, Stream};
+use crate::cuda::{DevicePool, Event, PinnedPool, Stream};
 
 /// A record batch whose columns live in device memory.
 ///
@@ -187,7 +187,27 @@ impl DeviceBatch {
     /// count must match the bitmap.
     pub fn to_host(&self) -> Result<RecordBatch> {
         self.wait()?;
-        let mut copier = HostCopier::new(self.location)?;
+        self.copy_back(HostCopier::new(self.location)?)
+    }
+
+    /// [`DeviceBatch::to_host`] into pinned host memory from `pool`, which
+    /// the returned batch's buffers point into: one DMA per buffer and no
+    /// host copy. The pinned buffer goes back to `pool` when the last array
+    /// of the batch is dropped, so a caller that keeps such batches long
+    /// keeps that memory pinned ([`PinnedPool::in_use_bytes`] tells how
+    /// much is out). A batch in host-readable memory is copied as by
+    /// `to_host`.
+    pub fn to_host_pinned(&self, pool: &Arc<PinnedPool>) -> Result<RecordBatch> {
+        self.wait()?;
+        if self.location.device_type.is_host_readable() {
+            return self.copy_back(HostCopier::new(self.location)?);
+        }
+        self.copy_back(HostCopier::pinned(self.location, pool.clone())?)
+    }
+
+    /// Queues every buffer on `copier`, runs the copies and builds the
+    /// host arrays (fully validated).
+    fn copy_back(&self, mut copier: HostCopier) -> Result<RecordBatch> {
         let staged = self
             .columns
             .iter()
