@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{ClusterError, WireError};
 use crate::datafusion::{
     FileScanPlan, GdsTableOptions, PlannedRowGroup, ReadAheadPolicy, TableDecode, GPU_SCANS,
+    PINNED_COPY_BACK,
 };
 use crate::parquet::CoalesceOptions;
 use crate::store::StoreOptions;
@@ -127,6 +128,13 @@ pub(super) struct TableOptions {
     /// GPU decodes at once per device on each executor.
     #[serde(default = "gpu_scans")]
     gpu_scans: usize,
+    /// Pinned bytes each executor's GPU copy back may hold per device.
+    #[serde(default = "pinned_copy_back")]
+    pinned_copy_back: usize,
+}
+
+fn pinned_copy_back() -> usize {
+    PINNED_COPY_BACK
 }
 
 fn cpu() -> String {
@@ -156,6 +164,7 @@ impl From<&GdsTableOptions> for TableOptions {
             task_size: o.task_size,
             decode: o.decode.name().to_string(),
             gpu_scans: o.gpu_scans,
+            pinned_copy_back: o.pinned_copy_back,
         }
     }
 }
@@ -181,6 +190,7 @@ impl TableOptions {
             task_size: self.task_size,
             decode,
             gpu_scans: self.gpu_scans.max(1),
+            pinned_copy_back: self.pinned_copy_back,
         })
     }
 }
@@ -384,6 +394,7 @@ mod tests {
             let options = GdsTableOptions {
                 decode: choice,
                 gpu_scans: 3,
+                pinned_copy_back: 1 << 20,
                 ..GdsTableOptions::default()
             };
             let mut buf = Vec::new();
@@ -391,6 +402,7 @@ mod tests {
             let (back, _): (TableOptions, _) = decode(untag(&buf, TABLE_TAG).unwrap()).unwrap();
             let back = back.into_options().unwrap();
             assert_eq!((back.decode, back.gpu_scans), (choice, 3));
+            assert_eq!(back.pinned_copy_back, 1 << 20);
         }
         // A header without the fields (an older client) decodes on the CPU.
         let mut json =
@@ -398,11 +410,12 @@ mod tests {
         let fields = json.as_object_mut().unwrap();
         fields.remove("decode");
         fields.remove("gpu_scans");
+        fields.remove("pinned_copy_back");
         let older: TableOptions = serde_json::from_value(json.clone()).unwrap();
         let older = older.into_options().unwrap();
         assert_eq!(
-            (older.decode, older.gpu_scans),
-            (TableDecode::Cpu, GPU_SCANS)
+            (older.decode, older.gpu_scans, older.pinned_copy_back),
+            (TableDecode::Cpu, GPU_SCANS, PINNED_COPY_BACK)
         );
         // An unknown choice is refused.
         json["decode"] = "tpu".into();
