@@ -11,9 +11,10 @@
 //! | `filter_columns` | the columns a program reads: names resolved in the schema, how the kernel reads each |
 //! | `column_table` | where a program's columns are in a batch, as the kernel reads it |
 //! | `evaluate` | the program run on the GPU over a batch into a [`DeviceMask`] |
-//! | `compact` | a batch cut to its mask's rows on the GPU |
+//! | `compact` | a batch cut to its mask's rows on the GPU: the device work (scans, counters, read backs) |
 //! | `compact_column` | one column of it: values, bitmaps, views, offsets, children |
-//! | `select` | the two in one pass over a decoded batch, the host waiting twice |
+//! | `compact_phases` | one batch's compaction in phases, several batches through each phase together |
+//! | `select` | evaluation and compaction in one pass over decoded batches, the host waiting twice for all of them |
 //! | `mask` | [`DeviceMask`] |
 //! | `mask_transfer` | masks read back to the host and uploaded from it |
 //! | `filter_gpu` | [`FilterGpu`]: the kernels, stream and pool filtering uses on one GPU |
@@ -26,6 +27,7 @@ pub mod column_table;
 mod column_table;
 mod compact;
 mod compact_column;
+mod compact_phases;
 mod evaluate;
 mod filter_columns;
 mod filter_error;
