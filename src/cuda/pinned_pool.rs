@@ -6,13 +6,12 @@
 //! hands them out again, like [`DevicePool`](super::DevicePool) does for
 //! device memory.
 
-use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use super::error::Result;
 use super::pool_policy::{round_up, Cached, IdleCache};
-use super::{Device, PinnedBuffer, PoolStats};
+use super::{Device, PerDevice, PinnedBuffer, PoolStats};
 
 /// Idle pinned host memory the process's shared pool keeps per device
 /// ([`PinnedPool::shared`]). With 2 GiB, a scan of all of SF 10 lineitem's
@@ -22,7 +21,7 @@ use super::{Device, PinnedBuffer, PoolStats};
 pub const SHARED_PINNED_POOL_BYTES: usize = 4 << 30;
 
 /// The process's shared pools, per device ordinal.
-static SHARED: OnceLock<Mutex<HashMap<usize, Arc<PinnedPool>>>> = OnceLock::new();
+static SHARED: PerDevice<PinnedPool> = PerDevice::new();
 
 /// Pinned sizes are rounded up to a multiple of this (2 MiB).
 pub(crate) const PINNED_GRANULE: usize = 2 << 20;
@@ -55,28 +54,12 @@ impl PinnedPool {
     /// of device batches back to the host share it, so each reuses what the
     /// others pinned.
     pub fn shared(device: Device) -> Arc<PinnedPool> {
-        let mut pools = SHARED
-            .get_or_init(|| Mutex::new(HashMap::new()))
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        pools
-            .entry(device.ordinal())
-            .or_insert_with(|| PinnedPool::new(device, SHARED_PINNED_POOL_BYTES))
-            .clone()
+        SHARED.get_or_make(device, || PinnedPool::new(device, SHARED_PINNED_POOL_BYTES))
     }
 
     /// Unpins the idle buffers of every shared pool ([`PinnedPool::shared`]).
     pub fn trim_shared() {
-        let pools: Vec<Arc<PinnedPool>> = match SHARED.get() {
-            Some(m) => m
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .values()
-                .cloned()
-                .collect(),
-            None => Vec::new(),
-        };
-        for pool in pools {
+        for pool in SHARED.all() {
             pool.trim();
         }
     }

@@ -185,6 +185,23 @@ mod tests {
     }
 
     #[test]
+    fn bytes_in_use_count_what_is_lent_until_it_comes_back() {
+        let cache: IdleCache<usize> = IdleCache::new(1000);
+        assert_eq!(cache.in_use_bytes(), 0);
+        let a = cache.lend(100, 200, Ok::<usize, ()>).unwrap();
+        let b = cache.lend(300, 600, Ok::<usize, ()>).unwrap();
+        assert_eq!(cache.in_use_bytes(), 400);
+        cache.give_back(a);
+        assert_eq!(cache.in_use_bytes(), 300);
+        // Reused from the idle list: counted again while out.
+        let again = reuse(&cache, 100, 200).unwrap();
+        assert_eq!(cache.in_use_bytes(), 400);
+        cache.give_back(again);
+        cache.give_back(b);
+        assert_eq!(cache.in_use_bytes(), 0);
+    }
+
+    #[test]
     fn the_returned_buffer_stays_and_the_oldest_go_while_over_the_cap() {
         let mut free = vec![40usize, 30, 20];
         // 140 bytes: the oldest (40) goes, 100 is within the cap.

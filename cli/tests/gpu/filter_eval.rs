@@ -43,15 +43,22 @@ fn flat(batch: &RecordBatch) -> RecordBatch {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap()
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
-fn gpu_filter_masks_are_the_host_evaluators() {
+/// On GPU 0 (the test fails without it): a pool of `pool_bytes`, a stream
+/// and a filter on them.
+fn filter_on_gpu0(pool_bytes: usize) -> (Arc<DevicePool>, Stream, FilterGpu) {
     assert_gpu();
     let device = Device::get(0).unwrap();
-    let pool = DevicePool::new(device, 1 << 30);
+    let pool = DevicePool::new(device, pool_bytes);
     let stream = Stream::new(device).unwrap();
     let kernels = KernelSet::get(device, KernelConfig::DEFAULT).unwrap();
     let filter = FilterGpu::new(kernels, pool.clone()).unwrap();
+    (pool, stream, filter)
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
+fn gpu_filter_masks_are_the_host_evaluators() {
+    let (pool, stream, filter) = filter_on_gpu0(1 << 30);
     let mut rng = Rng(0x9e_f11e);
     let (mut compared, mut kept, mut rows_seen) = (0usize, 0usize, 0usize);
     for case in 0..60 {
@@ -98,12 +105,7 @@ fn gpu_filter_masks_are_the_host_evaluators() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn gpu_filter_refuses_another_schema_and_masks_no_rows() {
-    assert_gpu();
-    let device = Device::get(0).unwrap();
-    let pool = DevicePool::new(device, 1 << 28);
-    let stream = Stream::new(device).unwrap();
-    let kernels = KernelSet::get(device, KernelConfig::DEFAULT).unwrap();
-    let filter = FilterGpu::new(kernels, pool.clone()).unwrap();
+    let (pool, stream, filter) = filter_on_gpu0(1 << 28);
     let mut rng = Rng(7);
     let cols = columns(&mut rng, 10);
     let batch = flat(&sliced_batch(&cols, 0, 10, None));
@@ -131,12 +133,7 @@ fn gpu_filter_refuses_another_schema_and_masks_no_rows() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --test gpu -- --ignored"]
 fn select_many_filters_each_batch_as_evaluate_then_compact() {
-    assert_gpu();
-    let device = Device::get(0).unwrap();
-    let pool = DevicePool::new(device, 1 << 30);
-    let stream = Stream::new(device).unwrap();
-    let kernels = KernelSet::get(device, KernelConfig::DEFAULT).unwrap();
-    let filter = FilterGpu::new(kernels, pool.clone()).unwrap();
+    let (pool, stream, filter) = filter_on_gpu0(1 << 30);
     let mut rng = Rng(0x005e_1ec7);
     let mut compared = 0;
     for _ in 0..20 {

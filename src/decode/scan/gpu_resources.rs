@@ -1,14 +1,13 @@
 //! What a scan keeps per GPU: its stream, its pools, the kernels loaded on
 //! it and nvCOMP (loaded when a compressed page first needs it).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use super::compressed_check::{Checks, CompressedCheck, DecompressPlace};
 use super::decode_error::DecodeError;
 use super::options::DecodeOptions;
 use crate::config::decode::SnappyDecoder;
-use crate::cuda::{Device, DevicePool, PinnedPool, Stream};
+use crate::cuda::{Device, DevicePool, PerDevice, PinnedPool, Stream};
 use crate::decode::kernels::{KernelSet, StringWalks};
 use crate::nvcomp::{Codec, Nvcomp, NvcompError};
 
@@ -162,7 +161,7 @@ impl Gpu {
 /// buffer costs tenths of a millisecond, and `cuMemFree` waits for the
 /// whole device). [`release_cached_memory`] gives the idle part back.
 pub(crate) fn shared_device_pool(device: Device) -> Arc<DevicePool> {
-    per_device(&DEVICE_POOLS, device, || new_device_pool(device))
+    DEVICE_POOLS.get_or_make(device, || new_device_pool(device))
 }
 
 /// Frees the device and pinned memory that the decoder's pools keep idle
@@ -174,39 +173,14 @@ pub(crate) fn shared_device_pool(device: Device) -> Arc<DevicePool> {
 /// gdscan::decode::scan::release_cached_memory();
 /// ```
 pub fn release_cached_memory() {
-    for pool in all(&DEVICE_POOLS) {
+    for pool in DEVICE_POOLS.all() {
         pool.trim();
     }
     PinnedPool::trim_shared();
 }
 
-/// The pools made so far, per device ordinal.
-type PerDevice<T> = OnceLock<Mutex<HashMap<usize, Arc<T>>>>;
-static DEVICE_POOLS: PerDevice<DevicePool> = OnceLock::new();
-
-fn all<T>(pools: &'static PerDevice<T>) -> Vec<Arc<T>> {
-    match pools.get() {
-        Some(m) => m
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect(),
-        None => Vec::new(),
-    }
-}
-
-fn per_device<T>(
-    pools: &'static PerDevice<T>,
-    device: Device,
-    make: impl FnOnce() -> Arc<T>,
-) -> Arc<T> {
-    let mut pools = pools
-        .get_or_init(|| Mutex::new(HashMap::new()))
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    pools.entry(device.ordinal()).or_insert_with(make).clone()
-}
+/// The device pools made so far, per device ordinal.
+static DEVICE_POOLS: PerDevice<DevicePool> = PerDevice::new();
 
 #[cfg(test)]
 mod pool_size_tests {
