@@ -25,6 +25,7 @@ use crate::cuda::{Device, PinnedPool};
 use crate::datafusion::error::SqlError;
 use crate::datafusion::location::open_reader;
 use crate::datafusion::options::GdsTableOptions;
+use crate::decode::array::{DeviceArrayError, DeviceBatch};
 use crate::decode::scan::{
     decode, decode_plan, DecodeError, DecodeInput, DecodeOptions, DecodeSource, FilterMode,
 };
@@ -281,22 +282,16 @@ impl Job {
             }
         }
     }
-}
 
-impl Job {
     /// `batch` in host memory: straight into pinned memory from the
     /// device's shared pool while the pinned bytes out stay under the
     /// table's `pinned_copy_back`, else through pinned staging into
     /// ordinary memory.
-    fn copy_back(
-        &self,
-        batch: &crate::decode::array::DeviceBatch,
-    ) -> Result<RecordBatch, crate::decode::array::DeviceArrayError> {
-        let device = match batch.device_ordinal().map(Device::get) {
-            Some(Ok(device)) => device,
-            _ => return batch.to_host(),
+    fn copy_back(&self, batch: &DeviceBatch) -> Result<RecordBatch, DeviceArrayError> {
+        let Some(ordinal) = batch.device_ordinal() else {
+            return batch.to_host(); // host-readable memory: a plain copy
         };
-        let pool = PinnedPool::shared(device);
+        let pool = PinnedPool::shared(Device::get(ordinal)?);
         if pool.in_use_bytes() + batch.byte_size() <= self.table.pinned_copy_back {
             batch.to_host_pinned(&pool)
         } else {

@@ -10,7 +10,7 @@ use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use super::column::{child_fields, is_flat};
-use super::host_copy::HostCopier;
+use super::host_copy::{HostCopier, Target};
 use super::{DeviceArrayError, DeviceBytes, DeviceColumn, MemoryLocation, ReadyEvent, Result};
 use crate::cuda::{DevicePool, Event, PinnedPool, Stream};
 
@@ -187,7 +187,7 @@ impl DeviceBatch {
     /// count must match the bitmap.
     pub fn to_host(&self) -> Result<RecordBatch> {
         self.wait()?;
-        self.copy_back(HostCopier::new(self.location)?)
+        self.copy_back(HostCopier::new(self.location, Target::Fresh)?)
     }
 
     /// [`DeviceBatch::to_host`] into pinned host memory from `pool`, which
@@ -199,10 +199,8 @@ impl DeviceBatch {
     /// `to_host`.
     pub fn to_host_pinned(&self, pool: &Arc<PinnedPool>) -> Result<RecordBatch> {
         self.wait()?;
-        if self.location.device_type.is_host_readable() {
-            return self.copy_back(HostCopier::new(self.location)?);
-        }
-        self.copy_back(HostCopier::pinned(self.location, pool.clone())?)
+        let target = Target::Pinned(pool.clone());
+        self.copy_back(HostCopier::new(self.location, target)?)
     }
 
     /// Queues every buffer on `copier`, runs the copies and builds the
@@ -450,7 +448,7 @@ pub(crate) fn read_bytes(location: MemoryLocation, address: u64, len: usize) -> 
         len,
         location,
     }));
-    let mut copier = HostCopier::new(location)?;
+    let mut copier = HostCopier::new(location, Target::Fresh)?;
     copier.queue(&bytes)?;
     Ok(copier
         .finish()?

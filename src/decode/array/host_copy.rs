@@ -25,7 +25,7 @@ use crate::cuda::{Device, Event, PinnedPool, PooledPinnedBuffer, Stream};
 /// link's speed, small enough that two per copier stay cheap to keep.
 const STAGING_CHUNK: usize = 8 << 20;
 
-/// One range to copy: from `src` (device address) into destination `dst`.
+/// One range to copy from device memory: `len` bytes at address `src`.
 pub(super) struct Range {
     src: u64,
     len: usize,
@@ -40,25 +40,29 @@ struct Placed {
     len: usize,
 }
 
-/// Copies device ranges into fresh 64-byte-aligned host buffers. Owns the
-/// destinations until [`HostCopier::finish`], which returns them in queue
-/// order.
+/// Where the copies of device memory land.
+pub(super) enum Target {
+    /// Fresh 64-byte-aligned host buffers, through pinned staging.
+    Fresh,
+    /// One buffer of this pool, which the host buffers point into.
+    Pinned(Arc<PinnedPool>),
+}
+
+/// Copies ranges of memory into host buffers, returned in queue order by
+/// [`HostCopier::finish`].
 pub(super) enum HostCopier {
+    /// Host-readable memory: copied as each range is queued.
     Host(Vec<MutableBuffer>),
-    Cuda {
+    /// CUDA memory: the ranges recorded, copied at the finish.
+    Device {
         device: Device,
         ranges: Vec<Range>,
-        dsts: Vec<MutableBuffer>,
-    },
-    Pinned {
-        device: Device,
-        ranges: Vec<Range>,
-        pool: Arc<PinnedPool>,
+        target: Target,
     },
 }
 
-/// Where each range of a [`HostCopier::Pinned`] lies in its one buffer:
-/// 64-byte aligned, as arrow's buffers are.
+/// Where each range lies in one pinned buffer: 64-byte aligned, as arrow's
+/// buffers are; and the buffer's length.
 fn pinned_offsets(ranges: &[Range]) -> (Vec<usize>, usize) {
     let mut at = 0;
     let offsets = ranges
@@ -73,29 +77,17 @@ fn pinned_offsets(ranges: &[Range]) -> (Vec<usize>, usize) {
 }
 
 impl HostCopier {
-    /// A copier from memory at `location`.
-    pub(super) fn new(location: MemoryLocation) -> Result<HostCopier> {
+    /// A copier from memory at `location`; CUDA memory lands as `target`
+    /// says (host-readable memory is copied into fresh buffers).
+    pub(super) fn new(location: MemoryLocation, target: Target) -> Result<HostCopier> {
         if location.device_type.is_host_readable() {
             return Ok(HostCopier::Host(Vec::new()));
         }
         match location.cuda_ordinal() {
-            Some(ordinal) => Ok(HostCopier::Cuda {
+            Some(ordinal) => Ok(HostCopier::Device {
                 device: Device::get(ordinal)?,
                 ranges: Vec::new(),
-                dsts: Vec::new(),
-            }),
-            None => Err(DeviceArrayError::Unreachable(location)),
-        }
-    }
-
-    /// A copier from CUDA memory at `location` into one buffer of `pool`,
-    /// which the returned host buffers point into.
-    pub(super) fn pinned(location: MemoryLocation, pool: Arc<PinnedPool>) -> Result<HostCopier> {
-        match location.cuda_ordinal() {
-            Some(ordinal) => Ok(HostCopier::Pinned {
-                device: Device::get(ordinal)?,
-                ranges: Vec::new(),
-                pool,
+                target,
             }),
             None => Err(DeviceArrayError::Unreachable(location)),
         }
@@ -117,15 +109,7 @@ impl HostCopier {
                 staged.push(dst);
                 Ok(staged.len() - 1)
             }
-            HostCopier::Cuda { ranges, dsts, .. } => {
-                ranges.push(Range {
-                    src: bytes.address(),
-                    len: bytes.len(),
-                });
-                dsts.push(MutableBuffer::with_capacity(bytes.len()));
-                Ok(dsts.len() - 1)
-            }
-            HostCopier::Pinned { ranges, .. } => {
+            HostCopier::Device { ranges, .. } => {
                 ranges.push(Range {
                     src: bytes.address(),
                     len: bytes.len(),
@@ -137,32 +121,65 @@ impl HostCopier {
 
     /// Runs the copies and hands the buffers over, in queue order.
     pub(super) fn finish(self) -> Result<Vec<Buffer>> {
-        let dsts = match self {
-            HostCopier::Host(staged) => staged,
-            HostCopier::Cuda {
+        match self {
+            HostCopier::Host(staged) => Ok(staged.into_iter().map(Buffer::from).collect()),
+            HostCopier::Device {
                 device,
                 ranges,
-                mut dsts,
-            } => {
-                let total: usize = ranges.iter().map(|r| r.len).sum();
-                if total > 0 {
-                    Staging::new(device, total)?.copy(&ranges, &mut dsts)?;
-                }
-                for (dst, range) in dsts.iter_mut().zip(&ranges) {
-                    // SAFETY: `Staging::copy` wrote all `len` bytes of each
-                    // destination (its capacity is at least `len`).
-                    unsafe { dst.set_len(range.len) };
-                }
-                dsts
-            }
-            HostCopier::Pinned {
+                target: Target::Fresh,
+            } => copy_staged(device, &ranges),
+            HostCopier::Device {
                 device,
                 ranges,
-                pool,
-            } => return copy_pinned(device, &ranges, &pool),
-        };
-        Ok(dsts.into_iter().map(Buffer::from).collect())
+                target: Target::Pinned(pool),
+            } => copy_pinned(device, &ranges, &pool),
+        }
     }
+}
+
+/// A stream whose DMA may still write pinned memory of a pool: dropped
+/// while armed (an error part way), it waits for the stream, so that no
+/// copy writes a buffer after it went back to its pool. Declared before
+/// the buffers it guards (fields and locals drop in that order).
+struct Dma {
+    stream: Stream,
+    armed: bool,
+}
+
+impl Dma {
+    fn new(device: Device) -> Result<Dma> {
+        Ok(Dma {
+            stream: Stream::new(device)?,
+            armed: false,
+        })
+    }
+}
+
+impl Drop for Dma {
+    fn drop(&mut self) {
+        if self.armed {
+            // Best effort: the pinned buffers go back to their pool next.
+            let _ = self.stream.synchronize();
+        }
+    }
+}
+
+/// Every range into a fresh host buffer, through two staging chunks.
+fn copy_staged(device: Device, ranges: &[Range]) -> Result<Vec<Buffer>> {
+    let mut dsts: Vec<MutableBuffer> = ranges
+        .iter()
+        .map(|r| MutableBuffer::with_capacity(r.len))
+        .collect();
+    let total: usize = ranges.iter().map(|r| r.len).sum();
+    if total > 0 {
+        Staging::new(device, total)?.copy(ranges, &mut dsts)?;
+    }
+    for (dst, range) in dsts.iter_mut().zip(ranges) {
+        // SAFETY: `Staging::copy` wrote all `len` bytes of each destination
+        // (its capacity is at least `len`).
+        unsafe { dst.set_len(range.len) };
+    }
+    Ok(dsts.into_iter().map(Buffer::from).collect())
 }
 
 /// DMA of every range into one pinned buffer of `pool`, waited for with a
@@ -170,30 +187,23 @@ impl HostCopier {
 fn copy_pinned(device: Device, ranges: &[Range], pool: &Arc<PinnedPool>) -> Result<Vec<Buffer>> {
     let (offsets, total) = pinned_offsets(ranges);
     let mut pinned = pool.allocate(total.max(1))?;
-    let stream = Stream::new(device)?;
+    let mut dma = Dma::new(device)?;
     let mut done = Event::blocking(device)?;
-    let queued = (|| -> Result<()> {
-        for (range, &at) in ranges.iter().zip(&offsets) {
-            if range.len > 0 {
-                // SAFETY: `at + len <= total` bytes of the pinned buffer,
-                // which is not handed out nor freed before the event below
-                // is waited for; the source lies within a device range the
-                // caller keeps alive.
-                unsafe {
-                    let dst = pinned.as_mut_ptr().add(at);
-                    stream.copy_to_host(dst, range.src, range.len)?;
-                }
+    for (range, &at) in ranges.iter().zip(&offsets) {
+        if range.len > 0 {
+            // SAFETY: `at + len <= total` bytes of the pinned buffer, which
+            // goes back to the pool only after `dma` waited for the stream;
+            // the source lies within a device range the caller keeps alive.
+            unsafe {
+                let dst = pinned.as_mut_ptr().add(at);
+                dma.stream.copy_to_host(dst, range.src, range.len)?;
             }
+            dma.armed = true;
         }
-        done.record(&stream)?;
-        done.synchronize()?;
-        Ok(())
-    })();
-    if let Err(e) = queued {
-        // No DMA may still write the buffer once it is back in the pool.
-        let _ = stream.synchronize();
-        return Err(e);
     }
+    done.record(&dma.stream)?;
+    done.synchronize()?;
+    dma.armed = false;
     let base = pinned.as_ptr();
     let owner: Arc<PooledPinnedBuffer> = Arc::new(pinned);
     Ok(ranges
@@ -217,12 +227,11 @@ fn copy_pinned(device: Device, ranges: &[Range], pool: &Arc<PinnedPool>) -> Resu
 
 /// Two pinned chunks, the stream their DMA runs on and an event each.
 struct Staging {
-    stream: Stream,
+    /// First: waits for the stream before the chunks go back to the pool.
+    dma: Dma,
     chunks: [PooledPinnedBuffer; 2],
     done: [Event; 2],
     placed: [Vec<Placed>; 2],
-    /// Whether DMA may still be writing a chunk (waited for on drop).
-    in_flight: bool,
 }
 
 impl Staging {
@@ -230,11 +239,10 @@ impl Staging {
         let pool = PinnedPool::shared(device);
         let chunk = total.min(STAGING_CHUNK);
         Ok(Staging {
-            stream: Stream::new(device)?,
+            dma: Dma::new(device)?,
             chunks: [pool.allocate(chunk)?, pool.allocate(chunk)?],
             done: [Event::blocking(device)?, Event::blocking(device)?],
             placed: [Vec::new(), Vec::new()],
-            in_flight: false,
         })
     }
 
@@ -262,9 +270,11 @@ impl Staging {
                 // keeps alive.
                 unsafe {
                     let at = self.chunks[slot].as_mut_ptr().add(fill);
-                    self.stream.copy_to_host(at, range.src + done as u64, len)?;
+                    self.dma
+                        .stream
+                        .copy_to_host(at, range.src + done as u64, len)?;
                 }
-                self.in_flight = true;
+                self.dma.armed = true;
                 self.placed[slot].push(Placed {
                     dst,
                     dst_offset: done,
@@ -278,13 +288,13 @@ impl Staging {
         self.close(slot)?;
         self.empty(slot ^ 1, dsts)?;
         self.empty(slot, dsts)?;
-        self.in_flight = false;
+        self.dma.armed = false;
         Ok(())
     }
 
     /// Marks the end of chunk `slot`'s DMA.
     fn close(&mut self, slot: usize) -> Result<()> {
-        Ok(self.done[slot].record(&self.stream)?)
+        Ok(self.done[slot].record(&self.dma.stream)?)
     }
 
     /// Waits for chunk `slot`'s DMA and copies its parts out.
@@ -307,16 +317,6 @@ impl Staging {
             }
         }
         Ok(())
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        if self.in_flight {
-            // Best effort: the chunks go back to the shared pool after
-            // this returns, and no DMA may write them then.
-            let _ = self.stream.synchronize();
-        }
     }
 }
 

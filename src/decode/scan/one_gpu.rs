@@ -482,7 +482,8 @@ impl GpuStream {
 
     /// The next filtered batch: the row groups of one decoded group (they
     /// finish together) filtered in one pass, those keeping a row handed
-    /// out in order; groups keeping none are passed over.
+    /// out in order; groups keeping none are passed over (without a
+    /// filter, every row group is handed out, a group at a time).
     fn next_filtered(&mut self) -> Option<Result<DeviceBatch, DecodeError>> {
         loop {
             if let Some(batch) = self.filtered.pop_front() {
@@ -500,12 +501,11 @@ impl GpuStream {
                     None => break,
                 }
             }
-            let Some(filter) = &self.filter else {
-                return Some(Err(DecodeError::Late {
-                    why: "a filtered batch asked of a stream without a filter".into(),
-                }));
+            let kept = match &self.filter {
+                Some(filter) => filter.apply_many(batches, &mut self.report.filter),
+                None => Ok(batches),
             };
-            match filter.apply_many(batches, &mut self.report.filter) {
+            match kept {
                 Ok(kept) => self.filtered.extend(kept),
                 Err(e) => return Some(Err(e)),
             }
