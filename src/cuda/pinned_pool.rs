@@ -14,10 +14,9 @@ use super::pool_policy::{round_up, Cached, IdleCache};
 use super::{Device, PerDevice, PinnedBuffer, PoolStats};
 
 /// Idle pinned host memory the process's shared pool keeps per device
-/// ([`PinnedPool::shared`]). With 2 GiB, a scan of all of SF 10 lineitem's
-/// columns (its fetch budget, the planner's group and the groups on the GPU
-/// hold about that much at once) evicted one buffer and pinned a new one on
-/// every scan: 24–32 ms of `cuMemHostAlloc` at the scan's start.
+/// ([`PinnedPool::shared`]): about what a scan of all of a wide table's
+/// columns holds at once (its fetch budget, the planner's group and the
+/// groups on the GPU), so that the next scan pins nothing new.
 pub const SHARED_PINNED_POOL_BYTES: usize = 4 << 30;
 
 /// The process's shared pools, per device ordinal.

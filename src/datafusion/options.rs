@@ -57,10 +57,9 @@ pub const PINNED_COPY_BACK: usize = 8 << 30;
 
 /// The default [`GdsTableOptions::gpu_scans`]: sixteen decodes per GPU, so
 /// that DataFusion's partitions (one per core by default) decode, copy back
-/// and feed their operators side by side. A decode holds its slot while its
-/// partition's consumer is busy; with two slots, TPC-H SF 10 on the H100
-/// (16 partitions) took 5.35 s for Q1 and 0.89 s for Q3 against 1.12 s and
-/// 0.33 s with sixteen (`bench tpch --engine datafusion --decode gpu`).
+/// and feed their operators side by side: a decode holds its slot while its
+/// partition's consumer is busy, so with fewer slots than busy partitions
+/// the others wait (BENCHMARKS.md measures both).
 pub const GPU_SCANS: usize = 16;
 
 /// The default task size of a table's local reads: 16 MiB, so that most

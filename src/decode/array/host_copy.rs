@@ -9,9 +9,9 @@
 //! A copy from device memory into pageable host memory is staged by the
 //! driver through its own small pinned buffers and runs far below the
 //! link's speed when many threads copy at once (DataFusion's partitions,
-//! each copying its batches back: 8.4 GB of Q1's columns took 6.5 s of
-//! copy time over 16 threads on the H100). Destinations are allocated
-//! without zeroing: every byte is written by the copy before it is read.
+//! each copying its batches back; BENCHMARKS.md). Destinations are
+//! allocated without zeroing: every byte is written by the copy before it
+//! is read.
 
 use std::ptr::NonNull;
 use std::sync::Arc;
