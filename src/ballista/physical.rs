@@ -20,7 +20,7 @@ use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConve
 use super::error::{ClusterError, WireError};
 use super::scan_exec::{gds_factory, GdsScanExec};
 use super::wire::{self, FileExtras, Scan, TableOptions, SCAN_TAG};
-use crate::datafusion::{FileScanPlan, GdsLocation, GdsReaderFactory};
+use crate::datafusion::{FileScanPlan, GdsLocation, GdsReaderFactory, PushedPredicate};
 
 /// Ballista's physical codec with gdscan's scans: a [`GdsScanExec`] is
 /// written by gdscan, everything else by `inner` (Ballista's own).
@@ -72,13 +72,29 @@ fn extras(exec: &DataSourceExec) -> Result<Vec<Vec<FileExtras>>> {
         .collect())
 }
 
+/// The predicate gdscan's table pushed to `exec`'s files (the same for
+/// each), if any.
+fn pushed(exec: &DataSourceExec) -> Option<PushedPredicate> {
+    let (config, _) = exec.downcast_to_file_source::<ParquetSource>()?;
+    config
+        .file_groups
+        .iter()
+        .flat_map(|g| g.iter())
+        .find_map(|f| f.extension::<Arc<PushedPredicate>>())
+        .map(|p| p.as_ref().clone())
+}
+
 /// `file` with what gdscan attached to it back.
 fn restore(
     file: &PartitionedFile,
     extras: &FileExtras,
     factory: &Arc<GdsReaderFactory>,
+    pushed: Option<&Arc<PushedPredicate>>,
 ) -> PartitionedFile {
     let mut file = file.clone().with_extension(factory.clone());
+    if let Some(pushed) = pushed {
+        file = file.with_extension(pushed.clone());
+    }
     if let Some(location) = &extras.location {
         file = file.with_extension(GdsLocation(location.clone()));
     }
@@ -109,6 +125,7 @@ fn rebuild(plan: Arc<dyn ExecutionPlan>, scan: Scan) -> Result<Arc<dyn Execution
         .into());
     }
     let factory = Arc::new(GdsReaderFactory::new(scan.options.into_options()?));
+    let pushed = scan.pushed.map(Arc::new);
     let mut groups = Vec::with_capacity(scan.groups.len());
     for (group, extras) in config.file_groups.iter().zip(&scan.groups) {
         if group.len() != extras.len() {
@@ -122,7 +139,7 @@ fn rebuild(plan: Arc<dyn ExecutionPlan>, scan: Scan) -> Result<Arc<dyn Execution
         let files: Vec<PartitionedFile> = group
             .iter()
             .zip(extras)
-            .map(|(f, x)| restore(f, x, &factory))
+            .map(|(f, x)| restore(f, x, &factory, pushed.as_ref()))
             .collect();
         let mut rebuilt = FileGroup::new(files);
         if let Some(statistics) = group.file_statistics(None) {
@@ -186,6 +203,7 @@ impl PhysicalExtensionCodec for GdsPhysicalCodec {
         let header = Scan {
             options: TableOptions::from(factory.options()),
             groups: extras(exec)?,
+            pushed: pushed(exec),
         };
         wire::encode(SCAN_TAG, &header, &[], buf)?;
         Ok(())

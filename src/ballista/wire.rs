@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{ClusterError, WireError};
 use crate::datafusion::{
-    FileScanPlan, GdsTableOptions, PlannedRowGroup, ReadAheadPolicy, TableDecode, GPU_SCANS,
-    PINNED_COPY_BACK,
+    FileScanPlan, GdsTableOptions, PlannedRowGroup, PushedPredicate, ReadAheadPolicy, TableDecode,
+    GPU_SCANS, PINNED_COPY_BACK,
 };
 use crate::parquet::CoalesceOptions;
 use crate::store::StoreOptions;
@@ -318,6 +318,10 @@ impl FileExtras {
 pub(super) struct Scan {
     pub options: TableOptions,
     pub groups: Vec<Vec<FileExtras>>,
+    /// The predicate gdscan's table pushed to the scan's files (one for
+    /// all of them); absent in a header from before it travelled.
+    #[serde(default)]
+    pub pushed: Option<PushedPredicate>,
 }
 
 /// `tag`, a length-prefixed JSON header, then `rest`.
@@ -421,6 +425,50 @@ mod tests {
         json["decode"] = "tpu".into();
         let bad: TableOptions = serde_json::from_value(json).unwrap();
         assert!(bad.into_options().unwrap_err().to_string().contains("tpu"));
+    }
+
+    #[test]
+    fn the_pushed_predicate_travels_with_every_literal_and_an_older_header_has_none() {
+        use crate::parquet::predicate::{Literal, Op, Predicate, Test};
+        let literals = [
+            Literal::Int(i128::MAX),
+            Literal::Decimal {
+                digits: -7,
+                scale: 2,
+            },
+            Literal::Float(2.5),
+            Literal::Str("é'\"".into()),
+            Literal::Binary(vec![0, 255]),
+            Literal::Date(-1),
+            Literal::Timestamp(-1_000_000_001),
+            Literal::Bool(true),
+        ];
+        let mut parts: Vec<Predicate> = literals
+            .iter()
+            .map(|l| Predicate::cmp("a", Op::LtEq, l.clone()))
+            .collect();
+        parts.push(Predicate::term("b", Test::In(literals.to_vec())).negate());
+        parts.push(Predicate::term("c", Test::StartsWith("x".into())));
+        parts.push(Predicate::term("d", Test::CmpColumn(Op::Lt, "e".into())));
+        parts.push(Predicate::Or(vec![Predicate::term("f", Test::IsNull)]));
+        let pushed = PushedPredicate {
+            predicate: Predicate::And(parts),
+            exact: true,
+        };
+        let scan = Scan {
+            options: TableOptions::from(&GdsTableOptions::default()),
+            groups: vec![vec![]],
+            pushed: Some(pushed.clone()),
+        };
+        let mut buf = Vec::new();
+        encode(SCAN_TAG, &scan, b"", &mut buf).unwrap();
+        let (back, _): (Scan, _) = decode(untag(&buf, SCAN_TAG).unwrap()).unwrap();
+        assert_eq!(back.pushed, Some(pushed));
+        // A header from before the predicate travelled has no such field.
+        let mut json = serde_json::to_value(Scan { pushed: None, ..scan }).unwrap();
+        json.as_object_mut().unwrap().remove("pushed");
+        let older: Scan = serde_json::from_value(json).unwrap();
+        assert_eq!(older.pushed, None);
     }
 
     #[test]

@@ -113,6 +113,18 @@ pub enum SqlError {
         source: Box<DataFusionError>,
     },
 
+    /// A scan whose filters were pushed down exactly carries no predicate
+    /// to apply on the host (a plan put together by hand, or one that lost
+    /// its predicate on the way): refused rather than answered with rows
+    /// the filters would drop.
+    #[error(
+        "{files}: the scan's filters were pushed down exactly but it has no predicate to apply"
+    )]
+    ExactWithoutPredicate {
+        /// The partition's files.
+        files: String,
+    },
+
     /// The thread of a partition's GPU decode could not start, or
     /// panicked.
     #[error("{files}: the GPU scan thread failed: {source}")]

@@ -35,6 +35,23 @@ pub fn predicate_from_filters(filters: &[Expr], schema: &Schema) -> Option<Predi
     }
 }
 
+/// Whether every conjunct of `filter` translates into gdscan's predicate
+/// in full, so that a scan evaluating that predicate on every row yields
+/// exactly the rows `filter` keeps. Filters on `UInt64` columns are left
+/// out (their values above `i64::MAX` compare differently as Parquet's
+/// signed INT64 words).
+pub(crate) fn translates_exactly(filter: &Expr, schema: &Schema) -> bool {
+    let unsigned_64 = filter.column_refs().iter().any(|c| {
+        schema
+            .field_with_name(&c.name)
+            .is_ok_and(|f| f.data_type() == &DataType::UInt64)
+    });
+    !unsigned_64
+        && split_conjunction(filter)
+            .into_iter()
+            .all(|conjunct| translate(conjunct, schema).is_some())
+}
+
 /// `p`, negated when `negated`.
 fn negated_if(p: Predicate, negated: bool) -> Predicate {
     if negated {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use ::datafusion::arrow::datatypes::{Schema, SchemaRef};
 use ::datafusion::catalog::{Session, TableProvider};
 use ::datafusion::common::config::TableParquetOptions;
-use ::datafusion::common::Statistics;
+use ::datafusion::common::{DFSchema, Statistics};
 use ::datafusion::datasource::listing::PartitionedFile;
 use ::datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use ::datafusion::datasource::physical_plan::parquet::{
@@ -14,6 +14,7 @@ use ::datafusion::datasource::physical_plan::parquet::{
 use ::datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use ::datafusion::datasource::source::DataSourceExec;
 use ::datafusion::execution::object_store::ObjectStoreUrl;
+use ::datafusion::logical_expr::utils::conjunction;
 use ::datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use ::datafusion::physical_plan::ExecutionPlan;
 use ::parquet::arrow::parquet_to_arrow_schema;
@@ -29,7 +30,6 @@ use super::location::{list_files, open_reader, TableFile};
 use super::options::{GdsTableOptions, TableDecode};
 use super::pushdown::predicate_from_filters;
 use crate::parquet::metadata::{load, MetadataOptions};
-use crate::parquet::predicate::Predicate;
 use crate::parquet::ScanError;
 use ::parquet::file::metadata::ParquetMetaData;
 
@@ -157,9 +157,10 @@ impl GdsTable {
     fn partitioned_files(
         &self,
         columns: Option<&[String]>,
-        predicate: Option<&Predicate>,
+        pushed: Option<&PushedPredicate>,
         read_ahead: bool,
     ) -> Vec<PartitionedFile> {
+        let predicate = pushed.map(|p| &p.predicate);
         self.files
             .iter()
             .map(|f| {
@@ -171,9 +172,9 @@ impl GdsTable {
                     .with_extension(GdsLocation(f.file.location.clone()))
                     .with_extension(self.factory.clone());
                 if let (Some(p), TableDecode::Gpu | TableDecode::Auto) =
-                    (predicate, self.options().decode)
+                    (pushed, self.options().decode)
                 {
-                    file = file.with_extension(Arc::new(PushedPredicate(p.clone())));
+                    file = file.with_extension(Arc::new(p.clone()));
                 }
                 match plan_file(&f.metadata, columns, predicate, read_ahead) {
                     Some((access, plan)) => {
@@ -216,36 +217,60 @@ impl TableProvider for GdsTable {
         limit: Option<usize>,
     ) -> ::datafusion::error::Result<Arc<dyn ExecutionPlan>> {
         let predicate = predicate_from_filters(filters, &self.schema);
+        let decode = self.options().decode;
+        let exact: Vec<Expr> = filters
+            .iter()
+            .filter(|f| pushdown_of(decode, f, &self.schema) == TableProviderFilterPushDown::Exact)
+            .cloned()
+            .collect();
         let columns: Option<Vec<String>> = projection.map(|p| {
             p.iter()
                 .map(|&i| self.schema.field(i).name().clone())
                 .collect()
         });
-        let files = self.partitioned_files(columns.as_deref(), predicate.as_ref(), limit.is_none());
-        let source = ParquetSource::new(self.schema.clone())
+        let pushed = predicate.clone().map(|predicate| PushedPredicate {
+            predicate,
+            exact: !exact.is_empty(),
+        });
+        let files = self.partitioned_files(columns.as_deref(), pushed.as_ref(), limit.is_none());
+        let mut source = ParquetSource::new(self.schema.clone())
             .with_table_parquet_options(state.table_options().parquet.clone())
             .with_parquet_file_reader_factory(self.factory.clone());
+        let mut statistics = self.statistics.clone();
+        // The exact filters, which DataFusion no longer applies, as the
+        // scan's predicate: each path of the scan applies it (see
+        // `gpu::exact`), and the table's row counts become estimates.
+        if let Some(all) = conjunction(exact) {
+            let schema = DFSchema::try_from(self.schema.as_ref().clone())?;
+            source = source.with_predicate(state.create_physical_expr(all, &schema)?);
+            statistics = statistics.to_inexact();
+        }
         let groups = FileGroup::new(files).split_files(state.config().target_partitions().max(1));
         let config =
             FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
                 .with_file_groups(groups)
-                .with_statistics(self.statistics.clone())
+                .with_statistics(statistics)
                 .with_projection_indices(projection.cloned())?
                 .with_limit(limit)
                 .build();
         Ok(BorderExec::wrap(DataSourceExec::from_data_source(config)))
     }
 
-    /// Every filter is inexact on the host path: the scan prunes with it
-    /// and DataFusion still filters the rows above it. On the GPU path,
-    /// those the GPU evaluates exactly are exact (none yet: see
+    /// A table that decodes on the CPU takes every filter inexactly: the
+    /// scan prunes with it and DataFusion still filters the rows above it.
+    /// One that decodes on the GPU (or auto) takes exactly the filters
+    /// gdscan's predicate holds in full: the GPU evaluates them on every
+    /// row, and files read on the host apply them as row filters (see
     /// `gpu::exact`).
     fn supports_filters_pushdown(
         &self,
         filters: &[&Expr],
     ) -> ::datafusion::error::Result<Vec<TableProviderFilterPushDown>> {
         let decode = self.options().decode;
-        Ok(filters.iter().map(|f| pushdown_of(decode, f)).collect())
+        Ok(filters
+            .iter()
+            .map(|f| pushdown_of(decode, f, &self.schema))
+            .collect())
     }
 
     fn statistics(&self) -> Option<Statistics> {

@@ -67,22 +67,90 @@ gpu_choice_tests!(
     gpu_q19 => 19, gpu_q20 => 20, gpu_q21 => 21, gpu_q22 => 22,
 );
 
+/// `file` as `t` through gdscan's provider decoding with `decode`.
+fn gds_table(file: &std::path::Path, decode: TableDecode) -> gdscan::datafusion::GdsTable {
+    let options = GdsTableOptions {
+        decode,
+        ..GdsTableOptions::default()
+    };
+    let parquet = context().state().table_options().parquet.clone();
+    gdscan::datafusion::GdsTable::try_new(file.to_str().unwrap(), options, &parquet).unwrap()
+}
+
 #[test]
-fn filters_stay_inexact_with_the_gpu_choice() {
+fn filters_gdscan_holds_whole_are_exact_with_the_gpu_choice_only() {
     use datafusion::catalog::TableProvider;
-    use datafusion::logical_expr::{col, lit, TableProviderFilterPushDown};
+    use datafusion::logical_expr::{col, lit, TableProviderFilterPushDown as P};
 
     let dir = tempfile::tempdir().unwrap();
     let file = sorted_file(dir.path());
-    let ctx = context();
-    let options = GdsTableOptions {
-        decode: TableDecode::Gpu,
-        ..GdsTableOptions::default()
+    let whole = col("l_orderkey")
+        .lt(lit(8i64))
+        .and(col("l_returnflag").like(lit("R%")));
+    let either = col("l_orderkey").lt(lit(8i64)).or(col("l_comment").is_null());
+    // A float column (NaN's order), an expression over a column, a LIKE
+    // that is not a prefix: not in gdscan's predicate.
+    let float = col("l_quantity").gt(lit(3.0f64));
+    let sum = (col("l_orderkey") + lit(1i64)).lt(lit(8i64));
+    let infix = col("l_returnflag").like(lit("%R%"));
+    let filters = [&whole, &either, &float, &sum, &infix];
+    let want = |decode| {
+        let table = gds_table(&file, decode);
+        table.supports_filters_pushdown(&filters).unwrap()
     };
-    let parquet = ctx.state().table_options().parquet.clone();
-    let table =
-        gdscan::datafusion::GdsTable::try_new(file.to_str().unwrap(), options, &parquet).unwrap();
-    let filter = col("l_orderkey").lt(lit(8i64));
-    let pushed = table.supports_filters_pushdown(&[&filter]).unwrap();
-    assert_eq!(pushed, vec![TableProviderFilterPushDown::Inexact]);
+    for decode in [TableDecode::Gpu, TableDecode::Auto] {
+        assert_eq!(
+            want(decode),
+            vec![P::Exact, P::Exact, P::Inexact, P::Inexact, P::Inexact],
+            "{decode:?}"
+        );
+    }
+    assert_eq!(want(TableDecode::Cpu), vec![P::Inexact; 5]);
+}
+
+/// Queries whose filters are exact give the rows of DataFusion's own
+/// reader, with no `FilterExec` of DataFusion's left and the filter's
+/// columns not in the scan's output: here (no GPU in CI) on the host
+/// path, which must apply them itself; on a GPU host, on the GPU.
+#[test]
+fn exact_filters_give_datafusions_own_rows() {
+    use datafusion::physical_plan::displayable;
+    use datafusion::prelude::ParquetReadOptions;
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = sorted_file(dir.path());
+    let queries = [
+        // The filter's column is not projected.
+        "select l_quantity, l_discount from t where l_orderkey between 1000 and 1500 \
+         and l_shipdate >= date '1995-01-01' order by l_quantity, l_discount",
+        // A count: the table's row count is no longer the answer.
+        "select count(*) from t where l_orderkey < 900",
+        "select count(*) from t where l_returnflag like 'R%' or l_comment is null",
+        // A limit under an exact filter: the first rows that pass, not
+        // the first rows read.
+        "select count(*), min(l_orderkey) >= 9000 from (select l_orderkey from t \
+         where l_orderkey >= 9000 limit 7)",
+        // Nothing passes.
+        "select l_quantity from t where l_orderkey < 0",
+    ];
+    runtime().block_on(async {
+        let reference = context();
+        let path = file.to_str().unwrap();
+        reference
+            .register_parquet("t", path, ParquetReadOptions::default())
+            .await
+            .unwrap();
+        for decode in [TableDecode::Gpu, TableDecode::Auto] {
+            let ctx = context();
+            ctx.register_table("t", Arc::new(gds_table(&file, decode)))
+                .unwrap();
+            for sql in queries {
+                let (want, _) = run(&reference, sql).await;
+                let (got, plan) = run(&ctx, sql).await;
+                assert_eq!(got, want, "{decode:?}: {sql}");
+                let shown = displayable(plan.as_ref()).indent(true).to_string();
+                assert!(!shown.contains("FilterExec"), "{decode:?}: {sql}\n{shown}");
+            }
+        }
+    });
 }

@@ -96,10 +96,14 @@ fn plan_unit(
     if present.is_empty() {
         return Err("no column to decode (the query needs row counts only)".to_string());
     }
+    let predicate = unit.predicate.as_ref().and_then(|p| p.fitting(schema));
+    if unit.exact && predicate.as_ref() != unit.predicate.as_ref() {
+        return Err("the pushed filters do not all fit the file's columns".to_string());
+    }
     let request = ScanRequest {
         projection: Projection::Columns(present),
         row_groups: Some(row_groups),
-        predicate: unit.predicate.as_ref().and_then(|p| p.fitting(schema)),
+        predicate,
         ..Default::default()
     };
     // The predicate's columns planned too: the GPU filters the rows on them.
@@ -150,8 +154,10 @@ impl Job {
 
     /// The decode's request: the scan's columns and, when every GPU file
     /// takes the same pushed predicate, that predicate, which the GPU then
-    /// applies exactly (DataFusion's FilterExec stays above the scan: the
-    /// pushdown is Inexact, and a file on the CPU path is not filtered).
+    /// applies exactly. (With exact filters every GPU file takes the
+    /// predicate whole, `plan_unit` saw to it; otherwise DataFusion's
+    /// FilterExec stays above the scan, so files that take different parts
+    /// may go unfiltered.)
     fn request(&self, gpu: &[(usize, DecodeInput)]) -> ScanRequest {
         let fitting = |(i, input): &(usize, DecodeInput)| -> Option<Predicate> {
             let schema = input.metadata.file_metadata().schema_descr();
@@ -178,6 +184,9 @@ impl Job {
         cpu: &mut Vec<(usize, String)>,
     ) -> Result<Option<crate::decode::scan::DecodeStream>, String> {
         let mut options = self.decode.clone();
+        if self.exact() && options.filter == FilterMode::PruneOnly {
+            options.filter = FilterMode::Exact;
+        }
         loop {
             if gpu.is_empty() {
                 return Ok(None);
@@ -186,6 +195,11 @@ impl Job {
             let request = self.request(gpu);
             match decode(DecodeSource::Planned(inputs), request, options.clone()) {
                 Ok(stream) => return Ok(Some(stream)),
+                // Exact filters must be applied: the files go to the host,
+                // which applies them (`exact::exact_on_host`).
+                Err(DecodeError::Filter(e)) if self.exact() => {
+                    return Err(format!("the GPU does not evaluate the pushed filters: {e}"));
+                }
                 Err(DecodeError::Filter(_)) if options.filter != FilterMode::PruneOnly => {
                     options.filter = FilterMode::PruneOnly;
                 }
@@ -201,6 +215,11 @@ impl Job {
                 Err(e) => return Err(e.to_string()),
             }
         }
+    }
+
+    /// Whether the scan's filters were pushed down exactly.
+    fn exact(&self) -> bool {
+        self.units.iter().any(|u| u.exact)
     }
 
     /// Decodes the GPU units and sends their batches.

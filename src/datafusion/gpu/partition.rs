@@ -13,6 +13,7 @@ use ::datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use ::datafusion::physical_plan::ExecutionPlan;
 use tokio::sync::mpsc::Receiver;
 
+use super::exact::exact_on_host;
 use super::job::{Job, Msg};
 use super::metrics::GpuMetrics;
 use super::probe::usable_gpu;
@@ -88,15 +89,31 @@ pub(crate) fn execute(
                 .map(|e| format!("the scan's projection: {e}"))
         })
         .or_else(|| decode.as_ref().err().map(|e| e.to_string()));
+    // With exact filters the host path applies the scan's predicate too.
+    let exact = units.iter().any(|u| u.exact);
+    let config = match exact.then(|| exact_on_host(config, source)) {
+        None => config.clone(),
+        Some(Some(exact)) => exact,
+        Some(None) => {
+            let files = names(&units);
+            return Err(SqlError::ExactWithoutPredicate { files }.into());
+        }
+    };
     let (Ok(shaper), Ok(decode), None) = (shaper, decode, reason.clone()) else {
         let reason = reason.unwrap_or_default();
         for unit in &units {
             metrics.on_cpu(&unit.shown, &reason);
         }
-        return Ok(Some(counted(
-            host(scan, partition, context)?,
-            metrics.cpu_rows,
-        )));
+        let stream = if exact {
+            // The partition's files as a scan of their own (a new scan's
+            // partition would take other partitions' files too: DataFusion
+            // lets a partition steal the files of those not running).
+            let all = (0..units.len()).collect();
+            host_fallback(config, units, host)(all, context)?
+        } else {
+            host(scan, partition, context)?
+        };
+        return Ok(Some(counted(stream, metrics.cpu_rows)));
     };
     let batch_size = config
         .batch_size
@@ -112,14 +129,15 @@ pub(crate) fn execute(
     };
     let files = names(&units);
     let start: Start = Box::new(move || spawn(job, files));
-    let fallback = host_fallback(config.clone(), units, host);
+    let limit = config.limit;
+    let fallback = host_fallback(config, units, host);
     Ok(Some(partition_stream(
         scan.schema(),
         start,
         fallback,
         context,
         metrics.cpu_rows,
-        config.limit,
+        limit,
     )))
 }
 

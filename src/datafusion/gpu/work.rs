@@ -12,11 +12,17 @@ use crate::datafusion::file_plan::FileScanPlan;
 use crate::parquet::predicate::Predicate;
 
 /// The filters of a scan as gdscan's predicate, attached to each file of
-/// a table that decodes on the GPU (the decoder prunes with it; the
-/// Ballista codec does not carry it: executors prune by the planned row
-/// groups).
-#[derive(Debug, Clone)]
-pub struct PushedPredicate(pub Predicate);
+/// a table that decodes on the GPU (the decoder filters with it; Ballista's
+/// codec carries it to the executors).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PushedPredicate {
+    /// The translatable conjuncts of the scan's filters.
+    pub predicate: Predicate,
+    /// Whether some of them were pushed down exactly: then DataFusion keeps
+    /// no filter of its own for them, and every path of the scan must yield
+    /// exactly the rows `predicate` keeps.
+    pub exact: bool,
+}
 
 /// One file (or file range) of a partition.
 #[derive(Debug, Clone)]
@@ -31,6 +37,8 @@ pub(crate) struct Unit {
     pub(crate) row_groups: Option<Vec<usize>>,
     /// The pushed predicate.
     pub(crate) predicate: Option<Predicate>,
+    /// Whether the scan must yield exactly the rows of `predicate`.
+    pub(crate) exact: bool,
 }
 
 /// The units of `group`, in order.
@@ -44,6 +52,7 @@ pub(crate) fn units(group: &FileGroup) -> Vec<Unit> {
                 None => f.object_meta.location.to_string(),
             };
             let range = f.range.as_ref().map(|r| r.start as u64..r.end as u64);
+            let pushed = f.extension::<Arc<PushedPredicate>>();
             let row_groups = f
                 .extension::<Arc<FileScanPlan>>()
                 .map(|p| p.in_range(range).iter().map(|rg| rg.index).collect());
@@ -52,7 +61,8 @@ pub(crate) fn units(group: &FileGroup) -> Vec<Unit> {
                 location,
                 shown,
                 row_groups,
-                predicate: f.extension::<Arc<PushedPredicate>>().map(|p| p.0.clone()),
+                predicate: pushed.map(|p| p.predicate.clone()),
+                exact: pushed.is_some_and(|p| p.exact),
             }
         })
         .collect()

@@ -4,7 +4,7 @@
 use ::arrow::error::ArrowError;
 
 /// Comparison operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Op {
     /// `=` (also written `==`).
     Eq,
@@ -22,7 +22,7 @@ pub enum Op {
 
 /// A literal. Decimal literals keep their digits and scale exactly (e.g.
 /// "0.07" => `Decimal { digits: 7, scale: 2 }`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Literal {
     /// An integer, e.g. `42` or `-7`.
     Int(i128),
@@ -50,7 +50,7 @@ pub enum Literal {
 }
 
 /// What a [`Term`] tests its column for.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Test {
     /// `column op literal`.
     Cmp(Op, Literal),
@@ -70,7 +70,7 @@ pub enum Test {
 
 /// One test of one column. Negations (`IS NOT NULL`, `NOT BETWEEN`,
 /// `NOT IN`, `NOT LIKE`) are [`Predicate::Not`] of a term.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Term {
     /// The column: a top-level column name or a dotted leaf path (`a.b.c`).
     pub column: String,
@@ -81,7 +81,7 @@ pub struct Term {
 /// A filter: an expression tree of terms under SQL's three-valued logic (a
 /// test of a NULL value is unknown; a row is selected only when the whole
 /// predicate is TRUE).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Predicate {
     /// One term.
     Term(Term),
