@@ -34,8 +34,28 @@ fn main() {
     println!("test fake_libcufile ... ok");
 }
 
-/// Stage 1 for AUTO and OFF on `file`, one line each.
+/// Stage 1 for AUTO and OFF on `file`, one line each; first, AUTO's answer
+/// before cuFile's driver has opened (it opens in the background when the
+/// kernel has no nvidia-fs module).
 fn child(file: &Path) {
+    let engine = Engine::new(
+        Settings::builder()
+            .compat_mode(CompatMode::Auto)
+            .num_threads(1)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let h = FileHandle::open_with(engine, file, OpenMode::Read).unwrap();
+    let first = format!("{:?}", h.cufile());
+    match h.device_route(1 << 20, 0) {
+        Ok(d) => println!("first {first} route={:?} reason={}", d.route, d.reason),
+        Err(e) => println!("first {first} error={e}"),
+    }
+    let waited = std::time::Instant::now();
+    while !gdscan::cufile::driver::tried() && waited.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     for compat in [CompatMode::Auto, CompatMode::Off] {
         let engine = Engine::new(
             Settings::builder()
@@ -97,7 +117,7 @@ fn parent() {
     std::fs::write(&file, vec![5u8; 2 << 20]).unwrap();
     let file_str = file.display().to_string();
 
-    let run = |mode: &str| -> (String, String) {
+    let run = |mode: &str| -> (String, String, String) {
         let out = Command::new(std::env::current_exe().unwrap())
             .env(CHILD, &file)
             .env("FAKE_CUFILE_MODE", mode)
@@ -113,14 +133,36 @@ fn parent() {
             "{mode}: {stdout}{stderr}"
         );
         let mut lines = stdout.lines();
+        let first = lines.next().unwrap_or("");
         let (auto, off) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
-        eprintln!("{mode}:\n  {auto}\n  {off}");
-        (auto.to_string(), off.to_string())
+        eprintln!("{mode}:\n  {first}\n  {auto}\n  {off}");
+        // Before the driver's outcome is known AUTO reads by the bounce
+        // route (the kernel here lists no nvidia-fs module), or the outcome
+        // came first and the answer is the settled one.
+        let settled = auto.trim_start_matches("AUTO ");
+        assert!(
+            first.trim_start_matches("first ") == settled
+                || first.contains("route=Bounce reason=cuFile would run its POSIX compat path: cuFile's driver is still opening"),
+            "{mode}: {first}"
+        );
+        (first.to_string(), auto.to_string(), off.to_string())
     };
+
+    // A slow driver opening (about a second for the real one without
+    // nvidia-fs): AUTO's first request does not wait for it, then settles.
+    let started = std::time::Instant::now();
+    let (first, auto, _) = run("compat,slow");
+    let nvfs_here = Path::new("/proc/driver/nvidia-fs").exists()
+        || std::fs::read_to_string("/proc/modules").is_ok_and(|m| m.contains("nvidia_fs "));
+    if !nvfs_here {
+        assert!(first.contains("still opening"), "{first}");
+    }
+    assert!(auto.starts_with("AUTO CompatPathOnly("), "{auto}");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(300));
 
     // The driver does not open: AUTO falls back with the reason, OFF fails
     // with it.
-    let (auto, off) = run("open_fail");
+    let (_, auto, off) = run("open_fail");
     assert!(auto.starts_with("AUTO Unavailable("), "{auto}");
     assert!(
         auto.contains("route=Bounce reason=cuFile unavailable: cuFileDriverOpen failed"),
@@ -136,7 +178,7 @@ fn parent() {
     // The driver opens, no nvidia-fs, the file does not register: AUTO
     // never tries to register (stage 2 would be the compat path); OFF
     // fails with the registration's 5027.
-    let (auto, off) = run("register_fail");
+    let (_, auto, off) = run("register_fail");
     assert!(auto.starts_with("AUTO CompatPathOnly("), "{auto}");
     assert!(
         off.contains("error=CuFileRequired") && off.contains("5027"),
@@ -146,7 +188,7 @@ fn parent() {
 
     // No nvidia-fs, no P2PDMA: AUTO declines cuFile (its compat path) and
     // takes the bounce route with the reason; OFF forces cuFile.
-    let (auto, off) = run("compat");
+    let (_, auto, off) = run("compat");
     assert!(auto.starts_with("AUTO CompatPathOnly("), "{auto}");
     assert!(
         auto.contains("route=Bounce reason=cuFile would run its POSIX compat path: no nvidia-fs"),
@@ -155,13 +197,13 @@ fn parent() {
     assert!(off.starts_with("OFF Ready route=CuFile"), "{off}");
 
     // nvidia-fs loaded: AUTO takes cuFile.
-    let (auto, off) = run("nvfs");
+    let (_, auto, off) = run("nvfs");
     assert!(auto.starts_with("AUTO Ready route=CuFile"), "{auto}");
     assert!(off.starts_with("OFF Ready route=CuFile"), "{off}");
 
     // nvidia-fs loaded but the file does not register: AUTO falls back with
     // the registration's reason.
-    let (auto, _) = run("nvfs,register_fail");
+    let (_, auto, _) = run("nvfs,register_fail");
     assert!(auto.starts_with("AUTO Unavailable("), "{auto}");
     assert!(
         auto.contains("route=Bounce reason=cuFile unavailable: cuFileHandleRegister failed"),
@@ -169,6 +211,6 @@ fn parent() {
     );
 
     // P2PDMA reported without nvidia-fs: AUTO takes cuFile.
-    let (auto, _) = run("p2p");
+    let (_, auto, _) = run("p2p");
     assert!(auto.starts_with("AUTO Ready route=CuFile"), "{auto}");
 }

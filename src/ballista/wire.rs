@@ -465,7 +465,11 @@ mod tests {
         let (back, _): (Scan, _) = decode(untag(&buf, SCAN_TAG).unwrap()).unwrap();
         assert_eq!(back.pushed, Some(pushed));
         // A header from before the predicate travelled has no such field.
-        let mut json = serde_json::to_value(Scan { pushed: None, ..scan }).unwrap();
+        let mut json = serde_json::to_value(Scan {
+            pushed: None,
+            ..scan
+        })
+        .unwrap();
         json.as_object_mut().unwrap().remove("pushed");
         let older: Scan = serde_json::from_value(json).unwrap();
         assert_eq!(older.pushed, None);

@@ -86,9 +86,48 @@ pub fn opened() -> Option<&'static DriverInfo> {
 }
 
 /// Whether this process has tried to open the driver yet, whatever came of
-/// it.
+/// it (false while an opening is under way).
 pub fn tried() -> bool {
     DRIVER.get().is_some()
+}
+
+/// Starts [`open`] on a thread of its own, once per process, and returns at
+/// once: [`tried`] says when it has finished. For callers that have
+/// something else to do meanwhile: the opening takes about a second on a
+/// host without nvidia-fs (cuFile 1.15 on an H200), far longer than a small
+/// file's whole read.
+pub fn open_in_background(overrides: &CuFileOverrides) {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let for_thread = overrides.clone();
+        let opener = std::thread::Builder::new()
+            .name("gdscan-cufile-open".to_string())
+            .spawn(move || {
+                let _ = open(&for_thread);
+            });
+        match opener {
+            Ok(_) => {
+                // SAFETY: registering a plain `extern "C"` function with no captures.
+                if unsafe { libc::atexit(wait_for_opening) } != 0 {
+                    tracing::warn!("could not register the wait for cuFile's opening at exit");
+                }
+            }
+            Err(e) => {
+                tracing::warn!("cuFile's driver opens on the caller's thread: no thread: {e}");
+                let _ = open(overrides);
+            }
+        }
+    });
+}
+
+/// The process does not exit while cuFile's driver is opening on the
+/// background thread (its libraries' exit handlers would run under it);
+/// waits at most a minute.
+extern "C" fn wait_for_opening() {
+    let started = std::time::Instant::now();
+    while DRIVER.get().is_none() && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 fn open_once(overrides: &CuFileOverrides) -> Result<DriverInfo, CuFileError> {
@@ -145,7 +184,7 @@ fn open_once(overrides: &CuFileOverrides) -> Result<DriverInfo, CuFileError> {
 pub(crate) const NVME_P2P_SUPPORTED_BIT: u32 = 11;
 
 /// Whether the kernel has the nvidia-fs module loaded.
-fn nvfs_module_loaded() -> bool {
+pub(crate) fn nvfs_module_loaded() -> bool {
     std::path::Path::new("/proc/driver/nvidia-fs").exists()
         || std::fs::read_to_string("/proc/modules")
             .map(|m| m.lines().any(|l| l.split(' ').next() == Some("nvidia_fs")))

@@ -3,13 +3,13 @@
 //! A handle only ever read into host memory touches neither (a registration
 //! costs milliseconds, the driver's opening more).
 
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 
 use super::error::Result;
 use super::open_file::{FileShared, OpenMode};
 use super::route::CuFileAvailability;
 use crate::config::{CompatMode, Settings};
-use crate::cufile::driver::gds_stage2;
+use crate::cufile::driver::{self, gds_stage2};
 use crate::cufile::CuFileError;
 use crate::cufile::CuFileHandle;
 
@@ -33,12 +33,23 @@ impl LazyCuFile {
     /// Whether cuFile serves the file, or why not. The first call opens
     /// cuFile's driver (once per process) and registers the file, keeping
     /// the registration in `file`.
+    ///
+    /// Under AUTO on a host whose kernel has no nvidia-fs module (GDS only
+    /// through P2PDMA, rarely), the driver opens in the background instead
+    /// and, until it is open, the answer is [`OPENING`] (the bounce route,
+    /// not kept): a small scan never waits the second the opening takes.
     pub(crate) fn get(
         &self,
         settings: &Settings,
         file: &FileShared,
         mode: OpenMode,
     ) -> &CuFileAvailability {
+        if let Some(settled) = self.availability.get() {
+            return settled;
+        }
+        if still_opening(settings) {
+            return &OPENING;
+        }
         self.availability.get_or_init(|| {
             match open_driver(settings) {
                 Ok(Some(unavailable)) => return unavailable,
@@ -74,6 +85,9 @@ impl LazyCuFile {
         file: &FileShared,
         mode: OpenMode,
     ) -> Result<&CuFileAvailability> {
+        if self.availability.get().is_none() && still_opening(settings) {
+            return Ok(&OPENING);
+        }
         if matches!(
             self.availability.get(),
             None | Some(CuFileAvailability::Unavailable(_))
@@ -82,6 +96,26 @@ impl LazyCuFile {
         }
         Ok(self.get(settings, file, mode))
     }
+}
+
+/// What a handle answers under AUTO while cuFile's driver opens in the
+/// background (see [`LazyCuFile::get`]).
+pub(crate) static OPENING: LazyLock<CuFileAvailability> = LazyLock::new(|| {
+    CuFileAvailability::CompatPathOnly(
+        "cuFile's driver is still opening in the background (no nvidia-fs module is loaded)"
+            .to_string(),
+    )
+});
+
+/// Whether cuFile's driver is opening in the background for AUTO (started
+/// here when it is not yet): AUTO with no nvidia-fs module loaded and the
+/// driver's outcome not yet known.
+fn still_opening(settings: &Settings) -> bool {
+    if settings.compat_mode != CompatMode::Auto || driver::tried() || driver::nvfs_module_loaded() {
+        return false;
+    }
+    driver::open_in_background(&settings.cufile);
+    !driver::tried()
 }
 
 /// Opens cuFile's driver (once per process; later calls get the first

@@ -6,12 +6,15 @@
  *   compat         the driver opens; nvidia-fs version 0.0, no P2PDMA
  *   nvfs           the driver opens; nvidia-fs 2.20
  *   p2p            the driver opens; nvidia-fs 0.0, NVMe P2PDMA reported
+ *   slow           cuFileDriverOpen takes 300 ms (as the real one takes
+ *                  about a second without nvidia-fs)
  * Modes combine, separated by commas ("nvfs,register_fail"). Every other
  * call succeeds and does nothing. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 
 typedef struct { int err; int cu_err; } CUfileError_t;
 typedef struct {
@@ -27,7 +30,13 @@ static int mode_is(const char *m) {
 static CUfileError_t ok(void) { CUfileError_t e = {0, 0}; return e; }
 static CUfileError_t fail(int code) { CUfileError_t e = {code, 0}; return e; }
 
-CUfileError_t cuFileDriverOpen(void) { return mode_is("open_fail") ? fail(5011) : ok(); }
+CUfileError_t cuFileDriverOpen(void) {
+    if (mode_is("slow")) {
+        struct timespec t = {0, 300000000};
+        nanosleep(&t, NULL);
+    }
+    return mode_is("open_fail") ? fail(5011) : ok();
+}
 CUfileError_t cuFileDriverClose(void) { return ok(); }
 CUfileError_t cuFileDriverGetProperties(void *props) {
     nvfs_props *p = (nvfs_props *)props;

@@ -8,6 +8,7 @@ mod bench;
 mod demo;
 mod doctor;
 mod error;
+mod process_age;
 mod read;
 mod scan;
 mod scan_decode;

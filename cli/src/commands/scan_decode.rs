@@ -36,6 +36,10 @@ pub(crate) struct DecodeScanReport {
     pub bytes_read: u64,
     /// Seconds from the first read to the last batch decoded.
     pub seconds: f64,
+    /// Seconds from the process's start (the kernel's clock, 10 ms ticks)
+    /// to the first decoded batch: what a fresh command waits for its first
+    /// rows. None without a batch or without `/proc`.
+    pub first_batch_since_process_start: Option<f64>,
     /// Rows written to --output (after the filter), if asked.
     pub rows_written: Option<u64>,
 }
@@ -93,6 +97,9 @@ fn render_decode(report: &DecodeScanReport, stats: bool, output: Option<&Path>) 
         "decoded {} on {gpus}: {} rows, {} row groups, {} pages in {:.4} s ({} bytes read, {} bytes of Arrow columns)\n",
         report.path, d.rows, d.row_groups, d.pages, report.seconds, report.bytes_read, d.output_bytes
     );
+    if let (true, Some(age)) = (stats, report.first_batch_since_process_start) {
+        out += &format!("first batch {age:.2} s after the process started\n");
+    }
     let f = &d.filter;
     if f.batches_in > 0 {
         out += &format!(
@@ -173,8 +180,12 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     let start = Instant::now();
     let mut stream = decode(inputs, request.clone(), options).map_err(Error::decode)?;
     let mut batches = Vec::new();
+    let mut first_batch_since_process_start = None;
     for batch in stream.by_ref() {
         let batch = batch.map_err(Error::decode)?;
+        if first_batch_since_process_start.is_none() {
+            first_batch_since_process_start = super::process_age::seconds_since_start();
+        }
         if args.output.is_some() {
             batches.push(batch);
         }
@@ -201,6 +212,7 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
             read => read,
         },
         seconds,
+        first_batch_since_process_start,
         rows_written,
     };
     if args.json {

@@ -87,7 +87,9 @@ fn filters_gdscan_holds_whole_are_exact_with_the_gpu_choice_only() {
     let whole = col("l_orderkey")
         .lt(lit(8i64))
         .and(col("l_returnflag").like(lit("R%")));
-    let either = col("l_orderkey").lt(lit(8i64)).or(col("l_comment").is_null());
+    let either = col("l_orderkey")
+        .lt(lit(8i64))
+        .or(col("l_comment").is_null());
     // A float column (NaN's order), an expression over a column, a LIKE
     // that is not a prefix: not in gdscan's predicate.
     let float = col("l_quantity").gt(lit(3.0f64));
