@@ -156,7 +156,7 @@ impl StatsWindow {
     /// whole I/O.
     pub fn open(wanted: bool, source: &dyn Source) -> Result<StatsWindow, CuFileError> {
         if let Some(local) = LocalSource::of(source).filter(|_| wanted) {
-            local.handle().cufile();
+            local.handle().cufile_settled();
         }
         let before = if wanted && crate::cufile::driver::opened().is_some() {
             crate::cufile::stats::start(true)?;

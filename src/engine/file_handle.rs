@@ -131,11 +131,20 @@ impl FileHandle {
 
     /// Whether cuFile serves this file, or why not (stage 1's input). The
     /// first call opens cuFile's driver (once per process) and registers the
-    /// file. A cuFile parameter that cuFile refuses shows here as
+    /// file; under AUTO on a host whose kernel has no nvidia-fs module the
+    /// driver opens in the background instead, and the answer is the bounce
+    /// route until it is open. A cuFile parameter that cuFile refuses shows here as
     /// unavailable, with its reason, and fails every device request.
     pub fn cufile(&self) -> &CuFileAvailability {
         self.cufile
             .get(self.engine.settings(), &self.shared, self.mode)
+    }
+
+    /// [`FileHandle::cufile`], waiting where cuFile's driver is still
+    /// opening in the background (AUTO without nvidia-fs) for its outcome.
+    pub fn cufile_settled(&self) -> &CuFileAvailability {
+        self.cufile
+            .settled(self.engine.settings(), &self.shared, self.mode)
     }
 
     /// The route the last device request took, with its reason.

@@ -50,6 +50,18 @@ impl LazyCuFile {
         if still_opening(settings) {
             return &OPENING;
         }
+        self.settled(settings, file, mode)
+    }
+
+    /// [`LazyCuFile::get`], waiting for cuFile's driver where it is still
+    /// opening (for a caller that needs the outcome now: cuFile's counters
+    /// around a read).
+    pub(crate) fn settled(
+        &self,
+        settings: &Settings,
+        file: &FileShared,
+        mode: OpenMode,
+    ) -> &CuFileAvailability {
         self.availability.get_or_init(|| {
             match open_driver(settings) {
                 Ok(Some(unavailable)) => return unavailable,
