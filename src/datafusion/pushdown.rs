@@ -8,9 +8,10 @@
 //! AND, OR and NOT, on integer, decimal, date, timestamp, string, binary and
 //! boolean columns. Anything else (functions, casts, float columns, whose
 //! NaN DataFusion orders above every number while Parquet statistics leave
-//! it out) makes its conjunct left out of the predicate; DataFusion still
-//! evaluates every filter on the rows, so leaving a conjunct out only
-//! prunes less.
+//! it out) makes its conjunct left out of the predicate, which then only
+//! prunes less: DataFusion evaluates such a filter itself. A filter all of
+//! whose conjuncts translate can be taken exactly
+//! ([`translates_exactly`]; the GPU choice does, `gpu::exact`).
 
 use ::datafusion::arrow::datatypes::{DataType, Schema};
 use ::datafusion::common::ScalarValue;

@@ -11,8 +11,9 @@
 //! and puts it in the scan's shape (`shape`), sending it to the
 //! partition's `stream`. Files the GPU path refuses go to the host path
 //! (the same scan over those files), said once per reason (`fallback`)
-//! and counted in `metrics`. `exact` says which filters the GPU path
-//! evaluates exactly (none yet).
+//! and counted in `metrics`. `exact` says which filters the scan takes
+//! exactly (DataFusion then keeps no filter for them) and how the host
+//! path applies them too.
 
 mod exact;
 mod fallback;
