@@ -35,6 +35,10 @@ pub(crate) struct TpchQueryOptions {
     /// Where the provider decodes pages (None: `GDSCAN_DATAFUSION_DECODE`,
     /// else the CPU).
     pub decode: Option<TableDecode>,
+    /// DataFusion's own tables read with its row filters on
+    /// (`pushdown_filters` and `reorder_filters`), instead of its defaults:
+    /// its reader at the other setting, to take the better of the two.
+    pub listing_pushdown: bool,
 }
 
 impl TpchQueryOptions {
@@ -86,7 +90,7 @@ impl SingleNode {
     pub(crate) fn new(opts: &TpchQueryOptions, options: GdsTableOptions) -> Result<Self> {
         let gds = context(opts.partitions);
         register_tpch(&gds, &opts.data, options)?;
-        let listing = context(opts.partitions);
+        let listing = listing_context(opts.partitions, opts.listing_pushdown);
         let partitions = gds.state().config().target_partitions();
         Ok(Self {
             gds,
@@ -100,6 +104,21 @@ impl SingleNode {
     pub(crate) async fn register_listing(&self, data: &Path) -> Result<()> {
         register_tpch_listing(&self.listing, data).await
     }
+}
+
+/// The session of DataFusion's own tables: `partitions` as [`context`];
+/// with `pushdown`, its reader applies the filters as row filters
+/// (`pushdown_filters`, `reorder_filters`).
+fn listing_context(partitions: Option<usize>, pushdown: bool) -> SessionContext {
+    let listing = context(partitions);
+    if pushdown {
+        let state = listing.state_ref();
+        let mut state = state.write();
+        let parquet = &mut state.config_mut().options_mut().execution.parquet;
+        parquet.pushdown_filters = true;
+        parquet.reorder_filters = true;
+    }
+    listing
 }
 
 /// The median of a side's timings (the mean of the middle two for an even
@@ -134,6 +153,21 @@ mod tests {
             settings: Settings::default(),
             task_size: None,
             decode: None,
+            listing_pushdown: false,
+        }
+    }
+
+    #[test]
+    fn the_listing_session_takes_row_filters_only_when_asked() {
+        for pushdown in [false, true] {
+            let ctx = listing_context(Some(3), pushdown);
+            let state = ctx.state();
+            let parquet = &state.config().options().execution.parquet;
+            assert_eq!(
+                (parquet.pushdown_filters, parquet.reorder_filters),
+                (pushdown, pushdown)
+            );
+            assert_eq!(state.config().target_partitions(), 3);
         }
     }
 

@@ -213,6 +213,12 @@ pub struct BenchTpchArgs {
         default_missing_value = "gpu"
     )]
     pub decode: Option<TableDecode>,
+    /// `--engine datafusion` and `ballista`: DataFusion's own tables read
+    /// with its row filters on (`pushdown_filters`, `reorder_filters`)
+    /// rather than its defaults (off), to compare with its reader at its
+    /// better setting.
+    #[arg(long)]
+    pub listing_pushdown: bool,
     /// Also write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -327,6 +333,7 @@ fn query_options(args: &BenchTpchArgs) -> Result<crate::bench::tpch_sides::TpchQ
         settings: args.engine.settings()?,
         task_size: args.engine.table_task_size()?,
         decode: args.decode,
+        listing_pushdown: args.listing_pushdown,
     })
 }
 
