@@ -58,14 +58,25 @@ impl PinnedPool {
 
     /// Unpins the idle buffers of every shared pool ([`PinnedPool::shared`]).
     pub fn trim_shared() {
-        for pool in SHARED.all() {
+        for pool in Self::shared_all() {
             pool.trim();
         }
+    }
+
+    /// Every shared pool made so far ([`PinnedPool::shared`]), one per
+    /// device that has one.
+    pub(crate) fn shared_all() -> Vec<Arc<PinnedPool>> {
+        SHARED.all()
     }
 
     /// Bytes of the buffers handed out now (rounded up as allocated).
     pub fn in_use_bytes(&self) -> usize {
         self.idle.in_use_bytes()
+    }
+
+    /// Bytes of the idle buffers kept pinned now for the next requests.
+    pub fn cached_bytes(&self) -> usize {
+        self.idle.cached_bytes()
     }
 
     /// What the pool has done since it was made (see [`PoolStats`]).

@@ -59,6 +59,12 @@ impl DevicePool {
         self.idle.cached_bytes()
     }
 
+    /// Bytes of the buffers handed out now and not yet given back (rounded
+    /// up as allocated).
+    pub fn in_use_bytes(&self) -> usize {
+        self.idle.in_use_bytes()
+    }
+
     /// What the pool has done since it was made: allocations that missed
     /// the cache (and the time spent making them), buffers evicted.
     pub fn stats(&self) -> PoolStats {

@@ -13,6 +13,18 @@ pub enum BenchError {
     #[error("<bench tpch>: unknown TPC-H query {0}: expected 1 to {max}", max = crate::tpch::TPCH_QUERY_COUNT)]
     UnknownQuery(usize),
 
+    /// `bench tpch --engine datafusion --streams`: queries failed or gave
+    /// other row counts than in round 1 (the report says which).
+    #[error("<bench tpch --streams>: {failed} queries failed and {mismatches} row counts differed from round 1's{}", first_error.as_deref().map(|e| format!("; first failure: {e}")).unwrap_or_default())]
+    LoadFailed {
+        /// Queries that failed, over every round.
+        failed: usize,
+        /// Row counts that differed from round 1's first stream's.
+        mismatches: usize,
+        /// The first failure's error, if any.
+        first_error: Option<String>,
+    },
+
     /// `bench tpch --decode` into host memory.
     #[error("<bench tpch>: --decode decodes on the GPU: give --device or --devices, not --host")]
     DecodeNeedsGpu,

@@ -8,6 +8,8 @@ pub(crate) mod decode;
 mod error;
 #[cfg(feature = "datafusion")]
 pub(crate) mod paired;
+#[cfg(feature = "datafusion")]
+pub(crate) mod process_memory;
 pub(crate) mod read;
 pub(crate) mod scan;
 pub(crate) mod stats;
@@ -15,6 +17,10 @@ pub(crate) mod store;
 pub(crate) mod tpch;
 #[cfg(feature = "ballista")]
 pub(crate) mod tpch_ballista;
+#[cfg(feature = "datafusion")]
+pub(crate) mod tpch_load;
+#[cfg(feature = "datafusion")]
+pub(crate) mod tpch_load_report;
 #[cfg(feature = "datafusion")]
 pub(crate) mod tpch_sides;
 #[cfg(feature = "datafusion")]

@@ -23,7 +23,8 @@ pub enum BenchCommand {
     /// scans every table and lineitem's Q1, Q6, Q14, Q19 column sets and
     /// filters into device (or host) memory; `--engine datafusion` runs the
     /// 22 queries through DataFusion over gdscan's provider and over
-    /// DataFusion's own tables, with the ratio per query.
+    /// DataFusion's own tables, with the ratio per query; with `--streams`,
+    /// a load run of concurrent query streams over gdscan's provider instead.
     Tpch(BenchTpchArgs),
     /// TPC-H lineitem from a `gdscan tpch gen` folder decoded on the GPU
     /// (file → Arrow columns in device memory), beside the raw scan of the
@@ -157,6 +158,17 @@ pub enum TpchEngine {
     Ballista,
 }
 
+impl TpchEngine {
+    /// The engine as `--engine` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TpchEngine::Scan => "scan",
+            TpchEngine::Datafusion => "datafusion",
+            TpchEngine::Ballista => "ballista",
+        }
+    }
+}
+
 /// Arguments of `gdscan bench tpch`.
 #[derive(Debug, Args)]
 pub struct BenchTpchArgs {
@@ -180,6 +192,26 @@ pub struct BenchTpchArgs {
     /// the available CPUs).
     #[arg(long)]
     pub partitions: Option<usize>,
+    /// `--engine datafusion` only: a load (soak) run instead of the paired
+    /// benchmark: this many query streams at once over gdscan's provider,
+    /// each running the `--query` queries once per round, every stream in
+    /// its own order; per round its time, failures, the process's RSS and
+    /// what gdscan's memory pools hold. Fails if a query fails or a row
+    /// count differs from round 1's.
+    #[arg(
+        long,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+        conflicts_with_all = ["cold", "listing_pushdown"]
+    )]
+    pub streams: Option<usize>,
+    /// Rounds of `--streams` (each round runs every stream to its end).
+    #[arg(
+        long,
+        default_value_t = 1,
+        requires = "streams",
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+    )]
+    pub rounds: usize,
     /// Executors of `--engine ballista`.
     #[arg(long, default_value_t = 2)]
     pub executors: usize,
@@ -355,6 +387,38 @@ fn run_sql_bench(_args: &BenchTpchArgs) -> Result<String> {
     Err(super::error::CliError::NoDataFusion.into())
 }
 
+/// `bench tpch --engine datafusion --streams`: the load run, its report
+/// written; when a query failed or a row count differed, the report is
+/// printed and the run is an error (so that a script sees it).
+#[cfg(feature = "datafusion")]
+fn run_load_bench(args: &BenchTpchArgs, streams: usize) -> Result<String> {
+    use crate::bench::{tpch_load, tpch_load_report};
+    let opts = tpch_load::LoadBenchOptions {
+        common: query_options(args)?,
+        streams,
+        rounds: args.rounds,
+    };
+    let report = tpch_load::run(&opts)?;
+    write_json(args.json.as_deref(), &report)?;
+    let text = tpch_load_report::render(&report);
+    if report.verdict.passed {
+        return Ok(text);
+    }
+    print!("{text}");
+    Err(crate::bench::BenchError::LoadFailed {
+        failed: report.verdict.failures,
+        mismatches: report.verdict.row_mismatches,
+        first_error: report.rounds.iter().find_map(|r| r.first_error.clone()),
+    }
+    .into())
+}
+
+/// `bench tpch --streams` in a build without DataFusion.
+#[cfg(not(feature = "datafusion"))]
+fn run_load_bench(_args: &BenchTpchArgs, _streams: usize) -> Result<String> {
+    Err(super::error::CliError::NoDataFusion.into())
+}
+
 /// `bench tpch --engine ballista`.
 #[cfg(feature = "ballista")]
 fn run_ballista_bench(args: &BenchTpchArgs) -> Result<String> {
@@ -433,6 +497,9 @@ fn run_decode_bench(args: &BenchDecodeArgs) -> Result<String> {
 /// `bench tpch`: the GPUs checked and lineitem generated at `--sf` when
 /// missing, then the engine asked for.
 fn run_tpch_bench(args: &BenchTpchArgs) -> Result<String> {
+    if args.streams.is_some() && args.kind != TpchEngine::Datafusion {
+        return Err(super::error::CliError::StreamsNeedDataFusion(args.kind.name()).into());
+    }
     // A GPU that does not exist fails before any data is generated or read.
     if let Some(d) = &args.devices {
         d.open()?;
@@ -443,6 +510,9 @@ fn run_tpch_bench(args: &BenchTpchArgs) -> Result<String> {
             gen.quiet = true;
             crate::tpch::generate(&gen)?;
         }
+    }
+    if let (TpchEngine::Datafusion, Some(streams)) = (args.kind, args.streams) {
+        return run_load_bench(args, streams);
     }
     if args.kind == TpchEngine::Datafusion {
         return run_sql_bench(args);

@@ -16,6 +16,11 @@ pub enum CliError {
     #[error("<bench tpch>: --engine datafusion needs gdscan built with the `datafusion` feature")]
     NoDataFusion,
 
+    /// `gdscan bench tpch --streams` with an engine other than DataFusion
+    /// (the load runs the SQL queries).
+    #[error("<bench tpch>: --streams runs the TPC-H queries through DataFusion: give --engine datafusion, not --engine {0}")]
+    StreamsNeedDataFusion(&'static str),
+
     /// `gdscan sql --ballista` with `--reader datafusion` (the cluster's
     /// executors read through gdscan).
     #[error("<sql>: --ballista reads through gdscan only (leave out --reader datafusion)")]

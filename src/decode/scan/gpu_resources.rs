@@ -173,10 +173,16 @@ pub(crate) fn shared_device_pool(device: Device) -> Arc<DevicePool> {
 /// gdscan::decode::scan::release_cached_memory();
 /// ```
 pub fn release_cached_memory() {
-    for pool in DEVICE_POOLS.all() {
+    for pool in shared_device_pools() {
         pool.trim();
     }
     PinnedPool::trim_shared();
+}
+
+/// The process's shared device pools made so far ([`shared_device_pool`]),
+/// one per device that has one.
+pub(crate) fn shared_device_pools() -> Vec<Arc<DevicePool>> {
+    DEVICE_POOLS.all()
 }
 
 /// The device pools made so far, per device ordinal.

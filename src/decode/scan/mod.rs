@@ -41,8 +41,10 @@
 //! scan over several GPUs, a one-GPU pipeline each), `options`
 //! ([`DecodeOptions`]), `compressed_check` (where compressed pages are
 //! checked), `input` ([`DecodeInput`]), `gpu_resources` (what a scan keeps
-//! per GPU: streams, pools, kernels, nvCOMP), `report` ([`DecodeReport`]),
-//! `trace` (the optional timeline) and `decode_error` ([`DecodeError`]).
+//! per GPU: streams, pools, kernels, nvCOMP), `memory_held` (what the
+//! process-wide pools hold now, [`memory_held()`]), `report`
+//! ([`DecodeReport`]), `trace` (the optional timeline) and `decode_error`
+//! ([`DecodeError`]).
 //!
 //! ```no_run
 //! use gdscan::decode::scan::{decode, DecodeOptions};
@@ -66,6 +68,7 @@ mod entry;
 mod gpu_resources;
 mod input;
 mod late_two_phase;
+mod memory_held;
 mod multi_gpu;
 mod one_gpu;
 mod options;
@@ -92,6 +95,7 @@ pub use decode_error::DecodeError;
 pub use entry::{decode, decode_plan, DecodeSource, DecodeStream};
 pub use gpu_resources::release_cached_memory;
 pub use input::DecodeInput;
+pub use memory_held::{memory_held, MemoryHeld};
 pub use multi_gpu::DeviceShare;
 pub use one_gpu::output_schema;
 pub use options::{DecodeOptions, FilterMode};
