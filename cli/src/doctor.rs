@@ -219,7 +219,7 @@ fn file_report(path: &Path, settings: &Settings) -> FileReport {
         }
     };
     let size = handle.file_size().ok();
-    let cufile = match handle.cufile() {
+    let cufile = match handle.cufile_settled() {
         CuFileAvailability::Ready => "ready".to_string(),
         CuFileAvailability::Disabled => "disabled (KVIKIO_COMPAT_MODE=ON)".to_string(),
         CuFileAvailability::Unavailable(why) => format!("unavailable: {why}"),

@@ -120,10 +120,15 @@ pub(crate) static OPENING: LazyLock<CuFileAvailability> = LazyLock::new(|| {
 });
 
 /// Whether cuFile's driver is opening in the background for AUTO (started
-/// here when it is not yet): AUTO with no nvidia-fs module loaded and the
-/// driver's outcome not yet known.
+/// here when it is not yet): AUTO with cuFile's library and a GPU present,
+/// no nvidia-fs module loaded and the driver's outcome not yet known.
 fn still_opening(settings: &Settings) -> bool {
-    if settings.compat_mode != CompatMode::Auto || driver::tried() || driver::nvfs_module_loaded() {
+    if settings.compat_mode != CompatMode::Auto
+        || driver::tried()
+        || driver::nvfs_module_loaded()
+        || crate::cufile::library::api().is_err()
+        || crate::cuda::driver::ensure().is_err()
+    {
         return false;
     }
     driver::open_in_background(&settings.cufile);
