@@ -13,7 +13,7 @@
 # --decode gpu --iterations 3` (BENCHMARKS.md's table; STAGED=1 runs it
 # again with GDSCAN_DATAFUSION_PINNED_COPY_BACK=0, about 100 s more); the
 # filter property test; first use timed by subtraction. About 400 s.
-# TESTS="filter_exact:: ..." (arguments of the test binary) runs those GPU tests first; BALLISTA=1 adds the
+# TESTS="filter_exact:: ..." (arguments of the test binary) runs those GPU tests after the bench; BALLISTA=1 adds the
 # 22 on a 2-executor Ballista cluster; SKIP_TAIL=1 stops before the
 # property test and first use.
 set -u
@@ -27,13 +27,6 @@ nvidia-smi -L
 T=/tmp/t10
 [ -d $T/lineitem ] || timeout 60 $D tpch gen --sf 10 --out $T --quiet > $R/gen-t10.txt 2>&1
 echo "gen $(( $(date +%s)-s0 ))s"; du -sh $T
-# GPU tests named in TESTS (test-name filters of .carry/gpu-tests), first.
-if [ -n "${TESTS:-}" ]; then
-  [ -d .ptd/data ] || echo "no .ptd carried: tests of parquet-testing's files skip"
-  [ -d .ptd/data ] || unset PARQUET_TEST_DATA
-  timeout 200 .carry/gpu-tests --ignored --test-threads 1 $TESTS > $R/gpu-tests.txt 2>&1; echo "gpu tests rc=$? $(( $(date +%s)-s0 ))s"
-  grep -E "^test result|FAILED|panicked" $R/gpu-tests.txt | head -20
-fi
 # Q6's plan: its filters exact, no FilterExec of DataFusion's above the scan.
 timeout 20 $D sql --tpch $T --decode gpu "EXPLAIN SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24" > $R/q6-explain.txt 2>&1; grep -c FilterExec $R/q6-explain.txt
 timeout 20 $D sql --tpch $T --decode gpu --stats "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24" > $R/q6-gpu.txt 2>&1; head -c 1500 $R/q6-gpu.txt
@@ -45,12 +38,13 @@ tar -cJf $OUT/r.tar.xz -C /tmp r
 timeout 240 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-pinned.json > $R/tpch-pinned.txt 2>&1; echo "bench rc=$? $(( $(date +%s)-s0 ))s"
 cut -c1-150 $R/tpch-pinned.txt | head -28
 tar -cJf $OUT/r.tar.xz -C /tmp r
-# DataFusion's own reader with its row filters on (its other setting: the
-# table's baseline is the better of the two per query).
-[ -n "${PUSHDOWN:-}" ] && timeout 240 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --listing-pushdown --json $R/tpch-pushdown.json > $R/tpch-pushdown.txt 2>&1; echo "pushdown rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-150 $R/tpch-pushdown.txt | tail -n 26
-tar -cJf $OUT/r.tar.xz -C /tmp r
-[ -n "${STAGED:-}" ] && GDSCAN_DATAFUSION_PINNED_COPY_BACK=0 timeout 240 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-staged.json > $R/tpch-staged.txt 2>&1 && tail -n 30 $R/tpch-staged.txt | cut -c1-150
-tar -cJf $OUT/r.tar.xz -C /tmp r
+# GPU tests named in TESTS (test-name filters of .carry/gpu-tests).
+if [ -n "${TESTS:-}" ]; then
+  [ -d .ptd/data ] || echo "no .ptd carried: tests of parquet-testing's files skip"
+  [ -d .ptd/data ] || unset PARQUET_TEST_DATA
+  timeout 200 .carry/gpu-tests --ignored --test-threads 1 $TESTS > $R/gpu-tests.txt 2>&1; echo "gpu tests rc=$? $(( $(date +%s)-s0 ))s"
+  grep -E "^test result|FAILED|panicked" $R/gpu-tests.txt | head -20
+fi
 [ -n "${SKIP_TAIL:-}" ] || {
 GDSCAN_PROPERTY_SECONDS=15 timeout 40 .carry/gpu-tests --ignored --test-threads 1 filter_property:: > $R/prop.txt 2>&1; echo "prop rc=$?"; grep -E "test result|filter property test|panicked" -A2 $R/prop.txt | cut -c1-600 | head
 tar -cJf $OUT/r.tar.xz -C /tmp r
@@ -73,7 +67,14 @@ for i in 1 2 3; do
 done 2>&1 | sed 's/^/AUTO /' | tee -a $R/first-use.txt
 KVIKIO_COMPAT_MODE=AUTO $D scan $F --decode --device 0 --columns l_orderkey,l_extendedprice --stats 2>&1 | tail -8
 tar -cJf $OUT/r.tar.xz -C /tmp r
+unset KVIKIO_COMPAT_MODE GDSCAN_KERNEL_CACHE
 }
+# DataFusion's own reader with its row filters on (its other setting: the
+# table's baseline is the better of the two per query).
+[ -n "${PUSHDOWN:-}" ] && timeout 240 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --listing-pushdown --json $R/tpch-pushdown.json > $R/tpch-pushdown.txt 2>&1; echo "pushdown rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-150 $R/tpch-pushdown.txt | tail -n 26
+tar -cJf $OUT/r.tar.xz -C /tmp r
+[ -n "${STAGED:-}" ] && GDSCAN_DATAFUSION_PINNED_COPY_BACK=0 timeout 240 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-staged.json > $R/tpch-staged.txt 2>&1 && tail -n 30 $R/tpch-staged.txt | cut -c1-150
+tar -cJf $OUT/r.tar.xz -C /tmp r
 # BALLISTA=1: the 22 on a scheduler and 2 executors decoding on the GPU,
 # beside single-node gdscan and DataFusion (answers compared by the bench).
 [ -n "${BALLISTA:-}" ] && timeout 300 $D bench tpch --engine ballista --executors 2 --data $T --decode gpu --iterations 1 --json $R/ballista.json > $R/ballista.txt 2>&1; echo "ballista rc=$? $(( $(date +%s)-s0 ))s"; tail -n 30 $R/ballista.txt | cut -c1-160
