@@ -83,7 +83,8 @@ fn translate(expr: &Expr, schema: &Schema) -> Option<Predicate> {
             let (column, op, value) = match (column_of(left, schema), column_of(right, schema)) {
                 (Some(c), None) => (c, *op, literal_of(right)?),
                 (None, Some(c)) => (c, flipped(*op)?, literal_of(left)?),
-                _ => return None,
+                (Some(a), Some(b)) => return column_comparison(a, *op, b, schema),
+                (None, None) => return None,
             };
             Some(Predicate::cmp(column, comparison(op)?, value))
         }
@@ -137,6 +138,17 @@ fn translate(expr: &Expr, schema: &Schema) -> Option<Predicate> {
         }
         _ => None,
     }
+}
+
+/// `a op b` of two columns of one type (TPC-H Q12's `l_commitdate <
+/// l_receiptdate`): unknown where either is NULL, as in SQL; statistics do
+/// not prune on it, the GPU evaluates it.
+fn column_comparison(a: String, op: Operator, b: String, schema: &Schema) -> Option<Predicate> {
+    let type_of = |c: &str| schema.field_with_name(c).ok().map(|f| f.data_type().clone());
+    if type_of(&a)? != type_of(&b)? {
+        return None;
+    }
+    Some(Predicate::term(a, Test::CmpColumn(comparison(op)?, b)))
 }
 
 /// The name of a plain column of a type pruning handles soundly.
@@ -300,14 +312,28 @@ mod tests {
     }
 
     #[test]
+    fn columns_of_one_type_compared_translate_whole() {
+        let schema = Schema::new(vec![
+            Field::new("shipped", DataType::Date32, true),
+            Field::new("received", DataType::Date32, true),
+        ]);
+        let filter = col("shipped").lt(col("received"));
+        let p = predicate_from_filters(std::slice::from_ref(&filter), &schema);
+        assert_eq!(p, Some(parse("shipped < received")));
+        assert!(translates_exactly(&filter, &schema));
+        let both = col("received").gt_eq(col("shipped")).and(col("shipped").is_not_null());
+        assert!(translates_exactly(&both, &schema));
+    }
+
+    #[test]
     fn what_pruning_cannot_decide_is_left_out() {
         let filters = [
             // An OR with an untranslatable side.
             col("qty").lt(lit(1i64)).or(col("ratio").gt(lit(5f64))),
             // Float column: NaN orders differently in DataFusion.
             col("ratio").gt(lit(0.5f64)),
-            // Column against column, a null literal, NULL in an IN list.
-            col("qty").eq(col("qty")),
+            // Columns of two types, a null literal, NULL in an IN list.
+            col("qty").eq(col("price")),
             col("qty").eq(lit(ScalarValue::Int64(None))),
             col("qty").in_list(vec![lit(1i64), lit(ScalarValue::Int64(None))], false),
             // LIKE patterns other than a plain prefix.
