@@ -27,6 +27,21 @@ nvidia-smi -L
 T=/tmp/t10
 [ -d $T/lineitem ] || timeout 60 $D tpch gen --sf 10 --out $T --quiet > $R/gen-t10.txt 2>&1
 echo "gen $(( $(date +%s)-s0 ))s"; du -sh $T
+# LEAN=1 (a short lease): first use, the 22 answers and the bench only.
+if [ -n "${LEAN:-}" ]; then
+  timeout 20 $D tpch gen --sf 0.01 --tables lineitem --out /tmp/fb --quiet > /dev/null 2>&1; F=$(find /tmp/fb -name '*.parquet' | head -1)
+  for m in AUTO AUTO AUTO ON ON; do
+    s=$(date +%s.%N); KVIKIO_COMPAT_MODE=$m $D scan $F --decode --device 0 --columns l_orderkey,l_extendedprice --stats > $R/fu.txt 2>&1
+    echo "$m $(awk "BEGIN{printf \"%.3f\", $(date +%s.%N)-$s}") s a process; $(grep 'first batch' $R/fu.txt)"
+  done | tee $R/first-use.txt
+  tar -cJf $OUT/r.tar.xz -C /tmp r
+  timeout 120 python3 benches/anchors/tpch_duckdb.py --data $T --gdscan $D --decode gpu --reference datafusion > $R/answers.txt 2>&1; echo "answers rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-120 $R/answers.txt | tail -4
+  tar -cJf $OUT/r.tar.xz -C /tmp r
+  timeout 200 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-pinned.json > $R/tpch-pinned.txt 2>&1; echo "bench rc=$? $(( $(date +%s)-s0 ))s"
+  cut -c1-150 $R/tpch-pinned.txt | head -32
+  tar -cJf $OUT/r.tar.xz -C /tmp r
+  exit 0
+fi
 # Q6's plan: its filters exact, no FilterExec of DataFusion's above the scan.
 timeout 20 $D sql --tpch $T --decode gpu "EXPLAIN SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24" > $R/q6-explain.txt 2>&1; grep -c FilterExec $R/q6-explain.txt
 timeout 20 $D sql --tpch $T --decode gpu --stats "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24" > $R/q6-gpu.txt 2>&1; head -c 1500 $R/q6-gpu.txt
