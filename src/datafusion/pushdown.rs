@@ -144,7 +144,12 @@ fn translate(expr: &Expr, schema: &Schema) -> Option<Predicate> {
 /// l_receiptdate`): unknown where either is NULL, as in SQL; statistics do
 /// not prune on it, the GPU evaluates it.
 fn column_comparison(a: String, op: Operator, b: String, schema: &Schema) -> Option<Predicate> {
-    let type_of = |c: &str| schema.field_with_name(c).ok().map(|f| f.data_type().clone());
+    let type_of = |c: &str| {
+        schema
+            .field_with_name(c)
+            .ok()
+            .map(|f| f.data_type().clone())
+    };
     if type_of(&a)? != type_of(&b)? {
         return None;
     }
@@ -321,7 +326,9 @@ mod tests {
         let p = predicate_from_filters(std::slice::from_ref(&filter), &schema);
         assert_eq!(p, Some(parse("shipped < received")));
         assert!(translates_exactly(&filter, &schema));
-        let both = col("received").gt_eq(col("shipped")).and(col("shipped").is_not_null());
+        let both = col("received")
+            .gt_eq(col("shipped"))
+            .and(col("shipped").is_not_null());
         assert!(translates_exactly(&both, &schema));
     }
 
