@@ -34,19 +34,21 @@ fn main() {
     println!("test fake_libcufile ... ok");
 }
 
+/// `file` opened for reading by a one-thread engine in `compat` mode.
+fn open(file: &Path, compat: CompatMode) -> FileHandle {
+    let settings = Settings::builder()
+        .compat_mode(compat)
+        .num_threads(1)
+        .build()
+        .unwrap();
+    FileHandle::open_with(Engine::new(settings).unwrap(), file, OpenMode::Read).unwrap()
+}
+
 /// Stage 1 for AUTO and OFF on `file`, one line each; first, AUTO's answer
 /// before cuFile's driver has opened (it opens in the background when the
 /// kernel has no nvidia-fs module).
 fn child(file: &Path) {
-    let engine = Engine::new(
-        Settings::builder()
-            .compat_mode(CompatMode::Auto)
-            .num_threads(1)
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
-    let h = FileHandle::open_with(engine, file, OpenMode::Read).unwrap();
+    let h = open(file, CompatMode::Auto);
     let first = format!("{:?}", h.cufile());
     match h.device_route(1 << 20, 0) {
         Ok(d) => println!("first {first} route={:?} reason={}", d.route, d.reason),
@@ -57,15 +59,7 @@ fn child(file: &Path) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     for compat in [CompatMode::Auto, CompatMode::Off] {
-        let engine = Engine::new(
-            Settings::builder()
-                .compat_mode(compat)
-                .num_threads(1)
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
-        let h = FileHandle::open_with(engine, file, OpenMode::Read).unwrap();
+        let h = open(file, compat);
         let availability = format!("{:?}", h.cufile());
         match h.device_route(1 << 20, 0) {
             Ok(d) => println!(
