@@ -11,7 +11,13 @@
 #   4. cold: `bench tpch --engine datafusion --decode gpu --cold`, the page
 #      cache dropped before every iteration, GPU provider against
 #      DataFusion's reader.
+# STEPS picks the steps (default: all, in this order): answers bench tests
+# load soak duckdb cpu cold. `bench` is the warm GPU table again (with the
+# newer binary), `tests` runs the GPU tests named in TESTS from
+# .carry-load/gpu-tests.xz (else .carry/gpu-tests.xz).
 set -u
+STEPS=${STEPS:-answers bench tests load soak duckdb cpu cold}
+want() { [[ " $STEPS " == *" $1 "* ]]; }
 cd "$(dirname "$0")/.."
 R=/tmp/r2; mkdir -p $R
 s0=$(date +%s)
@@ -21,20 +27,30 @@ if [ -f .carry-load/gdscan-df.xz ]; then xz -dkf -T8 .carry-load/gdscan-df.xz &&
 export GDSCAN_NVCOMP_LIBRARY=$PWD/.carry-df/libnvcomp.so.6 KVIKIO_NTHREADS=16
 [ -x $D ] && [ -d $T/lineitem ] || { echo "no warm machine: run benches/datafusion_gpu_call.sh first"; exit 2; }
 pip install --quiet --no-index .duck/duckdb-*.whl 2>&1 | tail -2
-timeout 120 python3 benches/anchors/tpch_duckdb.py --data $T --gdscan $D --decode gpu > $R/answers-duckdb.txt 2>&1; echo "answers rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-120 $R/answers-duckdb.txt | tail -3
+want answers && { timeout 120 python3 benches/anchors/tpch_duckdb.py --data $T --gdscan $D --decode gpu > $R/answers-duckdb.txt 2>&1; echo "answers rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-120 $R/answers-duckdb.txt | tail -3; }
+tar -cJf $OUT/r2.tar.xz -C /tmp r2
+want bench && { timeout 200 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-gpu.json > $R/tpch-gpu.txt 2>&1; echo "bench rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-150 $R/tpch-gpu.txt | tail -n 28; }
+tar -cJf $OUT/r2.tar.xz -C /tmp r2
+if want tests && [ -n "${TESTS:-}" ]; then
+  G=.carry/gpu-tests.xz; [ -f .carry-load/gpu-tests.xz ] && G=.carry-load/gpu-tests.xz
+  xz -dkf -T8 $G && chmod +x ${G%.xz}
+  [ -d .ptd/data ] && export PARQUET_TEST_DATA=$PWD/.ptd/data
+  timeout 200 ${G%.xz} --ignored --test-threads 1 $TESTS > $R/gpu-tests.txt 2>&1; echo "gpu tests rc=$? $(( $(date +%s)-s0 ))s"
+  grep -E "^test result|FAILED|panicked" $R/gpu-tests.txt | head -20
+fi
 tar -cJf $OUT/r2.tar.xz -C /tmp r2
 # Load: 8 streams of the 22 at once over the GPU provider at SF 10 (one
 # round), then the soak: 8 streams x 6 rounds = 1,056 queries at SF 1,
 # memory after every round.
-timeout 120 $D bench tpch --engine datafusion --data $T --decode gpu --streams 8 --rounds 1 --json $R/load-sf10.json > $R/load-sf10.txt 2>&1; echo "load rc=$? $(( $(date +%s)-s0 ))s"; tail -n 14 $R/load-sf10.txt | cut -c1-160
-[ -d /tmp/t1/lineitem ] || timeout 60 $D tpch gen --sf 1 --out /tmp/t1 --quiet > /dev/null 2>&1
-timeout 150 $D bench tpch --engine datafusion --data /tmp/t1 --decode gpu --streams 8 --rounds 6 --json $R/soak-sf1.json > $R/soak-sf1.txt 2>&1; echo "soak rc=$? $(( $(date +%s)-s0 ))s"; tail -n 18 $R/soak-sf1.txt | cut -c1-160
+want load && timeout 120 $D bench tpch --engine datafusion --data $T --decode gpu --streams 8 --rounds 1 --json $R/load-sf10.json > $R/load-sf10.txt 2>&1; echo "load rc=$? $(( $(date +%s)-s0 ))s"; tail -n 14 $R/load-sf10.txt | cut -c1-160
+want soak && { [ -d /tmp/t1/lineitem ] || timeout 60 $D tpch gen --sf 1 --out /tmp/t1 --quiet > /dev/null 2>&1
+timeout 150 $D bench tpch --engine datafusion --data /tmp/t1 --decode gpu --streams 8 --rounds 6 --json $R/soak-sf1.json > $R/soak-sf1.txt 2>&1; echo "soak rc=$? $(( $(date +%s)-s0 ))s"; tail -n 18 $R/soak-sf1.txt | cut -c1-160; }
 tar -cJf $OUT/r2.tar.xz -C /tmp r2
-timeout 100 python3 benches/anchors/tpch_duckdb.py --data $T --time 3 --json $R/duckdb-times.json > $R/duckdb-times.txt 2>&1; echo "duckdb times rc=$? $(( $(date +%s)-s0 ))s"; tail -n 25 $R/duckdb-times.txt | cut -c1-120
+want duckdb && timeout 100 python3 benches/anchors/tpch_duckdb.py --data $T --time 3 --json $R/duckdb-times.json > $R/duckdb-times.txt 2>&1; echo "duckdb times rc=$? $(( $(date +%s)-s0 ))s"; tail -n 25 $R/duckdb-times.txt | cut -c1-120
 tar -cJf $OUT/r2.tar.xz -C /tmp r2
 # gdscan's CPU provider against DataFusion's reader, warm (the chart's third reader).
-timeout 120 $D bench tpch --engine datafusion --data $T --decode cpu --iterations 1 --json $R/tpch-cpu.json > $R/tpch-cpu.txt 2>&1; echo "cpu rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-150 $R/tpch-cpu.txt | tail -n 26
+want cpu && timeout 120 $D bench tpch --engine datafusion --data $T --decode cpu --iterations 1 --json $R/tpch-cpu.json > $R/tpch-cpu.txt 2>&1; echo "cpu rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-150 $R/tpch-cpu.txt | tail -n 26
 tar -cJf $OUT/r2.tar.xz -C /tmp r2
-timeout 100 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 1 --cold --json $R/tpch-cold.json > $R/tpch-cold.txt 2>&1; echo "cold rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-150 $R/tpch-cold.txt | tail -n 28
+want cold && timeout 100 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 1 --cold --json $R/tpch-cold.json > $R/tpch-cold.txt 2>&1; echo "cold rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-150 $R/tpch-cold.txt | tail -n 28
 tar -cJf $OUT/r2.tar.xz -C /tmp r2
 echo "all $(( $(date +%s)-s0 ))s"

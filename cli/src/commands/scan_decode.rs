@@ -40,8 +40,28 @@ pub(crate) struct DecodeScanReport {
     /// to the first decoded batch: what a fresh command waits for its first
     /// rows. None without a batch or without `/proc`.
     pub first_batch_since_process_start: Option<f64>,
+    /// Where a fresh command's time to its first batch goes: seconds since
+    /// the process started at each step (same clock). None without `/proc`.
+    pub startup: Option<StartupAges>,
     /// Rows written to --output (after the filter), if asked.
     pub rows_written: Option<u64>,
+}
+
+/// Seconds from the process's start to each step of a decode's first
+/// batch: what a one-file command waits for, step by step.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub(crate) struct StartupAges {
+    /// The command began (the binary and its libraries loaded, arguments
+    /// parsed).
+    pub command: f64,
+    /// The footer read and the scan planned (with `--devices`, those GPUs
+    /// opened first).
+    pub planned: f64,
+    /// The decoder ready: the GPU's context made, kernels loaded or
+    /// compiled, nvCOMP opened, the fetch started.
+    pub decoder_ready: f64,
+    /// The first batch decoded (None: no batch).
+    pub first_batch: Option<f64>,
 }
 
 /// Writes the decoded (and filtered) batches to `out` as Arrow IPC, each
@@ -100,6 +120,12 @@ fn render_decode(report: &DecodeScanReport, stats: bool, output: Option<&Path>) 
     if let (true, Some(age)) = (stats, report.first_batch_since_process_start) {
         out += &format!("first batch {age:.2} s after the process started\n");
     }
+    if let (true, Some(a)) = (stats, report.startup) {
+        out += &format!(
+            "startup: command at {:.2} s, scan planned at {:.2} s, decoder ready at {:.2} s (GPU context {:.3} s, kernels, streams and pools {:.3} s; nvCOMP and NVRTC open beside them)\n",
+            a.command, a.planned, a.decoder_ready, d.context_seconds, d.resources_seconds
+        );
+    }
     let f = &d.filter;
     if f.batches_in > 0 {
         out += &format!(
@@ -150,6 +176,7 @@ fn render_decode(report: &DecodeScanReport, stats: bool, output: Option<&Path>) 
 pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     // The decoder's settings are read and every GPU asked for is opened
     // before any read (the footer's included).
+    let command_age = super::process_age::seconds_since_start();
     let mut options = DecodeOptions::from_env()?;
     options.filter = args.filter_mode;
     let devices: Vec<usize> = match &args.devices {
@@ -177,8 +204,10 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         metadata,
         plan: Arc::new(decode_plan),
     }];
+    let planned_age = super::process_age::seconds_since_start();
     let start = Instant::now();
     let mut stream = decode(inputs, request.clone(), options).map_err(Error::decode)?;
+    let ready_age = super::process_age::seconds_since_start();
     let mut batches = Vec::new();
     let mut first_batch_since_process_start = None;
     for batch in stream.by_ref() {
@@ -213,6 +242,15 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
         },
         seconds,
         first_batch_since_process_start,
+        startup: match (command_age, planned_age, ready_age) {
+            (Some(command), Some(planned), Some(decoder_ready)) => Some(StartupAges {
+                command,
+                planned,
+                decoder_ready,
+                first_batch: first_batch_since_process_start,
+            }),
+            _ => None,
+        },
         rows_written,
     };
     if args.json {

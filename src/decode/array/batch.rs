@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow::array::{make_array, ArrayData, ArrayDataBuilder, ArrayRef, MutableArrayData};
-use arrow::buffer::Buffer;
+use arrow::buffer::{Buffer, MutableBuffer};
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
@@ -187,7 +187,7 @@ impl DeviceBatch {
     /// count must match the bitmap.
     pub fn to_host(&self) -> Result<RecordBatch> {
         self.wait()?;
-        self.copy_back(HostCopier::new(self.location, Target::Fresh)?)
+        self.copy_back(|| HostCopier::new(self.location, Target::Fresh))
     }
 
     /// [`DeviceBatch::to_host`] into pinned host memory from `pool`, which
@@ -199,23 +199,41 @@ impl DeviceBatch {
     /// `to_host`.
     pub fn to_host_pinned(&self, pool: &Arc<PinnedPool>) -> Result<RecordBatch> {
         self.wait()?;
-        let target = Target::Pinned(pool.clone());
-        self.copy_back(HostCopier::new(self.location, target)?)
+        self.copy_back(|| HostCopier::new(self.location, Target::Pinned(pool.clone())))
     }
 
-    /// Queues every buffer on `copier`, runs the copies and builds the
-    /// host arrays (fully validated).
-    fn copy_back(&self, mut copier: HostCopier) -> Result<RecordBatch> {
-        let staged = self
+    /// Copies every buffer back with copiers from `copier` and builds the
+    /// host arrays (fully validated): first all but the views' data
+    /// buffers, then only the spans of those that the views reference
+    /// (`view_spans`), the views rewritten to them.
+    fn copy_back(&self, copier: impl Fn() -> Result<HostCopier>) -> Result<RecordBatch> {
+        let mut first = copier()?;
+        let mut staged = self
             .columns
             .iter()
-            .map(|column| Staged::queue(column, &mut copier))
+            .map(|column| Staged::queue(column, &mut first))
             .collect::<Result<Vec<_>>>()?;
-        let copied = copier.finish()?;
+        let copied = first.finish()?;
+        let mut second = copier()?;
+        for ((field, column), staged) in self
+            .schema
+            .fields()
+            .iter()
+            .zip(&self.columns)
+            .zip(&mut staged)
+        {
+            staged
+                .queue_spans(column, &copied, &mut second)
+                .map_err(|e| e.in_column(field.name()))?;
+        }
+        let spans = match second.is_empty() {
+            true => Vec::new(),
+            false => second.finish()?,
+        };
         let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.columns.len());
         for ((field, column), staged) in self.schema.fields().iter().zip(&self.columns).zip(staged)
         {
-            let data = build_host_array(column, &staged, &copied)
+            let data = build_host_array(column, &staged, &copied, &spans)
                 .map_err(|e| e.in_column(field.name()))?;
             arrays.push(make_array(data));
         }
@@ -290,21 +308,42 @@ impl DeviceBatch {
     }
 }
 
-/// Where one column's copies are among the copier's buffers: its validity,
-/// its buffers, its children's.
+/// Where one column's copies are among the copiers' buffers: its validity,
+/// its buffers (for views, the views only), its children's; for views, the
+/// views as the host array holds them and the spans of data copied.
 struct Staged {
     validity: Option<usize>,
     buffers: Vec<usize>,
     children: Vec<Staged>,
+    views: Option<StagedViews>,
+}
+
+/// A view column's views (rewritten to the spans where they had to be)
+/// and the second copier's indices of its spans of data.
+struct StagedViews {
+    views: Buffer,
+    spans: Vec<usize>,
+}
+
+/// Whether `column` holds views (its data buffers copied by spans).
+fn is_view(column: &DeviceColumn) -> bool {
+    matches!(
+        column.data_type(),
+        DataType::Utf8View | DataType::BinaryView
+    )
 }
 
 impl Staged {
-    /// Queues the copies of `column` and of its children.
+    /// Queues the copies of `column` and of its children, but not the
+    /// views' data buffers (`Staged::queue_spans` copies their spans).
     fn queue(column: &DeviceColumn, copier: &mut HostCopier) -> Result<Staged> {
+        let buffers = match is_view(column) {
+            true => &column.buffers()[..1.min(column.buffers().len())],
+            false => column.buffers(),
+        };
         Ok(Staged {
             validity: column.validity().map(|v| copier.queue(v)).transpose()?,
-            buffers: column
-                .buffers()
+            buffers: buffers
                 .iter()
                 .map(|b| copier.queue(b))
                 .collect::<Result<Vec<_>>>()?,
@@ -313,28 +352,93 @@ impl Staged {
                 .iter()
                 .map(|child| Staged::queue(child, copier))
                 .collect::<Result<Vec<_>>>()?,
+            views: None,
         })
+    }
+
+    /// For each view column (this one or a child), with its views copied
+    /// (`copied`): queues on `copier` the spans of its data buffers that
+    /// its views reference, and keeps the views rewritten to those spans.
+    fn queue_spans(
+        &mut self,
+        column: &DeviceColumn,
+        copied: &[Buffer],
+        copier: &mut HostCopier,
+    ) -> Result<()> {
+        for (child, staged) in column.children().iter().zip(&mut self.children) {
+            staged.queue_spans(child, copied, copier)?;
+        }
+        if !is_view(column) {
+            return Ok(());
+        }
+        let Some(&at) = self.buffers.first() else {
+            return Ok(()); // no views buffer: the array's validation says so
+        };
+        let all = &copied[at];
+        let rows = column.offset()..column.offset() + column.len();
+        let Some(views) = all.get(rows.start * 16..rows.end * 16) else {
+            return Ok(()); // too short: the array's validation says so
+        };
+        let data = column.variadic_buffers();
+        let lens: Vec<usize> = data.iter().map(DeviceBytes::len).collect();
+        let spans = super::view_spans::referenced(views, &lens)
+            .map_err(|problem| DeviceArrayError::layout(column.data_type(), problem))?;
+        let host_views = if super::view_spans::views_unchanged(&spans, lens.len()) {
+            all.clone()
+        } else {
+            // The rows before the column's offset keep empty views; arrow
+            // wants the views 16-byte aligned (MutableBuffer: 64).
+            let mut rewritten = MutableBuffer::with_capacity(rows.end * 16);
+            rewritten.extend_zeros(rows.start * 16);
+            rewritten.extend_from_slice(views);
+            super::view_spans::rewrite(&mut rewritten.as_slice_mut()[rows.start * 16..], &spans);
+            rewritten.into()
+        };
+        // Buffers no view references come back empty (their indices kept).
+        let queued = spans
+            .iter()
+            .map(|s| {
+                let bytes = data[s.buffer].slice(s.bytes.start, s.bytes.len())?;
+                copier.queue(&bytes)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.views = Some(StagedViews {
+            views: host_views,
+            spans: queued,
+        });
+        Ok(())
+    }
+
+    /// The host buffers of the column, from the two copies.
+    fn host_buffers(&self, copied: &[Buffer], spans: &[Buffer]) -> Vec<Buffer> {
+        match &self.views {
+            Some(v) => std::iter::once(v.views.clone())
+                .chain(v.spans.iter().map(|&i| spans[i].clone()))
+                .collect(),
+            None => self.buffers.iter().map(|&i| copied[i].clone()).collect(),
+        }
     }
 }
 
 /// Builds and fully validates one host array (and its children) from
-/// copied buffers.
+/// copied buffers (`copied`; `spans`: the views' data).
 fn build_host_array(
     column: &DeviceColumn,
     staged: &Staged,
     copied: &[Buffer],
+    spans: &[Buffer],
 ) -> Result<ArrayData> {
     let children = column
         .children()
         .iter()
         .zip(&staged.children)
-        .map(|(child, staged)| build_host_array(child, staged, copied))
+        .map(|(child, staged)| build_host_array(child, staged, copied, spans))
         .collect::<Result<Vec<_>>>()?;
     let data = ArrayDataBuilder::new(column.data_type().clone())
         .len(column.len())
         .offset(column.offset())
         .null_bit_buffer(staged.validity.map(|i| copied[i].clone()))
-        .buffers(staged.buffers.iter().map(|&i| copied[i].clone()).collect())
+        .buffers(staged.host_buffers(copied, spans))
         .child_data(children)
         .build()?;
     if let Some(declared) = column.null_count() {
@@ -745,6 +849,90 @@ pub(crate) mod tests {
         assert_eq!(batch.to_host().unwrap(), expected);
     }
 
+    /// A 16-byte view of `text` at `offset` of data buffer `buffer`.
+    fn view_of(text: &[u8], buffer: u32, offset: u32) -> [u8; 16] {
+        let mut v = [0u8; 16];
+        v[0..4].copy_from_slice(&(text.len() as u32).to_le_bytes());
+        if text.len() <= 12 {
+            v[4..4 + text.len()].copy_from_slice(text);
+        } else {
+            v[4..8].copy_from_slice(&text[..4]);
+            v[8..12].copy_from_slice(&buffer.to_le_bytes());
+            v[12..16].copy_from_slice(&offset.to_le_bytes());
+        }
+        v
+    }
+
+    #[test]
+    fn view_columns_copy_back_only_the_bytes_their_views_reference() {
+        // Two view columns over the same two 32 MiB data buffers (as the
+        // decoder's columns share a row group's buffers), each row's long
+        // string far from the others; one column with an offset and nulls.
+        let size = 32 << 20;
+        let mut shared = [vec![b'.'; size], vec![b','; size]];
+        let texts: Vec<Vec<u8>> = (0..6)
+            .map(|i| format!("a long string number {i} of the column").into_bytes())
+            .collect();
+        let mut views_a = Vec::new();
+        let mut views_b = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            let (buffer, at) = (i % 2, 4_000_000 * i + 17);
+            shared[buffer][at..at + t.len()].copy_from_slice(t);
+            views_a.push(view_of(t, buffer as u32, at as u32));
+            // Column b: the same strings reversed in order, plus inline ones.
+            let j = texts.len() - 1 - i;
+            let (b_buffer, b_at) = (j % 2, 4_000_000 * j + 17);
+            views_b.push(match i {
+                2 => view_of(b"tiny", 0, 0),
+                _ => view_of(&texts[j], b_buffer as u32, b_at as u32),
+            });
+        }
+        let data = [DeviceBytes::host(&shared[0]), DeviceBytes::host(&shared[1])];
+        let column = |views: &[[u8; 16]], offset: usize, len: usize, nulls: Option<DeviceBytes>| {
+            let mut buffers = vec![DeviceBytes::host(&views.concat())];
+            buffers.extend(data.iter().cloned());
+            let null_count = nulls.as_ref().map(|_| 1);
+            DeviceColumn::with_offset(DataType::Utf8View, offset, len, null_count, nulls, buffers)
+                .unwrap()
+        };
+        // Column b's rows 1..6, row 3 of them (index 4) null.
+        let validity = DeviceBytes::host(&[0b1110_1111]);
+        let a = column(&views_a, 0, 5, None);
+        let b = column(&views_b, 1, 5, Some(validity));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Utf8View, false),
+            Field::new("b", DataType::Utf8View, true),
+        ]));
+        let batch = DeviceBatch::try_new(schema, 5, vec![a, b], MemoryLocation::CPU, None).unwrap();
+        let host = batch.to_host().unwrap();
+
+        let text = |t: &[u8]| String::from_utf8(t.to_vec()).unwrap();
+        let expected_a: Vec<Option<String>> = texts[..5].iter().map(|t| Some(text(t))).collect();
+        let mut expected_b: Vec<Option<String>> = (1..6)
+            .map(|i| match i {
+                2 => Some("tiny".to_string()),
+                _ => Some(text(&texts[texts.len() - 1 - i])),
+            })
+            .collect();
+        expected_b[3] = None;
+        for (name, expected) in [("a", expected_a), ("b", expected_b)] {
+            let got = host.column_by_name(name).unwrap();
+            let got = got
+                .as_any()
+                .downcast_ref::<arrow::array::StringViewArray>()
+                .unwrap();
+            let got: Vec<Option<String>> = got.iter().map(|v| v.map(str::to_string)).collect();
+            assert_eq!(got, expected, "column {name}");
+            // Only the referenced strings came back, not the 64 MiB.
+            let data = host.column_by_name(name).unwrap().to_data();
+            let copied: usize = data.buffers()[1..].iter().map(|b| b.len()).sum();
+            assert!(
+                copied < 64 << 10,
+                "column {name}: {copied} data bytes copied"
+            );
+        }
+    }
+
     #[test]
     fn batches_without_columns_keep_their_row_count() {
         let batch = RecordBatch::try_new_with_options(
@@ -849,7 +1037,10 @@ pub(crate) mod tests {
             DeviceBatch::try_new(schema, 1, vec![views], MemoryLocation::CPU, None).unwrap();
         let err = batch.to_host().unwrap_err();
         assert!(matches!(&err, DeviceArrayError::InColumn { column, .. } if column == "v"));
-        assert!(err.to_string().contains("arrow"), "{err}");
+        assert!(
+            err.to_string().contains("view 0 names data buffer 3 of 1"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -119,6 +119,14 @@ impl HostCopier {
         }
     }
 
+    /// Whether nothing is queued.
+    pub(super) fn is_empty(&self) -> bool {
+        match self {
+            HostCopier::Host(staged) => staged.is_empty(),
+            HostCopier::Device { ranges, .. } => ranges.is_empty(),
+        }
+    }
+
     /// Runs the copies and hands the buffers over, in queue order.
     pub(super) fn finish(self) -> Result<Vec<Buffer>> {
         match self {

@@ -31,6 +31,7 @@ mod column;
 mod host_copy;
 mod maps;
 mod memory;
+mod view_spans;
 
 #[cfg(test)]
 pub(crate) mod test_fakes;

@@ -75,6 +75,7 @@ mod options;
 mod planned_stream;
 mod report;
 mod trace;
+mod warm_up;
 
 mod s0_land;
 mod s1_plan_ahead;

@@ -108,12 +108,19 @@ pub(crate) fn decode_one(
         }
     }
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
+    // nvCOMP and NVRTC open on threads of their own while this one opens
+    // the GPU (a fresh process's first batch waits for all three).
+    super::warm_up::start();
+    let opening = Instant::now();
     let device = Device::get(device)?;
+    let context_seconds = opening.elapsed().as_secs_f64();
+    let resources = Instant::now();
     let pool = match options.device_pool {
         DevicePoolMode::Scan => gpu_resources::new_device_pool(device),
         DevicePoolMode::Shared => gpu_resources::shared_device_pool(device),
     };
     let gpu = Gpu::new(device, pool, &options)?;
+    let resources_seconds = resources.elapsed().as_secs_f64();
     let filter = match &filter {
         Some(f) => Some(RowFilter::new(
             f,
@@ -191,6 +198,8 @@ pub(crate) fn decode_one(
         nestings,
         report: DecodeReport {
             landing: Some(landing),
+            context_seconds,
+            resources_seconds,
             ..DecodeReport::default()
         },
         failed: false,

@@ -193,6 +193,12 @@ pub struct DecodeReport {
     /// The exact filter on the GPU (all zero without a predicate, or with
     /// `DecodeOptions::filter` at `FilterMode::PruneOnly`).
     pub filter: FilterReport,
+    /// Seconds the decode's start spent opening the GPU (CUDA's driver and
+    /// the device's context; about 0 once the process has it open).
+    pub context_seconds: f64,
+    /// Seconds the decode's start spent on the GPU's resources after the
+    /// context: kernels loaded (or compiled), streams, the pools.
+    pub resources_seconds: f64,
 }
 
 /// What the GPU filter did in a scan.
@@ -257,6 +263,8 @@ impl DecodeReport {
         self.device_pool = self.device_pool.plus(&other.device_pool);
         self.pinned_pool = self.pinned_pool.plus(&other.pinned_pool);
         self.filter.merge(&other.filter);
+        self.context_seconds += other.context_seconds;
+        self.resources_seconds += other.resources_seconds;
     }
 
     pub(crate) fn add(&mut self, rows: usize, bytes: usize, t: &RowGroupTimes) {

@@ -1,0 +1,28 @@
+//! A decode's libraries opened beside the GPU's context: the first decode
+//! of a process needs CUDA's context, NVRTC (its version keys the kernel
+//! cache, even when the kernels come from disk) and nvCOMP (its first
+//! group), each a large library to load. Neither library needs the
+//! context, so they open on threads of their own while the decode's thread
+//! makes it; whoever needs one later waits for that thread's outcome (both
+//! are loaded once per process, and an error stays for the caller to see).
+
+use std::sync::Once;
+
+/// Starts opening nvCOMP and NVRTC on threads of their own, once per
+/// process; returns at once. Where a thread cannot start, the library
+/// opens later where it is first needed, as without this.
+pub(super) fn start() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("gdscan-open-nvcomp".to_string())
+            .spawn(|| {
+                let _ = crate::nvcomp::Nvcomp::load();
+            });
+        let _ = std::thread::Builder::new()
+            .name("gdscan-open-nvrtc".to_string())
+            .spawn(|| {
+                let _ = crate::decode::kernels::nvrtc::nvrtc_info();
+            });
+    });
+}
