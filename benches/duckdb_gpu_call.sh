@@ -26,7 +26,11 @@ D=$PWD/.carry-df/gdscan-df T=/tmp/t10
 if [ -f .carry-load/gdscan-df.xz ]; then xz -dkf -T8 .carry-load/gdscan-df.xz && chmod +x .carry-load/gdscan-df && D=$PWD/.carry-load/gdscan-df; fi
 export GDSCAN_NVCOMP_LIBRARY=$PWD/.carry-df/libnvcomp.so.6 KVIKIO_NTHREADS=16
 [ -x $D ] && [ -d $T/lineitem ] || { echo "no warm machine: run benches/datafusion_gpu_call.sh first"; exit 2; }
-pip install --quiet --no-index .duck/duckdb-*.whl 2>&1 | tail -2
+# Into a folder of its own (the image's Python may be managed by its
+# distribution, and `pip` may not be this python3's).
+python3 -m pip install --quiet --no-index --target /tmp/duckpkg .duck/duckdb-*.whl 2>&1 | grep -v "as the .root. user" | tail -3
+export PYTHONPATH=/tmp/duckpkg${PYTHONPATH:+:$PYTHONPATH}
+python3 -c "import duckdb" || echo "duckdb did not install"
 want answers && { timeout 120 python3 benches/anchors/tpch_duckdb.py --data $T --gdscan $D --decode gpu > $R/answers-duckdb.txt 2>&1; echo "answers rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-120 $R/answers-duckdb.txt | tail -3; }
 tar -cJf $OUT/r2.tar.xz -C /tmp r2
 want bench && { timeout 200 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-gpu.json > $R/tpch-gpu.txt 2>&1; echo "bench rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-150 $R/tpch-gpu.txt | tail -n 28; }
