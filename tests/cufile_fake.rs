@@ -55,7 +55,8 @@ fn child(file: &Path) {
         Err(e) => println!("first {first} error={e}"),
     }
     let waited = std::time::Instant::now();
-    while !gdscan::cufile::driver::tried() && waited.elapsed().as_secs() < 10 {
+    let opening = first.contains("still opening");
+    while opening && !gdscan::cufile::driver::tried() && waited.elapsed().as_secs() < 10 {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     for compat in [CompatMode::Auto, CompatMode::Off] {
@@ -111,12 +112,28 @@ fn parent() {
     std::fs::write(&file, vec![5u8; 2 << 20]).unwrap();
     let file_str = file.display().to_string();
 
-    let run = |mode: &str| -> (String, String, String) {
+    // cuFile's configuration: with PCI P2PDMA on, AUTO opens the driver
+    // (the fake reports nvidia-fs or P2PDMA as each mode says); without
+    // it and without nvidia-fs, AUTO never opens it.
+    let p2pdma = dir.path().join("cufile-p2pdma.json");
+    std::fs::write(
+        &p2pdma,
+        "{\n  // PCI P2PDMA on\n  \"properties\": { \"use_pci_p2pdma\": true }\n}\n",
+    )
+    .unwrap();
+    let plain = dir.path().join("cufile-plain.json");
+    std::fs::write(
+        &plain,
+        "{ \"properties\": { \"use_pci_p2pdma\": false } }\n",
+    )
+    .unwrap();
+    let run_with = |mode: &str, config: &Path| -> (String, String, String) {
         let out = Command::new(std::env::current_exe().unwrap())
             .env(CHILD, &file)
             .env("FAKE_CUFILE_MODE", mode)
             .env("GDSCAN_CUFILE_LIBRARY", &cufile)
             .env("LD_LIBRARY_PATH", &libs)
+            .env("CUFILE_ENV_PATH_JSON", config)
             .env_remove("KVIKIO_COMPAT_MODE")
             .output()
             .unwrap();
@@ -141,13 +158,32 @@ fn parent() {
         );
         (first.to_string(), auto.to_string(), off.to_string())
     };
+    let run = |mode: &str| run_with(mode, &p2pdma);
+    let nvfs_here = Path::new("/proc/driver/nvidia-fs").exists()
+        || std::fs::read_to_string("/proc/modules").is_ok_and(|m| m.contains("nvidia_fs "));
+
+    // No nvidia-fs module and no P2PDMA configured: AUTO does not open
+    // cuFile's driver at all (a slow one would delay nothing), takes the
+    // bounce route with the reason; OFF still opens and forces cuFile.
+    if !nvfs_here {
+        let started = std::time::Instant::now();
+        let (first, auto, off) = run_with("compat,slow", &plain);
+        assert!(
+            first.contains("CompatPathOnly(") && first.contains("so it is not opened"),
+            "{first}"
+        );
+        assert!(
+            auto.starts_with("AUTO CompatPathOnly(") && auto.contains("route=Bounce"),
+            "{auto}"
+        );
+        assert!(off.starts_with("OFF Ready route=CuFile"), "{off}");
+        eprintln!("unopened run: {:?}", started.elapsed());
+    }
 
     // A slow driver opening (about a second for the real one without
     // nvidia-fs): AUTO's first request does not wait for it, then settles.
     let started = std::time::Instant::now();
     let (first, auto, _) = run("compat,slow");
-    let nvfs_here = Path::new("/proc/driver/nvidia-fs").exists()
-        || std::fs::read_to_string("/proc/modules").is_ok_and(|m| m.contains("nvidia_fs "));
     if !nvfs_here {
         assert!(first.contains("still opening"), "{first}");
     }

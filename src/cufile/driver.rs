@@ -191,6 +191,14 @@ pub(crate) fn nvfs_module_loaded() -> bool {
             .unwrap_or(false)
 }
 
+/// Whether cuFile's configuration (`CUFILE_ENV_PATH_JSON`, else
+/// /etc/cufile.json) turns on NVMe PCI P2PDMA (`properties.use_pci_p2pdma`,
+/// off by default): the only way cuFile moves data directly without the
+/// nvidia-fs module.
+pub(crate) fn p2pdma_configured() -> bool {
+    super::params::ConfigSource::locate().bool_value("properties.use_pci_p2pdma") == Some(true)
+}
+
 /// Whether stage 2 will move data by GPUDirect Storage: `Ok(how)` when
 /// nvidia-fs is loaded (cuFile reports its version, or the kernel lists the
 /// module) or cuFile reports NVMe PCI P2PDMA support; otherwise `Err(why

@@ -65,6 +65,16 @@ impl ConfigSource {
         }
     }
 
+    /// The boolean the file gives `key` (dotted path); None where it sets
+    /// none (or not a boolean).
+    pub fn bool_value(&self, key: &str) -> Option<bool> {
+        let mut node = self.json.as_ref()?;
+        for part in key.split('.') {
+            node = node.get(part)?;
+        }
+        node.as_bool()
+    }
+
     /// Whether the file sets `key` (dotted path).
     pub fn sets(&self, key: &str) -> bool {
         let mut node = match &self.json {

@@ -26,6 +26,8 @@ impl LazyCuFile {
         let availability = OnceLock::new();
         if settings.compat_mode == CompatMode::On {
             let _ = availability.set(CuFileAvailability::Disabled);
+        } else if let Some(why) = compat_only_unopened(settings) {
+            let _ = availability.set(CuFileAvailability::CompatPathOnly(why.clone()));
         }
         LazyCuFile { availability }
     }
@@ -118,6 +120,29 @@ pub(crate) static OPENING: LazyLock<CuFileAvailability> = LazyLock::new(|| {
             .to_string(),
     )
 });
+
+/// Under AUTO, why cuFile is not opened at all, where it could only serve
+/// reads through its POSIX compat path: the kernel lists no nvidia-fs
+/// module and cuFile's configuration does not turn on PCI P2PDMA. (Opening
+/// the driver there takes about a second and the process's exit waits for
+/// it; AUTO would take the bounce route either way.) Decided once per
+/// process.
+fn compat_only_unopened(settings: &Settings) -> Option<&'static String> {
+    static WHY: OnceLock<Option<String>> = OnceLock::new();
+    if settings.compat_mode != CompatMode::Auto || driver::tried() {
+        return None;
+    }
+    WHY.get_or_init(|| {
+        // Without cuFile's library the usual path says so ("not found").
+        let library = crate::cufile::library::api().is_ok();
+        (library && !driver::nvfs_module_loaded() && !driver::p2pdma_configured()).then(|| {
+            "no nvidia-fs module is loaded and cuFile's configuration does not turn on PCI P2PDMA \
+             (properties.use_pci_p2pdma): cuFile could only run its POSIX compat path, so it is not opened"
+                .to_string()
+        })
+    })
+    .as_ref()
+}
 
 /// Whether cuFile's driver is opening in the background for AUTO (started
 /// here when it is not yet): AUTO with cuFile's library and a GPU present,
