@@ -39,7 +39,7 @@ pub(super) const GPU_ROWS: &str = "gds_gpu_rows";
 pub(super) const CPU_ROWS: &str = "gds_cpu_rows";
 /// Time the partitions waited for the GPU decoder's next batch.
 pub(super) const GPU_DECODE_TIME: &str = "gds_gpu_decode_time";
-/// Bytes of device batches copied back to the host.
+/// Bytes copied back to the host (the host arrays' buffers).
 pub(super) const COPY_BACK_BYTES: &str = "gds_copy_back_bytes";
 /// Time copying device batches back into Arrow record batches.
 pub(super) const COPY_BACK_TIME: &str = "gds_copy_back_time";
@@ -152,7 +152,7 @@ pub struct DecodeTotals {
     pub cpu_rows: u64,
     /// Time the partitions waited for the GPU decoder.
     pub gpu_decode_time: Duration,
-    /// Bytes of device batches copied back to the host.
+    /// Bytes copied back to the host (the host arrays' buffers).
     pub copy_back_bytes: u64,
     /// Time copying them back.
     pub copy_back_time: Duration,

@@ -264,7 +264,9 @@ impl Job {
             let copying = Instant::now();
             let host = self.copy_back(&batch);
             self.metrics.copy_back_time.add_duration(copying.elapsed());
-            self.metrics.copy_back_bytes.add(batch.byte_size());
+            if let Ok(host) = &host {
+                self.metrics.copy_back_bytes.add(host_bytes(host));
+            }
             let shaped = match host {
                 Ok(host) => self.shaper.shape(&host),
                 Err(e) if !sent => return Ended::Refused(e.to_string()),
@@ -317,6 +319,17 @@ impl Job {
             batch.to_host()
         }
     }
+}
+
+/// The bytes `batch`'s arrays hold (their buffers' lengths, children
+/// included): what the copy back brought to the host.
+fn host_bytes(batch: &RecordBatch) -> usize {
+    fn of(data: &::datafusion::arrow::array::ArrayData) -> usize {
+        data.buffers().iter().map(|b| b.len()).sum::<usize>()
+            + data.nulls().map_or(0, |n| n.buffer().len())
+            + data.child_data().iter().map(of).sum::<usize>()
+    }
+    batch.columns().iter().map(|c| of(&c.to_data())).sum()
 }
 
 /// Sends `e` as the partition's end.

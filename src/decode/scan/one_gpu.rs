@@ -82,6 +82,23 @@ fn checked_output(
     Ok((Arc::new(Schema::new(fields)), None))
 }
 
+/// The scan's GPU `device` and its resources, with the seconds the context
+/// and the resources took. nvCOMP and NVRTC open on threads of their own
+/// meanwhile (a fresh process's first batch waits for all three).
+fn open_gpu(device: usize, options: &DecodeOptions) -> Result<(Gpu, f64, f64), DecodeError> {
+    super::warm_up::start();
+    let opening = Instant::now();
+    let device = Device::get(device)?;
+    let context_seconds = opening.elapsed().as_secs_f64();
+    let resources = Instant::now();
+    let pool = match options.device_pool {
+        DevicePoolMode::Scan => gpu_resources::new_device_pool(device),
+        DevicePoolMode::Shared => gpu_resources::shared_device_pool(device),
+    };
+    let gpu = Gpu::new(device, pool, options)?;
+    Ok((gpu, context_seconds, resources.elapsed().as_secs_f64()))
+}
+
 /// Starts decoding `inputs` (files with their plans, streamed as one
 /// table) into `device`. Every column is checked against the decoder's
 /// coverage first: an unsupported one fails here, before any read.
@@ -108,19 +125,7 @@ pub(crate) fn decode_one(
         }
     }
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
-    // nvCOMP and NVRTC open on threads of their own while this one opens
-    // the GPU (a fresh process's first batch waits for all three).
-    super::warm_up::start();
-    let opening = Instant::now();
-    let device = Device::get(device)?;
-    let context_seconds = opening.elapsed().as_secs_f64();
-    let resources = Instant::now();
-    let pool = match options.device_pool {
-        DevicePoolMode::Scan => gpu_resources::new_device_pool(device),
-        DevicePoolMode::Shared => gpu_resources::shared_device_pool(device),
-    };
-    let gpu = Gpu::new(device, pool, &options)?;
-    let resources_seconds = resources.elapsed().as_secs_f64();
+    let (gpu, context_seconds, resources_seconds) = open_gpu(device, &options)?;
     let filter = match &filter {
         Some(f) => Some(RowFilter::new(
             f,
@@ -161,7 +166,7 @@ pub(crate) fn decode_one(
     let fetch = fetch(scans, [allocator], fetch_options);
     let inputs = Arc::new(inputs);
     let trace = match &options.trace {
-        Some(path) => Some(Trace::start(path.clone(), device, &gpu.streams[0])?),
+        Some(path) => Some(Trace::start(path.clone(), gpu.device, &gpu.streams[0])?),
         None => None,
     };
     // The device pool's high-water mark from here is this scan's (shared
