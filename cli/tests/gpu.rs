@@ -56,6 +56,8 @@ mod property_nested;
 mod reference;
 #[path = "gpu/seeded.rs"]
 mod seeded;
+#[path = "gpu/shared_pipeline.rs"]
+mod shared_pipeline;
 #[path = "gpu/timeout.rs"]
 mod timeout;
 #[path = "gpu/tpch_matrix.rs"]

@@ -121,6 +121,21 @@ pub enum DevicePoolMode {
     Scan,
 }
 
+/// Whether a one-GPU decode runs a pipeline of its own or joins the
+/// device's shared one: `GDSCAN_DECODE_PIPELINE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PipelineMode {
+    /// Every decode opens its own streams, staging threads and queue of
+    /// groups on the GPU (the default).
+    #[default]
+    Own,
+    /// Decodes on a device share one pipeline: one set of streams, one
+    /// queue of groups (`depth` of them on the GPU at once for all), fed
+    /// by every decode's planner in turn; each decode keeps its own fetch,
+    /// planner, filter and report.
+    Shared,
+}
+
 /// Values the decode kernels are compiled with: the compiled module is
 /// cached per distinct value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -230,10 +245,12 @@ pub struct DecodeVars {
     pub gzip: Option<DecompressPlace>,
     /// `GDSCAN_DECODE_LANDING`: `auto` or `pinned`.
     pub landing: Option<LandingMode>,
+    /// `GDSCAN_DECODE_PIPELINE`: `own` or `shared`.
+    pub pipeline: Option<PipelineMode>,
 }
 
 /// Every variable [`DecodeVars::from_lookup`] reads.
-pub const DECODE_VARIABLES: [&str; 22] = [
+pub const DECODE_VARIABLES: [&str; 23] = [
     "GDSCAN_DECODE_CHECK",
     "GDSCAN_CHECK_STREAM",
     "GDSCAN_CHECK_STREAMS",
@@ -256,6 +273,7 @@ pub const DECODE_VARIABLES: [&str; 22] = [
     "GDSCAN_ZSTD",
     "GDSCAN_GZIP",
     "GDSCAN_DECODE_LANDING",
+    "GDSCAN_DECODE_PIPELINE",
 ];
 
 /// One of `choices` (exact), as its value.
@@ -397,6 +415,10 @@ impl DecodeVars {
         if let Some(s) = get("GDSCAN_DECODE_LANDING") {
             let landings = [("auto", LandingMode::Auto), ("pinned", LandingMode::Pinned)];
             v.landing = Some(choice("GDSCAN_DECODE_LANDING", &s, &landings)?);
+        }
+        if let Some(s) = get("GDSCAN_DECODE_PIPELINE") {
+            let pipelines = [("own", PipelineMode::Own), ("shared", PipelineMode::Shared)];
+            v.pipeline = Some(choice("GDSCAN_DECODE_PIPELINE", &s, &pipelines)?);
         }
         if let Some(s) = get("GDSCAN_DEVICE_TIMEOUT") {
             let seconds = s.trim().parse::<f64>().ok();
@@ -607,8 +629,10 @@ mod tests {
             ("GDSCAN_DEVICE_TIMEOUT", "2.5"),
             ("GDSCAN_ZSTD", "gpu"),
             ("GDSCAN_GZIP", "host"),
+            ("GDSCAN_DECODE_PIPELINE", "shared"),
         ])
         .unwrap();
+        assert_eq!(v.pipeline, Some(PipelineMode::Shared));
         assert_eq!(v.check, Some(CompressedCheck::Gpu));
         assert_eq!(v.check_stream, Some(false));
         assert_eq!(v.check_streams, Some(8));
@@ -667,6 +691,7 @@ mod tests {
             ("GDSCAN_DEVICE_TIMEOUT", "-3"),
             ("GDSCAN_DEVICE_TIMEOUT", "NaN"),
             ("GDSCAN_DEVICE_POOL", "own"),
+            ("GDSCAN_DECODE_PIPELINE", "one"),
         ] {
             match vars(&[(name, bad)]) {
                 Err(ConfigError::Invalid { name: n, value, .. }) => {

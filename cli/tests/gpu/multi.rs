@@ -42,7 +42,7 @@ fn two_gpus() -> Vec<Device> {
 
 /// TPC-H lineitem at SF 0.1, rewritten with 20 000-row row groups (30 of
 /// them) so that a spread has something to balance.
-fn lineitem_with_small_row_groups(dir: &Path) -> std::path::PathBuf {
+pub(super) fn lineitem_with_small_row_groups(dir: &Path) -> std::path::PathBuf {
     let mut opts = gdscan_cli::tpch::GenOptions::new(0.1, dir.join("gen"));
     opts.quiet = true;
     opts.parts = Some(1);
@@ -74,7 +74,7 @@ fn lineitem_with_small_row_groups(dir: &Path) -> std::path::PathBuf {
     dst
 }
 
-fn concat(schema: &arrow::datatypes::SchemaRef, host: &[RecordBatch]) -> RecordBatch {
+pub(super) fn concat(schema: &arrow::datatypes::SchemaRef, host: &[RecordBatch]) -> RecordBatch {
     if host.is_empty() {
         return RecordBatch::new_empty(schema.clone());
     }

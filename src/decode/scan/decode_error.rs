@@ -201,6 +201,15 @@ pub enum DecodeError {
         /// What ended it.
         why: String,
     },
+    /// The device's shared pipeline (`GDSCAN_DECODE_PIPELINE=shared`) ended
+    /// before this decode did: another decode on it met a device timeout,
+    /// or its thread could not start or panicked. The decode stops there,
+    /// never with row groups missing; the next decode starts a new pipeline.
+    #[error("the device's shared decode pipeline ended: {why}")]
+    PipelineEnded {
+        /// What ended it.
+        why: String,
+    },
     /// Late materialization's two phases do not agree (a phase handed out
     /// more or fewer batches than its plan holds, a row group's columns
     /// missing): the scan stops, never with rows dropped or misplaced.

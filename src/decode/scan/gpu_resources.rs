@@ -38,6 +38,17 @@ pub(crate) fn new_device_pool(device: Device) -> Arc<DevicePool> {
 /// (`Gpu::late_streams`).
 const LATE_STREAMS: usize = 4;
 
+/// What a decode's own side takes from its GPU: the kernels (for its
+/// filter), the pools (where its row groups land; its report's counters)
+/// and how its planner checks compressed pages.
+#[derive(Debug, Clone)]
+pub(crate) struct JobResources {
+    pub(crate) kernels: Arc<KernelSet>,
+    pub(crate) pool: Arc<DevicePool>,
+    pub(crate) pinned: Arc<PinnedPool>,
+    pub(crate) checks: Checks,
+}
+
 /// One GPU's resources for a scan.
 #[derive(Debug)]
 pub(crate) struct Gpu {
@@ -138,6 +149,17 @@ impl Gpu {
             split_bytes: self.snappy_split,
             zstd: self.places.0,
             gzip: self.places.1,
+        }
+    }
+
+    /// What a decode's own side ([`super::scan_job::ScanJob`]) takes from
+    /// this GPU.
+    pub(crate) fn job_resources(&self) -> JobResources {
+        JobResources {
+            kernels: self.kernels.clone(),
+            pool: self.pool.clone(),
+            pinned: self.pinned.clone(),
+            checks: self.checks(),
         }
     }
 

@@ -37,7 +37,12 @@
 //! | 7 Filter | `s7_filter_rows` | the batch cut on the GPU to the rows the predicate selects and to the columns asked for |
 //!
 //! Around the stages: `entry` ([`decode`], the one way in), `one_gpu` (the
-//! pipeline on one GPU, which runs the stages in turn), `multi_gpu` (one
+//! pipeline on one GPU, which runs the stages in turn: `gpu_queue` is its
+//! GPU's side, the resources and the groups queued on the device;
+//! `scan_job` a decode's side, its fetch, planner, filter and report),
+//! `shared_pipeline` (with [`PipelineMode::Shared`], one GPU's queue shared
+//! by every decode on the device, a driver thread launching their groups
+//! in the turns `shared_schedule` gives), `multi_gpu` (one
 //! scan over several GPUs, a one-GPU pipeline each), `options`
 //! ([`DecodeOptions`]), `compressed_check` (where compressed pages are
 //! checked), `input` ([`DecodeInput`]), `gpu_resources` (what a scan keeps
@@ -65,6 +70,7 @@
 mod compressed_check;
 mod decode_error;
 mod entry;
+mod gpu_queue;
 mod gpu_resources;
 mod input;
 mod late_two_phase;
@@ -74,6 +80,11 @@ mod one_gpu;
 mod options;
 mod planned_stream;
 mod report;
+mod scan_job;
+mod shared_pipeline;
+#[cfg(test)]
+mod shared_pipeline_tests;
+mod shared_schedule;
 mod trace;
 mod warm_up;
 
@@ -104,7 +115,7 @@ pub use report::{CodecCount, CodecPlace, DecodeReport, FilterReport};
 pub use s0_land::Landing;
 
 pub use crate::config::decode::{
-    DevicePoolMode, KernelConfig, LandingMode, SnappyDecoder, StringWalks,
+    DevicePoolMode, KernelConfig, LandingMode, PipelineMode, SnappyDecoder, StringWalks,
 };
 // The causes a `DecodeError` carries from the decoder's inner layers, so
 // that a caller can name them.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::compressed_check::{CompressedCheck, DecompressPlace, GPU_CHECK_MAX_BYTES};
 use crate::config::decode::{
-    DecodeVars, DevicePoolMode, KernelConfig, LandingMode, SnappyDecoder, StringWalks,
+    DecodeVars, DevicePoolMode, KernelConfig, LandingMode, PipelineMode, SnappyDecoder, StringWalks,
 };
 use crate::config::ConfigError;
 use crate::cuda::Devices;
@@ -130,6 +130,11 @@ pub struct DecodeOptions {
     /// GPU; [`FilterMode::PruneOnly`] only skips the row groups and pages
     /// whose statistics rule it out (a superset of the rows).
     pub filter: FilterMode,
+    /// Whether a one-GPU decode runs its own pipeline (the default) or
+    /// joins its device's shared one ([`PipelineMode::Shared`]: for many
+    /// decodes at once, such as a query's partitions). A decode with a
+    /// `trace` or several GPUs runs its own.
+    pub pipeline: PipelineMode,
 }
 
 /// What a decode does with its request's predicate.
@@ -185,6 +190,7 @@ impl Default for DecodeOptions {
             landing: LandingMode::Auto,
             trace: None,
             filter: FilterMode::Exact,
+            pipeline: PipelineMode::Own,
         }
     }
 }
@@ -234,6 +240,7 @@ impl DecodeOptions {
         o.zstd = vars.zstd.unwrap_or(o.zstd);
         o.gzip = vars.gzip.unwrap_or(o.gzip);
         o.landing = vars.landing.unwrap_or(o.landing);
+        o.pipeline = vars.pipeline.unwrap_or(o.pipeline);
     }
 }
 

@@ -6,6 +6,8 @@ use arrow::datatypes::SchemaRef;
 use super::multi_gpu::{decode_multi, MultiStream};
 use super::one_gpu::{decode_one, GpuStream};
 use super::s7_filter_rows::ExactFilter;
+use super::shared_pipeline::{decode_shared, SharedStream};
+use super::PipelineMode;
 use super::{DecodeError, DecodeInput, DecodeOptions, DecodeReport, DeviceShare};
 use crate::decode::array::DeviceBatch;
 use crate::parquet::spread::{spread, Spread};
@@ -15,6 +17,8 @@ use crate::parquet::spread::{spread, Spread};
 pub(crate) enum PlannedStream {
     /// One GPU, and the trivial spread of its row groups.
     One(Box<GpuStream>, Spread),
+    /// One GPU's shared pipeline, and the trivial spread.
+    Shared(Box<SharedStream>, Spread),
     /// Several GPUs.
     Many(MultiStream),
 }
@@ -29,6 +33,14 @@ impl PlannedStream {
         filter: Option<ExactFilter>,
     ) -> Result<PlannedStream, DecodeError> {
         Ok(match ordinals[..] {
+            // A trace is a decode's own timeline: such a decode runs its
+            // own pipeline.
+            [device] if options.pipeline == PipelineMode::Shared && options.trace.is_none() => {
+                let plans: Vec<_> = inputs.iter().map(|i| i.plan.clone()).collect();
+                let spread = spread(&plans, 1);
+                let shared = decode_shared(inputs, options, device, filter)?;
+                PlannedStream::Shared(Box::new(shared), spread)
+            }
             [device] => {
                 let plans: Vec<_> = inputs.iter().map(|i| i.plan.clone()).collect();
                 let spread = spread(&plans, 1);
@@ -43,6 +55,7 @@ impl PlannedStream {
     pub(crate) fn schema(&self) -> &SchemaRef {
         match self {
             PlannedStream::One(s, _) => s.schema(),
+            PlannedStream::Shared(s, _) => s.schema(),
             PlannedStream::Many(s) => s.schema(),
         }
     }
@@ -51,6 +64,7 @@ impl PlannedStream {
     pub(crate) fn devices(&self) -> Vec<usize> {
         match self {
             PlannedStream::One(s, _) => vec![s.device()],
+            PlannedStream::Shared(s, _) => vec![s.device()],
             PlannedStream::Many(s) => s.devices().to_vec(),
         }
     }
@@ -58,7 +72,7 @@ impl PlannedStream {
     /// Which row group went to which share.
     pub(crate) fn spread(&self) -> &Spread {
         match self {
-            PlannedStream::One(_, spread) => spread,
+            PlannedStream::One(_, spread) | PlannedStream::Shared(_, spread) => spread,
             PlannedStream::Many(s) => s.spread(),
         }
     }
@@ -72,6 +86,12 @@ impl PlannedStream {
                 planned_bytes: spread.bytes.first().copied().unwrap_or(0),
                 report: s.report().clone(),
             }],
+            PlannedStream::Shared(s, spread) => vec![DeviceShare {
+                device: s.device(),
+                row_groups: spread.row_groups().first().copied().unwrap_or(0),
+                planned_bytes: spread.bytes.first().copied().unwrap_or(0),
+                report: s.report(),
+            }],
             PlannedStream::Many(s) => s.shares(),
         }
     }
@@ -80,6 +100,7 @@ impl PlannedStream {
     pub(crate) fn report(&self) -> DecodeReport {
         match self {
             PlannedStream::One(s, _) => s.report().clone(),
+            PlannedStream::Shared(s, _) => s.report(),
             PlannedStream::Many(s) => s.report(),
         }
     }
@@ -91,6 +112,7 @@ impl Iterator for PlannedStream {
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             PlannedStream::One(s, _) => s.next(),
+            PlannedStream::Shared(s, _) => s.next(),
             PlannedStream::Many(s) => s.next(),
         }
     }

@@ -199,6 +199,12 @@ pub struct DecodeReport {
     /// Seconds the decode's start spent on the GPU's resources after the
     /// context: kernels loaded (or compiled), streams, the pools.
     pub resources_seconds: f64,
+    /// Whether the decode ran on its device's shared pipeline
+    /// (`GDSCAN_DECODE_PIPELINE=shared`). Its staging, queueing and GPU
+    /// waits are then the pipeline's driver's for this decode's groups,
+    /// and `io_wait_seconds` stays 0 (the driver never waits on one
+    /// decode's planner while another's has a group ready).
+    pub shared_pipeline: bool,
 }
 
 /// What the GPU filter did in a scan.
@@ -265,6 +271,7 @@ impl DecodeReport {
         self.filter.merge(&other.filter);
         self.context_seconds += other.context_seconds;
         self.resources_seconds += other.resources_seconds;
+        self.shared_pipeline |= other.shared_pipeline;
     }
 
     pub(crate) fn add(&mut self, rows: usize, bytes: usize, t: &RowGroupTimes) {

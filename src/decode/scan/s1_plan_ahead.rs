@@ -14,7 +14,7 @@
 //! lineitem's columns on 16 cores). The fetch's byte budget bounds how far
 //! ahead the fetch reads.
 
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{sync_channel, Receiver, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -49,6 +49,20 @@ pub(crate) struct PlannedGroup {
     pub(crate) planned: Instant,
 }
 
+/// Called by the planning thread after each group it hands over (and when
+/// it ends): how a pipeline that polls several planners learns of one.
+pub(crate) type Notify = Arc<dyn Fn() + Send + Sync>;
+
+/// A planner asked without waiting ([`PlanAhead::poll`]).
+pub(crate) enum Polled {
+    /// The next group, or the planner's failure.
+    Ready(Result<PlannedGroup, DecodeError>),
+    /// Still planning it.
+    NotYet,
+    /// Every group was handed over.
+    End,
+}
+
 /// The fetch's row groups, planned, a group at a time.
 pub(crate) struct PlanAhead {
     /// Declared first: dropped (failing the thread's next send) before the
@@ -61,13 +75,15 @@ impl PlanAhead {
     /// Starts planning the row groups `fetch` lands, for `inputs`, in
     /// groups of at least `group_bytes` stored bytes (the last may be
     /// smaller; with `ramp`, the first three and the last few are smaller
-    /// too: see [`group_target`]).
+    /// too: see [`group_target`]). `notify`, when given, is called after
+    /// each group handed over and when the thread ends.
     pub(crate) fn start(
         fetch: RowGroupStream<Landed>,
         inputs: Arc<Vec<DecodeInput>>,
         check: Checks,
         group_bytes: u64,
         ramp: Ramp,
+        notify: Option<Notify>,
     ) -> PlanAhead {
         // One planned group waits while the next is planned.
         let (tx, groups) = sync_channel(1);
@@ -78,6 +94,8 @@ impl PlanAhead {
         let thread = std::thread::Builder::new()
             .name("gdscan-plan".into())
             .spawn(move || {
+                // Said when the thread ends, however it ends.
+                let _ended = notify.clone().map(NotifyOnDrop);
                 let mut fetch = fetch;
                 let mut gathered = 0u64;
                 for index in 0.. {
@@ -93,6 +111,9 @@ impl PlanAhead {
                         if tx.send(group).is_err() {
                             return;
                         }
+                        if let Some(notify) = &notify {
+                            notify();
+                        }
                     }
                     if end {
                         return;
@@ -103,6 +124,33 @@ impl PlanAhead {
         PlanAhead {
             groups: Some(groups),
             thread,
+        }
+    }
+}
+
+/// Calls its notification when dropped.
+struct NotifyOnDrop(Notify);
+
+impl Drop for NotifyOnDrop {
+    fn drop(&mut self) {
+        (self.0)();
+    }
+}
+
+impl PlanAhead {
+    /// The next group if it is planned, without waiting.
+    pub(crate) fn poll(&mut self) -> Polled {
+        let Some(groups) = self.groups.as_ref() else {
+            return Polled::End;
+        };
+        match groups.try_recv() {
+            Ok(group) => Polled::Ready(group),
+            Err(TryRecvError::Empty) => Polled::NotYet,
+            // The thread ended: `next` says how.
+            Err(TryRecvError::Disconnected) => match self.next() {
+                Some(group) => Polled::Ready(group),
+                None => Polled::End,
+            },
         }
     }
 }
