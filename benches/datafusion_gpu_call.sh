@@ -15,7 +15,8 @@
 # filter property test; first use timed by subtraction. About 400 s.
 # TESTS="filter_exact:: ..." (arguments of the test binary) runs those GPU tests after the bench; BALLISTA=1 adds the
 # 22 on a 2-executor Ballista cluster; SKIP_TAIL=1 stops before the
-# property test and first use.
+# property test and first use; SHARED=1 runs the answers and the bench again
+# with GDSCAN_DECODE_PIPELINE=shared (the partitions on one pipeline per GPU).
 set -u
 cd "$(dirname "$0")/.."
 R=/tmp/r; mkdir -p $R
@@ -40,6 +41,12 @@ if [ -n "${LEAN:-}" ]; then
   timeout 200 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-pinned.json > $R/tpch-pinned.txt 2>&1; echo "bench rc=$? $(( $(date +%s)-s0 ))s"
   cut -c1-150 $R/tpch-pinned.txt | head -32
   tar -cJf $OUT/r.tar.xz -C /tmp r
+  [ -n "${SHARED:-}" ] && {
+    GDSCAN_DECODE_PIPELINE=shared timeout 120 python3 benches/anchors/tpch_duckdb.py --data $T --gdscan $D --decode gpu --reference datafusion > $R/answers-shared.txt 2>&1; echo "shared answers rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-120 $R/answers-shared.txt | tail -3
+    GDSCAN_DECODE_PIPELINE=shared timeout 200 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-shared.json > $R/tpch-shared.txt 2>&1; echo "shared bench rc=$? $(( $(date +%s)-s0 ))s"
+    cut -c1-150 $R/tpch-shared.txt | head -32
+    tar -cJf $OUT/r.tar.xz -C /tmp r
+  }
   exit 0
 fi
 # Q6's plan: its filters exact, no FilterExec of DataFusion's above the scan.
@@ -53,6 +60,12 @@ tar -cJf $OUT/r.tar.xz -C /tmp r
 timeout 240 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-pinned.json > $R/tpch-pinned.txt 2>&1; echo "bench rc=$? $(( $(date +%s)-s0 ))s"
 cut -c1-150 $R/tpch-pinned.txt | head -28
 tar -cJf $OUT/r.tar.xz -C /tmp r
+[ -n "${SHARED:-}" ] && {
+  GDSCAN_DECODE_PIPELINE=shared timeout 120 python3 benches/anchors/tpch_duckdb.py --data $T --gdscan $D --decode gpu --reference datafusion > $R/answers-shared.txt 2>&1; echo "shared answers rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-120 $R/answers-shared.txt | tail -3
+  GDSCAN_DECODE_PIPELINE=shared timeout 200 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-shared.json > $R/tpch-shared.txt 2>&1; echo "shared bench rc=$? $(( $(date +%s)-s0 ))s"
+  cut -c1-150 $R/tpch-shared.txt | head -32
+  tar -cJf $OUT/r.tar.xz -C /tmp r
+}
 # GPU tests named in TESTS (test-name filters of .carry/gpu-tests).
 if [ -n "${TESTS:-}" ]; then
   [ -d .ptd/data ] || echo "no .ptd carried: tests of parquet-testing's files skip"
