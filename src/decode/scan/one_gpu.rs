@@ -145,7 +145,8 @@ pub(crate) fn decode_one(
     gpu.pool.reset_peak();
     gpu.pinned.reset_peak();
     let resources = gpu.job_resources();
-    let mut job = ScanJob::start(inputs, outputs, &options, &resources, filter, None)?;
+    let held = options.depth;
+    let mut job = ScanJob::start(inputs, outputs, &options, &resources, filter, held, None)?;
     job.report.context_seconds = context_seconds;
     job.report.resources_seconds = resources_seconds;
     Ok(GpuStream {

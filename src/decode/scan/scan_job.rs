@@ -72,14 +72,18 @@ pub(crate) enum NextGroup {
 
 impl ScanJob {
     /// Starts `inputs`' fetch and planner for the GPU of `gpu` (their output
-    /// checked already: `schema`, `nestings`), filtered by `filter`. With
-    /// `notify`, the planner calls it after each group it hands over.
+    /// checked already: `schema`, `nestings`), filtered by `filter`. The
+    /// fetch lets through the bytes of `held` groups (those the job may
+    /// have on the GPU or waiting for its reader) and two more (the one
+    /// planned, the one gathered). With `notify`, the planner calls it
+    /// after each group it hands over.
     pub(crate) fn start(
         inputs: Vec<DecodeInput>,
         (schema, nestings): Outputs,
         options: &DecodeOptions,
         gpu: &JobResources,
         filter: Option<ExactFilter>,
+        held: usize,
         notify: Option<s1_plan_ahead::Notify>,
     ) -> Result<ScanJob, DecodeError> {
         let filter = match &filter {
@@ -98,18 +102,18 @@ impl ScanJob {
                 plan: i.plan.clone(),
             })
             .collect();
-        // The GPU's queue holds `depth` groups while the next is gathered,
-        // and the planner works on the one after: the fetch must let that
-        // many bytes through, or it would wait for row groups the queue
-        // holds (and the planner could not run ahead of the GPU).
-        let depth = options.depth.max(1);
+        // The GPU's queue holds `held` of the job's groups while the next is
+        // gathered, and the planner works on the one after: the fetch must
+        // let that many bytes through, or it would wait for row groups the
+        // queue holds (and the planner could not run ahead of the GPU).
         let largest = inputs
             .iter()
             .flat_map(|i| i.plan.row_groups.iter().map(|r| r.bytes))
             .max()
             .unwrap_or(0);
         let mut fetch_options = options.fetch;
-        let needed = (depth as u64 + 2).saturating_mul(options.group_bytes.saturating_add(largest));
+        let groups = held.max(1) as u64 + 2;
+        let needed = groups.saturating_mul(options.group_bytes.saturating_add(largest));
         fetch_options.max_bytes_in_flight = fetch_options.max_bytes_in_flight.max(needed);
         // Row groups land in device memory where the host reads no page body
         // (it reads their headers from the file), else in pinned host memory

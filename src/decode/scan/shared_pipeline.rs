@@ -307,6 +307,9 @@ pub(crate) fn decode_shared(
         &options,
         &pipeline.resources,
         filter,
+        // A decode alone on the pipeline may hold its depth of groups, as
+        // one of its own does: its fetch may run as far ahead.
+        options.depth,
         Some(notify),
     )?;
     job.report.shared_pipeline = true;

@@ -10,6 +10,10 @@
 //! stops only its own decode, and the device memory held for readers stays
 //! bounded by the decodes at once, not by the table's size.
 
+/// Groups a decode may hold while others launch beside it: one on the GPU,
+/// one being read.
+pub(crate) const HELD_BESIDE_OTHERS: usize = 2;
+
 /// A decode's counts.
 #[derive(Debug, Clone, Default)]
 struct Turn {
@@ -73,7 +77,7 @@ impl Schedule {
         if open <= 1 {
             self.depth + 1
         } else {
-            2
+            HELD_BESIDE_OTHERS
         }
     }
 
