@@ -81,6 +81,10 @@ mod options;
 mod planned_stream;
 mod report;
 mod scan_job;
+mod shared_driver;
+#[cfg(test)]
+mod shared_driver_tests;
+mod shared_handover;
 mod shared_pipeline;
 #[cfg(test)]
 mod shared_pipeline_tests;

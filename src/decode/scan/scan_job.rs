@@ -59,9 +59,9 @@ impl std::fmt::Debug for ScanJob {
 }
 
 /// What a job's next group is, asked without waiting.
-pub(crate) enum NextGroup {
+pub(crate) enum NextGroup<G = PlannedGroup> {
     /// Planned: its seconds waited and planning are in the report.
-    Ready(PlannedGroup),
+    Ready(G),
     /// The planner is still working on it.
     NotYet,
     /// The job's row groups are all planned and handed over.

@@ -20,9 +20,8 @@
 //! new pipeline.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Duration;
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use arrow::datatypes::SchemaRef;
 
@@ -30,113 +29,21 @@ use super::gpu_queue::GpuQueue;
 use super::gpu_resources::JobResources;
 use super::one_gpu::{checked_outputs, open_gpu};
 use super::s7_filter_rows::ExactFilter;
-use super::scan_job::{NextGroup, ScanJob};
-use super::shared_schedule::Schedule;
+use super::scan_job::ScanJob;
+use super::shared_driver::{Driver, Hub, Submission};
+use super::shared_handover::{lock, Outbox, Wake};
 use super::{DecodeError, DecodeInput, DecodeOptions, DecodeReport};
 use crate::decode::array::DeviceBatch;
-
-/// The longest the idle driver sleeps between looks at its decodes (each
-/// planner, reader and new decode wakes it sooner).
-const IDLE_LOOK: Duration = Duration::from_millis(50);
-
-/// Locks `m`, whatever a panicking holder left.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A counter the driver waits on: bumped by planners, readers and new
-/// decodes.
-#[derive(Debug, Default)]
-pub(crate) struct Wake {
-    generation: Mutex<u64>,
-    changed: Condvar,
-}
-
-impl Wake {
-    pub(crate) fn seen(&self) -> u64 {
-        *lock(&self.generation)
-    }
-
-    pub(crate) fn bump(&self) {
-        *lock(&self.generation) += 1;
-        self.changed.notify_all();
-    }
-
-    /// Waits until the counter passes `seen`, at most `limit`.
-    pub(crate) fn wait_past(&self, seen: u64, limit: Duration) {
-        let guard = lock(&self.generation);
-        let _ = self
-            .changed
-            .wait_timeout_while(guard, limit, |g| *g == seen)
-            .map_err(PoisonError::into_inner);
-    }
-}
-
-/// What the driver hands one decode's reader.
-#[derive(Debug, Default)]
-pub(crate) struct Outbox {
-    pub(crate) state: Mutex<OutState>,
-    ready: Condvar,
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct OutState {
-    /// Finished groups not taken yet (a failure ends the list).
-    pub(crate) groups: VecDeque<Result<Vec<DeviceBatch>, DecodeError>>,
-    /// Groups taken by the reader (or kept no row) so far.
-    pub(crate) taken: usize,
-    /// Nothing more will come.
-    pub(crate) ended: bool,
-    /// The reader was dropped: nothing more is wanted.
-    pub(crate) reader_gone: bool,
-    /// The decode's report as of its last finished group.
-    report: DecodeReport,
-}
-
-impl Outbox {
-    /// Puts a finished group (or the decode's failure) in.
-    pub(crate) fn put(&self, group: Result<Vec<DeviceBatch>, DecodeError>, report: &DecodeReport) {
-        let mut st = lock(&self.state);
-        st.report = report.clone();
-        match group {
-            // After the end nothing more is handed out.
-            _ if st.ended => {}
-            // Nothing to read, or nobody to read it: taken at once.
-            Ok(batches) if batches.is_empty() || st.reader_gone => st.taken += 1,
-            other => st.groups.push_back(other),
-        }
-        drop(st);
-        self.ready.notify_all();
-    }
-
-    /// Ends the decode, with `failure` last when given.
-    pub(crate) fn end(&self, failure: Option<DecodeError>) {
-        let mut st = lock(&self.state);
-        if let Some(e) = failure {
-            st.groups.push_back(Err(e));
-        }
-        st.ended = true;
-        drop(st);
-        self.ready.notify_all();
-    }
-}
-
-/// A decode handed to the driver.
-struct Submission {
-    job: ScanJob,
-    outbox: Arc<Outbox>,
-}
 
 /// One device's shared pipeline: where decodes are handed in.
 struct Pipeline {
     /// None once the driver ended: no decode is handed in after.
-    submit: Mutex<Option<Sender<Submission>>>,
-    wake: Arc<Wake>,
+    submit: Mutex<Option<Sender<Submission<ScanJob>>>>,
+    /// The driver's wake-up counter and the outboxes handed in.
+    hub: Arc<Hub>,
     /// What each decode's own side takes from the GPU.
     resources: JobResources,
     device: usize,
-    /// The outboxes of the decodes handed in, for the driver's end.
-    outboxes: Mutex<Vec<Arc<Outbox>>>,
 }
 
 /// The pipelines of the process, by device and the options that shape
@@ -188,19 +95,13 @@ fn pipeline(
     let (tx, rx) = channel();
     let pipeline = Arc::new(Pipeline {
         submit: Mutex::new(Some(tx)),
-        wake: Arc::new(Wake::default()),
+        hub: Arc::new(Hub::default()),
         resources: gpu.job_resources(),
         device,
-        outboxes: Mutex::new(Vec::new()),
     });
     let queue = GpuQueue::new(gpu, options, None);
-    let driver = Driver {
-        schedule: Schedule::new(queue.depth()),
-        queue,
-        jobs: Vec::new(),
-        submissions: rx,
-        pipeline: pipeline.clone(),
-    };
+    let depth = queue.depth();
+    let driver = Driver::new(queue, depth, rx, pipeline.hub.clone());
     let for_thread = pipeline.clone();
     let key_for_thread = key.clone();
     std::thread::Builder::new()
@@ -236,9 +137,9 @@ impl Pipeline {
                 why: "it ended before the decode was handed in".into(),
             });
         }
-        lock(&self.outboxes).push(outbox.clone());
+        lock(&self.hub.outboxes).push(outbox.clone());
         drop(submit);
-        self.wake.bump();
+        self.hub.wake.bump();
         Ok(outbox)
     }
 
@@ -253,11 +154,7 @@ impl Pipeline {
         drop(all);
         // Under the submit lock: a decode is either in `outboxes` or refused.
         lock(&self.submit).take();
-        for outbox in lock(&self.outboxes).drain(..) {
-            if !lock(&outbox.state).ended {
-                outbox.end(Some(DecodeError::PipelineEnded { why: why.into() }));
-            }
-        }
+        self.hub.end_all(why);
     }
 }
 
@@ -298,7 +195,7 @@ pub(crate) fn decode_shared(
 ) -> Result<SharedStream, DecodeError> {
     let outputs = checked_outputs(&inputs)?;
     let (pipeline, opened) = pipeline(device, &options)?;
-    let wake = pipeline.wake.clone();
+    let wake = pipeline.hub.wake.clone();
     let notify_wake = wake.clone();
     let notify: super::s1_plan_ahead::Notify = Arc::new(move || notify_wake.bump());
     let mut job = ScanJob::start(
@@ -394,171 +291,6 @@ impl Drop for SharedStream {
         st.groups.clear();
         drop(st);
         self.wake.bump();
-    }
-}
-
-/// A decode the driver runs.
-struct Active {
-    job: ScanJob,
-    outbox: Arc<Outbox>,
-}
-
-/// The driver: the GPU's queue and the decodes feeding it.
-struct Driver {
-    queue: GpuQueue,
-    /// By the schedule's ids.
-    jobs: Vec<Option<Active>>,
-    schedule: Schedule,
-    submissions: Receiver<Submission>,
-    pipeline: Arc<Pipeline>,
-}
-
-impl Driver {
-    /// Runs until a failure that ends every decode; why it ended.
-    fn run(mut self) -> String {
-        loop {
-            let seen = self.pipeline.wake.seen();
-            self.take_submissions();
-            self.look_at_readers();
-            let launched = self.fill();
-            let finished = match self.finish_group() {
-                Ok(finished) => finished,
-                Err(why) => return why,
-            };
-            self.retire();
-            if !launched && !finished {
-                self.pipeline.wake.wait_past(seen, IDLE_LOOK);
-            }
-        }
-    }
-
-    /// Adds the decodes handed in since the last look.
-    fn take_submissions(&mut self) {
-        while let Ok(Submission { job, outbox }) = self.submissions.try_recv() {
-            let id = self.schedule.add();
-            if self.jobs.len() <= id {
-                self.jobs.resize_with(id + 1, || None);
-            }
-            self.jobs[id] = Some(Active { job, outbox });
-        }
-    }
-
-    /// The groups each reader took; a reader gone closes its decode.
-    fn look_at_readers(&mut self) {
-        for id in 0..self.jobs.len() {
-            let Some(active) = &self.jobs[id] else {
-                continue;
-            };
-            let st = lock(&active.outbox.state);
-            let (taken, gone) = (st.taken, st.reader_gone);
-            drop(st);
-            self.schedule.set_taken(id, taken);
-            if gone && !self.schedule.is_closed(id) {
-                self.schedule.close(id);
-                self.queue.drop_job(id);
-            }
-        }
-    }
-
-    /// Ends decode `id` with `e` (its queued groups waited for and dropped).
-    fn fail(&mut self, id: usize, e: DecodeError) {
-        self.schedule.close(id);
-        self.queue.drop_job(id);
-        if let Some(active) = &self.jobs[id] {
-            active.outbox.end(Some(e));
-        }
-    }
-
-    /// Launches planned groups, the decodes in turn, while the GPU's queue
-    /// has room; whether it launched one.
-    fn fill(&mut self) -> bool {
-        let mut any = false;
-        while self.queue.has_room() {
-            let mut launched = false;
-            for id in self.schedule.candidates() {
-                let Some(mut active) = self.jobs[id].take() else {
-                    continue;
-                };
-                let outcome = match active.job.next_group(false) {
-                    NextGroup::NotYet => None,
-                    NextGroup::End => {
-                        self.schedule.planned_all(id);
-                        None
-                    }
-                    NextGroup::Failed(e) => Some(Err(e)),
-                    NextGroup::Ready(group) => {
-                        Some(self.queue.launch_group(id, &active.job, group))
-                    }
-                };
-                self.jobs[id] = Some(active);
-                match outcome {
-                    None => {}
-                    Some(Ok(())) => {
-                        self.schedule.launched(id);
-                        launched = true;
-                        break;
-                    }
-                    Some(Err(e)) => self.fail(id, e),
-                }
-            }
-            if !launched {
-                break;
-            }
-            any = true;
-        }
-        any
-    }
-
-    /// Finishes the GPU's front group and hands it to its decode; whether
-    /// there was one. A device timeout ends the pipeline (Err: why).
-    fn finish_group(&mut self) -> Result<bool, String> {
-        let Some(first) = self.queue.finish_front() else {
-            return Ok(false);
-        };
-        let id = first.job;
-        let rest = self.queue.finish_rest_of_group(&first);
-        let finished: Result<Vec<_>, _> = std::iter::once(first.result).chain(rest).collect();
-        let finished = match finished {
-            Ok(finished) => finished,
-            Err(e @ DecodeError::DeviceTimeout { .. }) => {
-                // The GPU did not finish: nothing queued behind can be
-                // trusted to end, and its buffers must not be reused.
-                self.queue.abandon(true);
-                let why = e.to_string();
-                self.fail(id, e);
-                return Err(why);
-            }
-            Err(e) => {
-                self.fail(id, e);
-                return Ok(true);
-            }
-        };
-        let Some(active) = self.jobs[id].as_mut() else {
-            return Ok(true);
-        };
-        match active.job.take_group(finished) {
-            Ok(batches) => active.outbox.put(Ok(batches), &active.job.report),
-            Err(e) => self.fail(id, e),
-        }
-        Ok(true)
-    }
-
-    /// Ends the decodes that launch no more and have nothing on the GPU.
-    fn retire(&mut self) {
-        for id in 0..self.jobs.len() {
-            if self.jobs[id].is_none() || !self.schedule.done_launching(id) || self.queue.holds(id)
-            {
-                continue;
-            }
-            if let Some(active) = self.jobs[id].take() {
-                active.outbox.end(None);
-                let outbox = active.outbox.clone();
-                // Joins the decode's planner (its fetch stops).
-                drop(active);
-                lock(&self.pipeline.outboxes).retain(|o| !Arc::ptr_eq(o, &outbox));
-            }
-            self.schedule.remove(id);
-        }
     }
 }
 

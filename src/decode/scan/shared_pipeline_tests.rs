@@ -7,7 +7,8 @@ use std::time::Duration;
 use arrow::array::{Int32Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
-use super::shared_pipeline::{Outbox, SharedStream, Wake};
+use super::shared_handover::{Outbox, Wake};
+use super::shared_pipeline::SharedStream;
 use super::{DecodeError, DecodeReport};
 use crate::decode::array::DeviceBatch;
 
