@@ -15,7 +15,7 @@ use parquet::file::metadata::ParquetMetaData;
 use super::gpu_queue::GpuQueue;
 use super::gpu_resources::{self, Gpu};
 use super::s7_filter_rows::ExactFilter;
-use super::scan_job::{NextGroup, ScanJob};
+use super::scan_job::{NextGroup, Outputs, ScanJob};
 use super::trace::Trace;
 use super::{DecodeError, DecodeInput, DecodeOptions, DecodeReport, DevicePoolMode};
 use crate::cuda::Device;
@@ -97,10 +97,6 @@ pub(crate) fn open_gpu(
     let gpu = Gpu::new(device, pool, options)?;
     Ok((gpu, context_seconds, resources.elapsed().as_secs_f64()))
 }
-
-/// What a decode's inputs put out: the schema they share, and each one's
-/// nesting plan (None: flat).
-pub(crate) type Outputs = (SchemaRef, Vec<Option<Arc<GpuNesting>>>);
 
 /// Every input's output checked against the decoder's coverage.
 pub(crate) fn checked_outputs(inputs: &[DecodeInput]) -> Result<Outputs, DecodeError> {

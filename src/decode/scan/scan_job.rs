@@ -10,7 +10,6 @@ use std::time::Instant;
 use arrow::datatypes::SchemaRef;
 
 use super::gpu_resources::JobResources;
-use super::one_gpu::Outputs;
 use super::s0_land::{self, Landing};
 use super::s1_plan_ahead::{self, PlanAhead, PlannedGroup, Polled};
 use super::s7_filter_rows::{ExactFilter, RowFilter};
@@ -21,6 +20,10 @@ use crate::decode::page::nesting::GpuNesting;
 use crate::parquet::fetch::{fetch, SourceScan};
 
 use super::report::RowGroupTimes;
+
+/// What a decode's inputs put out: the schema they share, and each one's
+/// nesting plan (None: flat).
+pub(crate) type Outputs = (SchemaRef, Vec<Option<Arc<GpuNesting>>>);
 
 /// A row group the GPU finished for a job.
 pub(crate) struct FinishedRowGroup {
