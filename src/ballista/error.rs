@@ -78,6 +78,15 @@ pub enum WireError {
     /// A decode choice gdscan does not know (not `cpu`, `gpu`, `auto`).
     #[error("unknown decode choice {0:?}")]
     DecodeChoice(String),
+    /// A device list that does not parse (not `all` nor ordinals such as
+    /// `0,1`).
+    #[error("device list {given:?}: {source}")]
+    Devices {
+        /// The list as sent.
+        given: String,
+        /// Why it does not parse.
+        source: crate::cuda::DevicesParseError,
+    },
     /// The plan around a gdscan scan is not what gdscan wrote, e.g. "a
     /// gdscan scan without a Parquet source".
     #[error("{0}")]

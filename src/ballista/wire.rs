@@ -13,6 +13,7 @@ use ::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use serde::{Deserialize, Serialize};
 
 use super::error::{ClusterError, WireError};
+use crate::cuda::Devices;
 use crate::datafusion::{
     FileScanPlan, GdsTableOptions, PlannedRowGroup, PushedPredicate, ReadAheadPolicy, TableDecode,
     GPU_SCANS, PINNED_COPY_BACK,
@@ -131,6 +132,14 @@ pub(super) struct TableOptions {
     /// Pinned bytes each executor's GPU copy back may hold per device.
     #[serde(default = "pinned_copy_back")]
     pinned_copy_back: usize,
+    /// The GPUs each executor's GPU path spreads its partitions over
+    /// (absent from an older client: device 0).
+    #[serde(default = "device_zero")]
+    devices: String,
+}
+
+fn device_zero() -> String {
+    Devices::default().to_string()
 }
 
 fn pinned_copy_back() -> usize {
@@ -165,6 +174,7 @@ impl From<&GdsTableOptions> for TableOptions {
             decode: o.decode.name().to_string(),
             gpu_scans: o.gpu_scans,
             pinned_copy_back: o.pinned_copy_back,
+            devices: o.devices.to_string(),
         }
     }
 }
@@ -180,6 +190,13 @@ impl TableOptions {
         };
         let decode = TableDecode::from_name(&self.decode)
             .ok_or_else(|| WireError::DecodeChoice(self.decode.clone()))?;
+        let devices = self
+            .devices
+            .parse::<Devices>()
+            .map_err(|source| WireError::Devices {
+                given: self.devices.clone(),
+                source,
+            })?;
         Ok(GdsTableOptions {
             file_extension: self.file_extension,
             coalesce: self.coalesce.into(),
@@ -191,6 +208,7 @@ impl TableOptions {
             decode,
             gpu_scans: self.gpu_scans.max(1),
             pinned_copy_back: self.pinned_copy_back,
+            devices,
         })
     }
 }
@@ -399,6 +417,7 @@ mod tests {
                 decode: choice,
                 gpu_scans: 3,
                 pinned_copy_back: 1 << 20,
+                devices: Devices::List(vec![1, 0]),
                 ..GdsTableOptions::default()
             };
             let mut buf = Vec::new();
@@ -407,6 +426,7 @@ mod tests {
             let back = back.into_options().unwrap();
             assert_eq!((back.decode, back.gpu_scans), (choice, 3));
             assert_eq!(back.pinned_copy_back, 1 << 20);
+            assert_eq!(back.devices, Devices::List(vec![1, 0]));
         }
         // A header without the fields (an older client) decodes on the CPU.
         let mut json =
@@ -415,12 +435,19 @@ mod tests {
         fields.remove("decode");
         fields.remove("gpu_scans");
         fields.remove("pinned_copy_back");
+        fields.remove("devices");
         let older: TableOptions = serde_json::from_value(json.clone()).unwrap();
         let older = older.into_options().unwrap();
         assert_eq!(
             (older.decode, older.gpu_scans, older.pinned_copy_back),
             (TableDecode::Cpu, GPU_SCANS, PINNED_COPY_BACK)
         );
+        assert_eq!(older.devices, Devices::List(vec![0]));
+        // A device list that does not parse is refused.
+        let mut odd = json.clone();
+        odd["devices"] = "0,0".into();
+        let odd: TableOptions = serde_json::from_value(odd).unwrap();
+        assert!(odd.into_options().unwrap_err().to_string().contains("0,0"));
         // An unknown choice is refused.
         json["decode"] = "tpu".into();
         let bad: TableOptions = serde_json::from_value(json).unwrap();

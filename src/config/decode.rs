@@ -522,6 +522,10 @@ pub struct TableVars {
     /// `GDSCAN_DATAFUSION_PINNED_COPY_BACK`: bytes of pinned host memory the
     /// GPU path's batches may hold at once per device (a size, `0`: none).
     pub pinned_copy_back: Option<usize>,
+    /// `GDSCAN_DATAFUSION_DEVICES`: the GPUs the GPU path spreads the
+    /// partitions over, as given (`0,1`, `all`; parsed by the table's
+    /// options, `datafusion::GdsTableOptions::from_env`).
+    pub devices: Option<String>,
     /// Whether `KVIKIO_TASK_SIZE` is set (the engine's task size then
     /// applies to a table's local reads).
     pub engine_task_size_set: bool,
@@ -536,6 +540,7 @@ impl TableVars {
             "GDSCAN_DATAFUSION_DECODE",
             "GDSCAN_DATAFUSION_GPU_SCANS",
             "GDSCAN_DATAFUSION_PINNED_COPY_BACK",
+            "GDSCAN_DATAFUSION_DEVICES",
         ])?;
         TableVars::from_lookup(|name| std::env::var(name).ok())
     }
@@ -582,6 +587,7 @@ impl TableVars {
             decode,
             gpu_scans,
             pinned_copy_back,
+            devices: lookup("GDSCAN_DATAFUSION_DEVICES"),
             engine_task_size_set: lookup(super::ENV_TASK_SIZE).is_some(),
         })
     }

@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use super::read_ahead::ReadAheadPolicy;
 pub use crate::config::decode::TableDecode;
+use crate::config::ConfigError;
+use crate::cuda::Devices;
 use crate::engine::Engine;
 use crate::parquet::CoalesceOptions;
 use crate::store::StoreOptions;
@@ -50,6 +52,11 @@ pub struct GdsTableOptions {
     /// into while the pinned bytes out stay under this, else through
     /// pinned staging into ordinary memory.
     pub pinned_copy_back: usize,
+    /// The GPUs the GPU path decodes on (`GDSCAN_DATAFUSION_DEVICES`: `0`
+    /// by default, a list such as `0,1`, or `all`): partition `p` decodes
+    /// on the `p mod n`-th of the `n` listed, so a query's partitions
+    /// spread over them.
+    pub devices: Devices,
 }
 
 /// The default [`GdsTableOptions::pinned_copy_back`]: 8 GiB per device.
@@ -73,7 +80,8 @@ pub const TABLE_TASK_SIZE: usize = 16 << 20;
 impl GdsTableOptions {
     /// The defaults with the environment's variables applied: the store's
     /// (`GDSCAN_STORE_*`), `GDSCAN_READ_AHEAD`, `GDSCAN_DATAFUSION_DECODE`,
-    /// `GDSCAN_DATAFUSION_GPU_SCANS`, `GDSCAN_DATAFUSION_PINNED_COPY_BACK`, and no task size of the
+    /// `GDSCAN_DATAFUSION_GPU_SCANS`, `GDSCAN_DATAFUSION_PINNED_COPY_BACK`,
+    /// `GDSCAN_DATAFUSION_DEVICES`, and no task size of the
     /// table's own when `KVIKIO_TASK_SIZE` is set (the engine's applies).
     ///
     /// ```
@@ -83,8 +91,16 @@ impl GdsTableOptions {
     /// assert_eq!(options.file_extension, ".parquet");
     /// # Ok::<(), gdscan::config::ConfigError>(())
     /// ```
-    pub fn from_env() -> Result<GdsTableOptions, crate::config::ConfigError> {
+    pub fn from_env() -> Result<GdsTableOptions, ConfigError> {
         let vars = crate::config::decode::TableVars::from_env()?;
+        let devices = match &vars.devices {
+            None => Devices::default(),
+            Some(s) => s.parse::<Devices>().map_err(|e| ConfigError::Invalid {
+                name: "GDSCAN_DATAFUSION_DEVICES".to_string(),
+                value: s.clone(),
+                reason: e.to_string(),
+            })?,
+        };
         Ok(GdsTableOptions {
             store: StoreOptions::from_env()?,
             read_ahead: vars.read_ahead.unwrap_or_default(),
@@ -92,6 +108,7 @@ impl GdsTableOptions {
             decode: vars.decode.unwrap_or_default(),
             gpu_scans: vars.gpu_scans.unwrap_or(GPU_SCANS),
             pinned_copy_back: vars.pinned_copy_back.unwrap_or(PINNED_COPY_BACK),
+            devices,
             ..GdsTableOptions::default()
         })
     }
@@ -123,6 +140,7 @@ impl Default for GdsTableOptions {
             decode: TableDecode::Cpu,
             gpu_scans: GPU_SCANS,
             pinned_copy_back: PINNED_COPY_BACK,
+            devices: Devices::default(),
         }
     }
 }

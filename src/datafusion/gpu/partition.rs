@@ -22,6 +22,7 @@ use super::slots::GpuSlots;
 use super::stream::{counted, partition_stream, Fallback, Start};
 use super::work::{names, units, Unit};
 use crate::config::decode::TableDecode;
+use crate::cuda::Devices;
 use crate::datafusion::error::SqlError;
 use crate::datafusion::factory::GdsReaderFactory;
 use crate::decode::scan::DecodeOptions;
@@ -80,7 +81,10 @@ pub(crate) fn execute(
     let metrics = GpuMetrics::new(source.metrics(), partition);
     let units = units(group);
     let shaper = Shaper::new(config.file_schema(), FileSource::projection(source));
-    let decode = DecodeOptions::from_env();
+    let decode = DecodeOptions::from_env().map(|mut decode| {
+        decode.devices = partition_device(&options.devices, partition);
+        decode
+    });
     let reason = host_only(options.decode, source)
         .or_else(|| {
             shaper
@@ -141,6 +145,22 @@ pub(crate) fn execute(
     )))
 }
 
+/// The GPU partition `partition` decodes on: the `partition mod n`-th of
+/// the table's `n` devices (`all`: every device the driver reports; where
+/// it cannot say, device 0, whose opening then says why).
+fn partition_device(devices: &Devices, partition: usize) -> Devices {
+    let ordinals = match devices {
+        Devices::List(list) => list.clone(),
+        Devices::All => crate::cuda::driver::device_count()
+            .map(|n| (0..n).collect())
+            .unwrap_or_default(),
+    };
+    match ordinals.get(partition % ordinals.len().max(1)) {
+        Some(&ordinal) => Devices::List(vec![ordinal]),
+        None => Devices::default(),
+    }
+}
+
 /// Starts `job` on a thread of its own (a panic there ends the partition
 /// with a typed error); the receiving end of what it sends.
 fn spawn(job: Job, files: String) -> Result<Receiver<Msg>> {
@@ -180,4 +200,18 @@ fn host_fallback(config: FileScanConfig, units: Vec<Unit>, host: HostScan) -> Fa
         let subset: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(config);
         host(&subset, 0, context)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partitions_take_the_tables_devices_in_turn() {
+        let two = Devices::List(vec![1, 0]);
+        let picked: Vec<Devices> = (0..5).map(|p| partition_device(&two, p)).collect();
+        let one = |o| Devices::List(vec![o]);
+        assert_eq!(picked, vec![one(1), one(0), one(1), one(0), one(1)]);
+        assert_eq!(partition_device(&Devices::default(), 7), one(0));
+    }
 }
