@@ -67,7 +67,7 @@ fn decodes_at_once_on_the_shared_pipeline_each_equal_arrow_rs() {
     let expected_all = arrow_rs_decode(&bytes, None, None, None);
     let location = path.to_str().unwrap().to_string();
     let cols = |c: &[&str]| Some(c.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-    let asks = vec![
+    let asks = [
         Ask {
             columns: None,
             predicate: None,
