@@ -16,7 +16,8 @@
 # TESTS="filter_exact:: ..." (arguments of the test binary) runs those GPU tests after the bench; BALLISTA=1 adds the
 # 22 on a 2-executor Ballista cluster; SKIP_TAIL=1 stops before the
 # property test and first use; SHARED=1 runs the answers and the bench again
-# with GDSCAN_DECODE_PIPELINE=shared (the partitions on one pipeline per GPU).
+# with GDSCAN_DECODE_PIPELINE=shared (the partitions on one pipeline per GPU;
+# SHARED=only with LEAN=1: only those, as one call cannot hold both).
 set -u
 cd "$(dirname "$0")/.."
 R=/tmp/r; mkdir -p $R
@@ -36,11 +37,15 @@ if [ -n "${LEAN:-}" ]; then
     echo "$m $(awk "BEGIN{printf \"%.3f\", $(date +%s.%N)-$s}") s a process; $(grep -E 'first batch|startup' $R/fu.txt | tr '\n' ' ')"
   done | tee $R/first-use.txt
   tar -cJf $OUT/r.tar.xz -C /tmp r
+  # SHARED=only: the shared pipeline's answers and bench instead (a call
+  # of 600 s holds one pair, not both).
+  if [ "${SHARED:-}" != only ]; then
   timeout 120 python3 benches/anchors/tpch_duckdb.py --data $T --gdscan $D --decode gpu --reference datafusion > $R/answers.txt 2>&1; echo "answers rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-120 $R/answers.txt | tail -4
   tar -cJf $OUT/r.tar.xz -C /tmp r
   timeout 200 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-pinned.json > $R/tpch-pinned.txt 2>&1; echo "bench rc=$? $(( $(date +%s)-s0 ))s"
   cut -c1-150 $R/tpch-pinned.txt | head -32
   tar -cJf $OUT/r.tar.xz -C /tmp r
+  fi
   [ -n "${SHARED:-}" ] && {
     GDSCAN_DECODE_PIPELINE=shared timeout 120 python3 benches/anchors/tpch_duckdb.py --data $T --gdscan $D --decode gpu --reference datafusion > $R/answers-shared.txt 2>&1; echo "shared answers rc=$? $(( $(date +%s)-s0 ))s"; cut -c1-120 $R/answers-shared.txt | tail -3
     GDSCAN_DECODE_PIPELINE=shared timeout 200 $D bench tpch --engine datafusion --data $T --decode gpu --iterations 3 --json $R/tpch-shared.json > $R/tpch-shared.txt 2>&1; echo "shared bench rc=$? $(( $(date +%s)-s0 ))s"
