@@ -32,23 +32,24 @@ impl PlannedStream {
         ordinals: Vec<usize>,
         filter: Option<ExactFilter>,
     ) -> Result<PlannedStream, DecodeError> {
-        Ok(match ordinals[..] {
-            // A trace is a decode's own timeline: such a decode runs its
-            // own pipeline.
-            [device] if options.pipeline == PipelineMode::Shared && options.trace.is_none() => {
-                let plans: Vec<_> = inputs.iter().map(|i| i.plan.clone()).collect();
-                let spread = spread(&plans, 1);
+        let [device] = ordinals[..] else {
+            return Ok(PlannedStream::Many(decode_multi(
+                inputs, options, ordinals, filter,
+            )?));
+        };
+        let plans: Vec<_> = inputs.iter().map(|i| i.plan.clone()).collect();
+        let spread = spread(&plans, 1);
+        // A trace is a decode's own timeline: such a decode runs its own
+        // pipeline.
+        Ok(
+            if options.pipeline == PipelineMode::Shared && options.trace.is_none() {
                 let shared = decode_shared(inputs, options, device, filter)?;
                 PlannedStream::Shared(Box::new(shared), spread)
-            }
-            [device] => {
-                let plans: Vec<_> = inputs.iter().map(|i| i.plan.clone()).collect();
-                let spread = spread(&plans, 1);
+            } else {
                 let one = decode_one(inputs, options, device, filter)?;
                 PlannedStream::One(Box::new(one), spread)
-            }
-            _ => PlannedStream::Many(decode_multi(inputs, options, ordinals, filter)?),
-        })
+            },
+        )
     }
 
     /// The batches' schema.

@@ -9,13 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use arrow::array::{Int32Array, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-
 use super::scan_job::NextGroup;
 use super::shared_driver::{Driver, DriverJob, DriverQueue, Hub, Submission};
 use super::shared_handover::Outbox;
 use super::shared_pipeline::SharedStream;
+use super::shared_pipeline_tests::{batch, read_all, schema};
 use super::{DecodeError, DecodeReport};
 use crate::decode::array::DeviceBatch;
 
@@ -134,16 +132,6 @@ impl DriverQueue for FakeQueue {
     }
 }
 
-fn schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![Field::new("x", DataType::Int32, false)]))
-}
-
-fn batch(values: &[i32]) -> DeviceBatch {
-    let host =
-        RecordBatch::try_new(schema(), vec![Arc::new(Int32Array::from(values.to_vec()))]).unwrap();
-    DeviceBatch::from_host(&host).unwrap()
-}
-
 /// A driver on a fake queue of `depth` groups, on a thread of its own
 /// once started.
 struct Rig {
@@ -224,26 +212,6 @@ fn groups(n: i32, base: i32) -> Vec<Step> {
             })
         })
         .collect()
-}
-
-/// The values a reader hands out, and the error that ended it.
-fn read_all(reader: SharedStream) -> (Vec<i32>, Option<DecodeError>) {
-    let mut values = Vec::new();
-    for b in reader {
-        match b {
-            Ok(b) => {
-                let host = b.to_host().unwrap();
-                let col = host
-                    .column(0)
-                    .as_any()
-                    .downcast_ref::<Int32Array>()
-                    .unwrap();
-                values.extend(col.values().iter().copied());
-            }
-            Err(e) => return (values, Some(e)),
-        }
-    }
-    (values, None)
 }
 
 #[test]

@@ -12,19 +12,19 @@ use super::shared_pipeline::SharedStream;
 use super::{DecodeError, DecodeReport};
 use crate::decode::array::DeviceBatch;
 
-fn schema() -> SchemaRef {
+pub(super) fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![Field::new("x", DataType::Int32, false)]))
 }
 
 /// A host-memory batch of `values`.
-fn batch(values: &[i32]) -> DeviceBatch {
+pub(super) fn batch(values: &[i32]) -> DeviceBatch {
     let host =
         RecordBatch::try_new(schema(), vec![Arc::new(Int32Array::from(values.to_vec()))]).unwrap();
     DeviceBatch::from_host(&host).unwrap()
 }
 
 /// The values of what the reader hands out, or the error that ended it.
-fn read_all(reader: SharedStream) -> (Vec<i32>, Option<DecodeError>) {
+pub(super) fn read_all(reader: SharedStream) -> (Vec<i32>, Option<DecodeError>) {
     let mut values = Vec::new();
     for b in reader {
         match b {
