@@ -25,7 +25,7 @@ use crate::config::decode::TableDecode;
 use crate::cuda::Devices;
 use crate::datafusion::error::SqlError;
 use crate::datafusion::factory::GdsReaderFactory;
-use crate::decode::scan::DecodeOptions;
+use crate::decode::scan::{DecodeOptions, PipelineMode};
 
 /// Runs partition `partition` of the scan `scan` on the host (the
 /// border's own execution of a scan).
@@ -81,7 +81,14 @@ pub(crate) fn execute(
     let metrics = GpuMetrics::new(source.metrics(), partition);
     let units = units(group);
     let shaper = Shaper::new(config.file_schema(), FileSource::projection(source));
-    let decode = DecodeOptions::from_env().map(|mut decode| {
+    // The partitions share their device's pipeline unless the environment
+    // says otherwise: one set of streams and one queue of groups for all
+    // (BENCHMARKS.md, the shared pipeline's figures).
+    let shared = DecodeOptions {
+        pipeline: PipelineMode::Shared,
+        ..DecodeOptions::default()
+    };
+    let decode = DecodeOptions::from_env_over(shared).map(|mut decode| {
         decode.devices = partition_device(&options.devices, partition);
         decode
     });

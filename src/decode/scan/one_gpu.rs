@@ -85,7 +85,7 @@ pub(crate) fn open_gpu(
     device: usize,
     options: &DecodeOptions,
 ) -> Result<(Gpu, f64, f64), DecodeError> {
-    super::warm_up::start();
+    super::warm_up::warm_up();
     let opening = Instant::now();
     let device = Device::get(device)?;
     let context_seconds = opening.elapsed().as_secs_f64();

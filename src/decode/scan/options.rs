@@ -132,8 +132,9 @@ pub struct DecodeOptions {
     pub filter: FilterMode,
     /// Whether a one-GPU decode runs its own pipeline (the default) or
     /// joins its device's shared one ([`PipelineMode::Shared`]: for many
-    /// decodes at once, such as a query's partitions). A decode with a
-    /// `trace` or several GPUs runs its own.
+    /// decodes at once, such as a query's partitions, where DataFusion's
+    /// scans take it by default). A decode with a `trace` or several GPUs
+    /// runs its own.
     pub pipeline: PipelineMode,
 }
 
@@ -209,9 +210,30 @@ impl DecodeOptions {
     /// # Ok::<(), gdscan::config::ConfigError>(())
     /// ```
     pub fn from_env() -> Result<DecodeOptions, ConfigError> {
+        DecodeOptions::from_env_over(DecodeOptions::default())
+    }
+
+    /// `base` with the environment applied over it: what a variable sets
+    /// replaces `base`'s value, the rest stays (the store's options come
+    /// from the environment). For callers whose defaults differ from
+    /// [`DecodeOptions::default`], such as DataFusion's partitions, which
+    /// share their device's pipeline unless `GDSCAN_DECODE_PIPELINE` says
+    /// otherwise.
+    ///
+    /// ```
+    /// use gdscan::decode::scan::{DecodeOptions, PipelineMode};
+    ///
+    /// let base = DecodeOptions { pipeline: PipelineMode::Shared, ..DecodeOptions::default() };
+    /// let options = DecodeOptions::from_env_over(base)?;
+    /// if std::env::var_os("GDSCAN_DECODE_PIPELINE").is_none() {
+    ///     assert_eq!(options.pipeline, PipelineMode::Shared);
+    /// }
+    /// # Ok::<(), gdscan::config::ConfigError>(())
+    /// ```
+    pub fn from_env_over(base: DecodeOptions) -> Result<DecodeOptions, ConfigError> {
         let mut options = DecodeOptions {
             store: StoreOptions::from_env()?,
-            ..DecodeOptions::default()
+            ..base
         };
         options.apply(&DecodeVars::from_env()?);
         Ok(options)

@@ -11,7 +11,19 @@ use std::sync::Once;
 /// Starts opening nvCOMP and NVRTC on threads of their own, once per
 /// process; returns at once. Where a thread cannot start, the library
 /// opens later where it is first needed, as without this.
-pub(super) fn start() {
+///
+/// Every decode calls it before it opens its GPU; a caller that knows a
+/// decode will follow (a command that reads a footer first) calls it
+/// earlier, so that the libraries open beside the GPU's context and the
+/// footer read. Calling it again does nothing.
+///
+/// ```
+/// // No GPU or library is needed: a library that cannot open is said by
+/// // the decode that needs it.
+/// gdscan::decode::scan::warm_up();
+/// gdscan::decode::scan::warm_up();
+/// ```
+pub fn warm_up() {
     static STARTED: Once = Once::new();
     STARTED.call_once(|| {
         let _ = std::thread::Builder::new()
