@@ -19,7 +19,7 @@ use ::datafusion::logical_expr::expr::InList;
 use ::datafusion::logical_expr::utils::split_conjunction;
 use ::datafusion::logical_expr::{Between, BinaryExpr, Expr, Like, Operator};
 
-use crate::parquet::predicate::{Literal, Op, Predicate, Test};
+use crate::parquet::predicate::{like_test, Literal, Op, Predicate, Test};
 
 /// The gdscan predicate of the conjuncts of `filters` that pruning can use
 /// (see the module documentation); None when there are none.
@@ -121,16 +121,11 @@ fn translate(expr: &Expr, schema: &Schema) -> Option<Predicate> {
             let Some(Literal::Str(pattern)) = literal_of(pattern) else {
                 return None;
             };
-            // DataFusion's LIKE reads a backslash as an escape.
-            let prefix = pattern.strip_suffix('%')?;
-            if prefix.contains(['%', '_', '\\']) {
-                return None;
-            }
+            // DataFusion's LIKE reads a backslash as an escape, as gdscan's
+            // does (a backslash before other characters is not taken).
+            let test = like_test(&pattern).ok()?;
             let column = column_of(expr, schema)?;
-            Some(negated_if(
-                Predicate::term(column, Test::StartsWith(prefix.to_string())),
-                *negated,
-            ))
+            Some(negated_if(Predicate::term(column, test), *negated))
         }
         Expr::IsNull(inner) | Expr::IsNotNull(inner) => {
             let t = Predicate::term(column_of(inner, schema)?, Test::IsNull);
@@ -317,6 +312,28 @@ mod tests {
     }
 
     #[test]
+    fn like_patterns_with_wildcards_anywhere_translate() {
+        let filters = [
+            col("flag").not_like(lit("%special%requests%")),
+            col("flag").like(lit("a_b%")),
+            col("flag").like(lit("a\\%%")),
+        ];
+        let p = predicate_from_filters(&filters, &schema()).expect("a predicate");
+        assert_eq!(
+            p,
+            parse("flag NOT LIKE '%special%requests%' AND flag LIKE 'a_b%' AND flag LIKE 'a\\%%'")
+        );
+        // The escaped '%' is a plain prefix: statistics prune on it.
+        let Predicate::And(parts) = &p else {
+            panic!("{p:?}")
+        };
+        assert_eq!(
+            parts[2],
+            Predicate::term("flag", Test::StartsWith("a%".into()))
+        );
+    }
+
+    #[test]
     fn columns_of_one_type_compared_translate_whole() {
         let schema = Schema::new(vec![
             Field::new("shipped", DataType::Date32, true),
@@ -343,10 +360,9 @@ mod tests {
             col("qty").eq(col("price")),
             col("qty").eq(lit(ScalarValue::Int64(None))),
             col("qty").in_list(vec![lit(1i64), lit(ScalarValue::Int64(None))], false),
-            // LIKE patterns other than a plain prefix.
-            col("flag").like(lit("a_b%")),
-            col("flag").like(lit("a%b")),
-            col("flag").like(lit("a\\%%")),
+            // LIKE patterns with a backslash before a plain character,
+            // ILIKE.
+            col("flag").like(lit("a\\b%")),
             col("flag").ilike(lit("a%")),
             // NOT of something untranslatable; an unknown column.
             not(col("ratio").gt(lit(0.5f64))),

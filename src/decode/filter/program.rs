@@ -18,7 +18,8 @@ use arrow::datatypes::{DataType, SchemaRef};
 use super::filter_columns::{resolve, ProgramColumn, ValueKind};
 use super::FilterError;
 use crate::parquet::predicate::{
-    device_plan, DevicePlan, Literal, Op, PredicateError, Term, TermError, Test,
+    device_plan, like_parts, like_program, DevicePlan, Literal, Op, PredicateError, Term,
+    TermError, Test,
 };
 use crate::parquet::Predicate;
 
@@ -52,6 +53,10 @@ pub(crate) mod step {
     /// Push `column op other column` (both of one type; UNKNOWN where
     /// either is NULL; a NaN on either side: FALSE, `!=` TRUE).
     pub(crate) const CMP_COLUMN: u32 = 11;
+    /// Push whether the value matches the LIKE pattern of the literal
+    /// ([`like_program`](crate::parquet::predicate::like_program)'s
+    /// form); `op` 1: a string (`_` is one UTF-8 character), 0: binary.
+    pub(crate) const LIKE: u32 = 12;
 }
 
 /// A predicate compiled against a batch schema for the GPU evaluator
@@ -258,7 +263,14 @@ impl Compiler<'_> {
                     }
                 }
             }
-            Test::StartsWith(prefix) => self.starts_with(t, col, prefix.as_bytes())?,
+            Test::StartsWith(prefix) => {
+                self.bytes_test(t, col, step::STARTS_WITH, prefix.as_bytes())?
+            }
+            Test::Like(pattern) => {
+                let parts = like_parts(pattern)
+                    .map_err(|(_, why)| type_error(t, TermError::Pattern(why)))?;
+                self.bytes_test(t, col, step::LIKE, &like_program(&parts))?
+            }
             Test::CmpColumn(op, other) => self.cmp_column(t, col, *op, other)?,
         }
         Ok(())
@@ -345,10 +357,19 @@ impl Compiler<'_> {
         Ok(())
     }
 
-    fn starts_with(&mut self, t: &Term, col: usize, prefix: &[u8]) -> Result<(), FilterError> {
+    /// A LIKE step (`code`: STARTS_WITH or LIKE) of a view column with
+    /// `literal`.
+    fn bytes_test(
+        &mut self,
+        t: &Term,
+        col: usize,
+        code: u32,
+        literal: &[u8],
+    ) -> Result<(), FilterError> {
         let dt = &self.columns[col].data_type;
-        match dt {
-            DataType::Utf8View | DataType::BinaryView => {}
+        let utf8 = match dt {
+            DataType::Utf8View => 1,
+            DataType::BinaryView => 0,
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary => {
                 return Err(FilterError::Unsupported {
                     part: t.to_string(),
@@ -359,10 +380,9 @@ impl Compiler<'_> {
                 let column_type = format!("{other} values");
                 return Err(type_error(t, TermError::Like { column_type }));
             }
-        }
-        let (offset, len) = self.literal(t, prefix)?;
-        self.steps
-            .push([step::STARTS_WITH, col as u32, offset, len]);
+        };
+        let (offset, len) = self.literal(t, literal)?;
+        self.steps.push([code | utf8 << 8, col as u32, offset, len]);
         Ok(())
     }
 }

@@ -43,6 +43,7 @@ fn constants_are_the_kernels() {
         ("OR", step::OR),
         ("NOT", step::NOT),
         ("CMP_COLUMN", step::CMP_COLUMN),
+        ("LIKE", step::LIKE),
     ] {
         assert_eq!(define(&format!("GDS_FILTER_STEP_{name}")), u64::from(code));
     }
@@ -199,7 +200,7 @@ fn steps_and_literals_are_laid_out_for_the_kernel() {
             0,
             0,
             0,
-            step::STARTS_WITH,
+            step::STARTS_WITH | 1 << 8,
             1,
             4,
             2,

@@ -60,8 +60,13 @@ pub enum Test {
     In(Vec<Literal>),
     /// `column IS NULL`.
     IsNull,
-    /// `column LIKE 'prefix%'`: the value starts with these bytes.
+    /// `column LIKE 'prefix%'`: the value starts with these bytes (the
+    /// prefix unescaped).
     StartsWith(String),
+    /// `column LIKE 'pattern'` for any other pattern: `%` any run of
+    /// characters, `_` one character, a backslash escaping the `%`, `_` or
+    /// backslash after it (the pattern as written).
+    Like(String),
     /// `column op other`: two columns of the same type compared row by
     /// row (TPC-H Q12's `l_commitdate < l_receiptdate`); unknown where
     /// either is NULL; statistics never prune on it.
@@ -162,6 +167,9 @@ pub enum TermError {
         /// The column's type.
         column_type: String,
     },
+    /// A [`Test::Like`] pattern that is not one (a stray backslash).
+    #[error("invalid LIKE pattern: {0}")]
+    Pattern(String),
     /// A comparison on a nested (group) column.
     #[error("nested columns only support IS NULL and IS NOT NULL")]
     Nested,
@@ -190,7 +198,7 @@ impl Term {
             Test::Cmp(_, v) => vec![v],
             Test::Between(lo, hi) => vec![lo, hi],
             Test::In(vs) => vs.iter().collect(),
-            Test::IsNull | Test::StartsWith(_) | Test::CmpColumn(..) => vec![],
+            Test::IsNull | Test::StartsWith(_) | Test::Like(_) | Test::CmpColumn(..) => vec![],
         }
     }
 }

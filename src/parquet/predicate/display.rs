@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::ast::*;
+use super::like::escape_like;
 use super::time::*;
 
 pub(super) fn fmt_decimal(digits: i128, scale: u8) -> String {
@@ -107,7 +108,8 @@ fn fmt_term(t: &Term, not: bool, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             }
             f.write_str(")")
         }
-        Test::StartsWith(p) => write!(f, " {neg}LIKE {}", quote(&format!("{p}%"))),
+        Test::StartsWith(p) => write!(f, " {neg}LIKE {}", quote(&format!("{}%", escape_like(p)))),
+        Test::Like(p) => write!(f, " {neg}LIKE {}", quote(p)),
     }
 }
 

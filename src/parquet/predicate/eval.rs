@@ -14,6 +14,7 @@ use ::arrow::error::ArrowError;
 use ::arrow::record_batch::RecordBatch;
 
 use super::ast::*;
+use super::like::{like_matches, like_parts};
 use super::scalar::*;
 
 /// Finds a column by top-level name, or by a dotted path through structs
@@ -162,35 +163,37 @@ fn eval_cmp(
     Ok(BooleanArray::new(values, nulls))
 }
 
-/// Whether each value starts with `prefix` (NULL for NULL values).
-fn eval_starts_with(
+/// `test(value, utf8)` of every value of a string or binary column
+/// (`utf8`: a string's), unknown where NULL; LIKE of another type is an
+/// error naming it.
+fn eval_bytes(
     term: &Term,
-    prefix: &[u8],
     col: &ArrayRef,
+    test: impl Fn(&[u8], bool) -> bool,
 ) -> Result<BooleanArray, ArrowError> {
     let col = match col.data_type() {
         DataType::Dictionary(_, v) => cast(col, v)?,
         _ => col.clone(),
     };
-    fn mask<'a>(values: impl Iterator<Item = Option<&'a [u8]>>, prefix: &[u8]) -> BooleanArray {
-        values.map(|v| v.map(|b| b.starts_with(prefix))).collect()
-    }
+    let mask = |values: &mut dyn Iterator<Item = Option<&[u8]>>, utf8: bool| -> BooleanArray {
+        values.map(|v| v.map(|b| test(b, utf8))).collect()
+    };
     Ok(match col.data_type() {
         DataType::Utf8 => mask(
-            col.as_string::<i32>().iter().map(|v| v.map(str::as_bytes)),
-            prefix,
+            &mut col.as_string::<i32>().iter().map(|v| v.map(str::as_bytes)),
+            true,
         ),
         DataType::LargeUtf8 => mask(
-            col.as_string::<i64>().iter().map(|v| v.map(str::as_bytes)),
-            prefix,
+            &mut col.as_string::<i64>().iter().map(|v| v.map(str::as_bytes)),
+            true,
         ),
         DataType::Utf8View => mask(
-            col.as_string_view().iter().map(|v| v.map(str::as_bytes)),
-            prefix,
+            &mut col.as_string_view().iter().map(|v| v.map(str::as_bytes)),
+            true,
         ),
-        DataType::Binary => mask(col.as_binary::<i32>().iter(), prefix),
-        DataType::LargeBinary => mask(col.as_binary::<i64>().iter(), prefix),
-        DataType::BinaryView => mask(col.as_binary_view().iter(), prefix),
+        DataType::Binary => mask(&mut col.as_binary::<i32>().iter(), false),
+        DataType::LargeBinary => mask(&mut col.as_binary::<i64>().iter(), false),
+        DataType::BinaryView => mask(&mut col.as_binary_view().iter(), false),
         other => {
             return Err(type_err(
                 term,
@@ -272,7 +275,14 @@ fn eval_term(term: &Term, col: &ArrayRef, batch: &RecordBatch) -> Result<Boolean
             }
             Ok(acc)
         }
-        Test::StartsWith(prefix) => eval_starts_with(term, prefix.as_bytes(), col),
+        Test::StartsWith(prefix) => {
+            eval_bytes(term, col, |value, _| value.starts_with(prefix.as_bytes()))
+        }
+        Test::Like(pattern) => {
+            let parts =
+                like_parts(pattern).map_err(|(_, why)| type_err(term, TermError::Pattern(why)))?;
+            eval_bytes(term, col, |value, utf8| like_matches(&parts, value, utf8))
+        }
     }
 }
 

@@ -13,9 +13,12 @@
 //! * `column [NOT] BETWEEN a AND b` (both bounds included);
 //! * `column [NOT] IN (v1, v2, ...)`;
 //! * `column IS [NOT] NULL`;
-//! * `column [NOT] LIKE 'prefix%'`: a fixed prefix and one trailing `%`
-//!   (other patterns, `_` or an inner `%`, are a parse error naming the
-//!   wildcard); the prefix is compared byte-wise;
+//! * `column [NOT] LIKE 'pattern'`: `%` matches any run of characters,
+//!   `_` one character (a UTF-8 code point of a string, a byte of a binary
+//!   value), and a backslash makes the `%`, `_` or backslash after it
+//!   plain (before anything else it is a parse error); the rest compares
+//!   byte-wise. A plain prefix and one trailing `%` (`'abc%'`) prunes by
+//!   statistics both ways, other patterns by their plain head only;
 //! * literals: integers (`42`), exact decimals (`0.07`), floats with an
 //!   exponent (`1e3`), `'strings'` (`''` for a quote), binary `X'0A1B'`,
 //!   `DATE 'YYYY-MM-DD'`, `TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff]'` (up to
@@ -73,6 +76,7 @@ mod eval;
 mod exact;
 mod for_device;
 mod lex;
+mod like;
 mod parse;
 mod prune;
 mod scalar;
@@ -90,3 +94,4 @@ mod time;
 pub use ast::{Literal, Op, Predicate, PredicateError, Term, TermError, Test};
 pub use dnf::{DnfTerm, DnfValue};
 pub(crate) use for_device::{device_plan, DevicePlan};
+pub(crate) use like::{like_parts, like_program, like_test, LikePart};

@@ -5,36 +5,13 @@ use std::str::FromStr;
 
 use super::ast::*;
 use super::lex::*;
+use super::like::like_test;
 use super::time::*;
 
 pub(super) struct Parser<'a> {
     pub(super) input: &'a str,
     pub(super) toks: Vec<(Tok, usize)>,
     pub(super) pos: usize,
-}
-
-/// The expected form of a LIKE pattern, for errors.
-const LIKE_FORM: &str = "LIKE takes a fixed prefix followed by one trailing '%' (e.g. 'abc%')";
-
-/// The prefix of a `LIKE 'prefix%'` pattern, or why the pattern is not one
-/// (the byte offset in the pattern and the reason).
-pub(super) fn like_prefix(pattern: &str) -> Result<&str, (usize, String)> {
-    let Some(prefix) = pattern.strip_suffix('%') else {
-        return Err((
-            pattern.len(),
-            format!("{LIKE_FORM}; {pattern:?} does not end with '%'"),
-        ));
-    };
-    match prefix.find(['%', '_']) {
-        Some(at) => Err((
-            at,
-            format!(
-                "{LIKE_FORM}; the wildcard {:?} at {at} of {pattern:?} is not supported",
-                &prefix[at..at + 1]
-            ),
-        )),
-        None => Ok(prefix),
-    }
 }
 
 impl Parser<'_> {
@@ -148,7 +125,7 @@ impl Parser<'_> {
         } else if self.eat("IN") {
             Test::In(self.list()?)
         } else if self.eat("LIKE") {
-            Test::StartsWith(self.pattern()?)
+            self.pattern()?
         } else if not {
             return Err(self.err("expected BETWEEN, IN or LIKE after NOT"));
         } else {
@@ -194,15 +171,13 @@ impl Parser<'_> {
         }
     }
 
-    fn pattern(&mut self) -> Result<String, PredicateError> {
+    fn pattern(&mut self) -> Result<Test, PredicateError> {
         let at = self.at();
         let Some(Tok::Str(s)) = self.peek().cloned() else {
             return Err(self.err("expected a quoted pattern after LIKE"));
         };
         self.pos += 1;
-        like_prefix(&s)
-            .map(str::to_string)
-            .map_err(|(_, why)| parse_error(self.input, at, why))
+        like_test(&s).map_err(|(_, why)| parse_error(self.input, at, why))
     }
 
     /// The quoted text after `DATE` or `TIMESTAMP`, parsed by `parse`.

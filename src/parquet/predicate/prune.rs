@@ -10,6 +10,7 @@ use ::parquet::schema::types::ColumnDescriptor;
 
 use super::ast::*;
 use super::exact::*;
+use super::like::{like_parts, like_prefix_bytes};
 use super::schema::*;
 
 // ---------------------------------------------------------------------------
@@ -302,6 +303,13 @@ pub(super) fn term_may(term: &Term, kind: Kind, b: &Bounds<'_>, want: bool) -> b
         }
         Test::StartsWith(prefix) if kind == Kind::Bytes => prefix_may(prefix.as_bytes(), b, want),
         Test::StartsWith(_) => true,
+        // Only the pattern's plain head bounds the values, and only for
+        // rows that match (a row that does not may still share the head).
+        Test::Like(pattern) if kind == Kind::Bytes && want => match like_parts(pattern) {
+            Ok(parts) => prefix_may(&like_prefix_bytes(&parts), b, true),
+            Err(_) => true,
+        },
+        Test::Like(_) => true,
         // Two columns' statistics bound nothing about their rows' order.
         Test::CmpColumn(..) => true,
     }

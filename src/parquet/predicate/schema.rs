@@ -5,6 +5,7 @@ use ::parquet::schema::types::{ColumnDescriptor, SchemaDescriptor};
 
 use super::ast::*;
 use super::exact::*;
+use super::like::like_parts;
 use super::time::*;
 
 // ---------------------------------------------------------------------------
@@ -315,10 +316,13 @@ pub(super) fn check_term(schema: &SchemaDescriptor, term: &Term) -> Result<(), P
     if let Test::CmpColumn(_, other) = &term.test {
         return check_other_column(schema, term, other, kind);
     }
-    if matches!(term.test, Test::StartsWith(_)) && kind != Kind::Bytes {
+    if matches!(term.test, Test::StartsWith(_) | Test::Like(_)) && kind != Kind::Bytes {
         return Err(type_err(TermError::Like {
             column_type: format!("{} column", kind.name()),
         }));
+    }
+    if let Test::Like(pattern) = &term.test {
+        like_parts(pattern).map_err(|(_, why)| type_err(TermError::Pattern(why)))?;
     }
     term.literals()
         .into_iter()

@@ -29,6 +29,12 @@
 #define GDS_FILTER_STEP_OR 9
 #define GDS_FILTER_STEP_NOT 10
 #define GDS_FILTER_STEP_CMP_COLUMN 11
+#define GDS_FILTER_STEP_LIKE 12
+
+// A LIKE pattern's parts, two bytes each (src/parquet/predicate/like.rs).
+#define GDS_LIKE_BYTE 0
+#define GDS_LIKE_ONE 1
+#define GDS_LIKE_ANY 2
 
 #define GDS_FILTER_KIND_SIGNED 1
 #define GDS_FILTER_KIND_UNSIGNED 2
@@ -267,6 +273,77 @@ __device__ u32 gds_filter_cmp_columns(const u64* a, const u64* b, u64 row, u32 o
   return gds_filter_cmp_fixed(a, row, op, right, w, r);
 }
 
+// The bytes of the character starting with `lead` (1 in a binary value,
+// or for a byte that starts no UTF-8 sequence).
+__device__ __forceinline__ u32 gds_like_char_len(u8 lead, bool utf8) {
+  if (!utf8 || lead < 0xC0) return 1;
+  if (lead < 0xE0) return 2;
+  if (lead < 0xF0) return 3;
+  return 4;
+}
+
+// Where the pattern's parts [e, end) (no ANY among them) matched from
+// v[at] end, or -1 where they do not match there.
+__device__ long long gds_like_at(const u8* v, u32 n, u32 at, const u8* pat, u32 e, u32 end, bool utf8,
+                                 GdsFilterRead& r) {
+  u64 p = at;
+  for (; e < end; ++e) {
+    if (p >= n) return -1;
+    const u8 tag = pat[2 * e];
+    if (tag == GDS_LIKE_BYTE) {
+      if (v[p] != pat[2 * e + 1]) return -1;
+      p += 1;
+    } else if (tag == GDS_LIKE_ONE) {
+      p += gds_like_char_len(v[p], utf8);
+      if (p > n) return -1;
+    } else {
+      r.bad = true;
+      return -1;
+    }
+  }
+  return (long long)p;
+}
+
+// Whether the value v (n bytes) matches the LIKE pattern `pat` (len bytes,
+// two a part): the segments between ANYs placed leftmost in turn, the first
+// at the start unless the pattern starts with ANY, the last at the end
+// unless it ends with one. Every loop is bounded by the value's and the
+// pattern's lengths; a malformed pattern sets r.bad.
+__device__ u32 gds_filter_like(const u8* v, u32 n, const u8* pat, u32 len, bool utf8, GdsFilterRead& r) {
+  if (len & 1u) {
+    r.bad = true;
+    return GDS_FILTER_F;
+  }
+  const u32 m = len / 2;
+  u32 e = 0, at = 0;
+  bool anchored = true;
+  while (true) {
+    while (e < m && pat[2 * e] == GDS_LIKE_ANY) {
+      anchored = false;
+      ++e;
+    }
+    if (e == m) return (!anchored || at == n) ? GDS_FILTER_T : GDS_FILTER_F;
+    u32 end = e;
+    while (end < m && pat[2 * end] != GDS_LIKE_ANY) ++end;
+    const bool last = end == m;
+    long long q = -1;
+    if (anchored) {
+      q = gds_like_at(v, n, at, pat, e, end, utf8, r);
+    } else {
+      for (u32 s = at; s < n && !r.bad; ++s) {
+        if (utf8 && (v[s] & 0xC0u) == 0x80u) continue;
+        q = gds_like_at(v, n, s, pat, e, end, utf8, r);
+        if (q >= 0 && (!last || q == (long long)n)) break;
+        q = -1;
+      }
+    }
+    if (r.bad || q < 0 || (last && q != (long long)n)) return GDS_FILTER_F;
+    if (last) return GDS_FILTER_T;
+    at = (u32)q;
+    e = end;
+  }
+}
+
 // One leaf step's value at `row`.
 __device__ u32 gds_filter_leaf(const u32* s, const u64* c, u64 row, const u64* buffers, u32 n_buffers,
                                const u8* literals, u32 literals_len, GdsFilterRead& r) {
@@ -290,9 +367,10 @@ __device__ u32 gds_filter_leaf(const u32* s, const u64* c, u64 row, const u64* b
     if (code == GDS_FILTER_STEP_STARTS_WITH) {
       return len >= lit_len && gds_filter_bytes_order(v, lit_len, lit, lit_len) == 0 ? GDS_FILTER_T : GDS_FILTER_F;
     }
+    if (code == GDS_FILTER_STEP_LIKE) return gds_filter_like(v, len, lit, lit_len, op == 1, r);
     return gds_filter_holds(op, gds_filter_bytes_order(v, len, lit, lit_len), r);
   }
-  if (code != GDS_FILTER_STEP_CMP) {
+  if (code != GDS_FILTER_STEP_CMP) {  // STARTS_WITH and LIKE read views only
     r.bad = true;
     return GDS_FILTER_F;
   }
@@ -344,7 +422,8 @@ __device__ bool gds_filter_row(const u32* program, u32 n_steps, const u64* colum
       const u64* a = columns + (u64)s[1] * GDS_FILTER_COLUMN_WORDS;
       const u64* b = columns + (u64)s[2] * GDS_FILTER_COLUMN_WORDS;
       v = gds_filter_cmp_columns(a, b, row, (s[0] >> 8) & 0xffu, buffers, n_buffers, r);
-    } else if (code >= GDS_FILTER_STEP_CMP && code <= GDS_FILTER_STEP_VALID_FALSE && s[1] < n_columns) {
+    } else if (((code >= GDS_FILTER_STEP_CMP && code <= GDS_FILTER_STEP_VALID_FALSE) || code == GDS_FILTER_STEP_LIKE) &&
+               s[1] < n_columns) {
       const u64* c = columns + (u64)s[1] * GDS_FILTER_COLUMN_WORDS;
       v = gds_filter_leaf(s, c, row, buffers, n_buffers, literals, literals_len, r);
     } else {
