@@ -13,7 +13,7 @@ use ::arrow::buffer::{BooleanBuffer, NullBuffer};
 use ::arrow::compute::is_null;
 use ::arrow::compute::kernels::boolean::{and_kleene, not, or_kleene};
 use ::arrow::compute::kernels::cmp;
-use ::arrow::compute::kernels::comparison::starts_with;
+use ::arrow::compute::kernels::comparison::{like, starts_with};
 use ::arrow::datatypes::{Field, Schema};
 use ::arrow::record_batch::RecordBatch;
 use ::parquet::file::metadata::ParquetMetaData;
@@ -199,7 +199,12 @@ fn random_term(batch: &RecordBatch, rng: &mut Rng) -> Predicate {
     let c = rng.below(COLUMNS.len());
     let column = COLUMNS[c];
     let ops = [Op::Eq, Op::NotEq, Op::Lt, Op::LtEq, Op::Gt, Op::GtEq];
-    let test = match rng.below(if c == 3 || c == 7 { 6 } else { 5 }) {
+    let choices = match c {
+        3 => 7,
+        7 => 6,
+        _ => 5,
+    };
+    let test = match rng.below(choices) {
         0 | 1 => Test::Cmp(ops[rng.below(6)], literal(batch, c, rng)),
         2 => Test::Between(literal(batch, c, rng), literal(batch, c, rng)),
         3 => Test::In(
@@ -208,6 +213,10 @@ fn random_term(batch: &RecordBatch, rng: &mut Rng) -> Predicate {
                 .collect(),
         ),
         4 => Test::IsNull,
+        6 => match literal(batch, c, rng) {
+            Literal::Str(s) => Test::Like(random_pattern(&s, rng)),
+            other => panic!("{other:?}"),
+        },
         _ => {
             let prefix: String = match literal(batch, c, rng) {
                 Literal::Str(s) => s,
@@ -219,6 +228,32 @@ fn random_term(batch: &RecordBatch, rng: &mut Rng) -> Predicate {
         }
     };
     Predicate::term(column, test)
+}
+
+/// A LIKE pattern made from `value`: characters kept (escaped where they
+/// are wildcards), turned into `_`, or runs of them into `%`.
+fn random_pattern(value: &str, rng: &mut Rng) -> String {
+    let mut out = String::new();
+    if rng.chance(30) {
+        out.push('%');
+    }
+    for ch in value.chars() {
+        match rng.below(10) {
+            0 | 1 => out.push('_'),
+            2 => out.push('%'),
+            3 => {}
+            _ => {
+                if matches!(ch, '%' | '_' | '\\') {
+                    out.push('\\');
+                }
+                out.push(ch);
+            }
+        }
+    }
+    if rng.chance(30) {
+        out.push('%');
+    }
+    out
 }
 
 fn random_tree(batch: &RecordBatch, rng: &mut Rng, depth: usize) -> Predicate {
@@ -292,6 +327,10 @@ fn reference(p: &Predicate, batch: &RecordBatch) -> BooleanArray {
                     .reduce(|a, b| or_kleene(&a, &b).unwrap())
                     .unwrap(),
                 Test::IsNull => is_null(col).unwrap(),
+                Test::Like(pattern) => {
+                    let s: ArrayRef = Arc::new(StringArray::from(vec![pattern.as_str()]));
+                    like(col, &Scalar::new(s)).unwrap()
+                }
                 Test::StartsWith(prefix) => {
                     let s: ArrayRef = if c == 3 {
                         Arc::new(StringArray::from(vec![prefix.as_str()]))
