@@ -19,6 +19,7 @@ use ::arrow::record_batch::RecordBatch;
 use ::parquet::file::metadata::ParquetMetaData;
 
 use super::ast::*;
+use super::like::like_test;
 use super::tests::{page_ranges, row_group_ranges, write_parquet_with};
 
 const ROWS: usize = 800;
@@ -214,7 +215,8 @@ fn random_term(batch: &RecordBatch, rng: &mut Rng) -> Predicate {
         ),
         4 => Test::IsNull,
         6 => match literal(batch, c, rng) {
-            Literal::Str(s) => Test::Like(random_pattern(&s, rng)),
+            // The parser's form: a plain prefix and '%' is StartsWith.
+            Literal::Str(s) => like_test(&random_pattern(&s, rng)).unwrap(),
             other => panic!("{other:?}"),
         },
         _ => {
