@@ -201,7 +201,7 @@ fn parses_column_names() {
 
 #[test]
 fn parse_errors_report_byte_positions() {
-    let cases: [(&str, usize, &str); 35] = [
+    let cases: [(&str, usize, &str); 34] = [
         ("", 0, "expected a column name"),
         ("   ", 3, "expected a column name"),
         ("a >", 3, "expected a literal"),
