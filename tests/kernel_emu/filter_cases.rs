@@ -2,7 +2,7 @@
 //! type the evaluator reads (nulls, NaN, -0.0, infinities, integer
 //! extremes, empty, inline and long strings in views, a struct with
 //! nulls), and predicate trees over them (comparisons, BETWEEN, IN,
-//! IS NULL, LIKE 'prefix%', AND, OR, NOT). Shared by
+//! IS NULL, LIKE 'prefix%' and other patterns, AND, OR, NOT). Shared by
 //! `tests/kernel_emu.rs` (under CPU emulation) and the CLI's GPU tests.
 
 #![allow(dead_code)]
@@ -394,6 +394,25 @@ fn term(rng: &mut Rng) -> Predicate {
                 "abcdefghijklm",
                 "\u{e9}",
                 "abcdefghijklmnopqrstuvwxyz, a long",
+            ])
+            .to_string(),
+        ),
+        5 if view => Test::Like(
+            rng.pick(&[
+                "%a%",
+                "a_c%",
+                "%b",
+                "_",
+                "%\u{e9}%",
+                "a%m",
+                "%long",
+                "ab%_%z%",
+                "%%",
+                "\\%%",
+                "%_\\_",
+                "a",
+                "",
+                "__%__",
             ])
             .to_string(),
         ),
