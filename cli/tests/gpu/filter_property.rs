@@ -5,7 +5,7 @@
 //! with random writer settings (every codec, dictionary or not, the
 //! encodings each type allows, data page v1 and v2, small pages and row
 //! groups, statistics none, per chunk or per page), and random predicate
-//! trees over them (comparisons, BETWEEN, IN, IS NULL, LIKE 'prefix%',
+//! trees over them (comparisons, BETWEEN, IN, IS NULL, LIKE patterns,
 //! column-to-column comparisons, AND, OR, NOT), each decoded in one pass
 //! (`FilterMode::Exact`) and late materialized (`FilterMode::Late`) with a
 //! random projection.

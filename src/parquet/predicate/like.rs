@@ -32,18 +32,18 @@ pub(crate) fn like_parts(pattern: &str) -> Result<Vec<LikePart>, (usize, String)
             '%' if parts.last() == Some(&LikePart::Any) => {}
             '%' => parts.push(LikePart::Any),
             '_' => parts.push(LikePart::One),
-            '\\' => {
-                match chars.next() {
-                    Some((_, e @ ('%' | '_' | '\\'))) => parts.push(LikePart::Byte(e as u8)),
-                    Some((_, other)) => return Err((
+            '\\' => match chars.next() {
+                Some((_, e @ ('%' | '_' | '\\'))) => parts.push(LikePart::Byte(e as u8)),
+                Some((_, other)) => {
+                    return Err((
                         at,
                         format!(
                             "'\\' escapes only '%', '_' and '\\' in a LIKE pattern, not {other:?}"
                         ),
-                    )),
-                    None => return Err((at, "a LIKE pattern cannot end with '\\'".to_string())),
+                    ))
                 }
-            }
+                None => return Err((at, "a LIKE pattern cannot end with '\\'".to_string())),
+            },
             c => {
                 let mut buf = [0u8; 4];
                 parts.extend(c.encode_utf8(&mut buf).bytes().map(LikePart::Byte));
