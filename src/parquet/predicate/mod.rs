@@ -94,4 +94,6 @@ mod time;
 pub use ast::{Literal, Op, Predicate, PredicateError, Term, TermError, Test};
 pub use dnf::{DnfTerm, DnfValue};
 pub(crate) use for_device::{device_plan, DevicePlan};
-pub(crate) use like::{like_parts, like_program, like_test};
+#[cfg(feature = "datafusion")]
+pub(crate) use like::like_test;
+pub(crate) use like::{like_parts, like_program};
