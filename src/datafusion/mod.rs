@@ -27,6 +27,7 @@
 
 mod border;
 mod error;
+mod estimate;
 mod factory;
 mod file_plan;
 mod gpu;

@@ -23,6 +23,7 @@ use async_trait::async_trait;
 use super::border::BorderExec;
 use super::error::Result;
 use super::error::SqlError;
+use super::estimate::filtered_statistics;
 use super::factory::{GdsLocation, GdsReaderFactory};
 use super::file_plan::plan_file;
 use super::gpu::{pushdown_of, PushedPredicate};
@@ -239,11 +240,16 @@ impl TableProvider for GdsTable {
         let mut statistics = self.statistics.clone();
         // The exact filters, which DataFusion no longer applies, as the
         // scan's predicate: each path of the scan applies it (see
-        // `gpu::exact`), and the table's row counts become estimates.
+        // `gpu::exact`), and the table's statistics become what DataFusion
+        // would estimate above a scan with that filter (`estimate`).
         if let Some(all) = conjunction(exact) {
             let schema = DFSchema::try_from(self.schema.as_ref().clone())?;
-            source = source.with_predicate(state.create_physical_expr(all, &schema)?);
-            statistics = statistics.to_inexact();
+            let predicate = state.create_physical_expr(all, &schema)?;
+            let selectivity = state.config().options().optimizer.default_filter_selectivity;
+            statistics =
+                filtered_statistics(&self.schema, &self.statistics, &predicate, selectivity)
+                    .unwrap_or_else(|_| statistics.to_inexact());
+            source = source.with_predicate(predicate);
         }
         let groups = FileGroup::new(files).split_files(state.config().target_partitions().max(1));
         let config =
