@@ -21,7 +21,7 @@ use ::datafusion::error::Result;
 use ::datafusion::execution::object_store::ObjectStoreUrl;
 use ::datafusion::physical_expr::PhysicalExpr;
 use ::datafusion::physical_plan::filter::FilterExec;
-use ::datafusion::physical_plan::ExecutionPlan;
+use ::datafusion::physical_plan::{StatisticsArgs, StatisticsContext};
 
 /// The statistics `FilterExec` estimates for `predicate` (over the
 /// table's `schema`) above a scan of a table with `statistics`, with the
@@ -43,5 +43,6 @@ pub(crate) fn filtered_statistics(
     let input = DataSourceExec::from_data_source(config);
     let filter = FilterExec::try_new(predicate.clone(), input)?
         .with_default_selectivity(default_selectivity)?;
-    Ok(filter.partition_statistics(None)?.as_ref().clone().to_inexact())
+    let estimated = StatisticsContext::new().compute(&filter, &StatisticsArgs::new())?;
+    Ok(estimated.as_ref().clone().to_inexact())
 }
