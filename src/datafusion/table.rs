@@ -245,7 +245,11 @@ impl TableProvider for GdsTable {
         if let Some(all) = conjunction(exact) {
             let schema = DFSchema::try_from(self.schema.as_ref().clone())?;
             let predicate = state.create_physical_expr(all, &schema)?;
-            let selectivity = state.config().options().optimizer.default_filter_selectivity;
+            let selectivity = state
+                .config()
+                .options()
+                .optimizer
+                .default_filter_selectivity;
             statistics =
                 filtered_statistics(&self.schema, &self.statistics, &predicate, selectivity)
                     .unwrap_or_else(|_| statistics.to_inexact());
