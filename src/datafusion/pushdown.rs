@@ -4,7 +4,8 @@
 //! Only what maps exactly onto gdscan's semantics is translated: each
 //! top-level conjunct made of `column op literal` (either side), `column
 //! [NOT] BETWEEN a AND b`, `column [NOT] IN (literals)`, `column IS [NOT]
-//! NULL`, `column [NOT] LIKE 'prefix%'` (case-sensitive, no escapes) under
+//! NULL`, `column [NOT] LIKE 'pattern'` (case-sensitive, `%` and `_`
+//! anywhere, a backslash only before `%`, `_` or a backslash) under
 //! AND, OR and NOT, on integer, decimal, date, timestamp, string, binary and
 //! boolean columns. Anything else (functions, casts, float columns, whose
 //! NaN DataFusion orders above every number while Parquet statistics leave
