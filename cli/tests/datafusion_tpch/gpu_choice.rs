@@ -128,7 +128,6 @@ fn filters_gdscan_holds_whole_are_exact_with_the_gpu_choice_only() {
 #[test]
 fn exact_filters_give_datafusions_own_rows() {
     use datafusion::physical_plan::displayable;
-    use datafusion::prelude::ParquetReadOptions;
 
     let dir = tempfile::tempdir().unwrap();
     let file = sorted_file(dir.path());
@@ -149,12 +148,7 @@ fn exact_filters_give_datafusions_own_rows() {
         "select l_quantity from t where l_orderkey < 0",
     ];
     runtime().block_on(async {
-        let reference = context();
-        let path = file.to_str().unwrap();
-        reference
-            .register_parquet("t", path, ParquetReadOptions::default())
-            .await
-            .unwrap();
+        let reference = datafusion_reading(&file).await;
         for decode in [TableDecode::Gpu, TableDecode::Auto] {
             let ctx = context();
             ctx.register_table("t", Arc::new(gds_table(&file, decode)))
@@ -178,7 +172,6 @@ fn exact_filters_give_datafusions_own_rows() {
 fn exact_filters_estimate_rows_as_datafusions_filter_does() {
     use datafusion::common::stats::Precision;
     use datafusion::physical_plan::{StatisticsArgs, StatisticsContext};
-    use datafusion::prelude::ParquetReadOptions;
 
     let dir = tempfile::tempdir().unwrap();
     let file = sorted_file(dir.path());
@@ -194,12 +187,7 @@ fn exact_filters_estimate_rows_as_datafusions_filter_does() {
             .num_rows
     };
     runtime().block_on(async {
-        let reference = context();
-        let path = file.to_str().unwrap();
-        reference
-            .register_parquet("t", path, ParquetReadOptions::default())
-            .await
-            .unwrap();
+        let reference = datafusion_reading(&file).await;
         let ctx = context();
         ctx.register_table("t", Arc::new(gds_table(&file, TableDecode::Gpu)))
             .unwrap();
@@ -216,4 +204,17 @@ fn exact_filters_estimate_rows_as_datafusions_filter_does() {
             );
         }
     });
+}
+
+/// A session whose table `t` is `file` read by DataFusion's own reader:
+/// the reference the exact-filter tests compare with.
+async fn datafusion_reading(file: &std::path::Path) -> datafusion::prelude::SessionContext {
+    use datafusion::prelude::ParquetReadOptions;
+
+    let reference = context();
+    reference
+        .register_parquet("t", file.to_str().unwrap(), ParquetReadOptions::default())
+        .await
+        .unwrap();
+    reference
 }

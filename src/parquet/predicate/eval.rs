@@ -175,25 +175,32 @@ fn eval_bytes(
         DataType::Dictionary(_, v) => cast(col, v)?,
         _ => col.clone(),
     };
-    let mask = |values: &mut dyn Iterator<Item = Option<&[u8]>>, utf8: bool| -> BooleanArray {
+    fn mask<'a>(
+        values: impl Iterator<Item = Option<&'a [u8]>>,
+        utf8: bool,
+        test: &impl Fn(&[u8], bool) -> bool,
+    ) -> BooleanArray {
         values.map(|v| v.map(|b| test(b, utf8))).collect()
-    };
+    }
     Ok(match col.data_type() {
         DataType::Utf8 => mask(
-            &mut col.as_string::<i32>().iter().map(|v| v.map(str::as_bytes)),
+            col.as_string::<i32>().iter().map(|v| v.map(str::as_bytes)),
             true,
+            &test,
         ),
         DataType::LargeUtf8 => mask(
-            &mut col.as_string::<i64>().iter().map(|v| v.map(str::as_bytes)),
+            col.as_string::<i64>().iter().map(|v| v.map(str::as_bytes)),
             true,
+            &test,
         ),
         DataType::Utf8View => mask(
-            &mut col.as_string_view().iter().map(|v| v.map(str::as_bytes)),
+            col.as_string_view().iter().map(|v| v.map(str::as_bytes)),
             true,
+            &test,
         ),
-        DataType::Binary => mask(&mut col.as_binary::<i32>().iter(), false),
-        DataType::LargeBinary => mask(&mut col.as_binary::<i64>().iter(), false),
-        DataType::BinaryView => mask(&mut col.as_binary_view().iter(), false),
+        DataType::Binary => mask(col.as_binary::<i32>().iter(), false, &test),
+        DataType::LargeBinary => mask(col.as_binary::<i64>().iter(), false, &test),
+        DataType::BinaryView => mask(col.as_binary_view().iter(), false, &test),
         other => {
             return Err(type_err(
                 term,
