@@ -180,8 +180,9 @@ pub(crate) fn run_decode(args: &ScanArgs) -> Result<String> {
     // The decoder's settings are read and every GPU asked for is opened
     // before any read (the footer's included).
     let command_age = super::process_age::seconds_since_start();
-    // nvCOMP and NVRTC open beside the GPU's context and the footer read.
-    gdscan::decode::scan::warm_up();
+    // nvCOMP and NVRTC open beside the GPU's context and the footer read
+    // (waited for on return, whatever the outcome).
+    let _libraries = gdscan::decode::scan::warm_up();
     let mut options = DecodeOptions::from_env()?;
     options.filter = args.filter_mode;
     let devices: Vec<usize> = match &args.devices {

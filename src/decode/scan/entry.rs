@@ -193,8 +193,8 @@ pub fn decode(
     request: ScanRequest,
     options: DecodeOptions,
 ) -> Result<DecodeStream, DecodeError> {
-    // nvCOMP and NVRTC open beside the GPU's context.
-    super::warm_up::warm_up();
+    // nvCOMP and NVRTC open beside the GPU's context (waited for on return).
+    let _libraries = super::warm_up::warm_up();
     let ordinals: Vec<usize> = options
         .devices
         .open()?

@@ -117,7 +117,7 @@ pub use one_gpu::output_schema;
 pub use options::{DecodeOptions, FilterMode};
 pub use report::{CodecCount, CodecPlace, DecodeReport, FilterReport};
 pub use s0_land::Landing;
-pub use warm_up::warm_up;
+pub use warm_up::{warm_up, WarmUp};
 
 pub use crate::config::decode::{
     DevicePoolMode, KernelConfig, LandingMode, PipelineMode, SnappyDecoder, StringWalks,

@@ -80,12 +80,13 @@ fn checked_output(
 
 /// The scan's GPU `device` and its resources, with the seconds the context
 /// and the resources took. nvCOMP and NVRTC open on threads of their own
-/// meanwhile (a fresh process's first batch waits for all three).
+/// meanwhile (a fresh process's first batch waits for all three); it
+/// returns, opened or not, once they have opened or failed.
 pub(crate) fn open_gpu(
     device: usize,
     options: &DecodeOptions,
 ) -> Result<(Gpu, f64, f64), DecodeError> {
-    super::warm_up::warm_up();
+    let _libraries = super::warm_up::warm_up();
     let opening = Instant::now();
     let device = Device::get(device)?;
     let context_seconds = opening.elapsed().as_secs_f64();
