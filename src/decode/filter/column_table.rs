@@ -10,7 +10,7 @@
 //! | 1, 2 | the values' address and length in bytes (0, 0: none) |
 //! | 3 | row 0's index in the values (bits for booleans) |
 //! | 4 | first data buffer in the buffer table (low half), their count (high half) |
-//! | 5 | validity bitmaps (at most [`MAX_PATH`]) |
+//! | 5 | validity bitmaps (at most 4: the column's own and its struct ancestors') |
 //! | 6.. | per bitmap: address, length in bytes, row 0's bit |
 //!
 //! The buffer table is two `u64`s per data buffer: address, length.
