@@ -4,8 +4,6 @@
 //! as `gdscan scan --host`, arrow-rs's error kept among its sources. The
 //! columns whose deltas fit still decode (feature `datafusion`).
 
-#![cfg(feature = "datafusion")]
-
 use datafusion::arrow::array::{Array, Int64Array};
 use gdscan::datafusion::{context, register_parquet, run_sql, runtime, GdsTableOptions};
 use gdscan::error::chain;

@@ -6,9 +6,7 @@
 //! The file: 20 000 rows with sorted keys, row groups of 4 000 rows, pages
 //! of 500 (see `common::write_file`).
 
-#![cfg(feature = "datafusion")]
-
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -3,8 +3,6 @@
 //! `select *` ends with its rows or a typed error, never with a panic out
 //! of the query (feature `datafusion`).
 
-#![cfg(feature = "datafusion")]
-
 use std::path::PathBuf;
 
 use gdscan::datafusion::{context, register_parquet, run_sql, runtime, GdsTableOptions};
