@@ -8,6 +8,9 @@
 
 mod common;
 
+#[path = "provider/border.rs"]
 mod border;
+#[path = "provider/pruning.rs"]
 mod pruning;
+#[path = "provider/wide_deltas.rs"]
 mod wide_deltas;
