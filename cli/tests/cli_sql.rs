@@ -273,10 +273,10 @@ fn sql_decode_gpu_answers_as_the_cpu_and_says_where_each_file_went() {
 
 /// A process that falls back from the GPU exits cleanly, every time: the
 /// libraries a decode opens on threads of its own (NVRTC, nvCOMP: C++ with
-/// exit handlers) have opened or failed before the command ends. Found in
-/// CI, where NVRTC is installed and no GPU is: about one exit in twelve of
-/// this command crashed (`double free or corruption`, a segfault) or hung
-/// while NVRTC was still opening. 24 processes, 8 at a time; a hang fails.
+/// exit handlers) have opened or failed before the command ends. Where
+/// NVRTC is installed and no GPU is (as in CI), an exit during NVRTC's
+/// opening crashes (`double free or corruption`, a segfault) or hangs.
+/// 24 processes, 8 at a time; a hang fails.
 #[test]
 fn sql_decode_gpu_exits_cleanly_while_libraries_open() {
     let dir = tempfile::tempdir().unwrap();

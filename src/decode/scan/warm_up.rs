@@ -9,15 +9,11 @@
 //! An opening never outlives the call that started it: both libraries are
 //! C++ whose constructors register exit handlers while they run, so a
 //! process that exits during an opening runs those handlers under the
-//! constructors (found in CI: `double free or corruption` and a hang at
-//! exit of a `gdscan sql --decode gpu` that fell back to the CPU for want
-//! of a GPU while NVRTC was still opening). [`WarmUp`]'s drop waits.
+//! constructors (a double free, a segfault or a hang at exit, e.g. of a
+//! command that fell back to the CPU for want of a GPU while NVRTC was
+//! still opening). [`WarmUp`]'s drop waits.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
-
-/// Whether the opening threads were started (their outcome may be pending).
-static STARTED: AtomicBool = AtomicBool::new(false);
 
 /// Starts opening nvCOMP and NVRTC on threads of their own, once per
 /// process, and returns at once with a guard: dropping it waits until both
@@ -42,7 +38,6 @@ static STARTED: AtomicBool = AtomicBool::new(false);
 pub fn warm_up() -> WarmUp {
     static SPAWN: Once = Once::new();
     SPAWN.call_once(|| {
-        STARTED.store(true, Ordering::Release);
         let _ = std::thread::Builder::new()
             .name("gdscan-open-nvcomp".to_string())
             .spawn(open_nvcomp);
@@ -63,13 +58,11 @@ pub struct WarmUp {
 
 impl Drop for WarmUp {
     fn drop(&mut self) {
-        if STARTED.load(Ordering::Acquire) {
-            // Each library is loaded once per process: these wait for the
-            // opening thread's outcome (or open it here if its thread could
-            // not start).
-            open_nvcomp();
-            open_nvrtc();
-        }
+        // A guard exists only once the threads were started. Each library
+        // is loaded once per process: these wait for the opening thread's
+        // outcome (or open it here if its thread could not start).
+        open_nvcomp();
+        open_nvrtc();
     }
 }
 
